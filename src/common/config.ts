@@ -1,0 +1,167 @@
+/**
+ * Configuration: one zod schema, one loader. Precedence: defaults < YAML file (`--config`)
+ * < DRIVEWAY_* environment < command-line flags. Validation errors name the key and the
+ * source of the offending value. Secrets (admin password, JWT secret) come only from the
+ * environment, never from a file.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+
+export const configSchema = z.object({
+  /** Address both servers bind to. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Folder holding the SQLite database, blobs, the JWT secret and the initial admin password. */
+  dataDir: z.string().min(1).default('./data'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** What `main` starts: the store, the bridge, or both. */
+  run: z.enum(['all', 'store', 'bridge']).default('all'),
+  store: z
+    .object({
+      port: port.default(8080),
+      /** SPEC edition served; in 1.0 every 3.0-only endpoint answers 404. */
+      edition: z.enum(['3.0', '1.0']).default('3.0'),
+      /** Built-in `admin` password, applied at first start (environment only). */
+      adminPassword: z.string().min(1).optional(),
+      /** HS256 secret for session JWTs (environment only); generated into the data dir when unset. */
+      jwtSecret: z.string().min(32).optional(),
+      sessionTtlSec: z.coerce.number().int().positive().default(86_400),
+      uploadTokenTtlMs: z.coerce.number().int().positive().default(5_000),
+      /** Failed logins allowed per username and per IP inside the window before 429. */
+      loginMaxFailures: z.coerce.number().int().positive().default(10),
+      loginWindowSec: z.coerce.number().int().positive().default(900),
+      /** scrypt cost parameter N (power of two). 2^15 uses 32 MiB per hash. */
+      scryptCost: z.coerce.number().int().min(1024).default(32_768),
+      /** Public base URL used in avatar links; defaults to http://host:port. */
+      publicUrl: z.string().url().optional(),
+    })
+    .prefault({}),
+  bridge: z
+    .object({
+      port: port.default(8081),
+      /** Store the bridge talks to; defaults to the embedded store's URL. */
+      storeUrl: z.string().url().optional(),
+      tlsCert: z.string().optional(),
+      tlsKey: z.string().optional(),
+      /** How long a folder listing is trusted before the store is asked again. */
+      cacheTtlMs: z.coerce.number().int().min(0).default(2_000),
+      cacheMaxEntries: z.coerce.number().int().positive().default(5_000),
+      /** Timeout of one store request (not of a streamed body). */
+      storeTimeoutMs: z.coerce.number().int().positive().default(30_000),
+      /** Report quota properties to macOS >= 15.4 (Darwin 24.4), which may stall mounting on them. */
+      quotaForNewMacOS: bool.default(true),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+type Source = 'default' | 'file' | 'env' | 'flag';
+
+/** Environment variables, part of the public interface: names never change. */
+export const ENV_KEYS: Record<string, string[]> = {
+  DRIVEWAY_HOST: ['host'],
+  DRIVEWAY_DATA_DIR: ['dataDir'],
+  DRIVEWAY_LOG_LEVEL: ['logLevel'],
+  DRIVEWAY_STORE_PORT: ['store', 'port'],
+  DRIVEWAY_EDITION: ['store', 'edition'],
+  DRIVEWAY_ADMIN_PASSWORD: ['store', 'adminPassword'],
+  DRIVEWAY_JWT_SECRET: ['store', 'jwtSecret'],
+  DRIVEWAY_DAV_PORT: ['bridge', 'port'],
+  DRIVEWAY_STORE_URL: ['bridge', 'storeUrl'],
+  DRIVEWAY_TLS_CERT: ['bridge', 'tlsCert'],
+  DRIVEWAY_TLS_KEY: ['bridge', 'tlsKey'],
+  DRIVEWAY_CACHE_TTL_MS: ['bridge', 'cacheTtlMs'],
+};
+
+const SECRET_KEYS = new Set(['store.adminPassword', 'store.jwtSecret']);
+
+export class ConfigError extends Error {}
+
+type Tree = Record<string, unknown>;
+
+function setPath(tree: Tree, keys: string[], value: unknown): void {
+  let node = tree;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null) node[key] = {};
+    node = node[key] as Tree;
+  }
+  node[keys[keys.length - 1] as string] = value;
+}
+
+export interface LoadOptions {
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Dotted keys from the command line, e.g. { 'store.port': '0' }. */
+  flags?: Record<string, unknown>;
+}
+
+/** Builds the configuration; throws ConfigError naming the key and where its value came from. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const raw: Tree = {};
+  const sources = new Map<string, Source>();
+
+  if (options.configFile) {
+    let text: string;
+    try {
+      text = readFileSync(options.configFile, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${options.configFile}: ${(err as Error).message}`);
+    }
+    const fileTree = (parseYaml(text) ?? {}) as unknown;
+    if (typeof fileTree !== 'object' || Array.isArray(fileTree)) {
+      throw new ConfigError(`config file ${options.configFile} must hold a mapping`);
+    }
+    const walk = (tree: Tree, prefix: string[]): void => {
+      for (const [key, value] of Object.entries(tree)) {
+        const keys = [...prefix, key];
+        if (value && typeof value === 'object' && !Array.isArray(value)) walk(value as Tree, keys);
+        else {
+          if (SECRET_KEYS.has(keys.join('.'))) {
+            throw new ConfigError(`${keys.join('.')} is a secret: set it through the environment, not ${options.configFile}`);
+          }
+          setPath(raw, keys, value);
+          sources.set(keys.join('.'), 'file');
+        }
+      }
+    };
+    walk(fileTree as Tree, []);
+  }
+  for (const [name, keys] of Object.entries(ENV_KEYS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      setPath(raw, keys, value);
+      sources.set(keys.join('.'), 'env');
+    }
+  }
+  for (const [dotted, value] of Object.entries(options.flags ?? {})) {
+    setPath(raw, dotted.split('.'), value);
+    sources.set(dotted, 'flag');
+  }
+
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const key = issue.path.join('.');
+      const source = sources.get(key) ?? 'default';
+      const envName = Object.entries(ENV_KEYS).find(([, keys]) => keys.join('.') === key)?.[0];
+      const where = source === 'env' && envName ? `environment ${envName}` : source === 'file' ? `file ${options.configFile}` : source;
+      return `${key} (from ${where}): ${issue.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const config = parsed.data;
+  config.dataDir = path.resolve(config.dataDir);
+  return config;
+}
+
+/** URL the embedded store is reachable at from this machine. */
+export function storeBaseUrl(config: Config, port = config.store.port): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}

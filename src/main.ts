@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+/**
+ * Entry point: reads the configuration, starts the embedded store and/or the WebDAV bridge,
+ * prints their URLs, and closes both on SIGINT/SIGTERM.
+ *
+ *   driveway [--config FILE] [--only store|bridge] [--help]
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './common/config.js';
+import { createLogger } from './common/logger.js';
+import { startStore } from './store/server.js';
+
+const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
+
+Usage: driveway [--config FILE] [--only store|bridge]
+
+  --config FILE   YAML configuration (see config/example.yaml)
+  --only PART     run only the store, or only the bridge (against DRIVEWAY_STORE_URL)
+  --help          this text
+
+Precedence: defaults < config file < DRIVEWAY_* environment < flags.
+`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { config: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean' } },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return;
+  }
+  let config: Config;
+  try {
+    config = loadConfig({ configFile: values.config, flags: values.only ? { run: values.only } : {} });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const closers: Array<() => Promise<void>> = [];
+
+  if (config.run !== 'bridge') {
+    const store = await startStore({ config, logger: log });
+    closers.push(store.close);
+    log.info({ url: store.url, edition: config.store.edition, dataDir: config.dataDir }, 'store listening');
+    process.stdout.write(`driveway store:  ${store.url}  (edition ${config.store.edition}, data in ${config.dataDir})\n`);
+  }
+  if (config.run !== 'store') {
+    // TODO(#3): the WebDAV bridge starts here.
+    if (config.run === 'bridge') {
+      process.stderr.write('the WebDAV bridge is not part of this build yet\n');
+      process.exit(2);
+    }
+  }
+
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    Promise.allSettled(closers.reverse().map((close) => close())).then(() => process.exit(0));
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`driveway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

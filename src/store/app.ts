@@ -1,0 +1,160 @@
+/**
+ * Builds the store's fastify instance: opens the database and blob folder, bootstraps the
+ * built-in admin, registers every route group and the one error handler that writes the SPEC
+ * envelope. Never listens (server.ts does; tests use inject or their own listen).
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Config } from '../common/config.js';
+import { systemClock, type Clock } from '../common/clock.js';
+import { createLogger, redactUrl, type Logger } from '../common/logger.js';
+import { BlobStore } from './blobs/blob-store.js';
+import type { StoreContext } from './context.js';
+import { openDatabase } from './db/database.js';
+import { isBlobReferenced } from './db/blobs.js';
+import { createTopLevelFolders } from './db/nodes.js';
+import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
+import { generatePassword, hashPassword } from './passwords.js';
+import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
+import { authRoutes } from './routes/auth.js';
+import { nodeRoutes } from './routes/nodes.js';
+import { uploadRoutes } from './routes/upload.js';
+import { resourceRoutes } from './routes/resources.js';
+import { userRoutes } from './routes/user.js';
+import { adminRoutes } from './routes/admin.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: AuthenticatedUser | null;
+  }
+}
+
+export interface StoreAppOptions {
+  config: Config;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface StoreApp {
+  app: FastifyInstance;
+  ctx: StoreContext;
+}
+
+/** The authenticated caller of an /api request (the onRequest hook guarantees one). */
+export function callerOf(request: FastifyRequest): AuthenticatedUser {
+  if (!request.caller) throw unauthenticated();
+  return request.caller;
+}
+
+const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 'not_found', 413: 'invalid_request', 415: 'invalid_request' };
+
+export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const log = options.logger ?? createLogger(config.logLevel);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+
+  const db = openDatabase(path.join(config.dataDir, 'driveway.sqlite'));
+  const blobs = new BlobStore(config.dataDir);
+  await blobs.init();
+  const swept = await blobs.sweepOrphans((sha) => isBlobReferenced(db, sha));
+  if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
+  // Upload tokens are good for seconds; whatever survives a restart is dead.
+  db.prepare('DELETE FROM upload_tokens WHERE created < ?').run(clock.now() - 60_000);
+
+  const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
+  const ctx: StoreContext = { db, blobs, config, clock, log, keys };
+  await bootstrapAdmin(ctx);
+
+  const app: FastifyInstance = Fastify({
+    loggerInstance: log.child({ part: 'store' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: 16 * 1024 * 1024,
+    genReqId: () => randomUUID(),
+    trustProxy: false,
+  });
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (request) => {
+    if (!request.url.startsWith('/api/')) return;
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw unauthenticated('missing bearer token');
+    const caller = await authenticateToken(db, keys, clock, match[1] as string);
+    if (!caller) throw unauthenticated('invalid, expired or revoked token');
+    request.caller = caller;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const line = {
+      method: request.method,
+      url: redactUrl(request.url),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+      user: request.caller?.userUuid,
+    };
+    if (reply.statusCode >= 500) request.log.error(line, 'request failed');
+    else request.log.info(line, 'request');
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof StoreHttpError) {
+      void reply.code(error.statusCode).headers(error.headers).send(errorEnvelope(error.message, error.code));
+      return;
+    }
+    const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
+    if (status >= 400 && status < 500) {
+      void reply.code(status).send(errorEnvelope(redactUrl((error as Error).message), FASTIFY_CODES[status] ?? 'invalid_request'));
+      return;
+    }
+    request.log.error({ err: error, url: redactUrl(request.url) }, 'unhandled store error');
+    void reply.code(500).send(errorEnvelope('internal error', 'internal'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(errorEnvelope(`no such endpoint: ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`, 'not_implemented'));
+  });
+
+  app.get('/healthz', async () => ({ status: 'success', msg: 'ready' }));
+
+  await authRoutes(app, ctx);
+  await nodeRoutes(app, ctx);
+  await uploadRoutes(app, ctx);
+  await resourceRoutes(app, ctx);
+  await userRoutes(app, ctx);
+  await adminRoutes(app, ctx);
+
+  app.addHook('onClose', async () => {
+    db.close();
+  });
+  return { app, ctx };
+}
+
+/**
+ * Creates the built-in `admin` on first start. Its password is DRIVEWAY_ADMIN_PASSWORD, or a
+ * generated one written to `<data dir>/initial-admin-password` (mode 0600); only the file's
+ * location is logged, never the value.
+ */
+async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
+  const { db, config, clock, log } = ctx;
+  if (db.prepare('SELECT 1 FROM users WHERE is_builtin = 1').get()) return;
+  let password = config.store.adminPassword;
+  if (!password) {
+    password = generatePassword();
+    const file = path.join(config.dataDir, 'initial-admin-password');
+    if (!existsSync(file)) writeFileSync(file, `${password}\n`, { mode: 0o600 });
+    log.warn({ file }, 'generated a password for the built-in admin; it is in this file (readable by its owner only)');
+  }
+  const hash = await hashPassword(password, config.store.scryptCost);
+  const now = clock.now();
+  const uuid = randomUUID();
+  db.transaction(() => {
+    db.prepare(
+      `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, created, updated)
+       VALUES (?, 'admin', 'admin', 'Administrator', ?, 1, 1, 1, ?, ?)`,
+    ).run(uuid, hash, now, now);
+    createTopLevelFolders(db, 'User', uuid, now);
+  })();
+}

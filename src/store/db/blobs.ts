@@ -1,0 +1,49 @@
+/**
+ * Blob reference counts and owner disk usage. Call inside the transaction that changes the
+ * rows referring to blobs; unlink files only after that transaction committed.
+ */
+import type { Db } from './database.js';
+import type { OwnerType } from './nodes.js';
+
+export function addBlobRef(db: Db, sha256: string, sizeBytes: number, count = 1): void {
+  db.prepare(
+    `INSERT INTO blobs (sha256, size, refs) VALUES (?, ?, ?)
+     ON CONFLICT(sha256) DO UPDATE SET refs = refs + excluded.refs`,
+  ).run(sha256, sizeBytes, count);
+}
+
+/** Drops one reference; returns true when the blob is now unreferenced (row deleted). */
+export function releaseBlobRef(db: Db, sha256: string): boolean {
+  db.prepare('UPDATE blobs SET refs = refs - 1 WHERE sha256 = ?').run(sha256);
+  const gone = db.prepare('DELETE FROM blobs WHERE sha256 = ? AND refs <= 0').run(sha256);
+  return gone.changes > 0;
+}
+
+export function isBlobReferenced(db: Db, sha256: string): boolean {
+  return db.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').get(sha256) !== undefined;
+}
+
+export interface Usage {
+  quotaBytes: number; // 0 or negative: unlimited
+  usedBytes: number;
+}
+
+export function usageOf(db: Db, ownerType: OwnerType, ownerUuid: string): Usage | undefined {
+  if (ownerType !== 'User') return undefined; // group quotas arrive with the groups issue
+  const row = db.prepare('SELECT disk_quota AS quotaBytes, disk_used AS usedBytes FROM users WHERE uuid = ?').get(ownerUuid) as
+    | Usage
+    | undefined;
+  return row;
+}
+
+/** Bytes the owner may still add; Infinity when unlimited. */
+export function remainingBytes(db: Db, ownerType: OwnerType, ownerUuid: string): number {
+  const usage = usageOf(db, ownerType, ownerUuid);
+  if (!usage || usage.quotaBytes <= 0) return Number.POSITIVE_INFINITY;
+  return Math.max(0, usage.quotaBytes - usage.usedBytes);
+}
+
+export function adjustUsage(db: Db, ownerType: OwnerType, ownerUuid: string, deltaBytes: number): void {
+  if (deltaBytes === 0) return;
+  if (ownerType === 'User') db.prepare('UPDATE users SET disk_used = disk_used + ? WHERE uuid = ?').run(deltaBytes, ownerUuid);
+}

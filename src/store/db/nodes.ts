@@ -1,0 +1,157 @@
+/**
+ * Node rows and the lookups every route shares: top-level folders, identifiers in both
+ * forms (`home`, `home:<owner_uuid>`), children. Tree-changing operations (mkdir, rename,
+ * move, copy, delete) live in db/tree.ts; uploads in db/files.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from './database.js';
+
+export const TOP_LEVEL_KINDS = [
+  'home',
+  'incoming',
+  'trash',
+  'public_shares',
+  'private_shares',
+  'favorites',
+  'shared_with_you',
+] as const;
+export type TopLevelKind = (typeof TOP_LEVEL_KINDS)[number];
+
+/** Top-level folders whose content is computed (favorites) or managed by sharing: no writes into them. */
+export const VIRTUAL_KINDS: ReadonlySet<TopLevelKind> = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
+
+export type OwnerType = 'User' | 'Group';
+
+export interface NodeRow {
+  uuid: string;
+  owner_uuid: string;
+  owner_type: OwnerType;
+  parent_uuid: string | null;
+  top_kind: TopLevelKind | null;
+  name: string;
+  type: 'Dir' | 'File';
+  created: number;
+  updated: number;
+  revision: number | null;
+  size: number;
+  trashed_from: string | null;
+  trashed_name: string | null;
+}
+
+export function isTopLevelKind(value: string): value is TopLevelKind {
+  return (TOP_LEVEL_KINDS as readonly string[]).includes(value);
+}
+
+export interface ParsedIdentifier {
+  kind: 'uuid' | 'top';
+  uuid?: string;
+  top?: TopLevelKind;
+  /** Owner named in a qualified identifier; undefined for the bare form. */
+  owner?: string;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID_RE.test(value);
+}
+
+/** Parses a `{node_uuid}` path value; undefined when it is neither form. */
+export function parseIdentifier(value: string): ParsedIdentifier | undefined {
+  if (isUuid(value)) return { kind: 'uuid', uuid: value.toLowerCase() };
+  const colon = value.indexOf(':');
+  const name = colon === -1 ? value : value.slice(0, colon);
+  if (!isTopLevelKind(name)) return undefined;
+  if (colon === -1) return { kind: 'top', top: name };
+  const owner = value.slice(colon + 1);
+  if (!isUuid(owner)) return undefined;
+  return { kind: 'top', top: name, owner: owner.toLowerCase() };
+}
+
+/** The identifier clients see for a node: its UUID, or the top-level form relative to the caller. */
+export function publicId(node: NodeRow, callerUuid: string): string {
+  if (node.top_kind === null) return node.uuid;
+  return node.owner_uuid === callerUuid ? node.top_kind : `${node.top_kind}:${node.owner_uuid}`;
+}
+
+export function createTopLevelFolders(db: Db, ownerType: OwnerType, ownerUuid: string, now: number): void {
+  const insert = db.prepare(
+    `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated)
+     VALUES (?, ?, ?, NULL, ?, ?, 'Dir', ?, ?)`,
+  );
+  for (const kind of TOP_LEVEL_KINDS) insert.run(randomUUID(), ownerUuid, ownerType, kind, kind, now, now);
+}
+
+export function getNode(db: Db, uuid: string): NodeRow | undefined {
+  return db.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
+}
+
+export function getTopLevel(db: Db, ownerUuid: string, kind: TopLevelKind): NodeRow | undefined {
+  return db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind = ?').get(ownerUuid, kind) as NodeRow | undefined;
+}
+
+export function getChildByName(db: Db, parentUuid: string, name: string): NodeRow | undefined {
+  return db.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(parentUuid, name) as NodeRow | undefined;
+}
+
+export function listChildren(db: Db, parentUuid: string): NodeRow[] {
+  return db
+    .prepare(`SELECT * FROM nodes WHERE parent_uuid = ? ORDER BY type = 'File', name`)
+    .all(parentUuid) as NodeRow[];
+}
+
+/** The chain from the top-level folder down to `node` (inclusive). */
+export function ancestry(db: Db, node: NodeRow): NodeRow[] {
+  const rows = db
+    .prepare(
+      `WITH RECURSIVE chain(uuid, depth) AS (
+         SELECT ?, 0
+         UNION ALL
+         SELECT n.parent_uuid, chain.depth + 1 FROM nodes n JOIN chain ON n.uuid = chain.uuid
+         WHERE n.parent_uuid IS NOT NULL
+       )
+       SELECT nodes.* FROM chain JOIN nodes ON nodes.uuid = chain.uuid ORDER BY chain.depth DESC`,
+    )
+    .all(node.uuid) as NodeRow[];
+  return rows;
+}
+
+/** The top-level folder a node lives under. */
+export function topLevelOf(db: Db, node: NodeRow): NodeRow {
+  const chain = ancestry(db, node);
+  return chain[0] ?? node;
+}
+
+/** True when `candidate` is `ancestor` or lies below it. */
+export function isSelfOrDescendant(db: Db, ancestorUuid: string, candidateUuid: string): boolean {
+  const row = db
+    .prepare(
+      `WITH RECURSIVE up(uuid) AS (
+         SELECT ?
+         UNION ALL
+         SELECT n.parent_uuid FROM nodes n JOIN up ON n.uuid = up.uuid WHERE n.parent_uuid IS NOT NULL
+       )
+       SELECT 1 AS hit FROM up WHERE uuid = ? LIMIT 1`,
+    )
+    .get(candidateUuid, ancestorUuid);
+  return row !== undefined;
+}
+
+/** Every node below `root` (exclusive), parents before children. */
+export function descendants(db: Db, rootUuid: string): NodeRow[] {
+  return db
+    .prepare(
+      `WITH RECURSIVE sub(uuid, depth) AS (
+         SELECT uuid, 1 FROM nodes WHERE parent_uuid = ?
+         UNION ALL
+         SELECT n.uuid, sub.depth + 1 FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
+       )
+       SELECT nodes.* FROM sub JOIN nodes ON nodes.uuid = sub.uuid ORDER BY sub.depth`,
+    )
+    .all(rootUuid) as NodeRow[];
+}
+
+/** Marks a folder as changed (its listing differs now). */
+export function touch(db: Db, uuid: string, now: number): void {
+  db.prepare('UPDATE nodes SET updated = ? WHERE uuid = ?').run(now, uuid);
+}

@@ -1,0 +1,60 @@
+/**
+ * Success and error envelopes (SPEC "Envelope"): `{status, msg, data?}`. Routes throw
+ * StoreHttpError; the one error handler in app.ts turns it (and anything else) into
+ * `{status:"error", msg, code}`, hiding the text of any 5xx. `code` is a documented extension
+ * (docs/store-semantics.md): stable, machine-readable, never renamed.
+ */
+
+export type ErrorCode =
+  | 'invalid_request'      // 400: body/query/path fails validation
+  | 'invalid_name'         // 400: node name rule broken
+  | 'invalid_password'     // 400: password rule broken
+  | 'unauthenticated'      // 401: no, malformed, expired or revoked token / bad credentials
+  | 'forbidden'            // 403: caller may see the node but not do this
+  | 'top_level_immutable'  // 403: rename/move/delete of a top-level folder
+  | 'virtual_folder'       // 403: writing into favorites / shares listings
+  | 'not_found'            // 404: unknown node, or one the caller may not see
+  | 'not_a_folder'         // 409: folder operation on a file (or the reverse)
+  | 'name_conflict'        // 409: the name exists in the target folder
+  | 'move_into_self'       // 409: folder moved/copied into itself or a descendant
+  | 'email_taken'          // 409: email not unique
+  | 'upload_token_expired' // 410: upload token older than its lifetime
+  | 'upload_token_used'    // 410: upload token presented before, or unknown
+  | 'range_not_satisfiable'// 416
+  | 'rate_limited'         // 429: too many failed logins
+  | 'quota_exceeded'       // 507: the write would exceed disk_quota
+  | 'not_implemented'      // 404 for endpoints outside the served edition
+  | 'internal';            // 500
+
+export class StoreHttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'StoreHttpError';
+  }
+}
+
+export const invalid = (msg: string, code: ErrorCode = 'invalid_request') => new StoreHttpError(400, code, msg);
+export const unauthenticated = (msg = 'authentication required') => new StoreHttpError(401, 'unauthenticated', msg);
+export const forbidden = (msg: string, code: ErrorCode = 'forbidden') => new StoreHttpError(403, code, msg);
+export const notFound = (msg = 'node not found') => new StoreHttpError(404, 'not_found', msg);
+export const conflict = (msg: string, code: ErrorCode = 'name_conflict') => new StoreHttpError(409, code, msg);
+export const quotaExceeded = (msg = 'disk quota exceeded') => new StoreHttpError(507, 'quota_exceeded', msg);
+
+export interface SuccessEnvelope<T> {
+  status: 'success';
+  msg: string;
+  data?: T;
+}
+
+export function success<T>(msg: string, data?: T): SuccessEnvelope<T> {
+  return data === undefined ? { status: 'success', msg } : { status: 'success', msg, data };
+}
+
+export function errorEnvelope(msg: string, code: ErrorCode): { status: 'error'; msg: string; code: ErrorCode } {
+  return { status: 'error', msg, code };
+}

@@ -1,0 +1,22 @@
+/** Listens with the store app and closes it; the only store file that binds a port. */
+import { buildStoreApp, type StoreAppOptions, type StoreApp } from './app.js';
+
+export interface RunningStore extends StoreApp {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startStore(options: StoreAppOptions & { port?: number }): Promise<RunningStore> {
+  const built = await buildStoreApp(options);
+  const { config } = options;
+  const port = options.port ?? config.store.port;
+  await built.app.listen({ host: config.host, port });
+  const address = built.app.server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    ...built,
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${boundPort}`,
+    close: () => built.app.close(),
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Sessions: a JWT (HS256, 24 h) whose `jti` names a row in `sessions`, so logout and
+ * deactivation revoke it at once, and a random fileaccesskey per session. The signing
+ * secret comes from DRIVEWAY_JWT_SECRET or is generated once into `<data dir>/jwt-secret`.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../common/clock.js';
+import type { Db } from './db/database.js';
+
+export interface SessionKeys {
+  jwtSecret: Uint8Array;
+}
+
+export function loadSessionKeys(dataDir: string, configured?: string): SessionKeys {
+  if (configured) return { jwtSecret: new TextEncoder().encode(configured) };
+  const file = path.join(dataDir, 'jwt-secret');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  return { jwtSecret: new TextEncoder().encode(readFileSync(file, 'utf8').trim()) };
+}
+
+export interface SessionRow {
+  id: string;
+  user_uuid: string;
+  fileaccesskey: string;
+  created: number;
+  expires: number;
+  revoked: number | null;
+  ip: string | null;
+}
+
+export interface IssuedSession {
+  token: string;
+  fileaccesskey: string;
+  sessionId: string;
+  expiresMs: number;
+}
+
+export async function issueSession(
+  db: Db,
+  keys: SessionKeys,
+  clock: Clock,
+  userUuid: string,
+  ttlSec: number,
+  ip: string,
+): Promise<IssuedSession> {
+  const now = clock.now();
+  const sessionId = randomUUID();
+  const fileaccesskey = randomBytes(24).toString('base64url');
+  const expiresMs = now + ttlSec * 1000;
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(userUuid)
+    .setJti(sessionId)
+    .setIssuedAt(Math.floor(now / 1000))
+    .setExpirationTime(Math.floor(expiresMs / 1000))
+    .sign(keys.jwtSecret);
+  db.prepare('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip) VALUES (?, ?, ?, ?, ?, ?)').run(
+    sessionId,
+    userUuid,
+    fileaccesskey,
+    now,
+    expiresMs,
+    ip,
+  );
+  return { token, fileaccesskey, sessionId, expiresMs };
+}
+
+export interface AuthenticatedUser {
+  userUuid: string;
+  sessionId: string;
+  isAdmin: boolean;
+  isBuiltin: boolean;
+  orgId: string;
+}
+
+interface ActiveSessionRow {
+  user_uuid: string;
+  id: string;
+  is_admin: number;
+  is_builtin: number;
+  org_id: string;
+}
+
+const ACTIVE_SESSION_SQL = `SELECT s.id, s.user_uuid, u.is_admin, u.is_builtin, u.org_id
+  FROM sessions s JOIN users u ON u.uuid = s.user_uuid
+  WHERE s.%COLUMN% = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1`;
+
+function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefined {
+  if (!row) return undefined;
+  return { userUuid: row.user_uuid, sessionId: row.id, isAdmin: row.is_admin === 1, isBuiltin: row.is_builtin === 1, orgId: row.org_id };
+}
+
+/** Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its user inactive. */
+export async function authenticateToken(db: Db, keys: SessionKeys, clock: Clock, token: string): Promise<AuthenticatedUser | undefined> {
+  let jti: string | undefined;
+  let sub: string | undefined;
+  try {
+    const { payload } = await jwtVerify(token, keys.jwtSecret, { algorithms: ['HS256'], currentDate: new Date(clock.now()) });
+    jti = payload.jti;
+    sub = payload.sub;
+  } catch {
+    return undefined;
+  }
+  if (!jti || !sub) return undefined;
+  const row = db.prepare(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'id')).get(jti, clock.now()) as ActiveSessionRow | undefined;
+  if (row && row.user_uuid !== sub) return undefined;
+  return toUser(row);
+}
+
+/** Resolves a fileaccesskey from a view/download URL to its live session. */
+export function authenticateFileAccessKey(db: Db, clock: Clock, key: string): AuthenticatedUser | undefined {
+  return toUser(db.prepare(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'fileaccesskey')).get(key, clock.now()) as ActiveSessionRow | undefined);
+}
+
+export function revokeSession(db: Db, clock: Clock, sessionId: string): void {
+  db.prepare('UPDATE sessions SET revoked = ? WHERE id = ? AND revoked IS NULL').run(clock.now(), sessionId);
+}
+
+export function revokeUserSessions(db: Db, clock: Clock, userUuid: string): void {
+  db.prepare('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND revoked IS NULL').run(clock.now(), userUuid);
+}
