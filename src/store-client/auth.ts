@@ -1,0 +1,37 @@
+/** POST /auth and GET /api/user/logout. */
+import type { StoreHttp } from './http.js';
+import { parseWith } from './parse.js';
+import { sessionSchema } from './schemas.js';
+import type { StoreSession } from './types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Reads `exp` from a JWT without verifying it (the store verifies; we only plan renewal). */
+function jwtExpiryMs(token: string): number | undefined {
+  const payload = token.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function login(http: StoreHttp, username: string, password: string, signal?: AbortSignal): Promise<StoreSession> {
+  const operation = 'auth.login';
+  const res = await http.call({ method: 'POST', path: '/auth', json: { username, password }, signal }, operation);
+  const body = parseWith(sessionSchema, res.body, operation, res.status);
+  return {
+    userId: body.uuid,
+    token: body.token,
+    fileAccessKey: body.fileaccesskey,
+    isAdmin: body.is_admin,
+    fullname: body.fullname,
+    expiresAtMs: jwtExpiryMs(body.token) ?? Date.now() + DAY_MS,
+  };
+}
+
+export async function logout(http: StoreHttp, session: StoreSession): Promise<void> {
+  await http.call({ method: 'GET', path: '/api/user/logout', token: session.token }, 'auth.logout');
+}

@@ -1,0 +1,64 @@
+/**
+ * View and download (edition 3.0): GET /resources/auth/{view|download}/{fileaccesskey}/{uuid}/
+ * {version}/{filename}, streamed. A Range is handed to the server; when it answers 200 instead
+ * of 206 the result says `rangeHonoured: false` and the caller skips bytes itself.
+ */
+import { StoreError } from './errors.js';
+import type { StoreHttp } from './http.js';
+import { seg } from './parse.js';
+import type { ByteRange, Download, NodeId, StoreSession } from './types.js';
+
+export const LATEST_VERSION = '999999999999999';
+
+export interface DownloadOptions {
+  range?: ByteRange;
+  /** A revision number; latest when absent. */
+  version?: number | string;
+  mode?: 'download' | 'view';
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+}
+
+export function downloadPath(s: StoreSession, file: NodeId, name: string, version: number | string = LATEST_VERSION, mode: 'download' | 'view' = 'download'): string {
+  return `/resources/auth/${mode}/${seg(s.fileAccessKey)}/${seg(file)}/${seg(String(version))}/${encodeURIComponent(name || 'file')}`;
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export async function download(http: StoreHttp, s: StoreSession, file: NodeId, name: string, options: DownloadOptions = {}): Promise<Download> {
+  const operation = 'resources.download';
+  const headers: Record<string, string> = { ...options.headers };
+  const { range } = options;
+  if (range) headers.range = `bytes=${range.start}-${range.end ?? ''}`;
+  const res = await http.stream(
+    { method: 'GET', path: downloadPath(s, file, name, options.version, options.mode), headers, signal: options.signal },
+    operation,
+    (status) => status === 200 || status === 206,
+  );
+  const lengthHeader = header(res.headers, 'content-length');
+  const contentLength = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
+  const result: Download = {
+    body: res.body,
+    status: res.status,
+    contentLength,
+    rangeHonoured: false,
+    etag: header(res.headers, 'etag'),
+    lastModified: header(res.headers, 'last-modified'),
+    contentType: header(res.headers, 'content-type'),
+  };
+  if (res.status === 206) {
+    const match = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(header(res.headers, 'content-range') ?? '');
+    if (!match || !range || Number(match[1]) !== range.start) {
+      res.body.destroy();
+      throw new StoreError('bad-response', operation, 206, 'Content-Range does not match the requested range');
+    }
+    result.rangeHonoured = true;
+    result.totalBytes = match[3] === '*' ? undefined : Number(match[3]);
+  } else {
+    result.totalBytes = contentLength;
+  }
+  return result;
+}

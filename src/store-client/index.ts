@@ -1,0 +1,88 @@
+/**
+ * createStoreClient(baseUrl): a typed client for ANY server of the File Management Service
+ * interface (SPEC.md). It relies only on what SPEC shows; driveway's extensions (error `code`,
+ * upload `data`, Range) are used when present and never required. Every failure is a StoreError.
+ */
+import type { Readable } from 'node:stream';
+import * as admin from './admin.js';
+import * as auth from './auth.js';
+import * as downloads from './download.js';
+import { StoreHttp, type HttpOptions } from './http.js';
+import * as nodes from './nodes.js';
+import * as uploads from './upload.js';
+import * as user from './user.js';
+import type {
+  Download,
+  NewUser,
+  NodeDetails,
+  NodeEntry,
+  NodeId,
+  PathEntry,
+  StoreSession,
+  UploadResult,
+  UploadTarget,
+  UserProfile,
+  UserUpdate,
+} from './types.js';
+
+export interface StoreClient {
+  readonly baseUrl: string;
+  /** The single request path; `requestRaw` is there for callers that need status and body as they are. */
+  readonly http: StoreHttp;
+  login(username: string, password: string, signal?: AbortSignal): Promise<StoreSession>;
+  logout(s: StoreSession): Promise<void>;
+  listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]>;
+  details(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails>;
+  path(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]>;
+  myAccess(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<string[]>;
+  /** 204: no id returned; re-list the parent to learn it. */
+  createFolder(s: StoreSession, parent: NodeId, name: string, signal?: AbortSignal): Promise<void>;
+  rename(s: StoreSession, node: NodeId, newName: string, signal?: AbortSignal): Promise<void>;
+  setStarred(s: StoreSession, node: NodeId, starred: boolean, signal?: AbortSignal): Promise<void>;
+  moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
+  copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
+  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
+  requestUploadToken(s: StoreSession, target: NodeId, signal?: AbortSignal): Promise<string>;
+  uploadWithToken(token: string, name: string, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
+  upload(s: StoreSession, target: UploadTarget, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
+  download(s: StoreSession, file: NodeId, name: string, options?: downloads.DownloadOptions): Promise<Download>;
+  downloadPath(s: StoreSession, file: NodeId, name: string, version?: number | string, mode?: 'download' | 'view'): string;
+  currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
+  createUser(s: StoreSession, input: NewUser, orgId?: string): Promise<string | undefined>;
+  updateUser(s: StoreSession, userId: string, patch: UserUpdate): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createStoreClient(baseUrl: string, options: HttpOptions = {}): StoreClient {
+  const http = new StoreHttp(baseUrl, options);
+  return {
+    baseUrl: http.baseUrl,
+    http,
+    login: (username, password, signal) => auth.login(http, username, password, signal),
+    logout: (s) => auth.logout(http, s),
+    listFolder: (s, folder, signal) => nodes.listFolder(http, s, folder, signal),
+    details: (s, node, signal) => nodes.details(http, s, node, signal),
+    path: (s, node, signal) => nodes.path(http, s, node, signal),
+    myAccess: (s, node, signal) => nodes.myAccess(http, s, node, signal),
+    createFolder: (s, parent, name, signal) => nodes.createFolder(http, s, parent, name, signal),
+    rename: (s, node, newName, signal) => nodes.rename(http, s, node, newName, signal),
+    setStarred: (s, node, starred, signal) => nodes.setStarred(http, s, node, starred, signal),
+    moveInto: (s, node, folder, signal) => nodes.moveInto(http, s, node, folder, signal),
+    copyInto: (s, node, folder, signal) => nodes.copyInto(http, s, node, folder, signal),
+    remove: (s, node, signal) => nodes.remove(http, s, node, signal),
+    requestUploadToken: (s, target, signal) => uploads.requestUploadToken(http, s, target, signal),
+    uploadWithToken: (token, name, body, sizeBytes, signal) => uploads.uploadWithToken(http, token, name, body, sizeBytes, signal),
+    upload: (s, target, body, sizeBytes, signal) => uploads.upload(http, s, target, body, sizeBytes, signal),
+    download: (s, file, name, opts) => downloads.download(http, s, file, name, opts),
+    downloadPath: (s, file, name, version, mode) => downloads.downloadPath(s, file, name, version, mode),
+    currentUser: (s, signal) => user.currentUser(http, s, signal),
+    createUser: (s, input, orgId) => admin.createUser(http, s, input, orgId),
+    updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
+    close: () => http.close(),
+  };
+}
+
+export { StoreError, classify, type StoreErrorKind } from './errors.js';
+export { LATEST_VERSION } from './download.js';
+export { StoreHttp, type RawRequest, type RawResponse } from './http.js';
+export * from './types.js';

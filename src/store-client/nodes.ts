@@ -1,0 +1,75 @@
+/** The `/api/nodes/{node_uuid}` operations: one function per SPEC operation. */
+import { z } from 'zod';
+import type { StoreHttp } from './http.js';
+import { kindOf, parseWith, seg, toMs } from './parse.js';
+import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema } from './schemas.js';
+import type { NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession } from './types.js';
+
+async function postOperation(http: StoreHttp, s: StoreSession, node: NodeId, body: Record<string, unknown>, operation: string, signal?: AbortSignal): Promise<void> {
+  await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}`, token: s.token, json: body, signal }, operation);
+}
+
+export async function listFolder(http: StoreHttp, s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]> {
+  const operation = 'nodes.listFolder';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(folder)}/dirlist`, token: s.token, signal }, operation);
+  const body = parseWith(dataEnvelope(z.array(dirEntrySchema)), res.body, operation, res.status);
+  return body.data.map((row) => {
+    const kind = kindOf(row.type);
+    const entry: NodeEntry = {
+      id: row.uuid as NodeId,
+      name: row.name,
+      kind,
+      sizeBytes: kind === 'file' ? Math.max(0, row.size ?? 0) : 0,
+      updatedMs: toMs(row.updated) ?? 0,
+      isStarred: row.is_starred,
+    };
+    if (kind === 'file' && row.revision !== undefined) entry.revision = row.revision;
+    return entry;
+  });
+}
+
+export async function details(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails> {
+  const operation = 'nodes.details';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, operation);
+  const d = parseWith(dataEnvelope(nodeDetailsSchema), res.body, operation, res.status).data;
+  return {
+    id: d.uuid as NodeId,
+    name: d.name,
+    kind: kindOf(d.type),
+    ownerType: d.owner_type === 'Group' ? 'Group' : 'User',
+    ownerId: d.owner_uuid,
+    ownerFullname: d.owner_fullname,
+    createdMs: toMs(d.created),
+    updatedMs: toMs(d.updated),
+  };
+}
+
+export async function path(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]> {
+  const operation = 'nodes.path';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}/path`, token: s.token, signal }, operation);
+  return parseWith(dataEnvelope(z.array(pathEntrySchema)), res.body, operation, res.status).data.map((e) => ({ id: e.uuid as NodeId, name: e.name }));
+}
+
+export async function myAccess(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<string[]> {
+  const operation = 'nodes.myAccess';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}/myaccess`, token: s.token, signal }, operation);
+  return parseWith(dataEnvelope(permissionsSchema), res.body, operation, res.status).data;
+}
+
+/** 204 on success; the interface returns no id, so callers re-list the parent to learn it. */
+export const createFolder = (http: StoreHttp, s: StoreSession, parent: NodeId, name: string, signal?: AbortSignal) =>
+  postOperation(http, s, parent, { new_dir: name }, 'nodes.createFolder', signal);
+export const rename = (http: StoreHttp, s: StoreSession, node: NodeId, newName: string, signal?: AbortSignal) =>
+  postOperation(http, s, node, { new_name: newName }, 'nodes.rename', signal);
+export const setStarred = (http: StoreHttp, s: StoreSession, node: NodeId, starred: boolean, signal?: AbortSignal) =>
+  postOperation(http, s, node, { starred }, 'nodes.setStarred', signal);
+export const moveInto = (http: StoreHttp, s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal) =>
+  postOperation(http, s, node, { move_to: folder }, 'nodes.moveInto', signal);
+export const copyInto = (http: StoreHttp, s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal) =>
+  postOperation(http, s, node, { copy_to: folder }, 'nodes.copyInto', signal);
+export const shareCopyWith = (http: StoreHttp, s: StoreSession, node: NodeId, recipients: string[], signal?: AbortSignal) =>
+  postOperation(http, s, node, { share_copy_with: recipients }, 'nodes.shareCopyWith', signal);
+
+export async function remove(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void> {
+  await http.call({ method: 'DELETE', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, 'nodes.remove');
+}

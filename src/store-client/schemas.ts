@@ -1,0 +1,80 @@
+/**
+ * zod shapes of the SPEC records as they arrive on the wire (snake_case), tolerant of extra
+ * keys and of the small variations other servers of the interface show (numbers sent as
+ * strings, missing counters). Everything is normalised to camelCase types at this boundary.
+ */
+import { z } from 'zod';
+
+const num = z.coerce.number();
+const optionalNum = z.preprocess((v) => (v === null || v === '' ? undefined : v), z.coerce.number().optional());
+const bool = z.preprocess((v) => (v === 1 || v === '1' || v === 'true' ? true : v === 0 || v === '0' || v === 'false' ? false : v), z.boolean());
+
+export const envelopeSchema = z.object({ status: z.string(), msg: z.string().optional().default('') }).loose();
+
+export const sessionSchema = z
+  .object({
+    uuid: z.string(),
+    token: z.string().min(1),
+    status: z.string().optional(),
+    msg: z.string().optional(),
+    is_admin: bool.optional().default(false),
+    fullname: z.string().optional().default(''),
+    fileaccesskey: z.string().optional().default(''),
+    avatar: z.string().nullable().optional(),
+  })
+  .loose();
+
+export const nodeDetailsSchema = z
+  .object({
+    name: z.string(),
+    type: z.string(),
+    uuid: z.string(),
+    owner_type: z.string().optional().default('User'),
+    owner_uuid: z.string().optional().default(''),
+    owner_fullname: z.string().optional().default(''),
+    created: optionalNum,
+    updated: optionalNum,
+  })
+  .loose();
+
+export const pathEntrySchema = z.object({ name: z.string(), uuid: z.string() }).loose();
+
+export const dirEntrySchema = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    type: z.string(),
+    is_starred: bool.optional().default(false),
+    public_shares: optionalNum,
+    private_shares: optionalNum,
+    comment_count: optionalNum,
+    size: optionalNum,
+    updated: optionalNum,
+    revision: optionalNum,
+  })
+  .loose();
+
+export const uploadTokenSchema = z.object({ token: z.string().min(1), status: z.string().optional(), msg: z.string().optional() }).loose();
+
+export const userProfileSchema = z
+  .object({
+    uuid: z.string(),
+    fullname: z.string().optional().default(''),
+    email: z.string().optional().default(''),
+    is_active: bool.optional().default(true),
+    is_admin: bool.optional().default(false),
+    avatar: z.string().nullable().optional(),
+    disk_quota: num.optional().default(0),
+    disk_used: num.optional().default(0),
+    twofa: bool.optional().default(false),
+    created: optionalNum,
+    pass_expires: optionalNum,
+  })
+  .loose();
+
+export const permissionsSchema = z.array(z.string());
+
+/** `{status, msg, data}` where data has the given shape. */
+export function dataEnvelope<T extends z.ZodType>(data: T) {
+  return z.object({ status: z.string().optional(), msg: z.string().optional(), data }).loose();
+}

@@ -1,0 +1,111 @@
+/** What callers of the store client (the bridge, tests, tools) rely on: normalised, camelCase. */
+import type { Readable } from 'node:stream';
+
+/** A node UUID or a top-level identifier ("home", "trash:<owner uuid>"). */
+export type NodeId = string & { readonly brand: 'NodeId' };
+export const nodeId = (value: string): NodeId => value as NodeId;
+
+export type NodeKind = 'file' | 'folder';
+
+export interface NodeEntry {
+  id: NodeId;
+  name: string;
+  kind: NodeKind;
+  sizeBytes: number;
+  updatedMs: number;
+  /** Present for files. */
+  revision?: number;
+  isStarred: boolean;
+}
+
+export interface NodeDetails {
+  id: NodeId;
+  name: string;
+  kind: NodeKind;
+  ownerType: 'User' | 'Group';
+  ownerId: string;
+  ownerFullname: string;
+  createdMs?: number;
+  updatedMs?: number;
+}
+
+export interface PathEntry {
+  id: NodeId;
+  name: string;
+}
+
+export interface StoreSession {
+  userId: string;
+  token: string;
+  fileAccessKey: string;
+  isAdmin: boolean;
+  fullname: string;
+  /** When the token ends (24 h after login, SPEC); renew before. */
+  expiresAtMs: number;
+}
+
+export interface UserProfile {
+  id: string;
+  fullname: string;
+  email: string;
+  isActive: boolean;
+  isAdmin: boolean;
+  avatar?: string;
+  /** 0 means unlimited (SPEC); negative values too. */
+  diskQuotaBytes: number;
+  diskUsedBytes: number;
+  twofa: boolean;
+  createdMs?: number;
+  passExpiresMs?: number;
+}
+
+export interface ByteRange {
+  start: number;
+  /** Inclusive, as in HTTP; open-ended when absent. */
+  end?: number;
+}
+
+export interface Download {
+  body: Readable;
+  /** Status the store answered (200 or 206). */
+  status: number;
+  /** Length of the whole file when known. */
+  totalBytes?: number;
+  /** Bytes in `body` when known. */
+  contentLength?: number;
+  /** False when a Range was asked for and the store sent the whole file (the caller must skip). */
+  rangeHonoured: boolean;
+  etag?: string;
+  lastModified?: string;
+  contentType?: string;
+}
+
+export type UploadTarget = { folder: NodeId; name: string } | { revisionOf: NodeId; name: string };
+
+export interface UploadResult {
+  /** When the store says (driveway's does): the uploaded file's UUID, revision and size. */
+  id?: NodeId;
+  revision?: number;
+  sizeBytes?: number;
+}
+
+export interface NewUser {
+  fullname: string;
+  email: string;
+  password: string;
+  diskQuotaBytes?: number;
+  isActive?: boolean;
+  isAdmin?: boolean;
+  comment?: string;
+}
+
+export interface UserUpdate {
+  fullname?: string;
+  email?: string;
+  password?: string;
+  diskQuotaBytes?: number;
+  isActive?: boolean;
+  isAdmin?: boolean;
+  twofa?: boolean;
+  comment?: string;
+}
