@@ -24,6 +24,10 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',
+  'headers.cookie',
+  // Libraries log their own copies at trace level (@fastify/multipart: busboyOptions.headers).
+  '*.headers.authorization',
+  '*.headers.cookie',
   'password',
   'token',
   'fileaccesskey',

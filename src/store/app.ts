@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
@@ -57,7 +57,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 
   const db = openDatabase(path.join(config.dataDir, 'driveway.sqlite'));
-  const blobs = new BlobStore(config.dataDir);
+  const blobs = new BlobStore(config.dataDir, (sha) => isBlobReferenced(db, sha));
   await blobs.init();
   const swept = await blobs.sweepOrphans((sha) => isBlobReferenced(db, sha));
   if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
@@ -70,7 +70,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   const app: FastifyInstance = Fastify({
     loggerInstance: log.child({ part: 'store' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Our own onResponse line logs every request with its URL redacted.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 16 * 1024 * 1024,
     genReqId: () => randomUUID(),
     trustProxy: false,

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown
   | 'range_not_satisfiable'// 416
+  | 'precondition_failed'  // 412: If-Match / If-Unmodified-Since (and If-None-Match on writes) failed
   | 'rate_limited'         // 429: too many failed logins
   | 'quota_exceeded'       // 507: the write would exceed disk_quota
   | 'not_implemented'      // 404 for endpoints outside the served edition

@@ -4,7 +4,7 @@
  */
 import { ManualClock } from '../../src/common/clock.js';
 import { loadConfig, type Config } from '../../src/common/config.js';
-import { createLogger } from '../../src/common/logger.js';
+import { createLogger, type Logger } from '../../src/common/logger.js';
 import { startStore, type RunningStore } from '../../src/store/server.js';
 import { makeTmpDir } from './tmp-dir.js';
 
@@ -22,6 +22,8 @@ export interface TestStoreOptions {
   /** Reuse a data dir (restart tests); it is then not removed on close. */
   dataDir?: string;
   flags?: Record<string, unknown>;
+  /** Logger for the store (e.g. one writing to a captured stream); default: level DRIVEWAY_TEST_LOG or silent. */
+  logger?: Logger;
 }
 
 export async function startTestStore(options: TestStoreOptions = {}): Promise<TestStore> {
@@ -41,7 +43,7 @@ export async function startTestStore(options: TestStoreOptions = {}): Promise<Te
     },
   });
   const clock = new ManualClock();
-  const running = await startStore({ config, clock, logger: createLogger(config.logLevel) });
+  const running = await startStore({ config, clock, logger: options.logger ?? createLogger(config.logLevel) });
   return {
     ...running,
     clock,

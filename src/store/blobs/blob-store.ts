@@ -3,7 +3,13 @@
  * `<root>/tmp/`, hashed while streaming, fsynced, then renamed into place (and the directory
  * fsynced) before any metadata row refers to it, so a crash never leaves a half-written blob.
  * Reference counts live in SQLite (db/blobs.ts); this module only moves bytes and never
- * touches the database.
+ * touches the database: it asks the `isReferenced` callback it was built with.
+ *
+ * Races inside one process: an upload renames its blob into place, then commits the row that
+ * refers to it; a purge commits the release of the last reference, then unlinks the file. With
+ * identical content both meet at one path. So commit and remove of one SHA-256 run one after
+ * the other (a per-blob queue), an upload pins its blob from commit until its transaction has
+ * settled (`release`), and remove keeps a pinned or still-referenced blob.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
@@ -29,10 +35,33 @@ const SHA256_RE = /^[0-9a-f]{64}$/;
 export class BlobStore {
   readonly blobDir: string;
   readonly tmpDir: string;
+  /** Uploads between commit() and release(): their row is about to exist (or they clean up). */
+  private readonly pins = new Map<string, number>();
+  /** Tail of the queue of file operations per SHA-256. */
+  private readonly queues = new Map<string, Promise<void>>();
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    private readonly isReferenced: (sha256: string) => boolean = () => false,
+  ) {
     this.blobDir = path.join(root, 'blobs');
     this.tmpDir = path.join(root, 'tmp');
+  }
+
+  /** Runs `work` after every earlier commit/remove of the same blob has finished. */
+  private async serialize<T>(sha256: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(sha256) ?? Promise.resolve();
+    const run = previous.then(work);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(sha256, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.queues.get(sha256) === tail) this.queues.delete(sha256);
+    }
   }
 
   /** Creates the folders and removes whatever a crashed upload left in tmp/. */
@@ -68,6 +97,9 @@ export class BlobStore {
     });
     const handle = await fs.open(tempPath, 'wx', 0o600);
     try {
+      // The source may have been destroyed while the temp file was being opened (a client
+      // that hung up); pipeline() would then wait forever instead of failing.
+      if (source.destroyed) throw source.errored ?? new Error('the source closed before it was read');
       const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
       await pipeline(source, meter, out, signal ? { signal } : {});
       await handle.sync();
@@ -80,8 +112,24 @@ export class BlobStore {
     return { sha256: hash.digest('hex'), sizeBytes, tempPath };
   }
 
-  /** Moves a staged blob to its content address; if the blob exists already the temp is dropped. */
+  /**
+   * Moves a staged blob to its content address; if the blob exists already the temp is dropped.
+   * Pins the blob until `release(sha256)`, which the caller must call once the transaction that
+   * refers to it has committed or failed (also when commit itself throws).
+   */
   async commit(staged: StagedBlob): Promise<void> {
+    this.pins.set(staged.sha256, (this.pins.get(staged.sha256) ?? 0) + 1);
+    await this.serialize(staged.sha256, () => this.moveIntoPlace(staged));
+  }
+
+  /** Ends the pin taken by commit(). */
+  release(sha256: string): void {
+    const count = (this.pins.get(sha256) ?? 0) - 1;
+    if (count > 0) this.pins.set(sha256, count);
+    else this.pins.delete(sha256);
+  }
+
+  private async moveIntoPlace(staged: StagedBlob): Promise<void> {
     const target = this.pathOf(staged.sha256);
     const dir = path.dirname(target);
     await fs.mkdir(dir, { recursive: true });
@@ -110,8 +158,18 @@ export class BlobStore {
     return createReadStream(this.pathOf(sha256), range ? { start: range.start, end: range.end, highWaterMark: 1 << 20 } : { highWaterMark: 1 << 20 });
   }
 
-  async remove(sha256: string): Promise<void> {
-    await fs.rm(this.pathOf(sha256), { force: true });
+  /**
+   * Unlinks a blob that lost its last reference. Keeps it when an upload has pinned it or a row
+   * refers to it again by the time this runs (a concurrent upload or copy of the same bytes).
+   * Returns whether the file was removed.
+   */
+  async remove(sha256: string): Promise<boolean> {
+    const target = this.pathOf(sha256);
+    return this.serialize(sha256, async () => {
+      if (this.pins.has(sha256) || this.isReferenced(sha256)) return false;
+      await fs.rm(target, { force: true });
+      return true;
+    });
   }
 
   /** Deletes blob files no row refers to (left by a crash between rename and commit). */

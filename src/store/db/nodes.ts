@@ -69,7 +69,7 @@ export function parseIdentifier(value: string): ParsedIdentifier | undefined {
 }
 
 /** The identifier clients see for a node: its UUID, or the top-level form relative to the caller. */
-export function publicId(node: NodeRow, callerUuid: string): string {
+export function publicId(node: Pick<NodeRow, 'uuid' | 'top_kind' | 'owner_uuid'>, callerUuid: string): string {
   if (node.top_kind === null) return node.uuid;
   return node.owner_uuid === callerUuid ? node.top_kind : `${node.top_kind}:${node.owner_uuid}`;
 }

@@ -1,0 +1,92 @@
+/**
+ * Wire shapes of the /api/nodes/{node_uuid} group (SPEC "Nodes"): the POST operation body and
+ * the records answered by details, path and dirlist. Parsing turns the body into a
+ * camelCase NodeOperation; nothing here looks at the database.
+ */
+import { z } from 'zod';
+
+export const OPERATION_KEYS = ['new_dir', 'new_name', 'starred', 'copy_to', 'move_to'] as const;
+type OperationKey = (typeof OPERATION_KEYS)[number];
+
+export type NodeOperation =
+  | { op: 'newDir'; name: string }
+  | { op: 'rename'; name: string }
+  | { op: 'star'; starred: boolean }
+  | { op: 'copyTo'; target: string }
+  | { op: 'moveTo'; target: string };
+
+const target = (key: string) => z.string({ error: `${key} must be a string` }).min(1, `${key} must not be empty`);
+
+const operationSchemas: Record<OperationKey, z.ZodType<NodeOperation>> = {
+  new_dir: z
+    .strictObject({ new_dir: z.string({ error: 'new_dir must be a string' }) })
+    .transform((b): NodeOperation => ({ op: 'newDir', name: b.new_dir })),
+  new_name: z
+    .strictObject({ new_name: z.string({ error: 'new_name must be a string' }) })
+    .transform((b): NodeOperation => ({ op: 'rename', name: b.new_name })),
+  starred: z
+    .strictObject({ starred: z.boolean({ error: 'starred must be a boolean' }) })
+    .transform((b): NodeOperation => ({ op: 'star', starred: b.starred })),
+  copy_to: z.strictObject({ copy_to: target('copy_to') }).transform((b): NodeOperation => ({ op: 'copyTo', target: b.copy_to })),
+  move_to: z.strictObject({ move_to: target('move_to') }).transform((b): NodeOperation => ({ op: 'moveTo', target: b.move_to })),
+};
+
+export type BodyParse = { ok: true; operation: NodeOperation } | { ok: false; problem: string };
+
+const EXACTLY_ONE = `the body must carry exactly one of ${OPERATION_KEYS.join(', ')}`;
+
+/**
+ * One body, one operation: several operation keys would leave their order open, so they are
+ * refused, as are unknown keys (docs/store-semantics.md, "Nodes").
+ */
+export function parseNodeOperation(body: unknown): BodyParse {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, problem: 'the body must be a JSON object' };
+  const present = OPERATION_KEYS.filter((key) => Object.hasOwn(body, key));
+  const key = present[0];
+  if (present.length !== 1 || key === undefined) return { ok: false, problem: EXACTLY_ONE };
+  const parsed = operationSchemas[key].safeParse(body);
+  if (parsed.success) return { ok: true, operation: parsed.data };
+  const issue = parsed.error.issues[0];
+  const problem = issue?.code === 'unrecognized_keys' ? `unknown key(s): ${issue.keys.join(', ')}` : (issue?.message ?? EXACTLY_ONE);
+  return { ok: false, problem };
+}
+
+export const nodeParamsSchema = z.object({ id: z.string().min(1) });
+
+const nodeType = z.enum(['Dir', 'File']);
+const epochMs = z.number().int();
+
+/** SPEC "Node details". */
+export const nodeDetailsSchema = z.object({
+  name: z.string(),
+  type: nodeType,
+  uuid: z.string(),
+  owner_type: z.enum(['User', 'Group']),
+  owner_uuid: z.string(),
+  owner_fullname: z.string(),
+  created: epochMs,
+  updated: epochMs,
+});
+export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
+
+/** SPEC "Path entry": top-level folders carry their identifier as uuid. */
+export const pathEntrySchema = z.object({ name: z.string(), uuid: z.string() });
+export type PathEntry = z.infer<typeof pathEntrySchema>;
+
+/** SPEC "Directory entry": `size` in bytes (0 for folders), `revision` only on files. */
+export const dirEntrySchema = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  type: nodeType,
+  is_starred: z.boolean(),
+  public_shares: z.number().int(),
+  private_shares: z.number().int(),
+  comment_count: z.number().int(),
+  size: z.number().int(),
+  updated: epochMs,
+  revision: z.number().int().optional(),
+});
+export type DirEntry = z.infer<typeof dirEntrySchema>;
+
+/** SPEC "Node access permissions". */
+export const accessSchema = z.array(z.enum(['read', 'write', 'delete', 'download']));

@@ -1,0 +1,114 @@
+/**
+ * Test data for the store's node suites, made through the public interface: users through
+ * POST /api/admin/users, sessions through POST /auth, files through the two-step upload.
+ * The readers at the bottom look at stored state (rows, blob files) for assertions; nothing
+ * here writes to the database behind the store's back.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { createStoreClient, nodeId, type NodeEntry, type NodeId, type RawResponse, type StoreClient, type StoreSession } from '../../src/store-client/index.js';
+import type { NodeRow } from '../../src/store/db/nodes.js';
+import type { TestStore } from './start-store.js';
+
+export const USER_PASSWORD = 'Secret-Passw0rd';
+
+export interface SeededUser {
+  uuid: string;
+  email: string;
+  session: StoreSession;
+}
+
+export interface Seeder {
+  client: StoreClient;
+  admin: StoreSession;
+  /** Creates an active user (fullname without digits, as the admin rule wants) and logs them in. */
+  user(fullname: string, options?: { quotaBytes?: number }): Promise<SeededUser>;
+}
+
+export async function createSeeder(store: TestStore): Promise<Seeder> {
+  const client = createStoreClient(store.url, { retries: 0 });
+  const admin = await client.login('admin', store.adminPassword);
+  return {
+    client,
+    admin,
+    async user(fullname, options = {}) {
+      const email = `${fullname.toLowerCase().replace(/[^a-z]+/g, '.')}@example.test`;
+      const uuid = await client.createUser(admin, { fullname, email, password: USER_PASSWORD, diskQuotaBytes: options.quotaBytes ?? 0 });
+      if (!uuid) throw new Error('the store did not return the new user UUID');
+      const session = await client.login(email, USER_PASSWORD);
+      return { uuid, email, session };
+    },
+  };
+}
+
+/** Uploads `content` as `name` into `folder` (or a new revision when the name exists); returns the file's id. */
+export async function uploadFile(client: StoreClient, s: StoreSession, folder: string, name: string, content: string | Buffer): Promise<NodeId> {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+  const result = await client.upload(s, { folder: nodeId(folder), name }, Readable.from([bytes]), bytes.length);
+  if (!result.id) throw new Error(`upload of ${name} returned no id`);
+  return result.id;
+}
+
+export async function createFolder(client: StoreClient, s: StoreSession, parent: string, name: string): Promise<NodeId> {
+  await client.createFolder(s, nodeId(parent), name);
+  return (await entryNamed(client, s, parent, name)).id;
+}
+
+export async function entryNamed(client: StoreClient, s: StoreSession, folder: string, name: string): Promise<NodeEntry> {
+  const entries = await client.listFolder(s, nodeId(folder));
+  const entry = entries.find((e) => e.name === name);
+  if (!entry) throw new Error(`no entry "${name}" in ${folder}; have: ${entries.map((e) => e.name).join(', ')}`);
+  return entry;
+}
+
+export async function names(client: StoreClient, s: StoreSession, folder: string): Promise<string[]> {
+  return (await client.listFolder(s, nodeId(folder))).map((e) => e.name);
+}
+
+/** A raw request with the session's bearer token (status and parsed body, never thrown). */
+export function raw(client: StoreClient, s: StoreSession | undefined, method: 'GET' | 'POST' | 'DELETE', urlPath: string, json?: unknown): Promise<RawResponse> {
+  return client.http.requestRaw({ method, path: urlPath, ...(s ? { token: s.token } : {}), ...(json === undefined ? {} : { json }) });
+}
+
+export const sha256Of = (content: string | Buffer): string => createHash('sha256').update(content).digest('hex');
+
+export function nodeRow(store: TestStore, uuid: string): NodeRow | undefined {
+  return store.ctx.db.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
+}
+
+export function topLevelRow(store: TestStore, ownerUuid: string, kind: string): NodeRow {
+  const row = store.ctx.db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind = ?').get(ownerUuid, kind) as NodeRow | undefined;
+  if (!row) throw new Error(`user ${ownerUuid} has no ${kind}`);
+  return row;
+}
+
+export function diskUsed(store: TestStore, userUuid: string): number {
+  return (store.ctx.db.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(userUuid) as { disk_used: number }).disk_used;
+}
+
+/** Reference count of a blob; 0 when it has no row. */
+export function blobRefs(store: TestStore, sha256: string): number {
+  const row = store.ctx.db.prepare('SELECT refs FROM blobs WHERE sha256 = ?').get(sha256) as { refs: number } | undefined;
+  return row?.refs ?? 0;
+}
+
+export function blobFileExists(store: TestStore, sha256: string): boolean {
+  return existsSync(store.ctx.blobs.pathOf(sha256));
+}
+
+/** Every blob file on disk. */
+export function blobFiles(store: TestStore): string[] {
+  const root = store.ctx.blobs.blobDir;
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else found.push(entry.name);
+    }
+  };
+  if (existsSync(root)) walk(root);
+  return found.sort();
+}

@@ -1,0 +1,259 @@
+/**
+ * Storage safety (docs/store-semantics.md, "Upload"): a client that hangs up mid-upload, and a
+ * store killed with SIGKILL mid-upload, leave no temp file, no row, no blob and an unchanged
+ * disk_used; a blob renamed into place whose transaction never committed is swept at start;
+ * an upload that fails after its rename never unlinks bytes a concurrent upload committed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createStoreClient, nodeId, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
+import { blobFiles, createFolder, createSeeder, diskUsed, sha256Of, topLevelRow, type Seeder } from '../../helpers/seed.js';
+import { filesIn, MiB, multipartStream, patternStream } from '../../helpers/stream-helpers.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const WAIT = { timeout: 15_000, interval: 20 };
+
+/** Waits until the store is writing an upload's temp file of at least `minBytes`; returns its path. */
+async function partFileGrowing(tmpDir: string, minBytes: number): Promise<string> {
+  return vi.waitFor(() => {
+    const part = filesIn(tmpDir).find((name) => name.endsWith('.part'));
+    if (!part) throw new Error('no temp file yet');
+    const full = path.join(tmpDir, part);
+    if (statSync(full).size < minBytes) throw new Error('temp file still small');
+    return full;
+  }, WAIT);
+}
+
+function nodeCount(store: TestStore): number {
+  return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM nodes').get() as { n: number }).n;
+}
+
+function revisionCount(store: TestStore): number {
+  return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM revisions').get() as { n: number }).n;
+}
+
+/** Starts a streamed upload of `totalBytes` that the caller interrupts; never resolves to success. */
+function startEndlessUpload(baseUrl: string, token: string, signal?: AbortSignal): Promise<unknown> {
+  const { contentType, body } = multipartStream(patternStream(4096 * MiB), { filename: 'interrupted.bin' });
+  return request(`${baseUrl}/upload/${token}`, { method: 'POST', body, headers: { 'content-type': contentType }, signal }).then(
+    async (res) => ({ status: res.statusCode, body: await res.body.text() }),
+    (err: unknown) => err,
+  );
+}
+
+describe('a client that disconnects mid-upload', () => {
+  let store: TestStore;
+  let seeder: Seeder;
+  let client: StoreClient;
+
+  beforeAll(async () => {
+    store = await startTestStore();
+    seeder = await createSeeder(store);
+    client = seeder.client;
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await store.close();
+  });
+
+  async function expectNothingLeft(userUuid: string, before: { nodes: number; revisions: number; blobs: string[]; used: number }): Promise<void> {
+    await vi.waitFor(() => expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]), WAIT);
+    expect(nodeCount(store)).toBe(before.nodes);
+    expect(revisionCount(store)).toBe(before.revisions);
+    expect(blobFiles(store)).toEqual(before.blobs);
+    expect(diskUsed(store, userUuid)).toBe(before.used);
+    // The store still answers, and still stores.
+    const home = (await client.listFolder(seeder.admin, nodeId('home'))).length;
+    expect(home).toBeGreaterThanOrEqual(0);
+  }
+
+  it('aborted by the client (undici AbortController) leaves no temp file, row, blob or usage', async () => {
+    const dana = await seeder.user('Dana Aborting');
+    await client.upload(dana.session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from('kept bytes')]), 10);
+    const before = { nodes: nodeCount(store), revisions: revisionCount(store), blobs: blobFiles(store), used: diskUsed(store, dana.uuid) };
+    expect(before.used).toBe(10);
+
+    const controller = new AbortController();
+    const token = await client.requestUploadToken(dana.session, nodeId('home'));
+    const upload = startEndlessUpload(store.url, token, controller.signal);
+    await partFileGrowing(store.ctx.blobs.tmpDir, 4 * MiB);
+    controller.abort();
+    expect(await upload).toBeInstanceOf(Error);
+
+    await expectNothingLeft(dana.uuid, before);
+    const after = await client.upload(dana.session, { folder: nodeId('home'), name: 'later.txt' }, Readable.from([Buffer.from('later')]), 5);
+    expect(after.revision).toBe(1);
+    expect(diskUsed(store, dana.uuid)).toBe(15);
+  });
+
+  it('cut off on a raw socket before its declared Content-Length leaves nothing behind', async () => {
+    const eve = await seeder.user('Eve Vanishing');
+    const before = { nodes: nodeCount(store), revisions: revisionCount(store), blobs: blobFiles(store), used: diskUsed(store, eve.uuid) };
+    const token = await client.requestUploadToken(eve.session, nodeId('home'));
+    const { port } = new URL(store.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    const head = Buffer.from('--B\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n', 'utf8');
+    socket.write(
+      `POST /upload/${token} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\n` +
+        `Content-Length: ${head.length + 64 * MiB + 8}\r\n\r\n`,
+    );
+    socket.write(head);
+    for (let i = 0; i < 3; i += 1) socket.write(Buffer.alloc(MiB, i));
+    await partFileGrowing(store.ctx.blobs.tmpDir, 1);
+    socket.destroy();
+
+    await expectNothingLeft(eve.uuid, before);
+  });
+});
+
+describe('an upload that fails after its bytes were renamed into place', () => {
+  it('never unlinks a blob that a concurrent upload of the same bytes committed', async () => {
+    const store = await startTestStore();
+    const seeder = await createSeeder(store);
+    try {
+      const fay = await seeder.user('Fay Racing');
+      await createFolder(seeder.client, fay.session, 'home', 'taken');
+      for (let round = 0; round < 8; round += 1) {
+        const content = Buffer.from(`shared content, round ${round}`);
+        const results = await Promise.allSettled([
+          seeder.client.upload(fay.session, { folder: nodeId('home'), name: 'taken' }, Readable.from([content]), content.length),
+          seeder.client.upload(fay.session, { folder: nodeId('home'), name: `ok-${round}.txt` }, Readable.from([content]), content.length),
+        ]);
+        expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+        expect(blobFiles(store)).toContain(sha256Of(content));
+      }
+    } finally {
+      await seeder.client.close();
+      await store.close();
+    }
+  });
+});
+
+describe('a store killed with SIGKILL mid-upload', () => {
+  let child: ChildProcess | undefined;
+  let tmp: { dir: string; remove: () => void };
+
+  beforeAll(() => {
+    tmp = makeTmpDir('driveway-kill-');
+  });
+
+  afterAll(() => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    tmp.remove();
+  });
+
+  /** Starts `driveway --only store` on the data dir; resolves with its URL from the "driveway store:" line. */
+  async function spawnStore(dataDir: string): Promise<{ process: ChildProcess; url: string }> {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--only', 'store'], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        DRIVEWAY_DATA_DIR: dataDir,
+        DRIVEWAY_STORE_PORT: '0',
+        DRIVEWAY_HOST: '127.0.0.1',
+        DRIVEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        DRIVEWAY_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    proc.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let stdout = '';
+      proc.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString('utf8');
+        const match = /driveway store:\s+(http:\/\/\S+)/.exec(stdout);
+        if (match) resolve(match[1] as string);
+      });
+      proc.once('exit', (code, signal) => reject(new Error(`store exited early (${code ?? signal}): ${stderr}`)));
+    });
+    return { process: proc, url };
+  }
+
+  it('leaves, after a restart on the same data dir, no temp file, no orphan blob, no row and a correct disk_used', async () => {
+    const dataDir = tmp.dir;
+    const started = await spawnStore(dataDir);
+    child = started.process;
+    const client = createStoreClient(started.url, { retries: 0 });
+    let admin: StoreSession;
+    try {
+      admin = await client.login('admin', ADMIN_PASSWORD);
+      await client.upload(admin, { folder: nodeId('home'), name: 'survivor.txt' }, Readable.from([Buffer.from('survives the crash')]), 18);
+      const token = await client.requestUploadToken(admin, nodeId('home'));
+      const upload = startEndlessUpload(started.url, token);
+      const partFile = await partFileGrowing(path.join(dataDir, 'tmp'), 4 * MiB);
+
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      expect(child.signalCode).toBe('SIGKILL');
+      expect(await upload).toBeInstanceOf(Error);
+      // The crash left the half-written temp file behind; the restart must deal with it.
+      expect(statSync(partFile).size).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+
+    const restarted = await startTestStore({ dataDir });
+    try {
+      expect(filesIn(restarted.ctx.blobs.tmpDir)).toEqual([]);
+      expect(blobFiles(restarted)).toEqual([sha256Of('survives the crash')]);
+      const adminRow = restarted.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string };
+      const home = topLevelRow(restarted, adminRow.uuid, 'home');
+      const names = restarted.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ?').all(home.uuid) as Array<{ name: string }>;
+      expect(names.map((n) => n.name)).toEqual(['survivor.txt']);
+      expect(revisionCount(restarted)).toBe(1);
+      expect(diskUsed(restarted, adminRow.uuid)).toBe(18);
+
+      const again = createStoreClient(restarted.url, { retries: 0 });
+      try {
+        const session = await again.login('admin', ADMIN_PASSWORD);
+        const result = await again.upload(session, { folder: nodeId('home'), name: 'after.txt' }, Readable.from([Buffer.from('after')]), 5);
+        expect(result.revision).toBe(1);
+        expect(diskUsed(restarted, adminRow.uuid)).toBe(23);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('removes at start a blob that was renamed into place but never committed', async () => {
+    const own = makeTmpDir('driveway-orphan-');
+    try {
+      const store = await startTestStore({ dataDir: own.dir });
+      const client = createStoreClient(store.url, { retries: 0 });
+      const session = await client.login('admin', ADMIN_PASSWORD);
+      await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from('committed')]), 9);
+      await client.close();
+      const orphanPath = store.ctx.blobs.pathOf(sha256Of('renamed, never committed'));
+      await store.close();
+      // What a crash between rename and commit leaves: the file at its content address, no row.
+      mkdirSync(path.dirname(orphanPath), { recursive: true });
+      writeFileSync(orphanPath, 'renamed, never committed');
+      writeFileSync(path.join(path.dirname(orphanPath), 'not-a-sha256'), 'junk');
+
+      const restarted = await startTestStore({ dataDir: own.dir });
+      try {
+        expect(blobFiles(restarted)).toEqual([sha256Of('committed')]);
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      own.remove();
+    }
+  });
+});

@@ -1,0 +1,196 @@
+/**
+ * Editions (SPEC "Versioning", docs/store-semantics.md "Editions"): a store started with
+ * edition 1.0 serves the 1.0 subset and answers 404 not_implemented for every endpoint SPEC
+ * lists as 3.0-only, while edition 3.0 serves the ones driveway implements.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStoreClient, nodeId, type RawResponse, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import type { Dispatcher } from 'undici';
+import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
+import { entryNamed, uploadFile } from '../../helpers/seed.js';
+
+const LATEST = '999999999999999';
+const SOME_UUID = '6f1c0f5e-7c2a-4b8e-9d1e-3a2b1c0d9e8f';
+
+interface Fixture {
+  store: TestStore;
+  client: StoreClient;
+  admin: StoreSession;
+  fileUuid: string;
+}
+
+async function fixture(edition: '1.0' | '3.0'): Promise<Fixture> {
+  const store = await startTestStore({ edition });
+  const client = createStoreClient(store.url, { retries: 0 });
+  const admin = await client.login('admin', ADMIN_PASSWORD);
+  const fileUuid = await uploadFile(client, admin, 'home', 'hello.txt', 'hello');
+  return { store, client, admin, fileUuid };
+}
+
+function call(f: Fixture, method: Dispatcher.HttpMethod, path: string, withToken = true): Promise<RawResponse> {
+  const hasBody = method === 'POST' || method === 'PUT';
+  return f.client.http.requestRaw({ method, path, ...(withToken ? { token: f.admin.token } : {}), ...(hasBody ? { json: {} } : {}) });
+}
+
+/** Every endpoint SPEC marks as edition 3.0 only (path variables filled with plausible values). */
+function threeOnlyApiEndpoints(f: Fixture): Array<[Dispatcher.HttpMethod, string]> {
+  const g = SOME_UUID;
+  const u = f.admin.userId;
+  return [
+    ['GET', `/api/nodes/${f.fileUuid}/myaccess`],
+    ['GET', '/api/nodes/home/myaccess'],
+    ['GET', '/api/user'],
+    ['PUT', '/api/user'],
+    ['GET', '/api/user/notifications'],
+    ['PUT', '/api/user/notifications'],
+    ['GET', '/api/user/2fa'],
+    ['POST', '/api/user/2fa'],
+    ['GET', '/api/user/login_history'],
+    ['GET', '/api/user/webdrive'],
+    ['POST', '/api/user/webdrive'],
+    ['DELETE', '/api/user/webdrive'],
+    ['GET', '/api/user/pending_incoming'],
+    ['PUT', '/api/user/pending_incoming'],
+    ['GET', '/api/users?format=short'],
+    ['GET', '/api/groups'],
+    ['GET', `/api/groups/${g}`],
+    ['PUT', `/api/groups/${g}`],
+    ['GET', `/api/groups/${g}/users`],
+    ['POST', `/api/groups/${g}/users`],
+    ['GET', `/api/groups/${g}/users/${u}`],
+    ['PUT', `/api/groups/${g}/users/${u}`],
+    ['DELETE', `/api/groups/${g}/users/${u}`],
+    ['GET', `/api/groups/${g}/tags`],
+    ['POST', `/api/groups/${g}/tags`],
+    ['GET', `/api/groups/${g}/webdrive`],
+    ['POST', `/api/groups/${g}/webdrive`],
+    ['DELETE', `/api/groups/${g}/webdrive`],
+    ['GET', `/api/groups/${g}/pending_incoming`],
+    ['PUT', `/api/groups/${g}/pending_incoming`],
+    ['GET', '/api/admin/users'],
+    ['POST', '/api/admin/users'],
+    ['GET', `/api/admin/users/${u}`],
+    ['PUT', `/api/admin/users/${u}`],
+    ['DELETE', `/api/admin/users/${u}?confirm_delete=yes`],
+    ['GET', `/api/admin/users/${u}/groups`],
+    ['POST', `/api/admin/users/${u}/groups`],
+    ['GET', '/api/admin/groups'],
+    ['POST', '/api/admin/groups'],
+    ['GET', `/api/admin/groups/${g}`],
+    ['PUT', `/api/admin/groups/${g}`],
+    ['DELETE', `/api/admin/groups/${g}?confirm_delete=yes`],
+    ['GET', `/api/admin/groups/${g}/users`],
+    ['POST', `/api/admin/groups/${g}/users`],
+    ['GET', `/api/admin/groups/${g}/users/${u}`],
+    ['PUT', `/api/admin/groups/${g}/users/${u}`],
+    ['DELETE', `/api/admin/groups/${g}/users/${u}`],
+    ['GET', `/api/admin/users/${u}/approvers`],
+    ['POST', `/api/admin/users/${u}/approvers`],
+    ['DELETE', `/api/admin/users/${u}/approvers/${u}/public`],
+    ['GET', `/api/admin/groups/${g}/approvers`],
+    ['POST', `/api/admin/groups/${g}/approvers`],
+    ['DELETE', `/api/admin/groups/${g}/approvers/${u}/share_copy`],
+    ['GET', '/api/pending_shares'],
+    ['PUT', `/api/pending_shares/${g}/approval`],
+    ['GET', '/api/my_pending_shares'],
+    ['DELETE', `/api/my_pending_shares/${g}`],
+    // Logout last: it ends the session the others use.
+    ['GET', '/api/user/logout?chat_token=x'],
+  ];
+}
+
+function resourcePaths(f: Fixture): string[] {
+  return ['view', 'download'].map((mode) => `/resources/auth/${mode}/${f.admin.fileAccessKey}/${f.fileUuid}/${LATEST}/hello.txt`);
+}
+
+describe('edition 1.0', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture('1.0');
+  });
+  afterAll(async () => {
+    await f.client.close();
+    await f.store.close();
+  });
+
+  it('serves login with the same Session object as 3.0', async () => {
+    const res = await f.client.http.requestRaw({ method: 'POST', path: '/auth', json: { username: 'admin', password: ADMIN_PASSWORD } });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body as object).sort()).toEqual(['avatar', 'fileaccesskey', 'fullname', 'is_admin', 'msg', 'status', 'token', 'uuid']);
+  });
+
+  it('serves the 1.0 node operations, upload and listings', async () => {
+    const s = f.admin;
+    await f.client.createFolder(s, nodeId('home'), 'docs');
+    const docs = await entryNamed(f.client, s, 'home', 'docs');
+    await f.client.rename(s, docs.id, 'papers');
+    await f.client.setStarred(s, docs.id, true);
+    await f.client.copyInto(s, nodeId(f.fileUuid), docs.id);
+    expect((await f.client.listFolder(s, docs.id)).map((e) => e.name)).toEqual(['hello.txt']);
+    expect(await f.client.details(s, docs.id)).toMatchObject({ name: 'papers', kind: 'folder' });
+    expect((await f.client.path(s, docs.id)).map((p) => p.name)).toEqual(['home', 'papers']);
+    await f.client.remove(s, docs.id);
+    expect((await f.client.listFolder(s, nodeId('trash'))).map((e) => e.name)).toContain('papers');
+  });
+
+  it('answers 404 not_implemented for every 3.0-only API endpoint, for an authenticated caller', async () => {
+    for (const [method, path] of threeOnlyApiEndpoints(f)) {
+      const res = await call(f, method, path);
+      expect({ method, path, status: res.status, body: res.body }).toMatchObject({
+        status: 404,
+        body: { status: 'error', code: 'not_implemented' },
+      });
+    }
+    // None of them did anything: the session is still alive (logout is not served).
+    expect((await f.client.listFolder(f.admin, nodeId('home'))).map((e) => e.name)).toContain('hello.txt');
+    expect((f.store.ctx.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n).toBe(1);
+  });
+
+  it('answers 404 not_implemented for view and download, even with a live key and a real file', async () => {
+    for (const path of resourcePaths(f)) {
+      for (const method of ['GET', 'HEAD'] as const) {
+        const res = await f.client.http.requestRaw({ method, path });
+        expect(res.status).toBe(404);
+        if (method === 'GET') expect(res.body).toMatchObject({ status: 'error', code: 'not_implemented' });
+      }
+    }
+  });
+
+  it('authenticates /api paths first: a 3.0-only one without a token is 401, as every /api path', async () => {
+    const res = await call(f, 'GET', '/api/user', false);
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('edition 3.0', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture('3.0');
+  });
+  afterAll(async () => {
+    await f.client.close();
+    await f.store.close();
+  });
+
+  it('serves the 3.0-only endpoints driveway implements', async () => {
+    expect((await call(f, 'GET', `/api/nodes/${f.fileUuid}/myaccess`)).body).toMatchObject({ status: 'success', data: expect.arrayContaining(['read']) });
+    for (const path of resourcePaths(f)) {
+      const res = await f.client.http.requestRaw({ method: 'GET', path });
+      expect(res.status).toBe(200);
+      expect(res.body).toBe('hello');
+    }
+    expect((await call(f, 'GET', '/api/user')).body).toMatchObject({ status: 'success', data: { uuid: f.admin.userId } });
+    const created = await f.client.http.requestRaw({
+      method: 'POST',
+      path: '/api/admin/users',
+      token: f.admin.token,
+      json: { fullname: 'Edition User', email: 'edition@example.org', password: 'Edition-Passw0rd', disk_quota: 0, is_active: true, is_admin: false },
+    });
+    expect(created.status).toBe(200);
+    const uuid = (created.body as { data: { uuid: string } }).data.uuid;
+    const updated = await f.client.http.requestRaw({ method: 'PUT', path: `/api/admin/users/${uuid}`, token: f.admin.token, json: { comment: 'x' } });
+    expect(updated.status).toBe(200);
+    expect((await call(f, 'GET', '/api/user/logout')).status).toBe(200);
+    expect((await call(f, 'GET', '/api/user')).status).toBe(401);
+  });
+});

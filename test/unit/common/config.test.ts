@@ -1,0 +1,163 @@
+/**
+ * loadConfig: precedence (defaults < file < DRIVEWAY_* environment < flags), errors that name
+ * the key and where its value came from, secrets refused from files, and the public list of
+ * environment variable names.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, ENV_KEYS, loadConfig } from '../../../src/common/config.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function configFile(yaml: string): string {
+  const tmp = makeTmpDir('driveway-config-');
+  cleanups.push(tmp.remove);
+  const file = path.join(tmp.dir, 'config.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+function loadError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig precedence', () => {
+  it('uses the schema defaults when nothing is given', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.store.port).toBe(8080);
+    expect(config.store.edition).toBe('3.0');
+    expect(config.store.sessionTtlSec).toBe(86_400);
+    expect(config.store.loginMaxFailures).toBe(10);
+    expect(config.store.loginWindowSec).toBe(900);
+    expect(config.bridge.port).toBe(8081);
+    expect(config.dataDir).toBe(path.resolve('./data'));
+  });
+
+  it('lets the file override defaults, the environment override the file, and flags override both', () => {
+    const file = configFile('logLevel: warn\nstore:\n  port: 9000\n  edition: "1.0"\nbridge:\n  port: 9001\n');
+
+    const fromFile = loadConfig({ configFile: file, env: {} });
+    expect(fromFile.logLevel).toBe('warn');
+    expect(fromFile.store.port).toBe(9000);
+    expect(fromFile.store.edition).toBe('1.0');
+    expect(fromFile.bridge.port).toBe(9001);
+    expect(fromFile.host).toBe('127.0.0.1');
+
+    const env = { DRIVEWAY_STORE_PORT: '9100', DRIVEWAY_EDITION: '3.0' };
+    const fromEnv = loadConfig({ configFile: file, env });
+    expect(fromEnv.store.port).toBe(9100);
+    expect(fromEnv.store.edition).toBe('3.0');
+    expect(fromEnv.logLevel).toBe('warn');
+    expect(fromEnv.bridge.port).toBe(9001);
+
+    const fromFlags = loadConfig({ configFile: file, env, flags: { 'store.port': 9200, logLevel: 'debug' } });
+    expect(fromFlags.store.port).toBe(9200);
+    expect(fromFlags.logLevel).toBe('debug');
+    expect(fromFlags.store.edition).toBe('3.0');
+    expect(fromFlags.bridge.port).toBe(9001);
+  });
+
+  it('treats an empty environment variable as unset', () => {
+    const file = configFile('store:\n  port: 9000\n');
+    expect(loadConfig({ configFile: file, env: { DRIVEWAY_STORE_PORT: '' } }).store.port).toBe(9000);
+  });
+
+  it('resolves dataDir to an absolute path', () => {
+    expect(path.isAbsolute(loadConfig({ env: { DRIVEWAY_DATA_DIR: 'rel/dir' } }).dataDir)).toBe(true);
+  });
+});
+
+describe('loadConfig errors', () => {
+  it('names the key and the environment variable a bad value came from', () => {
+    const err = loadError(() => loadConfig({ env: { DRIVEWAY_STORE_PORT: 'eighty' } }));
+    expect(err.message).toContain('store.port');
+    expect(err.message).toContain('environment DRIVEWAY_STORE_PORT');
+  });
+
+  it('names the key and the file a bad value came from', () => {
+    const file = configFile('store:\n  edition: "2.0"\n');
+    const err = loadError(() => loadConfig({ configFile: file, env: {} }));
+    expect(err.message).toContain('store.edition');
+    expect(err.message).toContain(`file ${file}`);
+  });
+
+  it('names the key of a bad flag and says it came from a flag', () => {
+    const err = loadError(() => loadConfig({ env: {}, flags: { 'bridge.port': 70_000 } }));
+    expect(err.message).toContain('bridge.port (from flag)');
+  });
+
+  it('names every bad key at once', () => {
+    const err = loadError(() => loadConfig({ env: { DRIVEWAY_STORE_PORT: '-1', DRIVEWAY_LOG_LEVEL: 'loud' } }));
+    expect(err.message).toContain('store.port');
+    expect(err.message).toContain('logLevel');
+  });
+
+  it('refuses a secret written in a config file and says to use the environment', () => {
+    for (const yaml of ['store:\n  adminPassword: Secret-Passw0rd\n', `store:\n  jwtSecret: ${'x'.repeat(40)}\n`]) {
+      const file = configFile(yaml);
+      const err = loadError(() => loadConfig({ configFile: file, env: {} }));
+      expect(err.message).toMatch(/store\.(adminPassword|jwtSecret) is a secret: set it through the environment/);
+      expect(err.message).not.toContain('Secret-Passw0rd');
+    }
+  });
+
+  it('accepts secrets from the environment', () => {
+    const config = loadConfig({ env: { DRIVEWAY_ADMIN_PASSWORD: 'Secret-Passw0rd', DRIVEWAY_JWT_SECRET: 'j'.repeat(32) } });
+    expect(config.store.adminPassword).toBe('Secret-Passw0rd');
+    expect(config.store.jwtSecret).toBe('j'.repeat(32));
+  });
+
+  it('reports an unreadable config file by name', () => {
+    const err = loadError(() => loadConfig({ configFile: '/nonexistent/driveway.yaml', env: {} }));
+    expect(err.message).toContain('/nonexistent/driveway.yaml');
+  });
+
+  it('refuses a config file that is not a mapping', () => {
+    const file = configFile('- a\n- b\n');
+    expect(loadError(() => loadConfig({ configFile: file, env: {} })).message).toContain('must hold a mapping');
+  });
+});
+
+describe('DRIVEWAY_* environment variables', () => {
+  const samples: Record<string, { value: string; expected: unknown }> = {
+    DRIVEWAY_HOST: { value: '0.0.0.0', expected: '0.0.0.0' },
+    DRIVEWAY_DATA_DIR: { value: '/tmp/driveway-env-data', expected: '/tmp/driveway-env-data' },
+    DRIVEWAY_LOG_LEVEL: { value: 'trace', expected: 'trace' },
+    DRIVEWAY_STORE_PORT: { value: '18080', expected: 18080 },
+    DRIVEWAY_EDITION: { value: '1.0', expected: '1.0' },
+    DRIVEWAY_ADMIN_PASSWORD: { value: 'Env-Passw0rd', expected: 'Env-Passw0rd' },
+    DRIVEWAY_JWT_SECRET: { value: 's'.repeat(48), expected: 's'.repeat(48) },
+    DRIVEWAY_DAV_PORT: { value: '18081', expected: 18081 },
+    DRIVEWAY_STORE_URL: { value: 'http://127.0.0.1:18080', expected: 'http://127.0.0.1:18080' },
+    DRIVEWAY_TLS_CERT: { value: '/etc/driveway/cert.pem', expected: '/etc/driveway/cert.pem' },
+    DRIVEWAY_TLS_KEY: { value: '/etc/driveway/key.pem', expected: '/etc/driveway/key.pem' },
+    DRIVEWAY_CACHE_TTL_MS: { value: '750', expected: 750 },
+  };
+
+  it('keeps exactly the documented names (they are a public interface)', () => {
+    expect(Object.keys(ENV_KEYS).sort()).toEqual(Object.keys(samples).sort());
+  });
+
+  it.each(Object.entries(samples))('%s sets its key', (name, { value, expected }) => {
+    const config = loadConfig({ env: { [name]: value } }) as unknown as Record<string, unknown>;
+    const keys = ENV_KEYS[name] as string[];
+    const actual = keys.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], config);
+    expect(actual).toEqual(expected);
+  });
+
+  it('ignores variables outside the list', () => {
+    expect(loadConfig({ env: { DRIVEWAY_SESSION_TTL_SEC: '5' } }).store.sessionTtlSec).toBe(86_400);
+  });
+});
