@@ -6,7 +6,8 @@
  *   driveway [--config FILE] [--only store|bridge] [--help]
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './common/config.js';
+import { startBridge } from './bridge/server.js';
+import { ConfigError, loadConfig, storeBaseUrl, type Config } from './common/config.js';
 import { createLogger } from './common/logger.js';
 import { startStore } from './store/server.js';
 
@@ -41,6 +42,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  // Last line of defence: a bug in one request must not take every mounted drive down.
+  // (Stock webdav-server 2.6.3 could be crashed by a single header: CLIENT-QUIRKS §0.)
+  process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection (process kept running)'));
   const closers: Array<() => Promise<void>> = [];
 
   if (config.run !== 'bridge') {
@@ -50,11 +55,14 @@ async function main(): Promise<void> {
     process.stdout.write(`driveway store:  ${store.url}  (edition ${config.store.edition}, data in ${config.dataDir})\n`);
   }
   if (config.run !== 'store') {
-    // TODO(#3): the WebDAV bridge starts here.
-    if (config.run === 'bridge') {
-      process.stderr.write('the WebDAV bridge is not part of this build yet\n');
+    const storeUrl = config.bridge.storeUrl ?? (config.run === 'all' ? storeBaseUrl(config) : undefined);
+    if (!storeUrl) {
+      process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);
     }
+    const bridge = await startBridge({ config, logger: log, storeUrl });
+    closers.push(bridge.close);
+    process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${storeUrl})\n`);
   }
 
   let closing = false;

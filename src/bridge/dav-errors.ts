@@ -1,0 +1,103 @@
+/**
+ * The one place that turns a failure into a DAV status (docs/bridge-errors.md lists the
+ * table). Store errors keep their meaning; the store being unreachable is the gateway's
+ * problem (502/503/504), never a 500 with a stack. Per-verb refinements (MKCOL 405 for an
+ * existing name, 412 for Overwrite: F) are decided by the verb before it calls here.
+ */
+import { StoreError } from '../store-client/index.js';
+import { DavXmlError } from './dav-xml.js';
+import { DeadPropertyLimitError } from './dead-properties.js';
+import { HrefError } from './href.js';
+import { IfHeaderError } from './if-header.js';
+import { LockError } from './locks.js';
+import { AuthenticationFailed } from './sessions.js';
+
+export interface DavFailure {
+  status: number;
+  headers: Record<string, string>;
+  /** An RFC 4918 §16 precondition/postcondition element name in the DAV: namespace, if any. */
+  condition?: string;
+  /** Hrefs inside the condition element (lock-token-submitted, no-conflicting-lock). */
+  hrefs?: string[];
+  /** Logged, never sent. */
+  reason: string;
+}
+
+const RETRY_AFTER_SEC = '5';
+
+export function davFailureOf(err: unknown): DavFailure {
+  if (err instanceof AuthenticationFailed) {
+    return err.reason === 'bad-credentials'
+      ? { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="driveway", charset="UTF-8"' }, reason: err.message }
+      : { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+  }
+  if (err instanceof DavStatusError) return { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
+  if (err instanceof HrefError) {
+    return { status: err.kind === 'path-too-long' || err.kind === 'too-deep' ? 414 : 400, headers: {}, reason: err.message };
+  }
+  if (err instanceof DavXmlError) return { status: err.kind === 'too-large' ? 413 : 400, headers: {}, reason: err.message };
+  if (err instanceof IfHeaderError) return { status: 400, headers: {}, reason: err.message };
+  if (err instanceof DeadPropertyLimitError) return { status: 507, headers: {}, reason: err.message };
+  if (err instanceof LockError) {
+    switch (err.kind) {
+      case 'conflict':
+        return { status: 423, headers: {}, condition: 'no-conflicting-lock', hrefs: err.conflicts.map((l) => l.rootHref), reason: err.message };
+      case 'no-such-lock':
+      case 'not-in-scope':
+        return { status: 412, headers: {}, condition: 'lock-token-matches-request-uri', reason: err.message };
+      case 'not-owner':
+        return { status: 403, headers: {}, reason: err.message };
+      case 'too-many-locks':
+        return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+      case 'owner-too-large':
+        return { status: 400, headers: {}, reason: err.message };
+      default:
+        return { status: 500, headers: {}, reason: err.message };
+    }
+  }
+  if (!(err instanceof StoreError)) {
+    return { status: 500, headers: {}, reason: err instanceof Error ? err.message : String(err) };
+  }
+  switch (err.kind) {
+    case 'not-found':
+      return { status: 404, headers: {}, reason: err.message };
+    case 'forbidden':
+      // Never 401 for a missing privilege: clients would prompt for a password again.
+      return { status: 403, headers: {}, reason: err.message };
+    case 'unauthenticated':
+      return { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="driveway", charset="UTF-8"' }, reason: err.message };
+    case 'conflict':
+      return { status: err.httpStatus === 412 ? 412 : err.httpStatus === 405 ? 405 : 409, headers: {}, reason: err.message };
+    case 'invalid':
+      return { status: 400, headers: {}, reason: err.message };
+    case 'quota':
+      return { status: 507, headers: {}, condition: 'quota-not-exceeded', reason: err.message };
+    case 'upload-token-expired':
+      return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+    case 'range-not-satisfiable':
+      return { status: 416, headers: {}, reason: err.message };
+    case 'unavailable': {
+      if (err.code === 'timeout') return { status: 504, headers: {}, reason: err.message };
+      if (err.httpStatus === 429 || err.httpStatus === 503) {
+        return { status: 503, headers: { 'Retry-After': String(err.retryAfterSec ?? RETRY_AFTER_SEC) }, reason: err.message };
+      }
+      return { status: 502, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+    }
+    case 'bad-response':
+      return { status: 502, headers: {}, reason: err.message };
+  }
+}
+
+/** A status a verb decides itself (400 for a malformed body, 423 for a lock, 415, ...). */
+export class DavStatusError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly condition?: string,
+    readonly headers: Record<string, string> = {},
+    readonly hrefs: string[] = [],
+  ) {
+    super(message);
+    this.name = 'DavStatusError';
+  }
+}

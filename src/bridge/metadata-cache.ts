@@ -1,0 +1,118 @@
+/**
+ * Folder listings per (user, folder) in a bounded lru-cache with a TTL. Each folder also has a
+ * generation number: any write the bridge makes into a folder bumps it, so every user's cached
+ * listing of that folder is stale at once (read-after-write for everyone behind this bridge),
+ * while the writer may patch its own copy in place instead of re-listing. Writes made by others
+ * directly on the store show after the TTL. No store calls here.
+ */
+import { LRUCache } from 'lru-cache';
+import type { NodeEntry } from '../store-client/index.js';
+
+export interface Listing {
+  readonly entries: readonly NodeEntry[];
+  /** NFC name -> entry (after duplicate names were made unique). */
+  readonly byName: ReadonlyMap<string, NodeEntry>;
+}
+
+interface Cached extends Listing {
+  generation: number;
+}
+
+export interface MetadataCacheOptions {
+  ttlMs: number;
+  maxEntries: number;
+}
+
+/** `folderKey` names a folder the same way for every user (bare top-level ids are per user). */
+export type FolderKey = string;
+
+export class MetadataCache {
+  private readonly listings: LRUCache<string, Cached>;
+  private readonly generations = new Map<FolderKey, number>();
+
+  constructor(options: MetadataCacheOptions) {
+    this.listings = new LRUCache({
+      max: options.maxEntries,
+      ttl: Math.max(1, options.ttlMs),
+      // A listing of 10 000 entries weighs more than one of 3.
+      maxSize: options.maxEntries * 64,
+      sizeCalculation: (value) => 1 + Math.ceil(value.entries.length / 64),
+      ttlAutopurge: false,
+    });
+  }
+
+  private generation(folder: FolderKey): number {
+    return this.generations.get(folder) ?? 0;
+  }
+
+  /** The listing when cached, fresh and not outdated by a write; undefined otherwise. */
+  listing(userId: string, folder: FolderKey): Listing | undefined {
+    const cached = this.listings.get(`${userId}\0${folder}`);
+    if (!cached || cached.generation !== this.generation(folder)) return undefined;
+    return cached;
+  }
+
+  /** The generation to pass to remember() for a listing fetched from now on. */
+  currentGeneration(folder: FolderKey): number {
+    return this.generation(folder);
+  }
+
+  /** Stores a listing fetched while `generation` was current (a write meanwhile makes it stale). */
+  remember(userId: string, folder: FolderKey, entries: readonly NodeEntry[], generation = this.generation(folder)): Listing {
+    const unique = uniqueNames(entries);
+    const listing: Cached = { entries: unique, byName: new Map(unique.map((e) => [e.name.normalize('NFC'), e])), generation };
+    this.listings.set(`${userId}\0${folder}`, listing);
+    return listing;
+  }
+
+  /** After a write into `folder`: every user's listing of it is stale. */
+  forget(folder: FolderKey): void {
+    this.generations.set(folder, this.generation(folder) + 1);
+    if (this.generations.size > 100_000) this.generations.clear();
+  }
+
+  /**
+   * After a write into `folder` whose outcome the writer knows exactly (e.g. the store
+   * returned the uploaded file's id): others' listings go stale, the writer's is patched.
+   */
+  patch(userId: string, folder: FolderKey, change: (entries: NodeEntry[]) => NodeEntry[]): void {
+    const mine = this.listing(userId, folder);
+    this.forget(folder);
+    if (mine) this.remember(userId, folder, change([...mine.entries]));
+  }
+
+  clear(): void {
+    this.listings.clear();
+    this.generations.clear();
+  }
+}
+
+/**
+ * A server may return one name twice in a folder (ours never does); the later ones, ordered by
+ * id so the choice is stable, get the id's first 8 characters appended before the extension:
+ * `a.txt`, `a (1a2b3c4d).txt`. Names are compared in NFC. Order is kept.
+ */
+export function uniqueNames(entries: readonly NodeEntry[]): NodeEntry[] {
+  const groups = new Map<string, NodeEntry[]>();
+  for (const entry of entries) {
+    const key = entry.name.normalize('NFC');
+    const group = groups.get(key);
+    if (group) group.push(entry);
+    else groups.set(key, [entry]);
+  }
+  if (groups.size === entries.length) return [...entries];
+  const renamed = new Map<NodeEntry, NodeEntry>();
+  for (const [name, group] of groups) {
+    if (group.length < 2) continue;
+    [...group]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(1)
+      .forEach((entry) => {
+        const dot = name.lastIndexOf('.');
+        const stem = dot > 0 ? name.slice(0, dot) : name;
+        const ext = dot > 0 ? name.slice(dot) : '';
+        renamed.set(entry, { ...entry, name: `${stem} (${entry.id.replace(/[^0-9a-zA-Z]/g, '').slice(0, 8)})${ext}` });
+      });
+  }
+  return entries.map((entry) => renamed.get(entry) ?? entry);
+}

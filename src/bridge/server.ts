@@ -1,0 +1,240 @@
+/**
+ * Builds the WebDAV bridge: webdav-server v2 for request dispatch and authentication hooks,
+ * with every verb handler replaced by ours (src/bridge/verbs/*), behind our own http(s)
+ * server so that headers up to 512 KiB are accepted (davfs2 sends one If header listing every
+ * lock token it holds: CLIENT-QUIRKS §4). Requests whose path cannot even be decoded are
+ * answered here, before the library sees them (its Path throws on a malformed escape).
+ *
+ * What the library still gives us: the method table and dispatch (`server.method`), the
+ * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
+ * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
+ */
+import { readFileSync } from 'node:fs';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { v2 as webdav } from 'webdav-server';
+import type { Config } from '../common/config.js';
+import { systemClock, type Clock } from '../common/clock.js';
+import { redactUrl, type Logger } from '../common/logger.js';
+import { createStoreClient, type StoreClient } from '../store-client/index.js';
+import { davFailureOf } from './dav-errors.js';
+import { DeadPropertyStore } from './dead-properties.js';
+import { decodeRequestPath, HrefError, wantsNfd } from './href.js';
+import { LockStore } from './locks.js';
+import { MetadataCache } from './metadata-cache.js';
+import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
+import { StoreTree, type DavPath } from './store-tree.js';
+import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
+import { verbHandlers } from './verbs/index.js';
+import { DAV_METHODS } from './verbs/options.js';
+import { writeFailure } from './verbs/respond.js';
+
+export const MAX_HEADER_BYTES = 512 * 1024;
+
+export interface BridgeOptions {
+  config: Config;
+  logger: Logger;
+  storeUrl: string;
+  clock?: Clock;
+  /** Defaults to config.bridge.port; 0 picks a free port. */
+  port?: number;
+  /** Where the bridge keeps dead properties and client mtimes; defaults to the data dir. */
+  stateFile?: string;
+}
+
+export interface RunningBridge {
+  url: string;
+  services: BridgeServices;
+  client: StoreClient;
+  close(): Promise<void>;
+}
+
+interface AuthOutcome {
+  user?: BridgeUser;
+  failure?: unknown;
+}
+
+/** The outcome of authentication per request, filled by the library's getUser hook. */
+const authOutcomes = new WeakMap<IncomingMessage, AuthOutcome>();
+
+/** webdav-server authentication hook: Basic credentials -> store session (sessions.ts). */
+class StoreAuthentication implements webdav.HTTPAuthentication {
+  private readonly anonymous: webdav.IUser = { uid: 'anonymous', username: 'anonymous', isDefaultUser: true };
+
+  constructor(private readonly sessions: SessionPool) {}
+
+  /** No challenge on every response; 401s carry WWW-Authenticate themselves. */
+  askForAuthentication(): Record<string, string> {
+    return {};
+  }
+
+  getUser(ctx: webdav.HTTPRequestContext, callback: (error: Error, user?: webdav.IUser) => void): void {
+    const done = (outcome: AuthOutcome, user: webdav.IUser) => {
+      authOutcomes.set(ctx.request, outcome);
+      callback(null as unknown as Error, user);
+    };
+    const credentials = parseBasic(ctx.request.headers.authorization);
+    if (!credentials) {
+      done(ctx.request.headers.authorization ? { failure: new AuthenticationFailed('bad-credentials') } : {}, this.anonymous);
+      return;
+    }
+    this.sessions.authenticate(credentials).then(
+      (user) => done({ user }, { uid: user.userId, username: user.name }),
+      (failure: unknown) => done({ failure }, this.anonymous),
+    );
+  }
+}
+
+export function createBridgeServices(options: BridgeOptions, client: StoreClient): { services: BridgeServices; sessions: SessionPool } {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const cache = new MetadataCache({ ttlMs: config.bridge.cacheTtlMs, maxEntries: config.bridge.cacheMaxEntries });
+  const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
+  const services: BridgeServices = {
+    tree: new StoreTree({ client, cache, log: options.logger }),
+    cache,
+    locks: new LockStore({ clock }),
+    props: DeadPropertyStore.open(stateFile),
+    clock,
+    log: options.logger,
+    quotaForNewMacOS: config.bridge.quotaForNewMacOS,
+  };
+  return { services, sessions: new SessionPool(client, { clock }) };
+}
+
+export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
+  const { config } = options;
+  const log = options.logger.child({ part: 'bridge' });
+  const client = createStoreClient(options.storeUrl, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+  const { services, sessions } = createBridgeServices({ ...options, logger: log }, client);
+
+  const dav = new webdav.WebDAVServer({
+    httpAuthentication: new StoreAuthentication(sessions),
+    requireAuthentification: false,
+    respondWithPaths: true,
+    enableLocationTag: false,
+  });
+  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(handler, services, log));
+  // The library keeps its own handlers for other methods (POST writes into its in-memory
+  // file system, even for anonymous callers): every method we do not serve answers 405.
+  const notAllowed = wrapVerb(methodNotAllowed, services, log);
+  for (const method of Object.keys((dav as unknown as { methods: Record<string, unknown> }).methods)) {
+    if (!(method.toUpperCase() in verbHandlers)) dav.method(method, notAllowed);
+  }
+  dav.onUnknownMethod(notAllowed);
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    // Decode the path ourselves first: the library's Path throws on a malformed escape.
+    try {
+      decodeRequestPath(req.url ?? '/');
+    } catch (err) {
+      const status = err instanceof HrefError && (err.kind === 'path-too-long' || err.kind === 'too-deep') ? 414 : 400;
+      res.writeHead(status, { 'Content-Length': '0' }).end();
+      req.resume();
+      return;
+    }
+    try {
+      dav.executeRequest(req, res);
+    } catch (err) {
+      log.error({ err, url: redactUrl(req.url ?? '') }, 'request dispatch failed');
+      if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
+      res.end();
+    }
+  };
+
+  const serverOptions = { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 65_000, requestTimeout: 0 };
+  const tls = config.bridge.tlsCert && config.bridge.tlsKey;
+  const server = tls
+    ? https.createServer({ ...serverOptions, cert: readFileSync(config.bridge.tlsCert as string), key: readFileSync(config.bridge.tlsKey as string) }, onRequest)
+    : http.createServer(serverOptions, onRequest);
+  server.headersTimeout = 60_000;
+  server.on('clientError', (err, socket) => {
+    const code = (err as { code?: string }).code;
+    if (socket.writable) socket.end(code === 'HPE_HEADER_OVERFLOW' ? 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? config.bridge.port, config.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  log.info({ url, store: options.storeUrl }, 'bridge listening');
+
+  return {
+    url,
+    services,
+    client,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      sessions.clear();
+      services.props.close();
+      await client.close();
+    },
+  };
+}
+
+/** Any method the bridge does not serve (POST, PATCH, SEARCH, ...): 405 with our Allow list. */
+const methodNotAllowed: VerbHandler = async (ctx) => {
+  ctx.res.writeHead(405, { Allow: DAV_METHODS.join(', '), 'Content-Length': '0' });
+  ctx.res.end();
+};
+
+/** Adapts one of our async handlers to webdav-server's callback method interface. */
+function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): webdav.HTTPMethod {
+  return {
+    chunked(wctx: webdav.HTTPRequestContext, _input, done: () => void) {
+      const { request: req, response: res } = wctx;
+      // The library adds permissive CORS headers to every answer; a file server must not.
+      for (const name of ['Access-Control-Allow-Origin', 'Access-Control-Allow-Credentials', 'Access-Control-Expose-Headers']) res.removeHeader(name);
+      res.setHeader('DAV', '1, 2');
+      res.removeHeader('Server');
+      const abort = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
+      const outcome = authOutcomes.get(req) ?? {};
+      const target = decodeRequestPath(req.url ?? '/');
+      const method = (req.method ?? 'GET').toUpperCase();
+      const requestLog = log.child({ method, url: redactUrl(req.url ?? ''), user: outcome.user?.name });
+      const ctx: DavContext = {
+        req,
+        res,
+        method,
+        target,
+        path: target.path as DavPath,
+        nfd: wantsNfd(req.headers['user-agent']),
+        hosts: [req.headers.host ?? ''].filter(Boolean),
+        services,
+        log: requestLog,
+        signal: abort.signal,
+        maybeUser: outcome.user,
+        user() {
+          if (outcome.user) return outcome.user;
+          throw outcome.failure ?? new AuthenticationFailed('bad-credentials');
+        },
+      };
+      const started = performance.now();
+      handler(ctx)
+        .catch((err: unknown) => {
+          const failure = davFailureOf(err);
+          if (failure.status >= 500) requestLog.error({ err, status: failure.status }, failure.reason);
+          else requestLog.debug({ status: failure.status }, failure.reason);
+          writeFailure(ctx, failure, err);
+        })
+        .finally(() => {
+          requestLog.debug({ status: res.statusCode, ms: Math.round(performance.now() - started) }, 'dav request');
+          if (!req.complete) req.resume();
+          if (!res.writableEnded) res.end();
+          done();
+        });
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * HTTP Basic credentials -> store session. Sessions are cached under an HMAC of the
+ * credentials (keyed with a per-process random secret, so neither the password nor a plain
+ * hash of it is ever held), reused across requests, renewed before the token's end and after
+ * any 401 from the store. Wrong credentials are negative-cached briefly so a client's retry
+ * storm costs the store one login. Concurrent first requests of one user share one login.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../common/clock.js';
+import { StoreError, type StoreClient, type StoreSession } from '../store-client/index.js';
+
+export interface Credentials {
+  username: string;
+  password: string;
+}
+
+/** A user of the bridge: the name they gave and a way to get a live store session. */
+export interface BridgeUser {
+  readonly name: string;
+  /** Store UUID of the user (known after the first login). */
+  readonly userId: string;
+  session(): Promise<StoreSession>;
+  /** Call after the store answered 401: the next session() logs in again. */
+  invalidate(session: StoreSession): void;
+}
+
+/**
+ * Parses an `Authorization: Basic` header. Accepts any base64 (webdav-server's own parser
+ * rejects `+` and `/`, and cuts passwords at a second `:`), and strips a Windows
+ * `DOMAIN\user` prefix (CLIENT-QUIRKS §2).
+ */
+export function parseBasic(header: string | undefined): Credentials | undefined {
+  if (!header) return undefined;
+  const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  const username = decoded.slice(0, colon).replace(/^[^\\]*\\/, '');
+  if (!username) return undefined;
+  return { username, password: decoded.slice(colon + 1) };
+}
+
+interface Entry {
+  session?: StoreSession;
+  pending?: Promise<StoreSession>;
+  user: BridgeUser;
+}
+
+export interface SessionPoolOptions {
+  clock: Clock;
+  /** Renew this long before the token's end. */
+  renewBeforeMs?: number;
+  /** How long wrong credentials are answered 401 without asking the store. */
+  negativeTtlMs?: number;
+  maxUsers?: number;
+}
+
+class PooledUser implements BridgeUser {
+  userId = '';
+  constructor(
+    readonly name: string,
+    readonly session: () => Promise<StoreSession>,
+    readonly invalidate: (session: StoreSession) => void,
+  ) {}
+}
+
+export class AuthenticationFailed extends Error {
+  constructor(readonly reason: 'bad-credentials' | 'unavailable', options?: ErrorOptions) {
+    super(reason === 'bad-credentials' ? 'wrong username or password' : 'the store could not be reached to log in', options);
+  }
+}
+
+export class SessionPool {
+  private readonly secret = randomBytes(32);
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly rejected: LRUCache<string, true>;
+  private readonly clock: Clock;
+  private readonly renewBeforeMs: number;
+
+  constructor(
+    private readonly client: StoreClient,
+    options: SessionPoolOptions,
+  ) {
+    this.clock = options.clock;
+    this.renewBeforeMs = options.renewBeforeMs ?? 10 * 60 * 1000;
+    this.entries = new LRUCache({ max: options.maxUsers ?? 10_000 });
+    this.rejected = new LRUCache({ max: 10_000, ttl: options.negativeTtlMs ?? 5_000 });
+  }
+
+  private keyOf(credentials: Credentials): string {
+    return createHmac('sha256', this.secret).update(credentials.username).update('\0').update(credentials.password).digest('base64url');
+  }
+
+  /**
+   * The BridgeUser for these credentials, logging in on first use. Throws
+   * AuthenticationFailed('bad-credentials') for wrong credentials (401 to the client) and
+   * AuthenticationFailed('unavailable') when the store cannot be reached (503).
+   */
+  async authenticate(credentials: Credentials): Promise<BridgeUser> {
+    const key = this.keyOf(credentials);
+    if (this.rejected.has(key)) throw new AuthenticationFailed('bad-credentials');
+    const existing = this.entries.get(key);
+    if (existing) {
+      await this.sessionFor(key, existing, credentials);
+      return existing.user;
+    }
+    const entry = this.newEntry(key, credentials);
+    this.entries.set(key, entry);
+    try {
+      await this.sessionFor(key, entry, credentials);
+    } catch (err) {
+      this.entries.delete(key);
+      throw err;
+    }
+    return entry.user;
+  }
+
+  private newEntry(key: string, credentials: Credentials): Entry {
+    const entry = {} as Entry;
+    entry.user = new PooledUser(credentials.username, () => this.sessionFor(key, entry, credentials), (session) => {
+      if (entry.session === session) entry.session = undefined;
+    });
+    return entry;
+  }
+
+  private sessionFor(key: string, entry: Entry, credentials: Credentials): Promise<StoreSession> {
+    const current = entry.session;
+    if (current && current.expiresAtMs - this.renewBeforeMs > this.clock.now()) return Promise.resolve(current);
+    if (entry.pending) return entry.pending;
+    entry.pending = this.client
+      .login(credentials.username, credentials.password)
+      .then(
+        (session) => {
+          entry.session = session;
+          (entry.user as PooledUser).userId = session.userId;
+          return session;
+        },
+        (err: unknown) => {
+          const refused = err instanceof StoreError && ['unauthenticated', 'invalid', 'forbidden', 'not-found'].includes(err.kind);
+          if (refused) {
+            this.rejected.set(key, true);
+            this.entries.delete(key);
+            throw new AuthenticationFailed('bad-credentials', { cause: err });
+          }
+          throw new AuthenticationFailed('unavailable', { cause: err });
+        },
+      )
+      .finally(() => {
+        entry.pending = undefined;
+      });
+    return entry.pending;
+  }
+
+  /** Forgets every cached session (shutdown, tests). */
+  clear(): void {
+    this.entries.clear();
+    this.rejected.clear();
+  }
+}

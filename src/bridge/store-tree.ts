@@ -1,0 +1,465 @@
+/**
+ * The async core of the bridge: DAV paths -> store operations, through the metadata cache.
+ * It speaks DAV words (path, resource, collection) upward and SPEC words (node, dirlist) only
+ * through src/store-client, so it serves any server of the interface. Every method throws
+ * StoreError (dav-errors.ts decides the status). It never touches HTTP requests or responses.
+ *
+ * Paths map to node ids only by walking dirlist folder by folder (SPEC has no path lookup):
+ * each folder is listed at most once per TTL per user, concurrent lookups share one call, and
+ * the bridge's own writes patch or invalidate exactly the folders they change.
+ */
+import { randomBytes } from 'node:crypto';
+import { Transform, type Readable } from 'node:stream';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../common/logger.js';
+import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/index.js';
+import { normalizeName } from './href.js';
+import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
+import type { BridgeUser } from './sessions.js';
+
+/** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
+export type DavPath = string & { readonly brand: 'DavPath' };
+
+export const TOP_LEVEL = ['home', 'incoming', 'trash', 'public_shares', 'private_shares', 'favorites', 'shared_with_you'] as const;
+
+/** Names the bridge uses for its own bookkeeping inside store folders; never listed. */
+export const STAGING_PREFIX = '.driveway-staging-';
+
+export function toDavPath(segments: readonly string[]): DavPath {
+  return `/${segments.map((s) => s.normalize('NFC')).join('/')}` as DavPath;
+}
+
+export function segmentsOf(path: DavPath): string[] {
+  return path === '/' ? [] : path.slice(1).split('/');
+}
+
+export function parentOf(path: DavPath): DavPath {
+  const segments = segmentsOf(path);
+  return toDavPath(segments.slice(0, -1));
+}
+
+export function nameOf(path: DavPath): string {
+  const segments = segmentsOf(path);
+  return segments[segments.length - 1] ?? '';
+}
+
+export type ResourceKind = 'root' | 'top' | 'node';
+
+export interface Resource {
+  path: DavPath;
+  kind: ResourceKind;
+  entry: NodeEntry;
+  /** Folder holding it (absent for the root and the top-level folders). */
+  parent?: { id: NodeId; key: FolderKey };
+  /** Global keys from the root down to this resource: what locks and dead properties hang on. */
+  chain: string[];
+}
+
+export interface Quota {
+  usedBytes: number;
+  /** Infinity when the store reports no limit. */
+  availableBytes: number;
+}
+
+export interface StoreTreeOptions {
+  client: StoreClient;
+  cache: MetadataCache;
+  log?: Logger;
+  /** How long a quota answer is reused. */
+  quotaTtlMs?: number;
+}
+
+function notFound(operation: string, what: string): StoreError {
+  return new StoreError('not-found', operation, 404, `${what} not found`);
+}
+
+export class StoreTree {
+  private readonly client: StoreClient;
+  private readonly cache: MetadataCache;
+  private readonly inflight = new Map<string, Promise<Listing>>();
+  private readonly quotas: LRUCache<string, Quota | 'none'>;
+  private readonly log?: Logger;
+
+  constructor(options: StoreTreeOptions) {
+    this.client = options.client;
+    this.cache = options.cache;
+    this.log = options.log;
+    this.quotas = new LRUCache({ max: 10_000, ttl: options.quotaTtlMs ?? 5_000 });
+  }
+
+  /** Global key of a folder: bare top-level ids name a different folder per user. */
+  folderKey(user: BridgeUser, id: NodeId): FolderKey {
+    return (TOP_LEVEL as readonly string[]).includes(id) ? `${id}:${user.userId}` : id;
+  }
+
+  /**
+   * Runs a store call with the user's session; after a 401 it logs in again once (the token
+   * may have been revoked or the store restarted with another secret).
+   */
+  async withSession<T>(user: BridgeUser, call: (session: StoreSession) => Promise<T>): Promise<T> {
+    const session = await user.session();
+    try {
+      return await call(session);
+    } catch (err) {
+      if (!(err instanceof StoreError) || err.kind !== 'unauthenticated') throw err;
+      user.invalidate(session);
+      return call(await user.session());
+    }
+  }
+
+  private rootResource(user: BridgeUser): Resource {
+    return {
+      path: '/' as DavPath,
+      kind: 'root',
+      entry: { id: '' as NodeId, name: '', kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false },
+      chain: [`root:${user.userId}`],
+    };
+  }
+
+  /** The listing of a folder: from the cache, or one dirlist shared by concurrent callers. */
+  async listing(user: BridgeUser, folder: NodeId): Promise<Listing> {
+    const key = this.folderKey(user, folder);
+    const cached = this.cache.listing(user.userId, key);
+    if (cached) return cached;
+    const flightKey = `${user.userId}\0${key}`;
+    const pending = this.inflight.get(flightKey);
+    if (pending) return pending;
+    const generation = this.cache.currentGeneration(key);
+    const fetch = this.withSession(user, (s) => this.client.listFolder(s, folder))
+      .then((entries) => this.cache.remember(user.userId, key, entries.filter((e) => !e.name.startsWith(STAGING_PREFIX)), generation))
+      .finally(() => this.inflight.delete(flightKey));
+    this.inflight.set(flightKey, fetch);
+    return fetch;
+  }
+
+  private async rootListing(user: BridgeUser): Promise<Listing> {
+    const key = `root:${user.userId}`;
+    const cached = this.cache.listing(user.userId, key);
+    if (cached) return cached;
+    const generation = this.cache.currentGeneration(key);
+    const found = await Promise.all(
+      TOP_LEVEL.map(async (kind): Promise<NodeEntry | undefined> => {
+        try {
+          const d = await this.withSession(user, (s) => this.client.details(s, kind as NodeId));
+          return { id: kind as NodeId, name: kind, kind: 'folder', sizeBytes: 0, updatedMs: d.updatedMs ?? 0, isStarred: false };
+        } catch (err) {
+          // A server without this top-level folder simply does not show it.
+          if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
+          throw err;
+        }
+      }),
+    );
+    return this.cache.remember(user.userId, key, found.filter((e): e is NodeEntry => e !== undefined), generation);
+  }
+
+  /** Resolves a path; throws StoreError not-found when any segment is missing or not a folder. */
+  async stat(user: BridgeUser, path: DavPath): Promise<Resource> {
+    const found = await this.tryStat(user, path);
+    if (!found) throw notFound('tree.stat', path);
+    return found;
+  }
+
+  /** Like stat, but undefined when the path is unmapped (a parent missing included). */
+  async tryStat(user: BridgeUser, path: DavPath): Promise<Resource | undefined> {
+    await user.session();
+    const segments = segmentsOf(path);
+    let current = this.rootResource(user);
+    for (const segment of segments) {
+      if (current.entry.kind !== 'folder') return undefined;
+      // The root holds only the fixed top-level names: Finder's probes (`/.DS_Store`, `/._.`,
+      // `/Backups.backupdb`: CLIENT-QUIRKS §1) are answered without building the root listing.
+      if (current.kind === 'root' && !(TOP_LEVEL as readonly string[]).includes(segment)) return undefined;
+      const listing = current.kind === 'root' ? await this.rootListing(user) : await this.listing(user, current.entry.id);
+      const entry = listing.byName.get(segment);
+      if (!entry) return undefined;
+      const parent = current.kind === 'root' ? undefined : { id: current.entry.id, key: this.folderKey(user, current.entry.id) };
+      current = {
+        path: toDavPath([...segmentsOf(current.path), entry.name]),
+        kind: current.kind === 'root' ? 'top' : 'node',
+        entry,
+        ...(parent ? { parent } : {}),
+        chain: [...current.chain, this.folderKey(user, entry.id)],
+      };
+    }
+    return current;
+  }
+
+  /** Children of a collection. */
+  async list(user: BridgeUser, folder: Resource): Promise<Resource[]> {
+    if (folder.entry.kind !== 'folder') return [];
+    const listing = folder.kind === 'root' ? await this.rootListing(user) : await this.listing(user, folder.entry.id);
+    const parent = folder.kind === 'root' ? undefined : { id: folder.entry.id, key: this.folderKey(user, folder.entry.id) };
+    // A Depth 1 PROPFIND builds one of these per entry (10 000 in a big folder): plain loop,
+    // the folder's path prefix computed once, only the new name normalised.
+    const prefix = folder.path === '/' ? '/' : `${folder.path}/`;
+    const kind = folder.kind === 'root' ? ('top' as const) : ('node' as const);
+    const { entries } = listing;
+    const out = new Array<Resource>(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as NodeEntry;
+      const resource: Resource = { path: (prefix + normalizeName(entry.name)) as DavPath, kind, entry, chain: [...folder.chain, this.folderKey(user, entry.id)] };
+      if (parent) resource.parent = parent;
+      out[i] = resource;
+    }
+    return out;
+  }
+
+  /** The user's quota, or undefined when the server has no profile endpoint (edition 1.0). */
+  async quota(user: BridgeUser): Promise<Quota | undefined> {
+    const cached = this.quotas.get(user.userId);
+    if (cached) return cached === 'none' ? undefined : cached;
+    let profile: UserProfile;
+    try {
+      profile = await this.withSession(user, (s) => this.client.currentUser(s));
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'not-found') {
+        this.quotas.set(user.userId, 'none');
+        return undefined;
+      }
+      throw err;
+    }
+    const quota: Quota = {
+      usedBytes: profile.diskUsedBytes,
+      availableBytes: profile.diskQuotaBytes > 0 ? Math.max(0, profile.diskQuotaBytes - profile.diskUsedBytes) : Number.POSITIVE_INFINITY,
+    };
+    this.quotas.set(user.userId, quota);
+    return quota;
+  }
+
+  private afterWrite(user: BridgeUser): void {
+    this.quotas.delete(user.userId);
+  }
+
+  /**
+   * Reads a file, a byte range of it when asked. The range is handed to the store; a store that
+   * ignores it (200) is read from the start and the bytes before the range are skipped here.
+   */
+  async read(user: BridgeUser, file: Resource, range?: ByteRange, signal?: AbortSignal): Promise<Download> {
+    if (file.entry.kind !== 'file') throw new StoreError('invalid', 'tree.read', undefined, 'not a file');
+    const download = await this.withSession(user, (s) => this.client.download(s, file.entry.id, file.entry.name, { range, signal }));
+    if (!range || download.rangeHonoured) return download;
+    const start = range.start;
+    const end = range.end ?? Number.POSITIVE_INFINITY;
+    return { ...download, status: 206, rangeHonoured: true, contentLength: undefined, body: sliceStream(download.body, start, end) };
+  }
+
+  /**
+   * Writes a file at `path`: a new revision when a file is there, else a new file. Throws
+   * conflict when the parent is missing or not a folder, or a folder has that name.
+   */
+  async write(user: BridgeUser, path: DavPath, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<{ created: boolean; entry?: NodeEntry }> {
+    const parent = await this.parentFolder(user, path, 'tree.write');
+    const name = nameOf(path);
+    const listing = await this.listing(user, parent.entry.id);
+    const existing = listing.byName.get(name);
+    if (existing?.kind === 'folder') throw new StoreError('conflict', 'tree.write', 409, 'a collection has that name');
+    const target = existing ? { revisionOf: existing.id, name: existing.name } : { folder: parent.entry.id, name };
+    const result = await this.withSession(user, (s) => this.client.upload(s, target, body, sizeBytes, signal));
+    this.afterWrite(user);
+    const key = this.folderKey(user, parent.entry.id);
+    const id = result.id ?? existing?.id;
+    if (id && result.sizeBytes !== undefined) {
+      const entry: NodeEntry = {
+        id,
+        name: existing?.name ?? name,
+        kind: 'file',
+        sizeBytes: result.sizeBytes,
+        updatedMs: Date.now(),
+        ...(result.revision !== undefined ? { revision: result.revision } : {}),
+        isStarred: existing?.isStarred ?? false,
+      };
+      this.cache.patch(user.userId, key, (entries) => [...entries.filter((e) => e.id !== id), entry]);
+      return { created: !existing, entry };
+    }
+    this.cache.forget(key);
+    return { created: !existing };
+  }
+
+  private async parentFolder(user: BridgeUser, path: DavPath, operation: string): Promise<Resource> {
+    if (path === '/') throw new StoreError('forbidden', operation, 403, 'the root cannot be written');
+    const parent = await this.tryStat(user, parentOf(path));
+    if (!parent || parent.entry.kind !== 'folder') throw new StoreError('conflict', operation, 409, 'parent collection missing');
+    if (parent.kind === 'root') throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
+    return parent;
+  }
+
+  /** Creates a collection; conflict when the parent is missing, `exists` when the name is taken. */
+  async mkdir(user: BridgeUser, path: DavPath): Promise<void> {
+    const parent = await this.parentFolder(user, path, 'tree.mkdir');
+    const name = nameOf(path);
+    const listing = await this.listing(user, parent.entry.id);
+    if (listing.byName.has(name)) throw new StoreError('conflict', 'tree.mkdir', 405, 'exists');
+    await this.withSession(user, (s) => this.client.createFolder(s, parent.entry.id, name));
+    this.cache.forget(this.folderKey(user, parent.entry.id));
+  }
+
+  /** Deletes (into trash; for good inside trash, as the store decides). */
+  async remove(user: BridgeUser, resource: Resource): Promise<void> {
+    if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
+    await this.withSession(user, (s) => this.client.remove(s, resource.entry.id));
+    this.afterWrite(user);
+    this.cache.forget(resource.parent.key);
+    this.cache.forget(this.folderKey(user, 'trash' as NodeId));
+    if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
+  }
+
+  /**
+   * Moves `source` to `to`: a rename, a move into another folder, or both (in an order that
+   * avoids a passing name clash). An existing target is deleted first when `overwrite`. When a
+   * later step of a two- or three-step move fails, the earlier steps are undone (best effort),
+   * so the node is not left under a hidden passing name or half-moved.
+   */
+  async move(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
+    if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
+    const targetParent = await this.parentFolder(user, to, 'tree.move');
+    const replaced = await this.clearTarget(user, to, overwrite, source, 'tree.move');
+    const newName = nameOf(to);
+    const oldName = source.entry.name;
+    const fromId = source.parent.id;
+    const toId = targetParent.entry.id;
+    const id = source.entry.id;
+    const undo: Array<(s: StoreSession) => Promise<void>> = [];
+    const rename = async (name: string, back: string): Promise<void> => {
+      await this.withSession(user, (s) => this.client.rename(s, id, name));
+      undo.push((s) => this.client.rename(s, id, back));
+    };
+    const moveTo = async (folder: NodeId, back: NodeId): Promise<void> => {
+      await this.withSession(user, (s) => this.client.moveInto(s, id, folder));
+      undo.push((s) => this.client.moveInto(s, id, back));
+    };
+    try {
+      if (toId === fromId) {
+        if (newName !== oldName) await rename(newName, oldName);
+      } else if (newName === oldName) {
+        await moveTo(toId, fromId);
+      } else {
+        const targetListing = await this.listing(user, toId);
+        const sourceListing = await this.listing(user, fromId);
+        if (!targetListing.byName.has(oldName)) {
+          await moveTo(toId, fromId);
+          await rename(newName, oldName);
+        } else if (!sourceListing.byName.has(newName)) {
+          await rename(newName, oldName);
+          await moveTo(toId, fromId);
+        } else {
+          const passing = `${STAGING_PREFIX}${randomBytes(6).toString('hex')}`;
+          await rename(passing, oldName);
+          await moveTo(toId, fromId);
+          await rename(newName, passing);
+        }
+      }
+    } catch (err) {
+      for (const step of undo.reverse()) {
+        try {
+          await this.withSession(user, step);
+        } catch (undoErr) {
+          this.log?.warn({ err: undoErr, id }, 'could not undo a step of a failed move');
+          break;
+        }
+      }
+      throw err;
+    } finally {
+      this.cache.forget(source.parent.key);
+      this.cache.forget(this.folderKey(user, toId));
+    }
+    return { replaced };
+  }
+
+  /**
+   * Copies `source` to `to`. copy_to keeps the name and returns no id, so a copy under another
+   * name goes through a staging folder inside the target folder: copy there, rename, move out,
+   * then delete the staging folder for good. With `shallow` a collection is copied without its
+   * members (COPY Depth 0, RFC 4918 §9.8.3): an empty collection is created at `to`.
+   */
+  async copy(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean, options: { shallow?: boolean } = {}): Promise<{ replaced: boolean }> {
+    if (source.kind === 'root') throw new StoreError('forbidden', 'tree.copy', 403, 'the root cannot be copied');
+    const targetParent = await this.parentFolder(user, to, 'tree.copy');
+    const replaced = await this.clearTarget(user, to, overwrite, source, 'tree.copy');
+    if (options.shallow && source.entry.kind === 'folder') {
+      await this.mkdir(user, to);
+      return { replaced };
+    }
+    const newName = nameOf(to);
+    const targetId = targetParent.entry.id;
+    const targetKey = this.folderKey(user, targetId);
+    const run = (call: (s: StoreSession) => Promise<void>) => this.withSession(user, call);
+    try {
+      const targetListing = await this.listing(user, targetId);
+      if (newName === source.entry.name && !targetListing.byName.has(newName)) {
+        await run((s) => this.client.copyInto(s, source.entry.id, targetId));
+        return { replaced };
+      }
+      const stagingName = `${STAGING_PREFIX}${randomBytes(6).toString('hex')}`;
+      await run((s) => this.client.createFolder(s, targetId, stagingName));
+      const staging = (await this.withSession(user, (s) => this.client.listFolder(s, targetId))).find((e) => e.name === stagingName);
+      if (!staging) throw new StoreError('bad-response', 'tree.copy', undefined, 'staging folder not listed after creation');
+      try {
+        await run((s) => this.client.copyInto(s, source.entry.id, staging.id));
+        const copied = (await this.withSession(user, (s) => this.client.listFolder(s, staging.id)))[0];
+        if (!copied) throw new StoreError('bad-response', 'tree.copy', undefined, 'copy not listed in the staging folder');
+        if (copied.name !== newName) await run((s) => this.client.rename(s, copied.id, newName));
+        await run((s) => this.client.moveInto(s, copied.id, targetId));
+      } finally {
+        await this.purge(user, staging.id);
+      }
+    } finally {
+      this.afterWrite(user);
+      this.cache.forget(targetKey);
+    }
+    return { replaced };
+  }
+
+  /** Deletes a node for good: into trash, then from trash (the store's two-step delete). */
+  private async purge(user: BridgeUser, id: NodeId): Promise<void> {
+    try {
+      await this.withSession(user, (s) => this.client.remove(s, id));
+      await this.withSession(user, (s) => this.client.remove(s, id));
+    } catch (err) {
+      this.log?.warn({ err, id }, 'could not remove a staging folder');
+    }
+    this.cache.forget(this.folderKey(user, 'trash' as NodeId));
+  }
+
+  /** For MOVE/COPY: deletes an existing target when allowed; returns whether one existed. */
+  private async clearTarget(user: BridgeUser, to: DavPath, overwrite: boolean, source: Resource, operation: string): Promise<boolean> {
+    const existing = await this.tryStat(user, to);
+    if (!existing) return false;
+    if (existing.entry.id === source.entry.id) throw new StoreError('forbidden', operation, 403, 'source and destination are the same resource');
+    if (!overwrite) throw new StoreError('conflict', operation, 412, 'destination exists');
+    await this.remove(user, existing);
+    return true;
+  }
+}
+
+/** Skips `start` bytes and ends after byte `end` (inclusive) of a stream that starts at 0. */
+function sliceStream(source: Readable, start: number, end: number): Readable {
+  let position = 0;
+  // Set once the range is complete: the source is then destroyed on purpose, and the error an
+  // undici body reports for that must not fail the slice.
+  let complete = false;
+  const slicer = new Transform({
+    transform(chunk: Buffer, _enc, callback) {
+      const chunkStart = position;
+      position += chunk.length;
+      if (position <= start || chunkStart > end) {
+        if (chunkStart > end) {
+          complete = true;
+          source.destroy();
+        }
+        callback();
+        return;
+      }
+      callback(null, chunk.subarray(Math.max(0, start - chunkStart), Math.min(chunk.length, end - chunkStart + 1)));
+      if (position > end) {
+        complete = true;
+        source.unpipe(slicer);
+        source.destroy();
+        slicer.end();
+      }
+    },
+  });
+  source.on('error', (err) => {
+    if (!complete) slicer.destroy(err);
+  });
+  return source.pipe(slicer);
+}

@@ -1,0 +1,50 @@
+/**
+ * What a verb handler receives. Handlers are plain async functions over Node's request and
+ * response; they throw (StoreError, DavStatusError, HrefError, DavXmlError, LockError) and the
+ * wrapper in server.ts answers with the status dav-errors.ts decides.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
+import type { DeadPropertyStore } from '../dead-properties.js';
+import type { DavPathParts } from '../href.js';
+import type { LockStore } from '../locks.js';
+import type { MetadataCache } from '../metadata-cache.js';
+import type { BridgeUser } from '../sessions.js';
+import type { DavPath, StoreTree } from '../store-tree.js';
+
+export interface BridgeServices {
+  tree: StoreTree;
+  cache: MetadataCache;
+  locks: LockStore;
+  props: DeadPropertyStore;
+  clock: Clock;
+  log: Logger;
+  /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */
+  quotaForNewMacOS: boolean;
+}
+
+export interface DavContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Upper-case method. */
+  method: string;
+  /** The decoded request target. */
+  target: DavPathParts;
+  /** NFC lookup path ('/' root, no trailing slash). */
+  path: DavPath;
+  /** Answer hrefs in NFD (macOS WebDAVFS). */
+  nfd: boolean;
+  /** Host names that make an absolute Destination/If URL local. */
+  hosts: string[];
+  services: BridgeServices;
+  log: Logger;
+  /** Aborted when the client goes away: pass it down to store calls. */
+  signal: AbortSignal;
+  /** The authenticated user; throws (401) for anonymous requests. */
+  user(): BridgeUser;
+  /** Undefined for anonymous requests (only OPTIONS allows them). */
+  maybeUser: BridgeUser | undefined;
+}
+
+export type VerbHandler = (ctx: DavContext) => Promise<void>;

@@ -1,0 +1,81 @@
+/**
+ * DELETE (RFC 4918 §9.6): removes a resource, a collection with its whole subtree (the store
+ * deletes the subtree in one call). Outside `/trash` the store moves it into the trash; inside
+ * `/trash` it is deleted for good. What happens is the store's decision; the bridge only keeps
+ * its own state in step: locks on and below the resource go (§9.6.1), and dead properties and
+ * client mtimes go when the resource is gone for good. A node moved into the trash keeps its
+ * UUID, so its properties stay with it for a restore.
+ */
+import { DavStatusError } from '../dav-errors.js';
+import type { BridgeUser } from '../sessions.js';
+import { segmentsOf, type Resource } from '../store-tree.js';
+import type { DavContext, VerbHandler } from './context.js';
+import { sendEmpty } from './respond.js';
+import { checkWrite, writeTargetOf } from './preconditions.js';
+
+/** Bounds the walk over cached listings when a subtree is deleted for good. */
+const MAX_FORGOTTEN_KEYS = 10_000;
+
+/** The bridge state a deleted resource takes with it. */
+export interface DeletedState {
+  /** Key of the resource: locks rooted there or below are dropped. */
+  key: string;
+  /** Keys whose dead properties and mtimes are dropped (empty unless deleted for good). */
+  forGood: string[];
+}
+
+/**
+ * What to forget when `resource` is deleted. Collect it before the store call: the deletion
+ * makes the cached listings of the subtree stale. Descendants are found in cached listings
+ * only (no store call); the properties of descendants in folders this bridge has not listed
+ * recently stay in its file as orphans keyed by UUIDs that no longer exist.
+ */
+export function deletedStateOf(ctx: DavContext, user: BridgeUser, resource: Resource): DeletedState {
+  const key = resource.chain[resource.chain.length - 1] as string;
+  const inTrash = segmentsOf(resource.path)[0] === 'trash' && resource.kind === 'node';
+  if (!inTrash) return { key, forGood: [] };
+  const { cache, tree } = ctx.services;
+  const forGood = [key];
+  const folders = resource.entry.kind === 'folder' ? [resource.entry.id] : [];
+  while (folders.length > 0 && forGood.length < MAX_FORGOTTEN_KEYS) {
+    const folder = folders.pop();
+    if (folder === undefined) break;
+    const listing = cache.listing(user.userId, tree.folderKey(user, folder));
+    if (!listing) continue;
+    for (const entry of listing.entries) {
+      forGood.push(tree.folderKey(user, entry.id));
+      if (entry.kind === 'folder') folders.push(entry.id);
+    }
+  }
+  return { key, forGood };
+}
+
+/** After the store deleted the resource: drop its locks, and its properties when gone for good. */
+export function forgetDeleted(ctx: DavContext, state: DeletedState): void {
+  ctx.services.locks.dropLocksUnder(state.key);
+  ctx.services.props.dropMany(state.forGood);
+}
+
+/**
+ * 204 on success; 404 when nothing is there; 403 for the root and the top-level folders; 400
+ * for a collection with a Depth other than infinity (§9.6.1); 412/423 from the If header and
+ * locks (every lock below a collection needs its token: §9.6.1, litmus locks).
+ */
+export const del: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const target = await writeTargetOf(ctx, ctx.path);
+  const resource = target.resource;
+  if (!resource) throw new DavStatusError(404, 'nothing to delete here');
+  if (resource.kind !== 'node') throw new DavStatusError(403, 'the root and the top-level folders cannot be deleted');
+  const isCollection = resource.entry.kind === 'folder';
+  const rawDepth = ctx.req.headers.depth;
+  const depth = Array.isArray(rawDepth) ? rawDepth.join(', ') : rawDepth;
+  if (isCollection && depth !== undefined && depth.trim().toLowerCase() !== 'infinity') {
+    throw new DavStatusError(400, 'DELETE of a collection must have Depth: infinity');
+  }
+  await checkWrite(ctx, target, { includeDescendants: isCollection });
+  const state = deletedStateOf(ctx, user, resource);
+  await ctx.services.tree.remove(user, resource);
+  forgetDeleted(ctx, state);
+  sendEmpty(ctx, 204);
+};

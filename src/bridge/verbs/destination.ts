@@ -1,0 +1,121 @@
+/**
+ * What MOVE and COPY share (RFC 4918 §9.8, §9.9): reading Destination, Overwrite and Depth,
+ * the checks that need no store write (same resource, a collection into itself, locks and If
+ * conditions on both ends), and the bookkeeping after the store changed (locks of a replaced
+ * destination, X-OC-Mtime). It never changes the store itself: the verbs call StoreTree.
+ */
+import { DavStatusError } from '../dav-errors.js';
+import { parseDestination } from '../href.js';
+import { parseOcMtime } from '../dead-properties.js';
+import type { BridgeUser } from '../sessions.js';
+import { segmentsOf, type DavPath, type Resource } from '../store-tree.js';
+import type { DavContext } from './context.js';
+import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
+import { checkHttpConditions, checkIfHeader, checkLocks, writeTargetOf, type WriteTarget } from './preconditions.js';
+
+export interface Transfer {
+  user: BridgeUser;
+  source: Resource;
+  /** The destination path (NFC, no trailing slash) and what is there now. */
+  destination: WriteTarget;
+  /** Overwrite: T (the default, RFC 4918 §10.6). */
+  overwrite: boolean;
+  /** Depth: infinity (the default) or 0. */
+  depth: '0' | 'infinity';
+  /** What goes with an existing destination when Overwrite: T deletes it. */
+  replacing?: DeletedState;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Overwrite (RFC 4918 §10.6): `T` or `F`, T when absent (rclone relies on that: CLIENT-QUIRKS §3). */
+function overwriteOf(ctx: DavContext): boolean {
+  const raw = headerValue(ctx.req.headers.overwrite);
+  if (raw === undefined) return true;
+  const value = raw.trim().toUpperCase();
+  if (value === 'T') return true;
+  if (value === 'F') return false;
+  throw new DavStatusError(400, `Overwrite ${JSON.stringify(raw)} is neither T nor F`);
+}
+
+/** Depth of a MOVE or COPY: 'infinity' when absent; '0' or 'infinity' otherwise, else 400. */
+function transferDepthOf(ctx: DavContext): '0' | 'infinity' {
+  const raw = headerValue(ctx.req.headers.depth);
+  if (raw === undefined) return 'infinity';
+  const value = raw.trim().toLowerCase();
+  if (value === '0' || value === 'infinity') return value;
+  throw new DavStatusError(400, `Depth ${JSON.stringify(raw)} is not allowed on ${ctx.method}`);
+}
+
+/** `inner` lies strictly below `outer`. */
+function isBelow(inner: DavPath, outer: DavPath): boolean {
+  return outer === '/' ? inner !== '/' : inner.startsWith(`${outer}/`);
+}
+
+/**
+ * Reads the request and checks everything a MOVE or COPY must check before writing. Throws
+ * 400 (no or malformed Destination, bad Overwrite, a Depth other than 0 or infinity), 502
+ * (Destination on another server, §9.8.5), 404 (no source), 403 (source and destination are one resource, the root or a
+ * top-level folder involved, a collection into itself, or a destination that contains the
+ * source when Overwrite is T), 412 (If header, If-Match; Overwrite F onto a containing
+ * collection), 423 (a lock on the moved source or on the destination whose token was not
+ * submitted). Locks on the source do not stop a COPY (it does not change the source).
+ */
+export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
+  const user = ctx.user();
+  const { tree } = ctx.services;
+  const isMove = ctx.method === 'MOVE';
+  const rawDestination = headerValue(ctx.req.headers.destination);
+  if (rawDestination === undefined || rawDestination.trim() === '') throw new DavStatusError(400, 'Destination header missing');
+  const parsed = parseDestination(rawDestination, ctx.hosts);
+  if (parsed.kind === 'other-host') throw new DavStatusError(502, 'Destination is on another server');
+  const destinationPath = parsed.path.path as DavPath;
+  const overwrite = overwriteOf(ctx);
+  const depth = transferDepthOf(ctx);
+
+  const source = await tree.stat(user, ctx.path);
+  if (source.kind === 'root') throw new DavStatusError(403, 'the root cannot be moved or copied');
+  if (isMove && source.kind === 'top') throw new DavStatusError(403, 'top-level folders are fixed');
+  if (segmentsOf(destinationPath).length <= 1) throw new DavStatusError(403, 'top-level folders are fixed');
+  if (destinationPath === source.path) throw new DavStatusError(403, 'source and destination are the same resource');
+  if (source.entry.kind === 'folder' && isBelow(destinationPath, source.path)) {
+    throw new DavStatusError(403, 'a collection cannot be moved or copied into itself');
+  }
+
+  const destination = await writeTargetOf(ctx, destinationPath);
+  const existing = destination.resource;
+  if (existing) {
+    if (existing.entry.id === source.entry.id) throw new DavStatusError(403, 'source and destination are the same resource');
+    if (isBelow(source.path, destinationPath)) {
+      // Overwrite: T would delete the source with the destination (Apache mod_dav answers 403 too).
+      if (!overwrite) throw new DavStatusError(412, 'the destination exists');
+      throw new DavStatusError(403, 'the destination contains the source');
+    }
+  }
+
+  // Untagged If lists name the request URI, the source; tagged lists may name the destination.
+  const sourceTarget: WriteTarget = { path: source.path, resource: source, chain: source.chain };
+  await checkIfHeader(ctx, sourceTarget);
+  checkHttpConditions(ctx, sourceTarget);
+  if (isMove) checkLocks(ctx, source.chain, { includeDescendants: true });
+  // An existing destination is deleted first (RFC 4918 §9.8.4, §9.9.3): locks below it count.
+  // With Overwrite: F nothing is written there; the store tree answers 412.
+  if (!existing || overwrite) checkLocks(ctx, destination.chain, { includeDescendants: existing !== undefined });
+  const replacing = existing && overwrite ? deletedStateOf(ctx, user, existing) : undefined;
+  return { user, source, destination, overwrite, depth, ...(replacing ? { replacing } : {}) };
+}
+
+/**
+ * After the store changed: a replaced destination was deleted (its locks go; in trash, its dead
+ * properties too), and a client's X-OC-Mtime (rclone: CLIENT-QUIRKS §3) becomes the mtime of
+ * the resource now at the destination. Returns the headers to answer with.
+ */
+export function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined): Record<string, string> {
+  if (replaced && transfer.replacing) forgetDeleted(ctx, transfer.replacing);
+  const mtimeMs = parseOcMtime(headerValue(ctx.req.headers['x-oc-mtime']));
+  if (mtimeMs === undefined || newKey === undefined) return {};
+  ctx.services.props.setMtime(newKey, mtimeMs);
+  return { 'X-OC-Mtime': 'accepted' };
+}

@@ -1,0 +1,27 @@
+/**
+ * MOVE (RFC 4918 §9.9): a rename (new_name), a move into another folder (move_to), or both,
+ * decided by StoreTree.move; the node keeps its UUID, so its dead properties and client mtime
+ * follow it with no work here. Locks do not move with a resource (§9.9.1: "a successful MOVE
+ * request on a write locked resource MUST NOT move the write lock"): the ones on and below the
+ * source are dropped. rclone sends absolute Destination URLs and directory MOVEs with trailing
+ * slashes (CLIENT-QUIRKS §3); both forms are accepted.
+ */
+import { DavStatusError } from '../dav-errors.js';
+import type { DavContext, VerbHandler } from './context.js';
+import { finishTransfer, prepareTransfer } from './destination.js';
+import { sendEmpty } from './respond.js';
+
+/**
+ * 201 when the destination was new, 204 when Overwrite: T replaced it; 412 with Overwrite: F
+ * onto an existing resource; 409 when the destination's parent is missing; 400 for a
+ * collection with a Depth other than infinity (§9.9.2). See prepareTransfer for the rest.
+ */
+export const move: VerbHandler = async (ctx: DavContext) => {
+  const transfer = await prepareTransfer(ctx);
+  const { source, user } = transfer;
+  if (source.entry.kind === 'folder' && transfer.depth !== 'infinity') throw new DavStatusError(400, 'MOVE of a collection must have Depth: infinity');
+  const { replaced } = await ctx.services.tree.move(user, source, transfer.destination.path, transfer.overwrite);
+  const key = source.chain[source.chain.length - 1] as string;
+  ctx.services.locks.dropLocksUnder(key);
+  sendEmpty(ctx, replaced ? 204 : 201, finishTransfer(ctx, transfer, replaced, key));
+};

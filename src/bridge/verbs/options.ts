@@ -1,0 +1,16 @@
+/**
+ * OPTIONS (RFC 4918 §10.1, §18): answers on every URL, without credentials (Windows maps a
+ * drive only when an anonymous OPTIONS succeeds: CLIENT-QUIRKS §2), with `DAV: 1, 2` (class 2
+ * makes Finder mount read-write: §1) and `MS-Author-Via: DAV` (Office: §2).
+ */
+import type { VerbHandler } from './context.js';
+
+export const DAV_METHODS = ['OPTIONS', 'GET', 'HEAD', 'PUT', 'DELETE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK'];
+
+export const options: VerbHandler = async (ctx) => {
+  ctx.res.statusCode = 200;
+  ctx.res.setHeader('Allow', DAV_METHODS.join(', '));
+  ctx.res.setHeader('Accept-Ranges', 'bytes');
+  ctx.res.setHeader('Content-Length', '0');
+  ctx.res.end();
+};

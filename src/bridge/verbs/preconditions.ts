@@ -1,0 +1,117 @@
+/**
+ * Write preconditions shared by every verb that changes state (PUT, DELETE, MKCOL, MOVE, COPY,
+ * PROPPATCH, LOCK, UNLOCK): the If header (RFC 4918 §10.4; 412 when false), locks (423 with
+ * DAV:lock-token-submitted when a lock covering the resource was not submitted, §9.10.6 /
+ * §7.5), and HTTP If-Match / If-None-Match (RFC 9110 §13.1; davfs2 sends `If-None-Match: *`
+ * on PUT and LOCK of new files and `If-Match: <etag>` on PUT of existing ones).
+ *
+ * Locks are keyed by the global keys of a resource chain (node UUIDs), so a lock taken by one
+ * user or through one path holds for every user and path; a token counts only when presented
+ * by the user who took the lock (RFC 4918 §6.4).
+ */
+import { DavStatusError } from '../dav-errors.js';
+import { encodeHref, parseHrefTarget } from '../href.js';
+import { entityTagsMatch, evaluateIf, parseIfHeader, presentedLockTokens, type IfHeader } from '../if-header.js';
+import { parentOf, type DavPath, type Resource } from '../store-tree.js';
+import type { DavContext } from './context.js';
+
+/** Strong entity tag: files change it with every revision, folders with every listing change. */
+export function etagOf(resource: Resource): string {
+  const { entry } = resource;
+  if (entry.kind === 'file') return `"${entry.id}-${entry.revision ?? `${entry.sizeBytes}-${entry.updatedMs}`}"`;
+  return `"${resource.kind === 'root' ? 'root' : entry.id}-${entry.updatedMs}"`;
+}
+
+const parsedIf = new WeakMap<DavContext, IfHeader | undefined>();
+
+/** The request's If header, parsed once (IfHeaderError -> 400). */
+export function ifHeaderOf(ctx: DavContext): IfHeader | undefined {
+  if (parsedIf.has(ctx)) return parsedIf.get(ctx);
+  const raw = ctx.req.headers.if;
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  const header = value === undefined || value.trim() === '' ? undefined : parseIfHeader(value);
+  parsedIf.set(ctx, header);
+  return header;
+}
+
+/** The encoded href of a path, as hrefs in this request are written. */
+export function hrefOf(ctx: DavContext, path: DavPath, collection = false): string {
+  return encodeHref(path === '/' ? [] : path.slice(1).split('/'), { collection, nfd: ctx.nfd });
+}
+
+/** The target of a write: an existing resource, or an unmapped path below an existing parent. */
+export interface WriteTarget {
+  path: DavPath;
+  resource?: Resource;
+  /** Keys root..target; for an unmapped target, the parent's chain plus a key no lock can hold. */
+  chain: readonly string[];
+}
+
+export async function writeTargetOf(ctx: DavContext, path: DavPath): Promise<WriteTarget> {
+  const user = ctx.user();
+  const resource = await ctx.services.tree.tryStat(user, path);
+  if (resource) return { path, resource, chain: resource.chain };
+  const parent = path === '/' ? undefined : await ctx.services.tree.tryStat(user, parentOf(path));
+  const base = parent?.chain ?? [`root:${user.userId}`];
+  return { path, chain: [...base, `unmapped:${path}`] };
+}
+
+/** Evaluates the If header; throws 412 when it is false. */
+export async function checkIfHeader(ctx: DavContext, target: WriteTarget): Promise<void> {
+  const header = ifHeaderOf(ctx);
+  if (!header) return;
+  const user = ctx.user();
+  const { tree, locks } = ctx.services;
+  const requestHref = '\0request';
+  const passed = await evaluateIf(header, requestHref, async (href) => {
+    let resource: Resource | undefined;
+    if (href === requestHref) {
+      resource = target.resource;
+      if (!resource) return { etag: undefined, lockTokens: locks.locksCovering(target.chain).map((l) => l.token) };
+    } else {
+      const parsed = parseHrefTarget(href, ctx.hosts);
+      if (parsed.kind !== 'local') return undefined;
+      resource = await tree.tryStat(user, parsed.path.path as DavPath);
+    }
+    if (!resource) return undefined;
+    return { etag: etagOf(resource), lockTokens: locks.locksCovering(resource.chain).map((l) => l.token) };
+  });
+  if (!passed) throw new DavStatusError(412, 'If header condition failed');
+}
+
+/**
+ * Throws 423 unless every lock covering the target (and, for DELETE/MOVE of a collection,
+ * every lock below it) has its token submitted by the user who took it.
+ */
+export function checkLocks(ctx: DavContext, chain: readonly string[], options: { includeDescendants?: boolean } = {}): void {
+  const user = ctx.user();
+  const blocking = ctx.services.locks.blockingLocks(chain, presentedLockTokens(ifHeaderOf(ctx)), {
+    principal: user.userId,
+    includeDescendants: options.includeDescendants ?? false,
+  });
+  if (blocking.length > 0) {
+    throw new DavStatusError(423, 'resource is locked', 'lock-token-submitted', {}, blocking.map((l) => l.rootHref));
+  }
+}
+
+/** RFC 9110 §13.1.1/§13.1.2 for writes: If-Match and If-None-Match against the target. */
+export function checkHttpConditions(ctx: DavContext, target: WriteTarget): void {
+  const ifMatch = ctx.req.headers['if-match'];
+  const ifNoneMatch = ctx.req.headers['if-none-match'];
+  const etag = target.resource ? etagOf(target.resource) : undefined;
+  if (ifMatch !== undefined) {
+    const ok = ifMatch.trim() === '*' ? etag !== undefined : etag !== undefined && ifMatch.split(',').some((t) => entityTagsMatch(t.trim(), etag) && !t.trim().startsWith('W/'));
+    if (!ok) throw new DavStatusError(412, 'If-Match failed');
+  }
+  if (ifNoneMatch !== undefined) {
+    const matches = ifNoneMatch.trim() === '*' ? etag !== undefined : etag !== undefined && ifNoneMatch.split(',').some((t) => entityTagsMatch(t.trim(), etag));
+    if (matches) throw new DavStatusError(412, 'If-None-Match failed');
+  }
+}
+
+/** All three checks, in the order RFC 4918 implies: If header, HTTP conditions, then locks. */
+export async function checkWrite(ctx: DavContext, target: WriteTarget, options: { includeDescendants?: boolean } = {}): Promise<void> {
+  await checkIfHeader(ctx, target);
+  checkHttpConditions(ctx, target);
+  checkLocks(ctx, target.chain, options);
+}

@@ -1,0 +1,114 @@
+/**
+ * PROPPATCH (RFC 4918 §9.2): set and remove instructions in document order, any number of
+ * DAV:set / DAV:remove blocks (two DAV:set blocks crash webdav-server 2.6.3: CLIENT-QUIRKS §0),
+ * all or nothing. Dead properties are kept per node key in the bridge's DeadPropertyStore, so
+ * they follow the node through moves and are seen through every path. Live DAV: properties are
+ * protected (403 + DAV:cannot-modify-protected-property); when any instruction fails, nothing
+ * is applied and every other property gets 424 Failed Dependency (§9.2.1).
+ *
+ * Client modification times: Windows' Win32LastModifiedTime (CLIENT-QUIRKS §2) and Cyberduck's
+ * SAR:lastmodified (Sardine's custom namespace `SAR:`, §5) are kept as dead properties like any
+ * other and also recorded as the node's client mtime, which PROPFIND reports as getlastmodified.
+ * Never calls the store beyond resolving the path.
+ */
+import { DavStatusError } from '../dav-errors.js';
+import { errorXml, MultistatusWriter, parseProppatch, propKey, readBody, type PropName, type PropPatchInstruction } from '../dav-xml.js';
+import { DeadPropertyLimitError, parseDateProperty, type DeadPropertyChange } from '../dead-properties.js';
+import { encodeHref } from '../href.js';
+import type { VerbHandler } from './context.js';
+import { isLiveProperty } from './propfind.js';
+import { checkWrite } from './preconditions.js';
+import { sendXml } from './respond.js';
+
+const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
+const SARDINE_NS = 'SAR:';
+
+/** Properties whose value is also the node's client mtime (a date; ignored when it is not one). */
+function isMtimeProperty(name: PropName): boolean {
+  return (name.ns === MICROSOFT_NS && name.local === 'Win32LastModifiedTime') || (name.ns === SARDINE_NS && name.local === 'lastmodified');
+}
+
+interface Outcome {
+  name: PropName;
+  op: 'set' | 'remove';
+  status: number;
+}
+
+export const proppatch: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const instructions = parseProppatch(await readBody(ctx.req));
+  const { tree, props } = ctx.services;
+  const resource = await tree.tryStat(user, ctx.path);
+  if (!resource) throw new DavStatusError(404, 'no such resource');
+  await checkWrite(ctx, { path: resource.path, resource, chain: resource.chain });
+
+  // One outcome per property name, in the order first named; a later instruction for the same
+  // name replaces the earlier one's effect (RFC 4918 §9.2: instructions apply in document order).
+  const outcomes = new Map<string, Outcome>();
+  for (const instruction of instructions) {
+    const key = propKey(instruction.name);
+    const status = isLiveProperty(instruction.name) ? 403 : 200;
+    const previous = outcomes.get(key);
+    if (previous === undefined) outcomes.set(key, { name: instruction.name, op: instruction.op, status });
+    else {
+      previous.op = instruction.op;
+      if (previous.status === 200) previous.status = status;
+    }
+  }
+
+  const node = resource.chain[resource.chain.length - 1] as string;
+  if ([...outcomes.values()].every((o) => o.status === 200)) {
+    try {
+      props.apply(node, instructions.map(toChange));
+      const mtime = finalMtime(instructions);
+      if (mtime === 'clear') props.clearMtime(node);
+      else if (mtime !== undefined) props.setMtime(node, mtime);
+    } catch (err) {
+      if (!(err instanceof DeadPropertyLimitError)) throw err;
+      // Nothing was stored: the properties being set could not fit (507, RFC 4918 §9.2.1).
+      for (const o of outcomes.values()) o.status = o.op === 'set' ? 507 : 424;
+    }
+  } else {
+    for (const o of outcomes.values()) if (o.status === 200) o.status = 424;
+  }
+
+  const writer = new MultistatusWriter();
+  const groups = new Map<number, PropName[]>();
+  for (const o of outcomes.values()) {
+    const group = groups.get(o.status);
+    if (group) group.push(o.name);
+    else groups.set(o.status, [o.name]);
+  }
+  const href = encodeHref(ctx.target.rawSegments, { collection: resource.entry.kind === 'folder', nfd: ctx.nfd });
+  writer.addPropstats(
+    href,
+    [...groups].map(([status, names]) => ({
+      status,
+      props: names.map((name) => ({ name })),
+      ...(status === 403 ? { errorXml: errorXml('cannot-modify-protected-property') } : {}),
+    })),
+  );
+  sendXml(ctx, 207, writer.toString());
+};
+
+function toChange(instruction: PropPatchInstruction): DeadPropertyChange {
+  const { ns, local } = instruction.name;
+  return instruction.op === 'set' ? { op: 'set', ns, local, xml: instruction.xml } : { op: 'remove', ns, local };
+}
+
+/**
+ * The client mtime after the instructions: the last date set through an mtime property wins;
+ * removing one forgets the client mtime (getlastmodified falls back to the store's time).
+ */
+function finalMtime(instructions: readonly PropPatchInstruction[]): number | 'clear' | undefined {
+  let mtime: number | 'clear' | undefined;
+  for (const instruction of instructions) {
+    if (!isMtimeProperty(instruction.name)) continue;
+    if (instruction.op === 'remove') mtime = 'clear';
+    else {
+      const ms = parseDateProperty(instruction.text);
+      if (ms !== undefined) mtime = ms;
+    }
+  }
+  return mtime;
+}

@@ -1,0 +1,152 @@
+/**
+ * PUT (RFC 9110 §9.3.4, RFC 4918 §9.7): the request body streamed into the store's two-step
+ * upload (store-tree.write; the upload token is fetched right before the body starts), a new file
+ * (201) or a new revision of the file there (204), answered only after the store confirmed. A
+ * failed upload never answers success, and the previous revision stays as it was: the store adds
+ * a revision only once its bytes are complete (SPEC "Upload"), so nothing is overwritten early.
+ *
+ * Bodies: Content-Length, or chunked. Finder sends chunked with `X-Expected-Entity-Length: N`
+ * and sometimes never the final 0-chunk (CLIENT-QUIRKS §1; webdav-server hangs there:
+ * OpenMarshal#108): N is the size hint for the store, and the body ends after N bytes whether or
+ * not the 0-chunk comes; the answer then carries `Connection: close`, since the connection's
+ * framing can no longer be trusted. The body is never buffered.
+ *
+ * Preconditions, all before a byte of the body is read: Content-Range is refused (400, RFC 9110
+ * §14.5: a partial PUT must never replace the whole file); a collection is 405; a missing parent
+ * 409; then checkWrite (If header, If-Match, If-None-Match: *, locks). `Expect: 100-continue` is
+ * answered by Node itself before this handler runs (no `checkContinue` listener), and an error is
+ * answered without waiting for the body (litmus http/expect100).
+ *
+ * Client mtimes: `X-OC-Mtime: <unix seconds>` (rclone, CLIENT-QUIRKS §3) is kept for the node and
+ * answered with `X-OC-Mtime: accepted`; a PUT without it forgets a kept mtime (the content changed,
+ * so the store's time is the right one again).
+ */
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { DavStatusError } from '../dav-errors.js';
+import { parseOcMtime } from '../dead-properties.js';
+import { parentOf, type Resource } from '../store-tree.js';
+import type { DavContext, VerbHandler } from './context.js';
+import { checkWrite, etagOf, writeTargetOf } from './preconditions.js';
+import { sendEmpty } from './respond.js';
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** How many body bytes to expect: undefined when only the end of a chunked body tells. */
+function bodySizeOf(req: IncomingMessage): { sizeBytes: number | undefined; endsAfterHint: boolean } {
+  const contentLength = headerValue(req.headers['content-length']);
+  if (contentLength !== undefined) return { sizeBytes: Number(contentLength), endsAfterHint: false };
+  const isChunked = /\bchunked\b/i.test(headerValue(req.headers['transfer-encoding']) ?? '');
+  if (!isChunked) return { sizeBytes: 0, endsAfterHint: false };
+  const hint = headerValue(req.headers['x-expected-entity-length'])?.trim();
+  if (hint !== undefined && /^\d{1,15}$/.test(hint)) return { sizeBytes: Number(hint), endsAfterHint: true };
+  return { sizeBytes: undefined, endsAfterHint: false };
+}
+
+/**
+ * The request body as a stream the upload may stop reading early without tearing down the
+ * request (the answer still has to go out on it). With `limit`, it ends after that many bytes
+ * and fails when the request ends before them. A failure is also reported to `onFailure`, since
+ * the store client turns whatever breaks its upload into a store error.
+ */
+function bodyStream(req: IncomingMessage, limit: number | undefined, onFailure: (err: unknown) => void): Readable {
+  async function* chunks(): AsyncGenerator<Buffer> {
+    let seen = 0;
+    try {
+      if (limit === 0) return;
+      for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+        const bytes = chunk as Buffer;
+        if (limit === undefined) {
+          yield bytes;
+          continue;
+        }
+        const room = limit - seen;
+        if (bytes.length >= room) {
+          yield bytes.subarray(0, room);
+          return;
+        }
+        seen += bytes.length;
+        yield bytes;
+      }
+      if (limit !== undefined && seen < limit) {
+        throw new DavStatusError(400, `the body ended after ${seen} of the ${limit} bytes X-Expected-Entity-Length announced`);
+      }
+    } catch (err) {
+      onFailure(err);
+      throw err;
+    } finally {
+      // Whatever stopped the upload (done, refused, broken), the rest of the body must still be
+      // read off the connection or the next request on it never gets parsed. Only now, with
+      // the iterator's 'readable' listener gone, does resume() take effect.
+      if (!req.complete && !req.destroyed) req.resume();
+    }
+  }
+  return Readable.from(chunks(), { objectMode: false });
+}
+
+export const put: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const { tree, props } = ctx.services;
+  const { req } = ctx;
+  if (req.headers['content-range'] !== undefined) throw new DavStatusError(400, 'PUT with Content-Range is not supported (RFC 9110 §14.5)');
+
+  const target = await writeTargetOf(ctx, ctx.path);
+  if (target.resource?.entry.kind === 'folder') {
+    throw new DavStatusError(405, 'PUT on a collection', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE, LOCK, UNLOCK' });
+  }
+  if (!target.resource) {
+    const parent = ctx.path === '/' ? undefined : await tree.tryStat(user, parentOf(ctx.path));
+    if (!parent || parent.entry.kind !== 'folder') throw new DavStatusError(409, 'parent collection missing');
+  }
+  await checkWrite(ctx, target);
+
+  const { sizeBytes, endsAfterHint } = bodySizeOf(req);
+  let bodyFailure: unknown;
+  const body = bodyStream(req, endsAfterHint ? sizeBytes : undefined, (err) => {
+    bodyFailure ??= err;
+  });
+  let result: Awaited<ReturnType<typeof tree.write>>;
+  try {
+    result = await tree.write(user, ctx.path, body, sizeBytes, ctx.signal);
+  } catch (err) {
+    body.destroy();
+    if (ctx.signal.aborted) {
+      // The client hung up: nobody is left to answer, and the store kept the old revision.
+      ctx.log.debug({ err }, 'client went away during the upload');
+      return;
+    }
+    // A Finder body shorter than its X-Expected-Entity-Length: the client's fault, whatever
+    // the store client made of the upload it broke off.
+    if (bodyFailure instanceof DavStatusError) throw bodyFailure;
+    throw err;
+  }
+
+  const headers: Record<string, string> = {};
+  const entry = result.entry;
+  const nodeKey = target.resource ? target.resource.chain[target.resource.chain.length - 1] : entry ? tree.folderKey(user, entry.id) : undefined;
+  const ocMtime = parseOcMtime(headerValue(req.headers['x-oc-mtime']));
+  let mtimeKey = nodeKey;
+  if (ocMtime !== undefined && mtimeKey === undefined) {
+    const written = await tree.tryStat(user, ctx.path);
+    mtimeKey = written ? written.chain[written.chain.length - 1] : undefined;
+  }
+  if (mtimeKey !== undefined) {
+    if (ocMtime !== undefined) {
+      props.setMtime(mtimeKey, ocMtime);
+      headers['X-OC-Mtime'] = 'accepted';
+    } else if (target.resource) {
+      props.clearMtime(mtimeKey);
+    }
+  }
+  if (entry) {
+    const written: Resource = { path: ctx.path, kind: 'node', entry, chain: [...target.chain.slice(0, -1), tree.folderKey(user, entry.id)] };
+    headers.ETag = etagOf(written);
+    headers['Last-Modified'] = new Date(ocMtime ?? entry.updatedMs).toUTCString();
+  }
+  // Finder's body without the 0-chunk: the parser still waits for it, so this connection's
+  // framing is lost; the client must open a new one for its next request.
+  if (!req.complete) headers.Connection = 'close';
+  sendEmpty(ctx, result.created ? 201 : 204, headers);
+};

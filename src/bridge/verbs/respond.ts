@@ -1,0 +1,37 @@
+/** Writing answers: failures (status + optional DAV:error body), XML bodies, empty answers. */
+import type { DavFailure } from '../dav-errors.js';
+import type { DavContext } from './context.js';
+
+export const XML_TYPE = 'application/xml; charset=utf-8';
+
+/** Sends an XML body with an exact Content-Length (HEAD-safe). */
+export function sendXml(ctx: DavContext, status: number, xml: string, headers: Record<string, string> = {}): void {
+  const body = Buffer.from(xml, 'utf8');
+  ctx.res.writeHead(status, { ...headers, 'Content-Type': XML_TYPE, 'Content-Length': String(body.length) });
+  ctx.res.end(ctx.method === 'HEAD' ? undefined : body);
+}
+
+export function sendEmpty(ctx: DavContext, status: number, headers: Record<string, string> = {}): void {
+  ctx.res.writeHead(status, { ...headers, 'Content-Length': '0' });
+  ctx.res.end();
+}
+
+/** RFC 4918 §16: `<D:error><D:{condition}/></D:error>`, optionally with hrefs inside the condition. */
+export function errorBody(condition: string, hrefs: readonly string[] = []): string {
+  const inner = hrefs.length ? `<D:${condition}>${hrefs.map((h) => `<D:href>${h.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</D:href>`).join('')}</D:${condition}>` : `<D:${condition}/>`;
+  return `<?xml version="1.0" encoding="utf-8"?>\n<D:error xmlns:D="DAV:">${inner}</D:error>`;
+}
+
+/** Answers a failure. When the answer has already started, the connection is cut instead. */
+export function writeFailure(ctx: DavContext, failure: DavFailure, _err: unknown): void {
+  const { res } = ctx;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  for (const name of res.getHeaderNames()) {
+    if (!['dav', 'ms-author-via', 'server'].includes(name)) res.removeHeader(name);
+  }
+  if (failure.condition) sendXml(ctx, failure.status, errorBody(failure.condition, failure.hrefs ?? []), failure.headers);
+  else sendEmpty(ctx, failure.status, failure.headers);
+}

@@ -1,0 +1,61 @@
+/**
+ * A real store and a real bridge in front of it, both on 127.0.0.1 with OS-chosen ports, each
+ * with its own temp state. The bridge reaches the store only over HTTP, as in production.
+ */
+import type { Clock } from '../../src/common/clock.js';
+import { createLogger } from '../../src/common/logger.js';
+import { startBridge, type RunningBridge } from '../../src/bridge/server.js';
+import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
+import { storeFixture, type StoreFixture, type TestUser } from './store-fixture.js';
+import type { TestStoreOptions } from './start-store.js';
+
+export interface BridgeFixture extends StoreFixture {
+  bridge: RunningBridge;
+  /** Bridge base URL without a trailing slash. */
+  davUrl: string;
+  /** A user and their Basic Authorization header value. */
+  newDavUser(options?: { quotaBytes?: number }): Promise<TestUser & { auth: string }>;
+  /** With `viaProxy`: the counting proxy every bridge -> store request goes through. */
+  proxy?: CountingProxy;
+}
+
+export interface BridgeFixtureOptions extends TestStoreOptions {
+  bridgeFlags?: { cacheTtlMs?: number };
+  /** The bridge's clock (lock expiry, session renewal); a ManualClock lets a test move time. Default: system time. */
+  clock?: Clock;
+  /** Put a counting proxy (counting-proxy.ts) between bridge and store: `fixture.proxy`. */
+  viaProxy?: boolean;
+}
+
+export function basicAuth(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+}
+
+export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise<BridgeFixture> {
+  const fixture = await storeFixture(options);
+  const config = structuredClone(fixture.store.config);
+  if (options.bridgeFlags?.cacheTtlMs !== undefined) config.bridge.cacheTtlMs = options.bridgeFlags.cacheTtlMs;
+  const proxy = options.viaProxy ? await startCountingProxy(fixture.store.url) : undefined;
+  const bridge = await startBridge({
+    config,
+    logger: createLogger(process.env.DRIVEWAY_TEST_LOG ?? 'silent'),
+    storeUrl: proxy?.url ?? fixture.store.url,
+    port: 0,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  return {
+    ...fixture,
+    bridge,
+    davUrl: bridge.url,
+    ...(proxy ? { proxy } : {}),
+    async newDavUser(opts = {}) {
+      const user = await fixture.newUser({ quotaBytes: opts.quotaBytes });
+      return { ...user, auth: basicAuth(user.email, user.password) };
+    },
+    async close() {
+      await bridge.close();
+      await proxy?.close();
+      await fixture.close();
+    },
+  };
+}
