@@ -44,6 +44,8 @@ export function parseBasic(header: string | undefined): Credentials | undefined 
 
 interface Entry {
   session?: StoreSession;
+  /** On the bridge's clock: when the session is renewed. */
+  renewAtMs?: number;
   pending?: Promise<StoreSession>;
   user: BridgeUser;
 }
@@ -65,6 +67,8 @@ class PooledUser implements BridgeUser {
     readonly invalidate: (session: StoreSession) => void,
   ) {}
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class AuthenticationFailed extends Error {
   constructor(readonly reason: 'bad-credentials' | 'unavailable', options?: ErrorOptions) {
@@ -127,13 +131,17 @@ export class SessionPool {
 
   private sessionFor(key: string, entry: Entry, credentials: Credentials): Promise<StoreSession> {
     const current = entry.session;
-    if (current && current.expiresAtMs - this.renewBeforeMs > this.clock.now()) return Promise.resolve(current);
+    if (current && entry.renewAtMs !== undefined && entry.renewAtMs > this.clock.now()) return Promise.resolve(current);
     if (entry.pending) return entry.pending;
     entry.pending = this.client
       .login(credentials.username, credentials.password)
       .then(
         (session) => {
           entry.session = session;
+          // The token's end is on the store's clock; measure its lifetime and renew on ours, so a
+          // skew between the two machines cannot make every request log in again.
+          const lifetimeMs = Math.min(DAY_MS, Math.max(60_000, session.expiresAtMs - Date.now()));
+          entry.renewAtMs = this.clock.now() + Math.max(lifetimeMs / 2, lifetimeMs - this.renewBeforeMs);
           (entry.user as PooledUser).userId = session.userId;
           return session;
         },

@@ -12,7 +12,6 @@
  * never anything else (older Windows clients take it as the name: §2).
  */
 import { LRUCache } from 'lru-cache';
-import { lookup as lookupMimeType } from 'mime-types';
 import { DavStatusError } from '../dav-errors.js';
 import {
   DAV_NS,
@@ -32,6 +31,7 @@ import { remainingSec } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
 import type { Quota, Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
+import { contentTypeOf } from './get.js';
 import { etagOf } from './preconditions.js';
 import { XML_TYPE } from './respond.js';
 
@@ -310,7 +310,7 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       return { name: nameOf(prop), text: etagOf(resource) };
     case 'getcontenttype':
       // From the name only: sniffing content would cost a download per file (CLIENT-QUIRKS §3).
-      return isFile ? { name: nameOf(prop), text: lookupMimeType(entry.name) || 'application/octet-stream' } : undefined;
+      return isFile ? { name: nameOf(prop), text: contentTypeOf(entry.name) } : undefined;
     case 'supportedlock':
       return { name: nameOf(prop), innerXml: SUPPORTED_LOCK_INNER_XML };
     case 'lockdiscovery':
