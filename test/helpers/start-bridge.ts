@@ -9,12 +9,15 @@ import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
 import { storeFixture, type StoreFixture, type TestUser } from './store-fixture.js';
 import type { TestStoreOptions } from './start-store.js';
 
+/** A user and their Basic Authorization header value, as the bridge suites act. */
+export type DavUser = TestUser & { auth: string };
+
 export interface BridgeFixture extends StoreFixture {
   bridge: RunningBridge;
   /** Bridge base URL without a trailing slash. */
   davUrl: string;
   /** A user and their Basic Authorization header value. */
-  newDavUser(options?: { quotaBytes?: number }): Promise<TestUser & { auth: string }>;
+  newDavUser(options?: { quotaBytes?: number }): Promise<DavUser>;
   /** With `viaProxy`: the counting proxy every bridge -> store request goes through. */
   proxy?: CountingProxy;
 }

@@ -1,15 +1,8 @@
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeHref } from '../../../src/bridge/href.js';
 import { STAGING_PREFIX } from '../../../src/bridge/store-tree.js';
 import { nodeId, type NodeEntry } from '../../../src/store-client/index.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
-import type { TestUser } from '../../helpers/store-fixture.js';
-
-type DavUser = TestUser & { auth: string };
-
-const LOCKINFO =
-  '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+import { bridgeRequests, href } from '../../helpers/dav-requests.js';
+import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
 describe('COPY', () => {
   let f: BridgeFixture;
@@ -25,73 +18,7 @@ describe('COPY', () => {
     await f.close();
   });
 
-  const href = (...segments: string[]): string => encodeHref(segments);
-
-  async function dav(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    const res = await request(`${f.davUrl}${path}`, { method, headers: { authorization: u.auth, ...headers }, ...(body === undefined ? {} : { body }) });
-    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-  }
-
-  function copy(from: string, to: string, headers: Record<string, string> = {}) {
-    return dav('COPY', from, { destination: `${f.davUrl}${to}`, ...headers });
-  }
-
-  async function storeEntries(folder = 'home'): Promise<NodeEntry[]> {
-    return f.client.listFolder(u.session, nodeId(folder));
-  }
-
-  async function entryIn(folder: string, name: string): Promise<NodeEntry | undefined> {
-    return (await storeEntries(folder)).find((e) => e.name === name);
-  }
-
-  async function mustFind(folder: string, name: string): Promise<NodeEntry> {
-    const entry = await entryIn(folder, name);
-    if (!entry) throw new Error(`no ${name} in ${folder}`);
-    return entry;
-  }
-
-  async function put(path: string, body: string): Promise<void> {
-    const res = await dav('PUT', path, {}, body);
-    expect([201, 204]).toContain(res.status);
-  }
-
-  async function mkcol(path: string): Promise<string> {
-    expect((await dav('MKCOL', path)).status).toBe(201);
-    const segments = path.split('/').filter(Boolean).map(decodeURIComponent);
-    let folder = 'home';
-    for (const name of segments.slice(1)) folder = (await mustFind(folder, name)).id;
-    return folder;
-  }
-
-  async function get(path: string): Promise<{ status: number; text: string }> {
-    const res = await dav('GET', path);
-    return { status: res.status, text: res.text };
-  }
-
-  async function davNames(path: string): Promise<string[]> {
-    const res = await dav('PROPFIND', path, { depth: '1' });
-    expect(res.status).toBe(207);
-    const hrefs = [...res.text.matchAll(/<D:href>([^<]*)<\/D:href>/g)].map((m) => m[1] as string).slice(1);
-    return hrefs.map((h) => decodeURIComponent(h.replace(/\/$/, '').split('/').pop() as string));
-  }
-
-  async function setColor(path: string, color: string): Promise<void> {
-    const res = await dav(
-      'PROPPATCH',
-      path,
-      { 'content-type': 'application/xml' },
-      `<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:test"><D:set><D:prop><Z:color>${color}</Z:color></D:prop></D:set></D:propertyupdate>`,
-    );
-    expect(res.status).toBe(207);
-  }
-
-  async function lock(path: string, depth = '0'): Promise<string> {
-    const res = await dav('LOCK', path, { depth, 'content-type': 'application/xml', timeout: 'Second-600' }, LOCKINFO);
-    expect([200, 201]).toContain(res.status);
-    const token = /<(opaquelocktoken:[^>]+)>/.exec(String(res.headers['lock-token']))?.[1];
-    if (!token) throw new Error('LOCK gave no token');
-    return token;
-  }
+  const { dav, copy, storeEntries, entryIn, mustFind, put, mkcol, get, davNames, setColor, lock } = bridgeRequests(() => f, () => u);
 
   function expectNoStaging(entries: readonly NodeEntry[]): void {
     for (const e of entries) expect(e.name.startsWith(STAGING_PREFIX)).toBe(false);
@@ -276,14 +203,10 @@ describe('COPY', () => {
 
   it('answers 507 when the copy would pass the quota, leaving no partial copy or staging folder', async () => {
     const small: DavUser = await f.newDavUser({ quotaBytes: 1500 });
-    const as = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-      request(`${f.davUrl}${path}`, { method, headers: { authorization: small.auth, ...headers }, ...(body === undefined ? {} : { body }) });
-    const put1 = await as('PUT', '/home/big.bin', {}, 'x'.repeat(1000));
-    await put1.body.dump();
-    expect(put1.statusCode).toBe(201);
-    const res = await as('COPY', '/home/big.bin', { destination: '/home/big 2.bin' });
-    await res.body.dump();
-    expect(res.statusCode).toBe(507);
+    const put1 = await dav('PUT', '/home/big.bin', {}, 'x'.repeat(1000), small);
+    expect(put1.status).toBe(201);
+    const res = await dav('COPY', '/home/big.bin', { destination: '/home/big 2.bin' }, undefined, small);
+    expect(res.status).toBe(507);
     const entries = await f.client.listFolder(small.session, nodeId('home'));
     expect(entries.map((e) => e.name)).toEqual(['big.bin']);
   });

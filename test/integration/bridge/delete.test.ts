@@ -1,15 +1,7 @@
 import http from 'node:http';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeHref } from '../../../src/bridge/href.js';
-import { nodeId, type NodeEntry } from '../../../src/store-client/index.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
-import type { TestUser } from '../../helpers/store-fixture.js';
-
-type DavUser = TestUser & { auth: string };
-
-const LOCKINFO =
-  '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+import { bridgeRequests, href } from '../../helpers/dav-requests.js';
+import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
 describe('DELETE', () => {
   let f: BridgeFixture;
@@ -25,49 +17,7 @@ describe('DELETE', () => {
     await f.close();
   });
 
-  const href = (...segments: string[]): string => encodeHref(segments);
-
-  async function dav(method: string, path: string, headers: Record<string, string> = {}, body?: string, user: DavUser = u) {
-    const res = await request(`${f.davUrl}${path}`, { method, headers: { authorization: user.auth, ...headers }, ...(body === undefined ? {} : { body }) });
-    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-  }
-
-  async function storeEntries(folder = 'home', user: DavUser = u): Promise<NodeEntry[]> {
-    return f.client.listFolder(user.session, nodeId(folder));
-  }
-
-  async function entryIn(folder: string, name: string, user: DavUser = u): Promise<NodeEntry | undefined> {
-    return (await storeEntries(folder, user)).find((e) => e.name === name);
-  }
-
-  async function mustFind(folder: string, name: string): Promise<NodeEntry> {
-    const entry = await entryIn(folder, name);
-    if (!entry) throw new Error(`no ${name} in ${folder}`);
-    return entry;
-  }
-
-  async function put(path: string, body: string, user: DavUser = u): Promise<void> {
-    const res = await dav('PUT', path, {}, body, user);
-    expect([201, 204]).toContain(res.status);
-  }
-
-  async function lock(path: string, depth = '0'): Promise<string> {
-    const res = await dav('LOCK', path, { depth, 'content-type': 'application/xml', timeout: 'Second-600' }, LOCKINFO);
-    expect([200, 201]).toContain(res.status);
-    const token = /<(opaquelocktoken:[^>]+)>/.exec(String(res.headers['lock-token']))?.[1];
-    if (!token) throw new Error('LOCK gave no token');
-    return token;
-  }
-
-  async function setDeadProperty(path: string): Promise<void> {
-    const res = await dav(
-      'PROPPATCH',
-      path,
-      { 'content-type': 'application/xml' },
-      '<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:test"><D:set><D:prop><Z:color>blue</Z:color></D:prop></D:set></D:propertyupdate>',
-    );
-    expect(res.status).toBe(207);
-  }
+  const { dav, davAs, storeEntries, entryIn, mustFind, put, setColor, lock } = bridgeRequests(() => f, () => u);
 
   it('moves a file into the trash (204): the store keeps its UUID there and PROPFIND no longer finds it', async () => {
     const name = 'gone #1 50% 😀.txt';
@@ -104,8 +54,8 @@ describe('DELETE', () => {
   it('keeps dead properties of a node moved into the trash and drops them when it is deleted for good there', async () => {
     expect((await dav('MKCOL', '/home/propdir')).status).toBe(201);
     await put('/home/propdir/inner.txt', 'x');
-    await setDeadProperty('/home/propdir/');
-    await setDeadProperty('/home/propdir/inner.txt');
+    await setColor('/home/propdir/', 'blue');
+    await setColor('/home/propdir/inner.txt', 'blue');
     const folder = await mustFind('home', 'propdir');
     const inner = await mustFind(folder.id, 'inner.txt');
     const { props } = f.bridge.services;
@@ -201,9 +151,8 @@ describe('DELETE', () => {
 
   it('answers 401 without credentials', async () => {
     await put('/home/anon.txt', 'a');
-    const res = await request(`${f.davUrl}/home/anon.txt`, { method: 'DELETE' });
-    await res.body.dump();
-    expect(res.statusCode).toBe(401);
+    const res = await davAs(undefined, 'DELETE', '/home/anon.txt');
+    expect(res.status).toBe(401);
     expect(await entryIn('home', 'anon.txt')).toBeDefined();
   });
 });

@@ -5,10 +5,9 @@
  * If, the `._` companion, UNLOCK, ranged reads) and NFD names. Each step is its own test so a
  * failure names the step; the steps share one user and run in order.
  */
-import { connect } from 'node:net';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
+import { chunked, davRequest, rawRequest, requestHead, type DavAnswer, type DavHeaders, type RawAnswer } from '../../helpers/dav-requests.js';
 import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
 import { createFolder, uploadFile } from '../../helpers/seed.js';
 
@@ -33,12 +32,6 @@ function fileBytes(length: number, seed: number): Buffer {
   return out;
 }
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
 describe('Finder (WebDAVFS) request sequence', () => {
   let f: BridgeFixture;
   let auth: string;
@@ -61,62 +54,25 @@ describe('Finder (WebDAVFS) request sequence', () => {
     await f.close();
   });
 
-  async function finder(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer, anonymous = false): Promise<Answer> {
-    const res = await request(`${f.davUrl}${path}`, {
-      method,
-      headers: { 'user-agent': FINDER_UA, ...(anonymous ? {} : { authorization: auth }), ...headers },
-      ...(body !== undefined ? { body } : {}),
-    });
-    return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+  function finder(method: string, path: string, headers: DavHeaders = {}, body?: string | Buffer, anonymous = false): Promise<DavAnswer> {
+    return davRequest(f.davUrl, method, path, { clientHeaders: { 'user-agent': FINDER_UA }, auth: anonymous ? undefined : auth, headers, body });
   }
 
   /**
    * A chunked PUT written on a raw socket, as WebDAVFS sends it; without the final 0-chunk when
    * `terminate` is false (Finder sometimes stops there and waits for the answer).
    */
-  function chunkedPut(path: string, body: Buffer, headers: Record<string, string>, terminate: boolean): Promise<{ status: number; text: string }> {
+  function chunkedPut(path: string, body: Buffer, headers: DavHeaders, terminate: boolean): Promise<RawAnswer> {
     const { hostname, port } = new URL(f.davUrl);
-    return new Promise((resolve, reject) => {
-      const socket = connect(Number(port), hostname);
-      let received = '';
-      const timer = setTimeout(() => {
-        socket.destroy();
-        reject(new Error(`no answer to the chunked PUT within 10 s; got ${JSON.stringify(received.slice(0, 200))}`));
-      }, 10_000);
-      socket.on('connect', () => {
-        const head = [
-          `PUT ${path} HTTP/1.1`,
-          `Host: ${hostname}:${port}`,
-          `User-Agent: ${FINDER_UA}`,
-          `Authorization: ${auth}`,
-          'Transfer-Encoding: chunked',
-          ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-          '',
-          '',
-        ].join('\r\n');
-        socket.write(head);
-        for (let offset = 0; offset < body.length; offset += 65_536) {
-          const chunk = body.subarray(offset, offset + 65_536);
-          socket.write(`${chunk.length.toString(16)}\r\n`);
-          socket.write(chunk);
-          socket.write('\r\n');
-        }
-        if (terminate) socket.write('0\r\n\r\n');
-      });
-      socket.on('data', (data: Buffer) => {
-        received += data.toString('latin1');
-        const match = /^HTTP\/1\.1 (\d{3})[^\r]*\r\n([\s\S]*?)\r\n\r\n/.exec(received);
-        if (match) {
-          clearTimeout(timer);
-          socket.destroy();
-          resolve({ status: Number(match[1]), text: received });
-        }
-      });
-      socket.on('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
+    const head = requestHead('PUT', path, `${hostname}:${port}`, {
+      'User-Agent': FINDER_UA,
+      Authorization: auth,
+      'Transfer-Encoding': 'chunked',
+      ...headers,
     });
+    const parts: Buffer[] = [];
+    for (let offset = 0; offset < body.length; offset += 65_536) parts.push(body.subarray(offset, offset + 65_536));
+    return rawRequest(f.davUrl, head, chunked(parts, terminate));
   }
 
   it('1) OPTIONS / answers 200 with DAV class 2 (read-write mount)', async () => {

@@ -3,24 +3,16 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
 import { encodeSegment } from '../../../src/bridge/href.js';
-import { basicAuth, bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { davRequest, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
+import { basicAuth, bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { ADMIN_PASSWORD } from '../../helpers/start-store.js';
 import { createFolder, entryNamed, uploadFile } from '../../helpers/seed.js';
 import { MiB, patternBytes, patternStream } from '../../helpers/stream-helpers.js';
 
-type DavUser = Awaited<ReturnType<BridgeFixture['newDavUser']>>;
-
-interface DavAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
 const TEXT = 'Hello, bridge! 0123456789 abcdefghij';
 
-async function dav(f: BridgeFixture, user: DavUser, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<DavAnswer> {
-  const res = await request(`${f.davUrl}${path}`, { method, headers: { authorization: user.auth, ...headers }, ...(body !== undefined ? { body } : {}) });
-  return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+function dav(f: BridgeFixture, user: DavUser, method: string, path: string, headers: DavHeaders = {}, body?: string): Promise<DavAnswer> {
+  return davRequest(f.davUrl, method, path, { auth: user.auth, headers, body });
 }
 
 /** After writing straight to the store: the bridge shows others' writes only after its cache TTL. */
@@ -252,9 +244,8 @@ describe('GET and HEAD', () => {
   });
 
   it('answers 401 without credentials', async () => {
-    const res = await request(`${f.davUrl}/home/hello.txt`);
-    await res.body.dump();
-    expect(res.statusCode).toBe(401);
+    const res = await davRequest(f.davUrl, 'GET', '/home/hello.txt');
+    expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^Basic /);
   });
 });

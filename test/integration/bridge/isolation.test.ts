@@ -5,19 +5,11 @@
  * B's lock tokens neither satisfy nor remove B's locks. B's data is checked through the store
  * client as B afterwards.
  */
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type NodeEntry } from '../../../src/store-client/index.js';
-import { basicAuth, bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { bridgeRequests, davRequest, type DavAnswer } from '../../helpers/dav-requests.js';
+import { basicAuth, bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { createFolder, uploadFile } from '../../helpers/seed.js';
-
-type DavUser = Awaited<ReturnType<BridgeFixture['newDavUser']>>;
-
-interface DavAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
 
 const LOCK_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>' +
@@ -40,10 +32,7 @@ describe('isolation between users', () => {
   /** Every way A might name something of B's. */
   let foreignPaths: string[];
 
-  async function dav(user: DavUser, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<DavAnswer> {
-    const res = await request(`${f.davUrl}${path}`, { method, headers: { authorization: user.auth, ...headers }, ...(body !== undefined ? { body } : {}) });
-    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
-  }
+  const { davAs: dav } = bridgeRequests(() => f);
 
   function tokenOf(answer: DavAnswer): string {
     const match = /^<([^>]+)>$/.exec(String(answer.headers['lock-token'] ?? ''));
@@ -107,14 +96,14 @@ describe('isolation between users', () => {
     for (const folder of ['/', '/home/', '/favorites/', '/trash/', '/incoming/', '/shared_with_you/', '/public_shares/', '/private_shares/']) {
       const answer = await dav(a, 'PROPFIND', folder, { depth: '1' });
       expect(answer.status, folder).toBe(207);
-      expect(mentionsB(answer.body), folder).toBe(false);
+      expect(mentionsB(answer.text), folder).toBe(false);
     }
     const home = await dav(a, 'PROPFIND', '/home/', { depth: '1' });
-    expect(home.body).toContain('/home/mine.txt</D:href>');
+    expect(home.text).toContain('/home/mine.txt</D:href>');
     for (const path of foreignPaths) {
       const answer = await dav(a, 'PROPFIND', path, { depth: '1' });
       expect(answer.status, path).toBe(404);
-      expect(mentionsB(answer.body), path).toBe(false);
+      expect(mentionsB(answer.text), path).toBe(false);
     }
   });
 
@@ -122,7 +111,7 @@ describe('isolation between users', () => {
     for (const path of foreignPaths) {
       const get = await dav(a, 'GET', path);
       expect(get.status, path).toBe(404);
-      expect(get.body).not.toContain(SECRET);
+      expect(get.text).not.toContain(SECRET);
       expect((await dav(a, 'HEAD', path)).status, path).toBe(404);
     }
   });
@@ -219,9 +208,9 @@ describe('isolation between users', () => {
   });
 
   it("refuses B's email with A's password", async () => {
-    const res = await request(`${f.davUrl}/home/`, { method: 'PROPFIND', headers: { authorization: basicAuth(b.email, a.password + 'x'), depth: '1' } });
-    expect(res.statusCode).toBe(401);
-    expect(await res.body.text()).not.toContain('secret.txt');
+    const res = await davRequest(f.davUrl, 'PROPFIND', '/home/', { auth: basicAuth(b.email, a.password + 'x'), headers: { depth: '1' } });
+    expect(res.status).toBe(401);
+    expect(res.text).not.toContain('secret.txt');
   });
 
   it("leaves B's data and B's locks exactly as they were", async () => {
@@ -238,7 +227,7 @@ describe('isolation between users', () => {
     expect((await dav(b, 'PUT', '/home/bdir/inner.txt', {}, 'no token')).status).toBe(423);
     const discovery = await dav(b, 'PROPFIND', '/home/secret.txt', { depth: '0' },
       '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:lockdiscovery/></D:prop></D:propfind>');
-    expect(discovery.body).toContain(bFileToken);
+    expect(discovery.text).toContain(bFileToken);
     expect((await dav(b, 'UNLOCK', '/home/secret.txt', { 'lock-token': `<${bFileToken}>` })).status).toBe(204);
     expect((await dav(b, 'UNLOCK', '/home/bdir/', { 'lock-token': bDirToken })).status).toBe(204);
   });

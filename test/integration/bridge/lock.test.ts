@@ -1,17 +1,9 @@
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/common/clock.js';
 import { nodeId } from '../../../src/store-client/index.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { bridgeRequests, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
+import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { createFolder, entryNamed, uploadFile } from '../../helpers/seed.js';
-
-type DavUser = Awaited<ReturnType<BridgeFixture['newDavUser']>>;
-
-interface DavAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
 
 const FINDER_OWNER = '<D:owner><D:href>http://www.apple.com/webdav_fs/</D:href></D:owner>';
 
@@ -40,16 +32,9 @@ describe('LOCK and UNLOCK', () => {
     await f.close();
   });
 
-  async function dav(user: DavUser | undefined, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<DavAnswer> {
-    const res = await request(`${f.davUrl}${path}`, {
-      method,
-      headers: { ...(user ? { authorization: user.auth } : {}), ...headers },
-      ...(body !== undefined ? { body } : {}),
-    });
-    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
-  }
+  const { davAs: dav } = bridgeRequests(() => f);
 
-  function lockFile(user: DavUser, path: string, scope: 'exclusive' | 'shared', headers: Record<string, string> = {}): Promise<DavAnswer> {
+  function lockFile(user: DavUser, path: string, scope: 'exclusive' | 'shared', headers: DavHeaders = {}): Promise<DavAnswer> {
     return dav(user, 'LOCK', path, { 'content-type': 'application/xml', ...headers }, lockInfo(scope));
   }
 
@@ -68,15 +53,15 @@ describe('LOCK and UNLOCK', () => {
     expect(answer.status).toBe(200);
     const token = tokenOf(answer);
     expect(answer.headers['content-type']).toMatch(/^application\/xml/);
-    expect(answer.body).toContain('<D:prop xmlns:D="DAV:"><D:lockdiscovery><D:activelock>');
-    expect(answer.body).toContain('<D:locktype><D:write/></D:locktype>');
-    expect(answer.body).toContain('<D:lockscope><D:exclusive/></D:lockscope>');
-    expect(answer.body).toContain('<D:depth>0</D:depth>');
+    expect(answer.text).toContain('<D:prop xmlns:D="DAV:"><D:lockdiscovery><D:activelock>');
+    expect(answer.text).toContain('<D:locktype><D:write/></D:locktype>');
+    expect(answer.text).toContain('<D:lockscope><D:exclusive/></D:lockscope>');
+    expect(answer.text).toContain('<D:depth>0</D:depth>');
     // Serialized self-contained: the owner carries the DAV: binding it uses.
-    expect(answer.body).toContain('<D:owner xmlns:D="DAV:"><D:href>http://www.apple.com/webdav_fs/</D:href></D:owner>');
-    expect(answer.body).toContain('<D:timeout>Second-600</D:timeout>');
-    expect(answer.body).toContain(`<D:locktoken><D:href>${token}</D:href></D:locktoken>`);
-    expect(answer.body).toContain('<D:lockroot><D:href>/home/doc.txt</D:href></D:lockroot>');
+    expect(answer.text).toContain('<D:owner xmlns:D="DAV:"><D:href>http://www.apple.com/webdav_fs/</D:href></D:owner>');
+    expect(answer.text).toContain('<D:timeout>Second-600</D:timeout>');
+    expect(answer.text).toContain(`<D:locktoken><D:href>${token}</D:href></D:locktoken>`);
+    expect(answer.text).toContain('<D:lockroot><D:href>/home/doc.txt</D:href></D:lockroot>');
     expect((await dav(u, 'UNLOCK', '/home/doc.txt', { 'lock-token': `<${token}>` })).status).toBe(204);
   });
 
@@ -85,7 +70,7 @@ describe('LOCK and UNLOCK', () => {
     const owner = '<D:owner xmlns:x="urn:example:x"><x:person x:id="7">Ann &amp; Bob</x:person></D:owner>';
     const answer = await dav(u, 'LOCK', '/home/doc.txt', { depth: '0' }, lockInfo('exclusive', owner));
     expect(answer.status).toBe(200);
-    expect(answer.body).toContain('<D:owner xmlns:x="urn:example:x" xmlns:D="DAV:"><x:person x:id="7">Ann &amp; Bob</x:person></D:owner>');
+    expect(answer.text).toContain('<D:owner xmlns:x="urn:example:x" xmlns:D="DAV:"><x:person x:id="7">Ann &amp; Bob</x:person></D:owner>');
   });
 
   it('defaults to Depth infinity and refuses Depth 1 with 400', async () => {
@@ -94,18 +79,18 @@ describe('LOCK and UNLOCK', () => {
     expect(refused.status).toBe(400);
     const answer = await lockFile(u, '/home/dir', 'exclusive');
     expect(answer.status).toBe(200);
-    expect(answer.body).toContain('<D:depth>infinity</D:depth>');
-    expect(answer.body).toContain('<D:lockroot><D:href>/home/dir/</D:href></D:lockroot>');
+    expect(answer.text).toContain('<D:depth>infinity</D:depth>');
+    expect(answer.text).toContain('<D:lockroot><D:href>/home/dir/</D:href></D:lockroot>');
   });
 
   it('honours the Timeout header, Infinite capped to a finite grant, and defaults without one', async () => {
     const u = await userWithFiles();
     const a = await lockFile(u, '/home/doc.txt', 'shared', { timeout: 'Second-42' });
-    expect(a.body).toContain('<D:timeout>Second-42</D:timeout>');
+    expect(a.text).toContain('<D:timeout>Second-42</D:timeout>');
     const b = await lockFile(u, '/home/doc.txt', 'shared', { timeout: 'Infinite, Second-4100000000' });
-    expect(b.body).toContain(`<D:timeout>Second-${f.bridge.services.locks.maxTimeoutSec}</D:timeout>`);
+    expect(b.text).toContain(`<D:timeout>Second-${f.bridge.services.locks.maxTimeoutSec}</D:timeout>`);
     const c = await lockFile(u, '/home/doc.txt', 'shared');
-    expect(c.body).toContain(`<D:timeout>Second-${f.bridge.services.locks.defaultTimeoutSec}</D:timeout>`);
+    expect(c.text).toContain(`<D:timeout>Second-${f.bridge.services.locks.defaultTimeoutSec}</D:timeout>`);
   });
 
   it('lets shared locks coexist and refuses an exclusive lock over a shared one with 423 no-conflicting-lock', async () => {
@@ -116,7 +101,7 @@ describe('LOCK and UNLOCK', () => {
     expect(tokenOf(first)).not.toBe(tokenOf(second));
     const exclusive = await lockFile(u, '/home/doc.txt', 'exclusive');
     expect(exclusive.status).toBe(423);
-    expect(exclusive.body).toContain('<D:no-conflicting-lock><D:href>/home/doc.txt</D:href>');
+    expect(exclusive.text).toContain('<D:no-conflicting-lock><D:href>/home/doc.txt</D:href>');
     expect(exclusive.headers['lock-token']).toBeUndefined();
   });
 
@@ -132,13 +117,13 @@ describe('LOCK and UNLOCK', () => {
     const dirToken = tokenOf(await lockFile(u, '/home/dir/', 'exclusive'));
     const member = await lockFile(u, '/home/dir/inner.txt', 'exclusive');
     expect(member.status).toBe(423);
-    expect(member.body).toContain('<D:href>/home/dir/</D:href>');
+    expect(member.text).toContain('<D:href>/home/dir/</D:href>');
     expect((await dav(u, 'UNLOCK', '/home/dir/', { 'lock-token': `<${dirToken}>` })).status).toBe(204);
 
     expect((await lockFile(u, '/home/dir/inner.txt', 'exclusive')).status).toBe(200);
     const over = await lockFile(u, '/home/dir/', 'exclusive');
     expect(over.status).toBe(423);
-    expect(over.body).toContain('<D:href>/home/dir/inner.txt</D:href>');
+    expect(over.text).toContain('<D:href>/home/dir/inner.txt</D:href>');
     expect((await lockFile(u, '/home/dir/', 'exclusive', { depth: '0' })).status).toBe(200);
   });
 
@@ -147,7 +132,7 @@ describe('LOCK and UNLOCK', () => {
     const token = tokenOf(await lockFile(u, '/home/dir/', 'exclusive'));
     const blocked = await dav(u, 'PUT', '/home/dir/inner.txt', {}, 'changed');
     expect(blocked.status).toBe(423);
-    expect(blocked.body).toContain('lock-token-submitted');
+    expect(blocked.text).toContain('lock-token-submitted');
     const blockedNew = await dav(u, 'PUT', '/home/dir/new.txt', {}, 'new');
     expect(blockedNew.status).toBe(423);
 
@@ -168,8 +153,8 @@ describe('LOCK and UNLOCK', () => {
     clock.advance(60_000);
     const refreshed = await dav(u, 'LOCK', '/home/doc.txt', { if: `(<${token}>)`, timeout: 'Second-100' });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body).toContain('<D:timeout>Second-100</D:timeout>');
-    expect(refreshed.body).toContain(`<D:href>${token}</D:href>`);
+    expect(refreshed.text).toContain('<D:timeout>Second-100</D:timeout>');
+    expect(refreshed.text).toContain(`<D:href>${token}</D:href>`);
     expect(refreshed.headers['lock-token']).toBeUndefined();
     clock.advance(60_000);
     // 120 s after the LOCK, past its first timeout: the refresh keeps it alive.
@@ -184,7 +169,7 @@ describe('LOCK and UNLOCK', () => {
     clock.advance(30_000);
     const refreshed = await dav(u, 'LOCK', '/home/doc.txt', { if: `(<${token}>)` });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body).toContain('<D:timeout>Second-45</D:timeout>');
+    expect(refreshed.text).toContain('<D:timeout>Second-45</D:timeout>');
   });
 
   it('refreshes a collection lock through a member (indirect refresh)', async () => {
@@ -192,8 +177,8 @@ describe('LOCK and UNLOCK', () => {
     const token = tokenOf(await lockFile(u, '/home/dir/', 'exclusive', { timeout: 'Second-100' }));
     const refreshed = await dav(u, 'LOCK', '/home/dir/inner.txt', { if: `(<${token}>)`, timeout: 'Second-300' });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body).toContain('<D:timeout>Second-300</D:timeout>');
-    expect(refreshed.body).toContain('<D:lockroot><D:href>/home/dir/</D:href></D:lockroot>');
+    expect(refreshed.text).toContain('<D:timeout>Second-300</D:timeout>');
+    expect(refreshed.text).toContain('<D:lockroot><D:href>/home/dir/</D:href></D:lockroot>');
   });
 
   it('refuses a refresh without an If header (400) and with a token that is not on the resource (412)', async () => {
@@ -223,18 +208,18 @@ describe('LOCK and UNLOCK', () => {
     const answer = await lockFile(u, '/home/dir/new.bin', 'exclusive', { depth: '0', timeout: 'Second-600' });
     expect(answer.status).toBe(201);
     const token = tokenOf(answer);
-    expect(answer.body).toContain('<D:lockroot><D:href>/home/dir/new.bin</D:href></D:lockroot>');
+    expect(answer.text).toContain('<D:lockroot><D:href>/home/dir/new.bin</D:href></D:lockroot>');
     const stored = await entryNamed(f.client, u.session, u.dirId, 'new.bin');
     expect(stored.kind).toBe('file');
     expect(stored.sizeBytes).toBe(0);
 
     const listing = await dav(u, 'PROPFIND', '/home/dir/', { depth: '1' });
     expect(listing.status).toBe(207);
-    expect(listing.body).toContain('/home/dir/new.bin</D:href>');
+    expect(listing.text).toContain('/home/dir/new.bin</D:href>');
     const one = await dav(u, 'PROPFIND', '/home/dir/new.bin', { depth: '0' });
     expect(one.status).toBe(207);
-    expect(one.body).toMatch(/<D:getcontentlength>0<\/D:getcontentlength>/);
-    expect(one.body).toContain(token);
+    expect(one.text).toMatch(/<D:getcontentlength>0<\/D:getcontentlength>/);
+    expect(one.text).toContain(token);
 
     expect((await dav(u, 'PUT', '/home/dir/new.bin', {}, 'no token')).status).toBe(423);
     expect((await dav(u, 'PUT', '/home/dir/new.bin', { if: `(<${token}>)` }, 'with token')).status).toBe(204);
@@ -285,11 +270,11 @@ describe('LOCK and UNLOCK', () => {
     const u = await userWithFiles();
     const unknown = await dav(u, 'UNLOCK', '/home/doc.txt', { 'lock-token': '<opaquelocktoken:4b5a0c34-0000-4000-8000-000000000000>' });
     expect(unknown.status).toBe(409);
-    expect(unknown.body).toContain('<D:lock-token-matches-request-uri/>');
+    expect(unknown.text).toContain('<D:lock-token-matches-request-uri/>');
     const token = tokenOf(await lockFile(u, '/home/doc.txt', 'exclusive'));
     const elsewhere = await dav(u, 'UNLOCK', '/home/dir/inner.txt', { 'lock-token': `<${token}>` });
     expect(elsewhere.status).toBe(409);
-    expect(elsewhere.body).toContain('lock-token-matches-request-uri');
+    expect(elsewhere.text).toContain('lock-token-matches-request-uri');
     expect((await dav(u, 'UNLOCK', '/home/missing.txt', { 'lock-token': `<${token}>` })).status).toBe(409);
     // Still locked after the refused attempts.
     expect((await lockFile(u, '/home/doc.txt', 'exclusive')).status).toBe(423);
@@ -360,15 +345,15 @@ describe('LOCK and UNLOCK', () => {
 
     const viaFavorites = await lockFile(u, '/favorites/doc.txt', 'exclusive');
     expect(viaFavorites.status).toBe(423);
-    expect(viaFavorites.body).toContain('<D:href>/home/doc.txt</D:href>');
+    expect(viaFavorites.text).toContain('<D:href>/home/doc.txt</D:href>');
     const discovery = await dav(u, 'PROPFIND', '/favorites/doc.txt', { depth: '0', 'content-type': 'application/xml' },
       '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:lockdiscovery/></D:prop></D:propfind>');
     expect(discovery.status).toBe(207);
-    expect(discovery.body).toContain(token);
+    expect(discovery.text).toContain(token);
 
     const refreshed = await dav(u, 'LOCK', '/favorites/doc.txt', { if: `(<${token}>)`, timeout: 'Second-77' });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body).toContain('<D:timeout>Second-77</D:timeout>');
+    expect(refreshed.text).toContain('<D:timeout>Second-77</D:timeout>');
     expect((await dav(u, 'UNLOCK', '/favorites/doc.txt', { 'lock-token': `<${token}>` })).status).toBe(204);
     expect((await lockFile(u, '/home/doc.txt', 'exclusive')).status).toBe(200);
   });

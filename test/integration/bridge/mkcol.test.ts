@@ -1,12 +1,7 @@
 import { Readable } from 'node:stream';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeHref } from '../../../src/bridge/href.js';
-import { nodeId, type NodeEntry } from '../../../src/store-client/index.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
-import type { TestUser } from '../../helpers/store-fixture.js';
-
-type DavUser = TestUser & { auth: string };
+import { bridgeRequests, href } from '../../helpers/dav-requests.js';
+import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
 describe('MKCOL', () => {
   let f: BridgeFixture;
@@ -20,33 +15,12 @@ describe('MKCOL', () => {
     await f.close();
   });
 
-  const href = (...segments: string[]): string => encodeHref(segments);
-
-  async function dav(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-    const res = await request(`${f.davUrl}${path}`, { method, headers: { authorization: u.auth, ...headers }, ...(body === undefined ? {} : { body }) });
-    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-  }
-
-  async function storeEntries(folder = 'home', user: DavUser = u): Promise<NodeEntry[]> {
-    return f.client.listFolder(user.session, nodeId(folder));
-  }
-
-  async function entryIn(folder: string, name: string): Promise<NodeEntry | undefined> {
-    return (await storeEntries(folder)).find((e) => e.name === name);
-  }
+  const { dav, davAs, storeEntries, entryIn, davNames } = bridgeRequests(() => f, () => u);
 
   async function folderId(folder: string, name: string): Promise<string> {
     const entry = await entryIn(folder, name);
     if (entry?.kind !== 'folder') throw new Error(`no folder ${name} in ${folder}`);
     return entry.id;
-  }
-
-  /** Names a Depth 1 PROPFIND lists below `path` (decoded). */
-  async function davNames(path: string): Promise<string[]> {
-    const res = await dav('PROPFIND', path, { depth: '1' });
-    expect(res.status).toBe(207);
-    const hrefs = [...res.text.matchAll(/<D:href>([^<]*)<\/D:href>/g)].map((m) => m[1] as string).slice(1);
-    return hrefs.map((h) => decodeURIComponent(h.replace(/\/$/, '').split('/').pop() as string));
   }
 
   it('creates a collection (201) that the store lists as a folder and PROPFIND shows at once', async () => {
@@ -103,22 +77,12 @@ describe('MKCOL', () => {
   it('answers 415 for a request body (litmus mkcol_with_body), also a chunked one, and creates nothing', async () => {
     const res = await dav('MKCOL', '/home/with-body', { 'content-type': 'xzy-foo/bar-512' }, 'afafafaf');
     expect(res.status).toBe(415);
-    const chunked = await request(`${f.davUrl}/home/with-body`, {
-      method: 'MKCOL',
-      headers: { authorization: u.auth },
-      body: Readable.from([Buffer.from('<x/>')]),
-    });
-    await chunked.body.dump();
-    expect(chunked.statusCode).toBe(415);
+    const chunked = await dav('MKCOL', '/home/with-body', {}, Readable.from([Buffer.from('<x/>')]));
+    expect(chunked.status).toBe(415);
     expect(await entryIn('home', 'with-body')).toBeUndefined();
     // An empty chunked body is no body.
-    const empty = await request(`${f.davUrl}/home/empty-chunked`, {
-      method: 'MKCOL',
-      headers: { authorization: u.auth },
-      body: Readable.from([]),
-    });
-    await empty.body.dump();
-    expect(empty.statusCode).toBe(201);
+    const empty = await dav('MKCOL', '/home/empty-chunked', {}, Readable.from([]));
+    expect(empty.status).toBe(201);
   });
 
   it('passes on the store refusing a folder inside the trash (403)', async () => {
@@ -156,9 +120,8 @@ describe('MKCOL', () => {
   });
 
   it('answers 401 without credentials', async () => {
-    const res = await request(`${f.davUrl}/home/anon`, { method: 'MKCOL' });
-    await res.body.dump();
-    expect(res.statusCode).toBe(401);
+    const res = await davAs(undefined, 'MKCOL', '/home/anon');
+    expect(res.status).toBe(401);
     expect(await entryIn('home', 'anon')).toBeUndefined();
   });
 });

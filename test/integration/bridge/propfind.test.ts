@@ -1,7 +1,7 @@
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNLIMITED_AVAILABLE_BYTES } from '../../../src/bridge/verbs/propfind.js';
 import { nodeId, type NodeEntry, type StoreSession } from '../../../src/store-client/index.js';
+import { davRequest, multistatusOf, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { parseMultistatus, davProp, responseFor, type DavResponse } from '../../helpers/multistatus.js';
 import { createFolder, entryNamed, uploadFile } from '../../helpers/seed.js';
 import { basicAuth, bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
@@ -15,12 +15,6 @@ const propBody = (props: string, extraNs = ''): string =>
 
 /** Names that break naive hrefs (CLIENT-QUIRKS §0: `#` and `?` left raw; Test ideas). */
 const AWKWARD = ['sp ace.txt', 'a#b.txt', 'c?d.txt', 'e%f.txt', 'g+h.txt', 'x&y;z.txt', 'smile 😀.txt', "q'(u)*!.txt"];
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
 
 describe('PROPFIND', () => {
   let f: BridgeFixture;
@@ -46,20 +40,14 @@ describe('PROPFIND', () => {
     await f.close();
   });
 
-  async function dav(method: string, path: string, headers: Record<string, string> = {}, body?: string, who = auth): Promise<Answer> {
-    const res = await request(`${f.davUrl}${path}`, {
-      method,
-      headers: { ...(who ? { authorization: who } : {}), ...headers },
-      ...(body !== undefined ? { body } : {}),
-    });
-    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  /** As the test user, or as `who` (an Authorization value; '' for none). */
+  function dav(method: string, path: string, headers: DavHeaders = {}, body?: string, who = auth): Promise<DavAnswer> {
+    return davRequest(f.davUrl, method, path, { auth: who, headers, body });
   }
 
-  async function propfind(path: string, depth: string | undefined, body?: string, headers: Record<string, string> = {}): Promise<DavResponse[]> {
+  async function propfind(path: string, depth: string | undefined, body?: string, headers: DavHeaders = {}): Promise<DavResponse[]> {
     const answer = await dav('PROPFIND', path, { ...(depth !== undefined ? { depth } : {}), ...headers }, body);
-    expect(answer.status, answer.text).toBe(207);
-    expect(answer.headers['content-type']).toMatch(/^application\/xml/);
-    return parseMultistatus(answer.text);
+    return multistatusOf(answer, { contentType: /^application\/xml/ });
   }
 
   it('answers Depth 0 on a file with every live property in its exact format', async () => {
@@ -427,9 +415,8 @@ describe('PROPFIND costs (a counting proxy between bridge and store)', () => {
     await f.close();
   });
 
-  async function propfindStatus(path: string, depth: string, body?: string): Promise<{ status: number; text: string }> {
-    const res = await request(`${f.davUrl}${path}`, { method: 'PROPFIND', headers: { authorization: auth, depth }, ...(body !== undefined ? { body } : {}) });
-    return { status: res.statusCode, text: await res.body.text() };
+  function propfindStatus(path: string, depth: string, body?: string): Promise<DavAnswer> {
+    return davRequest(f.davUrl, 'PROPFIND', path, { auth, headers: { depth }, body });
   }
 
   it('lists a 2,000-entry folder with exactly one dirlist and no per-child call, then from the cache with none', async () => {
@@ -454,9 +441,8 @@ describe('PROPFIND costs (a counting proxy between bridge and store)', () => {
     const props = f.bridge.services.props;
     const calls: string[] = [];
     const patch = '<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><x:tag xmlns:x="urn:t">v</x:tag></D:prop></D:set></D:propertyupdate>';
-    const set = await request(`${f.davUrl}/home/big/folder%201/`, { method: 'PROPPATCH', headers: { authorization: auth }, body: patch });
-    await set.body.dump();
-    expect(set.statusCode).toBe(207);
+    const set = await davRequest(f.davUrl, 'PROPPATCH', '/home/big/folder%201/', { auth, body: patch });
+    expect(set.status).toBe(207);
     const originals = { list: props.list, listMany: props.listMany, get: props.get, getMtime: props.getMtime, getMtimes: props.getMtimes };
     for (const name of Object.keys(originals) as Array<keyof typeof originals>) {
       const original = originals[name] as (...args: unknown[]) => unknown;
@@ -505,13 +491,13 @@ describe('PROPFIND against a store without user profiles (edition 1.0)', () => {
 
   it('answers the quota properties with 404 and every other property as usual', async () => {
     // Edition 1.0 has no user administration either: the administrator is the one account.
-    const res = await request(`${f.davUrl}/`, {
-      method: 'PROPFIND',
-      headers: { authorization: basicAuth('admin', f.store.adminPassword), depth: '0' },
+    const res = await davRequest(f.davUrl, 'PROPFIND', '/', {
+      auth: basicAuth('admin', f.store.adminPassword),
+      headers: { depth: '0' },
       body: propBody('<D:quota-available-bytes/><D:quota-used-bytes/><D:resourcetype/>'),
     });
-    expect(res.statusCode).toBe(207);
-    const [root] = parseMultistatus(await res.body.text());
+    expect(res.status).toBe(207);
+    const [root] = parseMultistatus(res.text);
     if (!root) throw new Error('no response');
     expect(davProp(root, 'quota-available-bytes').status).toBe(404);
     expect(davProp(root, 'quota-used-bytes').status).toBe(404);

@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBridge } from '../../../src/bridge/server.js';
 import { LIVE_PROPERTIES } from '../../../src/bridge/verbs/propfind.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
+import { davRequest, EXCLUSIVE_LOCKINFO, multistatusOf, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { davProp, parseMultistatus, type DavResponse } from '../../helpers/multistatus.js';
 import { createFolder, entryNamed } from '../../helpers/seed.js';
 import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
@@ -19,15 +19,6 @@ const set = (props: string): string => `<D:set><D:prop>${props}</D:prop></D:set>
 const remove = (props: string): string => `<D:remove><D:prop>${props}</D:prop></D:remove>`;
 const propfindBody = (props: string, ns = ''): string =>
   `<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:"${ns}><D:prop>${props}</D:prop></D:propfind>`;
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-const LOCKINFO =
-  '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
 
 describe('PROPPATCH', () => {
   let f: BridgeFixture;
@@ -47,9 +38,9 @@ describe('PROPPATCH', () => {
     await f.close();
   });
 
-  async function dav(method: string, target: string, headers: Record<string, string> = {}, body?: string, url = f.davUrl): Promise<Answer> {
-    const res = await request(`${url}${target}`, { method, headers: { authorization: auth, ...headers }, ...(body !== undefined ? { body } : {}) });
-    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  /** As the test user, on this suite's bridge or the one at `url`. */
+  function dav(method: string, target: string, headers: DavHeaders = {}, body?: string, url = f.davUrl): Promise<DavAnswer> {
+    return davRequest(url, method, target, { auth, headers, body });
   }
 
   /** A fresh file in /home/dir, written through the bridge (so its listing knows it at once); its href and node id. */
@@ -60,18 +51,15 @@ describe('PROPPATCH', () => {
     return { href, id: (await entryNamed(f.client, session, dirId, name)).id };
   }
 
-  async function proppatch(href: string, body: string, headers: Record<string, string> = {}): Promise<DavResponse> {
-    const answer = await dav('PROPPATCH', href, headers, body);
-    expect(answer.status, answer.text).toBe(207);
-    const responses = parseMultistatus(answer.text);
+  async function proppatch(href: string, body: string, headers: DavHeaders = {}): Promise<DavResponse> {
+    const responses = multistatusOf(await dav('PROPPATCH', href, headers, body));
     expect(responses.length).toBe(1);
     return responses[0] as DavResponse;
   }
 
   async function propfind(href: string, props?: string, ns = '', url = f.davUrl): Promise<DavResponse> {
     const answer = await dav('PROPFIND', href, { depth: '0' }, props === undefined ? undefined : propfindBody(props, ns), url);
-    expect(answer.status, answer.text).toBe(207);
-    return parseMultistatus(answer.text)[0] as DavResponse;
+    return multistatusOf(answer)[0] as DavResponse;
   }
 
   function statuses(response: DavResponse): Record<string, number> {
@@ -160,7 +148,7 @@ describe('PROPPATCH', () => {
 
   it('round-trips Cyberduck SAR:lastmodified under a lock with a tagged If header, and removing it restores the store time', async () => {
     const file = await newFile();
-    const locked = await dav('LOCK', file.href, { timeout: 'Second-600' }, LOCKINFO);
+    const locked = await dav('LOCK', file.href, { timeout: 'Second-600' }, EXCLUSIVE_LOCKINFO);
     expect(locked.status).toBe(200);
     const token = String(locked.headers['lock-token']).replace(/^<|>$/g, '');
     const sar = ' xmlns:S="SAR:"';
@@ -276,9 +264,8 @@ describe('PROPPATCH', () => {
 
   it('answers 401 without credentials and changes nothing', async () => {
     const file = await newFile();
-    const res = await request(`${f.davUrl}${file.href}`, { method: 'PROPPATCH', body: update(set(`<Z:a>1</Z:a>`), ` xmlns:Z="${T}"`) });
-    await res.body.dump();
-    expect(res.statusCode).toBe(401);
+    const res = await davRequest(f.davUrl, 'PROPPATCH', file.href, { body: update(set(`<Z:a>1</Z:a>`), ` xmlns:Z="${T}"`) });
+    expect(res.status).toBe(401);
     expect(f.bridge.services.props.list(file.id)).toEqual([]);
   });
 

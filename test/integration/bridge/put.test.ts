@@ -1,88 +1,10 @@
 import net from 'node:net';
-import { Readable } from 'node:stream';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nodeId, type NodeEntry } from '../../../src/store-client/index.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { bridgeRequests, chunked, rawRequest, requestHead, type RawAnswer } from '../../helpers/dav-requests.js';
+import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { createFolder, entryNamed, uploadFile } from '../../helpers/seed.js';
 import { MiB, patternBytes, patternStream, readAll } from '../../helpers/stream-helpers.js';
-
-type DavUser = Awaited<ReturnType<BridgeFixture['newDavUser']>>;
-
-interface DavAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-interface RawAnswer {
-  /** Status codes of the interim (1xx) answers, in order. */
-  interim: number[];
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * Sends `head` (request line and headers, without the blank line) and `body` over a plain
- * socket and reads until one final answer is complete. The socket stays open until then, so a
- * server that waits for body bytes never sent makes this time out rather than pass.
- */
-function rawRequest(davUrl: string, head: string, body: Buffer | string = '', timeoutMs = 10_000): Promise<RawAnswer> {
-  const url = new URL(davUrl);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(url.port), url.hostname);
-    let buffer = Buffer.alloc(0);
-    const interim: number[] = [];
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no final answer within ${timeoutMs} ms; got so far: ${buffer.toString('latin1')}`));
-    }, timeoutMs);
-    socket.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.on('data', (chunk: Buffer) => {
-      buffer = Buffer.concat([buffer, chunk]);
-      for (;;) {
-        const end = buffer.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const lines = buffer.subarray(0, end).toString('latin1').split('\r\n');
-        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? '')?.[1]);
-        const headers: Record<string, string> = {};
-        for (const line of lines.slice(1)) {
-          const colon = line.indexOf(':');
-          headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-        }
-        if (status >= 100 && status < 200) {
-          interim.push(status);
-          buffer = buffer.subarray(end + 4);
-          continue;
-        }
-        const length = Number(headers['content-length'] ?? 0);
-        if (buffer.length < end + 4 + length) return;
-        clearTimeout(timer);
-        socket.destroy();
-        resolve({ interim, status, headers, body: buffer.subarray(end + 4, end + 4 + length).toString('utf8') });
-        return;
-      }
-    });
-    socket.write(`${head}\r\n\r\n`);
-    if (body.length > 0) socket.write(body);
-  });
-}
-
-function requestHead(method: string, path: string, host: string, headers: Record<string, string>): string {
-  return [`${method} ${path} HTTP/1.1`, `Host: ${host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
-}
-
-/** Chunked transfer encoding of `parts`, with or without the terminating 0-chunk. */
-function chunked(parts: Buffer[], withLastChunk: boolean): Buffer {
-  const pieces: Buffer[] = [];
-  for (const part of parts) pieces.push(Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n'));
-  if (withLastChunk) pieces.push(Buffer.from('0\r\n\r\n'));
-  return Buffer.concat(pieces);
-}
 
 describe('PUT', () => {
   let f: BridgeFixture;
@@ -100,10 +22,7 @@ describe('PUT', () => {
     await f.close();
   });
 
-  async function dav(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer | Readable, who: DavUser = user): Promise<DavAnswer> {
-    const res = await request(`${f.davUrl}${path}`, { method, headers: { authorization: who.auth, ...headers }, ...(body !== undefined ? { body } : {}) });
-    return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
-  }
+  const { dav } = bridgeRequests(() => f, () => user);
 
   async function entry(folder: string, name: string, who: DavUser = user): Promise<NodeEntry> {
     return entryNamed(f.client, who.session, folder, name);

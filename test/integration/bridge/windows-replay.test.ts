@@ -6,9 +6,9 @@
  * name with `#`, and DELETE without a trailing slash. Each step is its own test; they share one
  * user and run in order. Plain HTTP here: Basic over HTTPS is a configuration matter.
  */
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
+import { davRequest, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
 import { createFolder } from '../../helpers/seed.js';
 
@@ -25,12 +25,6 @@ const WIN32_PROPPATCH =
   '<Z:Win32FileAttributes>00000020</Z:Win32FileAttributes>' +
   '</D:prop></D:set></D:propertyupdate>';
 const BODY = 'Windows copied this file.\r\n';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
 
 describe('Windows Explorer (Mini-Redirector) request sequence', () => {
   let f: BridgeFixture;
@@ -50,13 +44,9 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
     await f.close();
   });
 
-  async function explorer(method: string, path: string, headers: Record<string, string> = {}, body?: string, anonymous = false): Promise<Answer> {
-    const res = await request(`${f.davUrl}${path}`, {
-      method,
-      headers: { 'user-agent': WINDOWS_UA, translate: 'f', connection: 'keep-alive', ...(anonymous ? {} : { authorization: auth }), ...headers },
-      ...(body !== undefined ? { body } : {}),
-    });
-    return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+  function explorer(method: string, path: string, headers: DavHeaders = {}, body?: string, anonymous = false): Promise<DavAnswer> {
+    const clientHeaders = { 'user-agent': WINDOWS_UA, translate: 'f', connection: 'keep-alive' };
+    return davRequest(f.davUrl, method, path, { clientHeaders, auth: anonymous ? undefined : auth, headers, body });
   }
 
   async function namesInDir(): Promise<string[]> {
@@ -74,15 +64,15 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
   it('2) PROPFIND / Depth 0 without a body answers 207 (allprop)', async () => {
     const answer = await explorer('PROPFIND', '/', { depth: '0', 'content-length': '0' });
     expect(answer.status).toBe(207);
-    expect(answer.body).toContain('<D:href>/</D:href>');
-    expect(answer.body).toContain('<D:collection/>');
+    expect(answer.text).toContain('<D:href>/</D:href>');
+    expect(answer.text).toContain('<D:collection/>');
   });
 
   it('3) PROPFIND /home/dir without the trailing slash, Depth 1, answers 207 and no redirect', async () => {
     const answer = await explorer('PROPFIND', '/home/dir', { depth: '1', 'content-length': '0' });
     expect(answer.status).toBe(207);
     expect(answer.headers.location).toBeUndefined();
-    expect(answer.body).toMatch(/<D:href>\/home\/dir\/?<\/D:href>/);
+    expect(answer.text).toMatch(/<D:href>\/home\/dir\/?<\/D:href>/);
   });
 
   it('4a) PROPFIND of the file about to be copied is a plain 404', async () => {
@@ -101,8 +91,8 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
     expect(answer.status).toBe(200);
     token = /^<(.+)>$/.exec(String(answer.headers['lock-token']))?.[1] ?? '';
     expect(token).toMatch(/^opaquelocktoken:/);
-    expect(answer.body).toContain('<D:timeout>Second-3600</D:timeout>');
-    expect(answer.body).toContain(token);
+    expect(answer.text).toContain('<D:timeout>Second-3600</D:timeout>');
+    expect(answer.text).toContain(token);
   });
 
   it('4d) PUT of the body with If: (<token>) replaces the empty file: 204', async () => {
@@ -117,9 +107,9 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
   it('4e) PROPPATCH of the four Win32 properties under the lock answers 207 with 200 for each', async () => {
     const answer = await explorer('PROPPATCH', '/home/dir/x.txt', { if: `(<${token}>)`, 'content-type': 'text/xml; charset="utf-8"' }, WIN32_PROPPATCH);
     expect(answer.status).toBe(207);
-    for (const name of ['Win32CreationTime', 'Win32LastAccessTime', 'Win32LastModifiedTime', 'Win32FileAttributes']) expect(answer.body).toContain(name);
-    expect(answer.body).toContain('HTTP/1.1 200 OK');
-    expect(answer.body).not.toMatch(/HTTP\/1\.1 (4|5)\d\d/);
+    for (const name of ['Win32CreationTime', 'Win32LastAccessTime', 'Win32LastModifiedTime', 'Win32FileAttributes']) expect(answer.text).toContain(name);
+    expect(answer.text).toContain('HTTP/1.1 200 OK');
+    expect(answer.text).not.toMatch(/HTTP\/1\.1 (4|5)\d\d/);
   });
 
   it('4f) UNLOCK with the bare token (no angle brackets) answers 204', async () => {
@@ -130,11 +120,11 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
   it('4g) PROPFIND shows getlastmodified = Win32LastModifiedTime and no lock, and GET the body', async () => {
     const answer = await explorer('PROPFIND', '/home/dir/x.txt', { depth: '0', 'content-length': '0' });
     expect(answer.status).toBe(207);
-    expect(answer.body).toContain(`<D:getlastmodified>${MODIFIED}</D:getlastmodified>`);
-    expect(answer.body).toContain(`<D:getcontentlength>${Buffer.byteLength(BODY)}</D:getcontentlength>`);
-    expect(answer.body).toContain('<D:lockdiscovery/>');
+    expect(answer.text).toContain(`<D:getlastmodified>${MODIFIED}</D:getlastmodified>`);
+    expect(answer.text).toContain(`<D:getcontentlength>${Buffer.byteLength(BODY)}</D:getcontentlength>`);
+    expect(answer.text).toContain('<D:lockdiscovery/>');
     const get = await explorer('GET', '/home/dir/x.txt');
-    expect(get.body).toBe(BODY);
+    expect(get.text).toBe(BODY);
   });
 
   it('5a) MOVE to a name differing only in case renames the file', async () => {
@@ -148,7 +138,7 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
     expect([201, 204]).toContain(answer.status);
     expect(await namesInDir()).toEqual(['a#b.txt']);
     const listing = await explorer('PROPFIND', '/home/dir/', { depth: '1', 'content-length': '0' });
-    expect(listing.body).toContain('<D:href>/home/dir/a%23b.txt</D:href>');
+    expect(listing.text).toContain('<D:href>/home/dir/a%23b.txt</D:href>');
   });
 
   it('6) DELETE /home/dir without the trailing slash answers 204 and moves it to trash', async () => {
