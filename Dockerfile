@@ -39,7 +39,8 @@ RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080 8081
-# No curl in the slim image: node asks the store's /healthz itself.
+# No curl in the slim image: node asks the store's /healthz, or (bridge-only container,
+# `--only bridge`) the bridge's anonymous OPTIONS.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.DRIVEWAY_STORE_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const ok = (r) => r.ok; fetch('http://127.0.0.1:' + (process.env.DRIVEWAY_STORE_PORT || 8080) + '/healthz').then(ok, () => false).then((up) => up || fetch('http://127.0.0.1:' + (process.env.DRIVEWAY_DAV_PORT || 8081) + '/', { method: 'OPTIONS' }).then(ok, () => false)).then((up) => process.exit(up ? 0 : 1))"]
 ENTRYPOINT ["node", "dist/main.js"]

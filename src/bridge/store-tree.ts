@@ -164,6 +164,12 @@ export class StoreTree {
     await user.session();
     const segments = segmentsOf(path);
     let current = this.rootResource(user);
+    if (segments.length === 0) {
+      // The root is the bridge's own: it changes when a top-level folder does.
+      const top = await this.rootListing(user);
+      const updatedMs = top.entries.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
+      return { ...current, entry: { ...current.entry, updatedMs } };
+    }
     for (const segment of segments) {
       if (current.entry.kind !== 'folder') return undefined;
       // The root holds only the fixed top-level names: Finder's probes (`/.DS_Store`, `/._.`,
