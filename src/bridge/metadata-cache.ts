@@ -29,6 +29,8 @@ export type FolderKey = string;
 export class MetadataCache {
   private readonly listings: LRUCache<string, Cached>;
   private readonly generations = new Map<FolderKey, number>();
+  /** Users who have (or had) a listing of a folder cached: the ones a patch must reach. */
+  private readonly holders = new Map<FolderKey, Set<string>>();
 
   constructor(options: MetadataCacheOptions) {
     this.listings = new LRUCache({
@@ -57,33 +59,55 @@ export class MetadataCache {
     return this.generation(folder);
   }
 
-  /** Stores a listing fetched while `generation` was current (a write meanwhile makes it stale). */
+  /**
+   * Stores a listing fetched while `generation` was current. A listing that a write outdated
+   * while it was being fetched is handed back to its caller but does not replace a current
+   * (patched) one in the cache.
+   */
   remember(userId: string, folder: FolderKey, entries: readonly NodeEntry[], generation = this.generation(folder)): Listing {
     const unique = uniqueNames(entries);
     const listing: Cached = { entries: unique, byName: new Map(unique.map((e) => [e.name.normalize('NFC'), e])), generation };
-    this.listings.set(`${userId}\0${folder}`, listing);
+    const key = `${userId}\0${folder}`;
+    const existing = this.listings.get(key);
+    const current = this.generation(folder);
+    if (generation !== current && existing?.generation === current) return listing;
+    this.listings.set(key, listing);
+    let users = this.holders.get(folder);
+    if (!users) {
+      if (this.holders.size > 100_000) this.holders.clear();
+      users = new Set();
+      this.holders.set(folder, users);
+    }
+    users.add(userId);
     return listing;
   }
 
-  /** After a write into `folder`: every user's listing of it is stale. */
+  /** After a write into `folder` whose outcome is unknown: every user's listing of it is stale. */
   forget(folder: FolderKey): void {
     this.generations.set(folder, this.generation(folder) + 1);
     if (this.generations.size > 100_000) this.generations.clear();
   }
 
   /**
-   * After a write into `folder` whose outcome the writer knows exactly (e.g. the store
-   * returned the uploaded file's id): others' listings go stale, the writer's is patched.
+   * After a write into `folder` whose outcome is known exactly (the store returned the uploaded
+   * file's id and size): every user's current listing of it is patched in place of a re-list,
+   * so read-after-write holds for everyone and concurrent writers do not re-list each other.
    */
-  patch(userId: string, folder: FolderKey, change: (entries: NodeEntry[]) => NodeEntry[]): void {
-    const mine = this.listing(userId, folder);
+  patch(folder: FolderKey, change: (entries: NodeEntry[]) => NodeEntry[]): void {
+    const before = this.generation(folder);
+    const patched: Array<[string, NodeEntry[]]> = [];
+    for (const userId of this.holders.get(folder) ?? []) {
+      const cached = this.listings.get(`${userId}\0${folder}`);
+      if (cached && cached.generation === before) patched.push([userId, change([...cached.entries])]);
+    }
     this.forget(folder);
-    if (mine) this.remember(userId, folder, change([...mine.entries]));
+    for (const [userId, entries] of patched) this.remember(userId, folder, entries);
   }
 
   clear(): void {
     this.listings.clear();
     this.generations.clear();
+    this.holders.clear();
   }
 }
 

@@ -9,7 +9,7 @@
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -92,6 +92,7 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
   const clock = options.clock ?? systemClock;
   const cache = new MetadataCache({ ttlMs: config.bridge.cacheTtlMs, maxEntries: config.bridge.cacheMaxEntries });
   const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
+  mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
   const services: BridgeServices = {
     tree: new StoreTree({ client, cache, log: options.logger }),
     cache,

@@ -121,10 +121,12 @@ export class StoreTree {
     const key = this.folderKey(user, folder);
     const cached = this.cache.listing(user.userId, key);
     if (cached) return cached;
-    const flightKey = `${user.userId}\0${key}`;
+    // A fetch that started before the latest write into the folder is not shared: its answer
+    // may lack what that write did.
+    const generation = this.cache.currentGeneration(key);
+    const flightKey = `${user.userId}\0${key}\0${generation}`;
     const pending = this.inflight.get(flightKey);
     if (pending) return pending;
-    const generation = this.cache.currentGeneration(key);
     const fetch = this.withSession(user, (s) => this.client.listFolder(s, folder))
       .then((entries) => this.cache.remember(user.userId, key, entries.filter((e) => !e.name.startsWith(STAGING_PREFIX)), generation))
       .finally(() => this.inflight.delete(flightKey));
@@ -132,11 +134,21 @@ export class StoreTree {
     return fetch;
   }
 
-  private async rootListing(user: BridgeUser): Promise<Listing> {
+  private rootListing(user: BridgeUser): Promise<Listing> {
     const key = `root:${user.userId}`;
     const cached = this.cache.listing(user.userId, key);
-    if (cached) return cached;
+    if (cached) return Promise.resolve(cached);
     const generation = this.cache.currentGeneration(key);
+    const flightKey = `${key}\0${generation}`;
+    const pending = this.inflight.get(flightKey);
+    if (pending) return pending;
+    const fetch = this.fetchRootListing(user, key, generation).finally(() => this.inflight.delete(flightKey));
+    this.inflight.set(flightKey, fetch);
+    return fetch;
+  }
+
+  /** The top-level folders with their times: one details call each (SPEC has no listing of them). */
+  private async fetchRootListing(user: BridgeUser, key: string, generation: number): Promise<Listing> {
     const found = await Promise.all(
       TOP_LEVEL.map(async (kind): Promise<NodeEntry | undefined> => {
         try {
@@ -170,13 +182,19 @@ export class StoreTree {
       const updatedMs = top.entries.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
       return { ...current, entry: { ...current.entry, updatedMs } };
     }
-    for (const segment of segments) {
+    for (const [index, segment] of segments.entries()) {
       if (current.entry.kind !== 'folder') return undefined;
       // The root holds only the fixed top-level names: Finder's probes (`/.DS_Store`, `/._.`,
       // `/Backups.backupdb`: CLIENT-QUIRKS §1) are answered without building the root listing.
       if (current.kind === 'root' && !(TOP_LEVEL as readonly string[]).includes(segment)) return undefined;
-      const listing = current.kind === 'root' ? await this.rootListing(user) : await this.listing(user, current.entry.id);
-      const entry = listing.byName.get(segment);
+      let entry: NodeEntry | undefined;
+      if (current.kind === 'root' && index < segments.length - 1 && !this.cache.listing(user.userId, `root:${user.userId}`)) {
+        // Walking through a top-level folder needs only its id, not its time: no details calls.
+        entry = { id: segment as NodeId, name: segment, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false };
+      } else {
+        const listing = current.kind === 'root' ? await this.rootListing(user) : await this.listing(user, current.entry.id);
+        entry = listing.byName.get(segment);
+      }
       if (!entry) return undefined;
       const parent = current.kind === 'root' ? undefined : { id: current.entry.id, key: this.folderKey(user, current.entry.id) };
       current = {
@@ -274,7 +292,7 @@ export class StoreTree {
         ...(result.revision !== undefined ? { revision: result.revision } : {}),
         isStarred: existing?.isStarred ?? false,
       };
-      this.cache.patch(user.userId, key, (entries) => [...entries.filter((e) => e.id !== id), entry]);
+      this.cache.patch(key, (entries) => [...entries.filter((e) => e.id !== id), entry]);
       return { created: !existing, entry };
     }
     this.cache.forget(key);
