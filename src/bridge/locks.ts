@@ -21,12 +21,8 @@ import { systemClock, type Clock } from '../common/clock.js';
 export type LockScope = 'exclusive' | 'shared';
 export type LockDepth = '0' | 'infinity';
 
-export interface ActiveLock {
-  /** `opaquelocktoken:<uuid>` (RFC 4918 §20.1 scheme); the only proof of ownership. */
-  readonly token: string;
-  /** The locked resource (the lock root). */
-  readonly resourceId: string;
-  /** Id chain root..resource when the lock was taken (or last refreshed at its root). */
+export interface LockRequest {
+  /** Id chain root..resource; the last id is locked. */
   readonly chain: readonly string[];
   /** Encoded href of the lock root as requested, for DAV:lockroot (RFC 4918 §14.12). */
   readonly rootHref: string;
@@ -36,8 +32,16 @@ export interface ActiveLock {
   readonly ownerXml: string | undefined;
   /** Who took the lock (the bridge passes the store user id). */
   readonly principal: string;
-  /** The granted timeout, in seconds, as last set by LOCK or a refresh. */
+  /** Requested timeout in seconds (from `parseTimeout`); capped at maxTimeoutSec. */
   readonly timeoutSec: number;
+}
+
+/** A granted lock: the request as granted (timeout capped) plus its token and expiry. */
+export interface ActiveLock extends LockRequest {
+  /** `opaquelocktoken:<uuid>` (RFC 4918 §20.1 scheme); the only proof of ownership. */
+  readonly token: string;
+  /** The locked resource (the lock root): the last id of `chain`. */
+  readonly resourceId: string;
   readonly expiresAtMs: number;
 }
 
@@ -78,17 +82,6 @@ export interface LockStoreOptions {
   newToken?: () => string;
 }
 
-export interface LockRequest {
-  /** Id chain root..resource; the last id is locked. */
-  readonly chain: readonly string[];
-  readonly rootHref: string;
-  readonly scope: LockScope;
-  readonly depth: LockDepth;
-  readonly ownerXml: string | undefined;
-  readonly principal: string;
-  /** Requested timeout in seconds (from `parseTimeout`); capped at maxTimeoutSec. */
-  readonly timeoutSec: number;
-}
 
 export interface ModifyCheckOptions {
   /** When given, a presented token counts only if this principal took its lock (RFC 4918 §6.4). */

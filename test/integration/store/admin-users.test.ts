@@ -9,27 +9,10 @@ import { verifyPassword } from '../../../src/store/passwords.js';
 import { createStoreClient, type RawResponse, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { uploadFile } from '../../helpers/seed.js';
+import type { UserRow } from '../../../src/store/db/users.js';
 
 const PASSWORD = 'Valid-Passw0rd';
 
-interface UserRowView {
-  uuid: string;
-  username: string;
-  email: string;
-  fullname: string;
-  password_hash: string;
-  is_active: number;
-  is_admin: number;
-  is_builtin: number;
-  org_id: string;
-  disk_quota: number;
-  disk_used: number;
-  twofa: number;
-  twofa_secret: string | null;
-  comment: string;
-  created: number;
-  updated: number;
-}
 
 let store: TestStore;
 let client: StoreClient;
@@ -37,8 +20,8 @@ let admin: StoreSession;
 let emailCounter = 0;
 const uniqueEmail = (stem = 'user'): string => `${stem}.${++emailCounter}@example.org`;
 
-function userRow(uuid: string): UserRowView | undefined {
-  return store.ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRowView | undefined;
+function userRow(uuid: string): UserRow | undefined {
+  return store.ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
 }
 function userCount(): number {
   return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
@@ -93,7 +76,7 @@ describe('POST /api/admin/users', () => {
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({ status: 'success', msg: 'user created', data: { uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
     const uuid = (res.body as { data: { uuid: string } }).data.uuid;
-    const row = userRow(uuid) as UserRowView;
+    const row = userRow(uuid) as UserRow;
     expect(row).toMatchObject({
       username: 'Ada.Lovelace@Example.org',
       email: 'Ada.Lovelace@Example.org',
@@ -238,12 +221,12 @@ describe('POST /api/admin/users', () => {
 describe('PUT /api/admin/users/{user_uuid}', () => {
   it('changes fullname and comment and bumps updated', async () => {
     const { uuid } = await createUser({ fullname: 'Old Name', comment: 'old' });
-    const before = userRow(uuid) as UserRowView;
+    const before = userRow(uuid) as UserRow;
     store.clock.advance(1_000);
     const res = await put(admin, uuid, { fullname: 'New Name', comment: 'new' });
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({ status: 'success', msg: 'user updated' });
-    const after = userRow(uuid) as UserRowView;
+    const after = userRow(uuid) as UserRow;
     expect(after).toMatchObject({ fullname: 'New Name', comment: 'new', email: before.email, password_hash: before.password_hash });
     expect(after.updated).toBeGreaterThan(before.updated);
   });
@@ -319,7 +302,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
 
   it('accepts an empty body and changes no field', async () => {
     const { uuid } = await createUser();
-    const before = userRow(uuid) as UserRowView;
+    const before = userRow(uuid) as UserRow;
     expect((await put(admin, uuid, {})).status).toBe(200);
     expect({ ...userRow(uuid), updated: 0 }).toEqual({ ...before, updated: 0 });
   });
