@@ -21,7 +21,7 @@ import { redactUrl, type Logger } from '../common/logger.js';
 import { createStoreClient, type StoreClient } from '../store-client/index.js';
 import { davFailureOf } from './dav-errors.js';
 import { DeadPropertyStore } from './dead-properties.js';
-import { decodeRequestPath, HrefError, wantsNfd } from './href.js';
+import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
 import { MetadataCache } from './metadata-cache.js';
 import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
@@ -55,6 +55,9 @@ interface AuthOutcome {
   user?: BridgeUser;
   failure?: unknown;
 }
+
+/** The request path, decoded once before dispatch and reused by the verb. */
+const decodedPaths = new WeakMap<IncomingMessage, DavPathParts>();
 
 /** The outcome of authentication per request, filled by the library's getUser hook. */
 const authOutcomes = new WeakMap<IncomingMessage, AuthOutcome>();
@@ -129,7 +132,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
     try {
-      decodeRequestPath(req.url ?? '/');
+      decodedPaths.set(req, decodeRequestPath(req.url ?? '/'));
     } catch (err) {
       const status = err instanceof HrefError && (err.kind === 'path-too-long' || err.kind === 'too-deep') ? 414 : 400;
       res.writeHead(status, { 'Content-Length': '0' }).end();
@@ -202,7 +205,7 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         if (!res.writableFinished) abort.abort();
       });
       const outcome = authOutcomes.get(req) ?? {};
-      const target = decodeRequestPath(req.url ?? '/');
+      const target = decodedPaths.get(req) ?? decodeRequestPath(req.url ?? '/');
       const method = (req.method ?? 'GET').toUpperCase();
       const requestLog = log.child({ method, url: redactUrl(req.url ?? ''), user: outcome.user?.name });
       const ctx: DavContext = {
