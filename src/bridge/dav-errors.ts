@@ -5,7 +5,7 @@
  * existing name, 412 for Overwrite: F) are decided by the verb before it calls here.
  */
 import { StoreError } from '../store-client/index.js';
-import { DavXmlError } from './dav-xml.js';
+import { DavXmlError, type DavCondition } from './dav-xml.js';
 import { DeadPropertyLimitError } from './dead-properties.js';
 import { HrefError } from './href.js';
 import { IfHeaderError } from './if-header.js';
@@ -16,7 +16,7 @@ export interface DavFailure {
   status: number;
   headers: Record<string, string>;
   /** An RFC 4918 §16 precondition/postcondition element name in the DAV: namespace, if any. */
-  condition?: string;
+  condition?: DavCondition;
   /** Hrefs inside the condition element (lock-token-submitted, no-conflicting-lock). */
   hrefs?: string[];
   /** Logged, never sent. */
@@ -93,7 +93,7 @@ export class DavStatusError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly condition?: string,
+    readonly condition?: DavCondition,
     readonly headers: Record<string, string> = {},
     readonly hrefs: string[] = [],
   ) {

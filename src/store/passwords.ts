@@ -31,9 +31,6 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** A hash that never verifies, for timing-equal checks on unknown usernames. */
-export const DUMMY_HASH = `scrypt$1024$8$1$${Buffer.alloc(16).toString('base64url')}$${Buffer.alloc(32).toString('base64url')}`;
-
 /** SPEC rule 7: at least 8 characters with lowercase, uppercase and digit. Returns the problem, or undefined. */
 export function passwordProblem(password: string): string | undefined {
   if (password.length < 8) return 'password must have at least 8 characters';

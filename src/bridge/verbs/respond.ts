@@ -1,5 +1,6 @@
 /** Writing answers: failures (status + optional DAV:error body), XML bodies, empty answers. */
 import type { DavFailure } from '../dav-errors.js';
+import { errorBody } from '../dav-xml.js';
 import type { DavContext } from './context.js';
 
 export const XML_TYPE = 'application/xml; charset=utf-8';
@@ -14,12 +15,6 @@ export function sendXml(ctx: DavContext, status: number, xml: string, headers: R
 export function sendEmpty(ctx: DavContext, status: number, headers: Record<string, string> = {}): void {
   ctx.res.writeHead(status, { ...headers, 'Content-Length': '0' });
   ctx.res.end();
-}
-
-/** RFC 4918 §16: `<D:error><D:{condition}/></D:error>`, optionally with hrefs inside the condition. */
-export function errorBody(condition: string, hrefs: readonly string[] = []): string {
-  const inner = hrefs.length ? `<D:${condition}>${hrefs.map((h) => `<D:href>${h.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</D:href>`).join('')}</D:${condition}>` : `<D:${condition}/>`;
-  return `<?xml version="1.0" encoding="utf-8"?>\n<D:error xmlns:D="DAV:">${inner}</D:error>`;
 }
 
 /** Answers a failure. When the answer has already started, the connection is cut instead. */

@@ -24,8 +24,7 @@ export async function authRoutes(app: FastifyInstance, ctx: StoreContext): Promi
     windowSec: config.store.loginWindowSec,
   });
 
-  // passwords.DUMMY_HASH has the minimum cost; an unknown username must cost as much as a real
-  // one at the configured cost, or the answer time tells which usernames exist. Made once here
+  // An unknown username must cost as much as a real one at the configured cost, or the answer time tells which usernames exist. Made once here
   // so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
 
