@@ -34,6 +34,7 @@ function lockErrorKind(fn: () => unknown): LockErrorKind | 'no error' {
 
 function setup(options: ConstructorParameters<typeof LockStore>[0] = {}) {
   const clock = new ManualClock();
+  clock.freeze(); // expiry assertions are exact to the millisecond
   const locks = new LockStore({ clock, ...options });
   return { clock, locks };
 }

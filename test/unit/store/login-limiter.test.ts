@@ -8,6 +8,7 @@ import { LoginLimiter } from '../../../src/store/login-limiter.js';
 
 function limiter(maxKeys?: number): { clock: ManualClock; limits: LoginLimiter } {
   const clock = new ManualClock();
+  clock.freeze(); // Retry-After arithmetic is exact to the second
   return { clock, limits: new LoginLimiter({ clock, maxFailures: 3, windowSec: 60, maxKeys }) };
 }
 
