@@ -73,6 +73,8 @@ export function raw(client: StoreClient, s: StoreSession | undefined, method: 'G
 }
 
 export const sha256Of = (content: string | Buffer): string => createHash('sha256').update(content).digest('hex');
+/** The address the store gives a blob holding `content`. */
+export { contentHashOf as blobHashOf } from '../../src/store/blobs/blob-store.js';
 
 export function nodeRow(store: TestStore, uuid: string): NodeRow | undefined {
   return store.ctx.db.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
@@ -89,13 +91,13 @@ export function diskUsed(store: TestStore, userUuid: string): number {
 }
 
 /** Reference count of a blob; 0 when it has no row. */
-export function blobRefs(store: TestStore, sha256: string): number {
-  const row = store.ctx.db.prepare('SELECT refs FROM blobs WHERE sha256 = ?').get(sha256) as { refs: number } | undefined;
+export function blobRefs(store: TestStore, hash: string): number {
+  const row = store.ctx.db.prepare('SELECT refs FROM blobs WHERE hash = ?').get(hash) as { refs: number } | undefined;
   return row?.refs ?? 0;
 }
 
-export function blobFileExists(store: TestStore, sha256: string): boolean {
-  return existsSync(store.ctx.blobs.pathOf(sha256));
+export function blobFileExists(store: TestStore, hash: string): boolean {
+  return existsSync(store.ctx.blobs.pathOf(hash));
 }
 
 /** Every blob file on disk. */

@@ -57,9 +57,12 @@ export function patternStream(totalBytes: number, options: { chunkBytes?: number
   });
 }
 
-/** SHA-256 of `totalBytes` of the pattern, computed chunk by chunk. */
-export function patternSha256(totalBytes: number, chunkBytes = MiB): string {
-  const hash = createHash('sha256');
+/** Hex digest of `totalBytes` of the pattern, computed chunk by chunk (SHA-256 unless given a hasher). */
+export function patternHash(
+  totalBytes: number,
+  hash: { update(data: Buffer): unknown; digest(encoding: 'hex'): string } = createHash('sha256'),
+  chunkBytes = MiB,
+): string {
   for (let offset = 0; offset < totalBytes; offset += chunkBytes) hash.update(patternBytes(offset, Math.min(chunkBytes, totalBytes - offset)));
   return hash.digest('hex');
 }

@@ -5,22 +5,22 @@
 import type { Db } from './database.js';
 import type { OwnerType } from './nodes.js';
 
-export function addBlobRef(db: Db, sha256: string, sizeBytes: number, count = 1): void {
+export function addBlobRef(db: Db, hash: string, sizeBytes: number, count = 1): void {
   db.prepare(
-    `INSERT INTO blobs (sha256, size, refs) VALUES (?, ?, ?)
-     ON CONFLICT(sha256) DO UPDATE SET refs = refs + excluded.refs`,
-  ).run(sha256, sizeBytes, count);
+    `INSERT INTO blobs (hash, size, refs) VALUES (?, ?, ?)
+     ON CONFLICT(hash) DO UPDATE SET refs = refs + excluded.refs`,
+  ).run(hash, sizeBytes, count);
 }
 
 /** Drops one reference; returns true when the blob is now unreferenced (row deleted). */
-export function releaseBlobRef(db: Db, sha256: string): boolean {
-  db.prepare('UPDATE blobs SET refs = refs - 1 WHERE sha256 = ?').run(sha256);
-  const gone = db.prepare('DELETE FROM blobs WHERE sha256 = ? AND refs <= 0').run(sha256);
+export function releaseBlobRef(db: Db, hash: string): boolean {
+  db.prepare('UPDATE blobs SET refs = refs - 1 WHERE hash = ?').run(hash);
+  const gone = db.prepare('DELETE FROM blobs WHERE hash = ? AND refs <= 0').run(hash);
   return gone.changes > 0;
 }
 
-export function isBlobReferenced(db: Db, sha256: string): boolean {
-  return db.prepare('SELECT 1 FROM blobs WHERE sha256 = ?').get(sha256) !== undefined;
+export function isBlobReferenced(db: Db, hash: string): boolean {
+  return db.prepare('SELECT 1 FROM blobs WHERE hash = ?').get(hash) !== undefined;
 }
 
 export interface Usage {

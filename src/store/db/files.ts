@@ -19,7 +19,7 @@ const TOKEN_RETENTION_MS = 60_000;
 export interface RevisionRow {
   node_uuid: string;
   revision: number;
-  blob_sha256: string;
+  blob_hash: string;
   size: number;
   created: number;
   uploader_uuid: string | null;
@@ -120,7 +120,7 @@ export interface CommitUpload {
   targetUuid: string;
   /** Name of the part; used only when the target is a folder (a new revision keeps its name). */
   name: string;
-  sha256: string;
+  hash: string;
   sizeBytes: number;
   now: number;
 }
@@ -134,7 +134,7 @@ export interface CommitUpload {
  * `quota_exceeded`; nothing is written then.
  */
 export function commitUpload(db: Db, upload: CommitUpload): UploadResult {
-  const { uploader, sha256, sizeBytes, now } = upload;
+  const { uploader, hash, sizeBytes, now } = upload;
   return db.transaction((): UploadResult => {
     const target = resolveNode(db, uploader, upload.targetUuid, 'write');
     assertUploadTarget(db, target);
@@ -152,7 +152,7 @@ export function commitUpload(db: Db, upload: CommitUpload): UploadResult {
     const usage = usageOf(db, owner.owner_type, owner.owner_uuid);
     if (usage && usage.quotaBytes > 0 && usage.usedBytes + sizeBytes > usage.quotaBytes) throw quotaExceeded();
 
-    addBlobRef(db, sha256, sizeBytes);
+    addBlobRef(db, hash, sizeBytes);
     let result: UploadResult;
     if (file) {
       const revision = (file.revision ?? 0) + 1;
@@ -166,10 +166,10 @@ export function commitUpload(db: Db, upload: CommitUpload): UploadResult {
       ).run(uuid, target.owner_uuid, target.owner_type, target.uuid, upload.name, now, now, sizeBytes);
       result = { uuid, name: upload.name, revision: 1, size: sizeBytes };
     }
-    db.prepare('INSERT INTO revisions (node_uuid, revision, blob_sha256, size, created, uploader_uuid) VALUES (?, ?, ?, ?, ?, ?)').run(
+    db.prepare('INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, ?, ?, ?, ?, ?)').run(
       result.uuid,
       result.revision,
-      sha256,
+      hash,
       sizeBytes,
       now,
       uploader.userUuid,

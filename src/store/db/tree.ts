@@ -126,7 +126,7 @@ interface SubtreeRow {
   parent_uuid: string;
   name: string;
   type: 'Dir' | 'File';
-  blob_sha256: string | null;
+  blob_hash: string | null;
   blob_size: number | null;
 }
 
@@ -155,7 +155,7 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
            UNION ALL
            SELECT n.uuid, sub.depth + 1 FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
          )
-         SELECT n.uuid, n.parent_uuid, n.name, n.type, r.blob_sha256, r.size AS blob_size
+         SELECT n.uuid, n.parent_uuid, n.name, n.type, r.blob_hash, r.size AS blob_size
          FROM sub JOIN nodes n ON n.uuid = sub.uuid
          LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision
          ORDER BY sub.depth`,
@@ -165,7 +165,7 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
     let totalBytes = 0;
     for (const row of rows) {
       if (row.type !== 'File') continue;
-      if (row.blob_sha256 === null || row.blob_size === null) throw new Error(`file ${row.uuid} has no stored revision`);
+      if (row.blob_hash === null || row.blob_size === null) throw new Error(`file ${row.uuid} has no stored revision`);
       totalBytes += row.blob_size;
     }
     if (totalBytes > remainingBytes(db, target.owner_type, target.owner_uuid)) throw quotaExceeded();
@@ -175,10 +175,10 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const insertRevision = db.prepare(
-      'INSERT INTO revisions (node_uuid, revision, blob_sha256, size, created, uploader_uuid) VALUES (?, 1, ?, ?, ?, ?)',
+      'INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, 1, ?, ?, ?, ?)',
     );
     const newUuidOf = new Map<string, string>();
-    const refsBySha = new Map<string, { sizeBytes: number; count: number }>();
+    const refsByHash = new Map<string, { sizeBytes: number; count: number }>();
     for (const [index, row] of rows.entries()) {
       const copyUuid = randomUUID();
       newUuidOf.set(row.uuid, copyUuid);
@@ -197,14 +197,14 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
         isFile ? 1 : null,
         isFile ? row.blob_size : 0,
       );
-      if (isFile && row.blob_sha256 !== null && row.blob_size !== null) {
-        insertRevision.run(copyUuid, row.blob_sha256, row.blob_size, now, callerUuid);
-        const refs = refsBySha.get(row.blob_sha256);
+      if (isFile && row.blob_hash !== null && row.blob_size !== null) {
+        insertRevision.run(copyUuid, row.blob_hash, row.blob_size, now, callerUuid);
+        const refs = refsByHash.get(row.blob_hash);
         if (refs) refs.count += 1;
-        else refsBySha.set(row.blob_sha256, { sizeBytes: row.blob_size, count: 1 });
+        else refsByHash.set(row.blob_hash, { sizeBytes: row.blob_size, count: 1 });
       }
     }
-    for (const [sha256, refs] of refsBySha) addBlobRef(db, sha256, refs.sizeBytes, refs.count);
+    for (const [hash, refs] of refsByHash) addBlobRef(db, hash, refs.sizeBytes, refs.count);
     adjustUsage(db, target.owner_type, target.owner_uuid, totalBytes);
     touch(db, target.uuid, now);
     return newUuidOf.get(node.uuid) as string;
@@ -255,7 +255,7 @@ export function trash(w: TreeWrite, node: NodeRow): string {
 
 /**
  * DELETE inside trash: removes `node`, its subtree, every revision and every star for good,
- * releases the blob references and frees the owner's usage. Returns the SHA-256 of every blob
+ * releases the blob references and frees the owner's usage. Returns the content hash of every blob
  * no longer referenced; the caller removes those files after this returns (never before the
  * commit, or a rollback would leave rows pointing at nothing).
  */
@@ -269,8 +269,8 @@ export function purge(w: TreeWrite, node: NodeRow): string[] {
         SELECT n.uuid FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
       )`;
     const revisions = db
-      .prepare(`${subtree} SELECT r.blob_sha256 AS sha256, r.size FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`)
-      .all(node.uuid) as Array<{ sha256: string; size: number }>;
+      .prepare(`${subtree} SELECT r.blob_hash AS hash, r.size FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`)
+      .all(node.uuid) as Array<{ hash: string; size: number }>;
     // Revisions and stars go with their nodes (ON DELETE CASCADE); one statement, so the
     // parent references inside the subtree are checked only once it is all gone.
     db.prepare(`${subtree} DELETE FROM nodes WHERE uuid IN (SELECT uuid FROM sub)`).run(node.uuid);
@@ -278,7 +278,7 @@ export function purge(w: TreeWrite, node: NodeRow): string[] {
     let freedBytes = 0;
     for (const revision of revisions) {
       freedBytes += revision.size;
-      if (releaseBlobRef(db, revision.sha256)) unreferenced.add(revision.sha256);
+      if (releaseBlobRef(db, revision.hash)) unreferenced.add(revision.hash);
     }
     adjustUsage(db, node.owner_type, node.owner_uuid, -freedBytes);
     if (node.parent_uuid !== null) touch(db, node.parent_uuid, now);

@@ -81,12 +81,12 @@ function listFolder(ctx: StoreContext, caller: AuthenticatedUser, folder: NodeRo
  * a blob that an upload or copy of the same bytes referenced again meanwhile; a file that
  * cannot be removed now is swept at the next start (BlobStore.sweepOrphans).
  */
-async function removeBlobs(ctx: StoreContext, sha256s: readonly string[]): Promise<void> {
-  for (const sha256 of sha256s) {
+async function removeBlobs(ctx: StoreContext, hashes: readonly string[]): Promise<void> {
+  for (const hash of hashes) {
     try {
-      await ctx.blobs.remove(sha256);
+      await ctx.blobs.remove(hash);
     } catch (err) {
-      ctx.log.warn({ err, sha256 }, 'could not remove an unreferenced blob; it is swept at the next start');
+      ctx.log.warn({ err, hash }, 'could not remove an unreferenced blob; it is swept at the next start');
     }
   }
 }

@@ -79,7 +79,7 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
 
         let body: Readable | undefined;
         if (request.method === 'GET') {
-          body = blobs.open(revision.blob_sha256, decision.status === 206 ? decision.range : undefined);
+          body = blobs.open(revision.blob_hash, decision.status === 206 ? decision.range : undefined);
           try {
             // Open before any header is set, so a missing blob is a clean 500, not a cut response.
             await once(body, 'ready');

@@ -116,8 +116,8 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
       await blobs.commit(staged);
     } catch (err) {
       await blobs.discard(staged);
-      blobs.release(staged.sha256);
-      await blobs.remove(staged.sha256);
+      blobs.release(staged.hash);
+      await blobs.remove(staged.hash);
       throw err;
     }
     let result: UploadResult;
@@ -126,17 +126,17 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
         uploader,
         targetUuid: target.uuid,
         name,
-        sha256: staged.sha256,
+        hash: staged.hash,
         sizeBytes: staged.sizeBytes,
         now: clock.now(),
       });
     } catch (err) {
       // The rename happened, the row did not: unlink unless another row shares the bytes.
-      blobs.release(staged.sha256);
-      await blobs.remove(staged.sha256);
+      blobs.release(staged.hash);
+      await blobs.remove(staged.hash);
       throw err;
     }
-    blobs.release(staged.sha256);
+    blobs.release(staged.hash);
     log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
     return reply.code(200).send(success(result.revision === 1 ? 'file uploaded' : 'revision uploaded', result));
   });

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -15,8 +15,8 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStoreClient, nodeId, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { blobFiles, createFolder, createSeeder, diskUsed, sha256Of, topLevelRow, type Seeder } from '../../helpers/seed.js';
-import { filesIn, MiB, multipartStream, patternStream } from '../../helpers/stream-helpers.js';
+import { blobFiles, blobHashOf, createFolder, createSeeder, diskUsed, sha256Of, topLevelRow, type Seeder } from '../../helpers/seed.js';
+import { filesIn, MiB, multipartStream, patternStream, readAll } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -131,7 +131,7 @@ describe('an upload that fails after its bytes were renamed into place', () => {
           seeder.client.upload(fay.session, { folder: nodeId('home'), name: `ok-${round}.txt` }, Readable.from([content]), content.length),
         ]);
         expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
-        expect(blobFiles(store)).toContain(sha256Of(content));
+        expect(blobFiles(store)).toContain(blobHashOf(content));
       }
     } finally {
       await seeder.client.close();
@@ -209,7 +209,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
     const restarted = await startTestStore({ dataDir });
     try {
       expect(filesIn(restarted.ctx.blobs.tmpDir)).toEqual([]);
-      expect(blobFiles(restarted)).toEqual([sha256Of('survives the crash')]);
+      expect(blobFiles(restarted)).toEqual([blobHashOf('survives the crash')]);
       const adminRow = restarted.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string };
       const home = topLevelRow(restarted, adminRow.uuid, 'home');
       const names = restarted.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ?').all(home.uuid) as Array<{ name: string }>;
@@ -231,6 +231,51 @@ describe('a store killed with SIGKILL mid-upload', () => {
     }
   });
 
+  it('upgrades a data dir from before migration 003: SHA-256 blobs stay readable and are not swept', async () => {
+    const own = makeTmpDir('driveway-upgrade-');
+    try {
+      const store = await startTestStore({ dataDir: own.dir });
+      const client = createStoreClient(store.url, { retries: 0 });
+      const session = await client.login('admin', ADMIN_PASSWORD);
+      const content = 'stored by an older driveway';
+      await client.upload(session, { folder: nodeId('home'), name: 'old.txt' }, Readable.from([Buffer.from(content)]), content.length);
+      await client.close();
+      // Turn the data dir into what migrations 001-002 left: SHA-256 addresses, the old columns.
+      const { db, blobs } = store.ctx;
+      const legacy = sha256Of(content);
+      mkdirSync(path.dirname(blobs.pathOf(legacy)), { recursive: true });
+      renameSync(blobs.pathOf(blobHashOf(content)), blobs.pathOf(legacy));
+      db.pragma('foreign_keys = OFF');
+      db.transaction(() => {
+        db.prepare('UPDATE blobs SET hash = ?').run(legacy);
+        db.prepare('UPDATE revisions SET blob_hash = ?').run(legacy);
+        db.exec('ALTER TABLE blobs RENAME COLUMN hash TO sha256; ALTER TABLE revisions RENAME COLUMN blob_hash TO blob_sha256');
+        db.prepare('DELETE FROM schema_migrations WHERE version >= 3').run();
+      })();
+      await store.close();
+
+      const restarted = await startTestStore({ dataDir: own.dir });
+      const again = createStoreClient(restarted.url, { retries: 0 });
+      try {
+        expect(blobFiles(restarted)).toEqual([legacy]);
+        const session2 = await again.login('admin', ADMIN_PASSWORD);
+        const listed = await again.listFolder(session2, nodeId('home'));
+        const old = listed.find((entry) => entry.name === 'old.txt');
+        expect(old).toBeDefined();
+        const download = await again.download(session2, old!.id, 'old.txt');
+        expect((await readAll(download.body)).toString('utf8')).toBe(content);
+        // The same bytes uploaded again get a BLAKE3 address of their own.
+        await again.upload(session2, { folder: nodeId('home'), name: 'new.txt' }, Readable.from([Buffer.from(content)]), content.length);
+        expect(blobFiles(restarted).sort()).toEqual([legacy, blobHashOf(content)].sort());
+      } finally {
+        await again.close();
+        await restarted.close();
+      }
+    } finally {
+      own.remove();
+    }
+  });
+
   it('removes at start a blob that was renamed into place but never committed', async () => {
     const own = makeTmpDir('driveway-orphan-');
     try {
@@ -239,16 +284,16 @@ describe('a store killed with SIGKILL mid-upload', () => {
       const session = await client.login('admin', ADMIN_PASSWORD);
       await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from('committed')]), 9);
       await client.close();
-      const orphanPath = store.ctx.blobs.pathOf(sha256Of('renamed, never committed'));
+      const orphanPath = store.ctx.blobs.pathOf(blobHashOf('renamed, never committed'));
       await store.close();
       // What a crash between rename and commit leaves: the file at its content address, no row.
       mkdirSync(path.dirname(orphanPath), { recursive: true });
       writeFileSync(orphanPath, 'renamed, never committed');
-      writeFileSync(path.join(path.dirname(orphanPath), 'not-a-sha256'), 'junk');
+      writeFileSync(path.join(path.dirname(orphanPath), 'not-a-blob-hash'), 'junk');
 
       const restarted = await startTestStore({ dataDir: own.dir });
       try {
-        expect(blobFiles(restarted)).toEqual([sha256Of('committed')]);
+        expect(blobFiles(restarted)).toEqual([blobHashOf('committed')]);
       } finally {
         await restarted.close();
       }

@@ -55,7 +55,7 @@ function snapshot(userUuid: string): unknown {
       .all(userUuid),
     stars: db.prepare('SELECT * FROM stars WHERE user_uuid = ? ORDER BY node_uuid').all(userUuid),
     usage: db.prepare('SELECT disk_used, disk_quota FROM users WHERE uuid = ?').get(userUuid),
-    blobs: db.prepare('SELECT * FROM blobs ORDER BY sha256').all(),
+    blobs: db.prepare('SELECT * FROM blobs ORDER BY hash').all(),
   };
 }
 

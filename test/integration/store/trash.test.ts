@@ -19,7 +19,7 @@ import {
   names,
   nodeRow,
   raw,
-  sha256Of,
+  blobHashOf,
   topLevelRow,
   uploadFile,
   type Seeder,
@@ -70,8 +70,8 @@ describe('DELETE outside trash', () => {
     expect(await entryNamed(client, alice.session, 'trash', 'report.pdf')).toMatchObject({ id: file, kind: 'file', revision: 1 });
     expect(nodeRow(store, file)).toMatchObject({ parent_uuid: trashUuid, name: 'report.pdf', trashed_from: root, trashed_name: 'report.pdf' });
     expect(diskUsed(store, alice.uuid)).toBe(usedBefore);
-    expect(blobFileExists(store, sha256Of(content))).toBe(true);
-    expect(blobRefs(store, sha256Of(content))).toBe(1);
+    expect(blobFileExists(store, blobHashOf(content))).toBe(true);
+    expect(blobRefs(store, blobHashOf(content))).toBe(1);
   });
 
   it('moves a folder with its whole subtree and bumps both folders\' updated time', async () => {
@@ -161,8 +161,8 @@ describe('DELETE inside trash', () => {
     expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM revisions WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
     expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
     for (const content of [v1, v2]) {
-      expect(blobRefs(store, sha256Of(content))).toBe(0);
-      expect(blobFileExists(store, sha256Of(content))).toBe(false);
+      expect(blobRefs(store, blobHashOf(content))).toBe(0);
+      expect(blobFileExists(store, blobHashOf(content))).toBe(false);
     }
     expect((await client.listFolder(alice.session, nodeId('trash'))).map((e) => e.id)).not.toContain(file);
     expect((await raw(client, alice.session, 'GET', `/api/nodes/${file}`)).status).toBe(404);
@@ -174,17 +174,17 @@ describe('DELETE inside trash', () => {
     const file = await uploadFile(client, alice.session, root, 'shared.txt', content);
     const sub = await createFolder(client, alice.session, root, 'sub');
     await client.copyInto(alice.session, file, nodeId(sub));
-    expect(blobRefs(store, sha256Of(content))).toBe(2);
+    expect(blobRefs(store, blobHashOf(content))).toBe(2);
     await client.remove(alice.session, file);
     await client.remove(alice.session, file);
-    expect(blobRefs(store, sha256Of(content))).toBe(1);
-    expect(blobFileExists(store, sha256Of(content))).toBe(true);
+    expect(blobRefs(store, blobHashOf(content))).toBe(1);
+    expect(blobFileExists(store, blobHashOf(content))).toBe(true);
 
     const copy = await entryNamed(client, alice.session, sub, 'shared.txt');
     await client.remove(alice.session, copy.id);
     await client.remove(alice.session, copy.id);
-    expect(blobRefs(store, sha256Of(content))).toBe(0);
-    expect(blobFileExists(store, sha256Of(content))).toBe(false);
+    expect(blobRefs(store, blobHashOf(content))).toBe(0);
+    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
   });
 
   it('removes a whole trashed folder subtree and frees its bytes', async () => {
@@ -200,8 +200,8 @@ describe('DELETE inside trash', () => {
     await client.remove(alice.session, folder);
     expect(diskUsed(store, alice.uuid)).toBe(used - Buffer.byteLength(a) - Buffer.byteLength(b));
     for (const id of [folder, inner, bId]) expect(nodeRow(store, id)).toBeUndefined();
-    expect(blobFileExists(store, sha256Of(a))).toBe(false);
-    expect(blobFileExists(store, sha256Of(b))).toBe(false);
+    expect(blobFileExists(store, blobHashOf(a))).toBe(false);
+    expect(blobFileExists(store, blobHashOf(b))).toBe(false);
   });
 
   it('removes only the child when a node inside a trashed folder is deleted', async () => {
@@ -228,10 +228,10 @@ describe('copy_to and blobs', () => {
     await client.copyInto(alice.session, file, nodeId(sub));
     const copy = await entryNamed(client, alice.session, sub, 'copy.txt');
     expect(blobFiles(store)).toEqual(filesBefore);
-    expect(blobRefs(store, sha256Of(content))).toBe(2);
+    expect(blobRefs(store, blobHashOf(content))).toBe(2);
     expect(diskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(content));
-    expect(store.ctx.db.prepare('SELECT revision, blob_sha256, size, uploader_uuid FROM revisions WHERE node_uuid = ?').all(copy.id)).toEqual([
-      { revision: 1, blob_sha256: sha256Of(content), size: Buffer.byteLength(content), uploader_uuid: alice.uuid },
+    expect(store.ctx.db.prepare('SELECT revision, blob_hash, size, uploader_uuid FROM revisions WHERE node_uuid = ?').all(copy.id)).toEqual([
+      { revision: 1, blob_hash: blobHashOf(content), size: Buffer.byteLength(content), uploader_uuid: alice.uuid },
     ]);
   });
 
@@ -259,9 +259,9 @@ describe('copy_to and blobs', () => {
     expect(await names(client, alice.session, copiedNested.id)).toEqual(['empty', 'two.txt']);
     const two = await entryNamed(client, alice.session, copiedNested.id, 'two.txt');
     expect(two).toMatchObject({ revision: 1, sizeBytes: Buffer.byteLength(twoNew) });
-    expect(blobRefs(store, sha256Of(twoNew))).toBe(2);
-    expect(blobRefs(store, sha256Of(twoOld))).toBe(1);
-    expect(blobRefs(store, sha256Of(one))).toBe(2);
+    expect(blobRefs(store, blobHashOf(twoNew))).toBe(2);
+    expect(blobRefs(store, blobHashOf(twoOld))).toBe(1);
+    expect(blobRefs(store, blobHashOf(one))).toBe(2);
     expect(diskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(one) + Buffer.byteLength(twoNew));
     expect(await names(client, alice.session, src)).toEqual(['nested', 'one.txt']);
   });
@@ -282,13 +282,13 @@ describe('copy_to and blobs', () => {
     const content = 'q'.repeat(60);
     const file = await uploadFile(client, tight.session, folder, 'sixty.bin', content);
     const usedBefore = diskUsed(store, tight.uuid);
-    const refsBefore = blobRefs(store, sha256Of(content));
+    const refsBefore = blobRefs(store, blobHashOf(content));
     const res = await raw(client, tight.session, 'POST', `/api/nodes/${file}`, { copy_to: 'home' });
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ status: 'error', code: 'quota_exceeded' });
     expect(await names(client, tight.session, 'home')).toEqual(['data']);
     expect(diskUsed(store, tight.uuid)).toBe(usedBefore);
-    expect(blobRefs(store, sha256Of(content))).toBe(refsBefore);
+    expect(blobRefs(store, blobHashOf(content))).toBe(refsBefore);
 
     const folderCopy = await raw(client, tight.session, 'POST', `/api/nodes/${folder}`, { copy_to: 'incoming' });
     expect(folderCopy.status).toBe(507);

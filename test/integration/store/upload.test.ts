@@ -5,6 +5,7 @@
  * virtual folders, and the quota (checked while streaming; a refused upload stores nothing).
  */
 import { Readable } from 'node:stream';
+import { Blake3Hasher } from '@napi-rs/blake-hash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type StoreClient } from '../../../src/store-client/index.js';
 import type { RevisionRow } from '../../../src/store/db/files.js';
@@ -18,12 +19,13 @@ import {
   diskUsed,
   nodeRow,
   raw,
+  blobHashOf,
   sha256Of,
   topLevelRow,
   type Seeder,
   type SeededUser,
 } from '../../helpers/seed.js';
-import { filesIn, MiB, multipartStream, patternSha256, patternStream, readAll, type MultipartOptions } from '../../helpers/stream-helpers.js';
+import { filesIn, MiB, multipartStream, patternHash, patternStream, readAll, type MultipartOptions } from '../../helpers/stream-helpers.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -65,8 +67,8 @@ function childrenOf(folderUuid: string): Array<{ uuid: string; name: string; typ
   }>;
 }
 
-async function blobContent(sha256: string): Promise<string> {
-  return (await readAll(store.ctx.blobs.open(sha256))).toString('utf8');
+async function blobContent(hash: string): Promise<string> {
+  return (await readAll(store.ctx.blobs.open(hash))).toString('utf8');
 }
 
 beforeAll(async () => {
@@ -142,8 +144,8 @@ describe('POST /upload/{token}: files and revisions', () => {
     const { uuid } = (res.body as { data: { uuid: string } }).data;
     expect(nodeRow(store, uuid)).toMatchObject({ name: 'notes.txt', type: 'File', owner_uuid: ann.uuid, owner_type: 'User', parent_uuid: ann.home, revision: 1, size: 12 });
     const [rev] = revisions(uuid);
-    expect(rev).toMatchObject({ revision: 1, size: 12, blob_sha256: sha256Of('hello, world'), uploader_uuid: ann.uuid });
-    expect(await blobContent(sha256Of('hello, world'))).toBe('hello, world');
+    expect(rev).toMatchObject({ revision: 1, size: 12, blob_hash: blobHashOf('hello, world'), uploader_uuid: ann.uuid });
+    expect(await blobContent(blobHashOf('hello, world'))).toBe('hello, world');
     expect(diskUsed(store, ann.uuid)).toBe(12);
     const after = store.ctx.db.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
     expect(after.updated).toBeGreaterThan(before.updated);
@@ -168,9 +170,9 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(second.status).toBe(200);
     expect((second.body as { data: unknown }).data).toEqual({ uuid, name: 'report.txt', revision: 2, size: 19 });
     expect(nodeRow(store, uuid)).toMatchObject({ name: 'report.txt', revision: 2, size: 19 });
-    expect(revisions(uuid).map((r) => [r.revision, r.size, r.blob_sha256])).toEqual([
-      [1, 11, sha256Of('version one')],
-      [2, 19, sha256Of('version two, longer')],
+    expect(revisions(uuid).map((r) => [r.revision, r.size, r.blob_hash])).toEqual([
+      [1, 11, blobHashOf('version one')],
+      [2, 19, blobHashOf('version two, longer')],
     ]);
     expect(childrenOf(ann.home).map((c) => c.name)).toEqual(['report.txt']);
     expect(diskUsed(store, ann.uuid)).toBe(11 + 19);
@@ -196,7 +198,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ status: 'error', code: 'name_conflict' });
     expect(childrenOf(ann.home).map((c) => c.type)).toEqual(['Dir']);
-    expect(blobFileExists(store, sha256Of(content))).toBe(false);
+    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
     expect(blobFiles(store)).toEqual(blobsBefore);
     expect(diskUsed(store, ann.uuid)).toBe(0);
     expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]);
@@ -217,7 +219,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     const ann = await newUser();
     await uploadAs(ann, 'home', 'one.txt', 'identical bytes 7c1d');
     await uploadAs(ann, 'home', 'two.txt', 'identical bytes 7c1d');
-    expect(blobRefs(store, sha256Of('identical bytes 7c1d'))).toBe(2);
+    expect(blobRefs(store, blobHashOf('identical bytes 7c1d'))).toBe(2);
     expect(diskUsed(store, ann.uuid)).toBe(2 * 20);
   });
 
@@ -227,7 +229,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     const res = await postUpload(await tokenFor(ann, 'home'), patternStream(size), { filename: 'big.bin' });
     expect(res.status).toBe(200);
     const { uuid } = (res.body as { data: { uuid: string } }).data;
-    expect(revisions(uuid)[0]).toMatchObject({ size, blob_sha256: patternSha256(size) });
+    expect(revisions(uuid)[0]).toMatchObject({ size, blob_hash: patternHash(size, new Blake3Hasher()) });
     expect(diskUsed(store, ann.uuid)).toBe(size);
   });
 
@@ -253,7 +255,7 @@ describe('POST /upload/{token}: refused bodies', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_name' });
     expect(childrenOf(ann.home)).toEqual([]);
-    expect(blobFileExists(store, sha256Of(content))).toBe(false);
+    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
     expect(diskUsed(store, ann.uuid)).toBe(0);
   });
 
@@ -358,7 +360,7 @@ describe('the upload token', () => {
     });
     const res = await postUpload(token, slow, { filename: 'slow.txt' });
     expect(res.status).toBe(200);
-    expect(await blobContent(sha256Of('first half, second half'))).toBe('first half, second half');
+    expect(await blobContent(blobHashOf('first half, second half'))).toBe('first half, second half');
   });
 
   it('always lands in the target and account of the user who asked for it, whoever presents it', async () => {
