@@ -12,10 +12,16 @@ export interface Listing {
   readonly entries: readonly NodeEntry[];
   /** NFC name -> entry (after duplicate names were made unique). */
   readonly byName: ReadonlyMap<string, NodeEntry>;
+  /** How many times upsert() patched this listing object (it changes in place). */
+  readonly changes: number;
 }
 
 interface Cached extends Listing {
+  readonly entries: NodeEntry[];
+  readonly byName: Map<string, NodeEntry>;
+  readonly indexById: Map<string, number>;
   generation: number;
+  changes: number;
 }
 
 export interface MetadataCacheOptions {
@@ -66,7 +72,13 @@ export class MetadataCache {
    */
   remember(userId: string, folder: FolderKey, entries: readonly NodeEntry[], generation = this.generation(folder)): Listing {
     const unique = uniqueNames(entries);
-    const listing: Cached = { entries: unique, byName: new Map(unique.map((e) => [e.name.normalize('NFC'), e])), generation };
+    const listing: Cached = {
+      entries: unique,
+      byName: new Map(unique.map((e) => [e.name.normalize('NFC'), e])),
+      indexById: new Map(unique.map((e, i) => [e.id, i])),
+      generation,
+      changes: 0,
+    };
     const key = `${userId}\0${folder}`;
     const existing = this.listings.get(key);
     const current = this.generation(folder);
@@ -90,18 +102,41 @@ export class MetadataCache {
 
   /**
    * After a write into `folder` whose outcome is known exactly (the store returned the uploaded
-   * file's id and size): every user's current listing of it is patched in place of a re-list,
-   * so read-after-write holds for everyone and concurrent writers do not re-list each other.
+   * file's id and size): `entry` is put in place of the entry with its id, or added, in every
+   * user's current listing of the folder, so read-after-write holds for everyone and concurrent
+   * writers do not re-list each other. The listing is patched in place, O(1) per listing, so a
+   * folder filling up with thousands of uploads stays linear; a caller still walking a listing
+   * it was handed may see the new entry too, which is as true as the listing it had.
    */
-  patch(folder: FolderKey, change: (entries: NodeEntry[]) => NodeEntry[]): void {
+  upsert(folder: FolderKey, entry: NodeEntry): void {
     const before = this.generation(folder);
-    const patched: Array<[string, NodeEntry[]]> = [];
-    for (const userId of this.holders.get(folder) ?? []) {
-      const cached = this.listings.get(`${userId}\0${folder}`);
-      if (cached && cached.generation === before) patched.push([userId, change([...cached.entries])]);
-    }
     this.forget(folder);
-    for (const [userId, entries] of patched) this.remember(userId, folder, entries);
+    const generation = this.generation(folder);
+    const name = entry.name.normalize('NFC');
+    for (const userId of this.holders.get(folder) ?? []) {
+      const key = `${userId}\0${folder}`;
+      const cached = this.listings.get(key);
+      if (!cached || cached.generation !== before) continue;
+      const index = cached.indexById.get(entry.id);
+      const previous = index === undefined ? undefined : cached.entries[index];
+      const holder = cached.byName.get(name);
+      if ((holder && holder.id !== entry.id) || (previous && previous.name.normalize('NFC') !== name)) {
+        // A name shared with another entry, or a renamed one: let uniqueNames decide again.
+        this.remember(userId, folder, [...cached.entries.filter((e) => e.id !== entry.id), entry]);
+        continue;
+      }
+      if (index === undefined) {
+        cached.indexById.set(entry.id, cached.entries.length);
+        cached.entries.push(entry);
+      } else {
+        cached.entries[index] = entry;
+      }
+      cached.byName.set(name, entry);
+      cached.generation = generation;
+      cached.changes += 1;
+      // Same object again: lru-cache weighs it anew; its TTL still runs from the listing.
+      this.listings.set(key, cached, { noUpdateTTL: true });
+    }
   }
 
   clear(): void {

@@ -292,7 +292,7 @@ export class StoreTree {
         ...(result.revision !== undefined ? { revision: result.revision } : {}),
         isStarred: existing?.isStarred ?? false,
       };
-      this.cache.patch(key, (entries) => [...entries.filter((e) => e.id !== id), entry]);
+      this.cache.upsert(key, entry);
       return { created: !existing, entry };
     }
     this.cache.forget(key);

@@ -61,8 +61,6 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await blobs.init();
   const swept = await blobs.sweepOrphans((sha) => isBlobReferenced(db, sha));
   if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
-  // Upload tokens are good for seconds; whatever survives a restart is dead.
-  db.prepare('DELETE FROM upload_tokens WHERE created < ?').run(clock.now() - 60_000);
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
   const ctx: StoreContext = { db, blobs, config, clock, log, keys };

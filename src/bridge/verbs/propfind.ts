@@ -163,8 +163,9 @@ export const propfind: VerbHandler = async (ctx) => {
 
 /**
  * Serialized Depth 1 answers, reused while nothing they show can have changed: the folder's
- * listing is the same object (the metadata cache replaces it on every write into the folder
- * and at the end of its TTL), no dead property or client mtime changed anywhere (the store's
+ * listing is the same object at the same `changes` count (the metadata cache replaces it at
+ * the end of its TTL and on writes with an unknown outcome, and counts the patches of known
+ * ones), no dead property or client mtime changed anywhere (the store's
  * version), the folder's own entry and the request are the same, and no lock is shown
  * (lockdiscovery counts its timeout down). Shared by every bridge in the process: a listing
  * object belongs to one bridge, so its id keeps their entries apart.
@@ -188,7 +189,7 @@ function bodyCacheKey(
     id = nextListingId++;
     listingIds.set(listing, id);
   }
-  let key = `${id}\0${propsVersion}\0${nfd ? 'nfd' : 'raw'}\0${selfHref}\0${etagOf(resource)}\0${resource.entry.updatedMs}\0${request.kind}`;
+  let key = `${id}.${listing.changes}\0${propsVersion}\0${nfd ? 'nfd' : 'raw'}\0${selfHref}\0${etagOf(resource)}\0${resource.entry.updatedMs}\0${request.kind}`;
   for (const w of wanted) key += `\0${w.live === undefined ? w.key : w.live}`;
   if (quota !== undefined) key += `\0${quota.usedBytes}/${quota.availableBytes}`;
   return key;

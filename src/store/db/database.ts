@@ -1,8 +1,14 @@
 /**
  * Opens the SQLite database (WAL, foreign keys) and applies the versioned migrations in
  * `migrations/NNN-name.sql` in order, each in its own transaction. Owns nothing else.
+ *
+ * Two things keep a small upload cheap (it costs a few SQLite calls and one durable commit):
+ * - `prepare` returns a cached statement per SQL text: compiling a statement cost more than
+ *   running it, and the modules call `db.prepare(sql)` where they use it.
+ * - Upload tokens live in a TEMP table, never fsynced: a token is good for seconds, and one
+ *   that a restart forgets answers 410 like an expired one (the client asks for another).
  */
-import Database from 'better-sqlite3';
+import Database, { type Statement } from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +24,40 @@ export function openDatabase(file: string): Db {
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);
+  createVolatileTables(db);
+  cacheStatements(db);
   return db;
+}
+
+/** Above this many distinct SQL texts the cache starts over (the modules use a few dozen). */
+const STATEMENT_CACHE_LIMIT = 1000;
+
+function cacheStatements(db: Db): void {
+  const compile = db.prepare.bind(db);
+  const statements = new Map<string, Statement>();
+  db.prepare = ((sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= STATEMENT_CACHE_LIMIT) statements.clear();
+      statement = compile(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  }) as Db['prepare'];
+}
+
+function createVolatileTables(db: Db): void {
+  db.exec(`
+    CREATE TEMP TABLE upload_tokens (
+      token_hash  TEXT PRIMARY KEY,  -- sha256 of the token; the token itself is never stored
+      user_uuid   TEXT NOT NULL,
+      session_id  TEXT NOT NULL,
+      target_uuid TEXT NOT NULL,     -- folder (new file) or file (new revision)
+      created     INTEGER NOT NULL,
+      used        INTEGER            -- when it was presented (single use)
+    );
+    CREATE INDEX temp.upload_tokens_created ON upload_tokens(created);
+  `);
 }
 
 export function migrate(db: Db): void {

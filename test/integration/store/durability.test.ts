@@ -250,6 +250,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
         db.prepare('UPDATE blobs SET hash = ?').run(legacy);
         db.prepare('UPDATE revisions SET blob_hash = ?').run(legacy);
         db.exec('ALTER TABLE blobs RENAME COLUMN hash TO sha256; ALTER TABLE revisions RENAME COLUMN blob_hash TO blob_sha256');
+        db.exec('CREATE TABLE main.upload_tokens (token_hash TEXT PRIMARY KEY)'); // dropped again by 004
         db.prepare('DELETE FROM schema_migrations WHERE version >= 3').run();
       })();
       await store.close();
@@ -267,6 +268,34 @@ describe('a store killed with SIGKILL mid-upload', () => {
         // The same bytes uploaded again get a BLAKE3 address of their own.
         await again.upload(session2, { folder: nodeId('home'), name: 'new.txt' }, Readable.from([Buffer.from(content)]), content.length);
         expect(blobFiles(restarted).sort()).toEqual([legacy, blobHashOf(content)].sort());
+      } finally {
+        await again.close();
+        await restarted.close();
+      }
+    } finally {
+      own.remove();
+    }
+  });
+
+  it('forgets upload tokens at a restart: one issued before answers 410 after, and nothing is stored', async () => {
+    const own = makeTmpDir('driveway-token-restart-');
+    try {
+      const store = await startTestStore({ dataDir: own.dir });
+      const client = createStoreClient(store.url, { retries: 0 });
+      const session = await client.login('admin', ADMIN_PASSWORD);
+      const token = await client.requestUploadToken(session, nodeId('home'));
+      await client.close();
+      await store.close();
+
+      const restarted = await startTestStore({ dataDir: own.dir });
+      const again = createStoreClient(restarted.url, { retries: 0 });
+      try {
+        await expect(again.uploadWithToken(token, 'late.txt', Readable.from([Buffer.from('late')]), 4)).rejects.toMatchObject({
+          httpStatus: 410,
+          code: 'upload_token_used',
+        });
+        expect(revisionCount(restarted)).toBe(0);
+        expect(blobFiles(restarted)).toEqual([]);
       } finally {
         await again.close();
         await restarted.close();

@@ -1,0 +1,103 @@
+/**
+ * MetadataCache: generations outdate every user's listing of a folder at once, upsert() patches
+ * every current listing in place of a re-list,
+ * uniqueNames() keeps duplicate names apart deterministically.
+ */
+import { describe, expect, it } from 'vitest';
+import { MetadataCache, uniqueNames } from '../../../src/bridge/metadata-cache.js';
+import type { NodeEntry, NodeId } from '../../../src/store-client/index.js';
+
+function file(id: string, name: string, sizeBytes = 1): NodeEntry {
+  return { id: id as NodeId, name, kind: 'file', sizeBytes, updatedMs: 0, revision: 1, isStarred: false };
+}
+
+function names(cache: MetadataCache, user: string, folder: string): string[] | undefined {
+  return cache.listing(user, folder)?.entries.map((e) => e.name);
+}
+
+const newCache = () => new MetadataCache({ ttlMs: 60_000, maxEntries: 100 });
+
+describe('MetadataCache', () => {
+  it('serves a remembered listing until a write into the folder outdates it for every user', () => {
+    const cache = newCache();
+    cache.remember('ann', 'f', [file('1', 'a.txt')]);
+    cache.remember('bob', 'f', [file('1', 'a.txt')]);
+    cache.remember('ann', 'g', [file('2', 'b.txt')]);
+    expect(names(cache, 'ann', 'f')).toEqual(['a.txt']);
+    cache.forget('f');
+    expect(cache.listing('ann', 'f')).toBeUndefined();
+    expect(cache.listing('bob', 'f')).toBeUndefined();
+    expect(names(cache, 'ann', 'g')).toEqual(['b.txt']);
+  });
+
+  it('does not let a listing fetched before a write replace the patched one', () => {
+    const cache = newCache();
+    cache.remember('ann', 'f', [file('1', 'a.txt')]);
+    const fetchedAt = cache.currentGeneration('f');
+    cache.upsert('f', file('2', 'new.txt'));
+    const stale = cache.remember('ann', 'f', [file('1', 'a.txt')], fetchedAt);
+    expect(stale.entries.map((e) => e.name)).toEqual(['a.txt']);
+    expect(names(cache, 'ann', 'f')).toEqual(['a.txt', 'new.txt']);
+  });
+
+  describe('upsert', () => {
+    it('adds a new entry and replaces one with the same id, in every user’s listing', () => {
+      const cache = newCache();
+      cache.remember('ann', 'f', [file('1', 'a.txt'), file('2', 'b.txt')]);
+      cache.remember('bob', 'f', [file('1', 'a.txt'), file('2', 'b.txt')]);
+      cache.upsert('f', file('3', 'c.txt'));
+      cache.upsert('f', file('1', 'a.txt', 99));
+      for (const user of ['ann', 'bob']) {
+        const listing = cache.listing(user, 'f');
+        expect(listing?.entries.map((e) => [e.id, e.sizeBytes])).toEqual([
+          ['1', 99],
+          ['2', 1],
+          ['3', 1],
+        ]);
+        expect(listing?.byName.get('a.txt')?.sizeBytes).toBe(99);
+        expect(listing?.byName.get('c.txt')?.id).toBe('3');
+      }
+    });
+
+    it('patches only listings that were current: an outdated one stays outdated', () => {
+      const cache = newCache();
+      cache.remember('ann', 'f', [file('1', 'a.txt')]);
+      cache.forget('f');
+      cache.upsert('f', file('2', 'b.txt'));
+      expect(cache.listing('ann', 'f')).toBeUndefined();
+    });
+
+    it('finds NFD names under their NFC form', () => {
+      const cache = newCache();
+      cache.remember('ann', 'f', []);
+      cache.upsert('f', file('1', 'cafe\u0301.txt'));
+      expect(cache.listing('ann', 'f')?.byName.get('caf\u00e9.txt')?.id).toBe('1');
+    });
+
+    it('keeps names unique when the entry takes a name another entry has', () => {
+      const cache = newCache();
+      cache.remember('ann', 'f', [file('aaaaaaaa-1', 'a.txt')]);
+      cache.upsert('f', file('bbbbbbbb-2', 'a.txt'));
+      expect(names(cache, 'ann', 'f')).toEqual(['a.txt', 'a (bbbbbbbb).txt']);
+    });
+
+    it('drops the old name of an entry that comes back renamed', () => {
+      const cache = newCache();
+      cache.remember('ann', 'f', [file('1', 'old.txt'), file('2', 'other.txt')]);
+      cache.upsert('f', file('1', 'new.txt'));
+      const listing = cache.listing('ann', 'f');
+      expect(listing?.entries.map((e) => e.name)).toEqual(['other.txt', 'new.txt']);
+      expect(listing?.byName.has('old.txt')).toBe(false);
+    });
+  });
+});
+
+describe('uniqueNames', () => {
+  it('keeps the first by id and suffixes the others with their id, whatever the order received', () => {
+    const a = file('b2c3d4e5-x', 'report.pdf');
+    const b = file('a1b2c3d4-y', 'report.pdf');
+    const c = file('c3d4e5f6-z', 'Report.pdf');
+    expect(uniqueNames([a, b, c]).map((e) => e.name)).toEqual(['report (b2c3d4e5).pdf', 'report.pdf', 'Report.pdf']);
+    expect(uniqueNames([b, a, c]).map((e) => e.name)).toEqual(['report.pdf', 'report (b2c3d4e5).pdf', 'Report.pdf']);
+  });
+});
