@@ -29,7 +29,8 @@
  * cache TTL), BENCH_ONLY (e.g. "1,6": run only these targets), BENCH_VERIFY (1: hash what GET and
  * PUT moved, outside the timings), BENCH_BRIDGE_LOG_LEVEL (warn), BENCH_CPU_PROF_DIR (run bridge
  * and store with --cpu-prof; the profiles are kept there and summarised at the end),
- * BENCH_LOG_DIR (keep the children's logs there; the store's has one line per request with ms).
+ * BENCH_LOG_DIR (keep the children's logs there; the store's has one line per request with ms),
+ * BENCH_NODE_ARGS (extra node flags for the store and the bridge, to try V8 settings).
  *
  * It measures from the outside (HTTP only, undici with keep-alive), never buffers a big file,
  * stays on loopback, stops only its own children (by PID) and removes its temp folder whatever
@@ -108,6 +109,7 @@ interface Settings {
   bridgeLogLevel: string;
   cpuProfDir: string | undefined;
   logDir: string | undefined;
+  nodeArgs: string[];
 }
 
 function settingsFromEnv(): Settings {
@@ -133,6 +135,7 @@ function settingsFromEnv(): Settings {
     bridgeLogLevel: process.env.BENCH_BRIDGE_LOG_LEVEL ?? 'warn',
     cpuProfDir: process.env.BENCH_CPU_PROF_DIR ? path.resolve(process.env.BENCH_CPU_PROF_DIR) : undefined,
     logDir: process.env.BENCH_LOG_DIR ? path.resolve(process.env.BENCH_LOG_DIR) : undefined,
+    nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
   };
 }
 
@@ -447,7 +450,10 @@ async function setUp(run: BenchRun, settings: Settings, hasRclone: boolean): Pro
   const stamp = Date.now();
   const profileFiles = { bridge: `bridge-${stamp}.cpuprofile`, store: `store-${stamp}.cpuprofile` };
   const profArgs = (name: 'bridge' | 'store'): string[] =>
-    settings.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', profileFiles[name]] : [];
+    [
+      ...settings.nodeArgs,
+      ...(settings.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', profileFiles[name]] : []),
+    ];
   if (settings.cpuProfDir) mkdirSync(settings.cpuProfDir, { recursive: true });
 
   const adminPassword = `Bench-${randomBytes(9).toString('base64url')}1a`;

@@ -319,14 +319,24 @@ export interface DrivewaySpec {
   nodeArgs?: string[];
 }
 
-/** `node dist/main.js --only <part>` on a free loopback port; resolves with its base URL (no trailing slash). */
+/** The node flags driveway ships with (package.json "config.nodeFlags", what `npm start` passes). */
+export const PRODUCT_NODE_FLAGS: string[] = (
+  (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { config?: { nodeFlags?: string } }).config?.nodeFlags ?? ''
+)
+  .split(' ')
+  .filter((flag) => flag !== '');
+
+/**
+ * `node <product flags> dist/main.js --only <part>` on a free loopback port, as `npm start`
+ * runs it; resolves with its base URL (no trailing slash).
+ */
 export async function startDriveway(spec: DrivewaySpec): Promise<RunningChild & { baseUrl: string }> {
   // The bridge alone opens its state file in the data dir without creating the folder.
   mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 });
   const running = await startChild({
     name: `driveway ${spec.part}`,
     command: process.execPath,
-    args: [...(spec.nodeArgs ?? []), path.join(repoRoot, 'dist/main.js'), '--only', spec.part],
+    args: [...PRODUCT_NODE_FLAGS, ...(spec.nodeArgs ?? []), path.join(repoRoot, 'dist/main.js'), '--only', spec.part],
     env: {
       PATH: process.env.PATH,
       DRIVEWAY_HOST: '127.0.0.1',

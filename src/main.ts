@@ -6,10 +6,8 @@
  *   driveway [--config FILE] [--only store|bridge] [--help]
  */
 import { parseArgs } from 'node:util';
-import { startBridge } from './bridge/server.js';
 import { ConfigError, loadConfig, storeBaseUrl, type Config } from './common/config.js';
 import { createLogger } from './common/logger.js';
-import { startStore } from './store/server.js';
 
 const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
 
@@ -48,7 +46,10 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection (process kept running)'));
   const closers: Array<() => Promise<void>> = [];
 
+  // Each part is loaded only when it runs: a bridge alone does not carry fastify, SQLite and
+  // the store's modules in its memory, nor a store alone webdav-server.
   if (config.run !== 'bridge') {
+    const { startStore } = await import('./store/server.js');
     const store = await startStore({ config, logger: log });
     closers.push(store.close);
     log.info({ url: store.url, edition: config.store.edition, dataDir: config.dataDir }, 'store listening');
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);
     }
+    const { startBridge } = await import('./bridge/server.js');
     const bridge = await startBridge({ config, logger: log, storeUrl });
     closers.push(bridge.close);
     process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${storeUrl})\n`);

@@ -49,6 +49,8 @@ export class BlobStore {
   readonly tmpDir: string;
   /** Uploads between commit() and release(): their row is about to exist (or they clean up). */
   private readonly pins = new Map<string, number>();
+  /** Fan-out folders (`ab/cd`, at most 65,536) known to exist: a small upload skips the mkdir. */
+  private readonly knownDirs = new Set<string>();
   /** Tail of the queue of file operations per hash. */
   private readonly queues = new Map<string, Promise<void>>();
 
@@ -144,7 +146,10 @@ export class BlobStore {
   private async moveIntoPlace(staged: StagedBlob): Promise<void> {
     const target = this.pathOf(staged.hash);
     const dir = path.dirname(target);
-    await fs.mkdir(dir, { recursive: true });
+    if (!this.knownDirs.has(dir)) {
+      await fs.mkdir(dir, { recursive: true });
+      this.knownDirs.add(dir);
+    }
     try {
       await fs.access(target);
       await fs.rm(staged.tempPath, { force: true });
@@ -152,7 +157,15 @@ export class BlobStore {
     } catch {
       // not there yet: rename below
     }
-    await fs.rename(staged.tempPath, target);
+    try {
+      await fs.rename(staged.tempPath, target);
+    } catch (err) {
+      // The folder was removed behind our back (an operator tidying up): make it again, once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !this.knownDirs.delete(dir)) throw err;
+      await fs.mkdir(dir, { recursive: true });
+      this.knownDirs.add(dir);
+      await fs.rename(staged.tempPath, target);
+    }
     const dirHandle = await fs.open(dir, 'r');
     try {
       await dirHandle.sync();
