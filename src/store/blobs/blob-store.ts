@@ -26,7 +26,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 
 /** The content address of some bytes (BLAKE3, hex): what stage() computes while streaming. */
-export function contentHashOf(data: string | Uint8Array): string {
+export function contentHashOf(data: string | Buffer): string {
   return new Blake3Hasher().update(data).digest('hex');
 }
 
