@@ -27,6 +27,11 @@ interface Cached extends Listing {
 export interface MetadataCacheOptions {
   ttlMs: number;
   maxEntries: number;
+  /**
+   * Called when a listing leaves the cache (replaced, expired, evicted, cleared) or is patched
+   * in place: whatever was derived from it (PROPFIND bodies) is stale.
+   */
+  onStale?: (listing: Listing) => void;
 }
 
 /** `folderKey` names a folder the same way for every user (bare top-level ids are per user). */
@@ -38,7 +43,11 @@ export class MetadataCache {
   /** Users who have (or had) a listing of a folder cached: the ones a patch must reach. */
   private readonly holders = new Map<FolderKey, Set<string>>();
 
+  private readonly onStale: ((listing: Listing) => void) | undefined;
+  private readonly purgeTimer: NodeJS.Timeout;
+
   constructor(options: MetadataCacheOptions) {
+    this.onStale = options.onStale;
     this.listings = new LRUCache({
       max: options.maxEntries,
       ttl: Math.max(1, options.ttlMs),
@@ -46,7 +55,18 @@ export class MetadataCache {
       maxSize: options.maxEntries * 64,
       sizeCalculation: (value) => 1 + Math.ceil(value.entries.length / 64),
       ttlAutopurge: false,
+      dispose: (listing) => this.onStale?.(listing),
     });
+    // Expired listings are dropped once per TTL rather than on their next lookup, so a large
+    // folder nobody lists again does not hold its memory (one timer, not one per entry).
+    this.purgeTimer = setInterval(() => this.listings.purgeStale(), Math.max(1000, options.ttlMs));
+    this.purgeTimer.unref();
+  }
+
+  /** Stops the purge timer and drops every listing. */
+  close(): void {
+    clearInterval(this.purgeTimer);
+    this.clear();
   }
 
   private generation(folder: FolderKey): number {
@@ -134,6 +154,7 @@ export class MetadataCache {
       cached.byName.set(name, entry);
       cached.generation = generation;
       cached.changes += 1;
+      this.onStale?.(cached);
       // Same object again: lru-cache weighs it anew; its TTL still runs from the listing.
       this.listings.set(key, cached, { noUpdateTTL: true });
     }

@@ -24,6 +24,7 @@ import { DeadPropertyStore } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
 import { MetadataCache } from './metadata-cache.js';
+import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
@@ -93,7 +94,7 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
 export function createBridgeServices(options: BridgeOptions, client: StoreClient): { services: BridgeServices; sessions: SessionPool } {
   const { config } = options;
   const clock = options.clock ?? systemClock;
-  const cache = new MetadataCache({ ttlMs: config.bridge.cacheTtlMs, maxEntries: config.bridge.cacheMaxEntries });
+  const cache = new MetadataCache({ ttlMs: config.bridge.cacheTtlMs, maxEntries: config.bridge.cacheMaxEntries, onStale: forgetBodiesOf });
   const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
   mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
   const services: BridgeServices = {
@@ -180,6 +181,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       });
       sessions.clear();
       services.props.close();
+      services.cache.close();
       await client.close();
     },
   };

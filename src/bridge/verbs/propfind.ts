@@ -123,9 +123,11 @@ export const propfind: VerbHandler = async (ctx) => {
   const selfHref = encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
 
   let cacheKey: string | undefined;
+  let keyedListing: { listing: Listing; changes: number } | undefined;
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
     cacheKey = bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota);
+    keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
     if (cached !== undefined) {
       sendBody(ctx, cached);
@@ -157,7 +159,10 @@ export const propfind: VerbHandler = async (ctx) => {
     writeResponse(writer, request, wanted, sources, child, childHref(selfHref, name, { collection: child.entry.kind === 'folder' }), name);
   }
   const body = Buffer.from(writer.toString(), 'utf8');
-  if (cacheKey !== undefined) bodies.set(cacheKey, body);
+  // Kept only while the listing it was made from is unchanged and still cached.
+  if (cacheKey !== undefined && keyedListing && keyedListing.listing.changes === keyedListing.changes) {
+    rememberBody(keyedListing.listing, cacheKey, body);
+  }
   sendBody(ctx, body);
 };
 
@@ -173,6 +178,27 @@ export const propfind: VerbHandler = async (ctx) => {
 const bodies = new LRUCache<string, Buffer>({ max: 1024, maxSize: 32 * 1024 * 1024, sizeCalculation: (body) => Math.max(1, body.length) });
 const listingIds = new WeakMap<Listing, number>();
 let nextListingId = 1;
+/** The body keys made from each listing, so they go when the listing does. */
+const bodyKeys = new WeakMap<Listing, string[]>();
+
+function rememberBody(listing: Listing, key: string, body: Buffer): void {
+  bodies.set(key, body);
+  const keys = bodyKeys.get(listing);
+  if (keys) keys.push(key);
+  else bodyKeys.set(listing, [key]);
+}
+
+/**
+ * The metadata cache's `onStale` hook: a listing left the cache (replaced, expired, evicted) or
+ * was patched, so no answer made from it can be served again. Dropping those answers at once
+ * frees them (a 10,000-entry folder's answer is megabytes) instead of leaving them to the LRU.
+ */
+export function forgetBodiesOf(listing: Listing): void {
+  const keys = bodyKeys.get(listing);
+  if (!keys) return;
+  bodyKeys.delete(listing);
+  for (const key of keys) bodies.delete(key);
+}
 
 function bodyCacheKey(
   listing: Listing,

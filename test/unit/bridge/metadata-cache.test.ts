@@ -3,8 +3,8 @@
  * every current listing in place of a re-list,
  * uniqueNames() keeps duplicate names apart deterministically.
  */
-import { describe, expect, it } from 'vitest';
-import { MetadataCache, uniqueNames } from '../../../src/bridge/metadata-cache.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MetadataCache, uniqueNames, type Listing } from '../../../src/bridge/metadata-cache.js';
 import type { NodeEntry, NodeId } from '../../../src/store-client/index.js';
 
 function file(id: string, name: string, sizeBytes = 1): NodeEntry {
@@ -15,7 +15,15 @@ function names(cache: MetadataCache, user: string, folder: string): string[] | u
   return cache.listing(user, folder)?.entries.map((e) => e.name);
 }
 
-const newCache = () => new MetadataCache({ ttlMs: 60_000, maxEntries: 100 });
+const opened: MetadataCache[] = [];
+function newCache(onStale?: (listing: Listing) => void): MetadataCache {
+  const cache = new MetadataCache({ ttlMs: 60_000, maxEntries: 100, ...(onStale ? { onStale } : {}) });
+  opened.push(cache);
+  return cache;
+}
+afterEach(() => {
+  for (const cache of opened.splice(0)) cache.close();
+});
 
 describe('MetadataCache', () => {
   it('serves a remembered listing until a write into the folder outdates it for every user', () => {
@@ -89,6 +97,28 @@ describe('MetadataCache', () => {
       expect(listing?.entries.map((e) => e.name)).toEqual(['other.txt', 'new.txt']);
       expect(listing?.byName.has('old.txt')).toBe(false);
     });
+  });
+});
+
+describe('onStale', () => {
+  it('reports a listing that is replaced, patched in place, or cleared, and nothing else', () => {
+    const stale: Listing[] = [];
+    const cache = newCache((listing) => stale.push(listing));
+    const first = cache.remember('ann', 'f', [file('1', 'a.txt')]);
+    const other = cache.remember('ann', 'g', [file('2', 'b.txt')]);
+    expect(stale).toEqual([]);
+
+    const second = cache.remember('ann', 'f', [file('1', 'a.txt'), file('3', 'c.txt')]);
+    expect(stale).toEqual([first]);
+
+    cache.upsert('f', file('4', 'd.txt'));
+    expect(stale).toEqual([first, second]);
+    expect(cache.listing('ann', 'f')).toBe(second);
+
+    cache.close();
+    expect(stale.slice(0, 2)).toEqual([first, second]);
+    expect(new Set(stale.slice(2))).toEqual(new Set([second, other]));
+    expect(stale).toHaveLength(4);
   });
 });
 
