@@ -25,9 +25,14 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 
-/** The content address of some bytes (BLAKE3, hex): what stage() computes while streaming. */
+/** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
+export function createContentHasher(): Blake3Hasher {
+  return new Blake3Hasher();
+}
+
+/** The content address of some bytes: what stage() computes while streaming. */
 export function contentHashOf(data: string | Buffer): string {
-  return new Blake3Hasher().update(data).digest('hex');
+  return createContentHasher().update(data).digest('hex');
 }
 
 export interface StagedBlob {
@@ -96,7 +101,7 @@ export class BlobStore {
    */
   async stage(source: Readable, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal): Promise<StagedBlob> {
     const tempPath = path.join(this.tmpDir, `${randomUUID()}.part`);
-    const hasher = new Blake3Hasher();
+    const hasher = createContentHasher();
     let sizeBytes = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, callback) {
