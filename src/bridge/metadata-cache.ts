@@ -32,6 +32,8 @@ export interface MetadataCacheOptions {
    * in place: whatever was derived from it (PROPFIND bodies) is stale.
    */
   onStale?: (listing: Listing) => void;
+  /** Time source of the TTL in ms (tests); default `performance.now()`. */
+  now?: () => number;
 }
 
 /** `folderKey` names a folder the same way for every user (bare top-level ids are per user). */
@@ -56,6 +58,8 @@ export class MetadataCache {
       sizeCalculation: (value) => 1 + Math.ceil(value.entries.length / 64),
       ttlAutopurge: false,
       dispose: (listing) => this.onStale?.(listing),
+      // A given clock is read on every check (no 1 ms reuse): a test moves it by hand.
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
     });
     // Expired listings are dropped once per TTL rather than on their next lookup, so a large
     // folder nobody lists again does not hold its memory (one timer, not one per entry).

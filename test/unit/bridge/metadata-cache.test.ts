@@ -3,7 +3,8 @@
  * every current listing in place of a re-list,
  * uniqueNames() keeps duplicate names apart deterministically.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../../src/common/clock.js';
 import { MetadataCache, uniqueNames, type Listing } from '../../../src/bridge/metadata-cache.js';
 import type { NodeEntry, NodeId } from '../../../src/store-client/index.js';
 
@@ -119,6 +120,31 @@ describe('onStale', () => {
     expect(stale.slice(0, 2)).toEqual([first, second]);
     expect(new Set(stale.slice(2))).toEqual(new Set([second, other]));
     expect(stale).toHaveLength(4);
+  });
+});
+
+describe('expiry', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('purges expired listings once per TTL, without a lookup, and reports them stale', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const clock = new ManualClock();
+    clock.freeze();
+    const stale: Listing[] = [];
+    const cache = new MetadataCache({ ttlMs: 5000, maxEntries: 100, now: () => clock.now(), onStale: (listing) => stale.push(listing) });
+    opened.push(cache);
+    const old = cache.remember('ann', 'f', [file('1', 'a.txt')]);
+    clock.advance(3000);
+    const fresh = cache.remember('ann', 'g', [file('2', 'b.txt')]);
+    vi.advanceTimersByTime(5000);
+    expect(stale).toEqual([]);
+
+    clock.advance(2001);
+    vi.advanceTimersByTime(5000);
+    expect(stale).toEqual([old]);
+    expect(cache.listing('ann', 'g')).toBe(fresh);
   });
 });
 
