@@ -188,6 +188,11 @@ function rememberBody(listing: Listing, key: string, body: Buffer): void {
   else bodyKeys.set(listing, [key]);
 }
 
+/** How many serialized answers are kept (diagnostics and tests). */
+export function cachedAnswerCount(): number {
+  return bodies.size;
+}
+
 /**
  * The metadata cache's `onStale` hook: a listing left the cache (replaced, expired, evicted) or
  * was patched, so no answer made from it can be served again. Dropping those answers at once

@@ -4,6 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cachedAnswerCount } from '../../../src/bridge/verbs/propfind.js';
 import { nodeId } from '../../../src/store-client/index.js';
 import { davRequest } from '../../helpers/dav-requests.js';
 import { parseMultistatus } from '../../helpers/multistatus.js';
@@ -23,12 +24,7 @@ describe('metadata cache', () => {
     await f.close();
   });
 
-  const names = async (path: string) =>
-    parseMultistatus((await davRequest(f.davUrl, 'PROPFIND', path, { auth: u.auth, headers: { depth: '1' } })).text)
-      .map((r) => decodeURIComponent(r.href))
-      .filter((h) => h !== path)
-      .map((h) => h.slice(path.length).replace(/\/$/, ''))
-      .sort();
+  const names = (path: string) => listNames(f, u, path);
 
   it('lets 4 parallel writers put 80 files into one folder with at most one listing each, and lists them all at once', async () => {
     await names('/home/many/');
@@ -56,5 +52,40 @@ describe('metadata cache', () => {
     expect(await names('/home/')).toEqual(before);
     await new Promise((resolve) => setTimeout(resolve, TTL_MS + 200));
     expect(await names('/home/')).toContain('behind.txt');
+  });
+});
+
+/** Names a Depth 1 PROPFIND lists below `path`, sorted. */
+async function listNames(fixture: BridgeFixture, user: DavUser, path: string): Promise<string[]> {
+  const res = await davRequest(fixture.davUrl, 'PROPFIND', path, { auth: user.auth, headers: { depth: '1' } });
+  return parseMultistatus(res.text)
+    .map((r) => decodeURIComponent(r.href))
+    .filter((h) => h !== path)
+    .map((h) => h.slice(path.length).replace(/\/$/, ''))
+    .sort();
+}
+
+describe('serialized PROPFIND answers', () => {
+  let g: BridgeFixture;
+  let v: DavUser;
+  beforeAll(async () => {
+    // A TTL no slow run reaches: the counts below must not see a listing expire.
+    g = await bridgeFixture({ bridgeFlags: { cacheTtlMs: 600_000 } });
+    v = await g.newDavUser();
+  });
+  afterAll(async () => {
+    await g.close();
+  });
+
+  it('reuses a serialized Depth 1 answer, and drops it once a write into the folder patched the listing', async () => {
+    expect((await davRequest(g.davUrl, 'MKCOL', '/home/answers', { auth: v.auth })).status).toBe(201);
+    const before = cachedAnswerCount();
+    expect(await listNames(g, v, '/home/answers/')).toEqual([]);
+    expect(cachedAnswerCount()).toBe(before + 1);
+    expect(await listNames(g, v, '/home/answers/')).toEqual([]);
+    expect(cachedAnswerCount()).toBe(before + 1);
+    expect((await davRequest(g.davUrl, 'PUT', '/home/answers/new.txt', { auth: v.auth, body: 'x' })).status).toBe(201);
+    expect(cachedAnswerCount()).toBe(before);
+    expect(await listNames(g, v, '/home/answers/')).toEqual(['new.txt']);
   });
 });
