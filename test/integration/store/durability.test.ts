@@ -41,6 +41,32 @@ function revisionCount(store: TestStore): number {
   return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM revisions').get() as { n: number }).n;
 }
 
+/**
+ * A store on a data dir of its own: `before` runs there as admin, the store stops, a new one
+ * starts on the same dir and `after` runs there as admin; the dir is removed whatever happens.
+ */
+async function acrossRestart(
+  prefix: string,
+  before: (store: TestStore, client: StoreClient, session: StoreSession) => Promise<void>,
+  after: (restarted: TestStore, client: StoreClient, session: StoreSession) => Promise<void>,
+): Promise<void> {
+  const own = makeTmpDir(prefix);
+  try {
+    for (const step of [before, after]) {
+      const store = await startTestStore({ dataDir: own.dir });
+      const client = createStoreClient(store.url, { retries: 0 });
+      try {
+        await step(store, client, await client.login('admin', ADMIN_PASSWORD));
+      } finally {
+        await client.close();
+        await store.close();
+      }
+    }
+  } finally {
+    own.remove();
+  }
+}
+
 /** Starts a streamed upload of `totalBytes` that the caller interrupts; never resolves to success. */
 function startEndlessUpload(baseUrl: string, token: string, signal?: AbortSignal): Promise<unknown> {
   const { contentType, body } = multipartStream(patternStream(4096 * MiB), { filename: 'interrupted.bin' });
@@ -232,102 +258,71 @@ describe('a store killed with SIGKILL mid-upload', () => {
   });
 
   it('upgrades a data dir from before migration 003: SHA-256 blobs stay readable and are not swept', async () => {
-    const own = makeTmpDir('driveway-upgrade-');
-    try {
-      const store = await startTestStore({ dataDir: own.dir });
-      const client = createStoreClient(store.url, { retries: 0 });
-      const session = await client.login('admin', ADMIN_PASSWORD);
-      const content = 'stored by an older driveway';
-      await client.upload(session, { folder: nodeId('home'), name: 'old.txt' }, Readable.from([Buffer.from(content)]), content.length);
-      await client.close();
-      // Turn the data dir into what migrations 001-002 left: SHA-256 addresses, the old columns.
-      const { db, blobs } = store.ctx;
-      const legacy = sha256Of(content);
-      mkdirSync(path.dirname(blobs.pathOf(legacy)), { recursive: true });
-      renameSync(blobs.pathOf(blobHashOf(content)), blobs.pathOf(legacy));
-      db.pragma('foreign_keys = OFF');
-      db.transaction(() => {
-        db.prepare('UPDATE blobs SET hash = ?').run(legacy);
-        db.prepare('UPDATE revisions SET blob_hash = ?').run(legacy);
-        db.exec('ALTER TABLE blobs RENAME COLUMN hash TO sha256; ALTER TABLE revisions RENAME COLUMN blob_hash TO blob_sha256');
-        db.exec('CREATE TABLE main.upload_tokens (token_hash TEXT PRIMARY KEY)'); // dropped again by 004
-        db.prepare('DELETE FROM schema_migrations WHERE version >= 3').run();
-      })();
-      await store.close();
-
-      const restarted = await startTestStore({ dataDir: own.dir });
-      const again = createStoreClient(restarted.url, { retries: 0 });
-      try {
+    const content = 'stored by an older driveway';
+    const legacy = sha256Of(content);
+    await acrossRestart(
+      'driveway-upgrade-',
+      async (store, client, session) => {
+        await client.upload(session, { folder: nodeId('home'), name: 'old.txt' }, Readable.from([Buffer.from(content)]), content.length);
+        // Turn the data dir into what migrations 001-002 left: SHA-256 addresses, the old columns.
+        const { db, blobs } = store.ctx;
+        mkdirSync(path.dirname(blobs.pathOf(legacy)), { recursive: true });
+        renameSync(blobs.pathOf(blobHashOf(content)), blobs.pathOf(legacy));
+        db.pragma('foreign_keys = OFF');
+        db.transaction(() => {
+          db.prepare('UPDATE blobs SET hash = ?').run(legacy);
+          db.prepare('UPDATE revisions SET blob_hash = ?').run(legacy);
+          db.exec('ALTER TABLE blobs RENAME COLUMN hash TO sha256; ALTER TABLE revisions RENAME COLUMN blob_hash TO blob_sha256');
+          db.exec('CREATE TABLE main.upload_tokens (token_hash TEXT PRIMARY KEY)'); // dropped again by 004
+          db.prepare('DELETE FROM schema_migrations WHERE version >= 3').run();
+        })();
+      },
+      async (restarted, client, session) => {
         expect(blobFiles(restarted)).toEqual([legacy]);
-        const session2 = await again.login('admin', ADMIN_PASSWORD);
-        const listed = await again.listFolder(session2, nodeId('home'));
+        const listed = await client.listFolder(session, nodeId('home'));
         const old = listed.find((entry) => entry.name === 'old.txt');
         expect(old).toBeDefined();
-        const download = await again.download(session2, old!.id, 'old.txt');
+        const download = await client.download(session, old!.id, 'old.txt');
         expect((await readAll(download.body)).toString('utf8')).toBe(content);
         // The same bytes uploaded again get a BLAKE3 address of their own.
-        await again.upload(session2, { folder: nodeId('home'), name: 'new.txt' }, Readable.from([Buffer.from(content)]), content.length);
+        await client.upload(session, { folder: nodeId('home'), name: 'new.txt' }, Readable.from([Buffer.from(content)]), content.length);
         expect(blobFiles(restarted).sort()).toEqual([legacy, blobHashOf(content)].sort());
-      } finally {
-        await again.close();
-        await restarted.close();
-      }
-    } finally {
-      own.remove();
-    }
+      },
+    );
   });
 
   it('forgets upload tokens at a restart: one issued before answers 410 after, and nothing is stored', async () => {
-    const own = makeTmpDir('driveway-token-restart-');
-    try {
-      const store = await startTestStore({ dataDir: own.dir });
-      const client = createStoreClient(store.url, { retries: 0 });
-      const session = await client.login('admin', ADMIN_PASSWORD);
-      const token = await client.requestUploadToken(session, nodeId('home'));
-      await client.close();
-      await store.close();
-
-      const restarted = await startTestStore({ dataDir: own.dir });
-      const again = createStoreClient(restarted.url, { retries: 0 });
-      try {
-        await expect(again.uploadWithToken(token, 'late.txt', Readable.from([Buffer.from('late')]), 4)).rejects.toMatchObject({
+    let token = '';
+    await acrossRestart(
+      'driveway-token-restart-',
+      async (_store, client, session) => {
+        token = await client.requestUploadToken(session, nodeId('home'));
+      },
+      async (restarted, client) => {
+        await expect(client.uploadWithToken(token, 'late.txt', Readable.from([Buffer.from('late')]), 4)).rejects.toMatchObject({
           httpStatus: 410,
           code: 'upload_token_used',
         });
         expect(revisionCount(restarted)).toBe(0);
         expect(blobFiles(restarted)).toEqual([]);
-      } finally {
-        await again.close();
-        await restarted.close();
-      }
-    } finally {
-      own.remove();
-    }
+      },
+    );
   });
 
   it('removes at start a blob that was renamed into place but never committed', async () => {
-    const own = makeTmpDir('driveway-orphan-');
-    try {
-      const store = await startTestStore({ dataDir: own.dir });
-      const client = createStoreClient(store.url, { retries: 0 });
-      const session = await client.login('admin', ADMIN_PASSWORD);
-      await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from('committed')]), 9);
-      await client.close();
-      const orphanPath = store.ctx.blobs.pathOf(blobHashOf('renamed, never committed'));
-      await store.close();
-      // What a crash between rename and commit leaves: the file at its content address, no row.
-      mkdirSync(path.dirname(orphanPath), { recursive: true });
-      writeFileSync(orphanPath, 'renamed, never committed');
-      writeFileSync(path.join(path.dirname(orphanPath), 'not-a-blob-hash'), 'junk');
-
-      const restarted = await startTestStore({ dataDir: own.dir });
-      try {
+    await acrossRestart(
+      'driveway-orphan-',
+      async (store, client, session) => {
+        await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from('committed')]), 9);
+        // What a crash between rename and commit leaves: the file at its content address, no row.
+        const orphanPath = store.ctx.blobs.pathOf(blobHashOf('renamed, never committed'));
+        mkdirSync(path.dirname(orphanPath), { recursive: true });
+        writeFileSync(orphanPath, 'renamed, never committed');
+        writeFileSync(path.join(path.dirname(orphanPath), 'not-a-blob-hash'), 'junk');
+      },
+      async (restarted) => {
         expect(blobFiles(restarted)).toEqual([blobHashOf('committed')]);
-      } finally {
-        await restarted.close();
-      }
-    } finally {
-      own.remove();
-    }
+      },
+    );
   });
 });
