@@ -5,7 +5,9 @@
 import type { Clock } from '../../src/common/clock.js';
 import { createLogger } from '../../src/common/logger.js';
 import { startBridge, type RunningBridge } from '../../src/bridge/server.js';
+import type { NodeId, StoreSession } from '../../src/store-client/index.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
+import { createFolder } from './seed.js';
 import { storeFixture, type StoreFixture, type TestUser } from './store-fixture.js';
 import type { TestStoreOptions } from './start-store.js';
 
@@ -61,4 +63,15 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
       await fixture.close();
     },
   };
+}
+
+/**
+ * The setup most verb suites share: a bridge fixture, one user, and a folder `home/dir` of
+ * theirs made through the store.
+ */
+export async function bridgeWithUserFolder(): Promise<{ f: BridgeFixture; auth: string; session: StoreSession; dirId: NodeId }> {
+  const f = await bridgeFixture();
+  const user = await f.newDavUser();
+  const dirId = await createFolder(f.client, user.session, 'home', 'dir');
+  return { f, auth: user.auth, session: user.session, dirId };
 }

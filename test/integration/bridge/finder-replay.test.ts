@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
 import { chunked, davRequest, rawRequest, requestHead, type DavAnswer, type DavHeaders, type RawAnswer } from '../../helpers/dav-requests.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
-import { createFolder, uploadFile } from '../../helpers/seed.js';
+import { bridgeWithUserFolder, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { uploadFile } from '../../helpers/seed.js';
 
 const FINDER_UA = 'WebDAVFS/3.0.0 (03008000) Darwin/24.4.0 (arm64)';
 const STAT_PROPS =
@@ -42,11 +42,7 @@ describe('Finder (WebDAVFS) request sequence', () => {
   let token = '';
 
   beforeAll(async () => {
-    f = await bridgeFixture();
-    const user = await f.newDavUser();
-    auth = user.auth;
-    session = user.session;
-    dirId = await createFolder(f.client, session, 'home', 'dir');
+    ({ f, auth, session, dirId } = await bridgeWithUserFolder());
     await uploadFile(f.client, session, dirId, 'existing.txt', 'already here');
     await uploadFile(f.client, session, dirId, 'café.txt', 'NFC name');
   });

@@ -4,7 +4,7 @@ import { nodeId, type NodeEntry, type StoreSession } from '../../../src/store-cl
 import { davRequest, multistatusOf, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { parseMultistatus, davProp, responseFor, type DavResponse } from '../../helpers/multistatus.js';
 import { createFolder, entryNamed, uploadFile } from '../../helpers/seed.js';
-import { basicAuth, bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { basicAuth, bridgeFixture, bridgeWithUserFolder, type BridgeFixture } from '../../helpers/start-bridge.js';
 
 const FINDER_UA = 'WebDAVFS/3.0.0 (03008000) Darwin/24.4.0 (arm64)';
 const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
@@ -24,11 +24,7 @@ describe('PROPFIND', () => {
   let plain: NodeEntry;
 
   beforeAll(async () => {
-    f = await bridgeFixture();
-    const user = await f.newDavUser();
-    auth = user.auth;
-    session = user.session;
-    dirId = await createFolder(f.client, session, 'home', 'dir');
+    ({ f, auth, session, dirId } = await bridgeWithUserFolder());
     await uploadFile(f.client, session, dirId, 'plain.txt', 'hello');
     await uploadFile(f.client, session, dirId, 'empty.bin', Buffer.alloc(0));
     await uploadFile(f.client, session, dirId, 'café.txt', 'NFC name');

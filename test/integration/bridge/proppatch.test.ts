@@ -6,8 +6,8 @@ import { createLogger } from '../../../src/common/logger.js';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import { davRequest, EXCLUSIVE_LOCKINFO, multistatusOf, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { davProp, parseMultistatus, type DavResponse } from '../../helpers/multistatus.js';
-import { createFolder, entryNamed } from '../../helpers/seed.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
+import { entryNamed } from '../../helpers/seed.js';
+import { bridgeWithUserFolder, type BridgeFixture } from '../../helpers/start-bridge.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const T = 'http://example.com/ns/';
@@ -28,11 +28,7 @@ describe('PROPPATCH', () => {
   let seq = 0;
 
   beforeAll(async () => {
-    f = await bridgeFixture();
-    const user = await f.newDavUser();
-    auth = user.auth;
-    session = user.session;
-    dirId = await createFolder(f.client, session, 'home', 'dir');
+    ({ f, auth, session, dirId } = await bridgeWithUserFolder());
   });
   afterAll(async () => {
     await f.close();

@@ -9,8 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
 import { davRequest, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
-import { bridgeFixture, type BridgeFixture } from '../../helpers/start-bridge.js';
-import { createFolder } from '../../helpers/seed.js';
+import { bridgeWithUserFolder, type BridgeFixture } from '../../helpers/start-bridge.js';
 
 const WINDOWS_UA = 'Microsoft-WebDAV-MiniRedir/10.0.19045';
 const WINDOWS_LOCK =
@@ -34,11 +33,7 @@ describe('Windows Explorer (Mini-Redirector) request sequence', () => {
   let token = '';
 
   beforeAll(async () => {
-    f = await bridgeFixture();
-    const user = await f.newDavUser();
-    auth = user.auth;
-    session = user.session;
-    dirId = await createFolder(f.client, session, 'home', 'dir');
+    ({ f, auth, session, dirId } = await bridgeWithUserFolder());
   });
   afterAll(async () => {
     await f.close();
