@@ -11,6 +11,9 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+/** A list from a YAML sequence, or from a comma-separated environment value. */
+const list = (item: z.ZodString) =>
+  z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(item));
 
 export const configSchema = z.object({
   /** Address both servers bind to. */
@@ -38,6 +41,31 @@ export const configSchema = z.object({
       scryptCost: z.coerce.number().int().min(1024).default(32_768),
       /** Public base URL used in avatar links; defaults to http://host:port. */
       publicUrl: z.string().url().optional(),
+      /** Days a password stays valid after it was set; 0: passwords never expire (no `pass_expires`). */
+      passwordMaxAgeDays: z.coerce.number().int().min(0).default(0),
+      /** Login history entries kept per user (the newest; older ones are dropped). */
+      loginHistoryPerUser: z.coerce.number().int().min(10).default(1000),
+      /** Largest avatar accepted (user or group), in bytes of the decoded image. */
+      avatarMaxBytes: z.coerce.number().int().min(1024).default(512 * 1024),
+      /** Peers whose `X-Forwarded-For` names the real client (a bridge run with `--only bridge`). */
+      trustedProxies: list(z.string().min(1)).default([]),
+      /** Classes a group tag may have (SPEC: "one of the tag classes configured on the server"). */
+      tagClasses: list(z.string().min(1).max(64)).default(['general', 'project', 'status', 'confidential']),
+      /** Whether GET /api/groups?show=all lists every group of the caller's organization. */
+      shareWithAllGroups: bool.default(false),
+    })
+    .prefault({}),
+  /** Outgoing email (group broadcast messages). Without `host`, email is not configured. */
+  mail: z
+    .object({
+      host: z.string().min(1).optional(),
+      port: port.default(587),
+      /** true: TLS from the first byte (port 465); false: STARTTLS when the server offers it. */
+      secure: bool.default(false),
+      from: z.string().min(3).default('driveway@localhost'),
+      user: z.string().min(1).optional(),
+      /** SMTP password (environment only). */
+      password: z.string().min(1).optional(),
     })
     .prefault({}),
   bridge: z
@@ -54,6 +82,8 @@ export const configSchema = z.object({
       storeTimeoutMs: z.coerce.number().int().positive().default(30_000),
       /** Report quota properties to macOS >= 15.4 (Darwin 24.4), which may stall mounting on them. */
       quotaForNewMacOS: bool.default(true),
+      /** Base URL users mount (WebDrive URLs the store hands out); defaults to http://host:port. */
+      publicUrl: z.string().url().optional(),
     })
     .prefault({}),
 });
@@ -75,9 +105,16 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_TLS_CERT: ['bridge', 'tlsCert'],
   DRIVEWAY_TLS_KEY: ['bridge', 'tlsKey'],
   DRIVEWAY_CACHE_TTL_MS: ['bridge', 'cacheTtlMs'],
+  DRIVEWAY_BRIDGE_PUBLIC_URL: ['bridge', 'publicUrl'],
+  DRIVEWAY_TRUSTED_PROXIES: ['store', 'trustedProxies'],
+  DRIVEWAY_SMTP_HOST: ['mail', 'host'],
+  DRIVEWAY_SMTP_PORT: ['mail', 'port'],
+  DRIVEWAY_SMTP_USER: ['mail', 'user'],
+  DRIVEWAY_SMTP_PASSWORD: ['mail', 'password'],
+  DRIVEWAY_MAIL_FROM: ['mail', 'from'],
 };
 
-const SECRET_KEYS = new Set(['store.adminPassword', 'store.jwtSecret']);
+const SECRET_KEYS = new Set(['store.adminPassword', 'store.jwtSecret', 'mail.password']);
 
 export class ConfigError extends Error {}
 
@@ -158,6 +195,14 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const config = parsed.data;
   config.dataDir = path.resolve(config.dataDir);
   return config;
+}
+
+/** URL the WebDAV bridge is reachable at (what WebDrive URLs start with), without a trailing slash. */
+export function bridgePublicUrl(config: Config): string {
+  if (config.bridge.publicUrl) return config.bridge.publicUrl.replace(/\/+$/, '');
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const scheme = config.bridge.tlsCert ? 'https' : 'http';
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${config.bridge.port}`;
 }
 
 /** URL the embedded store is reachable at from this machine. */

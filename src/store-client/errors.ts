@@ -47,6 +47,7 @@ const CODE_KINDS: Record<string, StoreErrorKind> = {
   move_into_self: 'conflict',
   not_a_folder: 'conflict',
   email_taken: 'conflict',
+  endpoint_taken: 'conflict',
   invalid_request: 'invalid',
   invalid_name: 'invalid',
   invalid_password: 'invalid',

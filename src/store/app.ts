@@ -24,6 +24,7 @@ import { uploadRoutes } from './routes/upload.js';
 import { resourceRoutes } from './routes/resources.js';
 import { userRoutes } from './routes/user.js';
 import { adminRoutes } from './routes/admin.js';
+import { webdriveRoutes } from './routes/webdrive.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -124,6 +125,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await resourceRoutes(app, ctx);
   await userRoutes(app, ctx);
   await adminRoutes(app, ctx);
+  await webdriveRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
     db.close();

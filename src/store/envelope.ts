@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'name_conflict'        // 409: the name exists in the target folder
   | 'move_into_self'       // 409: folder moved/copied into itself or a descendant
   | 'email_taken'          // 409: email not unique
+  | 'endpoint_taken'       // 409: WebDrive endpoint held by another user or group
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown
   | 'range_not_satisfiable'// 416

@@ -14,7 +14,7 @@ import { configSchema, loadConfig } from '../../../src/common/config.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const examplePath = path.join(root, 'config/example.yaml');
 const testPath = path.join(root, 'config/test.yaml');
-const SECRETS = ['store.adminPassword', 'store.jwtSecret'];
+const SECRETS = ['store.adminPassword', 'store.jwtSecret', 'mail.password'];
 
 /** Dotted name of every leaf key of the schema, with whether the schema gives it a default. */
 function schemaKeys(shape: Record<string, z.ZodType>, prefix = ''): Array<{ key: string; hasDefault: boolean }> {
@@ -39,7 +39,7 @@ describe('config/example.yaml', () => {
     const text = readFileSync(examplePath, 'utf8');
     const keys = schemaKeys(configSchema.shape);
     const optional = keys.filter((k) => !k.hasDefault && !SECRETS.includes(k.key));
-    expect(optional.map((k) => k.key).sort()).toEqual(['bridge.storeUrl', 'bridge.tlsCert', 'bridge.tlsKey', 'store.publicUrl']);
+    expect(optional.map((k) => k.key).sort()).toEqual(['bridge.publicUrl', 'bridge.storeUrl', 'bridge.tlsCert', 'bridge.tlsKey', 'mail.host', 'mail.user', 'store.publicUrl']);
     for (const { key } of optional) {
       const leaf = key.split('.').pop() as string;
       expect(text, `${key} should appear as "# ${leaf}: ..."`).toMatch(new RegExp(`^\\s*# ${leaf}: \\S`, 'm'));
@@ -52,9 +52,10 @@ describe('config/example.yaml', () => {
 
   it('lets every commented example load once uncommented', () => {
     const uncommented = readFileSync(examplePath, 'utf8').replace(/^( +)# (\w+: \S+).*$/gm, '$1$2');
-    const tree = parseYaml(uncommented) as { store: Record<string, unknown>; bridge: Record<string, unknown> };
+    const tree = parseYaml(uncommented) as { store: Record<string, unknown>; bridge: Record<string, unknown>; mail: Record<string, unknown> };
     expect(Object.keys(tree.store)).toContain('publicUrl');
-    expect(Object.keys(tree.bridge)).toEqual(expect.arrayContaining(['storeUrl', 'tlsCert', 'tlsKey']));
+    expect(Object.keys(tree.bridge)).toEqual(expect.arrayContaining(['storeUrl', 'tlsCert', 'tlsKey', 'publicUrl']));
+    expect(Object.keys(tree.mail)).toEqual(expect.arrayContaining(['host', 'user']));
     expect(configSchema.safeParse(tree).success).toBe(true);
   });
 });

@@ -1,0 +1,64 @@
+/**
+ * WebDrive endpoint rows and the endpoint name rule (SPEC "WebDrive endpoint": 3 to 10
+ * lowercase alphanumeric characters). One namespace for users and groups: a name names one
+ * drive, whoever owns it. Who may read or set an owner's endpoint is decided in ops/; this
+ * module only keeps the rule and the rows.
+ */
+import type { Db } from './database.js';
+import type { OwnerType } from './nodes.js';
+
+/**
+ * Names that would read as something else in a URL or a support conversation; refused for
+ * everyone. *Reason: `/webdrive/admin/` or `/webdrive/api/` suggests an official drive.*
+ */
+export const RESERVED_ENDPOINTS: ReadonlySet<string> = new Set([
+  'admin', 'administrator', 'api', 'auth', 'dav', 'driveway', 'groups', 'help', 'home', 'login', 'logout',
+  'public', 'root', 'security', 'shared', 'support', 'system', 'upload', 'webdav', 'webdrive', 'www',
+]);
+
+/** What is wrong with a proposed endpoint name, or undefined when it is acceptable. */
+export function endpointProblem(value: string): string | undefined {
+  if (!/^[a-z0-9]{3,10}$/.test(value)) return 'endpoint must be 3 to 10 lowercase letters (a-z) and digits';
+  if (RESERVED_ENDPOINTS.has(value)) return `endpoint "${value}" is reserved`;
+  return undefined;
+}
+
+export interface EndpointRow {
+  endpoint: string;
+  owner_type: OwnerType;
+  owner_uuid: string;
+  show_url_to_group_members: number;
+  created: number;
+}
+
+export function endpointOf(db: Db, ownerUuid: string): EndpointRow | undefined {
+  return db.prepare('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?').get(ownerUuid) as EndpointRow | undefined;
+}
+
+export function endpointNamed(db: Db, endpoint: string): EndpointRow | undefined {
+  return db.prepare('SELECT * FROM webdrive_endpoints WHERE endpoint = ?').get(endpoint) as EndpointRow | undefined;
+}
+
+/**
+ * Gives `endpoint` to the owner, replacing (and so freeing) the owner's previous one. Returns
+ * false, writing nothing, when another owner holds the name. Run inside the caller's transaction.
+ */
+export function claimEndpoint(
+  db: Db,
+  claim: { endpoint: string; ownerType: OwnerType; ownerUuid: string; showUrlToGroupMembers: boolean; nowMs: number },
+): boolean {
+  const holder = endpointNamed(db, claim.endpoint);
+  if (holder && holder.owner_uuid !== claim.ownerUuid) return false;
+  const previous = endpointOf(db, claim.ownerUuid);
+  const created = previous?.endpoint === claim.endpoint ? previous.created : claim.nowMs;
+  db.prepare('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?').run(claim.ownerUuid);
+  db.prepare(
+    'INSERT INTO webdrive_endpoints (endpoint, owner_type, owner_uuid, show_url_to_group_members, created) VALUES (?, ?, ?, ?, ?)',
+  ).run(claim.endpoint, claim.ownerType, claim.ownerUuid, claim.showUrlToGroupMembers ? 1 : 0, created);
+  return true;
+}
+
+/** Frees the owner's endpoint; returns whether there was one. */
+export function releaseEndpoint(db: Db, ownerUuid: string): boolean {
+  return db.prepare('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?').run(ownerUuid).changes > 0;
+}

@@ -1,0 +1,22 @@
+/**
+ * WebDrive endpoint routes (edition 3.0 only): the current user's (SPEC "Current user").
+ * Thin: parse, call the operation in ops/webdrive.ts, write the envelope.
+ */
+import type { FastifyInstance } from 'fastify';
+import { callerOf } from '../app.js';
+import type { StoreContext } from '../context.js';
+import { success } from '../envelope.js';
+import { deleteUserWebdrive, getUserWebdrive, setUserWebdrive } from '../ops/webdrive.js';
+
+export async function webdriveRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
+  if (ctx.config.store.edition !== '3.0') return;
+
+  app.get('/api/user/webdrive', async (request) => success('webdrive endpoint', getUserWebdrive(ctx, callerOf(request))));
+
+  app.post('/api/user/webdrive', async (request) => success('webdrive endpoint saved', setUserWebdrive(ctx, callerOf(request), request.body)));
+
+  app.delete('/api/user/webdrive', async (request) => {
+    const existed = deleteUserWebdrive(ctx, callerOf(request));
+    return success(existed ? 'webdrive endpoint deleted' : 'no webdrive endpoint to delete');
+  });
+}
