@@ -25,6 +25,7 @@ import { resourceRoutes } from './routes/resources.js';
 import { userRoutes } from './routes/user.js';
 import { adminRoutes } from './routes/admin.js';
 import { webdriveRoutes } from './routes/webdrive.js';
+import { avatarRoutes } from './routes/avatars.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -126,6 +127,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await userRoutes(app, ctx);
   await adminRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
+  await avatarRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
     db.close();

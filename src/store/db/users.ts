@@ -19,7 +19,6 @@ export interface UserRow {
   disk_used: number;
   twofa: number;
   twofa_secret: string | null;
-  avatar: string;
   comment: string;
   created: number;
   updated: number;

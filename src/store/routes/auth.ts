@@ -10,8 +10,9 @@ import type { StoreContext } from '../context.js';
 import { getUserByUsername, recordLoginEvent } from '../db/users.js';
 import { invalid, StoreHttpError, success, unauthenticated } from '../envelope.js';
 import { LoginLimiter } from '../login-limiter.js';
+import { avatarUrl } from '../ops/avatars.js';
 import { generatePassword, hashPassword, verifyPassword } from '../passwords.js';
-import { avatarOf, firstIssue, loginBodySchema, logoutQuerySchema, type SessionBody } from '../schemas/users.js';
+import { firstIssue, loginBodySchema, logoutQuerySchema, type SessionBody } from '../schemas/users.js';
 import { issueSession, revokeSession } from '../sessions.js';
 
 const BAD_CREDENTIALS = 'wrong username or password';
@@ -75,7 +76,7 @@ export async function authRoutes(app: FastifyInstance, ctx: StoreContext): Promi
       is_admin: user.is_admin === 1,
       fullname: user.fullname,
       fileaccesskey: session.fileaccesskey,
-      avatar: avatarOf(user),
+      avatar: avatarUrl(ctx, user.uuid),
     };
     return body;
   });

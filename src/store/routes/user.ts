@@ -8,7 +8,8 @@ import { callerOf } from '../app.js';
 import type { StoreContext } from '../context.js';
 import { getUserByUuid } from '../db/users.js';
 import { success, unauthenticated } from '../envelope.js';
-import { avatarOf, type UserProfileBody } from '../schemas/users.js';
+import { type UserProfileBody } from '../schemas/users.js';
+import { avatarUrl } from '../ops/avatars.js';
 
 export async function userRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
@@ -25,7 +26,7 @@ export async function userRoutes(app: FastifyInstance, ctx: StoreContext): Promi
       email: user.email,
       is_active: user.is_active === 1,
       is_admin: user.is_admin === 1,
-      avatar: avatarOf(user),
+      avatar: avatarUrl(ctx, user.uuid),
       disk_quota: user.disk_quota,
       disk_used: user.disk_used,
       twofa: user.twofa === 1,

@@ -34,14 +34,6 @@ export interface SessionBody {
   avatar: string;
 }
 
-/**
- * Avatar link in the Session object and the User profile: empty while the user has no avatar
- * of their own (nothing in this issue sets one); clients then show their default picture.
- */
-export function avatarOf(user: { avatar: string }): string {
-  return user.avatar;
-}
-
 /** SPEC "User profile" (`data` of GET /api/user); `pass_expires` is absent: no local password expiry. */
 export interface UserProfileBody {
   uuid: string;
