@@ -15,12 +15,13 @@ import type { Logger } from '../common/logger.js';
 import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/index.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
+import { GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import type { BridgeUser } from './sessions.js';
 
 /** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
 export type DavPath = string & { readonly brand: 'DavPath' };
 
-export const TOP_LEVEL = ['home', 'incoming', 'trash', 'public_shares', 'private_shares', 'favorites', 'shared_with_you'] as const;
+export { TOP_LEVEL } from './namespace.js';
 
 /** Names the bridge uses for its own bookkeeping inside store folders; never listed. */
 export const STAGING_PREFIX = '.driveway-staging-';
@@ -43,16 +44,38 @@ export function nameOf(path: DavPath): string {
   return segments[segments.length - 1] ?? '';
 }
 
-export type ResourceKind = 'root' | 'top' | 'node';
+/**
+ * `root`: `/`. `virtual`: a collection the bridge makes up (`/webdrive/`, `/groups/`,
+ * `/groups/<name>/`). `top`: a top-level folder of the caller or of a group, also when mounted
+ * as `/webdrive/<endpoint>/`. `node`: anything the store lists below those.
+ */
+export type ResourceKind = 'root' | 'virtual' | 'top' | 'node';
 
 export interface Resource {
   path: DavPath;
   kind: ResourceKind;
   entry: NodeEntry;
-  /** Folder holding it (absent for the root and the top-level folders). */
+  /** Folder holding it (absent for the root, virtual collections and the top-level folders). */
   parent?: { id: NodeId; key: FolderKey };
   /** Global keys from the root down to this resource: what locks and dead properties hang on. */
   chain: string[];
+  /** The top-level folder it lies in (itself for a top-level folder): `home`, or `home:<group>`. */
+  top?: { id: NodeId; name: TopLevelName };
+}
+
+/**
+ * Whether a path names something fixed, whatever exists there: the root, a top-level folder, or
+ * a level of `/webdrive/<endpoint>` or `/groups/<name>/<top>`. Nothing is created, deleted,
+ * moved or copied onto such a path.
+ */
+export function isFixedPath(path: DavPath): boolean {
+  const segments = segmentsOf(path);
+  const first = segments[0];
+  if (first === undefined) return true;
+  if (isTopLevelName(first)) return segments.length === 1;
+  if (first === WEBDRIVE) return segments.length <= 2;
+  if (first === GROUPS) return segments.length <= 3;
+  return segments.length === 1;
 }
 
 export interface Quota {
@@ -79,12 +102,14 @@ export class StoreTree {
   private readonly inflight = new Map<string, Promise<Listing>>();
   private readonly quotas: LRUCache<string, Quota | 'none'>;
   private readonly log?: Logger;
+  readonly namespace: Namespace;
 
   constructor(options: StoreTreeOptions) {
     this.client = options.client;
     this.cache = options.cache;
     this.log = options.log;
     this.quotas = new LRUCache({ max: 10_000, ttl: options.quotaTtlMs ?? 5_000 });
+    this.namespace = new Namespace({ client: this.client, cache: this.cache, withSession: (user, call) => this.withSession(user, call) });
   }
 
   /** Global key of a folder: bare top-level ids name a different folder per user. */
@@ -112,12 +137,13 @@ export class StoreTree {
       path: '/' as DavPath,
       kind: 'root',
       entry: { id: '' as NodeId, name: '', kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false },
-      chain: [`root:${user.userId}`],
+      chain: [this.namespace.rootKey(user)],
     };
   }
 
   /** The listing of a folder: from the cache, or one dirlist shared by concurrent callers. */
   async listing(user: BridgeUser, folder: NodeId): Promise<Listing> {
+    if (virtualOf(folder)) return this.namespace.list(user, folder);
     const key = this.folderKey(user, folder);
     const cached = this.cache.listing(user.userId, key);
     if (cached) return cached;
@@ -134,34 +160,27 @@ export class StoreTree {
     return fetch;
   }
 
-  private rootListing(user: BridgeUser): Promise<Listing> {
-    const key = `root:${user.userId}`;
-    const cached = this.cache.listing(user.userId, key);
-    if (cached) return Promise.resolve(cached);
-    const generation = this.cache.currentGeneration(key);
-    const flightKey = `${key}\0${generation}`;
-    const pending = this.inflight.get(flightKey);
-    if (pending) return pending;
-    const fetch = this.fetchRootListing(user, key, generation).finally(() => this.inflight.delete(flightKey));
-    this.inflight.set(flightKey, fetch);
-    return fetch;
+  /** What a collection holds: the namespace's answer for the root and virtual collections, else the store's. */
+  private childrenOf(user: BridgeUser, folder: Resource): Promise<Listing> {
+    return folder.kind === 'root' ? this.namespace.root(user) : this.listing(user, folder.entry.id);
   }
 
-  /** The top-level folders with their times: one details call each (SPEC has no listing of them). */
-  private async fetchRootListing(user: BridgeUser, key: string, generation: number): Promise<Listing> {
-    const found = await Promise.all(
-      TOP_LEVEL.map(async (kind): Promise<NodeEntry | undefined> => {
-        try {
-          const d = await this.withSession(user, (s) => this.client.details(s, kind as NodeId));
-          return { id: kind as NodeId, name: kind, kind: 'folder', sizeBytes: 0, updatedMs: d.updatedMs ?? 0, isStarred: false };
-        } catch (err) {
-          // A server without this top-level folder simply does not show it.
-          if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
-          throw err;
-        }
-      }),
-    );
-    return this.cache.remember(user.userId, key, found.filter((e): e is NodeEntry => e !== undefined), generation);
+  /**
+   * The child of `parent` named `name` without listing `parent`, where its id follows from the
+   * name alone: a top-level folder below the root, `/groups` below the root, a group's top-level
+   * folder below `/groups/<name>`. Used when walking through (not stating) such a level, so a
+   * request deep in `/home` costs no details calls for the top-level folders. Undefined when
+   * the parent must be listed.
+   */
+  private childByName(user: BridgeUser, parent: Resource, name: string): NodeEntry | undefined {
+    const folder = (id: string): NodeEntry => ({ id: id as NodeId, name, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false });
+    if (parent.kind === 'root') {
+      if (isTopLevelName(name)) return folder(name);
+      return undefined;
+    }
+    const virtual = virtualOf(parent.entry.id);
+    if (virtual?.kind === 'group' && isTopLevelName(name)) return folder(`${name}:${virtual.groupId}`);
+    return undefined;
   }
 
   /** Resolves a path; throws StoreError not-found when any segment is missing or not a folder. */
@@ -178,51 +197,66 @@ export class StoreTree {
     let current = this.rootResource(user);
     if (segments.length === 0) {
       // The root is the bridge's own: it changes when a top-level folder does.
-      const top = await this.rootListing(user);
+      const top = await this.namespace.root(user);
       const updatedMs = top.entries.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
       return { ...current, entry: { ...current.entry, updatedMs } };
     }
     for (const [index, segment] of segments.entries()) {
       if (current.entry.kind !== 'folder') return undefined;
-      // The root holds only the fixed top-level names: Finder's probes (`/.DS_Store`, `/._.`,
-      // `/Backups.backupdb`: CLIENT-QUIRKS §1) are answered without building the root listing.
-      if (current.kind === 'root' && !(TOP_LEVEL as readonly string[]).includes(segment)) return undefined;
       let entry: NodeEntry | undefined;
-      if (current.kind === 'root' && index < segments.length - 1 && !this.cache.listing(user.userId, `root:${user.userId}`)) {
-        // Walking through a top-level folder needs only its id, not its time: no details calls.
-        entry = { id: segment as NodeId, name: segment, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false };
+      if (current.kind === 'root' && segment === WEBDRIVE) {
+        // Never listed in the root (it would show every drive twice to a sync tool), but there.
+        entry = { id: this.namespace.webdriveId(user), name: WEBDRIVE, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false };
+      } else if (current.kind === 'root' && segment === GROUPS && index < segments.length - 1) {
+        entry = { id: this.namespace.groupsId(user), name: GROUPS, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false };
+      } else if (current.kind === 'root' && !isTopLevelName(segment) && segment !== GROUPS) {
+        // The root holds only fixed names: Finder's probes (`/.DS_Store`, `/._.`,
+        // `/Backups.backupdb`: CLIENT-QUIRKS §1) are answered without building the root listing.
+        return undefined;
       } else {
-        const listing = current.kind === 'root' ? await this.rootListing(user) : await this.listing(user, current.entry.id);
-        entry = listing.byName.get(segment);
+        const known = index < segments.length - 1 && !this.cache.listing(user.userId, current.chain[current.chain.length - 1] as string) ? this.childByName(user, current, segment) : undefined;
+        entry = known ?? (await this.childrenOf(user, current)).byName.get(segment);
       }
       if (!entry) return undefined;
-      const parent = current.kind === 'root' ? undefined : { id: current.entry.id, key: this.folderKey(user, current.entry.id) };
-      current = {
-        path: toDavPath([...segmentsOf(current.path), entry.name]),
-        kind: current.kind === 'root' ? 'top' : 'node',
-        entry,
-        ...(parent ? { parent } : {}),
-        chain: [...current.chain, this.folderKey(user, entry.id)],
-      };
+      current = this.childResource(user, current, entry, toDavPath([...segmentsOf(current.path), entry.name]));
     }
     return current;
+  }
+
+  /** The resource for `entry`, listed in `parent`. */
+  private childResource(user: BridgeUser, parent: Resource, entry: NodeEntry, path: DavPath): Resource {
+    const chain = [...parent.chain, this.folderKey(user, entry.id)];
+    if (virtualOf(entry.id)) return { path, kind: 'virtual', entry, chain };
+    if (parent.kind === 'root' || parent.kind === 'virtual') {
+      const name = topLevelOfId(entry.id) ?? 'home';
+      return { path, kind: 'top', entry, chain, top: { id: entry.id, name } };
+    }
+    const resource: Resource = { path, kind: 'node', entry, chain, parent: { id: parent.entry.id, key: this.folderKey(user, parent.entry.id) } };
+    if (parent.top) resource.top = parent.top;
+    return resource;
   }
 
   /** Children of a collection. */
   async list(user: BridgeUser, folder: Resource): Promise<Resource[]> {
     if (folder.entry.kind !== 'folder') return [];
-    const listing = folder.kind === 'root' ? await this.rootListing(user) : await this.listing(user, folder.entry.id);
-    const parent = folder.kind === 'root' ? undefined : { id: folder.entry.id, key: this.folderKey(user, folder.entry.id) };
+    const listing = await this.childrenOf(user, folder);
     // A Depth 1 PROPFIND builds one of these per entry (10 000 in a big folder): plain loop,
     // the folder's path prefix computed once, only the new name normalised.
     const prefix = folder.path === '/' ? '/' : `${folder.path}/`;
-    const kind = folder.kind === 'root' ? ('top' as const) : ('node' as const);
     const { entries } = listing;
     const out = new Array<Resource>(entries.length);
+    if (folder.kind === 'root' || folder.kind === 'virtual') {
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i] as NodeEntry;
+        out[i] = this.childResource(user, folder, entry, (prefix + normalizeName(entry.name)) as DavPath);
+      }
+      return out;
+    }
+    const parent = { id: folder.entry.id, key: this.folderKey(user, folder.entry.id) };
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as NodeEntry;
-      const resource: Resource = { path: (prefix + normalizeName(entry.name)) as DavPath, kind, entry, chain: [...folder.chain, this.folderKey(user, entry.id)] };
-      if (parent) resource.parent = parent;
+      const resource: Resource = { path: (prefix + normalizeName(entry.name)) as DavPath, kind: 'node', entry, chain: [...folder.chain, this.folderKey(user, entry.id)], parent };
+      if (folder.top) resource.top = folder.top;
       out[i] = resource;
     }
     return out;
@@ -301,9 +335,10 @@ export class StoreTree {
 
   private async parentFolder(user: BridgeUser, path: DavPath, operation: string): Promise<Resource> {
     if (path === '/') throw new StoreError('forbidden', operation, 403, 'the root cannot be written');
+    if (isFixedPath(path)) throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
     const parent = await this.tryStat(user, parentOf(path));
     if (!parent || parent.entry.kind !== 'folder') throw new StoreError('conflict', operation, 409, 'parent collection missing');
-    if (parent.kind === 'root') throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
+    if (parent.kind === 'root' || parent.kind === 'virtual') throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
     return parent;
   }
 
@@ -323,7 +358,7 @@ export class StoreTree {
     await this.withSession(user, (s) => this.client.remove(s, resource.entry.id));
     this.afterWrite(user);
     this.cache.forget(resource.parent.key);
-    this.cache.forget(this.folderKey(user, 'trash' as NodeId));
+    this.cache.forget(this.folderKey(user, siblingTopId(resource.top?.id ?? ('home' as NodeId), 'trash')));
     if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
   }
 
@@ -424,7 +459,7 @@ export class StoreTree {
         if (copied.name !== newName) await run((s) => this.client.rename(s, copied.id, newName));
         await run((s) => this.client.moveInto(s, copied.id, targetId));
       } finally {
-        await this.purge(user, staging.id);
+        await this.purge(user, staging.id, targetParent.top?.id);
       }
     } finally {
       this.afterWrite(user);
@@ -434,14 +469,14 @@ export class StoreTree {
   }
 
   /** Deletes a node for good: into trash, then from trash (the store's two-step delete). */
-  private async purge(user: BridgeUser, id: NodeId): Promise<void> {
+  private async purge(user: BridgeUser, id: NodeId, topId: NodeId = 'home' as NodeId): Promise<void> {
     try {
       await this.withSession(user, (s) => this.client.remove(s, id));
       await this.withSession(user, (s) => this.client.remove(s, id));
     } catch (err) {
       this.log?.warn({ err, id }, 'could not remove a staging folder');
     }
-    this.cache.forget(this.folderKey(user, 'trash' as NodeId));
+    this.cache.forget(this.folderKey(user, siblingTopId(topId, 'trash')));
   }
 
   /** For MOVE/COPY: deletes an existing target when allowed; returns whether one existed. */

@@ -7,12 +7,14 @@ import type { Readable } from 'node:stream';
 import * as admin from './admin.js';
 import * as auth from './auth.js';
 import * as downloads from './download.js';
+import * as groups from './groups.js';
 import { StoreHttp, type HttpOptions } from './http.js';
 import * as nodes from './nodes.js';
 import * as uploads from './upload.js';
 import * as user from './user.js';
 import type {
   Download,
+  GroupEntry,
   NewUser,
   NodeDetails,
   NodeEntry,
@@ -23,6 +25,7 @@ import type {
   UploadTarget,
   UserProfile,
   UserUpdate,
+  WebdriveEndpoint,
 } from './types.js';
 
 export interface StoreClient {
@@ -48,6 +51,12 @@ export interface StoreClient {
   download(s: StoreSession, file: NodeId, name: string, options?: downloads.DownloadOptions): Promise<Download>;
   downloadPath(s: StoreSession, file: NodeId, name: string, version?: number | string, mode?: 'download' | 'view'): string;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
+  /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */
+  userWebdrive(s: StoreSession, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
+  /** The caller's groups (SPEC Group entries). Throws not-found on a server without groups. */
+  listGroups(s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]>;
+  /** A group's endpoint as the caller may see it; undefined when none or hidden. */
+  groupWebdrive(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
   createUser(s: StoreSession, input: NewUser, orgId?: string): Promise<string | undefined>;
   updateUser(s: StoreSession, userId: string, patch: UserUpdate): Promise<void>;
   close(): Promise<void>;
@@ -76,6 +85,9 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): S
     download: (s, file, name, opts) => downloads.download(http, s, file, name, opts),
     downloadPath: (s, file, name, version, mode) => downloads.downloadPath(s, file, name, version, mode),
     currentUser: (s, signal) => user.currentUser(http, s, signal),
+    userWebdrive: (s, signal) => user.userWebdrive(http, s, signal),
+    listGroups: (s, signal) => groups.listGroups(http, s, signal),
+    groupWebdrive: (s, groupId, signal) => groups.groupWebdrive(http, s, groupId, signal),
     createUser: (s, input, orgId) => admin.createUser(http, s, input, orgId),
     updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
     close: () => http.close(),

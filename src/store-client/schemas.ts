@@ -74,6 +74,21 @@ export const userProfileSchema = z
 
 export const permissionsSchema = z.array(z.string());
 
+const stringList = z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v ?? []), z.array(z.string()));
+
+/** SPEC "Group entry". */
+export const groupEntrySchema = z
+  .object({
+    group_uuid: z.string(),
+    group_name: z.string(),
+    is_admin: bool.optional().default(false),
+    node_permissions: stringList,
+    tag_permissions: stringList,
+    share_permissions: stringList,
+    avatar: z.string().nullable().optional(),
+  })
+  .loose();
+
 /** `{status, msg, data}` where data has the given shape. */
 export function dataEnvelope<T extends z.ZodType>(data: T) {
   return z.object({ status: z.string().optional(), msg: z.string().optional(), data }).loose();

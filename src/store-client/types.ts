@@ -109,3 +109,21 @@ export interface UserUpdate {
   twofa?: boolean;
   comment?: string;
 }
+
+/** SPEC "Group entry", normalised. */
+export interface GroupEntry {
+  id: string;
+  name: string;
+  /** The caller administers the group. */
+  isAdmin: boolean;
+  nodePermissions: string[];
+  tagPermissions: string[];
+  sharePermissions: string[];
+  avatar?: string;
+}
+
+export interface WebdriveEndpoint {
+  endpoint: string;
+  /** Groups: whether non-admin members may see the URL (absent for users). */
+  showUrlToGroupMembers?: boolean;
+}

@@ -8,7 +8,7 @@
  */
 import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
-import { segmentsOf, type Resource } from '../store-tree.js';
+import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { sendEmpty } from './respond.js';
 import { checkWrite, writeTargetOf } from './preconditions.js';
@@ -32,7 +32,7 @@ export interface DeletedState {
  */
 export function deletedStateOf(ctx: DavContext, user: BridgeUser, resource: Resource): DeletedState {
   const key = resource.chain[resource.chain.length - 1] as string;
-  const inTrash = segmentsOf(resource.path)[0] === 'trash' && resource.kind === 'node';
+  const inTrash = resource.top?.name === 'trash' && resource.kind === 'node';
   if (!inTrash) return { key, forGood: [] };
   const { cache, tree } = ctx.services;
   const forGood = [key];

@@ -8,7 +8,7 @@ import { DavStatusError } from '../dav-errors.js';
 import { parseDestination } from '../href.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
-import { segmentsOf, type DavPath, type Resource } from '../store-tree.js';
+import { isFixedPath, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
 import { checkHttpConditions, checkIfHeader, checkLocks, writeTargetOf, type WriteTarget } from './preconditions.js';
@@ -78,7 +78,7 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   const source = await tree.stat(user, ctx.path);
   if (source.kind === 'root') throw new DavStatusError(403, 'the root cannot be moved or copied');
   if (isMove && source.kind === 'top') throw new DavStatusError(403, 'top-level folders are fixed');
-  if (segmentsOf(destinationPath).length <= 1) throw new DavStatusError(403, 'top-level folders are fixed');
+  if (isFixedPath(destinationPath)) throw new DavStatusError(403, 'top-level folders are fixed');
   if (destinationPath === source.path) throw new DavStatusError(403, 'source and destination are the same resource');
   if (source.entry.kind === 'folder' && isBelow(destinationPath, source.path)) {
     throw new DavStatusError(403, 'a collection cannot be moved or copied into itself');

@@ -12,9 +12,11 @@
  * cuts the connection (respond.ts), so a short body never looks like a complete answer.
  *
  * Choices:
- * - A collection answers 200 with a small HTML index of its entries (what Apache with
- *   mod_autoindex, nginx with autoindex and `rclone serve webdav` do; a browser pointed at the
- *   bridge then shows something useful). DAV clients never GET a collection.
+ * - A collection answers 200 with an HTML index page of its entries (index-page.ts; what Apache
+ *   with mod_autoindex, nginx with autoindex and `rclone serve webdav` do), so a person who opens
+ *   their WebDrive URL in a browser can browse and download. DAV clients never GET a collection.
+ * - Files a browser would run as a page (HTML, SVG, XML, scripts) go out as sandboxed
+ *   attachments: opened from the bridge's origin they could act with the viewer's credentials.
  * - Last-Modified is the client's mtime when one was kept (X-OC-Mtime, Win32LastModifiedTime,
  *   SAR:lastmodified), else the store's `updated`, as getlastmodified in PROPFIND.
  * - A store without a download endpoint (edition 1.0 of the interface) cannot serve bytes at
@@ -27,12 +29,13 @@ import { lookup as lookupMimeType } from 'mime-types';
 import { evaluateConditionalRequest, type ConditionalDecision } from '../../common/http-conditional.js';
 import { StoreError, type Download } from '../../store-client/index.js';
 import { DavStatusError } from '../dav-errors.js';
-import { escapeXmlAttr, escapeXmlText } from '../dav-xml.js';
-import { childHref } from '../href.js';
+import contentDisposition from 'content-disposition';
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
-import { etagOf, hrefOf } from './preconditions.js';
+import { FAVICON_PATH, sendFavicon } from './favicon.js';
+import { sendIndexPage } from './index-page.js';
+import { etagOf } from './preconditions.js';
 
 /** Content-Type from the name alone: content is never sniffed (rclone#8759: no reads for metadata). */
 export function contentTypeOf(name: string): string {
@@ -46,6 +49,10 @@ export function lastModifiedOf(ctx: DavContext, resource: Resource): number {
 }
 
 export const get: VerbHandler = async (ctx) => {
+  if (ctx.path === FAVICON_PATH) {
+    sendFavicon(ctx.res, ctx.method);
+    return;
+  }
   const user = ctx.user();
   const { tree } = ctx.services;
   // One more look when the cached listing turned out to describe another revision than the
@@ -53,7 +60,7 @@ export const get: VerbHandler = async (ctx) => {
   for (let attempt = 0; ; attempt += 1) {
     const resource = await tree.stat(user, ctx.path);
     if (resource.entry.kind === 'folder') {
-      await sendIndex(ctx, user, resource);
+      await sendIndexPage(ctx, user, resource);
       return;
     }
     const outcome = await serveFile(ctx, user, resource);
@@ -76,6 +83,7 @@ async function serveFile(ctx: DavContext, user: BridgeUser, resource: Resource):
   if (decision.status === 200 || decision.status === 206) {
     headers['content-type'] = contentTypeOf(entry.name);
     headers['x-content-type-options'] = 'nosniff';
+    Object.assign(headers, browserSafetyHeaders(ctx, entry.name, headers['content-type']));
   }
   if (decision.status !== 200 && decision.status !== 206) {
     // A 304 may only carry the Content-Length a 200 would have (RFC 9110 §8.6): send none.
@@ -121,6 +129,24 @@ async function serveFile(ctx: DavContext, user: BridgeUser, resource: Resource):
     throw err;
   }
   return 'served';
+}
+
+/**
+ * Types a browser would run as a page on the bridge's origin, where it holds the user's Basic
+ * credentials: a shared HTML or SVG file could act as whoever opens it. They are sent as
+ * attachments (the browser saves them) in a sandbox. DAV clients read neither header.
+ */
+const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl|application\/javascript|text\/javascript)\b/;
+
+/** Headers that make a browser handle a file safely; `?download` (the index page's link) asks for an attachment. */
+function browserSafetyHeaders(ctx: DavContext, name: string, contentType: string): Record<string, string> {
+  const query = (ctx.req.url ?? '').split('?')[1];
+  const wantsDownload = query !== undefined && new URLSearchParams(query).has('download');
+  const isActive = ACTIVE_TYPES.test(contentType);
+  const headers: Record<string, string> = {};
+  if (isActive) headers['content-security-policy'] = 'sandbox';
+  if (wantsDownload || isActive) headers['content-disposition'] = contentDisposition(name, { type: 'attachment', fallback: name.replace(/[^\x20-\x7e]/g, '_') });
+  return headers;
 }
 
 /** Whether the store's answer is about the revision the headers describe (same total size). */
@@ -176,28 +202,4 @@ function exactLength(expected: number): Transform {
       callback(seen === expected ? null : new Error(`the store sent ${seen} of ${expected} bytes`));
     },
   });
-}
-
-/** A plain HTML list of a collection's entries, for browsers (one listing, usually cached). */
-async function sendIndex(ctx: DavContext, user: BridgeUser, folder: Resource): Promise<void> {
-  const children = await ctx.services.tree.list(user, folder);
-  const base = hrefOf(ctx, folder.path, true);
-  const title = escapeXmlText(folder.path);
-  const rows = children.map((child) => {
-    const isFolder = child.entry.kind === 'folder';
-    const href = childHref(base, child.entry.name, { collection: isFolder, nfd: ctx.nfd });
-    const label = escapeXmlText(child.entry.name + (isFolder ? '/' : ''));
-    const size = isFolder ? '' : String(child.entry.sizeBytes);
-    return `<tr><td><a href="${escapeXmlAttr(href)}">${label}</a></td><td>${size}</td><td>${new Date(lastModifiedOf(ctx, child)).toUTCString()}</td></tr>`;
-  });
-  const up = folder.path === '/' ? '' : '<p><a href="../">../</a></p>';
-  const html = `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${up}<table>${rows.join('')}</table></body></html>\n`;
-  const body = Buffer.from(html, 'utf8');
-  ctx.res.writeHead(200, {
-    'content-type': 'text/html; charset=utf-8',
-    'content-length': String(body.length),
-    'cache-control': 'no-cache',
-    'x-content-type-options': 'nosniff',
-  });
-  ctx.res.end(ctx.method === 'HEAD' ? undefined : body);
 }

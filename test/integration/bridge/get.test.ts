@@ -11,8 +11,8 @@ import { MiB, patternBytes, patternStream } from '../../helpers/stream-helpers.j
 
 const TEXT = 'Hello, bridge! 0123456789 abcdefghij';
 
-function dav(f: BridgeFixture, user: DavUser, method: string, path: string, headers: DavHeaders = {}, body?: string): Promise<DavAnswer> {
-  return davRequest(f.davUrl, method, path, { auth: user.auth, headers, body });
+function dav(f: BridgeFixture, user: DavUser | undefined, method: string, path: string, headers: DavHeaders = {}, body?: string): Promise<DavAnswer> {
+  return davRequest(f.davUrl, method, path, { auth: user?.auth, headers, body });
 }
 
 /** After writing straight to the store: the bridge shows others' writes only after its cache TTL. */
@@ -152,7 +152,26 @@ describe('GET and HEAD', () => {
       expect(html).toContain('href="/home/listed/one%20%26%20two.txt"');
       expect(html).toContain('>one &amp; two.txt<');
       expect(html).toContain('href="/home/listed/sub%23dir/"');
+      expect(html).toContain('href="/home/listed/one%20%26%20two.txt?download" download="one &amp; two.txt"');
+      expect(res.headers['content-security-policy']).toMatch(/^default-src 'none'; style-src 'unsafe-inline'/);
     }
+  });
+
+  it('escapes every name it prints, so a name cannot inject markup into the index page', async () => {
+    const folder = await createFolder(f.client, user.session, 'home', 'escaping');
+    await uploadFile(f.client, user.session, folder, '<img src=x onerror=alert(1)>.txt', 'x');
+    forgetListings(f);
+    const html = (await dav(f, user, 'GET', '/home/escaping/')).body.toString('utf8');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;.txt');
+  });
+
+  it('answers /favicon.ico with an icon, without credentials; it is no resource for PROPFIND', async () => {
+    const icon = await dav(f, undefined, 'GET', '/favicon.ico');
+    expect(icon.status).toBe(200);
+    expect(icon.headers['content-type']).toBe('image/png');
+    expect(icon.body.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect((await dav(f, user, 'PROPFIND', '/favicon.ico', { depth: '0' })).status).toBe(404);
   });
 
   it('serves an empty file as an empty 200 with Content-Length 0 and no store download', async () => {

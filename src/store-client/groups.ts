@@ -1,0 +1,45 @@
+/**
+ * Group reads the bridge needs (edition 3.0, SPEC "Groups for members"): the caller's groups and
+ * a group's WebDrive endpoint. Tolerant: a server without groups answers 404 (edition 1.0) and
+ * the caller gets an error of kind not-found to fall back on; endpoint records whose shape SPEC
+ * does not show are read leniently (see webdriveOf).
+ */
+import { z } from 'zod';
+import { StoreError } from './errors.js';
+import type { StoreHttp } from './http.js';
+import { parseWith, seg } from './parse.js';
+import { dataEnvelope, groupEntrySchema } from './schemas.js';
+import type { GroupEntry, StoreSession, WebdriveEndpoint } from './types.js';
+import { webdriveOf } from './user.js';
+
+export async function listGroups(http: StoreHttp, s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]> {
+  const operation = 'groups.list';
+  const res = await http.call({ method: 'GET', path: '/api/groups', token: s.token, signal }, operation);
+  return parseWith(dataEnvelope(z.array(groupEntrySchema)), res.body, operation, res.status).data.map((g) => {
+    const group: GroupEntry = {
+      id: g.group_uuid,
+      name: g.group_name,
+      isAdmin: g.is_admin,
+      nodePermissions: g.node_permissions,
+      tagPermissions: g.tag_permissions,
+      sharePermissions: g.share_permissions,
+    };
+    if (g.avatar) group.avatar = g.avatar;
+    return group;
+  });
+}
+
+/**
+ * A group's WebDrive endpoint as the caller may see it; undefined when it has none or it is
+ * hidden from the caller (403/404 included: a member who may not see it learns nothing).
+ */
+export async function groupWebdrive(http: StoreHttp, s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined> {
+  const operation = 'groups.webdrive';
+  try {
+    const res = await http.call({ method: 'GET', path: `/api/groups/${seg(groupId)}/webdrive`, token: s.token, signal }, operation);
+    return webdriveOf(res.body);
+  } catch (err) {
+    if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden')) return undefined;
+    throw err;
+  }
+}
