@@ -17,59 +17,28 @@
  * the rule requireBinary applies to missing programs.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBinary } from '../helpers/require-binary.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bridgeFixture, type BridgeFixture } from '../helpers/start-bridge.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { startDavRecorder, type DavRecorder, type RecordedExchange } from './dav-recorder.js';
+import { DavfsMount, requireDavfs, sha256Tree, STEP_TIMEOUT_MS } from './davfs2-mount.js';
 import { describeRun, runProgram, type ProgramRun } from './run-program.js';
 import { storeList, storeTreeSha256 } from './store-state.js';
 
-const mountDavfs = requireBinary('mount.davfs');
-const rsync = requireBinary('rsync');
-const fuse = requireFuse();
+const davfs = requireDavfs('davfs2.test');
 
 const MiB = 1024 * 1024;
 const QUOTA_BYTES = 1024 * MiB;
 const BURST_FILES = 200;
-const STEP_TIMEOUT_MS = 120_000;
 const burstContent = (i: number): string => `file ${i} of the burst\n`;
 /** What the burst folder must hold: name -> sha256. */
 const BURST_HASHES = new Map(
   Array.from({ length: BURST_FILES }, (_, i) => [`file-with-a-longish-name-${i}.txt`, createHash('sha256').update(burstContent(i)).digest('hex')] as const),
 );
-/** Where mount.davfs keeps the daemon's PID: /var/run/mount.davfs/<mount point, '/' -> '-'>.pid. */
-const PID_DIR = '/var/run/mount.davfs';
-
-interface FuseGate {
-  isAvailable: boolean;
-  why: string;
-}
-
-/** Root and a usable /dev/fuse, or a loud skip (a failure with CI=true). */
-function requireFuse(): FuseGate {
-  let why = '';
-  if (process.getuid?.() !== 0) why = 'mounting davfs2 needs root (the test runs as uid ' + String(process.getuid?.()) + ')';
-  else {
-    try {
-      if (!statSync('/dev/fuse').isCharacterDevice()) why = '/dev/fuse is not a character device';
-      else closeSync(openSync('/dev/fuse', constants.O_RDWR));
-    } catch (err) {
-      why = `/dev/fuse cannot be opened: ${(err as Error).message}`;
-    }
-  }
-  if (!why) return { isAvailable: true, why };
-  if (process.env.CI === 'true') throw new Error(`davfs2 client tests: ${why}; CI=true, so this test file fails instead of skipping.`);
-  console.warn(`[davfs2.test] SKIPPING the davfs2 mount tests: ${why}. With CI=true they would fail.`);
-  return { isAvailable: false, why };
-}
-
-const canRun = mountDavfs.isAvailable && rsync.isAvailable && fuse.isAvailable;
-const suite = canRun ? describe : (title: string, body: () => void) => describe.skip(`${title} [skipped: ${fuse.why || 'mount.davfs or rsync missing'}]`, body);
 
 /** Files of the tree copied with cp -r and rsync -a: awkward names, nesting, empty and multi-MiB files. */
 const TREE: ReadonlyArray<readonly [string, number]> = [
@@ -91,67 +60,30 @@ const TREE: ReadonlyArray<readonly [string, number]> = [
   ['other dir/buffer-sized.bin', 64 * 1024],
 ];
 
-function mountedAt(mountPoint: string): boolean {
-  return readFileSync('/proc/mounts', 'utf8')
-    .split('\n')
-    .some((line) => line.split(' ')[1] === mountPoint);
-}
-
-/** `./relative path -> sha256` of every file below `dir`, computed by a child process (see the header). */
-async function sha256Tree(dir: string): Promise<Map<string, string>> {
-  const run = await runProgram('sh', ['-c', 'cd "$1" && find . -type f -not -path "./lost+found/*" -print0 | xargs -0 -r sha256sum -z', 'sh', dir], {
-    timeoutMs: STEP_TIMEOUT_MS,
-  });
-  if (run.code !== 0) throw new Error(`hashing ${dir} failed\n${describeRun(run)}`);
-  const out = new Map<string, string>();
-  for (const record of run.stdout.split('\0')) {
-    const match = /^([0-9a-f]{64}) [ *](.*)$/s.exec(record);
-    if (match) out.set((match[2] ?? '').replace(/^\.\//, '').normalize('NFC'), match[1] ?? '');
-  }
-  return out;
-}
-
-suite('davfs2 1.6 mounted through FUSE against bridge + store', () => {
+davfs.describe('davfs2 1.6 mounted through FUSE against bridge + store', () => {
   let f: BridgeFixture;
   let recorder: DavRecorder;
   let user: TestUser & { auth: string };
   let tmp: ReturnType<typeof makeTmpDir>;
   let src: string;
   let mnt: string;
-  let conf: string;
+  let davfsMount: DavfsMount;
   let sourceHashes: Map<string, string>;
 
-  /** Set when the kernel refused the FUSE mount itself: the remaining steps are skipped (outside CI). */
-  let fuseRefused = '';
-
-  async function mount(): Promise<ProgramRun> {
-    const run = await runProgram(mountDavfs.path, ['-o', `conf=${conf}`, `${recorder.url}/home/dv/`, mnt], { timeoutMs: 60_000 });
-    if (run.code !== 0 && /fuse device|fuse kernel file system|coda/i.test(run.stderr)) {
-      // Not the bridge's doing: FUSE is unusable here (no module, no permission to mount).
-      const dmesg = await runProgram('dmesg', [], { timeoutMs: 10_000 });
-      const why = `mount.davfs could not mount through FUSE here\n${describeRun(run)}\n--- dmesg (tail) ---\n${dmesg.stdout.split('\n').slice(-20).join('\n')}`;
-      if (process.env.CI === 'true') throw new Error(`${why}\nCI=true, so this fails instead of skipping.`);
-      console.warn(`[davfs2.test] SKIPPING the davfs2 mount tests: ${why}\nWith CI=true they would fail.`);
-      fuseRefused = run.stderr.trim().split('\n')[0] ?? 'FUSE mount refused';
-    }
-    return run;
-  }
+  const mount = (): Promise<ProgramRun> => davfsMount.mount();
+  const unmount = (): Promise<ProgramRun> => davfsMount.unmount();
 
   /** A step that needs the mount: skipped once the kernel refused FUSE (see mount()). */
   function step(title: string, body: () => Promise<void> | void, timeoutMs?: number): void {
     it(
       title,
       async (ctx) => {
-        if (fuseRefused) ctx.skip(`FUSE unusable here: ${fuseRefused}`);
+        if (davfsMount.fuseRefused) ctx.skip(`FUSE unusable here: ${davfsMount.fuseRefused}`);
         await body();
-        if (fuseRefused) ctx.skip(`FUSE unusable here: ${fuseRefused}`);
+        if (davfsMount.fuseRefused) ctx.skip(`FUSE unusable here: ${davfsMount.fuseRefused}`);
       },
       timeoutMs,
     );
-  }
-
-  async function unmount(): Promise<ProgramRun> {
-    return runProgram('umount', [mnt], { timeoutMs: STEP_TIMEOUT_MS });
   }
 
   /** Every exchange the bridge refused, except the ones davfs2 provokes on purpose (each explained). */
@@ -186,68 +118,38 @@ suite('davfs2 1.6 mounted through FUSE against bridge + store', () => {
     expect(mkcol.statusCode).toBe(201);
 
     tmp = makeTmpDir('driveway-davfs2-');
-    // The daemon drops root for the davfs2 user: it must reach the cache dir through the temp dir.
-    chmodSync(tmp.dir, 0o755);
     src = path.join(tmp.dir, 'src');
-    mnt = path.join(tmp.dir, 'mnt');
-    const cache = path.join(tmp.dir, 'cache');
-    mkdirSync(mnt);
-    mkdirSync(cache);
-    chmodSync(cache, 0o777);
     for (const [name, size] of TREE) {
       mkdirSync(path.dirname(path.join(src, name)), { recursive: true });
       writeFileSync(path.join(src, name), randomBytes(size));
     }
     sourceHashes = await sha256Tree(src);
-
-    const secrets = path.join(tmp.dir, 'secrets');
-    writeFileSync(secrets, `${mnt} ${user.email} ${user.password}\n`, { mode: 0o600 });
-    conf = path.join(tmp.dir, 'davfs2.conf');
-    writeFileSync(
-      conf,
-      [
-        'use_locks 1',
-        // davfs2 1.6 on Linux >= 6.16 needs a FUSE buffer of at least 64 KiB.
-        'buf_size 64',
-        `cache_dir ${cache}`,
-        `secrets ${secrets}`,
-        'ask_auth 0',
-        // Long enough that the 200 files written just before `mv` are all still locked then,
-        // so the MOVE carries every lock token in one If header. Unmounting uploads at once.
-        'delay_upload 60',
-        '',
-      ].join('\n'),
-    );
+    davfsMount = new DavfsMount({
+      mountPath: davfs.mountPath,
+      url: `${recorder.url}/home/dv/`,
+      username: user.email,
+      password: user.password,
+      tmpDir: tmp.dir,
+      name: 'dv',
+      // Long enough that the 200 files written just before `mv` are all still locked then,
+      // so the MOVE carries every lock token in one If header. Unmounting uploads at once.
+      conf: ['delay_upload 60'],
+    });
+    mnt = davfsMount.mnt;
   }, 120_000);
 
   afterAll(async () => {
-    if (mnt && mountedAt(mnt)) {
-      const run = await unmount();
-      if (run.code !== 0 || mountedAt(mnt)) {
-        // The daemon was started by this test's mount.davfs: stop it by the PID it recorded.
-        const pidFile = path.join(PID_DIR, `${mnt.replace(/^\/+/, '').replace(/\//g, '-')}.pid`);
-        try {
-          const pid = Number(readFileSync(pidFile, 'utf8').trim());
-          if (Number.isInteger(pid) && pid > 0) process.kill(pid, 'SIGTERM');
-        } catch {
-          // No PID file: nothing of ours is left running.
-        }
-        await runProgram('umount', ['-l', mnt], { timeoutMs: 30_000 });
-      }
-    }
-    // Removing the temp dir through a live mount would send every delete to the bridge of this
-    // very process from a blocking call: leave it rather than hang.
-    if (mnt && mountedAt(mnt)) console.warn(`[davfs2.test] ${mnt} is still mounted; left ${tmp.dir} in place`);
-    else tmp?.remove();
+    const free = davfsMount ? await davfsMount.cleanup() : true;
+    if (free) tmp?.remove();
     await recorder?.close();
     await f?.close();
   }, STEP_TIMEOUT_MS + 60_000);
 
   step('mounts with use_locks 1 and buf_size 64', async () => {
     const run = await mount();
-    if (fuseRefused) return;
+    if (davfsMount.fuseRefused) return;
     expect(run.code, explain(run)).toBe(0);
-    expect(mountedAt(mnt)).toBe(true);
+    expect(davfsMount.isMounted).toBe(true);
   });
 
   step('copies a tree with cp -r', async () => {
@@ -257,7 +159,7 @@ suite('davfs2 1.6 mounted through FUSE against bridge + store', () => {
   });
 
   step('copies a tree with rsync -a', async () => {
-    const run = await runProgram(rsync.path, ['-a', `${src}/`, `${mnt}/rs/`], { timeoutMs: STEP_TIMEOUT_MS });
+    const run = await runProgram(davfs.rsyncPath, ['-a', `${src}/`, `${mnt}/rs/`], { timeoutMs: STEP_TIMEOUT_MS });
     expect(run.code, explain(run)).toBe(0);
     expect(await sha256Tree(path.join(mnt, 'rs'))).toEqual(sourceHashes);
   });
@@ -290,7 +192,7 @@ suite('davfs2 1.6 mounted through FUSE against bridge + store', () => {
   step('unmounts, uploading everything, and the store holds the same bytes', async () => {
     const run = await unmount();
     expect(run.code, explain(run)).toBe(0);
-    expect(mountedAt(mnt)).toBe(false);
+    expect(davfsMount.isMounted).toBe(false);
 
     expect(Object.fromEntries(await storeTreeSha256(f, user, ['dv', 'cp']))).toEqual(Object.fromEntries(sourceHashes));
     expect(Object.fromEntries(await storeTreeSha256(f, user, ['dv', 'burst moved']))).toEqual(Object.fromEntries(BURST_HASHES));
@@ -325,7 +227,7 @@ suite('davfs2 1.6 mounted through FUSE against bridge + store', () => {
   step('unmounts again cleanly', async () => {
     const off = await unmount();
     expect(off.code, explain(off)).toBe(0);
-    expect(mountedAt(mnt)).toBe(false);
+    expect(davfsMount.isMounted).toBe(false);
   }, STEP_TIMEOUT_MS + 30_000);
 
   step('saw no request refused by the bridge other than the ones davfs2 provokes on purpose', () => {

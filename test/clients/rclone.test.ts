@@ -17,7 +17,9 @@ import { bridgeFixture, type BridgeFixture } from '../helpers/start-bridge.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { startDavRecorder, type DavRecorder, type RecordedExchange } from './dav-recorder.js';
-import { describeRun, runProgram, type ProgramRun } from './run-program.js';
+import { sha256Tree, writeAwkwardTree } from './local-tree.js';
+import { rcloneRemote, type RcloneRemote } from './rclone-remote.js';
+import { describeRun, type ProgramRun } from './run-program.js';
 import { storeList, storeTreeSha256 } from './store-state.js';
 
 const rclone = requireBinary('rclone');
@@ -27,30 +29,8 @@ const BIG_BYTES = 100 * MiB;
 const QUOTA_BYTES = 2 * 1024 * MiB;
 const RCLONE_TIMEOUT_MS = 180_000;
 
-/** CLIENT-QUIRKS §3 / issue 3: space # % + ? & ; emoji, NFC and NFD, plus a few more shell- and URL-hostile ones. */
-const AWKWARD = [
-  'sp ace',
-  'hash#tag',
-  'per%cent',
-  'per%20cent',
-  'plus+sign',
-  'question?mark',
-  'amp&ersand',
-  'semi;colon',
-  'emoji 😀',
-  'café-nfc'.normalize('NFC'),
-  'naïve-nfd'.normalize('NFD'),
-  "quote'single",
-  'brackets[1]',
-  'equals=sign,comma',
-  '中文 名字',
-  'tilde~at@',
-];
 const FOLDERS = 10;
 const FILES_PER_FOLDER = 20;
-
-/** Local tree: `relative path -> sha256`, keys NFC-normalised as the store keeps names. */
-type TreeHashes = Map<string, string>;
 
 function sha256File(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -60,19 +40,6 @@ function sha256File(file: string): Promise<string> {
       .on('error', reject)
       .on('end', () => resolve(hash.digest('hex')));
   });
-}
-
-async function localTree(root: string): Promise<TreeHashes> {
-  const out: TreeHashes = new Map();
-  const walk = async (dir: string, prefix: string): Promise<void> => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) await walk(path.join(dir, entry.name), relative);
-      else out.set(relative.normalize('NFC'), await sha256File(path.join(dir, entry.name)));
-    }
-  };
-  await walk(root, '');
-  return out;
 }
 
 async function writeRandomFile(file: string, bytes: number): Promise<string> {
@@ -102,13 +69,11 @@ rclone.describe('rclone 1.60 (webdav, vendor other) against bridge + store', () 
   let user: TestUser & { auth: string };
   let tmp: ReturnType<typeof makeTmpDir>;
   let src: string;
-  let env: NodeJS.ProcessEnv;
   let bigSha256 = '';
   const fileNames: string[] = [];
 
-  async function rc(args: readonly string[]): Promise<ProgramRun> {
-    return runProgram(rclone.path, [...args, '--retries', '1', '--low-level-retries', '1'], { cwd: tmp.dir, env, timeoutMs: RCLONE_TIMEOUT_MS });
-  }
+  let remote: RcloneRemote;
+  const rc = (args: readonly string[]): Promise<ProgramRun> => remote.run(args);
 
   /** The run, plus what the bridge refused during it. */
   function explain(run: ProgramRun, since: number): string {
@@ -123,37 +88,18 @@ rclone.describe('rclone 1.60 (webdav, vendor other) against bridge + store', () 
     tmp = makeTmpDir('driveway-rclone-');
     src = path.join(tmp.dir, 'src');
     mkdirSync(src);
-    let n = 0;
-    for (let folder = 0; folder < FOLDERS; folder += 1) {
-      const folderName = `dir ${folder} ${AWKWARD[folder % AWKWARD.length]}`;
-      mkdirSync(path.join(src, folderName));
-      for (let file = 0; file < FILES_PER_FOLDER; file += 1) {
-        const name = `${AWKWARD[(folder + file) % AWKWARD.length]} ${folder}-${file}.txt`;
-        // One empty file; the others 1 byte .. ~20 KB of random bytes.
-        const size = n === 0 ? 0 : 1 + ((n * 7_919) % 20_000);
-        writeFileSync(path.join(src, folderName, name), randomBytes(size));
-        fileNames.push(`${folderName}/${name}`);
-        n += 1;
-      }
-    }
+    fileNames.push(...writeAwkwardTree(src, FOLDERS, FILES_PER_FOLDER));
     bigSha256 = await writeRandomFile(path.join(src, 'big.bin'), BIG_BYTES);
 
-    const home = path.join(tmp.dir, 'home');
-    mkdirSync(home);
-    env = {
-      ...process.env,
-      HOME: home,
-      XDG_CONFIG_HOME: path.join(home, '.config'),
-      XDG_CACHE_HOME: path.join(home, '.cache'),
-      RCLONE_CONFIG: path.join(tmp.dir, 'no-such-rclone.conf'),
-      RCLONE_CONFIG_BR_TYPE: 'webdav',
-      RCLONE_CONFIG_BR_URL: `${recorder.url}/home/`,
-      RCLONE_CONFIG_BR_VENDOR: 'other',
-      RCLONE_CONFIG_BR_USER: user.email,
-    };
-    const obscured = await runProgram(rclone.path, ['obscure', user.password], { env, timeoutMs: 30_000 });
-    expect(obscured.code, describeRun(obscured)).toBe(0);
-    env.RCLONE_CONFIG_BR_PASS = obscured.stdout.trim();
+    remote = await rcloneRemote({
+      rclonePath: rclone.path,
+      name: 'BR',
+      url: `${recorder.url}/home/`,
+      username: user.email,
+      password: user.password,
+      tmpDir: tmp.dir,
+      timeoutMs: RCLONE_TIMEOUT_MS,
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -170,7 +116,7 @@ rclone.describe('rclone 1.60 (webdav, vendor other) against bridge + store', () 
     expect(transfers(run).copied, explain(run, since)).toHaveLength(201);
 
     const stored = await storeTreeSha256(f, user, ['t1']);
-    const local = await localTree(src);
+    const local = await sha256Tree(src);
     expect(local.get('big.bin')).toBe(bigSha256);
     expect([...stored.keys()].sort()).toEqual([...local.keys()].sort());
     expect(Object.fromEntries(stored)).toEqual(Object.fromEntries(local));
@@ -222,7 +168,7 @@ rclone.describe('rclone 1.60 (webdav, vendor other) against bridge + store', () 
     expect(recorder.exchanges.slice(since).filter((e) => e.method === 'PUT' || e.method === 'DELETE'), explain(secondSync, since)).toEqual([]);
 
     const stored = await storeTreeSha256(f, user, ['t1']);
-    expect(Object.fromEntries(stored)).toEqual(Object.fromEntries(await localTree(src)));
+    expect(Object.fromEntries(stored)).toEqual(Object.fromEntries(await sha256Tree(src)));
   }, 300_000);
 
   it('about shows the user quota', async () => {
