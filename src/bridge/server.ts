@@ -98,7 +98,7 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
   const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
   mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
   const services: BridgeServices = {
-    tree: new StoreTree({ client, cache, log: options.logger }),
+    tree: new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs }),
     cache,
     locks: new LockStore({ clock }),
     props: DeadPropertyStore.open(stateFile),

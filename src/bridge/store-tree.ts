@@ -78,6 +78,11 @@ export function isFixedPath(path: DavPath): boolean {
   return segments.length === 1;
 }
 
+/** SPEC's node permissions, as myaccess reports them. */
+export type Privilege = 'read' | 'write' | 'delete' | 'download';
+export const ALL_PRIVILEGES: ReadonlySet<Privilege> = new Set(['read', 'write', 'delete', 'download']);
+const READ_ONLY: ReadonlySet<Privilege> = new Set(['read']);
+
 export interface Quota {
   usedBytes: number;
   /** Infinity when the store reports no limit. */
@@ -90,6 +95,8 @@ export interface StoreTreeOptions {
   log?: Logger;
   /** How long a quota answer is reused. */
   quotaTtlMs?: number;
+  /** How long a myaccess answer is reused (a permission change shows after it). */
+  privilegesTtlMs?: number;
 }
 
 function notFound(operation: string, what: string): StoreError {
@@ -101,6 +108,7 @@ export class StoreTree {
   private readonly cache: MetadataCache;
   private readonly inflight = new Map<string, Promise<Listing>>();
   private readonly quotas: LRUCache<string, Quota | 'none'>;
+  private readonly grants: LRUCache<string, Promise<ReadonlySet<Privilege>>>;
   private readonly log?: Logger;
   readonly namespace: Namespace;
 
@@ -109,6 +117,7 @@ export class StoreTree {
     this.cache = options.cache;
     this.log = options.log;
     this.quotas = new LRUCache({ max: 10_000, ttl: options.quotaTtlMs ?? 5_000 });
+    this.grants = new LRUCache({ max: 10_000, ttl: Math.max(1, options.privilegesTtlMs ?? 2_000) });
     this.namespace = new Namespace({ client: this.client, cache: this.cache, withSession: (user, call) => this.withSession(user, call) });
   }
 
@@ -260,6 +269,34 @@ export class StoreTree {
       out[i] = resource;
     }
     return out;
+  }
+
+  /**
+   * What the user may do to `resource`: everything in their own tree (the store still decides,
+   * this only saves a call); in another owner's tree (a group's), what myaccess on that tree's
+   * top-level folder says, asked once per TTL and shared by concurrent callers; only `read` on the
+   * root and the virtual collections. A server without myaccess (edition 1.0) is taken to allow
+   * everything: the store refuses what it must, and its 403 reaches the client as one.
+   */
+  privileges(user: BridgeUser, resource: Resource): Promise<ReadonlySet<Privilege>> {
+    if (resource.kind === 'root' || resource.kind === 'virtual' || !resource.top) return Promise.resolve(READ_ONLY);
+    const topId = resource.top.id;
+    if (!topId.includes(':')) return Promise.resolve(ALL_PRIVILEGES);
+    const key = `${user.userId}\0${topId}`;
+    const cached = this.grants.get(key);
+    if (cached) return cached;
+    const asked = this.withSession(user, (s) => this.client.myAccess(s, topId)).then(
+      (granted) => new Set(granted.filter((p): p is Privilege => ALL_PRIVILEGES.has(p as Privilege))) as ReadonlySet<Privilege>,
+      (err: unknown) => {
+        // Reached by walking the tree, the folder exists for this user: a 404 here means the
+        // server has no myaccess (edition 1.0, or a foreign server without it).
+        if (err instanceof StoreError && err.kind === 'not-found') return ALL_PRIVILEGES;
+        this.grants.delete(key);
+        throw err;
+      },
+    );
+    this.grants.set(key, asked);
+    return asked;
   }
 
   /** The user's quota, or undefined when the server has no profile endpoint (edition 1.0). */

@@ -11,7 +11,7 @@ import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { sendEmpty } from './respond.js';
-import { checkWrite, writeTargetOf } from './preconditions.js';
+import { checkWrite, requirePrivilege, writeTargetOf } from './preconditions.js';
 
 /** Bounds the walk over cached listings when a subtree is deleted for good. */
 const MAX_FORGOTTEN_KEYS = 10_000;
@@ -73,6 +73,7 @@ export const del: VerbHandler = async (ctx) => {
   if (isCollection && depth !== undefined && depth.trim().toLowerCase() !== 'infinity') {
     throw new DavStatusError(400, 'DELETE of a collection must have Depth: infinity');
   }
+  await requirePrivilege(ctx, resource, 'delete');
   await checkWrite(ctx, target, { includeDescendants: isCollection });
   const state = deletedStateOf(ctx, user, resource);
   await ctx.services.tree.remove(user, resource);

@@ -11,7 +11,7 @@ import type { BridgeUser } from '../sessions.js';
 import { isFixedPath, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
-import { checkHttpConditions, checkIfHeader, checkLocks, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
 
 export interface Transfer {
   user: BridgeUser;
@@ -94,6 +94,19 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
       throw new DavStatusError(403, 'the destination contains the source');
     }
   }
+
+  // Permissions first (no condition or token can grant one): a MOVE renames or takes the
+  // source away (write; and delete when it leaves its owner's tree), a COPY reads it, and
+  // either writes into the destination's collection (and deletes what Overwrite replaces).
+  if (isMove) {
+    await requirePrivilege(ctx, source, 'write');
+    const destinationTop = (existing ?? destination.parent)?.top?.id;
+    if (destinationTop !== source.top?.id) await requirePrivilege(ctx, source, 'delete');
+  } else {
+    await requirePrivilege(ctx, source, 'read');
+  }
+  await requirePrivilege(ctx, existing ?? destination.parent, 'write');
+  if (existing && overwrite) await requirePrivilege(ctx, existing, 'delete');
 
   // Untagged If lists name the request URI, the source; tagged lists may name the destination.
   const sourceTarget: WriteTarget = { path: source.path, resource: source, chain: source.chain };

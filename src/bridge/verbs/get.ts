@@ -35,7 +35,7 @@ import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { FAVICON_PATH, sendFavicon } from './favicon.js';
 import { sendIndexPage } from './index-page.js';
-import { etagOf } from './preconditions.js';
+import { etagOf, requirePrivilege } from './preconditions.js';
 
 /** Content-Type from the name alone: content is never sniffed (rclone#8759: no reads for metadata). */
 export function contentTypeOf(name: string): string {
@@ -63,6 +63,8 @@ export const get: VerbHandler = async (ctx) => {
       await sendIndexPage(ctx, user, resource);
       return;
     }
+    // HEAD too: it is a GET without the body, and says as much about the bytes.
+    await requirePrivilege(ctx, resource, 'download');
     const outcome = await serveFile(ctx, user, resource);
     if (outcome === 'served') return;
     if (attempt > 0) throw new StoreError('bad-response', 'bridge.get', undefined, 'the store serves another size than it lists');

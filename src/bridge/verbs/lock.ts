@@ -15,7 +15,7 @@ import { LockError, type ActiveLock, type LockDepth } from '../locks.js';
 import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { sendXml } from './respond.js';
-import { checkHttpConditions, checkIfHeader, checkWrite, hrefOf, ifHeaderOf, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { checkHttpConditions, checkIfHeader, checkWrite, hrefOf, ifHeaderOf, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
 
 /** Depth of a LOCK (RFC 4918 §9.10.3): 0 or infinity, infinity when absent; anything else is 400. */
 function lockDepthOf(ctx: DavContext): LockDepth {
@@ -42,6 +42,7 @@ export const lock: VerbHandler = async (ctx) => {
     return;
   }
   const timeoutSec = ctx.services.locks.parseTimeout(timeoutHeader);
+  await requirePrivilege(ctx, target.resource ?? target.parent, 'write');
 
   let resource = target.resource;
   const { locks } = ctx.services;

@@ -1,15 +1,15 @@
 /**
  * MKCOL (RFC 4918 §9.3): creates a collection through new_dir. The top-level folders are fixed:
- * a new name directly under `/` is refused. What happens to the new folder is the store's
+ * a new name directly under `/` (or at a fixed level of `/webdrive/` and `/groups/`) is refused. What happens to the new folder is the store's
  * business (it refuses folders inside the trash and the virtual folders: 403).
  */
 import { DavStatusError } from '../dav-errors.js';
 import { readBody, DavXmlError } from '../dav-xml.js';
-import { segmentsOf } from '../store-tree.js';
+import { isFixedPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { DAV_METHODS } from './options.js';
 import { sendEmpty } from './respond.js';
-import { checkWrite, writeTargetOf } from './preconditions.js';
+import { checkWrite, requirePrivilege, writeTargetOf } from './preconditions.js';
 
 /**
  * True when the request carries a body. A chunked body is read to its end to learn whether it
@@ -39,11 +39,12 @@ export const mkcol: VerbHandler = async (ctx) => {
   const user = ctx.user();
   if (await hasBody(ctx)) throw new DavStatusError(415, 'MKCOL takes no request body');
   const target = await writeTargetOf(ctx, ctx.path);
+  if (!target.resource) await requirePrivilege(ctx, target.parent, 'write');
   await checkWrite(ctx, target);
   if (target.resource) {
     throw new DavStatusError(405, 'a resource exists at this URL', undefined, { Allow: DAV_METHODS.filter((m) => m !== 'MKCOL').join(', ') });
   }
-  if (segmentsOf(ctx.path).length <= 1) throw new DavStatusError(403, 'top-level folders are fixed');
+  if (isFixedPath(ctx.path)) throw new DavStatusError(403, 'top-level folders are fixed');
   await ctx.services.tree.mkdir(user, ctx.path);
   sendEmpty(ctx, 201);
 };

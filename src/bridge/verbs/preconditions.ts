@@ -12,7 +12,7 @@
 import { DavStatusError } from '../dav-errors.js';
 import { encodeHref, parseHrefTarget } from '../href.js';
 import { entityTagsMatch, evaluateIf, parseIfHeader, presentedLockTokens, type IfHeader } from '../if-header.js';
-import { parentOf, type DavPath, type Resource } from '../store-tree.js';
+import { parentOf, type DavPath, type Privilege, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 
 /** Strong entity tag: files change it with every revision, folders with every listing change. */
@@ -43,6 +43,8 @@ export function hrefOf(ctx: DavContext, path: DavPath, collection = false): stri
 export interface WriteTarget {
   path: DavPath;
   resource?: Resource;
+  /** For an unmapped target: the collection it would be created in, when that exists. */
+  parent?: Resource;
   /** Keys root..target; for an unmapped target, the parent's chain plus a key no lock can hold. */
   chain: readonly string[];
 }
@@ -53,7 +55,22 @@ export async function writeTargetOf(ctx: DavContext, path: DavPath): Promise<Wri
   if (resource) return { path, resource, chain: resource.chain };
   const parent = path === '/' ? undefined : await ctx.services.tree.tryStat(user, parentOf(path));
   const base = parent?.chain ?? [`root:${user.userId}`];
-  return { path, chain: [...base, `unmapped:${path}`] };
+  return { path, ...(parent ? { parent } : {}), chain: [...base, `unmapped:${path}`] };
+}
+
+/**
+ * 403 unless the user holds `privilege` on `resource` (SPEC node permissions through myaccess:
+ * a group member without `write` may not PUT, MKCOL, PROPPATCH, LOCK, MOVE or COPY into a folder;
+ * without `delete` may not DELETE; without `download` may not GET). Checked before the If header
+ * and locks: no condition or token can make the write allowed. Nothing to check when the resource
+ * is not there (the verb answers 404 or 409 itself).
+ */
+export async function requirePrivilege(ctx: DavContext, resource: Resource | undefined, privilege: Privilege): Promise<void> {
+  // The root and the virtual collections hold no store node: what can be written there (dead
+  // properties, locks) is the bridge's own, and what cannot (new members) is refused as fixed.
+  if (!resource || resource.kind === 'root' || resource.kind === 'virtual') return;
+  const granted = await ctx.services.tree.privileges(ctx.user(), resource);
+  if (!granted.has(privilege)) throw new DavStatusError(403, `the ${privilege} permission is needed here`);
 }
 
 /** Evaluates the If header; throws 412 when it is false. */

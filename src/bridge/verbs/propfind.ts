@@ -29,7 +29,7 @@ import type { DeadProperty } from '../dead-properties.js';
 import { childHref, encodeHref } from '../href.js';
 import { remainingSec } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
-import type { Quota, Resource } from '../store-tree.js';
+import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { contentTypeOf } from './get.js';
 import { etagOf } from './preconditions.js';
@@ -48,6 +48,7 @@ export const LIVE_PROPERTIES = [
   'lockdiscovery',
   'quota-available-bytes',
   'quota-used-bytes',
+  'current-user-privilege-set',
 ] as const;
 
 type LiveProperty = (typeof LIVE_PROPERTIES)[number];
@@ -69,7 +70,42 @@ function nameOf(prop: LiveProperty): PropName {
  * properties are left to clients that ask for them (Finder, rclone and davfs2 do, by name),
  * so a listing never costs a profile request.
  */
-const ALLPROP: readonly LiveProperty[] = LIVE_PROPERTIES.filter((p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes');
+const ALLPROP: readonly LiveProperty[] = LIVE_PROPERTIES.filter(
+  (p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes' && p !== 'current-user-privilege-set',
+);
+
+/** Windows' attribute bits (urn:schemas-microsoft-com: Win32FileAttributes, hex): read-only, directory, archive. */
+const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
+const WIN32_ATTRIBUTES: PropName = { ns: MICROSOFT_NS, local: 'Win32FileAttributes' };
+const FILE_ATTRIBUTE_READONLY = 0x01;
+const FILE_ATTRIBUTE_DIRECTORY = 0x10;
+const FILE_ATTRIBUTE_ARCHIVE = 0x20;
+
+/**
+ * RFC 3744 §5.4 privileges from SPEC permissions: read -> DAV:read (and
+ * read-current-user-privilege-set); write -> write-content, write-properties and bind (create
+ * members); delete -> unbind (remove members); all four -> the aggregates DAV:write and DAV:all.
+ * `download` has no DAV privilege of its own: DAV:read without it still lists, GET answers 403.
+ */
+export function privilegeSetXml(granted: ReadonlySet<Privilege>): string {
+  const names: string[] = [];
+  if (granted.has('read')) names.push('read', 'read-current-user-privilege-set');
+  if (granted.has('write')) names.push('write-content', 'write-properties', 'bind');
+  if (granted.has('delete')) names.push('unbind');
+  if (granted.has('write') && granted.has('delete')) names.push('write');
+  if (ALL_PRIVILEGES.size === granted.size) names.push('all');
+  return names.map((name) => `<D:privilege><D:${name}/></D:privilege>`).join('');
+}
+
+/**
+ * The Win32FileAttributes a read-only resource shows (Windows Explorer then shows it read-only):
+ * what the client stored, or directory/archive by kind, with the read-only bit set.
+ */
+function readOnlyAttributes(stored: string | undefined, isCollection: boolean): string {
+  const parsed = stored !== undefined && /^[0-9A-Fa-f]{1,8}$/.test(stored.trim()) ? parseInt(stored.trim(), 16) : undefined;
+  const base = parsed ?? (isCollection ? FILE_ATTRIBUTE_DIRECTORY : FILE_ATTRIBUTE_ARCHIVE);
+  return ((base | FILE_ATTRIBUTE_READONLY) >>> 0).toString(16).toUpperCase().padStart(8, '0');
+}
 
 /**
  * Reported as available space when the store sets no limit (disk_quota 0): a large real number
@@ -95,6 +131,8 @@ interface Sources {
   quota: Quota | undefined;
   /** Look up lockdiscovery (false when no lock exists at all). */
   locks: boolean;
+  /** Privileges by resource (its tree's), when the request needs them. */
+  privileges: Map<string, ReadonlySet<Privilege>> | undefined;
   ctx: DavContext;
   nowMs: number;
 }
@@ -126,7 +164,8 @@ export const propfind: VerbHandler = async (ctx) => {
   let keyedListing: { listing: Listing; changes: number } | undefined;
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
-    cacheKey = bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota);
+    const granted = [...(await tree.privileges(user, resource))].sort().join(',');
+    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
     if (cached !== undefined) {
@@ -136,6 +175,9 @@ export const propfind: VerbHandler = async (ctx) => {
   }
 
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
+  const needsPrivileges =
+    request.kind !== 'prop' || asks('current-user-privilege-set') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
+  const privileges = needsPrivileges ? await privilegesByTree(ctx, [resource, ...children]) : undefined;
   let keys: string[] | undefined;
   if (needsDead || needsMtimes) {
     keys = new Array<string>(children.length + 1);
@@ -147,6 +189,7 @@ export const propfind: VerbHandler = async (ctx) => {
     mtimes: needsMtimes ? props.getMtimes(keys as string[]) : undefined,
     quota,
     locks: needsLocks,
+    privileges,
     ctx,
     nowMs: clock.now(),
   };
@@ -250,6 +293,32 @@ function hasBody(ctx: DavContext): boolean {
   return ctx.req.headers['transfer-encoding'] !== undefined;
 }
 
+/**
+ * The privileges of every resource of the answer: one lookup per tree they lie in (members of a
+ * folder share its tree), so a Depth 1 answer costs at most a myaccess per top-level folder.
+ */
+async function privilegesByTree(ctx: DavContext, resources: readonly Resource[]): Promise<Map<string, ReadonlySet<Privilege>>> {
+  const user = ctx.user();
+  const byTree = new Map<string, Promise<ReadonlySet<Privilege>>>();
+  const out = new Map<string, ReadonlySet<Privilege>>();
+  await Promise.all(
+    resources.map(async (resource) => {
+      const tree = treeOf(resource);
+      let lookup = byTree.get(tree);
+      if (!lookup) {
+        lookup = ctx.services.tree.privileges(user, resource);
+        byTree.set(tree, lookup);
+      }
+      out.set(keyOf(resource), await lookup);
+    }),
+  );
+  return out;
+}
+
+function treeOf(resource: Resource): string {
+  return resource.kind === 'root' || resource.kind === 'virtual' ? `${resource.kind}` : (resource.top?.id ?? 'none');
+}
+
 /** The key dead properties, mtimes and locks hang on: the last of the resource's chain. */
 function keyOf(resource: Resource): string {
   return resource.chain[resource.chain.length - 1] as string;
@@ -290,14 +359,24 @@ function writeResponse(
     return;
   }
   const missing: PropValue[] = [];
+  const readOnly = isReadOnly(resource, sources);
+  const storedAttributes = dead?.find((p) => p.ns === MICROSOFT_NS && p.local === WIN32_ATTRIBUTES.local);
+  const attributes: PropValue | undefined = readOnly
+    ? { name: WIN32_ATTRIBUTES, text: readOnlyAttributes(storedAttributes ? textOf(storedAttributes.xml) : undefined, resource.entry.kind === 'folder') }
+    : undefined;
   if (request.kind === 'allprop') {
     for (const prop of ALLPROP) {
       const value = liveValue(prop, resource, displayName, sources);
       if (value !== undefined) found.push(value);
     }
-    if (dead) for (const p of dead) found.push({ name: p, elementXml: p.xml });
+    if (dead) for (const p of dead) if (!(attributes && p === storedAttributes)) found.push({ name: p, elementXml: p.xml });
+    if (attributes) found.push(attributes);
   }
   for (const w of wanted) {
+    if (attributes && w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local) {
+      if (request.kind !== 'allprop') found.push(attributes);
+      continue;
+    }
     if (w.live !== undefined) {
       // allprop already holds these unless they are the quota properties.
       if (request.kind === 'allprop' && ALLPROP.includes(w.live)) continue;
@@ -355,7 +434,23 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       };
     case 'quota-used-bytes':
       return isFile || sources.quota === undefined ? undefined : { name: nameOf(prop), text: String(sources.quota.usedBytes) };
+    case 'current-user-privilege-set': {
+      const granted = sources.privileges?.get(keyOf(resource));
+      return granted ? { name: nameOf(prop), innerXml: privilegeSetXml(granted) } : undefined;
+    }
   }
+}
+
+/** A resource in a tree the user may not write (the root and virtual collections are not: nothing to mark). */
+function isReadOnly(resource: Resource, sources: Sources): boolean {
+  if (resource.kind === 'root' || resource.kind === 'virtual') return false;
+  const granted = sources.privileges?.get(keyOf(resource));
+  return granted !== undefined && !granted.has('write');
+}
+
+/** The text inside a stored property element (`<Z:Win32FileAttributes ...>00000020</...>`). */
+function textOf(elementXml: string): string {
+  return /^<[^>]*>([^<]*)<\/[^>]*>$/.exec(elementXml.trim())?.[1] ?? '';
 }
 
 function lockDiscovery(resource: Resource, sources: Sources): string {

@@ -17,7 +17,7 @@ import { DeadPropertyLimitError, parseDateProperty, type DeadPropertyChange } fr
 import { encodeHref } from '../href.js';
 import type { VerbHandler } from './context.js';
 import { isLiveProperty } from './propfind.js';
-import { checkWrite } from './preconditions.js';
+import { checkWrite, requirePrivilege } from './preconditions.js';
 import { sendXml } from './respond.js';
 
 const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
@@ -40,6 +40,7 @@ export const proppatch: VerbHandler = async (ctx) => {
   const { tree, props } = ctx.services;
   const resource = await tree.tryStat(user, ctx.path);
   if (!resource) throw new DavStatusError(404, 'no such resource');
+  await requirePrivilege(ctx, resource, 'write');
   await checkWrite(ctx, { path: resource.path, resource, chain: resource.chain });
 
   // One outcome per property name, in the order first named; a later instruction for the same

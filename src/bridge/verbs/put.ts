@@ -25,9 +25,9 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { DavStatusError } from '../dav-errors.js';
 import { parseOcMtime } from '../dead-properties.js';
-import { parentOf, type Resource } from '../store-tree.js';
+import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
-import { checkWrite, etagOf, writeTargetOf } from './preconditions.js';
+import { checkWrite, etagOf, requirePrivilege, writeTargetOf } from './preconditions.js';
 import { sendEmpty } from './respond.js';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -96,10 +96,8 @@ export const put: VerbHandler = async (ctx) => {
   if (target.resource?.entry.kind === 'folder') {
     throw new DavStatusError(405, 'PUT on a collection', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE, LOCK, UNLOCK' });
   }
-  if (!target.resource) {
-    const parent = ctx.path === '/' ? undefined : await tree.tryStat(user, parentOf(ctx.path));
-    if (!parent || parent.entry.kind !== 'folder') throw new DavStatusError(409, 'parent collection missing');
-  }
+  if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
+  await requirePrivilege(ctx, target.resource ?? target.parent, 'write');
   await checkWrite(ctx, target);
 
   const { sizeBytes, endsAfterHint } = bodySizeOf(req);

@@ -138,10 +138,33 @@ describe('PROPFIND', () => {
     expect(root.props.get('{urn:x}nothing')?.status).toBe(404);
   });
 
+  it('reports every privilege on the user’s own files (RFC 3744 current-user-privilege-set), only when asked, and no read-only attribute', async () => {
+    const [asked] = await propfind('/home/dir/plain.txt', '0', propBody('<D:current-user-privilege-set/>'));
+    if (!asked) throw new Error('no response');
+    const set = davProp(asked, 'current-user-privilege-set');
+    expect(set.status).toBe(200);
+    const privileges = set.node.children.map((p) => p.children[0]?.local).sort();
+    expect(privileges).toEqual(['all', 'bind', 'read', 'read-current-user-privilege-set', 'unbind', 'write', 'write-content', 'write-properties']);
+    const [all] = await propfind('/home/dir/plain.txt', '0', '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>');
+    expect([...(all?.props.keys() ?? [])]).not.toContain('{DAV:}current-user-privilege-set');
+    expect([...(all?.props.keys() ?? [])]).not.toContain('{urn:schemas-microsoft-com:}Win32FileAttributes');
+  });
+
   it('answers propname with names only, and prop with just the asked properties, unknown ones (Apple ones included) in 404', async () => {
     const [names] = await propfind('/home/dir/plain.txt', '0', '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:propname/></D:propfind>');
     if (!names) throw new Error('no response');
-    const expected = ['resourcetype', 'displayname', 'getcontentlength', 'getlastmodified', 'creationdate', 'getetag', 'getcontenttype', 'supportedlock', 'lockdiscovery'];
+    const expected = [
+      'resourcetype',
+      'displayname',
+      'getcontentlength',
+      'getlastmodified',
+      'creationdate',
+      'getetag',
+      'getcontenttype',
+      'supportedlock',
+      'lockdiscovery',
+      'current-user-privilege-set',
+    ];
     expect([...names.props.keys()].sort()).toEqual(expected.map((n) => `{DAV:}${n}`).sort());
     for (const prop of names.props.values()) {
       expect(prop.status).toBe(200);
