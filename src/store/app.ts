@@ -29,6 +29,7 @@ import { userRoutes } from './routes/user.js';
 import { adminRoutes } from './routes/admin.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
+import { twofaRoutes } from './routes/twofa.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -145,6 +146,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await adminRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);
+  await twofaRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
     db.close();
