@@ -30,6 +30,7 @@ import { adminRoutes } from './routes/admin.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
 import { twofaRoutes } from './routes/twofa.js';
+import { appPasswordRoutes } from './routes/app-passwords.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -147,6 +148,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);
   await twofaRoutes(app, ctx);
+  await appPasswordRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
     db.close();
