@@ -29,6 +29,7 @@ import { userRoutes } from './routes/user.js';
 import { adminRoutes } from './routes/admin.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
+import { userDirectoryRoutes } from './routes/users.js';
 import { twofaRoutes } from './routes/twofa.js';
 import { appPasswordRoutes } from './routes/app-passwords.js';
 
@@ -147,6 +148,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await adminRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);
+  await userDirectoryRoutes(app, ctx);
   await twofaRoutes(app, ctx);
   await appPasswordRoutes(app, ctx);
 

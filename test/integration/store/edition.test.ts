@@ -55,6 +55,7 @@ function threeOnlyApiEndpoints(f: Fixture): Array<[Dispatcher.HttpMethod, string
     ['GET', '/api/user/pending_incoming'],
     ['PUT', '/api/user/pending_incoming'],
     ['GET', '/api/users?format=short'],
+    ['GET', '/api/users'],
     ['GET', '/api/groups'],
     ['GET', `/api/groups/${g}`],
     ['PUT', `/api/groups/${g}`],
