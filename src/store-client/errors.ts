@@ -38,7 +38,10 @@ export class StoreError extends Error {
 
 const CODE_KINDS: Record<string, StoreErrorKind> = {
   unauthenticated: 'unauthenticated',
+  twofa_required: 'unauthenticated',
+  twofa_invalid: 'unauthenticated',
   forbidden: 'forbidden',
+  password_expired: 'forbidden',
   top_level_immutable: 'forbidden',
   virtual_folder: 'forbidden',
   not_found: 'not-found',

@@ -16,6 +16,9 @@ import { openDatabase } from './db/database.js';
 import { isBlobReferenced } from './db/blobs.js';
 import { createTopLevelFolders } from './db/nodes.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
+import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
+import { LoginLimiter } from './login-limiter.js';
+import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { authRoutes } from './routes/auth.js';
@@ -26,6 +29,9 @@ import { userRoutes } from './routes/user.js';
 import { adminRoutes } from './routes/admin.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
+import { userDirectoryRoutes } from './routes/users.js';
+import { twofaRoutes } from './routes/twofa.js';
+import { appPasswordRoutes } from './routes/app-passwords.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,6 +56,16 @@ export function callerOf(request: FastifyRequest): AuthenticatedUser {
   return request.caller;
 }
 
+/** The caller's address (X-Forwarded-For only from `store.trustedProxies`) and User-Agent. */
+export function clientOf(ctx: StoreContext, request: FastifyRequest): ClientInfo {
+  const ip = clientIp(request.ip, request.headers['x-forwarded-for'], ctx.config.store.trustedProxies);
+  const userAgent = userAgentOf(request.headers['user-agent']);
+  return userAgent === undefined ? { ip } : { ip, userAgent };
+}
+
+/** What a session whose password has expired may still call: read the profile, set a new password, log out. */
+const EXPIRED_PASSWORD_ROUTES = new Set(['GET /api/user', 'PUT /api/user', 'GET /api/user/logout']);
+
 const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 'not_found', 413: 'invalid_request', 415: 'invalid_request' };
 
 export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp> {
@@ -65,7 +81,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
-  const ctx: StoreContext = { db, blobs, config, clock, log, keys };
+  const loginLimiter = new LoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  // Made once here, so that not even the first unknown username pays for its creation.
+  const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
+  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, unknownUserHash };
   await bootstrapAdmin(ctx);
 
   const app: FastifyInstance = Fastify({
@@ -86,6 +105,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     const caller = await authenticateToken(db, keys, clock, match[1] as string);
     if (!caller) throw unauthenticated('invalid, expired or revoked token');
     request.caller = caller;
+    if (!EXPIRED_PASSWORD_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) refuseExpiredPassword(ctx, caller);
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -128,6 +148,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await adminRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);
+  await userDirectoryRoutes(app, ctx);
+  await twofaRoutes(app, ctx);
+  await appPasswordRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
     db.close();
@@ -155,9 +178,9 @@ async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
   const uuid = randomUUID();
   db.transaction(() => {
     db.prepare(
-      `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, created, updated)
-       VALUES (?, 'admin', 'admin', 'Administrator', ?, 1, 1, 1, ?, ?)`,
-    ).run(uuid, hash, now, now);
+      `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, created, updated, password_changed)
+       VALUES (?, 'admin', 'admin', 'Administrator', ?, 1, 1, 1, ?, ?, ?)`,
+    ).run(uuid, hash, now, now, now);
     createTopLevelFolders(db, 'User', uuid, now);
   })();
 }

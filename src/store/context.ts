@@ -1,9 +1,14 @@
-/** What every store route receives: the database, blobs, configuration, clock and logger. */
+/**
+ * What every store route and operation receives: the database, blobs, configuration, clock,
+ * logger, and the login state one store shares across transports (HTTP routes and the
+ * in-process client must count failed logins together).
+ */
 import type { Config } from '../common/config.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import type { Db } from './db/database.js';
+import type { LoginLimiter } from './login-limiter.js';
 import type { SessionKeys } from './sessions.js';
 
 export interface StoreContext {
@@ -13,4 +18,7 @@ export interface StoreContext {
   clock: Clock;
   log: Logger;
   keys: SessionKeys;
+  loginLimiter: LoginLimiter;
+  /** A hash an unknown username's password is checked against, so it costs what a real one does. */
+  unknownUserHash: string;
 }

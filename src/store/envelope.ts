@@ -10,15 +10,20 @@ export type ErrorCode =
   | 'invalid_name'         // 400: node name rule broken
   | 'invalid_password'     // 400: password rule broken
   | 'unauthenticated'      // 401: no, malformed, expired or revoked token / bad credentials
+  | 'twofa_required'       // 401: right password, 2FA on, no `code` in the login body
+  | 'twofa_invalid'        // 401: right password, wrong or already used `code`
   | 'forbidden'            // 403: caller may see the node but not do this
   | 'top_level_immutable'  // 403: rename/move/delete of a top-level folder
   | 'virtual_folder'       // 403: writing into favorites / shares listings
+  | 'password_expired'     // 403: the session's password is past store.passwordMaxAgeDays; set a new one
   | 'not_found'            // 404: unknown node, or one the caller may not see
   | 'not_a_folder'         // 409: folder operation on a file (or the reverse)
   | 'name_conflict'        // 409: the name exists in the target folder
   | 'move_into_self'       // 409: folder moved/copied into itself or a descendant
   | 'email_taken'          // 409: email not unique
   | 'endpoint_taken'       // 409: WebDrive endpoint held by another user or group
+  | 'twofa_enabled'        // 409: enabling 2FA that is already on
+  | 'too_many_app_passwords' // 409: the user holds the maximum number of app passwords
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown
   | 'range_not_satisfiable'// 416

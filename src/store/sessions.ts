@@ -2,6 +2,8 @@
  * Sessions: a JWT (HS256, 24 h) whose `jti` names a row in `sessions`, so logout and
  * deactivation revoke it at once, and a random fileaccesskey per session. The signing
  * secret comes from DRIVEWAY_JWT_SECRET or is generated once into `<data dir>/jwt-secret`.
+ * A session remembers the app password it was opened with, so revoking that ends it and the
+ * operations a leaked app password must not reach can refuse it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,26 +31,22 @@ export interface SessionRow {
   expires: number;
   revoked: number | null;
   ip: string | null;
+  app_password_uuid: string | null;
 }
 
-export interface IssuedSession {
+/** A signed session not yet stored: signing awaits, storing does not, so a login can store it in its one transaction. */
+export interface SignedSession {
   token: string;
   fileaccesskey: string;
   sessionId: string;
+  userUuid: string;
+  createdMs: number;
   expiresMs: number;
 }
 
-export async function issueSession(
-  db: Db,
-  keys: SessionKeys,
-  clock: Clock,
-  userUuid: string,
-  ttlSec: number,
-  ip: string,
-): Promise<IssuedSession> {
+export async function signSession(keys: SessionKeys, clock: Clock, userUuid: string, ttlSec: number): Promise<SignedSession> {
   const now = clock.now();
   const sessionId = randomUUID();
-  const fileaccesskey = randomBytes(24).toString('base64url');
   const expiresMs = now + ttlSec * 1000;
   const token = await new SignJWT({})
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -57,15 +55,20 @@ export async function issueSession(
     .setIssuedAt(Math.floor(now / 1000))
     .setExpirationTime(Math.floor(expiresMs / 1000))
     .sign(keys.jwtSecret);
-  db.prepare('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip) VALUES (?, ?, ?, ?, ?, ?)').run(
-    sessionId,
-    userUuid,
-    fileaccesskey,
-    now,
-    expiresMs,
-    ip,
+  return { token, fileaccesskey: randomBytes(24).toString('base64url'), sessionId, userUuid, createdMs: now, expiresMs };
+}
+
+/** Stores a signed session; until then its token is refused (no row). */
+export function insertSession(db: Db, session: SignedSession, origin: { ip: string; appPasswordUuid?: string }): void {
+  db.prepare('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip, app_password_uuid) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    session.sessionId,
+    session.userUuid,
+    session.fileaccesskey,
+    session.createdMs,
+    session.expiresMs,
+    origin.ip,
+    origin.appPasswordUuid ?? null,
   );
-  return { token, fileaccesskey, sessionId, expiresMs };
 }
 
 export interface AuthenticatedUser {
@@ -74,6 +77,10 @@ export interface AuthenticatedUser {
   isAdmin: boolean;
   isBuiltin: boolean;
   orgId: string;
+  /** The app password the session was opened with; null for the account password. */
+  appPasswordUuid: string | null;
+  /** When the account password was last set (its age decides `password_expired`). */
+  passwordChangedMs: number;
 }
 
 interface ActiveSessionRow {
@@ -82,15 +89,25 @@ interface ActiveSessionRow {
   is_admin: number;
   is_builtin: number;
   org_id: string;
+  app_password_uuid: string | null;
+  password_changed: number;
 }
 
-const ACTIVE_SESSION_SQL = `SELECT s.id, s.user_uuid, u.is_admin, u.is_builtin, u.org_id
+const ACTIVE_SESSION_SQL = `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed
   FROM sessions s JOIN users u ON u.uuid = s.user_uuid
   WHERE s.%COLUMN% = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1`;
 
 function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefined {
   if (!row) return undefined;
-  return { userUuid: row.user_uuid, sessionId: row.id, isAdmin: row.is_admin === 1, isBuiltin: row.is_builtin === 1, orgId: row.org_id };
+  return {
+    userUuid: row.user_uuid,
+    sessionId: row.id,
+    isAdmin: row.is_admin === 1,
+    isBuiltin: row.is_builtin === 1,
+    orgId: row.org_id,
+    appPasswordUuid: row.app_password_uuid,
+    passwordChangedMs: row.password_changed,
+  };
 }
 
 /** Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its user inactive. */
@@ -105,9 +122,13 @@ export async function authenticateToken(db: Db, keys: SessionKeys, clock: Clock,
     return undefined;
   }
   if (!jti || !sub) return undefined;
-  const row = db.prepare(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'id')).get(jti, clock.now()) as ActiveSessionRow | undefined;
-  if (row && row.user_uuid !== sub) return undefined;
-  return toUser(row);
+  const user = sessionUser(db, clock.now(), jti);
+  return user?.userUuid === sub ? user : undefined;
+}
+
+/** The live session `sessionId` with its active user (upload tokens name their session; a change that awaited re-checks its caller). */
+export function sessionUser(db: Db, nowMs: number, sessionId: string): AuthenticatedUser | undefined {
+  return toUser(db.prepare(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'id')).get(sessionId, nowMs) as ActiveSessionRow | undefined);
 }
 
 /** Resolves a fileaccesskey from a view/download URL to its live session. */
@@ -121,4 +142,14 @@ export function revokeSession(db: Db, clock: Clock, sessionId: string): void {
 
 export function revokeUserSessions(db: Db, clock: Clock, userUuid: string): void {
   db.prepare('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND revoked IS NULL').run(clock.now(), userUuid);
+}
+
+/** Ends every session of the user except `keepSessionId` (the caller's). */
+export function revokeOtherSessions(db: Db, clock: Clock, userUuid: string, keepSessionId: string): void {
+  db.prepare('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND id <> ? AND revoked IS NULL').run(clock.now(), userUuid, keepSessionId);
+}
+
+/** Ends the sessions opened with one app password. */
+export function revokeAppPasswordSessions(db: Db, clock: Clock, appPasswordUuid: string): void {
+  db.prepare('UPDATE sessions SET revoked = ? WHERE app_password_uuid = ? AND revoked IS NULL').run(clock.now(), appPasswordUuid);
 }

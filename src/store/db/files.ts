@@ -10,7 +10,7 @@ import type { Db } from './database.js';
 import { addBlobRef, adjustUsage, usageOf } from './blobs.js';
 import { getChildByName, topLevelOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { permissionsOn, resolveNode } from '../access.js';
-import type { AuthenticatedUser } from '../sessions.js';
+import { sessionUser, type AuthenticatedUser } from '../sessions.js';
 import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
 
 /** Consumed and expired tokens are kept this long so a late retry learns why it failed. */
@@ -99,20 +99,9 @@ export function consumeUploadToken(db: Db, token: string, now: number, ttlMs: nu
  * live and its user active (logout or deactivation in between ends the upload: 401).
  */
 export function uploaderOf(db: Db, grant: UploadGrant, now: number): AuthenticatedUser {
-  const row = db
-    .prepare(
-      `SELECT u.is_admin, u.is_builtin, u.org_id FROM sessions s JOIN users u ON u.uuid = s.user_uuid
-       WHERE s.id = ? AND s.user_uuid = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1`,
-    )
-    .get(grant.sessionId, grant.userUuid, now) as { is_admin: number; is_builtin: number; org_id: string } | undefined;
-  if (!row) throw unauthenticated('the session that asked for this upload token has ended');
-  return {
-    userUuid: grant.userUuid,
-    sessionId: grant.sessionId,
-    isAdmin: row.is_admin === 1,
-    isBuiltin: row.is_builtin === 1,
-    orgId: row.org_id,
-  };
+  const user = sessionUser(db, now, grant.sessionId);
+  if (!user || user.userUuid !== grant.userUuid) throw unauthenticated('the session that asked for this upload token has ended');
+  return user;
 }
 
 export interface CommitUpload {

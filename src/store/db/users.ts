@@ -1,7 +1,7 @@
 /**
- * User rows and the login event log (table `login_events`). Owns the SQL for users; it does
- * not hash passwords, check rules or revoke sessions (routes and sessions.ts do), and it never
- * sees a plain password. Callers run multi-row writes inside their own `db.transaction`.
+ * User rows: the SQL for users, their 2FA state and notification settings. It does not hash
+ * passwords, check rules or revoke sessions (ops/ and sessions.ts do), and it never sees a plain
+ * password. Callers run multi-row writes inside their own `db.transaction`.
  */
 import type { Db } from './database.js';
 
@@ -18,10 +18,16 @@ export interface UserRow {
   disk_quota: number;
   disk_used: number;
   twofa: number;
+  /** Base32 TOTP secret while 2FA is on. */
   twofa_secret: string | null;
+  /** RFC 6238 time step of the last accepted code (replay guard). */
+  twofa_last_step: number | null;
   comment: string;
   created: number;
   updated: number;
+  password_changed: number;
+  /** JSON object of the notification settings the user changed. */
+  notifications: string;
 }
 
 export function getUserByUuid(db: Db, uuid: string): UserRow | undefined {
@@ -61,8 +67,8 @@ export interface NewUser {
 export function insertUser(db: Db, user: NewUser): void {
   db.prepare(
     `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, org_id,
-                        disk_quota, comment, created, updated)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+                        disk_quota, comment, created, updated, password_changed)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
   ).run(
     user.uuid,
     user.email,
@@ -76,6 +82,7 @@ export function insertUser(db: Db, user: NewUser): void {
     user.comment,
     user.nowMs,
     user.nowMs,
+    user.nowMs,
   );
 }
 
@@ -86,7 +93,7 @@ export interface UserPatch {
   diskQuotaBytes?: number;
   isActive?: boolean;
   isAdmin?: boolean;
-  /** Only disabling is possible: it also forgets the TOTP secret. */
+  /** Only disabling is possible here: it also forgets the TOTP secret and the replay guard. */
   disableTwofa?: boolean;
   comment?: string;
 }
@@ -108,45 +115,51 @@ export function updateUser(db: Db, uuid: string, patch: UserPatch, nowMs: number
     sets.push('username = CASE WHEN is_builtin = 1 THEN username ELSE ? END');
     values.push(patch.email);
   }
-  if (patch.passwordHash !== undefined) set('password_hash', patch.passwordHash);
+  if (patch.passwordHash !== undefined) {
+    set('password_hash', patch.passwordHash);
+    set('password_changed', nowMs);
+  }
   if (patch.diskQuotaBytes !== undefined) set('disk_quota', patch.diskQuotaBytes);
   if (patch.isActive !== undefined) set('is_active', patch.isActive ? 1 : 0);
   if (patch.isAdmin !== undefined) set('is_admin', patch.isAdmin ? 1 : 0);
   if (patch.disableTwofa) {
     set('twofa', 0);
     set('twofa_secret', null);
+    set('twofa_last_step', null);
   }
   if (patch.comment !== undefined) set('comment', patch.comment);
   set('updated', nowMs);
   db.prepare(`UPDATE users SET ${sets.join(', ')} WHERE uuid = ?`).run(...values, uuid);
 }
 
-export type LoginAction = 'login' | 'logout';
-export type LoginStatus = 'success' | 'failure';
-
-export interface LoginEvent {
-  /** Undefined when the username named nobody. */
-  userUuid?: string;
-  action: LoginAction;
-  actionArgs?: string;
-  errorDetails?: string;
-  ip: string;
-  status: LoginStatus;
-  timestampMs: number;
+/** Turns 2FA on with a new secret (the replay guard starts over), or off forgetting both. */
+export function setTwofa(db: Db, uuid: string, secret: string | null, nowMs: number): void {
+  db.prepare('UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = NULL, updated = ? WHERE uuid = ?').run(secret === null ? 0 : 1, secret, nowMs, uuid);
 }
 
-/** Appends one row to the login history. Never pass a password, token or key in any field. */
-export function recordLoginEvent(db: Db, event: LoginEvent): void {
-  db.prepare(
-    `INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    event.userUuid ?? null,
-    event.action,
-    event.actionArgs ?? '',
-    event.errorDetails ?? '',
-    event.ip,
-    event.status,
-    event.timestampMs,
-  );
+/** Remembers the time step of an accepted TOTP code. */
+export function setTwofaLastStep(db: Db, uuid: string, step: number): void {
+  db.prepare('UPDATE users SET twofa_last_step = ? WHERE uuid = ?').run(step, uuid);
+}
+
+export function setNotifications(db: Db, uuid: string, json: string, nowMs: number): void {
+  db.prepare('UPDATE users SET notifications = ?, updated = ? WHERE uuid = ?').run(json, nowMs, uuid);
+}
+
+export interface DirectoryRow {
+  uuid: string;
+  fullname: string;
+  email: string;
+  is_active: number;
+  is_admin: number;
+}
+
+/** The users of one organization (active ones only on request), by name. */
+export function listOrganizationUsers(db: Db, orgId: string, activeOnly: boolean): DirectoryRow[] {
+  return db
+    .prepare(
+      `SELECT uuid, fullname, email, is_active, is_admin FROM users
+       WHERE org_id = ? AND (? = 0 OR is_active = 1) ORDER BY fullname COLLATE NOCASE, uuid`,
+    )
+    .all(orgId, activeOnly ? 1 : 0) as DirectoryRow[];
 }

@@ -4,15 +4,18 @@
  * The built-in admin acts on any organization (`org_id`); other administrators only inside
  * their own, and a user of another organization is unknown to them (404). Rules that protect
  * the installation: the built-in admin keeps `is_active` and `is_admin`, and only it may
- * change itself. Must not return or log passwords or hashes.
+ * change itself. Sessions opened with an app password are refused (403). Must not return or log
+ * passwords or hashes.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { callerOf } from '../app.js';
 import type { StoreContext } from '../context.js';
+import { deleteUserAppPasswords } from '../db/app-passwords.js';
 import { createTopLevelFolders, isUuid } from '../db/nodes.js';
 import { getUserByUuid, insertUser, isEmailTaken, updateUser, type UserPatch, type UserRow } from '../db/users.js';
 import { conflict, forbidden, invalid, StoreHttpError, success } from '../envelope.js';
+import { refuseAppPasswordSession } from '../ops/app-passwords.js';
 import { hashPassword, passwordProblem } from '../passwords.js';
 import {
   adminCreateUserBodySchema,
@@ -28,6 +31,8 @@ const emailTaken = (): StoreHttpError => conflict('email is already used by anot
 
 function requireAdmin(caller: AuthenticatedUser): void {
   if (!caller.isAdmin) throw forbidden('administrator privileges required');
+  // An administrator's app password must not reach what could make new accounts or reset this one.
+  refuseAppPasswordSession(caller, 'use administrator endpoints');
 }
 
 /** A user the caller may administer, or 404: unknown and other-organization look the same. */
@@ -125,8 +130,10 @@ export async function adminRoutes(app: FastifyInstance, ctx: StoreContext): Prom
       }
       if (body.email !== undefined && isEmailTaken(db, body.email, target.uuid)) throw emailTaken();
       updateUser(db, target.uuid, patch, clock.now());
-      // A deactivated user or a reset password ends every session of that user at once.
+      // A deactivated user or a reset password ends every session of that user at once; a reset
+      // also deletes the app passwords (one made by whoever knew the old password must not last).
       if (body.is_active === false || passwordHash !== undefined) revokeUserSessions(db, clock, target.uuid);
+      if (passwordHash !== undefined) deleteUserAppPasswords(db, target.uuid);
     })();
     return success('user updated');
   });

@@ -16,6 +16,7 @@ import { resolveNode } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { getRevision } from '../db/files.js';
 import { invalid, notFound, StoreHttpError, unauthenticated } from '../envelope.js';
+import { refuseExpiredPassword } from '../ops/password-age.js';
 import { authenticateFileAccessKey } from '../sessions.js';
 
 /** SPEC's "latest version" selector. */
@@ -57,6 +58,7 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
         const { key, uuid, version } = parsed.data;
         const caller = authenticateFileAccessKey(db, clock, key);
         if (!caller) throw unauthenticated('invalid, expired or revoked file access key');
+        refuseExpiredPassword(ctx, caller);
         if (!/^\d{1,20}$/.test(version)) throw invalid(`version must be a revision number or ${LATEST_VERSION}`);
 
         const node = resolveNode(db, caller, uuid, 'download');

@@ -15,6 +15,8 @@ const MAX_COMMENT_CHARS = 4096;
 export const loginBodySchema = z.object({
   username: z.string().min(1).max(MAX_EMAIL_CHARS),
   password: z.string().min(1).max(MAX_PASSWORD_CHARS),
+  /** The TOTP code, for an account with 2FA on (docs/store-semantics.md "Current user"). */
+  code: z.string({ error: 'code must be a string of digits' }).max(64, 'code is too long').optional(),
 });
 
 export const logoutQuerySchema = z.object({
@@ -32,9 +34,11 @@ export interface SessionBody {
   fullname: string;
   fileaccesskey: string;
   avatar: string;
+  /** Extension, present (true) only when the password has expired: the session is restricted. */
+  password_expired?: true;
 }
 
-/** SPEC "User profile" (`data` of GET /api/user); `pass_expires` is absent: no local password expiry. */
+/** SPEC "User profile" (`data` of GET /api/user). */
 export interface UserProfileBody {
   uuid: string;
   fullname: string;
@@ -46,6 +50,8 @@ export interface UserProfileBody {
   disk_used: number;
   twofa: boolean;
   created: number;
+  /** Present only when `store.passwordMaxAgeDays` is set. */
+  pass_expires?: number;
 }
 
 /** SPEC Limits: a new user's full name has at least 3 characters and no digits. */

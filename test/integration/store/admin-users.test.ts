@@ -330,11 +330,11 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     expect((await post(session, validBody())).status).toBe(403);
   });
 
-  it('disables two-factor authentication and forgets the secret', async () => {
+  it('disables two-factor authentication and forgets the secret and the replay guard', async () => {
     const { uuid } = await createUser();
-    store.ctx.db.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP' WHERE uuid = ?").run(uuid);
+    store.ctx.db.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP', twofa_last_step = 58000000 WHERE uuid = ?").run(uuid);
     expect((await put(admin, uuid, { twofa: false })).status).toBe(200);
-    expect(userRow(uuid)).toMatchObject({ twofa: 0, twofa_secret: null });
+    expect(userRow(uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
   });
 
   it('works through the client', async () => {

@@ -104,7 +104,7 @@ describe('POST /auth and sessions', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ uuid, status: 'success', is_admin: false, fullname: 'Plain User', avatar: '' });
     expect(Object.keys(res.body as object).sort()).toEqual(['avatar', 'fileaccesskey', 'fullname', 'is_admin', 'msg', 'status', 'token', 'uuid']);
-    expect(loginEvents(store, uuid)).toEqual([{ action: 'login', status: 'success', error_details: '', ip_address: '127.0.0.1', action_args: '' }]);
+    expect(loginEvents(store, uuid)).toEqual([{ action: 'login', status: 'success', error_details: '', ip_address: '127.0.0.1', action_args: 'password' }]);
     const session = await client.login('plain.user@example.org', USER_PASSWORD);
     expect((await client.currentUser(session)).id).toBe(uuid);
   });

@@ -2,10 +2,17 @@
  * openDatabase on a real file: one compiled statement per SQL text, upload tokens in a TEMP
  * table (in memory, gone when the connection closes), and migrations applied once.
  */
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../src/store/db/database.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
+
+/** Every migration file's version, so each new migration is expected without editing this test. */
+const MIGRATION_VERSIONS = readdirSync(new URL('../../../src/store/db/migrations', import.meta.url))
+  .filter((name) => /^\d{3}-[\w-]+\.sql$/.test(name))
+  .map((name) => Number(name.slice(0, 3)))
+  .sort((a, b) => a - b);
 
 let tmp: ReturnType<typeof makeTmpDir>;
 let file: string;
@@ -39,6 +46,7 @@ describe('openDatabase', () => {
 
     db = openDatabase(file);
     expect(db.prepare('SELECT COUNT(*) AS n FROM upload_tokens').get()).toEqual({ n: 0 });
-    expect((db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version)).toEqual([1, 2, 3, 4]);
+    expect((db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version)).toEqual(MIGRATION_VERSIONS);
+    expect(MIGRATION_VERSIONS).toContain(7);
   });
 });

@@ -1,0 +1,43 @@
+/**
+ * Who is calling: the client address the store records (login history, sessions) and limits
+ * logins by. The TCP peer is the client unless it is one of `store.trustedProxies` (exact
+ * addresses, e.g. a bridge run with `--only bridge`); then `X-Forwarded-For` is read from its
+ * right end, each trusted hop vouching for the one before it, and the first address no trusted
+ * proxy stands for is the client. Anyone else's `X-Forwarded-For` is ignored, or any caller
+ * could pick the address the rate limit counts. Knows nothing of fastify.
+ */
+import { isIP } from 'node:net';
+
+export interface ClientInfo {
+  ip: string;
+  /** The `User-Agent` header, when one was sent. */
+  userAgent?: string;
+}
+
+/** `::ffff:192.0.2.1` (an IPv4 peer of a dual-stack socket) is `192.0.2.1`. */
+export function normaliseIp(address: string): string {
+  const trimmed = address.trim();
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(trimmed);
+  return (mapped ? (mapped[1] as string) : trimmed).toLowerCase();
+}
+
+export function clientIp(peer: string, forwardedFor: string | string[] | undefined, trustedProxies: readonly string[]): string {
+  const trusted = new Set(trustedProxies.map(normaliseIp));
+  let client = normaliseIp(peer);
+  if (!trusted.has(client) || forwardedFor === undefined) return client;
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map(normaliseIp);
+  for (let i = hops.length - 1; i >= 0; i -= 1) {
+    const hop = hops[i] as string;
+    // A hop that is no address was not written by a proxy we trust: stop at the last one we do.
+    if (isIP(hop) === 0) return client;
+    client = hop;
+    if (!trusted.has(hop)) return client;
+  }
+  return client;
+}
+
+/** Keeps what a login history line may show of a `User-Agent`: printable, at most 100 characters. */
+export function userAgentOf(header: string | string[] | undefined): string | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.replace(/[^\x20-\x7e]/g, '').trim();
+  return value ? value.slice(0, 100) : undefined;
+}

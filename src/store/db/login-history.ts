@@ -1,0 +1,53 @@
+/**
+ * The login history (table `login_events`): one row per login attempt and logout, newest first
+ * by id. Each owner keeps at most `keep` rows: an insert drops that owner's oldest beyond the
+ * bound, in the same transaction. Failures for unknown usernames have no owner and share one
+ * bound, so a spraying attacker cannot grow the file. Never pass a password, token or key in
+ * any field.
+ */
+import type { Db } from './database.js';
+
+export type LoginAction = 'login' | 'logout';
+export type LoginStatus = 'success' | 'failure';
+
+export interface LoginEvent {
+  /** Undefined when the username named nobody. */
+  userUuid?: string;
+  action: LoginAction;
+  actionArgs?: string;
+  errorDetails?: string;
+  ip: string;
+  status: LoginStatus;
+  timestampMs: number;
+}
+
+export interface LoginEventRow {
+  action: LoginAction;
+  action_args: string;
+  error_details: string;
+  ip_address: string;
+  status: LoginStatus;
+  timestamp: number;
+}
+
+/** Appends one event and prunes its owner's history to the newest `keep` rows. */
+export function recordLoginEvent(db: Db, event: LoginEvent, keep: number): void {
+  const owner = event.userUuid ?? null;
+  db.transaction(() => {
+    db.prepare(
+      `INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs);
+    db.prepare(
+      `DELETE FROM login_events WHERE user_uuid IS ?
+         AND id <= (SELECT id FROM login_events WHERE user_uuid IS ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+    ).run(owner, owner, keep);
+  })();
+}
+
+/** A user's history, newest first. */
+export function listLoginEvents(db: Db, userUuid: string): LoginEventRow[] {
+  return db
+    .prepare('SELECT action, action_args, error_details, ip_address, status, timestamp FROM login_events WHERE user_uuid = ? ORDER BY id DESC')
+    .all(userUuid) as LoginEventRow[];
+}

@@ -1,0 +1,135 @@
+/**
+ * Login (POST /auth, both editions) and logout (GET /api/user/logout, 3.0): credentials (the
+ * account password, or an app password in its place), the second factor, the failed-login
+ * limiter, the login history and the session. docs/store-semantics.md "Users and sessions" and
+ * "Current user" say what each answer means. Must not reveal which of username, password or
+ * account state was wrong, nor that 2FA is on before the password is right; must never log or
+ * record a password, code, token or fileaccesskey.
+ */
+import type { StoreContext } from '../context.js';
+import { appPasswordOf, touchAppPassword } from '../db/app-passwords.js';
+import { recordLoginEvent, type LoginAction, type LoginStatus } from '../db/login-history.js';
+import { getUserByUsername, getUserByUuid, setTwofaLastStep } from '../db/users.js';
+import { StoreHttpError, unauthenticated } from '../envelope.js';
+import type { ClientInfo } from '../client-ip.js';
+import { verifyPassword } from '../passwords.js';
+import { loginBodySchema, logoutQuerySchema, type SessionBody } from '../schemas/users.js';
+import { insertSession, revokeSession, signSession, type AuthenticatedUser } from '../sessions.js';
+import { avatarUrl } from './avatars.js';
+import { matchAppPassword } from './app-passwords.js';
+import { parseInput } from './input.js';
+import { isPasswordExpired } from './password-age.js';
+import { checkTwofaCode } from './twofa.js';
+
+const BAD_CREDENTIALS = 'wrong username or password';
+
+/** `action_args` of a history line: how the user got in, and with what client. Never a secret. */
+function describe(client: ClientInfo, how?: string): string {
+  return [how, client.userAgent && `client: ${client.userAgent}`].filter(Boolean).join('; ');
+}
+
+function record(
+  ctx: StoreContext,
+  client: ClientInfo,
+  event: { userUuid: string | undefined; action?: LoginAction; status: LoginStatus; how?: string; error?: string },
+): void {
+  recordLoginEvent(
+    ctx.db,
+    {
+      userUuid: event.userUuid,
+      action: event.action ?? 'login',
+      status: event.status,
+      actionArgs: describe(client, event.how),
+      errorDetails: event.error,
+      ip: client.ip,
+      timestampMs: ctx.clock.now(),
+    },
+    ctx.config.store.loginHistoryPerUser,
+  );
+}
+
+/**
+ * Checks the login body and opens a session. Throws 400 for a malformed body (not counted),
+ * 429 `rate_limited` while the limiter blocks, 401 `unauthenticated` for wrong credentials,
+ * 401 `twofa_required` (not counted) and `twofa_invalid` (counted) for the second factor.
+ */
+export async function login(ctx: StoreContext, body: unknown, client: ClientInfo): Promise<SessionBody> {
+  const { username, password, code } = parseInput(loginBodySchema, body);
+  const { db, clock, config, loginLimiter: limiter } = ctx;
+
+  const verdict = limiter.check(username, client.ip);
+  if (!verdict.allowed) {
+    record(ctx, client, { userUuid: getUserByUsername(db, username)?.uuid, status: 'failure', error: 'rate limited' });
+    throw new StoreHttpError(429, 'rate_limited', 'too many failed logins; try again later', { 'Retry-After': String(verdict.retryAfterSec) });
+  }
+  const refuse = (userUuid: string | undefined, error: string): StoreHttpError => {
+    limiter.recordFailure(username, client.ip);
+    record(ctx, client, { userUuid, status: 'failure', error });
+    return unauthenticated(BAD_CREDENTIALS);
+  };
+
+  const user = getUserByUsername(db, username);
+  // An app password is random: a hash lookup finds it, and scrypt is for the account password.
+  const app = user ? matchAppPassword(db, user.uuid, password) : undefined;
+  const passwordOk = app !== undefined || (await verifyPassword(password, user?.password_hash ?? ctx.unknownUserHash));
+  if (!user) throw refuse(undefined, 'unknown user');
+  if (!passwordOk) throw refuse(user.uuid, 'wrong password');
+  if (user.is_active !== 1) throw refuse(user.uuid, 'inactive account');
+  const signed = await signSession(ctx.keys, clock, user.uuid, config.store.sessionTtlSec);
+
+  // Nothing awaits from here on: the state read now (2FA, replay guard, the app password) is
+  // the state the session is stored against, with no other request in between.
+  const fresh = getUserByUuid(db, user.uuid);
+  if (!fresh || fresh.is_active !== 1) throw refuse(user.uuid, 'inactive account');
+  const stillValid = app ? appPasswordOf(db, user.uuid, app.uuid) !== undefined : fresh.password_hash === user.password_hash;
+  if (!stillValid) throw refuse(user.uuid, app ? 'revoked app password' : 'wrong password');
+
+  let how = app ? `app password "${app.name}"` : 'password';
+  let step: number | undefined;
+  if (!app && fresh.twofa === 1 && fresh.twofa_secret !== null) {
+    if (code === undefined || code.trim() === '') {
+      // Not counted as a failure: the password was right, the client only has to ask for the code.
+      record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' });
+      throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app in the field "code" of the login body');
+    }
+    how = 'password and two-factor code';
+    const checked = checkTwofaCode(fresh.twofa_secret, code, clock.now(), fresh.twofa_last_step);
+    if (!checked.ok) {
+      limiter.recordFailure(username, client.ip);
+      record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code' });
+      throw new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code is needed');
+    }
+    step = checked.step;
+  }
+  const expired = !app && isPasswordExpired(ctx, fresh.password_changed);
+
+  db.transaction(() => {
+    if (step !== undefined) setTwofaLastStep(db, user.uuid, step);
+    insertSession(db, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
+    if (app) touchAppPassword(db, app.uuid, clock.now());
+    record(ctx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
+  })();
+  limiter.recordSuccess(username);
+
+  const session: SessionBody = {
+    uuid: user.uuid,
+    token: signed.token,
+    status: 'success',
+    msg: expired ? 'logged in; the password has expired: set a new one' : 'logged in',
+    is_admin: fresh.is_admin === 1,
+    fullname: fresh.fullname,
+    fileaccesskey: signed.fileaccesskey,
+    avatar: avatarUrl(ctx, user.uuid),
+  };
+  if (expired) session.password_expired = true;
+  return session;
+}
+
+/** Ends the caller's session (its token and fileaccesskey) and records the logout. */
+export function logout(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, client: ClientInfo): void {
+  parseInput(logoutQuerySchema, query);
+  ctx.db.transaction(() => {
+    revokeSession(ctx.db, ctx.clock, caller.sessionId);
+    record(ctx, client, { userUuid: caller.userUuid, action: 'logout', status: 'success' });
+  })();
+}

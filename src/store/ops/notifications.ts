@@ -1,0 +1,73 @@
+/**
+ * Notification settings of the current user (SPEC "Notification settings": GET/PUT
+ * /api/user/notifications): the eight booleans, every one true by default. The row keeps only
+ * what the user set; a PUT changes the keys it names and keeps the others. Unknown keys and
+ * values that are not booleans are refused (400 naming the key).
+ */
+import { z } from 'zod';
+import type { StoreContext } from '../context.js';
+import { setNotifications } from '../db/users.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { callerRow } from './caller.js';
+import { parseInput } from './input.js';
+
+const flag = z.boolean({ error: 'must be true or false' }).optional();
+const shape = {
+  email_alert_owned: flag,
+  email_alert_group_owned: flag,
+  email_alert_shared_with_me: flag,
+  email_alert_shared_with_my_groups: flag,
+  realtime_alert_owned: flag,
+  realtime_alert_group_owned: flag,
+  realtime_alert_shared_with_me: flag,
+  realtime_alert_shared_with_my_groups: flag,
+};
+export type NotificationKey = keyof typeof shape;
+export type NotificationSettings = Record<NotificationKey, boolean>;
+export const NOTIFICATION_KEYS = Object.keys(shape) as NotificationKey[];
+
+/** Everything on: a new user misses nothing, and each alert can be turned off. */
+export const NOTIFICATION_DEFAULTS: Readonly<NotificationSettings> = Object.fromEntries(NOTIFICATION_KEYS.map((key) => [key, true])) as NotificationSettings;
+
+const updateSchema = z.strictObject(shape, {
+  error: (issue) =>
+    issue.code === 'unrecognized_keys'
+      ? `unknown key ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}; the settings are ${NOTIFICATION_KEYS.join(', ')}`
+      : undefined,
+});
+
+/** What the row holds: the keys the user set, read tolerantly (anything else is ignored). */
+function storedSettings(json: string): Partial<NotificationSettings> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return {};
+  }
+  const stored: Partial<NotificationSettings> = {};
+  if (typeof parsed !== 'object' || parsed === null) return stored;
+  for (const key of NOTIFICATION_KEYS) {
+    const value = (parsed as Record<string, unknown>)[key];
+    if (typeof value === 'boolean') stored[key] = value;
+  }
+  return stored;
+}
+
+function storedOf(ctx: StoreContext, caller: AuthenticatedUser): Partial<NotificationSettings> {
+  return storedSettings(callerRow(ctx, caller).notifications);
+}
+
+export function getNotifications(ctx: StoreContext, caller: AuthenticatedUser): NotificationSettings {
+  return { ...NOTIFICATION_DEFAULTS, ...storedOf(ctx, caller) };
+}
+
+/** Sets the named keys; answers every setting after the change. */
+export function updateNotifications(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): NotificationSettings {
+  const input = parseInput(updateSchema, body);
+  const changes = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<NotificationSettings>;
+  return ctx.db.transaction(() => {
+    const stored = { ...storedOf(ctx, caller), ...changes };
+    if (Object.keys(changes).length > 0) setNotifications(ctx.db, caller.userUuid, JSON.stringify(stored), ctx.clock.now());
+    return { ...NOTIFICATION_DEFAULTS, ...stored };
+  })();
+}
