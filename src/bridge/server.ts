@@ -84,7 +84,8 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
       done(ctx.request.headers.authorization ? { failure: new AuthenticationFailed('bad-credentials') } : {}, this.anonymous);
       return;
     }
-    this.sessions.authenticate(credentials).then(
+    const client = { ip: ctx.request.socket.remoteAddress, userAgent: ctx.request.headers['user-agent'] };
+    this.sessions.authenticate(credentials, client).then(
       (user) => done({ user }, { uid: user.userId, username: user.name }),
       (failure: unknown) => done({ failure }, this.anonymous),
     );

@@ -8,7 +8,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
-import { StoreError, type StoreClient, type StoreSession } from '../store-client/index.js';
+import { StoreError, type RelayedClient, type StoreClient, type StoreSession } from '../store-client/index.js';
+
+/** What the bridge calls itself in the User-Agent of the logins it relays (the store's login history shows it). */
+export const BRIDGE_AGENT = 'driveway-webdav';
 
 export interface Credentials {
   username: string;
@@ -102,18 +105,18 @@ export class SessionPool {
    * AuthenticationFailed('bad-credentials') for wrong credentials (401 to the client) and
    * AuthenticationFailed('unavailable') when the store cannot be reached (503).
    */
-  async authenticate(credentials: Credentials): Promise<BridgeUser> {
+  async authenticate(credentials: Credentials, client?: RelayedClient): Promise<BridgeUser> {
     const key = this.keyOf(credentials);
     if (this.rejected.has(key)) throw new AuthenticationFailed('bad-credentials');
     const existing = this.entries.get(key);
     if (existing) {
-      await this.sessionFor(key, existing, credentials);
+      await this.sessionFor(key, existing, credentials, client);
       return existing.user;
     }
     const entry = this.newEntry(key, credentials);
     this.entries.set(key, entry);
     try {
-      await this.sessionFor(key, entry, credentials);
+      await this.sessionFor(key, entry, credentials, client);
     } catch (err) {
       this.entries.delete(key);
       throw err;
@@ -129,12 +132,17 @@ export class SessionPool {
     return entry;
   }
 
-  private sessionFor(key: string, entry: Entry, credentials: Credentials): Promise<StoreSession> {
+  /**
+   * The entry's session, logging in when there is none or it is due for renewal. `client` is the
+   * DAV client whose request caused the login (its address and program go to the store's login
+   * history); a renewal outside any request has none.
+   */
+  private sessionFor(key: string, entry: Entry, credentials: Credentials, client?: RelayedClient): Promise<StoreSession> {
     const current = entry.session;
     if (current && entry.renewAtMs !== undefined && entry.renewAtMs > this.clock.now()) return Promise.resolve(current);
     if (entry.pending) return entry.pending;
     entry.pending = this.client
-      .login(credentials.username, credentials.password)
+      .login(credentials.username, credentials.password, { client, via: BRIDGE_AGENT })
       .then(
         (session) => {
           entry.session = session;

@@ -18,9 +18,28 @@ function jwtExpiryMs(token: string): number | undefined {
   }
 }
 
-export async function login(http: StoreHttp, username: string, password: string, signal?: AbortSignal): Promise<StoreSession> {
+/** The client a relaying caller (the bridge) logs in for. */
+export interface RelayedClient {
+  /** The client's address: sent as X-Forwarded-For (a store believes it only from a trusted proxy). */
+  ip?: string;
+  /** The client program (its User-Agent), recorded in the store's login history. */
+  userAgent?: string;
+}
+
+export interface LoginOptions {
+  signal?: AbortSignal;
+  client?: RelayedClient;
+  /** Our name in the User-Agent of the login request. */
+  via?: string;
+}
+
+export async function login(http: StoreHttp, username: string, password: string, options: LoginOptions = {}): Promise<StoreSession> {
   const operation = 'auth.login';
-  const res = await http.call({ method: 'POST', path: '/auth', json: { username, password }, signal }, operation);
+  const headers: Record<string, string> = {};
+  if (options.client?.ip) headers['x-forwarded-for'] = options.client.ip;
+  const agent = [options.via, options.client?.userAgent && `(${options.client.userAgent})`].filter(Boolean).join(' ');
+  if (agent) headers['user-agent'] = agent.replace(/[^\x20-\x7e]/g, '').slice(0, 200);
+  const res = await http.call({ method: 'POST', path: '/auth', json: { username, password }, headers, signal: options.signal }, operation);
   const body = parseWith(sessionSchema, res.body, operation, res.status);
   return {
     userId: body.uuid,

@@ -32,7 +32,8 @@ export interface StoreClient {
   readonly baseUrl: string;
   /** The single request path; `requestRaw` is there for callers that need status and body as they are. */
   readonly http: StoreHttp;
-  login(username: string, password: string, signal?: AbortSignal): Promise<StoreSession>;
+  /** `client` names who the store should record (login history, rate limit) when this caller relays a login. */
+  login(username: string, password: string, options?: auth.LoginOptions): Promise<StoreSession>;
   logout(s: StoreSession): Promise<void>;
   listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]>;
   details(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails>;
@@ -67,7 +68,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): S
   return {
     baseUrl: http.baseUrl,
     http,
-    login: (username, password, signal) => auth.login(http, username, password, signal),
+    login: (username, password, options) => auth.login(http, username, password, options),
     logout: (s) => auth.logout(http, s),
     listFolder: (s, folder, signal) => nodes.listFolder(http, s, folder, signal),
     details: (s, node, signal) => nodes.details(http, s, node, signal),
@@ -95,6 +96,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): S
 }
 
 export { StoreError, classify, type StoreErrorKind } from './errors.js';
+export type { LoginOptions, RelayedClient } from './auth.js';
 export { LATEST_VERSION } from './download.js';
 export { StoreHttp, type RawRequest, type RawResponse } from './http.js';
 export * from './types.js';

@@ -78,6 +78,25 @@ describe('real clients on /webdrive/<endpoint>/', () => {
       expect(check.stderr).toMatch(/: 48 matching files/);
       expect(Object.fromEntries(await storeTreeSha256(f, user, ['rc']))).toEqual(Object.fromEntries(await sha256Tree(src)));
     }, 240_000);
+
+    it('mounts a two-factor account with an app password, and not with the account password', async () => {
+      const guarded = await f.newDavUser();
+      const call = (method: 'POST', path: string, json: unknown) => f.client.http.requestRaw({ method, path, token: guarded.session.token, json });
+      expect((await call('POST', '/api/user/webdrive', { endpoint: 'guarded' })).status).toBe(200);
+      expect((await call('POST', '/api/user/2fa', { twofa: true })).status).toBe(200);
+      const created = await call('POST', '/api/user/app_passwords', { name: 'rclone on the laptop' });
+      const appPassword = (created.body as { data: { password: string } }).data.password;
+      const url = `${f.davUrl}/webdrive/guarded/`;
+      const withPassword = await rcloneRemote({ rclonePath: rclone.path, name: 'PW', url, username: guarded.email, password: guarded.password, tmpDir: tmp.dir });
+      const refused = await withPassword.run(['lsjson', withPassword.prefix]);
+      expect(refused.code, describeRun(refused)).not.toBe(0);
+      expect(refused.stderr).toMatch(/401|Unauthorized/i);
+      const withApp = await rcloneRemote({ rclonePath: rclone.path, name: 'AP', url, username: guarded.email, password: appPassword, tmpDir: tmp.dir });
+      const copy = await withApp.run(['copy', src, `${withApp.prefix}fromapp`]);
+      expect(copy.code, describeRun(copy)).toBe(0);
+      const check = await withApp.run(['check', src, `${withApp.prefix}fromapp`, '--download']);
+      expect(check.stderr, describeRun(check)).toMatch(/: 0 differences found/);
+    }, 240_000);
   });
 
   davfs.describe('davfs2', () => {
