@@ -144,6 +144,13 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_TLS_CERT: { value: '/etc/driveway/cert.pem', expected: '/etc/driveway/cert.pem' },
     DRIVEWAY_TLS_KEY: { value: '/etc/driveway/key.pem', expected: '/etc/driveway/key.pem' },
     DRIVEWAY_CACHE_TTL_MS: { value: '750', expected: 750 },
+    DRIVEWAY_BRIDGE_PUBLIC_URL: { value: 'https://dav.example.org', expected: 'https://dav.example.org' },
+    DRIVEWAY_TRUSTED_PROXIES: { value: '10.0.0.1, 10.0.0.2', expected: ['10.0.0.1', '10.0.0.2'] },
+    DRIVEWAY_SMTP_HOST: { value: 'smtp.example.org', expected: 'smtp.example.org' },
+    DRIVEWAY_SMTP_PORT: { value: '2525', expected: 2525 },
+    DRIVEWAY_SMTP_USER: { value: 'mailer', expected: 'mailer' },
+    DRIVEWAY_SMTP_PASSWORD: { value: 'Smtp-Secret', expected: 'Smtp-Secret' },
+    DRIVEWAY_MAIL_FROM: { value: 'driveway@example.org', expected: 'driveway@example.org' },
   };
 
   it('keeps exactly the documented names (they are a public interface)', () => {

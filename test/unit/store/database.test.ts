@@ -2,6 +2,7 @@
  * openDatabase on a real file: one compiled statement per SQL text, upload tokens in a TEMP
  * table (in memory, gone when the connection closes), and migrations applied once.
  */
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../src/store/db/database.js';
@@ -21,6 +22,14 @@ afterEach(() => {
   tmp.remove();
 });
 
+/** Versions of the migration files, each applied exactly once. */
+function migrationVersions(): number[] {
+  return readdirSync(path.resolve('src/store/db/migrations'))
+    .filter((name) => /^\d{3}-[\w-]+\.sql$/.test(name))
+    .map((name) => Number(name.slice(0, 3)))
+    .sort((x, y) => x - y);
+}
+
 describe('openDatabase', () => {
   it('hands out the same compiled statement for the same SQL text', () => {
     db = openDatabase(file);
@@ -39,6 +48,6 @@ describe('openDatabase', () => {
 
     db = openDatabase(file);
     expect(db.prepare('SELECT COUNT(*) AS n FROM upload_tokens').get()).toEqual({ n: 0 });
-    expect((db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version)).toEqual([1, 2, 3, 4]);
+    expect((db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version)).toEqual(migrationVersions());
   });
 });
