@@ -150,3 +150,16 @@ export function recordLoginEvent(db: Db, event: LoginEvent): void {
     event.timestampMs,
   );
 }
+
+/**
+ * Removes the user's row; sessions, stars, login history and group memberships go with it
+ * (ON DELETE CASCADE). Nodes, avatar and WebDrive endpoint are the caller's (ops/owner-deletion.ts).
+ */
+export function deleteUserRow(db: Db, uuid: string): void {
+  db.prepare('DELETE FROM users WHERE uuid = ?').run(uuid);
+}
+
+/** Users of an organization, by full name. */
+export function usersOfOrg(db: Db, orgId: string): UserRow[] {
+  return db.prepare('SELECT * FROM users WHERE org_id = ? ORDER BY fullname COLLATE NOCASE, uuid').all(orgId) as UserRow[];
+}
