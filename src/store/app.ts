@@ -17,13 +17,17 @@ import { isBlobReferenced } from './db/blobs.js';
 import { createTopLevelFolders } from './db/nodes.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
 import { generatePassword, hashPassword } from './passwords.js';
+import { createMailer } from './ops/mail.js';
 import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { uploadRoutes } from './routes/upload.js';
 import { resourceRoutes } from './routes/resources.js';
 import { userRoutes } from './routes/user.js';
-import { adminRoutes } from './routes/admin.js';
+import { adminUserRoutes } from './routes/admin-users.js';
+import { adminGroupRoutes } from './routes/admin-groups.js';
+import { organizationRoutes } from './routes/organizations.js';
+import { groupRoutes } from './routes/groups.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
 
@@ -65,7 +69,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
-  const ctx: StoreContext = { db, blobs, config, clock, log, keys };
+  const mailer = createMailer(config.mail, log);
+  const ctx: StoreContext = { db, blobs, config, clock, log, keys, mailer };
   await bootstrapAdmin(ctx);
 
   const app: FastifyInstance = Fastify({
@@ -125,11 +130,15 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await uploadRoutes(app, ctx);
   await resourceRoutes(app, ctx);
   await userRoutes(app, ctx);
-  await adminRoutes(app, ctx);
+  await adminUserRoutes(app, ctx);
+  await adminGroupRoutes(app, ctx);
+  await organizationRoutes(app, ctx);
+  await groupRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
+    mailer?.close();
     db.close();
   });
   return { app, ctx };
