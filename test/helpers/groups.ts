@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { RawResponse, StoreClient, StoreSession } from '../../src/store-client/index.js';
-import type { TestStore } from './start-store.js';
+import { createSeeder, type Seeder } from './seed.js';
+import { startTestStore, type TestStore, type TestStoreOptions } from './start-store.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -84,4 +85,23 @@ export function membershipRow(store: TestStore, groupUuid: string, userUuid: str
 
 export function countRows(store: TestStore, sql: string, ...params: unknown[]): number {
   return (store.ctx.db.prepare(sql).get(...params) as { n: number }).n;
+}
+
+/** A real store with a seeder and the administrator's group actions: what the group suites start from. */
+export interface GroupStore {
+  store: TestStore;
+  seeder: Seeder;
+  ga: GroupAdmin;
+  admin: StoreSession;
+}
+
+export async function startGroupStore(options: TestStoreOptions = {}): Promise<GroupStore> {
+  const store = await startTestStore(options);
+  const seeder = await createSeeder(store);
+  return { store, seeder, ga: groupAdmin(seeder.client, seeder.admin), admin: seeder.admin };
+}
+
+export async function stopGroupStore(started: Partial<GroupStore>): Promise<void> {
+  await started.seeder?.client.close();
+  await started.store?.close();
 }

@@ -8,13 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
+import type { TestStore } from '../../helpers/start-store.js';
 import {
   blobFileExists,
   blobHashOf,
   blobRefs,
   createFolder,
-  createSeeder,
   diskUsed,
   nodeRow,
   topLevelRow,
@@ -22,7 +21,7 @@ import {
   type Seeder,
   type SeededUser,
 } from '../../helpers/seed.js';
-import { ALL_NODE_PERMISSIONS, call, countRows, dataOf, groupAdmin, groupUsage, storedBytes, type GroupAdmin } from '../../helpers/groups.js';
+import { ALL_NODE_PERMISSIONS, call, countRows, dataOf, groupUsage, storedBytes, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { dataUrl, pngBytes } from '../../helpers/images.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000dd';
@@ -34,16 +33,10 @@ let admin: StoreSession;
 let counter = 0;
 
 beforeAll(async () => {
-  store = await startTestStore();
-  seeder = await createSeeder(store);
-  admin = seeder.admin;
-  ga = groupAdmin(seeder.client, admin);
+  ({ store, seeder, ga, admin } = await startGroupStore());
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 const letters = (n: number): string => String.fromCharCode(...[...String(n)].map((d) => 97 + Number(d)));
 const newUser = (quotaBytes = 0) => seeder.user(`Person ${letters((counter += 1))}`, { quotaBytes });

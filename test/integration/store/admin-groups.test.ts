@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { createSeeder, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { call, countRows, dataOf, groupAdmin, groupUsage, membershipRow, type GroupAdmin, type Method } from '../../helpers/groups.js';
+import type { TestStore } from '../../helpers/start-store.js';
+import { uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { call, countRows, dataOf, groupUsage, membershipRow, startGroupStore, stopGroupStore, type GroupAdmin, type Method } from '../../helpers/groups.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000bb';
 
@@ -24,16 +24,10 @@ function groupRow(uuid: string): Record<string, unknown> | undefined {
 }
 
 beforeAll(async () => {
-  store = await startTestStore();
-  seeder = await createSeeder(store);
-  admin = seeder.admin;
-  ga = groupAdmin(seeder.client, admin);
+  ({ store, seeder, ga, admin } = await startGroupStore());
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 describe('POST /api/admin/groups', () => {
   it('creates the group with its seven top-level folders and answers its record', async () => {

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { createSeeder, uploadFile, USER_PASSWORD, type Seeder } from '../../helpers/seed.js';
-import { call, countRows, dataOf, groupAdmin, membershipRow, type GroupAdmin } from '../../helpers/groups.js';
+import type { TestStore } from '../../helpers/start-store.js';
+import { uploadFile, USER_PASSWORD, type Seeder } from '../../helpers/seed.js';
+import { call, countRows, dataOf, membershipRow, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { pngBytes } from '../../helpers/images.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000cc';
@@ -19,16 +19,10 @@ let ga: GroupAdmin;
 let admin: StoreSession;
 
 beforeAll(async () => {
-  store = await startTestStore();
-  seeder = await createSeeder(store);
-  admin = seeder.admin;
-  ga = groupAdmin(seeder.client, admin);
+  ({ store, seeder, ga, admin } = await startGroupStore());
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 describe('GET /api/admin/users', () => {
   it('lists every user of the organization by name, each with their group memberships', async () => {

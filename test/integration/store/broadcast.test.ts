@@ -5,9 +5,9 @@
  * `email_failed`; without `mail.host` the request is 409 `email_not_configured` (groups.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { createSeeder, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { call, dataOf, groupAdmin, type GroupAdmin } from '../../helpers/groups.js';
+import type { TestStore } from '../../helpers/start-store.js';
+import type { Seeder, SeededUser } from '../../helpers/seed.js';
+import { call, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp.js';
 
 let smtp: TestSmtp;
@@ -22,9 +22,7 @@ let gone: SeededUser;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  store = await startTestStore({ flags: { 'mail.host': '127.0.0.1', 'mail.port': smtp.port, 'mail.from': 'driveway@example.test' } });
-  seeder = await createSeeder(store);
-  ga = groupAdmin(seeder.client, seeder.admin);
+  ({ store, seeder, ga } = await startGroupStore({ flags: { 'mail.host': '127.0.0.1', 'mail.port': smtp.port, 'mail.from': 'driveway@example.test' } }));
   group = await ga.group('Choir');
   boss = await seeder.user('Carla Conductor');
   anna = await seeder.user('Anna Alto');
@@ -42,8 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
+  await stopGroupStore({ seeder, store });
   await smtp?.close();
 });
 

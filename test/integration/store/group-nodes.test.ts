@@ -7,13 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
+import type { TestStore } from '../../helpers/start-store.js';
 import {
   blobFileExists,
   blobHashOf,
   blobRefs,
   createFolder,
-  createSeeder,
   diskUsed,
   nodeRow,
   topLevelRow,
@@ -21,7 +20,7 @@ import {
   type Seeder,
   type SeededUser,
 } from '../../helpers/seed.js';
-import { ALL_NODE_PERMISSIONS, call, dataOf, groupAdmin, groupUsage, storedBytes, type GroupAdmin } from '../../helpers/groups.js';
+import { ALL_NODE_PERMISSIONS, call, dataOf, groupUsage, storedBytes, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -29,16 +28,11 @@ let ga: GroupAdmin;
 let alice: SeededUser;
 
 beforeAll(async () => {
-  store = await startTestStore();
-  seeder = await createSeeder(store);
-  ga = groupAdmin(seeder.client, seeder.admin);
+  ({ store, seeder, ga } = await startGroupStore());
   alice = await seeder.user('Alice Member');
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 let counter = 0;
 /** Distinct bytes per call, so blob sharing between tests never blurs the counts. */

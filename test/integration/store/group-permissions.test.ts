@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawResponse, StoreSession } from '../../../src/store-client/index.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { createFolder, createSeeder, nodeRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { ALL_NODE_PERMISSIONS, call, dataOf, groupAdmin, type GroupAdmin } from '../../helpers/groups.js';
+import type { TestStore } from '../../helpers/start-store.js';
+import { createFolder, nodeRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { ALL_NODE_PERMISSIONS, call, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 
 const LATEST = '999999999999999';
 const UNKNOWN = '00000000-0000-4000-8000-0000000000aa';
@@ -25,9 +25,7 @@ let owner: SeededUser; // member with every node permission, not a group adminis
 const lacking: Record<string, SeededUser> = {};
 
 beforeAll(async () => {
-  store = await startTestStore();
-  seeder = await createSeeder(store);
-  ga = groupAdmin(seeder.client, seeder.admin);
+  ({ store, seeder, ga } = await startGroupStore());
   groupUuid = await ga.group('Research');
   otherGroupUuid = await ga.group('Marketing');
   owner = await seeder.user('Olga Owner');
@@ -39,10 +37,7 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 /** A fresh folder in the group's home holding `a.txt`, plus a second folder to move or copy into. */
 interface Scratch {

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { createSeeder, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { call, countRows, dataOf, groupAdmin, membershipRow, type GroupAdmin, type Method } from '../../helpers/groups.js';
+import type { TestStore } from '../../helpers/start-store.js';
+import type { Seeder, SeededUser } from '../../helpers/seed.js';
+import { call, countRows, dataOf, membershipRow, startGroupStore, stopGroupStore, type GroupAdmin, type Method } from '../../helpers/groups.js';
 import { dataUrl, jpegBytes, pngBytes } from '../../helpers/images.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000ee';
@@ -32,9 +32,7 @@ function groupRow(uuid = group): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  store = await startTestStore({ flags: { 'store.tagClasses': ['general', 'status'], 'bridge.publicUrl': 'https://dav.example.org' } });
-  seeder = await createSeeder(store);
-  ga = groupAdmin(seeder.client, seeder.admin);
+  ({ store, seeder, ga } = await startGroupStore({ flags: { 'store.tagClasses': ['general', 'status'], 'bridge.publicUrl': 'https://dav.example.org' } }));
   group = await ga.group('Design');
   boss = await seeder.user('Bea Boss');
   member = await seeder.user('Mo Member');
@@ -45,10 +43,7 @@ beforeAll(async () => {
   await ga.member(group, tagger.uuid, { node_permissions: ['read'], tag_permissions: ['create'], share_permissions: ['public_create'] });
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 describe('GET /api/groups', () => {
   it('lists the caller’s groups as SPEC Group entries, by name', async () => {
@@ -72,10 +67,9 @@ describe('GET /api/groups', () => {
   });
 
   it('lists every group of the organization with show=all when the setting allows it', async () => {
-    const open = await startTestStore({ flags: { 'store.shareWithAllGroups': true } });
-    const s = await createSeeder(open);
+    const open = await startGroupStore({ flags: { 'store.shareWithAllGroups': true } });
+    const { seeder: s, ga: g } = open;
     try {
-      const g = groupAdmin(s.client, s.admin);
       const mine = await g.group('Mine');
       const theirs = await g.group('Theirs');
       const user = await s.user('Sally Showall');
@@ -87,8 +81,7 @@ describe('GET /api/groups', () => {
       ]);
       expect((await dataOf<unknown[]>(call(s.client, user.session, 'GET', '/api/groups'))).length).toBe(1);
     } finally {
-      await s.client.close();
-      await open.close();
+      await stopGroupStore(open);
     }
   });
 });

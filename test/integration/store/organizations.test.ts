@@ -8,9 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
 import { openDatabase } from '../../../src/store/db/database.js';
-import { startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { createSeeder, USER_PASSWORD, type Seeder } from '../../helpers/seed.js';
-import { call, dataOf, groupAdmin, type GroupAdmin } from '../../helpers/groups.js';
+import type { TestStore } from '../../helpers/start-store.js';
+import { USER_PASSWORD, type Seeder } from '../../helpers/seed.js';
+import { call, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 let store: TestStore;
@@ -33,16 +33,10 @@ async function orgAdmin(orgId: string, name: string): Promise<{ uuid: string; se
 }
 
 beforeAll(async () => {
-  store = await startTestStore({ flags: { 'store.shareWithAllGroups': true } });
-  seeder = await createSeeder(store);
-  admin = seeder.admin;
-  ga = groupAdmin(seeder.client, admin);
+  ({ store, seeder, ga, admin } = await startGroupStore({ flags: { 'store.shareWithAllGroups': true } }));
 });
 
-afterAll(async () => {
-  await seeder?.client.close();
-  await store?.close();
-});
+afterAll(() => stopGroupStore({ seeder, store }));
 
 describe('migration 008', () => {
   it('creates the default organization, allowing unlimited quotas', () => {
