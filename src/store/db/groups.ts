@@ -70,6 +70,11 @@ export function updateGroup(db: Db, uuid: string, patch: GroupPatch, nowMs: numb
   );
 }
 
+/** Marks the group's profile as changed (its avatar, kept in another table). */
+export function touchGroup(db: Db, uuid: string, nowMs: number): void {
+  db.prepare('UPDATE groups SET updated = ? WHERE uuid = ?').run(nowMs, uuid);
+}
+
 /** Removes the row; memberships and tags go with it (ON DELETE CASCADE). Nodes are the caller's. */
 export function deleteGroupRow(db: Db, uuid: string): void {
   db.prepare('DELETE FROM groups WHERE uuid = ?').run(uuid);

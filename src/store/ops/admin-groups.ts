@@ -22,7 +22,8 @@ const nameTaken = () => conflict('name: the organization has a group of this nam
 /**
  * Applies `patch` to the group inside the caller's transaction, after the rules that need the
  * database: a name unique in the organization (409 `group_name_taken`, case-insensitive), and a
- * `disk_quota` of 0 or above the group's current usage (400). Returns the row as stored.
+ * `disk_quota` of 0 or above the group's current usage (400). An empty patch changes nothing,
+ * not even `updated`. Returns the row as stored.
  */
 export function saveGroupChanges(db: Db, group: GroupRow, patch: GroupPatch, nowMs: number): GroupRow {
   const current = getGroupRow(db, group.uuid);
@@ -32,7 +33,7 @@ export function saveGroupChanges(db: Db, group: GroupRow, patch: GroupPatch, now
   if (quota !== undefined && quota !== 0 && quota <= current.disk_used) {
     throw invalid(`disk_quota must exceed current usage (${current.disk_used} bytes) unless it is 0`);
   }
-  updateGroup(db, group.uuid, patch, nowMs);
+  if (Object.values(patch).some((value) => value !== undefined)) updateGroup(db, group.uuid, patch, nowMs);
   return getGroupRow(db, group.uuid) as GroupRow;
 }
 

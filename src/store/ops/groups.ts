@@ -5,7 +5,7 @@
  * emailed to the active members. Members, tags and the WebDrive endpoint have their own modules.
  */
 import type { StoreContext } from '../context.js';
-import { groupsOfOrg, membersOf, membershipsInOrg, type Permissions } from '../db/groups.js';
+import { groupsOfOrg, membersOf, membershipsInOrg, touchGroup, type Permissions } from '../db/groups.js';
 import { getUserByUuid } from '../db/users.js';
 import { forbidden } from '../envelope.js';
 import { resolveGroup, type GroupAccess } from '../access.js';
@@ -61,8 +61,10 @@ export async function updateGroupProfile(ctx: StoreContext, caller: Authenticate
       acceptIncoming: input.accept_incoming,
       privateSharesNotify: input.private_shares_notify,
     }, now);
-    if (avatar !== undefined) storeAvatar(db, row.uuid, avatar, now);
-    return row;
+    if (avatar === undefined) return row;
+    storeAvatar(db, row.uuid, avatar, now);
+    touchGroup(db, row.uuid, now);
+    return { ...row, updated: now };
   })();
   const update: ProfileUpdate = { details: details(ctx, { ...access, group: saved }) };
   if (input.broadcast_message !== undefined && mailer) {
