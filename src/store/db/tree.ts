@@ -47,7 +47,7 @@ const SUBTREE = `WITH RECURSIVE sub(uuid) AS (
   )`;
 
 /** Bytes of every revision in the subtree of `nodeUuid` (what its owner's `disk_used` counts for it). */
-export function subtreeBytes(db: Db, nodeUuid: string): number {
+function subtreeBytes(db: Db, nodeUuid: string): number {
   const row = db.prepare(`${SUBTREE} SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`).get(nodeUuid) as {
     bytes: number;
   };

@@ -22,7 +22,7 @@ export type GroupDoor = 'groups' | 'admin';
 const memberNotFound = (): StoreHttpError => notFound('member not found');
 
 /** The group a call may read (`change` false) or change, as its door decides. */
-export function groupThrough(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, rawUuid: string, change: boolean): GroupRow {
+function groupThrough(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, rawUuid: string, change: boolean): GroupRow {
   if (door === 'admin') {
     requireAdmin(caller);
     return administeredGroup(ctx, caller, rawUuid);
@@ -31,7 +31,7 @@ export function groupThrough(ctx: StoreContext, caller: AuthenticatedUser, door:
 }
 
 /** A user of the group's organization named by `field`, or 404 naming the field. */
-export function userInOrg(ctx: StoreContext, orgId: string, rawUuid: string, field: string): UserRow {
+function userInOrg(ctx: StoreContext, orgId: string, rawUuid: string, field: string): UserRow {
   const user = isUuid(rawUuid) ? getUserByUuid(ctx.db, rawUuid.toLowerCase()) : undefined;
   if (!user || user.org_id !== orgId) throw notFound(`${field}: no such user in the group's organization`);
   return user;

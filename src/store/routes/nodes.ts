@@ -4,7 +4,8 @@
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an
  * unknown one. A move or copy to another owner (between a user's tree and a group's, or two
  * groups) also passes assertMayLeaveOwner. The tree rules live in db/tree.ts; this file
- * validates, resolves and answers. Upload (routes/upload.ts) and share_copy_with (TODO(#sharing)) are not here.
+ * validates, resolves and answers. Upload (routes/upload.ts) and share_copy_with
+ * (TODO(#sharing)) are not here.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { StoreContext } from '../context.js';

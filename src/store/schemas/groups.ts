@@ -48,7 +48,7 @@ export const assignGroupsSchema = z.strictObject({
 });
 
 /** SPEC Limits: a group name has at least 3 characters. */
-export const groupName = z
+const groupName = z
   .string({ error: 'name must be a string' })
   .trim()
   .min(3, 'name must have at least 3 characters')
