@@ -126,7 +126,8 @@ describe('deleting a user without transfer', () => {
     const shared = t.contents[0] as string;
     await uploadFile(seeder.client, other.session, 'home', 'same.txt', shared);
     const group = await ga.group();
-    await ga.member(group, user.uuid, { node_permissions: ALL_NODE_PERMISSIONS });
+    await ga.member(group, user.uuid, { node_permissions: ALL_NODE_PERMISSIONS, tag_permissions: ['create'] });
+    await dataOf(call(seeder.client, user.session, 'POST', `/api/groups/${group}/tags`, { name: 'left behind', class: 'general' }));
     const inGroup = await uploadFile(seeder.client, user.session, `home:${group}`, 'group file.txt', unique('group'));
     await seeder.client.setStarred(user.session, inGroup, true);
     await dataOf(call(seeder.client, user.session, 'POST', '/api/user/webdrive', { endpoint: 'leaving' }));
@@ -152,7 +153,8 @@ describe('deleting a user without transfer', () => {
     }
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', user.uuid)).toBe(0);
     expect(db.prepare('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?').get(user.uuid)).toBeUndefined();
-    // What they stored in the group is the group's, and stays.
+    // What they stored in the group is the group's, and stays; so does the tag they made.
+    expect(db.prepare('SELECT name, creator_uuid FROM group_tags WHERE group_uuid = ?').all(group)).toEqual([{ name: 'left behind', creator_uuid: null }]);
     expect(nodeRow(store, inGroup)?.owner_uuid).toBe(group);
     expect(groupUsage(store, group)?.disk_used).toBe(storedBytes(store, group));
     // Their session is gone, the endpoint name is free again, and login fails.
