@@ -1,30 +1,55 @@
 /**
- * The one place that decides who may do what to a node. A caller who may not read a node
- * learns nothing about it: unknown and not-yours both answer 404 with the same message.
- * A caller who may read but lacks the permission asked for gets 403.
- * Today a node is the caller's when its owner is the caller; group ownership and group
- * permissions plug in here (TODO(#groups) when the groups issue lands).
+ * The one place that decides who may do what to a node and to a group
+ * (docs/store-semantics.md, "Groups and administration").
+ *
+ * Nodes: a user's nodes are their own and nobody else's (administrators included). A group's
+ * nodes are visible to its members, who hold the `node_permissions` of their membership; group
+ * administrators and the built-in admin hold all four. Whoever cannot see a node learns nothing
+ * about it: unknown and not-yours both answer 404 with the same message. Whoever sees it but
+ * lacks the permission asked for gets 403. A group node costs one primary-key lookup of the
+ * caller's membership; a user node costs none.
+ *
+ * Groups: members may read a group's member endpoints, group administrators (and the built-in
+ * admin) may change it; non-members get 404, members who are not administrators 403.
  */
 import type { AuthenticatedUser } from './sessions.js';
 import type { Db } from './db/database.js';
-import { getNode, getTopLevel, parseIdentifier, type NodeRow } from './db/nodes.js';
-import { forbidden, notFound } from './envelope.js';
+import { getGroup, membershipOf, type GroupRow, type Membership } from './db/groups.js';
+import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './db/nodes.js';
+import { forbidden, notFound, StoreHttpError } from './envelope.js';
 
 export type Permission = 'read' | 'write' | 'delete' | 'download';
 export const ALL_PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'download'];
 
-/** Permissions `caller` holds on `node`; empty when the node is not theirs to see. */
-export function permissionsOn(_db: Db, caller: AuthenticatedUser, node: NodeRow): Permission[] {
-  if (node.owner_type === 'User' && node.owner_uuid === caller.userUuid) return [...ALL_PERMISSIONS];
-  return [];
+/** What a caller may do with a node; `visible: false` means the node does not exist for them. */
+export interface NodeAccess {
+  visible: boolean;
+  granted: readonly Permission[];
+}
+
+const FULL: NodeAccess = { visible: true, granted: ALL_PERMISSIONS };
+const NONE: NodeAccess = { visible: false, granted: [] };
+
+export function accessTo(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): NodeAccess {
+  if (node.owner_type === 'User') return node.owner_uuid === caller.userUuid ? FULL : NONE;
+  if (caller.isBuiltin) return FULL;
+  const membership = membershipOf(db, node.owner_uuid, caller.userUuid);
+  if (!membership) return NONE;
+  if (membership.isAdmin) return FULL;
+  return { visible: true, granted: ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p)) };
+}
+
+/** Permissions `caller` holds on `node` (what myaccess answers); empty when the node is not theirs to see. */
+export function permissionsOn(db: Db, caller: AuthenticatedUser, node: NodeRow): Permission[] {
+  return [...accessTo(db, caller, node).granted];
 }
 
 /**
  * Resolves a `{node_uuid}` path value (UUID or top-level identifier, bare or qualified) to a
- * node the caller may read and that grants `permission`. Throws 404 when unknown or unreadable,
- * 403 when readable without the permission.
+ * node the caller sees and that grants `permission` (`visible`: no permission asked, as for
+ * myaccess). Throws 404 when unknown or invisible, 403 when visible without the permission.
  */
-export function resolveNode(db: Db, caller: AuthenticatedUser, identifier: string, permission: Permission = 'read'): NodeRow {
+export function resolveNode(db: Db, caller: AuthenticatedUser, identifier: string, permission: Permission | 'visible' = 'read'): NodeRow {
   const parsed = parseIdentifier(identifier);
   if (!parsed) throw notFound();
   const node =
@@ -32,8 +57,48 @@ export function resolveNode(db: Db, caller: AuthenticatedUser, identifier: strin
       ? getNode(db, parsed.uuid as string)
       : getTopLevel(db, parsed.owner ?? caller.userUuid, parsed.top as NonNullable<typeof parsed.top>);
   if (!node) throw notFound();
-  const granted = permissionsOn(db, caller, node);
-  if (!granted.includes('read')) throw notFound();
-  if (!granted.includes(permission)) throw forbidden(`${permission} permission required`);
+  const access = accessTo(db, caller, node);
+  if (!access.visible) throw notFound();
+  if (permission !== 'visible' && !access.granted.includes(permission)) throw forbidden(`${permission} permission required`);
   return node;
+}
+
+/**
+ * A move or copy into another owner's folder takes the node away from its owner: a move also
+ * needs `delete` on the node (it leaves), a copy also needs `download` (its bytes leave). The
+ * permissions on the target are the route's to check, as for any move or copy.
+ */
+export function assertMayLeaveOwner(db: Db, caller: AuthenticatedUser, node: NodeRow, target: NodeRow, operation: 'move' | 'copy'): void {
+  if (node.owner_uuid === target.owner_uuid) return;
+  const needed: Permission = operation === 'move' ? 'delete' : 'download';
+  if (!accessTo(db, caller, node).granted.includes(needed)) {
+    throw forbidden(`${needed} permission required to ${operation} a node to another owner`);
+  }
+}
+
+export type GroupRole = 'member' | 'admin';
+
+export interface GroupAccess {
+  group: GroupRow;
+  /** The caller's own membership; undefined for the built-in admin when not a member. */
+  membership: Membership | undefined;
+  isGroupAdmin: boolean;
+}
+
+export const groupNotFound = (): StoreHttpError => notFound('group not found');
+
+/**
+ * The group behind a `{group_uuid}` of /api/groups, for a caller who holds `role` there. 404
+ * for an unknown or malformed UUID and for non-members, 403 for members lacking `admin`. The
+ * built-in admin acts as an administrator of every group (as on the group's nodes).
+ */
+export function resolveGroup(db: Db, caller: AuthenticatedUser, rawUuid: string, role: GroupRole): GroupAccess {
+  if (!isUuid(rawUuid)) throw groupNotFound();
+  const group = getGroup(db, rawUuid.toLowerCase());
+  if (!group) throw groupNotFound();
+  const membership = membershipOf(db, group.uuid, caller.userUuid);
+  const isGroupAdmin = caller.isBuiltin || membership?.isAdmin === true;
+  if (!membership && !isGroupAdmin) throw groupNotFound();
+  if (role === 'admin' && !isGroupAdmin) throw forbidden('group administrator privileges required');
+  return { group, membership, isGroupAdmin };
 }

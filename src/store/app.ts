@@ -20,13 +20,17 @@ import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { LoginLimiter } from './login-limiter.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
+import { createMailer } from './ops/mail.js';
 import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { uploadRoutes } from './routes/upload.js';
 import { resourceRoutes } from './routes/resources.js';
 import { userRoutes } from './routes/user.js';
-import { adminRoutes } from './routes/admin.js';
+import { adminUserRoutes } from './routes/admin-users.js';
+import { adminGroupRoutes } from './routes/admin-groups.js';
+import { organizationRoutes } from './routes/organizations.js';
+import { groupRoutes } from './routes/groups.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
 import { userDirectoryRoutes } from './routes/users.js';
@@ -84,7 +88,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const loginLimiter = new LoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
-  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, unknownUserHash };
+  const mailer = createMailer(config.mail, log);
+  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, unknownUserHash, mailer };
   await bootstrapAdmin(ctx);
 
   const app: FastifyInstance = Fastify({
@@ -145,7 +150,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await uploadRoutes(app, ctx);
   await resourceRoutes(app, ctx);
   await userRoutes(app, ctx);
-  await adminRoutes(app, ctx);
+  await adminUserRoutes(app, ctx);
+  await adminGroupRoutes(app, ctx);
+  await organizationRoutes(app, ctx);
+  await groupRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);
   await userDirectoryRoutes(app, ctx);
@@ -153,6 +161,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await appPasswordRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
+    mailer?.close();
     db.close();
   });
   return { app, ctx };

@@ -1,6 +1,6 @@
 /**
  * What every store route and operation receives: the database, blobs, configuration, clock,
- * logger, and the login state one store shares across transports (HTTP routes and the
+ * logger, mailer, and the login state one store shares across transports (HTTP routes and the
  * in-process client must count failed logins together).
  */
 import type { Config } from '../common/config.js';
@@ -10,6 +10,7 @@ import type { BlobStore } from './blobs/blob-store.js';
 import type { Db } from './db/database.js';
 import type { LoginLimiter } from './login-limiter.js';
 import type { SessionKeys } from './sessions.js';
+import type { Mailer } from './ops/mail.js';
 
 export interface StoreContext {
   db: Db;
@@ -21,4 +22,6 @@ export interface StoreContext {
   loginLimiter: LoginLimiter;
   /** A hash an unknown username's password is checked against, so it costs what a real one does. */
   unknownUserHash: string;
+  /** Outgoing email; undefined when `mail.host` is not configured. */
+  mailer: Mailer | undefined;
 }

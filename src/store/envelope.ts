@@ -24,11 +24,18 @@ export type ErrorCode =
   | 'endpoint_taken'       // 409: WebDrive endpoint held by another user or group
   | 'twofa_enabled'        // 409: enabling 2FA that is already on
   | 'too_many_app_passwords' // 409: the user holds the maximum number of app passwords
+  | 'group_name_taken'     // 409: the organization has a group of that name
+  | 'already_member'       // 409: the user is a member of the group already
+  | 'tag_exists'           // 409: the group has a tag of that name
+  | 'organization_exists'  // 409: an organization with that id exists
+  | 'organization_in_use'  // 409: the organization still has users or groups, or users with disk_quota -1
+  | 'email_not_configured' // 409: broadcast_message without mail.host
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown
   | 'range_not_satisfiable'// 416
   | 'precondition_failed'  // 412: If-Match / If-Unmodified-Since (and If-None-Match on writes) failed
   | 'rate_limited'         // 429: too many failed logins
+  | 'email_failed'         // 502: the mail server refused or could not be reached
   | 'quota_exceeded'       // 507: the write would exceed disk_quota
   | 'not_implemented'      // 404 for endpoints outside the served edition
   | 'internal';            // 500

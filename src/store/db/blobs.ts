@@ -28,12 +28,13 @@ export interface Usage {
   usedBytes: number;
 }
 
+/** Owners keep quota and usage in their own table: users or groups. */
+const OWNER_TABLE: Record<OwnerType, string> = { User: 'users', Group: 'groups' };
+
 export function usageOf(db: Db, ownerType: OwnerType, ownerUuid: string): Usage | undefined {
-  if (ownerType !== 'User') return undefined; // group quotas arrive with the groups issue
-  const row = db.prepare('SELECT disk_quota AS quotaBytes, disk_used AS usedBytes FROM users WHERE uuid = ?').get(ownerUuid) as
-    | Usage
-    | undefined;
-  return row;
+  return db
+    .prepare(`SELECT disk_quota AS quotaBytes, disk_used AS usedBytes FROM ${OWNER_TABLE[ownerType]} WHERE uuid = ?`)
+    .get(ownerUuid) as Usage | undefined;
 }
 
 /** Bytes the owner may still add; Infinity when unlimited. */
@@ -45,5 +46,5 @@ export function remainingBytes(db: Db, ownerType: OwnerType, ownerUuid: string):
 
 export function adjustUsage(db: Db, ownerType: OwnerType, ownerUuid: string, deltaBytes: number): void {
   if (deltaBytes === 0) return;
-  if (ownerType === 'User') db.prepare('UPDATE users SET disk_used = disk_used + ? WHERE uuid = ?').run(deltaBytes, ownerUuid);
+  db.prepare(`UPDATE ${OWNER_TABLE[ownerType]} SET disk_used = disk_used + ? WHERE uuid = ?`).run(deltaBytes, ownerUuid);
 }

@@ -39,11 +39,36 @@ function assertWritableFolder(db: Db, target: NodeRow): void {
   if (top.top_kind === 'trash') throw forbidden('nothing can be placed in trash; delete the node instead', 'virtual_folder');
 }
 
-/** Groups arrive later; until then a node never changes owner (quota and usage stay simple). */
-function assertSameOwner(node: NodeRow, target: NodeRow): void {
-  if (node.owner_uuid !== target.owner_uuid || node.owner_type !== target.owner_type) {
-    throw forbidden('moving or copying between owners is not supported');
-  }
+/** A node with its whole subtree: the recursive CTE the statements below start with. */
+const SUBTREE = `WITH RECURSIVE sub(uuid) AS (
+    SELECT ?
+    UNION ALL
+    SELECT n.uuid FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
+  )`;
+
+/** Bytes of every revision in the subtree of `nodeUuid` (what its owner's `disk_used` counts for it). */
+function subtreeBytes(db: Db, nodeUuid: string): number {
+  const row = db.prepare(`${SUBTREE} SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`).get(nodeUuid) as {
+    bytes: number;
+  };
+  return row.bytes;
+}
+
+/**
+ * Gives `node` with its subtree to another owner: every node changes owner, and the bytes of
+ * every revision move from one owner's usage to the other's. The receiver's quota is checked
+ * first (507, nothing changed). Run inside the caller's transaction.
+ */
+function giveToOwner(db: Db, node: NodeRow, receiver: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): void {
+  const bytes = subtreeBytes(db, node.uuid);
+  if (bytes > remainingBytes(db, receiver.owner_type, receiver.owner_uuid)) throw quotaExceeded();
+  db.prepare(`${SUBTREE} UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE uuid IN (SELECT uuid FROM sub)`).run(
+    node.uuid,
+    receiver.owner_uuid,
+    receiver.owner_type,
+  );
+  adjustUsage(db, node.owner_type, node.owner_uuid, -bytes);
+  adjustUsage(db, receiver.owner_type, receiver.owner_uuid, bytes);
 }
 
 function assertNameFree(db: Db, folderUuid: string, name: string): void {
@@ -100,20 +125,22 @@ export function rename(w: TreeWrite, node: NodeRow, newName: string): void {
 
 /**
  * Moves `node` (with its subtree) into `target`. Out of trash this is the restore: the node
- * forgets where it was deleted from. Moving into the folder it is in changes nothing.
+ * forgets where it was deleted from. Moving into the folder it is in changes nothing. Into
+ * another owner's folder (a user's and a group's tree, either way, or two groups) the subtree
+ * changes owner and its bytes move to the receiver's usage, within the receiver's quota (507).
  */
 export function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): void {
   const { db, now } = w;
   db.transaction(() => {
     assertNotTopLevel(node, 'moved');
     assertWritableFolder(db, target);
-    assertSameOwner(node, target);
     if (isSelfOrDescendant(db, node.uuid, target.uuid)) {
       throw conflict('a folder cannot be moved into itself or its descendants', 'move_into_self');
     }
     const fromUuid = node.parent_uuid as string;
     if (fromUuid === target.uuid) return;
     assertNameFree(db, target.uuid, node.name);
+    if (node.owner_uuid !== target.owner_uuid) giveToOwner(db, node, target);
     db.prepare('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE uuid = ?').run(target.uuid, node.uuid);
     touch(db, fromUuid, now);
     touch(db, target.uuid, now);
@@ -133,7 +160,8 @@ interface SubtreeRow {
 /**
  * Copies `node` into `target`: folders with their whole subtree, files as a new file whose
  * revision 1 is the source's latest revision. Bytes are shared by reference, never copied;
- * the copy still counts toward the owner's quota, checked before anything is written (507).
+ * the copy belongs to the target's owner and counts toward that owner's quota, checked before
+ * anything is written (507).
  * Returns the UUID of the copy.
  */
 export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
@@ -141,7 +169,6 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
   return db.transaction(() => {
     assertNotTopLevel(node, 'copied');
     assertWritableFolder(db, target);
-    assertSameOwner(node, target);
     if (isSelfOrDescendant(db, node.uuid, target.uuid)) {
       throw conflict('a folder cannot be copied into itself or its descendants', 'move_into_self');
     }
@@ -263,17 +290,12 @@ export function purge(w: TreeWrite, node: NodeRow): string[] {
   const { db, now } = w;
   return db.transaction(() => {
     assertNotTopLevel(node, 'deleted');
-    const subtree = `WITH RECURSIVE sub(uuid) AS (
-        SELECT ?
-        UNION ALL
-        SELECT n.uuid FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
-      )`;
     const revisions = db
-      .prepare(`${subtree} SELECT r.blob_hash AS hash, r.size FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`)
+      .prepare(`${SUBTREE} SELECT r.blob_hash AS hash, r.size FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`)
       .all(node.uuid) as Array<{ hash: string; size: number }>;
     // Revisions and stars go with their nodes (ON DELETE CASCADE); one statement, so the
     // parent references inside the subtree are checked only once it is all gone.
-    db.prepare(`${subtree} DELETE FROM nodes WHERE uuid IN (SELECT uuid FROM sub)`).run(node.uuid);
+    db.prepare(`${SUBTREE} DELETE FROM nodes WHERE uuid IN (SELECT uuid FROM sub)`).run(node.uuid);
     const unreferenced = new Set<string>();
     let freedBytes = 0;
     for (const revision of revisions) {

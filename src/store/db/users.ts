@@ -163,3 +163,16 @@ export function listOrganizationUsers(db: Db, orgId: string, activeOnly: boolean
     )
     .all(orgId, activeOnly ? 1 : 0) as DirectoryRow[];
 }
+
+/**
+ * Removes the user's row; sessions, stars, login history and group memberships go with it
+ * (ON DELETE CASCADE). Nodes, avatar and WebDrive endpoint are the caller's (ops/owner-deletion.ts).
+ */
+export function deleteUserRow(db: Db, uuid: string): void {
+  db.prepare('DELETE FROM users WHERE uuid = ?').run(uuid);
+}
+
+/** Users of an organization, by full name. */
+export function usersOfOrg(db: Db, orgId: string): UserRow[] {
+  return db.prepare('SELECT * FROM users WHERE org_id = ? ORDER BY fullname COLLATE NOCASE, uuid').all(orgId) as UserRow[];
+}

@@ -1,14 +1,16 @@
 /**
  * WebDrive endpoints of the current user (SPEC "Current user": GET/POST/DELETE
- * /api/user/webdrive). Group endpoints use the same table and rule (db/webdrive.ts). The answer
- * carries the URL to mount (`bridge.publicUrl`, an extension) beside the name. Never reveals
- * who holds a taken name.
+ * /api/user/webdrive) and of groups (SPEC "Groups for members": /api/groups/{uuid}/webdrive;
+ * members read it unless `show_url_to_group_members` is false, group administrators set and
+ * delete it). One table and rule for both (db/webdrive.ts). The answer carries the URL to mount
+ * (`bridge.publicUrl`, an extension) beside the name. Never reveals who holds a taken name.
  */
 import { z } from 'zod';
 import { bridgePublicUrl } from '../../common/config.js';
 import type { StoreContext } from '../context.js';
 import { claimEndpoint, endpointOf, endpointProblem, releaseEndpoint } from '../db/webdrive.js';
-import { conflict } from '../envelope.js';
+import { conflict, forbidden } from '../envelope.js';
+import { resolveGroup } from '../access.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { parseInput } from './input.js';
 
@@ -50,4 +52,46 @@ export function setUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser, bo
 /** Frees the caller's endpoint. Deleting when there is none succeeds too (idempotent). */
 export function deleteUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): boolean {
   return releaseEndpoint(ctx.db, caller.userUuid);
+}
+
+/** `data` of the group WebDrive answers; `show_url_to_group_members` is true while there is no endpoint. */
+export interface GroupWebdriveRecord extends WebdriveRecord {
+  show_url_to_group_members: boolean;
+}
+
+const setGroupEndpointSchema = z.strictObject({
+  endpoint: endpointSchema,
+  show_url_to_group_members: z.boolean({ error: 'show_url_to_group_members must be a boolean' }).optional(),
+});
+
+function groupRecord(ctx: StoreContext, endpoint: string | undefined, shown: boolean): GroupWebdriveRecord {
+  return { ...webdriveRecord(ctx, endpoint), show_url_to_group_members: shown };
+}
+
+/** Members read it; while it is hidden from members, only group administrators do (403). */
+export function getGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): GroupWebdriveRecord {
+  const { group, isGroupAdmin } = resolveGroup(ctx.db, caller, groupUuid, 'member');
+  const row = endpointOf(ctx.db, group.uuid);
+  const shown = row ? row.show_url_to_group_members === 1 : true;
+  if (!shown && !isGroupAdmin) throw forbidden('the group administrators do not show the WebDrive URL to members');
+  return groupRecord(ctx, row?.endpoint, shown);
+}
+
+/** Creates or replaces the group's endpoint (`show_url_to_group_members` defaults to true). 409 when taken. */
+export function setGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): GroupWebdriveRecord {
+  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'admin');
+  const input = parseInput(setGroupEndpointSchema, body);
+  const shown = input.show_url_to_group_members ?? true;
+  const { db, clock } = ctx;
+  db.transaction(() => {
+    const claim = { endpoint: input.endpoint, ownerType: 'Group' as const, ownerUuid: group.uuid, showUrlToGroupMembers: shown, nowMs: clock.now() };
+    if (!claimEndpoint(db, claim)) throw endpointTaken();
+  })();
+  return groupRecord(ctx, input.endpoint, shown);
+}
+
+/** Frees the group's endpoint; idempotent like the user's. */
+export function deleteGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): boolean {
+  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'admin');
+  return releaseEndpoint(ctx.db, group.uuid);
 }

@@ -2,13 +2,15 @@
  * SPEC "Nodes": POST /api/nodes/{node_uuid} (new_dir, new_name, starred, copy_to, move_to),
  * DELETE, details, path, dirlist and myaccess (3.0 only). Every identifier, targets included,
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an
- * unknown one. The tree rules live in db/tree.ts; this file validates, resolves and answers.
- * Upload (routes/upload.ts) and share_copy_with (TODO(#sharing)) are not here.
+ * unknown one. A move or copy to another owner (between a user's tree and a group's, or two
+ * groups) also passes assertMayLeaveOwner. The tree rules live in db/tree.ts; this file
+ * validates, resolves and answers. Upload (routes/upload.ts) and share_copy_with
+ * (TODO(#sharing)) are not here.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { StoreContext } from '../context.js';
 import { callerOf } from '../app.js';
-import { permissionsOn, resolveNode } from '../access.js';
+import { assertMayLeaveOwner, permissionsOn, resolveNode } from '../access.js';
 import { ancestry, publicId, type NodeRow } from '../db/nodes.js';
 import {
   copyInto,
@@ -26,6 +28,7 @@ import {
 } from '../db/tree.js';
 import { conflict, invalid, success } from '../envelope.js';
 import { assertValidName } from '../names.js';
+import { removeBlobFiles } from '../ops/blob-files.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { nodeParamsSchema, parseNodeOperation, type DirEntry, type NodeDetails, type PathEntry } from '../schemas/nodes.js';
 
@@ -52,9 +55,10 @@ function toDirEntry(node: ListedNode, callerUuid: string): DirEntry {
   return entry;
 }
 
+/** The user's full name, or the group's name. */
 function ownerFullname(ctx: StoreContext, node: NodeRow): string {
-  // Only users own nodes until groups land (TODO(#groups): group names for owner_type Group).
-  const row = ctx.db.prepare('SELECT fullname FROM users WHERE uuid = ?').get(node.owner_uuid) as { fullname: string } | undefined;
+  const sql = node.owner_type === 'Group' ? 'SELECT name AS fullname FROM groups WHERE uuid = ?' : 'SELECT fullname FROM users WHERE uuid = ?';
+  const row = ctx.db.prepare(sql).get(node.owner_uuid) as { fullname: string } | undefined;
   return row?.fullname ?? '';
 }
 
@@ -73,21 +77,6 @@ function listFolder(ctx: StoreContext, caller: AuthenticatedUser, folder: NodeRo
       return [];
     default:
       return listChildrenWithStars(db, folder.uuid, caller.userUuid).map((node) => toDirEntry(node, caller.userUuid));
-  }
-}
-
-/**
- * Unlinks blob files whose last reference a committed purge released. BlobStore.remove keeps
- * a blob that an upload or copy of the same bytes referenced again meanwhile; a file that
- * cannot be removed now is swept at the next start (BlobStore.sweepOrphans).
- */
-async function removeBlobs(ctx: StoreContext, hashes: readonly string[]): Promise<void> {
-  for (const hash of hashes) {
-    try {
-      await ctx.blobs.remove(hash);
-    } catch (err) {
-      ctx.log.warn({ err, hash }, 'could not remove an unreferenced blob; it is swept at the next start');
-    }
   }
 }
 
@@ -120,12 +109,14 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
       case 'copyTo': {
         const source = resolveNode(db, caller, id, 'read');
         const target = resolveNode(db, caller, operation.target, 'write');
+        assertMayLeaveOwner(db, caller, source, target, 'copy');
         copyInto(writeOf(caller), source, target);
         break;
       }
       case 'moveTo': {
         const source = resolveNode(db, caller, id, 'write');
         const target = resolveNode(db, caller, operation.target, 'write');
+        assertMayLeaveOwner(db, caller, source, target, 'move');
         moveInto(writeOf(caller), source, target);
         break;
       }
@@ -138,7 +129,7 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
     const node = resolveNode(db, caller, nodeIdOf(request), 'delete');
     if (node.top_kind === null && isInTrash(db, node)) {
       const unreferenced = purge(writeOf(caller), node);
-      await removeBlobs(ctx, unreferenced);
+      await removeBlobFiles(ctx, unreferenced);
     } else {
       trash(writeOf(caller), node);
     }
@@ -177,7 +168,8 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
   if (ctx.config.store.edition === '3.0') {
     app.get('/api/nodes/:id/myaccess', async (request) => {
       const caller = callerOf(request);
-      const node = resolveNode(db, caller, nodeIdOf(request), 'read');
+      // Any node the caller sees, even without `read`: the answer says what they may do.
+      const node = resolveNode(db, caller, nodeIdOf(request), 'visible');
       return success('access permissions', permissionsOn(db, caller, node));
     });
   }

@@ -42,6 +42,17 @@ function put(session: StoreSession | undefined, uuid: string, json: unknown): Pr
   return client.http.requestRaw({ method: 'PUT', path: `/api/admin/users/${uuid}`, json, ...(session ? { token: session.token } : {}) });
 }
 
+/** Creates organization `id` through the extension (docs/extensions.md) unless it exists. */
+async function ensureOrg(id: string, allowUnlimitedQuota = false): Promise<void> {
+  const res = await client.http.requestRaw({
+    method: 'POST',
+    path: '/api/admin/organizations',
+    token: admin.token,
+    json: { id, name: `Org ${id}`, allow_unlimited_quota: allowUnlimitedQuota },
+  });
+  expect([200, 409]).toContain(res.status);
+}
+
 async function createUser(overrides: Record<string, unknown> = {}, session = admin, query = ''): Promise<{ uuid: string; email: string }> {
   const body = validBody(overrides);
   const res = await post(session, body, query);
@@ -194,8 +205,29 @@ describe('POST /api/admin/users', () => {
 
   describe('organizations', () => {
     it('lets the built-in admin create a user in another organization through org_id', async () => {
+      await ensureOrg('acme');
       const { uuid } = await createUser({}, admin, '?org_id=acme');
       expect(userRow(uuid)?.org_id).toBe('acme');
+    });
+
+    it('answers 404 for an org_id no organization has, and creates nobody', async () => {
+      const before = userCount();
+      const res = await post(admin, validBody(), '?org_id=nowhere');
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ status: 'error', code: 'not_found', msg: 'organization not found' });
+      expect(userCount()).toBe(before);
+    });
+
+    it('accepts disk_quota -1 only where the organization allows unlimited quotas', async () => {
+      await ensureOrg('strict', false);
+      const before = userCount();
+      const res = await post(admin, validBody({ disk_quota: -1 }), '?org_id=strict');
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/^disk_quota: -1 .*"strict"/) });
+      expect(userCount()).toBe(before);
+      const { uuid } = await createUser({ disk_quota: 5000 }, admin, '?org_id=strict');
+      expect((await put(admin, uuid, { disk_quota: -1 })).status).toBe(400);
+      expect(userRow(uuid)?.disk_quota).toBe(5000);
     });
 
     it('answers 400 for a malformed org_id', async () => {
@@ -205,6 +237,7 @@ describe('POST /api/admin/users', () => {
     });
 
     it('lets another administrator create users in their own organization only', async () => {
+      await ensureOrg('acme');
       const { email } = await createUser({ is_admin: true }, admin, '?org_id=acme');
       const acmeAdmin = await client.login(email, PASSWORD);
       const { uuid } = await createUser({}, acmeAdmin);
@@ -350,16 +383,21 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
       await uploadFile(client, session, 'home', 'a.bin', Buffer.alloc(1000, 1));
       expect(userRow(uuid)?.disk_used).toBe(1000);
 
-      for (const quota of [999, 1000, -1]) {
+      for (const quota of [999, 1000]) {
         const res = await put(admin, uuid, { disk_quota: quota });
         expect(res.status, `quota ${quota}`).toBe(400);
         expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/must exceed current usage \(1000 bytes\)/) });
         expect(userRow(uuid)?.disk_quota).toBe(10_000);
       }
+      const below = await put(admin, uuid, { disk_quota: -2 });
+      expect(below.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/disk_quota must be -1, 0 or a positive/) });
       expect((await put(admin, uuid, { disk_quota: 1001 })).status).toBe(200);
       expect(userRow(uuid)?.disk_quota).toBe(1001);
       expect((await put(admin, uuid, { disk_quota: 0 })).status).toBe(200);
       expect(userRow(uuid)?.disk_quota).toBe(0);
+      // The default organization allows unlimited quotas: -1 is unlimited like 0.
+      expect((await put(admin, uuid, { disk_quota: -1 })).status).toBe(200);
+      expect(userRow(uuid)?.disk_quota).toBe(-1);
     });
 
     it('accepts any positive quota for a user who stores nothing', async () => {
@@ -423,6 +461,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     });
 
     it('lets another administrator change users of their own organization, and hides the others (404)', async () => {
+      await ensureOrg('globex');
       const { email } = await createUser({ is_admin: true }, admin, '?org_id=globex');
       const globexAdmin = await client.login(email, PASSWORD);
       const { uuid: colleague } = await createUser({}, globexAdmin);

@@ -88,6 +88,12 @@ function threeOnlyApiEndpoints(f: Fixture): Array<[Dispatcher.HttpMethod, string
     ['GET', `/api/admin/groups/${g}/users/${u}`],
     ['PUT', `/api/admin/groups/${g}/users/${u}`],
     ['DELETE', `/api/admin/groups/${g}/users/${u}`],
+    // The organizations extension (docs/extensions.md) is 3.0 only too.
+    ['GET', '/api/admin/organizations'],
+    ['POST', '/api/admin/organizations'],
+    ['GET', '/api/admin/organizations/default'],
+    ['PUT', '/api/admin/organizations/default'],
+    ['DELETE', '/api/admin/organizations/default'],
     ['GET', `/api/admin/users/${u}/approvers`],
     ['POST', `/api/admin/users/${u}/approvers`],
     ['DELETE', `/api/admin/users/${u}/approvers/${u}/public`],
@@ -148,6 +154,7 @@ describe('edition 1.0', () => {
     // None of them did anything: the session is still alive (logout is not served).
     expect((await f.client.listFolder(f.admin, nodeId('home'))).map((e) => e.name)).toContain('hello.txt');
     expect((f.store.ctx.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n).toBe(1);
+    expect((f.store.ctx.db.prepare('SELECT COUNT(*) AS n FROM organizations').get() as { n: number }).n).toBe(1);
   });
 
   it('answers 404 not_implemented for view and download, even with a live key and a real file', async () => {
@@ -194,6 +201,9 @@ describe('edition 3.0', () => {
     const uuid = (created.body as { data: { uuid: string } }).data.uuid;
     const updated = await f.client.http.requestRaw({ method: 'PUT', path: `/api/admin/users/${uuid}`, token: f.admin.token, json: { comment: 'x' } });
     expect(updated.status).toBe(200);
+    expect((await call(f, 'GET', '/api/groups')).body).toMatchObject({ status: 'success', data: [] });
+    expect((await call(f, 'GET', '/api/admin/groups')).body).toMatchObject({ status: 'success', data: [] });
+    expect((await call(f, 'GET', '/api/admin/organizations')).body).toMatchObject({ status: 'success', data: [{ id: 'default' }] });
     expect((await call(f, 'GET', '/api/user/logout')).status).toBe(200);
     expect((await call(f, 'GET', '/api/user')).status).toBe(401);
   });

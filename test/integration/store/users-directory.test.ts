@@ -27,6 +27,10 @@ const users = (session: StoreSession, query = '') => apiCall(f.client, session, 
 
 beforeAll(async () => {
   f = await storeFixture();
+  for (const id of ['north', 'south']) {
+    const res = await apiCall(f.client, f.admin, 'POST', '/api/admin/organizations', { id, name: `${id} organization` });
+    expect(res.status).toBe(200);
+  }
   north = {
     zoe: await member('north', 'Zoe Zeta', 'zoe@north.example', { isAdmin: true, diskQuotaBytes: 123_456 }),
     adam: await member('north', 'adam Alpha', 'adam@north.example'),

@@ -1,0 +1,76 @@
+/**
+ * What happens to everything an owner (a user or a group) stores when the owner is deleted:
+ * removed for good, or handed to a receiver. Runs inside the caller's transaction, which also
+ * deletes the owner's row. Never touches blob files: purging returns the blobs that lost their
+ * last reference, and the caller unlinks them after the commit.
+ */
+import type { Db } from './database.js';
+import { adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
+import { getChildByName, getTopLevel, type OwnerType } from './nodes.js';
+import { createFolder, numberedName } from './tree.js';
+import { quotaExceeded } from '../envelope.js';
+
+export interface Owner {
+  type: OwnerType;
+  uuid: string;
+}
+
+/**
+ * Removes every node of `owner` (revisions and stars go with them) and releases their blob
+ * references. Returns the hashes no row refers to any more.
+ */
+export function purgeOwnerNodes(db: Db, owner: Owner): string[] {
+  const hashes = db
+    .prepare('SELECT r.blob_hash AS hash FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
+    .all(owner.uuid) as Array<{ hash: string }>;
+  // One statement: the parent references inside the tree are checked once it is all gone.
+  db.prepare('DELETE FROM nodes WHERE owner_uuid = ?').run(owner.uuid);
+  const unreferenced = new Set<string>();
+  for (const { hash } of hashes) if (releaseBlobRef(db, hash)) unreferenced.add(hash);
+  return [...unreferenced];
+}
+
+/** A node name made from an owner's name: no `/` or NUL, at most 255 bytes, never empty. */
+function folderNameFor(ownerName: string): string {
+  let chars = Array.from(ownerName.replace(/[/\0]/g, '_').trim());
+  while (Buffer.byteLength(chars.join(''), 'utf8') > 240) chars = chars.slice(0, -1);
+  const name = chars.join('');
+  return name === '' || name === '.' || name === '..' ? 'deleted owner' : name;
+}
+
+/**
+ * Hands every node of `from` to `to`: a folder named after `from` (numbered when the name is
+ * taken) appears in the receiver's home, holding one folder per top-level folder of `from` that
+ * had content (`home`, `incoming`, `trash`), with that content inside. Nodes from trash forget
+ * their origin. The bytes move from one usage to the other, within the receiver's quota (507,
+ * nothing changed). The emptied top-level folders of `from` are removed. Returns the folder's name.
+ */
+export function transferOwnerNodes(db: Db, from: Owner & { name: string }, to: Owner, nowMs: number): string {
+  const { bytes } = db
+    .prepare('SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
+    .get(from.uuid) as { bytes: number };
+  if (bytes > remainingBytes(db, to.type, to.uuid)) {
+    throw quotaExceeded(`transfer_data_to: the receiver's disk_quota cannot hold the ${bytes} bytes to transfer`);
+  }
+  const home = getTopLevel(db, to.uuid, 'home');
+  if (!home) throw new Error(`owner ${to.uuid} has no home folder`);
+  const base = folderNameFor(from.name);
+  let name = base;
+  for (let n = 2; getChildByName(db, home.uuid, name); n += 1) name = numberedName(base, 'Dir', n);
+
+  const write = { db, now: nowMs, callerUuid: to.uuid };
+  const folder = createFolder(write, home, name);
+  const tops = db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind IS NOT NULL ORDER BY top_kind').all(from.uuid) as Array<{
+    uuid: string;
+    top_kind: string;
+  }>;
+  for (const top of tops) {
+    if (db.prepare('SELECT 1 FROM nodes WHERE parent_uuid = ? LIMIT 1').get(top.uuid) === undefined) continue;
+    const holder = createFolder(write, folder, top.top_kind);
+    db.prepare('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE parent_uuid = ?').run(holder.uuid, top.uuid);
+  }
+  db.prepare('UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE owner_uuid = ? AND top_kind IS NULL').run(to.uuid, to.type, from.uuid);
+  db.prepare('DELETE FROM nodes WHERE owner_uuid = ?').run(from.uuid);
+  adjustUsage(db, to.type, to.uuid, bytes);
+  return name;
+}

@@ -1,0 +1,59 @@
+/**
+ * Who an administrator may act on (SPEC "Administrator endpoints"). Every /api/admin call needs
+ * `is_admin` (403, before anything else is looked at), and a session opened with the account
+ * password, not an app password (403). The built-in admin acts on any
+ * organization (`org_id`); other administrators only inside their own: naming another
+ * organization is 403, and users and groups of another organization are unknown to them (404).
+ */
+import type { StoreContext } from '../context.js';
+import { getGroup, type GroupRow } from '../db/groups.js';
+import { isUuid } from '../db/nodes.js';
+import { getOrganization, type OrganizationRow } from '../db/organizations.js';
+import { getUserByUuid, type UserRow } from '../db/users.js';
+import { forbidden, notFound, StoreHttpError } from '../envelope.js';
+import { groupNotFound } from '../access.js';
+import { orgQuerySchema } from '../schemas/users.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { refuseAppPasswordSession } from './app-passwords.js';
+import { parseInput } from './input.js';
+
+export const userNotFound = (): StoreHttpError => notFound('user not found');
+export const organizationNotFound = (): StoreHttpError => notFound('organization not found');
+
+export function requireAdmin(caller: AuthenticatedUser): void {
+  if (!caller.isAdmin) throw forbidden('administrator privileges required');
+  // An administrator's app password must not reach what could make new accounts or reset this one.
+  refuseAppPasswordSession(caller, 'use administrator endpoints');
+}
+
+export function requireBuiltinAdmin(caller: AuthenticatedUser): void {
+  requireAdmin(caller);
+  if (!caller.isBuiltin) throw forbidden('only the built-in admin manages organizations');
+}
+
+/** The organization an admin call works on: `org_id` of the query, else the caller's own. */
+export function targetOrganization(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): OrganizationRow {
+  const orgId = parseInput(orgQuerySchema, query).org_id ?? caller.orgId;
+  if (!caller.isBuiltin && orgId !== caller.orgId) throw forbidden('org_id: only the built-in admin may act on another organization');
+  const org = getOrganization(ctx.db, orgId);
+  if (!org) throw organizationNotFound();
+  return org;
+}
+
+function mayAdminister(caller: AuthenticatedUser, orgId: string): boolean {
+  return caller.isBuiltin || orgId === caller.orgId;
+}
+
+/** A user the caller may administer, or 404: unknown, malformed and other-organization look the same. */
+export function administeredUser(ctx: StoreContext, caller: AuthenticatedUser, rawUuid: string): UserRow {
+  const user = isUuid(rawUuid) ? getUserByUuid(ctx.db, rawUuid.toLowerCase()) : undefined;
+  if (!user || !mayAdminister(caller, user.org_id)) throw userNotFound();
+  return user;
+}
+
+/** A group the caller may administer, or 404 as for users. */
+export function administeredGroup(ctx: StoreContext, caller: AuthenticatedUser, rawUuid: string): GroupRow {
+  const group = isUuid(rawUuid) ? getGroup(ctx.db, rawUuid.toLowerCase()) : undefined;
+  if (!group || !mayAdminister(caller, group.org_id)) throw groupNotFound();
+  return group;
+}

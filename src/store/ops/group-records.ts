@@ -1,0 +1,69 @@
+/**
+ * The records group answers are made of (docs/store-semantics.md, "Groups and administration"):
+ * SPEC's Group entry, the group profile, the member record, and the mapping between SPEC's
+ * Membership permission object and the stored permissions. One builder per shape, so the member
+ * endpoints and the administrator endpoints answer the same fields.
+ */
+import type { StoreContext } from '../context.js';
+import { memberCount, type GroupRow, type MemberWithUser, type Permissions } from '../db/groups.js';
+import type { AdminGroupRecord, GroupEntry, GroupProfile, MemberRecord, PermissionFields } from '../schemas/groups.js';
+import { avatarUrl } from './avatars.js';
+
+/** What a new member holds when the request leaves a field out: reading the group's nodes, nothing more. */
+export const NEW_MEMBER: Permissions = { isAdmin: false, nodePermissions: ['read'], tagPermissions: [], sharePermissions: [] };
+
+/** `current` with the fields given in a Membership permission object replaced. */
+export function withPermissionFields(current: Permissions, fields: PermissionFields | undefined): Permissions {
+  return {
+    isAdmin: fields?.is_admin ?? current.isAdmin,
+    nodePermissions: fields?.node_permissions ?? current.nodePermissions,
+    tagPermissions: fields?.tag_permissions ?? current.tagPermissions,
+    sharePermissions: fields?.share_permissions ?? current.sharePermissions,
+  };
+}
+
+export function permissionFields(p: Permissions | undefined): Pick<GroupEntry, 'is_admin' | 'node_permissions' | 'tag_permissions' | 'share_permissions'> {
+  return {
+    is_admin: p?.isAdmin ?? false,
+    node_permissions: p?.nodePermissions ?? [],
+    tag_permissions: p?.tagPermissions ?? [],
+    share_permissions: p?.sharePermissions ?? [],
+  };
+}
+
+/** SPEC "Group entry"; a caller who is not a member (show=all) gets `is_admin` false and empty lists. */
+export function groupEntry(ctx: StoreContext, group: { uuid: string; name: string }, membership: Permissions | undefined): GroupEntry {
+  return { group_uuid: group.uuid, group_name: group.name, ...permissionFields(membership), avatar: avatarUrl(ctx, group.uuid) };
+}
+
+export function groupProfile(ctx: StoreContext, group: GroupRow): GroupProfile {
+  return {
+    group_uuid: group.uuid,
+    group_name: group.name,
+    description: group.description,
+    avatar: avatarUrl(ctx, group.uuid),
+    disk_quota: group.disk_quota,
+    disk_used: group.disk_used,
+    accept_incoming: group.accept_incoming,
+    private_shares_notify: group.private_shares_notify,
+    member_count: memberCount(ctx.db, group.uuid),
+    created: group.created,
+    updated: group.updated,
+  };
+}
+
+export function adminGroupRecord(ctx: StoreContext, group: GroupRow): AdminGroupRecord {
+  return { ...groupProfile(ctx, group), org_id: group.org_id };
+}
+
+export function memberRecord(ctx: StoreContext, member: MemberWithUser): MemberRecord {
+  return {
+    user_uuid: member.userUuid,
+    fullname: member.fullname,
+    email: member.email,
+    avatar: avatarUrl(ctx, member.userUuid),
+    is_active: member.isActive,
+    ...permissionFields(member),
+    added: member.addedMs,
+  };
+}

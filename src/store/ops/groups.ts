@@ -1,0 +1,93 @@
+/**
+ * Groups as their members see them (SPEC "Groups for members"): the caller's groups (and with
+ * `show=all` every group of the organization, when `store.shareWithAllGroups` allows it), one
+ * group's details, and the group administrators' profile update, whose `broadcast_message` is
+ * emailed to the active members. Members, tags and the WebDrive endpoint have their own modules.
+ */
+import type { StoreContext } from '../context.js';
+import { groupsOfOrg, membersOf, membershipsInOrg, touchGroup, type Permissions } from '../db/groups.js';
+import { getUserByUuid } from '../db/users.js';
+import { forbidden } from '../envelope.js';
+import { resolveGroup, type GroupAccess } from '../access.js';
+import { groupProfileSchema, groupsQuerySchema, type GroupDetails, type GroupEntry } from '../schemas/groups.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { saveGroupChanges } from './admin-groups.js';
+import { decodeAvatar, storeAvatar } from './avatars.js';
+import { groupEntry, groupProfile, permissionFields } from './group-records.js';
+import { parseInput } from './input.js';
+import { emailNotConfigured } from './mail.js';
+
+/** The caller's groups by name; with `show=all`, every group of the caller's organization (403 when the server does not allow it). */
+export function listMyGroups(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): GroupEntry[] {
+  const { show } = parseInput(groupsQuerySchema, query);
+  const mine = membershipsInOrg(ctx.db, caller.orgId, caller.userUuid);
+  if (show !== 'all') return mine.map((m) => groupEntry(ctx, { uuid: m.groupUuid, name: m.groupName }, m));
+  if (!ctx.config.store.shareWithAllGroups) throw forbidden('show: listing all groups is disabled on this server (store.shareWithAllGroups)');
+  const byGroup = new Map<string, Permissions>(mine.map((m) => [m.groupUuid, m]));
+  return groupsOfOrg(ctx.db, caller.orgId).map((group) => groupEntry(ctx, group, byGroup.get(group.uuid)));
+}
+
+function details(ctx: StoreContext, access: GroupAccess): GroupDetails {
+  return { ...groupProfile(ctx, access.group), ...permissionFields(access.membership), is_admin: access.isGroupAdmin };
+}
+
+export function getGroupDetails(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): GroupDetails {
+  return details(ctx, resolveGroup(ctx.db, caller, groupUuid, 'member'));
+}
+
+export interface ProfileUpdate {
+  details: GroupDetails;
+  /** How many members the broadcast message went to; undefined when there was none. */
+  broadcastRecipients?: number;
+}
+
+/**
+ * Group administrators change the profile fields given. Every field is checked before anything
+ * changes; the changes are saved in one transaction, then `broadcast_message` (if any) is sent.
+ * Without a mailer it is refused first (409 `email_not_configured`, nothing changed); a mail
+ * server that refuses it answers 502 `email_failed` after the other changes were saved.
+ */
+export async function updateGroupProfile(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<ProfileUpdate> {
+  const access = resolveGroup(ctx.db, caller, groupUuid, 'admin');
+  const input = parseInput(groupProfileSchema, body);
+  const avatar = input.avatar === undefined ? undefined : decodeAvatar(input.avatar, ctx.config.store.avatarMaxBytes);
+  const { db, clock, mailer } = ctx;
+  if (input.broadcast_message !== undefined && !mailer) throw emailNotConfigured();
+  const now = clock.now();
+  const saved = db.transaction(() => {
+    const row = saveGroupChanges(db, access.group, {
+      name: input.name,
+      description: input.description,
+      acceptIncoming: input.accept_incoming,
+      privateSharesNotify: input.private_shares_notify,
+    }, now);
+    if (avatar === undefined) return row;
+    storeAvatar(db, row.uuid, avatar, now);
+    touchGroup(db, row.uuid, now);
+    return { ...row, updated: now };
+  })();
+  const update: ProfileUpdate = { details: details(ctx, { ...access, group: saved }) };
+  if (input.broadcast_message !== undefined && mailer) {
+    update.broadcastRecipients = await broadcast(ctx, caller, saved.uuid, saved.name, input.broadcast_message);
+  }
+  return update;
+}
+
+/**
+ * Emails `message` to every active member with an email address (the built-in admin's is
+ * `admin` until changed, so it has none). Members' email_alert_group_owned setting is not
+ * consulted: TODO(#6) once notification settings exist, skip members who turned it off.
+ */
+async function broadcast(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, groupName: string, message: string): Promise<number> {
+  const to = membersOf(ctx.db, groupUuid)
+    .filter((member) => member.isActive && member.email.includes('@'))
+    .map((member) => member.email);
+  if (to.length === 0 || !ctx.mailer) return 0;
+  const sender = getUserByUuid(ctx.db, caller.userUuid)?.fullname ?? 'a group administrator';
+  await ctx.mailer.send({
+    to,
+    subject: `[${groupName}] Message from ${sender}`,
+    text: `${message}\n\n-- \nSent by ${sender} to the members of the group "${groupName}".\n`,
+  });
+  return to.length;
+}

@@ -1,0 +1,69 @@
+/**
+ * Deleting a user or a group (DELETE /api/admin/users/{uuid} and /api/admin/groups/{uuid}):
+ * `confirm_delete=yes`, then in ONE transaction the owner's nodes are handed to
+ * `transfer_data_to` (a user or group of the same organization) or removed with their blob
+ * references, and the avatar, the WebDrive endpoint and the owner's row go (memberships,
+ * sessions, stars and login history with the row). Blob files no row refers to any more are
+ * unlinked after the commit. Who may delete whom is the caller's to check first.
+ */
+import type { StoreContext } from '../context.js';
+import { getGroup } from '../db/groups.js';
+import { isUuid } from '../db/nodes.js';
+import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../db/owner-data.js';
+import { getUserByUuid } from '../db/users.js';
+import { releaseEndpoint } from '../db/webdrive.js';
+import type { Db } from '../db/database.js';
+import { invalid, notFound } from '../envelope.js';
+import { deleteOwnerQuerySchema } from '../schemas/groups.js';
+import { storeAvatar } from './avatars.js';
+import { removeBlobFiles } from './blob-files.js';
+import { parseInput } from './input.js';
+
+export interface DeletedOwner extends Owner {
+  /** Names the folder the receiver gets. */
+  name: string;
+  orgId: string;
+}
+
+/** `data` of a deletion that transferred the data (an extension); nothing otherwise. */
+export interface TransferRecord {
+  transferred_to: string;
+  folder: string;
+}
+
+/** The user or group of the owner's organization that `transfer_data_to` names; 404 or 400 naming the field. */
+function receiverOf(ctx: StoreContext, owner: DeletedOwner, rawUuid: string): Owner {
+  const uuid = rawUuid.toLowerCase();
+  const user = isUuid(uuid) ? getUserByUuid(ctx.db, uuid) : undefined;
+  const group = isUuid(uuid) && !user ? getGroup(ctx.db, uuid) : undefined;
+  const orgId = user?.org_id ?? group?.org_id;
+  if (orgId !== owner.orgId) throw notFound('transfer_data_to: no such user or group in the organization');
+  if (uuid === owner.uuid) throw invalid('transfer_data_to: the data cannot be transferred to the deleted owner itself');
+  return user ? { type: 'User', uuid } : { type: 'Group', uuid };
+}
+
+export async function deleteOwner(
+  ctx: StoreContext,
+  owner: DeletedOwner,
+  query: unknown,
+  deleteRow: (db: Db) => void,
+): Promise<TransferRecord | undefined> {
+  const input = parseInput(deleteOwnerQuerySchema, query);
+  const receiver = input.transfer_data_to === undefined ? undefined : receiverOf(ctx, owner, input.transfer_data_to);
+  const { db, clock } = ctx;
+  const now = clock.now();
+  let unreferenced: string[] = [];
+  let folder = '';
+  db.transaction(() => {
+    // TODO(#8): shares hook in here. With a receiver, delete_all_public_shares and
+    // delete_all_private_shares remove the owner's public and private shares of the transferred
+    // nodes (the others move with them); without one, every share of the owner goes with its nodes.
+    if (receiver) folder = transferOwnerNodes(db, owner, receiver, now);
+    else unreferenced = purgeOwnerNodes(db, owner);
+    storeAvatar(db, owner.uuid, null, now);
+    releaseEndpoint(db, owner.uuid);
+    deleteRow(db);
+  })();
+  await removeBlobFiles(ctx, unreferenced);
+  return receiver ? { transferred_to: receiver.uuid, folder } : undefined;
+}

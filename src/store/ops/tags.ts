@@ -1,0 +1,34 @@
+/**
+ * A group's tags (SPEC "Groups for members"): members list them; members holding the `create`
+ * tag permission, and group administrators, create them. A tag's class must be one of
+ * `store.tagClasses`; its name is unique in the group, case-insensitively.
+ */
+import type { StoreContext } from '../context.js';
+import { insertTag, tagsOf, type TagRow } from '../db/groups.js';
+import { conflict, forbidden, invalid } from '../envelope.js';
+import { resolveGroup } from '../access.js';
+import { tagSchema, tagsQuerySchema, type TagRecord } from '../schemas/groups.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { parseInput } from './input.js';
+
+const record = (row: TagRow): TagRecord => ({ name: row.name, class: row.class, creator_uuid: row.creator_uuid, created: row.created });
+
+/** The group's tags by name; `limit` (0 or absent: all) caps how many. */
+export function listTags(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, query: unknown): TagRecord[] {
+  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'member');
+  const { limit } = parseInput(tagsQuerySchema, query);
+  return tagsOf(ctx.db, group.uuid, limit ?? 0).map(record);
+}
+
+export function createTag(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): TagRecord {
+  const { group, membership, isGroupAdmin } = resolveGroup(ctx.db, caller, groupUuid, 'member');
+  if (!isGroupAdmin && !membership?.tagPermissions.includes('create')) throw forbidden('the create tag permission is required');
+  const input = parseInput(tagSchema, body);
+  const classes = ctx.config.store.tagClasses;
+  if (!classes.includes(input.class)) throw invalid(`class: unknown tag class ${JSON.stringify(input.class)}; allowed: ${classes.join(', ')}`);
+  const row: TagRow = { name: input.name, class: input.class, creator_uuid: caller.userUuid, created: ctx.clock.now() };
+  if (!insertTag(ctx.db, group.uuid, { name: row.name, class: row.class, creatorUuid: caller.userUuid, nowMs: row.created })) {
+    throw conflict('name: the group has a tag of this name', 'tag_exists');
+  }
+  return record(row);
+}
