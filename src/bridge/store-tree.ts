@@ -68,6 +68,12 @@ export interface Resource {
  * a level of `/webdrive/<endpoint>` or `/groups/<name>/<top>`. Nothing is created, deleted,
  * moved or copied onto such a path.
  */
+/** The group a top-level id belongs to (`home:<group>`); undefined for the caller's own (`home`). */
+function groupOfTop(topId: string | undefined): string | undefined {
+  const colon = topId?.indexOf(':') ?? -1;
+  return colon === -1 ? undefined : topId?.slice(colon + 1);
+}
+
 export function isFixedPath(path: DavPath): boolean {
   const segments = segmentsOf(path);
   const first = segments[0];
@@ -299,30 +305,50 @@ export class StoreTree {
     return asked;
   }
 
-  /** The user's quota, or undefined when the server has no profile endpoint (edition 1.0). */
-  async quota(user: BridgeUser): Promise<Quota | undefined> {
-    const cached = this.quotas.get(user.userId);
+  /**
+   * The quota that applies where `resource` lies: a group's for its tree (GET /api/groups/{uuid},
+   * whose record SPEC does not show: read when it carries disk_quota and disk_used), the user's
+   * otherwise (GET /api/user). Undefined when the server says neither (edition 1.0, a foreign
+   * group record without them): the quota properties are then answered 404.
+   */
+  async quota(user: BridgeUser, resource?: Resource): Promise<Quota | undefined> {
+    const groupId = groupOfTop(resource?.top?.id);
+    const key = groupId === undefined ? `user\0${user.userId}` : `group\0${user.userId}\0${groupId}`;
+    const cached = this.quotas.get(key);
     if (cached) return cached === 'none' ? undefined : cached;
-    let profile: UserProfile;
+    let usage: { quotaBytes: number; usedBytes: number } | undefined;
     try {
-      profile = await this.withSession(user, (s) => this.client.currentUser(s));
-    } catch (err) {
-      if (err instanceof StoreError && err.kind === 'not-found') {
-        this.quotas.set(user.userId, 'none');
-        return undefined;
+      if (groupId === undefined) {
+        const profile = await this.withSession(user, (s) => this.client.currentUser(s));
+        usage = { quotaBytes: profile.diskQuotaBytes, usedBytes: profile.diskUsedBytes };
+      } else {
+        usage = await this.withSession(user, (s) => this.client.groupUsage(s, groupId));
       }
-      throw err;
+    } catch (err) {
+      if (!(err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden'))) throw err;
+    }
+    if (!usage) {
+      this.quotas.set(key, 'none');
+      return undefined;
     }
     const quota: Quota = {
-      usedBytes: profile.diskUsedBytes,
-      availableBytes: profile.diskQuotaBytes > 0 ? Math.max(0, profile.diskQuotaBytes - profile.diskUsedBytes) : Number.POSITIVE_INFINITY,
+      usedBytes: usage.usedBytes,
+      availableBytes: usage.quotaBytes > 0 ? Math.max(0, usage.quotaBytes - usage.usedBytes) : Number.POSITIVE_INFINITY,
     };
-    this.quotas.set(user.userId, quota);
+    this.quotas.set(key, quota);
     return quota;
   }
 
-  private afterWrite(user: BridgeUser): void {
-    this.quotas.delete(user.userId);
+  /**
+   * After a write into the trees of `tops` the usage shown there is outdated: the user's own, and
+   * the group's the write went into (as this user sees it; other members see it after the quota TTL).
+   */
+  private afterWrite(user: BridgeUser, ...tops: Array<NodeId | undefined>): void {
+    this.quotas.delete(`user\0${user.userId}`);
+    for (const top of tops) {
+      const groupId = groupOfTop(top);
+      if (groupId !== undefined) this.quotas.delete(`group\0${user.userId}\0${groupId}`);
+    }
   }
 
   /**
@@ -350,7 +376,7 @@ export class StoreTree {
     if (existing?.kind === 'folder') throw new StoreError('conflict', 'tree.write', 409, 'a collection has that name');
     const target = existing ? { revisionOf: existing.id, name: existing.name } : { folder: parent.entry.id, name };
     const result = await this.withSession(user, (s) => this.client.upload(s, target, body, sizeBytes, signal));
-    this.afterWrite(user);
+    this.afterWrite(user, parent.top?.id);
     const key = this.folderKey(user, parent.entry.id);
     const id = result.id ?? existing?.id;
     if (id && result.sizeBytes !== undefined) {
@@ -393,7 +419,7 @@ export class StoreTree {
   async remove(user: BridgeUser, resource: Resource): Promise<void> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
     await this.withSession(user, (s) => this.client.remove(s, resource.entry.id));
-    this.afterWrite(user);
+    this.afterWrite(user, resource.top?.id);
     this.cache.forget(resource.parent.key);
     this.cache.forget(this.folderKey(user, siblingTopId(resource.top?.id ?? ('home' as NodeId), 'trash')));
     if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
@@ -455,6 +481,8 @@ export class StoreTree {
       }
       throw err;
     } finally {
+      // A move between a user's and a group's tree moves usage between them.
+      if (source.top?.id !== targetParent.top?.id) this.afterWrite(user, source.top?.id, targetParent.top?.id);
       this.cache.forget(source.parent.key);
       this.cache.forget(this.folderKey(user, toId));
     }
@@ -499,7 +527,7 @@ export class StoreTree {
         await this.purge(user, staging.id, targetParent.top?.id);
       }
     } finally {
-      this.afterWrite(user);
+      this.afterWrite(user, targetParent.top?.id);
       this.cache.forget(targetKey);
     }
     return { replaced };

@@ -43,3 +43,17 @@ export async function groupWebdrive(http: StoreHttp, s: StoreSession, groupId: s
     throw err;
   }
 }
+
+/**
+ * A group's quota and usage from its details (GET /api/groups/{uuid}); SPEC does not show the
+ * record, so undefined when it carries no `disk_quota`/`disk_used` (driveway's does).
+ */
+export async function groupUsage(http: StoreHttp, s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined> {
+  const operation = 'groups.details';
+  const res = await http.call({ method: 'GET', path: `/api/groups/${seg(groupId)}`, token: s.token, signal }, operation);
+  const data = (res.body as { data?: Record<string, unknown> } | undefined)?.data;
+  const quota = Number(data?.disk_quota);
+  const used = Number(data?.disk_used);
+  if (!Number.isFinite(quota) || !Number.isFinite(used)) return undefined;
+  return { quotaBytes: quota, usedBytes: used };
+}

@@ -58,6 +58,8 @@ export interface StoreClient {
   listGroups(s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]>;
   /** A group's endpoint as the caller may see it; undefined when none or hidden. */
   groupWebdrive(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
+  /** A group's quota and usage, when its details say them (SPEC does not show the record). */
+  groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
   createUser(s: StoreSession, input: NewUser, orgId?: string): Promise<string | undefined>;
   updateUser(s: StoreSession, userId: string, patch: UserUpdate): Promise<void>;
   close(): Promise<void>;
@@ -89,6 +91,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): S
     userWebdrive: (s, signal) => user.userWebdrive(http, s, signal),
     listGroups: (s, signal) => groups.listGroups(http, s, signal),
     groupWebdrive: (s, groupId, signal) => groups.groupWebdrive(http, s, groupId, signal),
+    groupUsage: (s, groupId, signal) => groups.groupUsage(http, s, groupId, signal),
     createUser: (s, input, orgId) => admin.createUser(http, s, input, orgId),
     updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
     close: () => http.close(),

@@ -155,7 +155,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const needsLocks = (request.kind === 'allprop' || asks('lockdiscovery')) && locks.size > 0;
   const needsQuota =
     isCollection && (request.kind === 'propname' || asks('quota-available-bytes') || asks('quota-used-bytes')) && quotaShownTo(ctx);
-  const quota = needsQuota ? await tree.quota(user) : undefined;
+  const quota = needsQuota ? await tree.quota(user, resource) : undefined;
 
   const rawSegments = ctx.target.rawSegments;
   const selfHref = encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
