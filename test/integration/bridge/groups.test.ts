@@ -44,7 +44,14 @@ describe('group drives through the bridge', () => {
     f = await bridgeFixture({ bridgeFlags: { cacheTtlMs: 200 } });
     ga = groupAdmin(f.client, f.admin);
     team = await ga.group(TEAM, { quotaBytes: 1_000_000 });
-    [writer, other, reader, noDownload, noDelete, outsider] = await Promise.all(Array.from({ length: 6 }, () => f.newDavUser()));
+    [writer, other, reader, noDownload, noDelete, outsider] = await Promise.all([
+      f.newDavUser(),
+      f.newDavUser(),
+      f.newDavUser(),
+      f.newDavUser(),
+      f.newDavUser(),
+      f.newDavUser(),
+    ]);
     await ga.member(team, writer.uuid, { node_permissions: ALL });
     await ga.member(team, other.uuid, { node_permissions: ALL });
     await ga.member(team, reader.uuid, { node_permissions: ['read', 'download'] });
