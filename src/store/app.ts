@@ -101,6 +101,16 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     trustProxy: false,
   });
   app.decorateRequest('caller', null);
+  // Many HTTP clients send `Content-Type: application/json` on a DELETE or GET without a body;
+  // fastify's own parser refuses that (FST_ERR_CTP_EMPTY_JSON_BODY). An empty body is no body.
+  // Non-empty bodies still go through fastify's parser, which refuses __proto__ and constructor keys.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    const body = typeof text === 'string' ? text : text.toString('utf8');
+    if (body.trim() === '') done(null, undefined);
+    else parseJson(request, body, done);
+  });
 
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/api/')) return;

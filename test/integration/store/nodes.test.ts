@@ -184,6 +184,23 @@ describe('POST body validation', () => {
     expectError(malformed, 400, 'invalid_request');
     const missing = await client.http.requestRaw({ method: 'POST', path: `/api/nodes/${parent}`, token: alice.session.token });
     expectError(missing, 400, 'invalid_request');
+    const empty = await client.http.requestRaw({ method: 'POST', path: `/api/nodes/${parent}`, token: alice.session.token, headers: { 'content-type': 'application/json' }, body: '' });
+    expectError(empty, 400, 'invalid_request');
+    const polluting = await client.http.requestRaw({
+      method: 'POST',
+      path: `/api/nodes/${parent}`,
+      token: alice.session.token,
+      headers: { 'content-type': 'application/json' },
+      body: '{"new_dir": "x", "__proto__": {"admin": true}}',
+    });
+    expectError(polluting, 400, 'invalid_request');
+    expect(await names(client, alice.session, parent)).toEqual([]);
+  });
+
+  it('takes a bodiless DELETE that still says Content-Type: application/json (many HTTP clients send it)', async () => {
+    const parent = await scratch();
+    const res = await client.http.requestRaw({ method: 'DELETE', path: `/api/nodes/${parent}`, token: alice.session.token, headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(204);
   });
 
   it('validates the body before looking the node up, so a bad body tells nothing about existence', async () => {
