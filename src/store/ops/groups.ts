@@ -15,6 +15,7 @@ import { saveGroupChanges } from './admin-groups.js';
 import { decodeAvatar, storeAvatar } from './avatars.js';
 import { groupEntry, groupProfile, permissionFields } from './group-records.js';
 import { parseInput } from './input.js';
+import { wantsAlert } from './notifications.js';
 import { emailNotConfigured } from './mail.js';
 
 /** The caller's groups by name; with `show=all`, every group of the caller's organization (403 when the server does not allow it). */
@@ -75,12 +76,12 @@ export async function updateGroupProfile(ctx: StoreContext, caller: Authenticate
 
 /**
  * Emails `message` to every active member with an email address (the built-in admin's is
- * `admin` until changed, so it has none). Members' email_alert_group_owned setting is not
- * consulted: TODO(#6) once notification settings exist, skip members who turned it off.
+ * `admin` until changed, so it has none) who has not turned off email alerts about their groups'
+ * resources (`email_alert_group_owned`, on by default).
  */
 async function broadcast(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, groupName: string, message: string): Promise<number> {
   const to = membersOf(ctx.db, groupUuid)
-    .filter((member) => member.isActive && member.email.includes('@'))
+    .filter((member) => member.isActive && member.email.includes('@') && wantsAlert(ctx, member.userUuid, 'email_alert_group_owned'))
     .map((member) => member.email);
   if (to.length === 0 || !ctx.mailer) return 0;
   const sender = getUserByUuid(ctx.db, caller.userUuid)?.fullname ?? 'a group administrator';

@@ -57,6 +57,12 @@ function storedOf(ctx: StoreContext, caller: AuthenticatedUser): Partial<Notific
   return storedSettings(callerRow(ctx, caller).notifications);
 }
 
+/** Whether the user wants alerts of this kind (their setting, or the default). */
+export function wantsAlert(ctx: StoreContext, userUuid: string, key: NotificationKey): boolean {
+  const row = ctx.db.prepare('SELECT notifications FROM users WHERE uuid = ?').get(userUuid) as { notifications: string } | undefined;
+  return (row ? storedSettings(row.notifications)[key] : undefined) ?? NOTIFICATION_DEFAULTS[key];
+}
+
 export function getNotifications(ctx: StoreContext, caller: AuthenticatedUser): NotificationSettings {
   return { ...NOTIFICATION_DEFAULTS, ...storedOf(ctx, caller) };
 }

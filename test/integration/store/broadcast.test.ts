@@ -1,6 +1,7 @@
 /**
  * `broadcast_message` of PUT /api/groups/{uuid}: a group administrator's message is emailed,
- * through a real SMTP server on loopback, to every active member with an email address, in one
+ * through a real SMTP server on loopback, to every active member with an email address who has
+ * not turned off `email_alert_group_owned`, in one
  * message whose recipients are in Bcc only. A mail server that refuses it is a 502
  * `email_failed`; without `mail.host` the request is 409 `email_not_configured` (groups.test.ts).
  */
@@ -64,6 +65,19 @@ describe('broadcast_message', () => {
     expect(mail.text).toContain('Rehearsal moves to Thursday at 7pm.');
     expect(mail.text).toContain('Sent by Carla Conductor to the members of the group "Choir".');
     expect(JSON.stringify([...mail.headers])).not.toContain(anna.email);
+  });
+
+  it('leaves out a member who turned off email alerts about their groups, and reaches them again once turned back on', async () => {
+    const settings = (on: boolean) => call(seeder.client, ben.session, 'PUT', '/api/user/notifications', { email_alert_group_owned: on });
+    expect((await settings(false)).status).toBe(200);
+    smtp.received.length = 0;
+    let res = await call(seeder.client, boss.session, 'PUT', `/api/groups/${group}`, { broadcast_message: 'Ben opted out' });
+    expect(res.body).toMatchObject({ msg: 'group updated; message sent to 2 member(s)' });
+    expect(smtp.received[0]?.to.sort()).toEqual([boss.email, anna.email].sort());
+    expect((await settings(true)).status).toBe(200);
+    smtp.received.length = 0;
+    res = await call(seeder.client, boss.session, 'PUT', `/api/groups/${group}`, { broadcast_message: 'Ben is back' });
+    expect(smtp.received[0]?.to).toContain(ben.email);
   });
 
   it('is the group administrators’: a plain member is refused (403) and nothing is sent', async () => {
