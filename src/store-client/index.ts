@@ -28,10 +28,12 @@ import type {
   WebdriveEndpoint,
 } from './types.js';
 
+/**
+ * What the bridge relies on, whichever transport carries it: HTTP to any server of the
+ * interface (createStoreClient), or the embedded store in the same process
+ * (src/store/local-client.ts). Every failure is a StoreError with the same kinds either way.
+ */
 export interface StoreClient {
-  readonly baseUrl: string;
-  /** The single request path; `requestRaw` is there for callers that need status and body as they are. */
-  readonly http: StoreHttp;
   /** `client` names who the store should record (login history, rate limit) when this caller relays a login. */
   login(username: string, password: string, options?: auth.LoginOptions): Promise<StoreSession>;
   logout(s: StoreSession): Promise<void>;
@@ -46,11 +48,8 @@ export interface StoreClient {
   moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
-  requestUploadToken(s: StoreSession, target: NodeId, signal?: AbortSignal): Promise<string>;
-  uploadWithToken(token: string, name: string, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
   upload(s: StoreSession, target: UploadTarget, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
   download(s: StoreSession, file: NodeId, name: string, options?: downloads.DownloadOptions): Promise<Download>;
-  downloadPath(s: StoreSession, file: NodeId, name: string, version?: number | string, mode?: 'download' | 'view'): string;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
   /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */
   userWebdrive(s: StoreSession, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
@@ -60,12 +59,22 @@ export interface StoreClient {
   groupWebdrive(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
   /** A group's quota and usage, when its details say them (SPEC does not show the record). */
   groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
-  createUser(s: StoreSession, input: NewUser, orgId?: string): Promise<string | undefined>;
-  updateUser(s: StoreSession, userId: string, patch: UserUpdate): Promise<void>;
   close(): Promise<void>;
 }
 
-export function createStoreClient(baseUrl: string, options: HttpOptions = {}): StoreClient {
+/** The HTTP transport, with what only HTTP has: the base URL, raw requests, the two upload steps apart, download URLs, and the administrator calls tests and tools use. */
+export interface HttpStoreClient extends StoreClient {
+  readonly baseUrl: string;
+  /** The single request path; `requestRaw` is there for callers that need status and body as they are. */
+  readonly http: StoreHttp;
+  requestUploadToken(s: StoreSession, target: NodeId, signal?: AbortSignal): Promise<string>;
+  uploadWithToken(token: string, name: string, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
+  downloadPath(s: StoreSession, file: NodeId, name: string, version?: number | string, mode?: 'download' | 'view'): string;
+  createUser(s: StoreSession, input: NewUser, orgId?: string): Promise<string | undefined>;
+  updateUser(s: StoreSession, userId: string, patch: UserUpdate): Promise<void>;
+}
+
+export function createStoreClient(baseUrl: string, options: HttpOptions = {}): HttpStoreClient {
   const http = new StoreHttp(baseUrl, options);
   return {
     baseUrl: http.baseUrl,

@@ -5,14 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { RawResponse, StoreClient, StoreSession } from '../../src/store-client/index.js';
+import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
 import { createSeeder, type Seeder } from './seed.js';
 import { startTestStore, type TestStore, type TestStoreOptions } from './start-store.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** A raw request with the session's bearer token (status and parsed body, never thrown). */
-export function call(client: StoreClient, s: StoreSession | undefined, method: Method, urlPath: string, json?: unknown): Promise<RawResponse> {
+export function call(client: HttpStoreClient, s: StoreSession | undefined, method: Method, urlPath: string, json?: unknown): Promise<RawResponse> {
   return client.http.requestRaw({ method, path: urlPath, ...(s ? { token: s.token } : {}), ...(json === undefined ? {} : { json }) });
 }
 
@@ -43,7 +43,7 @@ export interface GroupAdmin {
 }
 
 /** Administrator actions through `admin`'s session. */
-export function groupAdmin(client: StoreClient, admin: StoreSession): GroupAdmin {
+export function groupAdmin(client: HttpStoreClient, admin: StoreSession): GroupAdmin {
   return {
     async organization(id, { allowUnlimitedQuota = false } = {}) {
       await dataOf(call(client, admin, 'POST', '/api/admin/organizations', { id, name: `Organization ${id}`, allow_unlimited_quota: allowUnlimitedQuota }));

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { createStoreClient, nodeId, type NodeEntry, type NodeId, type RawResponse, type StoreClient, type StoreSession } from '../../src/store-client/index.js';
+import { createStoreClient, nodeId, type NodeEntry, type NodeId, type RawResponse, type HttpStoreClient, type StoreSession } from '../../src/store-client/index.js';
 import type { NodeRow } from '../../src/store/db/nodes.js';
 import type { TestStore } from './start-store.js';
 
@@ -21,7 +21,7 @@ export interface SeededUser {
 }
 
 export interface Seeder {
-  client: StoreClient;
+  client: HttpStoreClient;
   admin: StoreSession;
   /** Creates an active user (fullname without digits, as the admin rule wants) and logs them in. */
   user(fullname: string, options?: { quotaBytes?: number }): Promise<SeededUser>;
@@ -44,31 +44,31 @@ export async function createSeeder(store: TestStore): Promise<Seeder> {
 }
 
 /** Uploads `content` as `name` into `folder` (or a new revision when the name exists); returns the file's id. */
-export async function uploadFile(client: StoreClient, s: StoreSession, folder: string, name: string, content: string | Buffer): Promise<NodeId> {
+export async function uploadFile(client: HttpStoreClient, s: StoreSession, folder: string, name: string, content: string | Buffer): Promise<NodeId> {
   const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   const result = await client.upload(s, { folder: nodeId(folder), name }, Readable.from([bytes]), bytes.length);
   if (!result.id) throw new Error(`upload of ${name} returned no id`);
   return result.id;
 }
 
-export async function createFolder(client: StoreClient, s: StoreSession, parent: string, name: string): Promise<NodeId> {
+export async function createFolder(client: HttpStoreClient, s: StoreSession, parent: string, name: string): Promise<NodeId> {
   await client.createFolder(s, nodeId(parent), name);
   return (await entryNamed(client, s, parent, name)).id;
 }
 
-export async function entryNamed(client: StoreClient, s: StoreSession, folder: string, name: string): Promise<NodeEntry> {
+export async function entryNamed(client: HttpStoreClient, s: StoreSession, folder: string, name: string): Promise<NodeEntry> {
   const entries = await client.listFolder(s, nodeId(folder));
   const entry = entries.find((e) => e.name === name);
   if (!entry) throw new Error(`no entry "${name}" in ${folder}; have: ${entries.map((e) => e.name).join(', ')}`);
   return entry;
 }
 
-export async function names(client: StoreClient, s: StoreSession, folder: string): Promise<string[]> {
+export async function names(client: HttpStoreClient, s: StoreSession, folder: string): Promise<string[]> {
   return (await client.listFolder(s, nodeId(folder))).map((e) => e.name);
 }
 
 /** A raw request with the session's bearer token (status and parsed body, never thrown). */
-export function raw(client: StoreClient, s: StoreSession | undefined, method: 'GET' | 'POST' | 'DELETE', urlPath: string, json?: unknown): Promise<RawResponse> {
+export function raw(client: HttpStoreClient, s: StoreSession | undefined, method: 'GET' | 'POST' | 'DELETE', urlPath: string, json?: unknown): Promise<RawResponse> {
   return client.http.requestRaw({ method, path: urlPath, ...(s ? { token: s.token } : {}), ...(json === undefined ? {} : { json }) });
 }
 

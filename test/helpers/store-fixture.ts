@@ -3,7 +3,7 @@
  * and bridge integration suites start from.
  */
 import { randomUUID } from 'node:crypto';
-import { createStoreClient, type StoreClient, type StoreSession } from '../../src/store-client/index.js';
+import { createStoreClient, type HttpStoreClient, type StoreSession } from '../../src/store-client/index.js';
 import { startTestStore, type TestStore, type TestStoreOptions } from './start-store.js';
 
 export interface TestUser {
@@ -15,7 +15,7 @@ export interface TestUser {
 
 export interface StoreFixture {
   store: TestStore;
-  client: StoreClient;
+  client: HttpStoreClient;
   admin: StoreSession;
   /** Creates a user through POST /api/admin/users and logs in as them. */
   newUser(options?: { quotaBytes?: number; fullname?: string }): Promise<TestUser>;

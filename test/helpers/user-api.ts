@@ -28,14 +28,14 @@ export function frozenStoreSuite(use: (fixture: StoreFixture) => void, options: 
 }
 import type { Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { RawResponse, StoreClient, StoreSession } from '../../src/store-client/index.js';
+import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
 import type { UserRow } from '../../src/store/db/users.js';
 import type { TestStore, TestStoreOptions } from './start-store.js';
 import { storeFixture, type StoreFixture } from './store-fixture.js';
 
 /** A request with the session's (or a bare token's) bearer; status and body, never thrown. */
 export function apiCall(
-  client: StoreClient,
+  client: HttpStoreClient,
   auth: StoreSession | string | undefined,
   method: Dispatcher.HttpMethod,
   path: string,
@@ -47,7 +47,7 @@ export function apiCall(
 }
 
 /** POST /auth with any body. */
-export function postAuth(client: StoreClient, body: unknown, headers?: Record<string, string>): Promise<RawResponse> {
+export function postAuth(client: HttpStoreClient, body: unknown, headers?: Record<string, string>): Promise<RawResponse> {
   return apiCall(client, undefined, 'POST', '/auth', body, headers);
 }
 
@@ -70,7 +70,7 @@ export function historyRows(store: TestStore, userUuid: string | null): Array<{ 
 }
 
 /** Whether a session's token still opens /api/user. */
-export async function isLive(client: StoreClient, session: StoreSession | string): Promise<boolean> {
+export async function isLive(client: HttpStoreClient, session: StoreSession | string): Promise<boolean> {
   const res = await apiCall(client, session, 'GET', '/api/user');
   if (res.status !== 200 && res.status !== 401) throw new Error(`unexpected ${res.status}`);
   return res.status === 200;

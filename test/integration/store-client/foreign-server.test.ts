@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStoreClient, nodeId, type StoreClient } from '../../../src/store-client/index.js';
+import { createStoreClient, nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
 
 const FILE_BYTES = Buffer.from('0123456789abcdef');
 
@@ -70,7 +70,7 @@ function foreignServer(): http.Server {
 
 describe('store client against a foreign server of the interface', () => {
   let server: http.Server;
-  let client: StoreClient;
+  let client: HttpStoreClient;
   beforeAll(async () => {
     server = foreignServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../../src/store/passwords.js';
-import { createStoreClient, type RawResponse, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { createStoreClient, type RawResponse, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { uploadFile } from '../../helpers/seed.js';
 import type { UserRow } from '../../../src/store/db/users.js';
@@ -15,7 +15,7 @@ const PASSWORD = 'Valid-Passw0rd';
 
 
 let store: TestStore;
-let client: StoreClient;
+let client: HttpStoreClient;
 let admin: StoreSession;
 let emailCounter = 0;
 const uniqueEmail = (stem = 'user'): string => `${stem}.${++emailCounter}@example.org`;
@@ -113,7 +113,7 @@ describe('POST /api/admin/users', () => {
     );
     const session = await client.login('ada.lovelace@example.org', PASSWORD);
     expect(session).toMatchObject({ userId: uuid, isAdmin: true, fullname: 'Ada Lovelace' });
-    expect(await client.listFolder(session, 'home' as Parameters<StoreClient['listFolder']>[1])).toEqual([]);
+    expect(await client.listFolder(session, 'home' as Parameters<HttpStoreClient['listFolder']>[1])).toEqual([]);
   });
 
   it('stores an empty comment when none is given, and an inactive non-admin as asked', async () => {

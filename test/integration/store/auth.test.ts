@@ -8,7 +8,7 @@ import { SignJWT } from 'jose';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authenticateFileAccessKey } from '../../../src/store/sessions.js';
-import { createStoreClient, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { createStoreClient, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 
 const USER_PASSWORD = 'User-Passw0rd';
@@ -34,16 +34,16 @@ function loginEvents(store: TestStore, userUuid: string | null): Array<Record<st
     .all(userUuid) as Array<Record<string, unknown>>;
 }
 
-async function rawLogin(client: StoreClient, username: unknown, password: unknown) {
+async function rawLogin(client: HttpStoreClient, username: unknown, password: unknown) {
   return client.http.requestRaw({ method: 'POST', path: '/auth', json: { username, password } });
 }
 
-async function rawGetUser(client: StoreClient, authorization?: string) {
+async function rawGetUser(client: HttpStoreClient, authorization?: string) {
   return client.http.requestRaw({ method: 'GET', path: '/api/user', headers: authorization === undefined ? {} : { authorization } });
 }
 
 /** Clients whose connections come from distinct loopback addresses (Linux routes all of 127/8 to lo). */
-function clientFrom(store: TestStore, ip: string, opened: Array<{ client: StoreClient; agent: Agent }>): StoreClient {
+function clientFrom(store: TestStore, ip: string, opened: Array<{ client: HttpStoreClient; agent: Agent }>): HttpStoreClient {
   const agent = new Agent({ localAddress: ip });
   const client = createStoreClient(store.url, { dispatcher: agent, retries: 0 });
   opened.push({ client, agent });
@@ -52,7 +52,7 @@ function clientFrom(store: TestStore, ip: string, opened: Array<{ client: StoreC
 
 describe('POST /auth and sessions', () => {
   let store: TestStore;
-  let client: StoreClient;
+  let client: HttpStoreClient;
   let admin: StoreSession;
   let adminUuid: string;
 
@@ -303,8 +303,8 @@ describe('POST /auth and sessions', () => {
 
 describe('failed-login limit', () => {
   let store: TestStore;
-  let client: StoreClient;
-  const opened: Array<{ client: StoreClient; agent: Agent }> = [];
+  let client: HttpStoreClient;
+  const opened: Array<{ client: HttpStoreClient; agent: Agent }> = [];
   let nextIp = 10;
   const freshIp = (): string => `127.0.0.${nextIp++}`;
 

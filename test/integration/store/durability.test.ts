@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createStoreClient, nodeId, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { createStoreClient, nodeId, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { blobFiles, blobHashOf, createFolder, createSeeder, diskUsed, sha256Of, topLevelRow, type Seeder } from '../../helpers/seed.js';
 import { filesIn, MiB, multipartStream, patternStream, readAll } from '../../helpers/stream-helpers.js';
@@ -47,8 +47,8 @@ function revisionCount(store: TestStore): number {
  */
 async function acrossRestart(
   prefix: string,
-  before: (store: TestStore, client: StoreClient, session: StoreSession) => Promise<void>,
-  after: (restarted: TestStore, client: StoreClient, session: StoreSession) => Promise<void>,
+  before: (store: TestStore, client: HttpStoreClient, session: StoreSession) => Promise<void>,
+  after: (restarted: TestStore, client: HttpStoreClient, session: StoreSession) => Promise<void>,
 ): Promise<void> {
   const own = makeTmpDir(prefix);
   try {
@@ -79,7 +79,7 @@ function startEndlessUpload(baseUrl: string, token: string, signal?: AbortSignal
 describe('a client that disconnects mid-upload', () => {
   let store: TestStore;
   let seeder: Seeder;
-  let client: StoreClient;
+  let client: HttpStoreClient;
 
   beforeAll(async () => {
     store = await startTestStore();

@@ -4,7 +4,7 @@
  * lists as 3.0-only, while edition 3.0 serves the ones driveway implements.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStoreClient, nodeId, type RawResponse, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import type { Dispatcher } from 'undici';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { entryNamed, uploadFile } from '../../helpers/seed.js';
@@ -14,7 +14,7 @@ const SOME_UUID = '6f1c0f5e-7c2a-4b8e-9d1e-3a2b1c0d9e8f';
 
 interface Fixture {
   store: TestStore;
-  client: StoreClient;
+  client: HttpStoreClient;
   admin: StoreSession;
   fileUuid: string;
 }

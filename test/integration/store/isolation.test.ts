@@ -6,12 +6,12 @@
  * allows, between a user's and a group's tree, are group-nodes.test.ts's.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeId, type NodeId, type RawResponse, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { nodeId, type NodeId, type RawResponse, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { createFolder, createSeeder, nodeRow, raw, uploadFile, type SeededUser } from '../../helpers/seed.js';
 
 let store: TestStore;
-let client: StoreClient;
+let client: HttpStoreClient;
 let admin: StoreSession;
 let alice: SeededUser;
 let bob: SeededUser;

@@ -7,7 +7,7 @@
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/common/logger.js';
-import { createStoreClient, nodeId, type StoreClient } from '../../../src/store-client/index.js';
+import { createStoreClient, nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 
 const USER_PASSWORD = 'Logged-Passw0rd';
@@ -23,7 +23,7 @@ describe('store logs', () => {
     },
   });
   let store: TestStore;
-  let client: StoreClient;
+  let client: HttpStoreClient;
 
   beforeAll(async () => {
     store = await startTestStore({ logger: createLogger('trace', sink), flags: { logLevel: 'trace' } });

@@ -5,7 +5,7 @@
  * trash.test.ts; other users' nodes in isolation.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeId, type StoreClient } from '../../../src/store-client/index.js';
+import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
   createFolder,
@@ -20,7 +20,7 @@ import {
 } from '../../helpers/seed.js';
 
 let store: TestStore;
-let client: StoreClient;
+let client: HttpStoreClient;
 let alice: SeededUser;
 let homeUuid: string;
 

@@ -8,14 +8,14 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStoreClient, LATEST_VERSION, nodeId, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { createStoreClient, LATEST_VERSION, nodeId, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { createFolder, createSeeder, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { MiB, patternBytes, patternHash, patternStream } from '../../helpers/stream-helpers.js';
 
 let store: TestStore;
 let seeder: Seeder;
-let client: StoreClient;
+let client: HttpStoreClient;
 let ann: SeededUser;
 let bob: SeededUser;
 

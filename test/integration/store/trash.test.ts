@@ -5,7 +5,7 @@
  * copy the subtree, move_to out of trash restores.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeId, type StoreClient } from '../../../src/store-client/index.js';
+import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { numberedName } from '../../../src/store/db/tree.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
@@ -28,7 +28,7 @@ import {
 
 let store: TestStore;
 let seeder: Seeder;
-let client: StoreClient;
+let client: HttpStoreClient;
 let alice: SeededUser;
 let trashUuid: string;
 

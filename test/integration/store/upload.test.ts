@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStoreClient, nodeId, type RawResponse, type StoreClient } from '../../../src/store-client/index.js';
+import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { createContentHasher } from '../../../src/store/blobs/blob-store.js';
 import type { RevisionRow } from '../../../src/store/db/files.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
@@ -29,7 +29,7 @@ import { filesIn, MiB, multipartStream, patternHash, patternStream, readAll, typ
 
 let store: TestStore;
 let seeder: Seeder;
-let client: StoreClient;
+let client: HttpStoreClient;
 let serial = 0;
 
 /** A fresh user per test; names are letters only (the admin rule forbids digits). */

@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStoreClient, nodeId, type StoreClient, type StoreSession } from '../../../src/store-client/index.js';
+import { createStoreClient, nodeId, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { uploadFile } from '../../helpers/seed.js';
 import { dataUrl, jpegBytes, pngBytes } from '../../helpers/images.js';
@@ -16,7 +16,7 @@ const PASSWORD = 'Profile-Passw0rd';
 const PROFILE_KEYS = ['avatar', 'created', 'disk_quota', 'disk_used', 'email', 'fullname', 'is_active', 'is_admin', 'twofa', 'uuid'];
 
 let store: TestStore;
-let client: StoreClient;
+let client: HttpStoreClient;
 let admin: StoreSession;
 
 async function getUser(session: StoreSession) {
