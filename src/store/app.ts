@@ -21,6 +21,7 @@ import { LoginLimiter } from './login-limiter.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
+import { Durability } from './durability.js';
 import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
@@ -40,6 +41,8 @@ import { appPasswordRoutes } from './routes/app-passwords.js';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: AuthenticatedUser | null;
+    /** The database's change count when the request arrived (durability.ts). */
+    changesMark: number;
   }
 }
 
@@ -78,7 +81,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const log = options.logger ?? createLogger(config.logLevel);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 
-  const db = openDatabase(path.join(config.dataDir, 'driveway.sqlite'));
+  const dbFile = path.join(config.dataDir, 'driveway.sqlite');
+  const db = openDatabase(dbFile);
+  const durability = new Durability(db, dbFile);
   const blobs = new BlobStore(config.dataDir, (sha) => isBlobReferenced(db, sha));
   await blobs.init();
   const swept = await blobs.sweepOrphans((sha) => isBlobReferenced(db, sha));
@@ -89,7 +94,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
-  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, unknownUserHash, mailer };
+  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, unknownUserHash, mailer, durability };
   await bootstrapAdmin(ctx);
 
   const app: FastifyInstance = Fastify({
@@ -101,6 +106,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     trustProxy: false,
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('changesMark', 0);
   // Many HTTP clients send `Content-Type: application/json` on a DELETE or GET without a body;
   // fastify's own parser refuses that (FST_ERR_CTP_EMPTY_JSON_BODY). An empty body is no body.
   // Non-empty bodies still go through fastify's parser, which refuses __proto__ and constructor keys.
@@ -110,6 +116,17 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     const body = typeof text === 'string' ? text : text.toString('utf8');
     if (body.trim() === '') done(null, undefined);
     else parseJson(request, body, done);
+  });
+
+  // Answered means durable: a request that saw the database change waits for the shared fsync
+  // of the WAL before its answer goes out (durability.ts). Errors included: a failed operation
+  // may have committed a part it reports.
+  app.addHook('onRequest', async (request) => {
+    request.changesMark = durability.mark();
+  });
+  app.addHook('onSend', async (request, _reply, payload) => {
+    await durability.settle(request.changesMark);
+    return payload;
   });
 
   app.addHook('onRequest', async (request) => {
@@ -172,6 +189,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   app.addHook('onClose', async () => {
     mailer?.close();
+    await durability.close();
     db.close();
   });
   return { app, ctx };

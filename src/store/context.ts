@@ -11,6 +11,7 @@ import type { Db } from './db/database.js';
 import type { LoginLimiter } from './login-limiter.js';
 import type { SessionKeys } from './sessions.js';
 import type { Mailer } from './ops/mail.js';
+import type { Durability } from './durability.js';
 
 export interface StoreContext {
   db: Db;
@@ -24,4 +25,6 @@ export interface StoreContext {
   unknownUserHash: string;
   /** Outgoing email; undefined when `mail.host` is not configured. */
   mailer: Mailer | undefined;
+  /** Makes what an operation wrote durable before it is answered (group commit). */
+  durability: Durability;
 }

@@ -1,0 +1,50 @@
+/**
+ * "Answered means durable" for every store operation, whatever the transport: a request notes
+ * the connection's change count when it starts (`mark`) and, before its answer goes out,
+ * `settle` waits for a shared fsync of the WAL when the count moved (db/wal-sync.ts). A read-only
+ * request that overlapped a write waits too, which costs it a fraction of a millisecond and keeps
+ * the rule simple: nothing that observed a change is answered before the change is on disk.
+ * HTTP routes get it from app.ts's hooks; the in-process client wraps each call.
+ */
+import type { Db } from './db/database.js';
+import { WalSync } from './db/wal-sync.js';
+
+export class Durability {
+  private readonly wal: WalSync;
+
+  constructor(
+    private readonly db: Db,
+    databaseFile: string,
+  ) {
+    this.wal = new WalSync(`${databaseFile}-wal`);
+  }
+
+  /** The connection's change count (SQLite total_changes()): the mark to settle against. */
+  mark(): number {
+    return this.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
+  }
+
+  /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did. */
+  async settle(mark: number): Promise<void> {
+    if (this.db.open && this.mark() !== mark) await this.wal.sync();
+  }
+
+  /** Runs `work` and answers its result only once what it wrote is durable. */
+  async run<T>(work: () => T | Promise<T>): Promise<T> {
+    const mark = this.mark();
+    try {
+      return await work();
+    } finally {
+      await this.settle(mark);
+    }
+  }
+
+  /** fsyncs run so far (tests: several commits share one). */
+  get flushes(): number {
+    return this.wal.flushes;
+  }
+
+  close(): Promise<void> {
+    return this.wal.close();
+  }
+}
