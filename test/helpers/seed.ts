@@ -100,6 +100,12 @@ export function blobFileExists(store: TestStore, hash: string): boolean {
   return existsSync(store.ctx.blobs.pathOf(hash));
 }
 
+/** Whether the store still keeps a blob's bytes: in its database row (small blobs) or as a file. */
+export function blobStored(store: TestStore, hash: string): boolean {
+  const row = store.ctx.db.prepare('SELECT data IS NOT NULL AS inline FROM blobs WHERE hash = ?').get(hash) as { inline: number } | undefined;
+  return row?.inline === 1 || blobFileExists(store, hash);
+}
+
 /** Every blob file on disk. */
 export function blobFiles(store: TestStore): string[] {
   const root = store.ctx.blobs.blobDir;

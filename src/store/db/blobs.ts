@@ -5,11 +5,22 @@
 import type { Db } from './database.js';
 import type { OwnerType } from './nodes.js';
 
-export function addBlobRef(db: Db, hash: string, sizeBytes: number, count = 1): void {
+/**
+ * Adds `count` references to a blob, creating its row at the first. `inline` holds the bytes of
+ * a small blob kept in the database (blob-store.ts stage()); when the blob exists already (the
+ * same bytes uploaded before, inline or as a file) the stored form is kept and `inline` dropped.
+ */
+export function addBlobRef(db: Db, hash: string, sizeBytes: number, count = 1, inline?: Buffer): void {
   db.prepare(
-    `INSERT INTO blobs (hash, size, refs) VALUES (?, ?, ?)
+    `INSERT INTO blobs (hash, size, refs, data) VALUES (?, ?, ?, ?)
      ON CONFLICT(hash) DO UPDATE SET refs = refs + excluded.refs`,
-  ).run(hash, sizeBytes, count);
+  ).run(hash, sizeBytes, count, inline ?? null);
+}
+
+/** The bytes of a blob kept in the database; undefined for one kept as a file (or unknown). */
+export function inlineBlob(db: Db, hash: string): Buffer | undefined {
+  const row = db.prepare('SELECT data FROM blobs WHERE hash = ?').get(hash) as { data: Buffer | null } | undefined;
+  return row?.data ?? undefined;
 }
 
 /** Drops one reference; returns true when the blob is now unreferenced (row deleted). */

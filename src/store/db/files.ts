@@ -111,6 +111,8 @@ export interface CommitUpload {
   name: string;
   hash: string;
   sizeBytes: number;
+  /** The bytes of a small blob kept in its database row (blob-store.ts INLINE_MAX_BYTES). */
+  inline?: Buffer;
   now: number;
 }
 
@@ -141,7 +143,7 @@ export function commitUpload(db: Db, upload: CommitUpload): UploadResult {
     const usage = usageOf(db, owner.owner_type, owner.owner_uuid);
     if (usage && usage.quotaBytes > 0 && usage.usedBytes + sizeBytes > usage.quotaBytes) throw quotaExceeded();
 
-    addBlobRef(db, hash, sizeBytes);
+    addBlobRef(db, hash, sizeBytes, 1, upload.inline);
     let result: UploadResult;
     if (file) {
       const revision = (file.revision ?? 0) + 1;

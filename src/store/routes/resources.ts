@@ -1,26 +1,21 @@
 /**
  * View and download (SPEC "View and download", edition 3.0 only; docs/store-semantics.md):
  *   GET|HEAD /resources/auth/{view|download}/{file_access_key}/{file_uuid}/{version}/{filename}
- * The fileaccesskey in the path stands for the session (no Authorization header). Bytes are
- * streamed from the blob store, a single range at most; the whole file is never read into
- * memory. Conditional and range logic lives in common/http-conditional.ts.
+ * The fileaccesskey in the path stands for the session (no Authorization header). Which bytes a
+ * caller may read, and reading them, is ops/download.ts; this route adds what is HTTP's: the
+ * conditional and range decision (common/http-conditional.ts) and the headers. A single range
+ * at most; a large file is never read into memory.
  */
-import { once } from 'node:events';
-import type { Readable } from 'node:stream';
 import contentDisposition from 'content-disposition';
 import type { FastifyInstance } from 'fastify';
 import { lookup as lookupMimeType } from 'mime-types';
 import { z } from 'zod';
 import { evaluateConditionalRequest } from '../../common/http-conditional.js';
-import { resolveNode } from '../access.js';
 import type { StoreContext } from '../context.js';
-import { getRevision } from '../db/files.js';
-import { invalid, notFound, StoreHttpError, unauthenticated } from '../envelope.js';
+import { notFound, StoreHttpError, unauthenticated } from '../envelope.js';
+import { fileVersion, openRevision } from '../ops/download.js';
 import { refuseExpiredPassword } from '../ops/password-age.js';
 import { authenticateFileAccessKey } from '../sessions.js';
-
-/** SPEC's "latest version" selector. */
-export const LATEST_VERSION = '999999999999999';
 
 const params = z.object({
   key: z.string().min(1).max(200),
@@ -44,7 +39,7 @@ function dispositionHeader(name: string, disposition: Disposition): string {
 
 export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
-  const { db, blobs, clock, log } = ctx;
+  const { db, clock } = ctx;
 
   const serve = (disposition: Disposition) =>
     app.route({
@@ -59,17 +54,11 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
         const caller = authenticateFileAccessKey(db, clock, key);
         if (!caller) throw unauthenticated('invalid, expired or revoked file access key');
         refuseExpiredPassword(ctx, caller);
-        if (!/^\d{1,20}$/.test(version)) throw invalid(`version must be a revision number or ${LATEST_VERSION}`);
-
-        const node = resolveNode(db, caller, uuid, 'download');
-        // A folder has no bytes; answering as for an unknown id keeps the two indistinguishable.
-        if (node.type !== 'File' || node.revision === null) throw notFound();
-        const wanted = version === LATEST_VERSION ? node.revision : Number(version);
-        const revision = Number.isSafeInteger(wanted) ? getRevision(db, node.uuid, wanted) : undefined;
-        if (!revision) throw notFound('no such revision');
+        const file = fileVersion(ctx, caller, uuid, version);
+        const { node, revision } = file;
 
         const decision = evaluateConditionalRequest(request.method, request.headers, {
-          etag: `"${node.uuid}-${revision.revision}"`,
+          etag: file.etag,
           lastModifiedMs: revision.created,
           sizeBytes: revision.size,
         });
@@ -79,18 +68,7 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
         }
         if (decision.status === 304) return reply.code(304).headers({ ...decision.headers, 'cache-control': 'private' }).send();
 
-        let body: Readable | undefined;
-        if (request.method === 'GET') {
-          body = blobs.open(revision.blob_hash, decision.status === 206 ? decision.range : undefined);
-          try {
-            // Open before any header is set, so a missing blob is a clean 500, not a cut response.
-            await once(body, 'ready');
-          } catch (err) {
-            body.destroy();
-            log.error({ err, node: node.uuid, revision: revision.revision }, 'blob of a revision cannot be opened');
-            throw err;
-          }
-        }
+        const body = request.method === 'GET' ? await openRevision(ctx, file, decision.status === 206 ? decision.range : undefined) : undefined;
         void reply
           .code(decision.status)
           .headers(decision.headers)

@@ -2,22 +2,20 @@
  * The two-step upload (SPEC "Upload", docs/store-semantics.md "Upload"), both editions:
  *   GET  /api/nodes/{node_uuid}/upload  -> {token, status, msg}
  *   POST /upload/{upload_token}         multipart, field `file`, no Authorization
- * Order of step 2: check and consume the token, stream the part into a temp file (quota
- * enforced while streaming), fsync, rename to the content address, then one metadata
- * transaction; any failure discards the temp file and any blob no row refers to. The body
- * is never buffered in memory.
+ * Order of step 2: check and consume the token, check the target, then ops/upload.ts storeFile
+ * with the multipart part's stream (quota enforced while streaming; a large body is never held
+ * in memory). Thin otherwise: what is multipart-specific (a part that breaks off, a body to stop
+ * reading) stays here.
  */
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { callerOf } from '../app.js';
-import { resolveNode } from '../access.js';
-import { BlobTooLargeError, type StagedBlob } from '../blobs/blob-store.js';
+import { BlobTooLargeError } from '../blobs/blob-store.js';
 import type { StoreContext } from '../context.js';
-import { remainingBytes } from '../db/blobs.js';
-import { assertUploadTarget, commitUpload, consumeUploadToken, createUploadToken, uploaderOf, type UploadResult } from '../db/files.js';
-import { invalid, quotaExceeded, success } from '../envelope.js';
-import { assertValidName } from '../names.js';
+import { consumeUploadToken, uploaderOf } from '../db/files.js';
+import { invalid, quotaExceeded, StoreHttpError, success } from '../envelope.js';
+import { issueUploadToken, storeFile, uploadName, uploadTarget } from '../ops/upload.js';
 
 const nodeParams = z.object({ id: z.string().min(1).max(200) });
 const tokenParams = z.object({ token: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/) });
@@ -42,7 +40,7 @@ function stagingError(request: FastifyRequest, err: unknown): unknown {
 }
 
 export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
-  const { db, blobs, clock, config, log } = ctx;
+  const { db, clock, config } = ctx;
 
   // Stream mode only: nothing is buffered or written to the OS temp folder by the plugin.
   // preservePath keeps the name as sent, so "a/b" is refused by the name rule rather than
@@ -56,10 +54,8 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
   app.get('/api/nodes/:id/upload', async (request) => {
     const params = nodeParams.safeParse(request.params);
     if (!params.success) throw invalid('invalid node identifier');
-    const caller = callerOf(request);
-    const target = resolveNode(db, caller, params.data.id, 'write');
-    const token = createUploadToken(db, clock.now(), caller, target);
-    return { token, status: 'success', msg: target.type === 'Dir' ? 'upload token for a new file' : 'upload token for a new revision' };
+    const { token, kind } = issueUploadToken(ctx, callerOf(request), params.data.id);
+    return { token, status: 'success', msg: kind === 'file' ? 'upload token for a new file' : 'upload token for a new revision' };
   });
 
   app.post('/upload/:token', async (request, reply) => {
@@ -67,8 +63,8 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     // A token that cannot have been issued is unknown, like any other unknown token.
     const grant = consumeUploadToken(db, params.success ? params.data.token : '', clock.now(), config.store.uploadTokenTtlMs);
     const uploader = uploaderOf(db, grant, clock.now());
-    const target = resolveNode(db, uploader, grant.targetUuid, 'write');
-    assertUploadTarget(db, target);
+    // Target checks before the body is parsed: a refusal costs no read of the file.
+    const target = uploadTarget(ctx, uploader, grant.targetUuid);
     if (!request.isMultipart()) throw invalid('the upload must be multipart/form-data with a part named "file"');
 
     let part: MultipartFile | undefined;
@@ -84,60 +80,28 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
       throw invalid('the upload has no part named "file"');
     }
     // The parser reports a body that breaks off as an error on the part, possibly before
-    // stage() listens; remember it so a truncated part is never stored as complete.
+    // staging listens; remember it so a truncated part is never stored as complete.
     let partError: unknown;
     part.file.on('error', (err) => {
       partError ??= err;
     });
-    let name = target.name;
-    if (target.type === 'Dir') {
-      try {
-        name = assertValidName(part.filename);
-      } catch (err) {
-        abandonBody(request);
-        throw err;
-      }
-    }
-
-    const limit = remainingBytes(db, target.owner_type, target.owner_uuid);
-    let staged: StagedBlob;
+    const file = part;
+    let name: string;
     try {
-      staged = await blobs.stage(part.file, limit);
-      if (partError !== undefined || part.file.truncated) {
-        await blobs.discard(staged);
-        throw partError ?? new Error('the part was truncated');
-      }
+      name = uploadName(target, file.filename);
     } catch (err) {
       abandonBody(request);
-      throw stagingError(request, err);
-    }
-
-    try {
-      await blobs.commit(staged);
-    } catch (err) {
-      await blobs.discard(staged);
-      blobs.release(staged.hash);
-      await blobs.remove(staged.hash);
       throw err;
     }
-    let result: UploadResult;
+    let result;
     try {
-      result = commitUpload(db, {
-        uploader,
-        targetUuid: target.uuid,
-        name,
-        hash: staged.hash,
-        sizeBytes: staged.sizeBytes,
-        now: clock.now(),
+      result = await storeFile(ctx, uploader, target, name, file.file, {
+        verify: () => (partError !== undefined || file.file.truncated ? (partError ?? new Error('the part was truncated')) : undefined),
       });
     } catch (err) {
-      // The rename happened, the row did not: unlink unless another row shares the bytes.
-      blobs.release(staged.hash);
-      await blobs.remove(staged.hash);
-      throw err;
+      abandonBody(request);
+      throw err instanceof StoreHttpError ? err : stagingError(request, err);
     }
-    blobs.release(staged.hash);
-    log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
     return reply.code(200).send(success(result.revision === 1 ? 'file uploaded' : 'revision uploaded', result));
   });
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import {
-  blobFileExists,
+  blobStored,
   blobHashOf,
   blobRefs,
   createFolder,
@@ -143,10 +143,10 @@ describe('deleting a user without transfer', () => {
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM revisions WHERE node_uuid IN (?, ?, ?)', t.file, t.incoming, t.trashed)).toBe(0);
     for (const content of t.contents.slice(1)) {
       expect(blobRefs(store, blobHashOf(content))).toBe(0);
-      expect(blobFileExists(store, blobHashOf(content))).toBe(false);
+      expect(blobStored(store, blobHashOf(content))).toBe(false);
     }
     expect(blobRefs(store, blobHashOf(shared))).toBe(1);
-    expect(blobFileExists(store, blobHashOf(shared))).toBe(true);
+    expect(blobStored(store, blobHashOf(shared))).toBe(true);
     expect(diskUsed(store, other.uuid)).toBe(otherBefore);
     for (const table of ['sessions', 'stars', 'group_members', 'login_events']) {
       expect({ table, n: countRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE user_uuid = ?`, user.uuid) }).toEqual({ table, n: 0 });
@@ -187,7 +187,7 @@ describe('deleting a user with transfer_data_to', () => {
     expect(nodeRow(store, t.trashed)).toMatchObject({ owner_uuid: receiver.uuid, trashed_from: null, trashed_name: null, name: 'old.txt' });
     expect(diskUsed(store, receiver.uuid)).toBe(bytes);
     expect(storedBytes(store, receiver.uuid)).toBe(bytes);
-    for (const content of t.contents) expect(blobFileExists(store, blobHashOf(content))).toBe(true);
+    for (const content of t.contents) expect(blobStored(store, blobHashOf(content))).toBe(true);
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', user.uuid)).toBe(0);
     const download = await seeder.client.download(receiver.session, nodeId(t.file), 'plan.txt');
     const chunks: Buffer[] = [];
@@ -257,7 +257,7 @@ describe('deleting a group', () => {
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', group)).toBe(0);
     expect(nodeRow(store, file)).toBeUndefined();
     expect(blobRefs(store, blobHashOf(content))).toBe(0);
-    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
+    expect(blobStored(store, blobHashOf(content))).toBe(false);
     for (const table of ['group_members', 'group_tags']) expect(countRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE group_uuid = ?`, group)).toBe(0);
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', group)).toBe(0);
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM webdrive_endpoints WHERE owner_uuid = ?', group)).toBe(0);
@@ -277,7 +277,7 @@ describe('deleting a group', () => {
     });
     expect(nodeRow(store, first.file)?.owner_uuid).toBe(receiver.uuid);
     expect(diskUsed(store, receiver.uuid)).toBe(bytes);
-    expect(blobFileExists(store, blobHashOf(first.content))).toBe(true);
+    expect(blobStored(store, blobHashOf(first.content))).toBe(true);
 
     const second = await filledGroup();
     const receivingGroup = await ga.group(unique('Heir Group'));

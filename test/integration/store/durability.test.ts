@@ -4,6 +4,8 @@
  * disk_used; a blob renamed into place whose transaction never committed is swept at start;
  * an upload that fails after its rename never unlinks bytes a concurrent upload committed.
  */
+import { INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
+import { inlineBlob } from '../../../src/store/db/blobs.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -151,7 +153,8 @@ describe('an upload that fails after its bytes were renamed into place', () => {
       const fay = await seeder.user('Fay Racing');
       await createFolder(seeder.client, fay.session, 'home', 'taken');
       for (let round = 0; round < 8; round += 1) {
-        const content = Buffer.from(`shared content, round ${round}`);
+        // Past the inline limit: this race is about blob files (small blobs live in their row).
+        const content = Buffer.concat([Buffer.from(`shared content, round ${round}`), Buffer.alloc(INLINE_MAX_BYTES)]);
         const results = await Promise.allSettled([
           seeder.client.upload(fay.session, { folder: nodeId('home'), name: 'taken' }, Readable.from([content]), content.length),
           seeder.client.upload(fay.session, { folder: nodeId('home'), name: `ok-${round}.txt` }, Readable.from([content]), content.length),
@@ -165,6 +168,10 @@ describe('an upload that fails after its bytes were renamed into place', () => {
     }
   });
 });
+
+/** Contents large enough to be kept as blob files (past INLINE_MAX_BYTES). */
+const SURVIVOR = `survives the crash ${'.'.repeat(INLINE_MAX_BYTES)}`;
+const COMMITTED = `committed ${'.'.repeat(INLINE_MAX_BYTES)}`;
 
 describe('a store killed with SIGKILL mid-upload', () => {
   let child: ChildProcess | undefined;
@@ -217,7 +224,8 @@ describe('a store killed with SIGKILL mid-upload', () => {
     let admin: StoreSession;
     try {
       admin = await client.login('admin', ADMIN_PASSWORD);
-      await client.upload(admin, { folder: nodeId('home'), name: 'survivor.txt' }, Readable.from([Buffer.from('survives the crash')]), 18);
+      await client.upload(admin, { folder: nodeId('home'), name: 'survivor.txt' }, Readable.from([Buffer.from(SURVIVOR)]), SURVIVOR.length);
+      await client.upload(admin, { folder: nodeId('home'), name: 'small.txt' }, Readable.from([Buffer.from('small survivor')]), 14);
       const token = await client.requestUploadToken(admin, nodeId('home'));
       const upload = startEndlessUpload(started.url, token);
       const partFile = await partFileGrowing(path.join(dataDir, 'tmp'), 4 * MiB);
@@ -235,20 +243,22 @@ describe('a store killed with SIGKILL mid-upload', () => {
     const restarted = await startTestStore({ dataDir });
     try {
       expect(filesIn(restarted.ctx.blobs.tmpDir)).toEqual([]);
-      expect(blobFiles(restarted)).toEqual([blobHashOf('survives the crash')]);
+      // The small file lives in its database row: only the large one has a blob file.
+      expect(blobFiles(restarted)).toEqual([blobHashOf(SURVIVOR)]);
+      expect(inlineBlob(restarted.ctx.db, blobHashOf('small survivor'))?.toString()).toBe('small survivor');
       const adminRow = restarted.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string };
       const home = topLevelRow(restarted, adminRow.uuid, 'home');
-      const names = restarted.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ?').all(home.uuid) as Array<{ name: string }>;
-      expect(names.map((n) => n.name)).toEqual(['survivor.txt']);
-      expect(revisionCount(restarted)).toBe(1);
-      expect(diskUsed(restarted, adminRow.uuid)).toBe(18);
+      const names = restarted.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(home.uuid) as Array<{ name: string }>;
+      expect(names.map((n) => n.name)).toEqual(['small.txt', 'survivor.txt']);
+      expect(revisionCount(restarted)).toBe(2);
+      expect(diskUsed(restarted, adminRow.uuid)).toBe(SURVIVOR.length + 14);
 
       const again = createStoreClient(restarted.url, { retries: 0 });
       try {
         const session = await again.login('admin', ADMIN_PASSWORD);
         const result = await again.upload(session, { folder: nodeId('home'), name: 'after.txt' }, Readable.from([Buffer.from('after')]), 5);
         expect(result.revision).toBe(1);
-        expect(diskUsed(restarted, adminRow.uuid)).toBe(23);
+        expect(diskUsed(restarted, adminRow.uuid)).toBe(SURVIVOR.length + 14 + 5);
       } finally {
         await again.close();
       }
@@ -258,7 +268,8 @@ describe('a store killed with SIGKILL mid-upload', () => {
   });
 
   it('upgrades a data dir from before migration 003: SHA-256 blobs stay readable and are not swept', async () => {
-    const content = 'stored by an older driveway';
+    // Large enough to be a blob file, as every blob was then.
+    const content = `stored by an older driveway ${'.'.repeat(INLINE_MAX_BYTES)}`;
     const legacy = sha256Of(content);
     await acrossRestart(
       'driveway-upgrade-',
@@ -315,7 +326,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
     await acrossRestart(
       'driveway-orphan-',
       async (store, client, session) => {
-        await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from('committed')]), 9);
+        await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from(COMMITTED)]), COMMITTED.length);
         // What a crash between rename and commit leaves: the file at its content address, no row.
         const orphanPath = store.ctx.blobs.pathOf(blobHashOf('renamed, never committed'));
         mkdirSync(path.dirname(orphanPath), { recursive: true });
@@ -323,7 +334,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
         writeFileSync(path.join(path.dirname(orphanPath), 'not-a-blob-hash'), 'junk');
       },
       async (restarted) => {
-        expect(blobFiles(restarted)).toEqual([blobHashOf('committed')]);
+        expect(blobFiles(restarted)).toEqual([blobHashOf(COMMITTED)]);
       },
     );
   });

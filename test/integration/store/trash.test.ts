@@ -9,7 +9,7 @@ import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js
 import { numberedName } from '../../../src/store/db/tree.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
-  blobFileExists,
+  blobStored,
   blobFiles,
   blobRefs,
   createFolder,
@@ -70,7 +70,7 @@ describe('DELETE outside trash', () => {
     expect(await entryNamed(client, alice.session, 'trash', 'report.pdf')).toMatchObject({ id: file, kind: 'file', revision: 1 });
     expect(nodeRow(store, file)).toMatchObject({ parent_uuid: trashUuid, name: 'report.pdf', trashed_from: root, trashed_name: 'report.pdf' });
     expect(diskUsed(store, alice.uuid)).toBe(usedBefore);
-    expect(blobFileExists(store, blobHashOf(content))).toBe(true);
+    expect(blobStored(store, blobHashOf(content))).toBe(true);
     expect(blobRefs(store, blobHashOf(content))).toBe(1);
   });
 
@@ -162,7 +162,7 @@ describe('DELETE inside trash', () => {
     expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
     for (const content of [v1, v2]) {
       expect(blobRefs(store, blobHashOf(content))).toBe(0);
-      expect(blobFileExists(store, blobHashOf(content))).toBe(false);
+      expect(blobStored(store, blobHashOf(content))).toBe(false);
     }
     expect((await client.listFolder(alice.session, nodeId('trash'))).map((e) => e.id)).not.toContain(file);
     expect((await raw(client, alice.session, 'GET', `/api/nodes/${file}`)).status).toBe(404);
@@ -178,13 +178,13 @@ describe('DELETE inside trash', () => {
     await client.remove(alice.session, file);
     await client.remove(alice.session, file);
     expect(blobRefs(store, blobHashOf(content))).toBe(1);
-    expect(blobFileExists(store, blobHashOf(content))).toBe(true);
+    expect(blobStored(store, blobHashOf(content))).toBe(true);
 
     const copy = await entryNamed(client, alice.session, sub, 'shared.txt');
     await client.remove(alice.session, copy.id);
     await client.remove(alice.session, copy.id);
     expect(blobRefs(store, blobHashOf(content))).toBe(0);
-    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
+    expect(blobStored(store, blobHashOf(content))).toBe(false);
   });
 
   it('removes a whole trashed folder subtree and frees its bytes', async () => {
@@ -200,8 +200,8 @@ describe('DELETE inside trash', () => {
     await client.remove(alice.session, folder);
     expect(diskUsed(store, alice.uuid)).toBe(used - Buffer.byteLength(a) - Buffer.byteLength(b));
     for (const id of [folder, inner, bId]) expect(nodeRow(store, id)).toBeUndefined();
-    expect(blobFileExists(store, blobHashOf(a))).toBe(false);
-    expect(blobFileExists(store, blobHashOf(b))).toBe(false);
+    expect(blobStored(store, blobHashOf(a))).toBe(false);
+    expect(blobStored(store, blobHashOf(b))).toBe(false);
   });
 
   it('removes only the child when a node inside a trashed folder is deleted', async () => {

@@ -7,7 +7,8 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient } from '../../../src/store-client/index.js';
-import { createContentHasher } from '../../../src/store/blobs/blob-store.js';
+import { createContentHasher, INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
+import { inlineBlob } from '../../../src/store/db/blobs.js';
 import type { RevisionRow } from '../../../src/store/db/files.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
@@ -67,8 +68,9 @@ function childrenOf(folderUuid: string): Array<{ uuid: string; name: string; typ
   }>;
 }
 
+/** The stored bytes of a blob, wherever the store keeps them (its database row or a file). */
 async function blobContent(hash: string): Promise<string> {
-  return (await readAll(store.ctx.blobs.open(hash))).toString('utf8');
+  return (await readAll(store.ctx.blobs.open(hash, undefined, inlineBlob(store.ctx.db, hash)))).toString('utf8');
 }
 
 beforeAll(async () => {
@@ -151,6 +153,20 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(after.updated).toBeGreaterThan(before.updated);
     const listed = await client.listFolder(ann.session, nodeId('home'));
     expect(listed).toEqual([expect.objectContaining({ id: uuid, name: 'notes.txt', kind: 'file', sizeBytes: 12, revision: 1 })]);
+  });
+
+  it('keeps a small file in its database row and a large one as a file, each readable in full', async () => {
+    const ann = await newUser();
+    const small = 'x'.repeat(4096);
+    const large = Buffer.alloc(INLINE_MAX_BYTES + 1, 7);
+    expect((await uploadAs(ann, 'home', 'small.txt', small)).status).toBe(200);
+    expect((await uploadAs(ann, 'home', 'large.bin', large)).status).toBe(200);
+    expect(inlineBlob(store.ctx.db, blobHashOf(small))?.toString()).toBe(small);
+    expect(blobFileExists(store, blobHashOf(small))).toBe(false);
+    expect(inlineBlob(store.ctx.db, blobHashOf(large))).toBeUndefined();
+    expect(blobFileExists(store, blobHashOf(large))).toBe(true);
+    expect(await blobContent(blobHashOf(large))).toBe(large.toString());
+    expect(diskUsed(store, ann.uuid)).toBe(4096 + INLINE_MAX_BYTES + 1);
   });
 
   it('stores an upload into a sub-folder and into a qualified top-level identifier', async () => {

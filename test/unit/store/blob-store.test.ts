@@ -1,13 +1,14 @@
 /**
  * BlobStore on a real temp folder: content addressing with BLAKE3, identical bytes stored once,
- * the size limit enforced while streaming, and a fan-out folder removed behind the store's back
- * (it remembers which exist) made again rather than failing the upload.
+ * the size limit enforced while streaming, a fan-out folder removed behind the store's back
+ * (it remembers which exist) made again rather than failing the upload, and small blobs kept in
+ * memory for their database row (no file at all) while a larger one spills to a file whole.
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BlobStore, BlobTooLargeError, contentHashOf } from '../../../src/store/blobs/blob-store.js';
+import { BlobStore, BlobTooLargeError, contentHashOf, INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 let tmp: ReturnType<typeof makeTmpDir>;
@@ -20,8 +21,9 @@ beforeEach(async () => {
 });
 afterEach(() => tmp.remove());
 
+/** Stores `content` as a file (inline limit 0), the path these first cases are about. */
 async function store(content: string): Promise<string> {
-  const staged = await blobs.stage(Readable.from([Buffer.from(content)]));
+  const staged = await blobs.stage(Readable.from([Buffer.from(content)]), Number.POSITIVE_INFINITY, undefined, 0);
   await blobs.commit(staged);
   blobs.release(staged.hash);
   return staged.hash;
@@ -48,6 +50,32 @@ describe('BlobStore', () => {
 
   it('refuses a blob over the limit while streaming and removes its temp file', async () => {
     await expect(blobs.stage(Readable.from([Buffer.alloc(10)]), 9)).rejects.toBeInstanceOf(BlobTooLargeError);
+    await expect(blobs.stage(Readable.from([Buffer.alloc(INLINE_MAX_BYTES), Buffer.alloc(INLINE_MAX_BYTES)]), INLINE_MAX_BYTES + 5)).rejects.toBeInstanceOf(BlobTooLargeError);
+    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+  });
+
+  it('keeps a small blob in memory for its row: the bytes, their hash, and no file anywhere', async () => {
+    const parts = [Buffer.from('small '), Buffer.from('file')];
+    const staged = await blobs.stage(Readable.from(parts));
+    expect(staged).toEqual({ hash: contentHashOf('small file'), sizeBytes: 10, inline: Buffer.from('small file') });
+    await blobs.commit(staged);
+    blobs.release(staged.hash);
+    expect(existsSync(blobs.pathOf(staged.hash))).toBe(false);
+    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    const chunks: Buffer[] = [];
+    for await (const chunk of blobs.open(staged.hash, { start: 6, end: 9 }, staged.inline)) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('file');
+  });
+
+  it('spills a blob past the inline limit to a file, the bytes read before the limit first', async () => {
+    const parts = Array.from({ length: 5 }, (_, i) => Buffer.alloc(30_000, i + 1));
+    const whole = Buffer.concat(parts);
+    const staged = await blobs.stage(Readable.from(parts));
+    expect(staged.inline).toBeUndefined();
+    expect(staged).toMatchObject({ hash: contentHashOf(whole), sizeBytes: whole.length });
+    await blobs.commit(staged);
+    blobs.release(staged.hash);
+    expect(readFileSync(blobs.pathOf(staged.hash)).equals(whole)).toBe(true);
     expect(readdirSync(blobs.tmpDir)).toEqual([]);
   });
 

@@ -1,0 +1,61 @@
+/**
+ * View and download as operations (SPEC "View and download"): which revision of which file a
+ * caller may read, and its bytes, whole or one range. The HTTP route (routes/resources.ts) adds
+ * the conditional headers; the in-process client streams the same bytes without HTTP. A blob is
+ * read from its database row (small files) or its file in 1 MiB pieces; a range reads only its
+ * bytes.
+ */
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { resolveNode } from '../access.js';
+import type { StoreContext } from '../context.js';
+import { inlineBlob } from '../db/blobs.js';
+import { getRevision, type RevisionRow } from '../db/files.js';
+import type { NodeRow } from '../db/nodes.js';
+import { invalid, notFound } from '../envelope.js';
+import type { AuthenticatedUser } from '../sessions.js';
+
+/** SPEC's "latest version" selector. */
+export const LATEST_VERSION = '999999999999999';
+
+export interface FileVersion {
+  node: NodeRow;
+  revision: RevisionRow;
+  /** `"<uuid>-<revision>"`: strong, changes with every revision. */
+  etag: string;
+}
+
+/**
+ * The revision `version` names (a number, or LATEST_VERSION) of a file the caller may download.
+ * 400 for a version that is no number; 404 for an unknown file, one the caller may not see, a
+ * folder (it has no bytes: answering as for an unknown id keeps the two apart from nobody) and an
+ * unknown revision; 403 when the caller sees the file without `download`.
+ */
+export function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, uuid: string, version: string = LATEST_VERSION): FileVersion {
+  if (!/^\d{1,20}$/.test(version)) throw invalid(`version must be a revision number or ${LATEST_VERSION}`);
+  const node = resolveNode(ctx.db, caller, uuid, 'download');
+  if (node.type !== 'File' || node.revision === null) throw notFound();
+  const wanted = version === LATEST_VERSION ? node.revision : Number(version);
+  const revision = Number.isSafeInteger(wanted) ? getRevision(ctx.db, node.uuid, wanted) : undefined;
+  if (!revision) throw notFound('no such revision');
+  return { node, revision, etag: `"${node.uuid}-${revision.revision}"` };
+}
+
+/**
+ * The bytes of a revision, or of `range` (inclusive end) of it, opened before anything is
+ * answered: a blob that cannot be read is a clean error (500), never a cut response.
+ */
+export async function openRevision(ctx: StoreContext, file: FileVersion, range?: { start: number; end: number }): Promise<Readable> {
+  const hash = file.revision.blob_hash;
+  const body = ctx.blobs.open(hash, range, inlineBlob(ctx.db, hash));
+  if ('fd' in body) {
+    try {
+      await once(body, 'ready');
+    } catch (err) {
+      body.destroy();
+      ctx.log.error({ err, node: file.node.uuid, revision: file.revision.revision }, 'blob of a revision cannot be opened');
+      throw err;
+    }
+  }
+  return body;
+}

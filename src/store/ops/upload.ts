@@ -1,0 +1,99 @@
+/**
+ * Uploads as operations (SPEC "Upload"; docs/store-semantics.md "Upload"): the upload token of
+ * step 1, and storing a file's bytes, which step 2 of the HTTP upload and the in-process client
+ * share. Storing: the bytes are staged while hashed (in memory for a small file, else a temp file
+ * that is fsynced), a staged file is renamed to its content address, then ONE metadata
+ * transaction records the file or the new revision (checking target, permission and quota again).
+ * Whatever fails, no row refers to missing bytes and no unreferenced blob file stays.
+ */
+import type { Readable } from 'node:stream';
+import { resolveNode } from '../access.js';
+import type { StagedBlob } from '../blobs/blob-store.js';
+import type { StoreContext } from '../context.js';
+import { remainingBytes } from '../db/blobs.js';
+import { assertUploadTarget, commitUpload, createUploadToken, type UploadResult } from '../db/files.js';
+import type { NodeRow } from '../db/nodes.js';
+import { assertValidName } from '../names.js';
+import type { AuthenticatedUser } from '../sessions.js';
+
+export interface UploadToken {
+  token: string;
+  /** A new file in a folder, or a new revision of a file. */
+  kind: 'file' | 'revision';
+}
+
+/** Step 1: a single-use token for a folder (new file) or a file (new revision); `write` needed. */
+export function issueUploadToken(ctx: StoreContext, caller: AuthenticatedUser, id: string): UploadToken {
+  const target = resolveNode(ctx.db, caller, id, 'write');
+  return { token: createUploadToken(ctx.db, ctx.clock.now(), caller, target), kind: target.type === 'Dir' ? 'file' : 'revision' };
+}
+
+/** Where an upload goes, checked before a byte is read: `write` on the target, not in trash or a virtual folder. */
+export function uploadTarget(ctx: StoreContext, uploader: AuthenticatedUser, id: string): NodeRow {
+  const target = resolveNode(ctx.db, uploader, id, 'write');
+  assertUploadTarget(ctx.db, target);
+  return target;
+}
+
+/** The stored name: a new file's must pass the name rule (400); a new revision keeps the file's. */
+export function uploadName(target: NodeRow, name: unknown): string {
+  return target.type === 'Dir' ? assertValidName(name) : target.name;
+}
+
+export interface StoreFileOptions {
+  signal?: AbortSignal;
+  /**
+   * Called once the source has been read to its end: a reason to refuse what was read (a
+   * multipart part the parser saw break off). Nothing is stored then.
+   */
+  verify?: () => unknown;
+}
+
+/**
+ * Stores `source` as `name` in `target` (a folder), or as a new revision of `target` (a file).
+ * The quota is enforced while streaming (BlobTooLargeError from staging: the caller says 507).
+ */
+export async function storeFile(
+  ctx: StoreContext,
+  uploader: AuthenticatedUser,
+  target: NodeRow,
+  name: string,
+  source: Readable,
+  options: StoreFileOptions = {},
+): Promise<UploadResult> {
+  const { db, blobs, clock, log } = ctx;
+  const staged: StagedBlob = await blobs.stage(source, remainingBytes(db, target.owner_type, target.owner_uuid), options.signal);
+  const refused = options.verify?.();
+  if (refused !== undefined) {
+    await blobs.discard(staged);
+    throw refused;
+  }
+  try {
+    await blobs.commit(staged);
+  } catch (err) {
+    await blobs.discard(staged);
+    blobs.release(staged.hash);
+    await blobs.remove(staged.hash);
+    throw err;
+  }
+  let result: UploadResult;
+  try {
+    result = commitUpload(db, {
+      uploader,
+      targetUuid: target.uuid,
+      name,
+      hash: staged.hash,
+      sizeBytes: staged.sizeBytes,
+      ...(staged.inline ? { inline: staged.inline } : {}),
+      now: clock.now(),
+    });
+  } catch (err) {
+    // A renamed file with no row: unlink unless another row shares the bytes.
+    blobs.release(staged.hash);
+    if (staged.tempPath !== undefined) await blobs.remove(staged.hash);
+    throw err;
+  }
+  blobs.release(staged.hash);
+  log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
+  return result;
+}
