@@ -1,5 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test` runs every project. The bridge reaches the store in-process by default (as `npm
+ * start` runs it); the bridge suites run a second time with the bridge on the HTTP client
+ * (`--only bridge` against any server of the interface), and litmus, which walks every DAV verb,
+ * does too, so a difference between the two transports cannot hide.
+ */
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -11,7 +17,21 @@ export default defineConfig({
         extends: true,
         test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts'] },
       },
+      {
+        extends: true,
+        test: { name: 'integration-http', include: ['test/integration/bridge/**/*.test.ts'], env: { DRIVEWAY_TEST_TRANSPORT: 'http' } },
+      },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
+      {
+        extends: true,
+        test: {
+          name: 'clients-http',
+          include: ['test/clients/litmus.test.ts'],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          env: { DRIVEWAY_TEST_TRANSPORT: 'http' },
+        },
+      },
     ],
   },
 });

@@ -6,8 +6,10 @@
  *   driveway [--config FILE] [--only store|bridge] [--help]
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, storeBaseUrl, type Config } from './common/config.js';
+import type { BridgeOptions } from './bridge/server.js';
+import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { createLogger } from './common/logger.js';
+import type { StoreContext } from './store/context.js';
 
 const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
 
@@ -48,23 +50,33 @@ async function main(): Promise<void> {
 
   // Each part is loaded only when it runs: a bridge alone does not carry fastify, SQLite and
   // the store's modules in its memory, nor a store alone webdav-server.
+  let embedded: StoreContext | undefined;
   if (config.run !== 'bridge') {
     const { startStore } = await import('./store/server.js');
     const store = await startStore({ config, logger: log });
+    embedded = store.ctx;
     closers.push(store.close);
     log.info({ url: store.url, edition: config.store.edition, dataDir: config.dataDir }, 'store listening');
     process.stdout.write(`driveway store:  ${store.url}  (edition ${config.store.edition}, data in ${config.dataDir})\n`);
   }
   if (config.run !== 'store') {
-    const storeUrl = config.bridge.storeUrl ?? (config.run === 'all' ? storeBaseUrl(config) : undefined);
-    if (!storeUrl) {
+    // With the store in this process the bridge calls it directly (no loopback HTTP hop); a
+    // configured DRIVEWAY_STORE_URL, or --only bridge, keeps the HTTP client, so the bridge can
+    // serve any server of the interface.
+    let store: BridgeOptions['store'];
+    if (config.bridge.storeUrl) store = { url: config.bridge.storeUrl };
+    else if (embedded) {
+      const { createLocalClient } = await import('./store/local-client.js');
+      store = { client: createLocalClient(embedded), name: 'embedded, in-process' };
+    } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);
     }
     const { startBridge } = await import('./bridge/server.js');
-    const bridge = await startBridge({ config, logger: log, storeUrl });
+    const bridge = await startBridge({ config, logger: log, store });
+    // Closed before the store (closers run in reverse): no request reaches a closed database.
     closers.push(bridge.close);
-    process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${storeUrl})\n`);
+    process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${'url' in store ? store.url : store.name})\n`);
   }
 
   let closing = false;

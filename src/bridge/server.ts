@@ -37,7 +37,11 @@ export const MAX_HEADER_BYTES = 512 * 1024;
 export interface BridgeOptions {
   config: Config;
   logger: Logger;
-  storeUrl: string;
+  /**
+   * The store to serve: a StoreClient of any transport (the embedded store in-process under
+   * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
+   */
+  store: { client: StoreClient; name: string } | { url: string };
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
@@ -113,7 +117,8 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
   const { config } = options;
   const log = options.logger.child({ part: 'bridge' });
-  const client = createStoreClient(options.storeUrl, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+  const client = 'client' in options.store ? options.store.client : createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+  const storeName = 'client' in options.store ? options.store.name : options.store.url;
   const { services, sessions } = createBridgeServices({ ...options, logger: log }, client);
 
   const dav = new webdav.WebDAVServer({
@@ -169,7 +174,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-  log.info({ url, store: options.storeUrl }, 'bridge listening');
+  log.info({ url, store: storeName }, 'bridge listening');
 
   return {
     url,

@@ -40,7 +40,11 @@ export async function login(http: StoreHttp, username: string, password: string,
   const agent = [options.via, options.client?.userAgent && `(${options.client.userAgent})`].filter(Boolean).join(' ');
   if (agent) headers['user-agent'] = agent.replace(/[^\x20-\x7e]/g, '').slice(0, 200);
   const res = await http.call({ method: 'POST', path: '/auth', json: { username, password }, headers, signal: options.signal }, operation);
-  const body = parseWith(sessionSchema, res.body, operation, res.status);
+  return toStoreSession(parseWith(sessionSchema, res.body, operation, res.status));
+}
+
+/** A SPEC session object in the bridge's terms; the token's own expiry plans its renewal. */
+export function toStoreSession(body: { uuid: string; token: string; fileaccesskey: string; is_admin: boolean; fullname: string }): StoreSession {
   return {
     userId: body.uuid,
     token: body.token,

@@ -12,21 +12,32 @@ import { dataEnvelope, groupEntrySchema } from './schemas.js';
 import type { GroupEntry, StoreSession, WebdriveEndpoint } from './types.js';
 import { webdriveOf } from './user.js';
 
+/** A SPEC group entry in the bridge's terms. */
+export function toGroupEntry(g: {
+  group_uuid: string;
+  group_name: string;
+  is_admin: boolean;
+  node_permissions: string[];
+  tag_permissions: string[];
+  share_permissions: string[];
+  avatar?: string | null | undefined;
+}): GroupEntry {
+  const group: GroupEntry = {
+    id: g.group_uuid,
+    name: g.group_name,
+    isAdmin: g.is_admin,
+    nodePermissions: g.node_permissions,
+    tagPermissions: g.tag_permissions,
+    sharePermissions: g.share_permissions,
+  };
+  if (g.avatar) group.avatar = g.avatar;
+  return group;
+}
+
 export async function listGroups(http: StoreHttp, s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]> {
   const operation = 'groups.list';
   const res = await http.call({ method: 'GET', path: '/api/groups', token: s.token, signal }, operation);
-  return parseWith(dataEnvelope(z.array(groupEntrySchema)), res.body, operation, res.status).data.map((g) => {
-    const group: GroupEntry = {
-      id: g.group_uuid,
-      name: g.group_name,
-      isAdmin: g.is_admin,
-      nodePermissions: g.node_permissions,
-      tagPermissions: g.tag_permissions,
-      sharePermissions: g.share_permissions,
-    };
-    if (g.avatar) group.avatar = g.avatar;
-    return group;
-  });
+  return parseWith(dataEnvelope(z.array(groupEntrySchema)), res.body, operation, res.status).data.map(toGroupEntry);
 }
 
 /**
@@ -51,7 +62,11 @@ export async function groupWebdrive(http: StoreHttp, s: StoreSession, groupId: s
 export async function groupUsage(http: StoreHttp, s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined> {
   const operation = 'groups.details';
   const res = await http.call({ method: 'GET', path: `/api/groups/${seg(groupId)}`, token: s.token, signal }, operation);
-  const data = (res.body as { data?: Record<string, unknown> } | undefined)?.data;
+  return usageOf((res.body as { data?: Record<string, unknown> } | undefined)?.data);
+}
+
+/** Quota and usage from a group record that has them; undefined otherwise. */
+export function usageOf(data: { disk_quota?: unknown; disk_used?: unknown } | undefined): { quotaBytes: number; usedBytes: number } | undefined {
   const quota = Number(data?.disk_quota);
   const used = Number(data?.disk_used);
   if (!Number.isFinite(quota) || !Number.isFinite(used)) return undefined;

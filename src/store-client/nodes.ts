@@ -9,29 +9,23 @@ async function postOperation(http: StoreHttp, s: StoreSession, node: NodeId, bod
   await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}`, token: s.token, json: body, signal }, operation);
 }
 
-export async function listFolder(http: StoreHttp, s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]> {
-  const operation = 'nodes.listFolder';
-  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(folder)}/dirlist`, token: s.token, signal }, operation);
-  const body = parseWith(dataEnvelope(z.array(dirEntrySchema)), res.body, operation, res.status);
-  return body.data.map((row) => {
-    const kind = kindOf(row.type);
-    const entry: NodeEntry = {
-      id: row.uuid as NodeId,
-      name: row.name,
-      kind,
-      sizeBytes: kind === 'file' ? Math.max(0, row.size ?? 0) : 0,
-      updatedMs: toMs(row.updated) ?? 0,
-      isStarred: row.is_starred,
-    };
-    if (kind === 'file' && row.revision !== undefined) entry.revision = row.revision;
-    return entry;
-  });
+/** A SPEC directory entry (as parsed, or as an in-process store hands it over) in the bridge's terms. */
+export function toNodeEntry(row: { uuid: string; name: string; type: string; is_starred: boolean; size?: number | undefined; updated?: number | undefined; revision?: number | undefined }): NodeEntry {
+  const kind = kindOf(row.type);
+  const entry: NodeEntry = {
+    id: row.uuid as NodeId,
+    name: row.name,
+    kind,
+    sizeBytes: kind === 'file' ? Math.max(0, row.size ?? 0) : 0,
+    updatedMs: toMs(row.updated) ?? 0,
+    isStarred: row.is_starred,
+  };
+  if (kind === 'file' && row.revision !== undefined) entry.revision = row.revision;
+  return entry;
 }
 
-export async function details(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails> {
-  const operation = 'nodes.details';
-  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, operation);
-  const d = parseWith(dataEnvelope(nodeDetailsSchema), res.body, operation, res.status).data;
+/** SPEC node details in the bridge's terms. */
+export function toNodeDetails(d: { uuid: string; name: string; type: string; owner_type: string; owner_uuid: string; owner_fullname: string; created?: number | undefined; updated?: number | undefined }): NodeDetails {
   return {
     id: d.uuid as NodeId,
     name: d.name,
@@ -42,6 +36,18 @@ export async function details(http: StoreHttp, s: StoreSession, node: NodeId, si
     createdMs: toMs(d.created),
     updatedMs: toMs(d.updated),
   };
+}
+
+export async function listFolder(http: StoreHttp, s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]> {
+  const operation = 'nodes.listFolder';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(folder)}/dirlist`, token: s.token, signal }, operation);
+  return parseWith(dataEnvelope(z.array(dirEntrySchema)), res.body, operation, res.status).data.map(toNodeEntry);
+}
+
+export async function details(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails> {
+  const operation = 'nodes.details';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, operation);
+  return toNodeDetails(parseWith(dataEnvelope(nodeDetailsSchema), res.body, operation, res.status).data);
 }
 
 export async function path(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]> {

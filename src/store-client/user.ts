@@ -5,10 +5,20 @@ import { parseWith, toMs } from './parse.js';
 import { dataEnvelope, userProfileSchema } from './schemas.js';
 import type { StoreSession, UserProfile, WebdriveEndpoint } from './types.js';
 
-export async function currentUser(http: StoreHttp, s: StoreSession, signal?: AbortSignal): Promise<UserProfile> {
-  const operation = 'user.current';
-  const res = await http.call({ method: 'GET', path: '/api/user', token: s.token, signal }, operation);
-  const d = parseWith(dataEnvelope(userProfileSchema), res.body, operation, res.status).data;
+/** A SPEC user profile in the bridge's terms. */
+export function toUserProfile(d: {
+  uuid: string;
+  fullname: string;
+  email: string;
+  is_active: boolean;
+  is_admin: boolean;
+  avatar?: string | null | undefined;
+  disk_quota: number;
+  disk_used: number;
+  twofa: boolean;
+  created?: number | undefined;
+  pass_expires?: number | undefined;
+}): UserProfile {
   const profile: UserProfile = {
     id: d.uuid,
     fullname: d.fullname,
@@ -25,6 +35,12 @@ export async function currentUser(http: StoreHttp, s: StoreSession, signal?: Abo
   const passExpires = toMs(d.pass_expires);
   if (passExpires !== undefined) profile.passExpiresMs = passExpires;
   return profile;
+}
+
+export async function currentUser(http: StoreHttp, s: StoreSession, signal?: AbortSignal): Promise<UserProfile> {
+  const operation = 'user.current';
+  const res = await http.call({ method: 'GET', path: '/api/user', token: s.token, signal }, operation);
+  return toUserProfile(parseWith(dataEnvelope(userProfileSchema), res.body, operation, res.status).data);
 }
 
 /**

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { jwtVerify, SignJWT } from 'jose';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
 import type { Db } from './db/database.js';
 
@@ -112,18 +113,44 @@ function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefine
 
 /** Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its user inactive. */
 export async function authenticateToken(db: Db, keys: SessionKeys, clock: Clock, token: string): Promise<AuthenticatedUser | undefined> {
-  let jti: string | undefined;
-  let sub: string | undefined;
+  const claims = await verifiedClaims(keys, clock, token);
+  if (!claims) return undefined;
+  const user = sessionUser(db, clock.now(), claims.jti);
+  return user?.userUuid === claims.sub ? user : undefined;
+}
+
+interface Claims {
+  jti: string;
+  sub: string;
+  expMs: number;
+}
+
+/**
+ * Tokens whose signature was checked, per signing key. A signature never stops being valid, so
+ * the HMAC (and the promise turns of WebCrypto) is paid once per token rather than per request;
+ * expiry is still checked against the clock, and the session row on every call, so logout and
+ * revocation take effect at once.
+ */
+const verified = new WeakMap<SessionKeys, LRUCache<string, Claims>>();
+
+async function verifiedClaims(keys: SessionKeys, clock: Clock, token: string): Promise<Claims | undefined> {
+  let cache = verified.get(keys);
+  if (!cache) {
+    cache = new LRUCache<string, Claims>({ max: 10_000 });
+    verified.set(keys, cache);
+  }
+  const now = clock.now();
+  const hit = cache.get(token);
+  if (hit) return hit.expMs > now ? hit : undefined;
   try {
-    const { payload } = await jwtVerify(token, keys.jwtSecret, { algorithms: ['HS256'], currentDate: new Date(clock.now()) });
-    jti = payload.jti;
-    sub = payload.sub;
+    const { payload } = await jwtVerify(token, keys.jwtSecret, { algorithms: ['HS256'], currentDate: new Date(now) });
+    if (!payload.jti || !payload.sub || payload.exp === undefined) return undefined;
+    const claims = { jti: payload.jti, sub: payload.sub, expMs: payload.exp * 1000 };
+    cache.set(token, claims);
+    return claims;
   } catch {
     return undefined;
   }
-  if (!jti || !sub) return undefined;
-  const user = sessionUser(db, clock.now(), jti);
-  return user?.userUuid === sub ? user : undefined;
 }
 
 /** The live session `sessionId` with its active user (upload tokens name their session; a change that awaited re-checks its caller). */

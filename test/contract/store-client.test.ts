@@ -1,11 +1,14 @@
 /**
- * The StoreClient contract, run against a real store: every operation the bridge relies on,
- * with the results normalised as the bridge expects them.
+ * The StoreClient contract, run against a real store through both transports: the HTTP client
+ * (any server of the interface) and the in-process client of the embedded store
+ * (src/store/local-client.ts). Every operation the bridge relies on, with the results normalised
+ * as the bridge expects them and failures of the same kinds, so the bridge cannot tell them apart.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreError, nodeId, type NodeEntry } from '../../src/store-client/index.js';
+import { StoreError, nodeId, type NodeEntry, type StoreClient } from '../../src/store-client/index.js';
+import { createLocalClient } from '../../src/store/local-client.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../helpers/store-fixture.js';
 
 const home = nodeId('home');
@@ -22,19 +25,22 @@ function find(entries: NodeEntry[], name: string): NodeEntry {
   return entry;
 }
 
-describe('StoreClient contract (real store)', () => {
+describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s transport)', (transport) => {
   let f: StoreFixture;
   let u: TestUser;
+  let client: StoreClient;
   beforeAll(async () => {
     f = await storeFixture();
+    client = transport === 'http' ? f.client : createLocalClient(f.store.ctx);
     u = await f.newUser({ quotaBytes: 10_000 });
+    u.session = await client.login(u.email, u.password);
   });
   afterAll(async () => {
     await f.close();
   });
 
   it('logs in with a session that carries user id, token, file access key and a 24 h expiry', async () => {
-    const s = await f.client.login(u.email, u.password);
+    const s = await client.login(u.email, u.password);
     expect(s.userId).toBe(u.uuid);
     expect(s.token.split('.')).toHaveLength(3);
     expect(s.fileAccessKey.length).toBeGreaterThan(10);
@@ -43,70 +49,70 @@ describe('StoreClient contract (real store)', () => {
   });
 
   it('refuses wrong credentials as unauthenticated', async () => {
-    await expect(f.client.login(u.email, 'Wrong-Passw0rd')).rejects.toMatchObject({ kind: 'unauthenticated', httpStatus: 401 });
+    await expect(client.login(u.email, 'Wrong-Passw0rd')).rejects.toMatchObject({ kind: 'unauthenticated', httpStatus: 401 });
   });
 
   it('creates, lists, renames, moves, copies, stars and deletes with normalised entries', async () => {
     const s = u.session;
-    await f.client.createFolder(s, home, 'contract');
-    const folder = find(await f.client.listFolder(s, home), 'contract');
+    await client.createFolder(s, home, 'contract');
+    const folder = find(await client.listFolder(s, home), 'contract');
     expect(folder).toMatchObject({ kind: 'folder', sizeBytes: 0, isStarred: false });
     expect(folder.revision).toBeUndefined();
     expect(folder.updatedMs).toBeGreaterThan(1_600_000_000_000);
 
     const body = 'hello contract';
-    const uploaded = await f.client.upload(s, { folder: folder.id, name: 'a b#c?.txt' }, Readable.from([Buffer.from(body)]), body.length);
-    const file = find(await f.client.listFolder(s, folder.id), 'a b#c?.txt');
+    const uploaded = await client.upload(s, { folder: folder.id, name: 'a b#c?.txt' }, Readable.from([Buffer.from(body)]), body.length);
+    const file = find(await client.listFolder(s, folder.id), 'a b#c?.txt');
     expect(file).toMatchObject({ kind: 'file', sizeBytes: body.length, revision: 1 });
     expect(uploaded).toEqual({ id: file.id, revision: 1, sizeBytes: body.length });
 
-    await f.client.upload(s, { revisionOf: file.id, name: file.name }, Readable.from([Buffer.from('v2')]));
-    expect(find(await f.client.listFolder(s, folder.id), 'a b#c?.txt')).toMatchObject({ id: file.id, revision: 2, sizeBytes: 2 });
+    await client.upload(s, { revisionOf: file.id, name: file.name }, Readable.from([Buffer.from('v2')]));
+    expect(find(await client.listFolder(s, folder.id), 'a b#c?.txt')).toMatchObject({ id: file.id, revision: 2, sizeBytes: 2 });
 
-    const latest = await f.client.download(s, file.id, file.name);
+    const latest = await client.download(s, file.id, file.name);
     expect(await text(latest.body)).toBe('v2');
     expect(latest).toMatchObject({ status: 200, rangeHonoured: false, totalBytes: 2, etag: `"${file.id}-2"` });
-    const first = await f.client.download(s, file.id, file.name, { version: 1, range: { start: 6, end: 13 } });
+    const first = await client.download(s, file.id, file.name, { version: 1, range: { start: 6, end: 13 } });
     expect(await text(first.body)).toBe('contract');
     expect(first).toMatchObject({ status: 206, rangeHonoured: true, totalBytes: body.length, contentLength: 8 });
 
-    await f.client.rename(s, file.id, 'renamed.txt');
-    await f.client.createFolder(s, home, 'other');
-    const other = find(await f.client.listFolder(s, home), 'other');
-    await f.client.moveInto(s, file.id, other.id);
-    await f.client.copyInto(s, file.id, folder.id);
-    expect((await f.client.listFolder(s, other.id)).map((e) => e.name)).toEqual(['renamed.txt']);
-    const copy = find(await f.client.listFolder(s, folder.id), 'renamed.txt');
+    await client.rename(s, file.id, 'renamed.txt');
+    await client.createFolder(s, home, 'other');
+    const other = find(await client.listFolder(s, home), 'other');
+    await client.moveInto(s, file.id, other.id);
+    await client.copyInto(s, file.id, folder.id);
+    expect((await client.listFolder(s, other.id)).map((e) => e.name)).toEqual(['renamed.txt']);
+    const copy = find(await client.listFolder(s, folder.id), 'renamed.txt');
     expect(copy.id).not.toBe(file.id);
 
-    await f.client.setStarred(s, copy.id, true);
-    expect(find(await f.client.listFolder(s, nodeId('favorites')), 'renamed.txt').isStarred).toBe(true);
+    await client.setStarred(s, copy.id, true);
+    expect(find(await client.listFolder(s, nodeId('favorites')), 'renamed.txt').isStarred).toBe(true);
 
-    const details = await f.client.details(s, copy.id);
+    const details = await client.details(s, copy.id);
     expect(details).toMatchObject({ id: copy.id, name: 'renamed.txt', kind: 'file', ownerType: 'User', ownerId: u.uuid });
-    expect((await f.client.path(s, copy.id)).map((p) => p.name)).toEqual(['home', 'contract', 'renamed.txt']);
-    expect(await f.client.myAccess(s, copy.id)).toEqual(expect.arrayContaining(['read', 'write', 'delete', 'download']));
+    expect((await client.path(s, copy.id)).map((p) => p.name)).toEqual(['home', 'contract', 'renamed.txt']);
+    expect(await client.myAccess(s, copy.id)).toEqual(expect.arrayContaining(['read', 'write', 'delete', 'download']));
 
-    await f.client.remove(s, copy.id);
-    expect(find(await f.client.listFolder(s, nodeId('trash')), 'renamed.txt').id).toBe(copy.id);
+    await client.remove(s, copy.id);
+    expect(find(await client.listFolder(s, nodeId('trash')), 'renamed.txt').id).toBe(copy.id);
   });
 
   it('classifies store failures into kinds', async () => {
     const s = u.session;
-    await expect(f.client.listFolder(s, nodeId('00000000-0000-4000-8000-000000000000'))).rejects.toMatchObject({ kind: 'not-found' });
-    await f.client.createFolder(s, home, 'dup');
-    await expect(f.client.createFolder(s, home, 'dup')).rejects.toMatchObject({ kind: 'conflict', code: 'name_conflict' });
-    await expect(f.client.createFolder(s, home, 'a/b')).rejects.toMatchObject({ kind: 'invalid' });
-    await expect(f.client.rename(s, home, 'x')).rejects.toMatchObject({ kind: 'forbidden' });
+    await expect(client.listFolder(s, nodeId('00000000-0000-4000-8000-000000000000'))).rejects.toMatchObject({ kind: 'not-found' });
+    await client.createFolder(s, home, 'dup');
+    await expect(client.createFolder(s, home, 'dup')).rejects.toMatchObject({ kind: 'conflict', code: 'name_conflict' });
+    await expect(client.createFolder(s, home, 'a/b')).rejects.toMatchObject({ kind: 'invalid' });
+    await expect(client.rename(s, home, 'x')).rejects.toMatchObject({ kind: 'forbidden' });
     const big = Buffer.alloc(20_000, 1);
-    await expect(f.client.upload(s, { folder: home, name: 'big.bin' }, Readable.from([big]), big.length)).rejects.toMatchObject({ kind: 'quota' });
-    const err = await f.client.listFolder(s, nodeId('00000000-0000-4000-8000-000000000000')).catch((e: unknown) => e);
+    await expect(client.upload(s, { folder: home, name: 'big.bin' }, Readable.from([big]), big.length)).rejects.toMatchObject({ kind: 'quota' });
+    const err = await client.listFolder(s, nodeId('00000000-0000-4000-8000-000000000000')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).operation).toBe('nodes.listFolder');
   });
 
   it('reports the quota and usage of the current user', async () => {
-    const profile = await f.client.currentUser(u.session);
+    const profile = await client.currentUser(u.session);
     expect(profile).toMatchObject({ id: u.uuid, email: u.email, diskQuotaBytes: 10_000, isActive: true, isAdmin: false });
     expect(profile.diskUsedBytes).toBeGreaterThan(0);
   });
@@ -115,16 +121,86 @@ describe('StoreClient contract (real store)', () => {
     const s = u.session;
     const parts = Array.from({ length: 50 }, (_, i) => Buffer.alloc(100, i));
     const expected = createHash('sha256').update(Buffer.concat(parts)).digest('hex');
-    const result = await f.client.upload(s, { folder: home, name: 'chunked.bin' }, Readable.from(parts));
-    const got = await f.client.download(s, result.id as ReturnType<typeof nodeId>, 'chunked.bin');
+    const result = await client.upload(s, { folder: home, name: 'chunked.bin' }, Readable.from(parts));
+    const got = await client.download(s, result.id as ReturnType<typeof nodeId>, 'chunked.bin');
     const hash = createHash('sha256');
     for await (const chunk of got.body) hash.update(chunk as Buffer);
     expect(hash.digest('hex')).toBe(expected);
   });
 
   it('logs out: the token stops working', async () => {
-    const s = await f.client.login(u.email, u.password);
-    await f.client.logout(s);
-    await expect(f.client.listFolder(s, home)).rejects.toMatchObject({ kind: 'unauthenticated' });
+    const s = await client.login(u.email, u.password);
+    await client.logout(s);
+    await expect(client.listFolder(s, home)).rejects.toMatchObject({ kind: 'unauthenticated' });
+  });
+
+  it('refuses downloads and uploads the way the bridge maps them', async () => {
+    const s = u.session;
+    const file = await client.upload(s, { folder: home, name: 'ten.txt' }, Readable.from([Buffer.from('0123456789')]), 10);
+    const id = file.id as ReturnType<typeof nodeId>;
+    const tail = await client.download(s, id, 'ten.txt', { range: { start: 7 } });
+    expect(await text(tail.body)).toBe('789');
+    expect(tail).toMatchObject({ status: 206, rangeHonoured: true, totalBytes: 10, contentLength: 3, etag: `"${id}-1"` });
+    await expect(client.download(s, id, 'ten.txt', { range: { start: 10 } })).rejects.toMatchObject({ kind: 'range-not-satisfiable' });
+    await expect(client.download(s, home, 'home')).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.download(s, id, 'ten.txt', { version: 7 })).rejects.toMatchObject({ kind: 'not-found' });
+    const other = await f.newUser();
+    await expect(client.download(other.session, id, 'ten.txt')).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.listFolder(other.session, id)).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.upload(s, { folder: nodeId('trash'), name: 'x.txt' }, Readable.from([Buffer.from('x')]), 1)).rejects.toMatchObject({ kind: 'forbidden', code: 'virtual_folder' });
+    await expect(client.upload(s, { folder: home, name: 'a/b' }, Readable.from([Buffer.from('x')]), 1)).rejects.toMatchObject({ kind: 'invalid', code: 'invalid_name' });
+    await expect(client.upload(other.session, { revisionOf: id, name: 'ten.txt' }, Readable.from([Buffer.from('x')]), 1)).rejects.toMatchObject({ kind: 'not-found' });
+    expect(await text((await client.download(s, id, 'ten.txt')).body)).toBe('0123456789');
+  });
+
+  it('answers WebDAV endpoints, groups, group endpoints and group usage', async () => {
+    const member = await f.newUser();
+    const session = await client.login(member.email, member.password);
+    expect(await client.userWebdrive(session)).toBeUndefined();
+    expect(await client.listGroups(session)).toEqual([]);
+    await f.client.http.requestRaw({ method: 'POST', path: '/api/user/webdrive', token: member.session.token, json: { endpoint: `c${transport}` } });
+    expect(await client.userWebdrive(session)).toEqual({ endpoint: `c${transport}` });
+
+    const group = (await f.client.http.requestRaw({ method: 'POST', path: '/api/admin/groups', token: f.admin.token, json: { name: `Contract ${transport}`, disk_quota: 5000 } })).body as { data: { group_uuid: string } };
+    const groupId = group.data.group_uuid;
+    await f.client.http.requestRaw({ method: 'POST', path: `/api/admin/groups/${groupId}/users`, token: f.admin.token, json: { user: member.uuid, permissions: { node_permissions: ['read'] } } });
+    expect(await client.listGroups(session)).toEqual([
+      { id: groupId, name: `Contract ${transport}`, isAdmin: false, nodePermissions: ['read'], tagPermissions: [], sharePermissions: [] },
+    ]);
+    expect(await client.groupUsage(session, groupId)).toEqual({ quotaBytes: 5000, usedBytes: 0 });
+    expect(await client.groupWebdrive(session, groupId)).toBeUndefined();
+    await f.client.http.requestRaw({ method: 'POST', path: `/api/groups/${groupId}/webdrive`, token: f.admin.token, json: { endpoint: `g${transport}`, show_url_to_group_members: false } });
+    // Hidden from members: no endpoint for them, whatever the transport.
+    expect(await client.groupWebdrive(session, groupId)).toBeUndefined();
+    expect(await client.myAccess(session, nodeId(`home:${groupId}`))).toEqual(['read']);
+    await expect(client.createFolder(session, nodeId(`home:${groupId}`), 'nope')).rejects.toMatchObject({ kind: 'forbidden' });
+    await expect(client.groupUsage(u.session, groupId)).rejects.toMatchObject({ kind: 'not-found' });
+  });
+});
+
+describe.each(['http', 'local'] as const)('StoreClient against an edition 1.0 store (%s transport)', (transport) => {
+  let f: StoreFixture;
+  let client: StoreClient;
+  let session: Awaited<ReturnType<StoreClient['login']>>;
+  beforeAll(async () => {
+    f = await storeFixture({ edition: '1.0' });
+    client = transport === 'http' ? f.client : createLocalClient(f.store.ctx);
+    session = await client.login('admin', f.store.adminPassword);
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it('serves what 1.0 has and answers not-found (not_implemented) for what it lacks', async () => {
+    const file = await client.upload(session, { folder: home, name: 'one.txt' }, Readable.from([Buffer.from('1.0')]), 3);
+    expect((await client.listFolder(session, home)).map((e) => e.name)).toEqual(['one.txt']);
+    for (const missing of [
+      () => client.myAccess(session, home),
+      () => client.download(session, file.id as ReturnType<typeof nodeId>, 'one.txt'),
+      () => client.currentUser(session),
+      () => client.listGroups(session),
+    ]) {
+      await expect(missing()).rejects.toMatchObject({ kind: 'not-found', code: 'not_implemented' });
+    }
   });
 });

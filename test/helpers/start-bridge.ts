@@ -1,15 +1,19 @@
 /**
  * A real store and a real bridge in front of it, both on 127.0.0.1 with OS-chosen ports, each
- * with its own temp state. The bridge reaches the store only over HTTP, as in production.
+ * with its own temp state. The bridge reaches the store through the transport a suite asks for,
+ * else DRIVEWAY_TEST_TRANSPORT: `local` (in-process, as `npm start` runs it; the default) or
+ * `http` (as `--only bridge` runs it against any server of the interface). vitest.config.ts runs
+ * the bridge suites once with each.
  */
 import type { Clock } from '../../src/common/clock.js';
 import { createLogger } from '../../src/common/logger.js';
-import { startBridge, type RunningBridge } from '../../src/bridge/server.js';
+import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.js';
+import { createLocalClient } from '../../src/store/local-client.js';
 import type { NodeId, StoreSession } from '../../src/store-client/index.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
 import { createFolder } from './seed.js';
 import { storeFixture, type StoreFixture, type TestUser } from './store-fixture.js';
-import type { TestStoreOptions } from './start-store.js';
+import type { TestStore, TestStoreOptions } from './start-store.js';
 
 /** A user and their Basic Authorization header value, as the bridge suites act. */
 export type DavUser = TestUser & { auth: string };
@@ -24,8 +28,20 @@ export interface BridgeFixture extends StoreFixture {
   proxy?: CountingProxy;
 }
 
+export type Transport = 'local' | 'http';
+
+/** The transport of this test run: DRIVEWAY_TEST_TRANSPORT, `local` unless it says `http`. */
+export const TEST_TRANSPORT: Transport = process.env.DRIVEWAY_TEST_TRANSPORT === 'http' ? 'http' : 'local';
+
+/** How the bridge of a test reaches `store`: in-process, or over HTTP at `url`. */
+export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRANSPORT, url = store.url): BridgeOptions['store'] {
+  return transport === 'local' ? { client: createLocalClient(store.ctx), name: 'in-process' } : { url };
+}
+
 export interface BridgeFixtureOptions extends TestStoreOptions {
   bridgeFlags?: { cacheTtlMs?: number };
+  /** The bridge's transport to the store; DRIVEWAY_TEST_TRANSPORT by default (`viaProxy` means HTTP). */
+  transport?: Transport;
   /** The bridge's clock (lock expiry, session renewal); a ManualClock lets a test move time. Default: system time. */
   clock?: Clock;
   /** Put a counting proxy (counting-proxy.ts) between bridge and store: `fixture.proxy`. */
@@ -44,7 +60,7 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
   const bridge = await startBridge({
     config,
     logger: createLogger(process.env.DRIVEWAY_TEST_LOG ?? 'silent'),
-    storeUrl: proxy?.url ?? fixture.store.url,
+    store: bridgeStoreFor(fixture.store, proxy ? 'http' : (options.transport ?? TEST_TRANSPORT), proxy?.url),
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
   });

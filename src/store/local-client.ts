@@ -1,0 +1,141 @@
+/**
+ * The embedded store as a StoreClient, in-process: the bridge's transport under `npm start`.
+ * Every method calls the same operation an HTTP route calls (src/store/ops), with the same
+ * checks (the bearer token and its live session, an expired password's restrictions, access,
+ * rules) and the same durability (what a call wrote is fsynced before it returns:
+ * durability.ts); what is left out is only HTTP itself: no sockets, no JSON or multipart, no
+ * upload token round trip, no zod parse of our own answers. Failures are the StoreErrors the
+ * HTTP client would throw for the same answer (classify() on the operation's status and code),
+ * so the bridge cannot tell the transports apart. Editions too: a 3.0-only call on a 1.0 store
+ * fails as its missing route would (not-found, `not_implemented`).
+ */
+import type { Readable } from 'node:stream';
+import { classify, StoreError, type LoginOptions, type StoreClient } from '../store-client/index.js';
+import { toStoreSession } from '../store-client/auth.js';
+import { toGroupEntry, usageOf } from '../store-client/groups.js';
+import { toNodeDetails, toNodeEntry } from '../store-client/nodes.js';
+import { toUserProfile, webdriveOf } from '../store-client/user.js';
+import type { ByteRange, Download, NodeId, StoreSession, UploadResult, UploadTarget } from '../store-client/types.js';
+import { BlobTooLargeError } from './blobs/blob-store.js';
+import type { StoreContext } from './context.js';
+import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
+import { StoreHttpError, unauthenticated } from './envelope.js';
+import { fileVersion, openRevision } from './ops/download.js';
+import { getGroupDetails, listMyGroups } from './ops/groups.js';
+import { login, logout } from './ops/login.js';
+import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
+import { refuseExpiredPassword } from './ops/password-age.js';
+import { getProfile } from './ops/profile.js';
+import { storeFile, uploadName, uploadTarget } from './ops/upload.js';
+import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
+import { authenticateToken, type AuthenticatedUser } from './sessions.js';
+import { lookup as lookupMimeType } from 'mime-types';
+
+/** The store failure as the HTTP client would have classified its answer. */
+function toStoreError(operation: string, err: unknown): unknown {
+  if (err instanceof StoreHttpError) {
+    return classify(operation, err.statusCode, { status: 'error', msg: err.message, code: err.code }, err.headers) ?? err;
+  }
+  if (err instanceof BlobTooLargeError) return new StoreError('quota', operation, 507, 'disk quota exceeded', { code: 'quota_exceeded' });
+  return err;
+}
+
+export interface LocalClientOptions {
+  /** The address logins are recorded under when the caller names no client. */
+  defaultIp?: string;
+}
+
+export function createLocalClient(ctx: StoreContext, options: LocalClientOptions = {}): StoreClient {
+  const threeOnly = ctx.config.store.edition === '3.0';
+  const defaultIp = options.defaultIp ?? '127.0.0.1';
+
+  /** Runs an operation as an HTTP request to it would: durable before it returns, failures classified. */
+  async function call<T>(operation: string, work: () => T | Promise<T>): Promise<T> {
+    try {
+      return await ctx.durability.run(work);
+    } catch (err) {
+      throw toStoreError(operation, err);
+    }
+  }
+
+  /** The caller behind a session's token, checked as the HTTP hook checks a bearer token. */
+  async function callerOf(s: StoreSession, restricted = true): Promise<AuthenticatedUser> {
+    const caller = await authenticateToken(ctx.db, ctx.keys, ctx.clock, s.token);
+    if (!caller) throw unauthenticated('invalid, expired or revoked token');
+    if (restricted) refuseExpiredPassword(ctx, caller);
+    return caller;
+  }
+
+  /** An operation of a signed-in caller; `edition3` ones do not exist on a 1.0 store. */
+  function as<T>(operation: string, s: StoreSession, work: (caller: AuthenticatedUser) => T | Promise<T>, edition3 = false, restricted = true): Promise<T> {
+    return call(operation, async () => {
+      if (edition3 && !threeOnly) throw new StoreHttpError(404, 'not_implemented', `no such endpoint in edition ${ctx.config.store.edition}`);
+      return work(await callerOf(s, restricted));
+    });
+  }
+
+  const nodeOp = (operation: string, s: StoreSession, node: NodeId, body: unknown) => as(operation, s, (caller) => nodeOperation(ctx, caller, node, body));
+
+  return {
+    login: (username, password, relay: LoginOptions = {}) =>
+      call('auth.login', async () => toStoreSession(await login(ctx, { username, password }, clientOf(relay)))),
+    logout: (s) => as('auth.logout', s, (caller) => logout(ctx, caller, {}, { ip: defaultIp }), true, false),
+    listFolder: (s, folder) => as('nodes.listFolder', s, (caller) => listFolder(ctx, caller, folder).map(toNodeEntry)),
+    details: (s, node) => as('nodes.details', s, (caller) => toNodeDetails(nodeDetails(ctx, caller, node))),
+    path: (s, node) => as('nodes.path', s, (caller) => nodePath(ctx, caller, node).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
+    myAccess: (s, node) => as('nodes.myAccess', s, (caller) => myAccess(ctx, caller, node), true),
+    createFolder: (s, parent, name) => nodeOp('nodes.createFolder', s, parent, { new_dir: name }),
+    rename: (s, node, newName) => nodeOp('nodes.rename', s, node, { new_name: newName }),
+    setStarred: (s, node, starred) => nodeOp('nodes.setStarred', s, node, { starred }),
+    moveInto: (s, node, folder) => nodeOp('nodes.moveInto', s, node, { move_to: folder }),
+    copyInto: (s, node, folder) => nodeOp('nodes.copyInto', s, node, { copy_to: folder }),
+    remove: (s, node) => as('nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
+    upload: (s, target, body, _sizeBytes, signal) => as('upload.send', s, (caller) => upload(caller, target, body, signal)),
+    download: (s, file, _name, opts = {}) => as('resources.download', s, (caller) => download(caller, file, opts.range, opts.version), true),
+    currentUser: (s) => as('user.current', s, (caller) => toUserProfile(getProfile(ctx, caller)), true, false),
+    userWebdrive: (s) => as('user.webdrive', s, (caller) => webdriveOf({ data: getUserWebdrive(ctx, caller) }), true),
+    listGroups: (s) => as('groups.list', s, (caller) => listMyGroups(ctx, caller, {}).map(toGroupEntry), true),
+    groupWebdrive: (s, groupId) =>
+      as('groups.webdrive', s, (caller) => webdriveOf({ data: getGroupWebdrive(ctx, caller, groupId) }), true).catch((err: unknown) => {
+        // As over HTTP: hidden from the caller, or not theirs, is simply no endpoint.
+        if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden')) return undefined;
+        throw err;
+      }),
+    groupUsage: (s, groupId) => as('groups.details', s, (caller) => usageOf(getGroupDetails(ctx, caller, groupId)), true),
+    close: async () => undefined,
+  };
+
+  /**
+   * Who a relayed login is recorded under: the client's address as the relay saw it (no proxy
+   * header to trust in-process), and the relay and the client's program, as the HTTP client
+   * sends them in its User-Agent (client-ip.ts userAgentOf then keeps 100 printable characters).
+   */
+  function clientOf(relay: LoginOptions): ClientInfo {
+    const agent = [relay.via, relay.client?.userAgent && `(${relay.client.userAgent})`].filter(Boolean).join(' ');
+    const userAgent = userAgentOf(agent);
+    const ip = normaliseIp(relay.client?.ip ?? defaultIp);
+    return userAgent === undefined ? { ip } : { ip, userAgent };
+  }
+
+  /** Both upload steps in one: the target checks, then the bytes straight into storage. */
+  async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable, signal?: AbortSignal): Promise<UploadResult> {
+    const node = uploadTarget(ctx, caller, 'folder' in target ? target.folder : target.revisionOf);
+    const stored = await storeFile(ctx, caller, node, uploadName(node, target.name), body, signal ? { signal } : {});
+    return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size };
+  }
+
+  /** The bytes of a revision, a range of it when asked (a range past the end fails as a 416 would). */
+  async function download(caller: AuthenticatedUser, file: NodeId, range: ByteRange | undefined, version: number | string | undefined): Promise<Download> {
+    const found = fileVersion(ctx, caller, file, version === undefined ? undefined : String(version));
+    const total = found.revision.size;
+    const base = { etag: found.etag, lastModified: new Date(found.revision.created).toUTCString(), contentType: lookupMimeType(found.node.name) || 'application/octet-stream' };
+    if (!range || total === 0) {
+      const body = await openRevision(ctx, found);
+      return { ...base, body, status: 200, totalBytes: total, contentLength: total, rangeHonoured: false };
+    }
+    if (range.start >= total) throw new StoreHttpError(416, 'range_not_satisfiable', 'requested range not satisfiable');
+    const end = Math.min(range.end ?? total - 1, total - 1);
+    const body = await openRevision(ctx, found, { start: range.start, end });
+    return { ...base, body, status: 206, totalBytes: total, contentLength: end - range.start + 1, rangeHonoured: true };
+  }
+}
