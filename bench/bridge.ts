@@ -49,7 +49,6 @@ import {
   countResponses,
   createBenchUser,
   cpuMeter,
-  fileSizeMiB,
   fmt,
   freePort,
   isInterrupted,
@@ -76,9 +75,11 @@ import {
   summarizeCpuProfile,
   tailOf,
   withBenchRun,
+  workloadKnobs,
   writeRandomFile,
   type BenchRun,
   type RunningChild,
+  type WorkloadKnobs,
   type StoreSession,
 } from './lib.js';
 
@@ -98,13 +99,7 @@ const RANGE_STORE_BYTES_LIMIT = 2_000_000;
 
 type SystemName = 'bridge' | 'rclone' | 'store';
 
-interface Settings {
-  sizeMiB: number;
-  sizeBytes: number;
-  rounds: number;
-  loadSeconds: number;
-  dirEntries: number;
-  smallFiles: number;
+interface Settings extends WorkloadKnobs {
   ttlMs: number;
   only: Set<number>;
   verify: boolean;
@@ -115,7 +110,6 @@ interface Settings {
 }
 
 function settingsFromEnv(): Settings {
-  const sizeMiB = fileSizeMiB();
   const onlyRaw = process.env.BENCH_ONLY ?? '';
   const only = new Set(onlyRaw.split(',').filter((s) => s.trim() !== '').map(Number));
   for (const target of only) if (!Number.isInteger(target) || target < 1 || target > 7) throw new Error(`BENCH_ONLY lists targets 1-7, got ${onlyRaw}`);
@@ -125,12 +119,7 @@ function settingsFromEnv(): Settings {
     only.add(4);
   }
   return {
-    sizeMiB,
-    sizeBytes: sizeMiB * MiB,
-    rounds: positiveIntEnv('BENCH_ROUNDS', 3),
-    loadSeconds: positiveIntEnv('BENCH_LOAD_SECONDS', 10),
-    dirEntries: positiveIntEnv('BENCH_DIR_ENTRIES', 10_000),
-    smallFiles: positiveIntEnv('BENCH_SMALL_FILES', 2000),
+    ...workloadKnobs(),
     ttlMs: positiveIntEnv('BENCH_CACHE_TTL_MS', 6000),
     only: only.size === 0 ? new Set([1, 2, 3, 4, 5, 6, 7]) : only,
     verify: (process.env.BENCH_VERIFY ?? '1') !== '0',

@@ -43,6 +43,33 @@ export function fileSizeMiB(): number {
   return positiveIntEnv('BENCH_FILE_MB', 1024);
 }
 
+/** The workload sizes both DAV benches read from the environment, with the issue's defaults. */
+export interface WorkloadKnobs {
+  /** BENCH_FILE_MB: the big file, in MiB. */
+  sizeMiB: number;
+  sizeBytes: number;
+  /** BENCH_ROUNDS: interleaved rounds per workload. */
+  rounds: number;
+  /** BENCH_LOAD_SECONDS: length of each PROPFIND load run. */
+  loadSeconds: number;
+  /** BENCH_DIR_ENTRIES: entries of the big folder that PROPFIND lists. */
+  dirEntries: number;
+  /** BENCH_SMALL_FILES: 4 KiB files uploaded by parallel clients. */
+  smallFiles: number;
+}
+
+export function workloadKnobs(): WorkloadKnobs {
+  const sizeMiB = fileSizeMiB();
+  return {
+    sizeMiB,
+    sizeBytes: sizeMiB * MiB,
+    rounds: positiveIntEnv('BENCH_ROUNDS', 3),
+    loadSeconds: positiveIntEnv('BENCH_LOAD_SECONDS', 10),
+    dirEntries: positiveIntEnv('BENCH_DIR_ENTRIES', 10_000),
+    smallFiles: positiveIntEnv('BENCH_SMALL_FILES', 2000),
+  };
+}
+
 /** `npm run build` in `root` (this checkout by default), so the children run the code as it is there. */
 export function buildDriveway(label: string, root = repoRoot): void {
   console.log(`${label}: building driveway in ${root} (npm run build)`);
