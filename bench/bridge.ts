@@ -44,44 +44,48 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { Agent, request, stream, type Dispatcher } from 'undici';
 import {
+  BENCH_USER,
   buildDriveway,
+  countResponses,
+  createBenchUser,
   cpuMeter,
-  fileSizeMiB,
+  fmt,
   freePort,
   isInterrupted,
-  json,
   median,
   MiB,
   nowMs,
   positiveIntEnv,
   printTable,
   procIo,
+  PROPFIND_ALLPROP,
   readSlice,
+  rotate,
   RssWatcher,
   runBounded,
   sleep,
+  spread,
   startChild,
   startDriveway,
   stopChild,
   storeDirlist,
   storeDownloadUrl,
-  storeLogin,
   storeMkdir,
   storeUpload,
   summarizeCpuProfile,
   tailOf,
   withBenchRun,
+  workloadKnobs,
   writeRandomFile,
   type BenchRun,
   type RunningChild,
+  type WorkloadKnobs,
   type StoreSession,
 } from './lib.js';
 
 const LABEL = 'bench/bridge';
 const RUN_TIMEOUT_MS = 60 * 60_000;
 const CLIENT_TIMEOUT_MS = 10 * 60_000;
-const BENCH_EMAIL = 'bench@example.test';
-const BENCH_PASSWORD = 'Bench-Passw0rd1';
 const WARM_RUNS_PER_ROUND = 3;
 const RANGE_RUNS_PER_ROUND = 3;
 const SEED_PARALLEL = 8;
@@ -92,17 +96,10 @@ const SMALL_CLIENTS = 4;
 const LOG_SETTLE_MS = 30;
 /** Target 6: what the store may send for one 1 MiB range read through the bridge. */
 const RANGE_STORE_BYTES_LIMIT = 2_000_000;
-const PROPFIND_ALLPROP = '<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>';
 
 type SystemName = 'bridge' | 'rclone' | 'store';
 
-interface Settings {
-  sizeMiB: number;
-  sizeBytes: number;
-  rounds: number;
-  loadSeconds: number;
-  dirEntries: number;
-  smallFiles: number;
+interface Settings extends WorkloadKnobs {
   ttlMs: number;
   only: Set<number>;
   verify: boolean;
@@ -113,7 +110,6 @@ interface Settings {
 }
 
 function settingsFromEnv(): Settings {
-  const sizeMiB = fileSizeMiB();
   const onlyRaw = process.env.BENCH_ONLY ?? '';
   const only = new Set(onlyRaw.split(',').filter((s) => s.trim() !== '').map(Number));
   for (const target of only) if (!Number.isInteger(target) || target < 1 || target > 7) throw new Error(`BENCH_ONLY lists targets 1-7, got ${onlyRaw}`);
@@ -123,12 +119,7 @@ function settingsFromEnv(): Settings {
     only.add(4);
   }
   return {
-    sizeMiB,
-    sizeBytes: sizeMiB * MiB,
-    rounds: positiveIntEnv('BENCH_ROUNDS', 3),
-    loadSeconds: positiveIntEnv('BENCH_LOAD_SECONDS', 10),
-    dirEntries: positiveIntEnv('BENCH_DIR_ENTRIES', 10_000),
-    smallFiles: positiveIntEnv('BENCH_SMALL_FILES', 2000),
+    ...workloadKnobs(),
     ttlMs: positiveIntEnv('BENCH_CACHE_TTL_MS', 6000),
     only: only.size === 0 ? new Set([1, 2, 3, 4, 5, 6, 7]) : only,
     verify: (process.env.BENCH_VERIFY ?? '1') !== '0',
@@ -137,22 +128,6 @@ function settingsFromEnv(): Settings {
     logDir: process.env.BENCH_LOG_DIR ? path.resolve(process.env.BENCH_LOG_DIR) : undefined,
     nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
   };
-}
-
-/** Round r runs the systems starting at index r: each leads once every few rounds. */
-function rotate<T>(items: readonly T[], round: number): T[] {
-  const k = round % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
-}
-
-function fmt(value: number | undefined, digits = 1): string {
-  if (value === undefined || Number.isNaN(value)) return '–';
-  return value.toFixed(digits);
-}
-
-function spread(values: readonly number[], digits = 1): string {
-  if (values.length === 0) return 'no samples';
-  return `median ${fmt(median(values), digits)} (min ${fmt(Math.min(...values), digits)}, max ${fmt(Math.max(...values), digits)}, n=${values.length})`;
 }
 
 // ---------------------------------------------------------------- the store's request log
@@ -302,10 +277,6 @@ function propfind(peer: DavPeer, pathname: string, options: { keepBody?: boolean
     body: PROPFIND_ALLPROP,
     keepBody: options.keepBody,
   });
-}
-
-function countResponses(xml: string): number {
-  return (xml.match(/<([A-Za-z][\w.-]*:)?response[\s>]/g) ?? []).length;
 }
 
 function expectStatus(what: string, answer: { status: number; body?: Buffer }, ...statuses: number[]): void {
@@ -479,18 +450,12 @@ async function setUp(run: BenchRun, settings: Settings, hasRclone: boolean): Pro
   });
   run.onCleanup(() => stopChild(bridgeChild.child));
   console.log(`${LABEL}: bridge pid ${bridgeChild.pid} on ${bridgeChild.baseUrl} (cache TTL ${settings.ttlMs} ms)`);
-  const auth = `Basic ${Buffer.from(`${BENCH_EMAIL}:${BENCH_PASSWORD}`).toString('base64')}`;
+  const auth = `Basic ${Buffer.from(`${BENCH_USER.email}:${BENCH_USER.password}`).toString('base64')}`;
   const bridge: DavPeer = { name: 'bridge', base: bridgeChild.baseUrl, auth, agent: newAgent(8), pid: bridgeChild.pid };
   run.onCleanup(() => bridge.agent.close());
 
   // The store is seeded through SPEC calls only; rclone's folder gets the same files on disk.
-  const admin = await storeLogin(storeAgent, store.baseUrl, 'admin', adminPassword);
-  await json(storeAgent, `${store.baseUrl}/api/admin/users`, {
-    method: 'POST',
-    token: admin.token,
-    body: { fullname: 'Bench User', email: BENCH_EMAIL, password: BENCH_PASSWORD, disk_quota: 0, is_active: true, is_admin: false },
-  });
-  const session = await storeLogin(storeAgent, store.baseUrl, BENCH_EMAIL, BENCH_PASSWORD);
+  const session = await createBenchUser(storeAgent, store.baseUrl, adminPassword);
   const rcloneRoot = path.join(tmp, 'rclone-root');
   const rcloneHome = path.join(rcloneRoot, 'home');
   mkdirSync(rcloneHome, { recursive: true });
@@ -559,8 +524,8 @@ async function startRclone(run: BenchRun, root: string, logDir: string, auth: st
     args: [
       'serve', 'webdav', root,
       '--addr', `127.0.0.1:${port}`,
-      '--user', BENCH_EMAIL,
-      '--pass', BENCH_PASSWORD,
+      '--user', BENCH_USER.email,
+      '--pass', BENCH_USER.password,
       '--config', config,
       '--cache-dir', path.join(run.tmp, 'rclone-cache'),
       '--log-level', 'NOTICE',

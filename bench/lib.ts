@@ -43,11 +43,38 @@ export function fileSizeMiB(): number {
   return positiveIntEnv('BENCH_FILE_MB', 1024);
 }
 
-/** `npm run build`, so the children run the code as it is now. */
-export function buildDriveway(label: string): void {
-  console.log(`${label}: building driveway (npm run build)`);
-  const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: repoRoot, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status})`);
+/** The workload sizes both DAV benches read from the environment, with the issue's defaults. */
+export interface WorkloadKnobs {
+  /** BENCH_FILE_MB: the big file, in MiB. */
+  sizeMiB: number;
+  sizeBytes: number;
+  /** BENCH_ROUNDS: interleaved rounds per workload. */
+  rounds: number;
+  /** BENCH_LOAD_SECONDS: length of each PROPFIND load run. */
+  loadSeconds: number;
+  /** BENCH_DIR_ENTRIES: entries of the big folder that PROPFIND lists. */
+  dirEntries: number;
+  /** BENCH_SMALL_FILES: 4 KiB files uploaded by parallel clients. */
+  smallFiles: number;
+}
+
+export function workloadKnobs(): WorkloadKnobs {
+  const sizeMiB = fileSizeMiB();
+  return {
+    sizeMiB,
+    sizeBytes: sizeMiB * MiB,
+    rounds: positiveIntEnv('BENCH_ROUNDS', 3),
+    loadSeconds: positiveIntEnv('BENCH_LOAD_SECONDS', 10),
+    dirEntries: positiveIntEnv('BENCH_DIR_ENTRIES', 10_000),
+    smallFiles: positiveIntEnv('BENCH_SMALL_FILES', 2000),
+  };
+}
+
+/** `npm run build` in `root` (this checkout by default), so the children run the code as it is there. */
+export function buildDriveway(label: string, root = repoRoot): void {
+  console.log(`${label}: building driveway in ${root} (npm run build)`);
+  const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error(`npm run build in ${root} failed (exit ${build.status})`);
 }
 
 /** Random content, so no layer can compress or deduplicate it; returns its sha256. */
@@ -106,6 +133,24 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Round r runs the systems starting at index r: each leads once every few rounds. */
+export function rotate<T>(items: readonly T[], round: number): T[] {
+  const k = round % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/** A figure with `digits` decimals; a dash when there is none. */
+export function fmt(value: number | undefined, digits = 1): string {
+  if (value === undefined || Number.isNaN(value)) return '–';
+  return value.toFixed(digits);
+}
+
+/** "median m (min a, max b, n=k)" of some samples. */
+export function spread(values: readonly number[], digits = 1): string {
+  if (values.length === 0) return 'no samples';
+  return `median ${fmt(median(values), digits)} (min ${fmt(Math.min(...values), digits)}, max ${fmt(Math.max(...values), digits)}, n=${values.length})`;
 }
 
 export function catToDevNull(file: string): Promise<void> {
@@ -311,7 +356,10 @@ export async function startChild(spec: ChildSpec): Promise<RunningChild> {
 }
 
 export interface DrivewaySpec {
-  part: 'store' | 'bridge';
+  /** `all` is what `npm start` runs: store and bridge in one process, no --only flag. */
+  part: 'all' | 'store' | 'bridge';
+  /** The checkout whose dist/main.js runs (this one by default; another for a baseline build). */
+  root?: string;
   dataDir: string;
   logFile: string;
   env?: Record<string, string>;
@@ -327,16 +375,22 @@ export const PRODUCT_NODE_FLAGS: string[] = (
   .filter((flag) => flag !== '');
 
 /**
- * `node <product flags> dist/main.js --only <part>` on a free loopback port, as `npm start`
- * runs it; resolves with its base URL (no trailing slash).
+ * `node <product flags> dist/main.js [--only <part>]` on loopback, as `npm start` runs it (any
+ * free port unless spec.env names ports); resolves with its base URL (no trailing slash): the
+ * store's for `store`, the WebDAV one for `bridge` and `all`.
  */
 export async function startDriveway(spec: DrivewaySpec): Promise<RunningChild & { baseUrl: string }> {
   // The bridge alone opens its state file in the data dir without creating the folder.
   mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 });
   const running = await startChild({
-    name: `driveway ${spec.part}`,
+    name: spec.part === 'all' ? 'driveway' : `driveway ${spec.part}`,
     command: process.execPath,
-    args: [...PRODUCT_NODE_FLAGS, ...(spec.nodeArgs ?? []), path.join(repoRoot, 'dist/main.js'), '--only', spec.part],
+    args: [
+      ...PRODUCT_NODE_FLAGS,
+      ...(spec.nodeArgs ?? []),
+      path.join(spec.root ?? repoRoot, 'dist/main.js'),
+      ...(spec.part === 'all' ? [] : ['--only', spec.part]),
+    ],
     env: {
       PATH: process.env.PATH,
       DRIVEWAY_HOST: '127.0.0.1',
@@ -429,6 +483,20 @@ export async function storeLogin(dispatcher: Dispatcher, base: string, username:
   return { token: stringField(session, 'token'), fileAccessKey: stringField(session, 'fileaccesskey') };
 }
 
+/** The unprivileged user the benches log in as, on the store and on the bridge. */
+export const BENCH_USER = { email: 'bench@example.test', password: 'Bench-Passw0rd1' } as const;
+
+/** Creates BENCH_USER through the admin API (the admin's password is the one the store started with) and logs in as it. */
+export async function createBenchUser(dispatcher: Dispatcher, base: string, adminPassword: string): Promise<StoreSession> {
+  const admin = await storeLogin(dispatcher, base, 'admin', adminPassword);
+  await json(dispatcher, `${base}/api/admin/users`, {
+    method: 'POST',
+    token: admin.token,
+    body: { fullname: 'Bench User', email: BENCH_USER.email, password: BENCH_USER.password, disk_quota: 0, is_active: true, is_admin: false },
+  });
+  return storeLogin(dispatcher, base, BENCH_USER.email, BENCH_USER.password);
+}
+
 export interface DirEntry {
   uuid: string;
   name: string;
@@ -509,6 +577,16 @@ export async function runBounded(count: number, parallel: number, work: (index: 
   };
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
   if (failure !== undefined) throw failure;
+}
+
+// ---------------------------------------------------------------- WebDAV answers
+
+/** A PROPFIND body asking for every property, as Finder and davfs2 do. */
+export const PROPFIND_ALLPROP = '<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>';
+
+/** The <response> elements of a multistatus answer, whatever prefix the server gives DAV:. */
+export function countResponses(xml: string): number {
+  return (xml.match(/<([A-Za-z][\w.-]*:)?response[\s>]/g) ?? []).length;
 }
 
 // ---------------------------------------------------------------- output
