@@ -4,7 +4,7 @@
  * problem (502/503/504), never a 500 with a stack. Per-verb refinements (MKCOL 405 for an
  * existing name, 412 for Overwrite: F) are decided by the verb before it calls here.
  */
-import { StoreError } from '../store-client/index.js';
+import { StoreError } from '../store-client/contract.js';
 import { DavXmlError, type DavCondition } from './dav-xml.js';
 import { DeadPropertyLimitError } from './dead-properties.js';
 import { HrefError } from './href.js';

@@ -6,7 +6,7 @@
  * directly on the store show after the TTL. No store calls here.
  */
 import { LRUCache } from 'lru-cache';
-import type { NodeEntry } from '../store-client/index.js';
+import type { NodeEntry } from '../store-client/contract.js';
 
 export interface Listing {
   readonly entries: readonly NodeEntry[];

@@ -13,7 +13,7 @@
  * Virtual collections have ids that are also their lock keys: `webdrive:<user>`,
  * `groups:<user>`, `group:<group uuid>` (never a store id: those are UUIDs or `<top>:<uuid>`).
  */
-import { StoreError, type GroupEntry, type NodeEntry, type NodeId, type StoreClient, type StoreSession } from '../store-client/index.js';
+import { StoreError, type GroupEntry, type NodeEntry, type NodeId, type StoreClient, type StoreSession } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { Listing, MetadataCache } from './metadata-cache.js';
 import type { BridgeUser } from './sessions.js';

@@ -18,7 +18,7 @@ import { v2 as webdav } from 'webdav-server';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { redactUrl, type Logger } from '../common/logger.js';
-import { createStoreClient, type StoreClient } from '../store-client/index.js';
+import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import { DeadPropertyStore } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
@@ -117,7 +117,12 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
   const { config } = options;
   const log = options.logger.child({ part: 'bridge' });
-  const client = 'client' in options.store ? options.store.client : createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+  // The HTTP client (and undici) is loaded only to serve a store at a URL: in-process, the
+  // bridge never needs it.
+  const client =
+    'client' in options.store
+      ? options.store.client
+      : (await import('../store-client/index.js')).createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
   const storeName = 'client' in options.store ? options.store.name : options.store.url;
   const { services, sessions } = createBridgeServices({ ...options, logger: log }, client);
 

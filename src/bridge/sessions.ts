@@ -8,7 +8,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
-import { StoreError, type RelayedClient, type StoreClient, type StoreSession } from '../store-client/index.js';
+import { StoreError, type RelayedClient, type StoreClient, type StoreSession } from '../store-client/contract.js';
 
 /** What the bridge calls itself in the User-Agent of the logins it relays (the store's login history shows it). */
 export const BRIDGE_AGENT = 'driveway-webdav';

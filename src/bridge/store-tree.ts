@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../common/logger.js';
-import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/index.js';
+import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import { GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';

@@ -5,9 +5,15 @@
  * environment, never from a file.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+
+/** The YAML parser, loaded only when a config file is given (most runs have none). */
+function parseYaml(text: string): unknown {
+  const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return parse(text);
+}
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);

@@ -12,55 +12,10 @@ import { StoreHttp, type HttpOptions } from './http.js';
 import * as nodes from './nodes.js';
 import * as uploads from './upload.js';
 import * as user from './user.js';
-import type {
-  Download,
-  GroupEntry,
-  NewUser,
-  NodeDetails,
-  NodeEntry,
-  NodeId,
-  PathEntry,
-  StoreSession,
-  UploadResult,
-  UploadTarget,
-  UserProfile,
-  UserUpdate,
-  WebdriveEndpoint,
-} from './types.js';
+import type { NewUser, NodeId, StoreSession, UploadResult, UserUpdate } from './types.js';
+import type { StoreClient } from './contract.js';
 
-/**
- * What the bridge relies on, whichever transport carries it: HTTP to any server of the
- * interface (createStoreClient), or the embedded store in the same process
- * (src/store/local-client.ts). Every failure is a StoreError with the same kinds either way.
- */
-export interface StoreClient {
-  /** `client` names who the store should record (login history, rate limit) when this caller relays a login. */
-  login(username: string, password: string, options?: auth.LoginOptions): Promise<StoreSession>;
-  logout(s: StoreSession): Promise<void>;
-  listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]>;
-  details(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails>;
-  path(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]>;
-  myAccess(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<string[]>;
-  /** 204: no id returned; re-list the parent to learn it. */
-  createFolder(s: StoreSession, parent: NodeId, name: string, signal?: AbortSignal): Promise<void>;
-  rename(s: StoreSession, node: NodeId, newName: string, signal?: AbortSignal): Promise<void>;
-  setStarred(s: StoreSession, node: NodeId, starred: boolean, signal?: AbortSignal): Promise<void>;
-  moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
-  copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
-  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
-  upload(s: StoreSession, target: UploadTarget, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
-  download(s: StoreSession, file: NodeId, name: string, options?: downloads.DownloadOptions): Promise<Download>;
-  currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
-  /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */
-  userWebdrive(s: StoreSession, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
-  /** The caller's groups (SPEC Group entries). Throws not-found on a server without groups. */
-  listGroups(s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]>;
-  /** A group's endpoint as the caller may see it; undefined when none or hidden. */
-  groupWebdrive(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
-  /** A group's quota and usage, when its details say them (SPEC does not show the record). */
-  groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
-  close(): Promise<void>;
-}
+export type { StoreClient } from './contract.js';
 
 /** The HTTP transport, with what only HTTP has: the base URL, raw requests, the two upload steps apart, download URLs, and the administrator calls tests and tools use. */
 export interface HttpStoreClient extends StoreClient {

@@ -10,7 +10,7 @@
  * fails as its missing route would (not-found, `not_implemented`).
  */
 import type { Readable } from 'node:stream';
-import { classify, StoreError, type LoginOptions, type StoreClient } from '../store-client/index.js';
+import { classify, StoreError, type LoginOptions, type StoreClient } from '../store-client/contract.js';
 import { toStoreSession } from '../store-client/auth.js';
 import { toGroupEntry, usageOf } from '../store-client/groups.js';
 import { toNodeDetails, toNodeEntry } from '../store-client/nodes.js';

@@ -10,7 +10,7 @@
  * the others would cost a dirlist per folder of the source. The copy of a member that is not
  * found that way simply has no dead properties.
  */
-import type { NodeEntry, NodeId } from '../../store-client/index.js';
+import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';

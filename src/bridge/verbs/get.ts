@@ -27,7 +27,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as lookupMimeType } from 'mime-types';
 import { evaluateConditionalRequest, type ConditionalDecision } from '../../common/http-conditional.js';
-import { StoreError, type Download } from '../../store-client/index.js';
+import { StoreError, type Download } from '../../store-client/contract.js';
 import { DavStatusError } from '../dav-errors.js';
 import contentDisposition from 'content-disposition';
 import type { BridgeUser } from '../sessions.js';

@@ -8,7 +8,7 @@
  * a new URL and an old URL answers 404. Who may change whose avatar is decided by the caller.
  */
 import { createHash } from 'node:crypto';
-import { imageSize } from 'image-size';
+import { createRequire } from 'node:module';
 import type { StoreContext } from '../context.js';
 import type { Db } from '../db/database.js';
 import { invalid } from '../envelope.js';
@@ -21,6 +21,13 @@ export interface Avatar {
 }
 
 const MAX_SIDE_PX = 4096;
+
+/** image-size, loaded at the first avatar (its CommonJS build: decodeAvatar is synchronous). */
+let imageSizeOf: typeof import('image-size').imageSize | undefined;
+function imageSize(bytes: Buffer): ReturnType<typeof import('image-size').imageSize> {
+  imageSizeOf ??= (createRequire(import.meta.url)('image-size') as typeof import('image-size')).imageSize;
+  return imageSizeOf(bytes);
+}
 const DATA_URL = /^data:([\w.+-]+\/[\w.+-]+)?(?:;[\w-]+=[\w.-]+)*;base64,([A-Za-z0-9+/\s]*={0,2})$/;
 
 /**

@@ -1,0 +1,61 @@
+/**
+ * What the bridge relies on of a store, with no transport attached: the StoreClient interface,
+ * the one error type and the normalised records. The bridge imports only this (and the HTTP
+ * client, index.ts, when it serves a store at a URL), so a bridge wired to the embedded store
+ * in-process never loads the HTTP client and undici.
+ */
+import type { Readable } from 'node:stream';
+import type { LoginOptions } from './auth.js';
+import type { DownloadOptions } from './download.js';
+import type {
+  Download,
+  GroupEntry,
+  NodeDetails,
+  NodeEntry,
+  NodeId,
+  PathEntry,
+  StoreSession,
+  UploadResult,
+  UploadTarget,
+  UserProfile,
+  WebdriveEndpoint,
+} from './types.js';
+
+/**
+ * What the bridge relies on, whichever transport carries it: HTTP to any server of the
+ * interface (createStoreClient), or the embedded store in the same process
+ * (src/store/local-client.ts). Every failure is a StoreError with the same kinds either way.
+ */
+export interface StoreClient {
+  /** `client` names who the store should record (login history, rate limit) when this caller relays a login. */
+  login(username: string, password: string, options?: LoginOptions): Promise<StoreSession>;
+  logout(s: StoreSession): Promise<void>;
+  listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]>;
+  details(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails>;
+  path(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]>;
+  myAccess(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<string[]>;
+  /** 204: no id returned; re-list the parent to learn it. */
+  createFolder(s: StoreSession, parent: NodeId, name: string, signal?: AbortSignal): Promise<void>;
+  rename(s: StoreSession, node: NodeId, newName: string, signal?: AbortSignal): Promise<void>;
+  setStarred(s: StoreSession, node: NodeId, starred: boolean, signal?: AbortSignal): Promise<void>;
+  moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
+  copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
+  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
+  upload(s: StoreSession, target: UploadTarget, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
+  download(s: StoreSession, file: NodeId, name: string, options?: DownloadOptions): Promise<Download>;
+  currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
+  /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */
+  userWebdrive(s: StoreSession, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
+  /** The caller's groups (SPEC Group entries). Throws not-found on a server without groups. */
+  listGroups(s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]>;
+  /** A group's endpoint as the caller may see it; undefined when none or hidden. */
+  groupWebdrive(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
+  /** A group's quota and usage, when its details say them (SPEC does not show the record). */
+  groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
+  close(): Promise<void>;
+}
+
+export { StoreError, classify, type StoreErrorKind } from './errors.js';
+export type { LoginOptions, RelayedClient } from './auth.js';
+export type { DownloadOptions } from './download.js';
+export * from './types.js';
