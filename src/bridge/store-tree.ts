@@ -361,7 +361,9 @@ export class StoreTree {
     if (!range || download.rangeHonoured) return download;
     const start = range.start;
     const end = range.end ?? Number.POSITIVE_INFINITY;
-    return { ...download, status: 206, rangeHonoured: true, contentLength: undefined, body: sliceStream(download.body, start, end) };
+    // Only the sliced stream is right now: the download's own sendTo (if any) would send it all.
+    const { sendTo: _whole, ...rest } = download;
+    return { ...rest, status: 206, rangeHonoured: true, contentLength: undefined, body: sliceStream(download.body, start, end) };
   }
 
   /**

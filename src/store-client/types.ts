@@ -1,5 +1,5 @@
 /** What callers of the store client (the bridge, tests, tools) rely on: normalised, camelCase. */
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 /** A node UUID or a top-level identifier ("home", "trash:<owner uuid>"). */
 export type NodeId = string & { readonly brand: 'NodeId' };
@@ -66,7 +66,15 @@ export interface ByteRange {
 }
 
 export interface Download {
+  /** The bytes as a stream. Read either this or `sendTo`, never both. */
   body: Readable;
+  /**
+   * Writes the bytes into `target` (not ending it), each write awaited before its buffer is
+   * used again: what a transport offers when it can move the bytes with a few reused buffers
+   * (the in-process store) instead of a stream that allocates one per read. Rejects when the
+   * bytes cannot all be read, the target fails, or `signal` aborts.
+   */
+  sendTo?(target: Writable, signal?: AbortSignal): Promise<void>;
   /** Status the store answered (200 or 206). */
   status: number;
   /** Length of the whole file when known. */

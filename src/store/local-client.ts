@@ -20,7 +20,7 @@ import { BlobTooLargeError } from './blobs/blob-store.js';
 import type { StoreContext } from './context.js';
 import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { StoreHttpError, unauthenticated } from './envelope.js';
-import { fileVersion, openRevision } from './ops/download.js';
+import { fileVersion, openRevision, sendRevision } from './ops/download.js';
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
@@ -129,13 +129,23 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     const found = fileVersion(ctx, caller, file, version === undefined ? undefined : String(version));
     const total = found.revision.size;
     const base = { etag: found.etag, lastModified: new Date(found.revision.created).toUTCString(), contentType: lookupMimeType(found.node.name) || 'application/octet-stream' };
-    if (!range || total === 0) {
-      const body = await openRevision(ctx, found);
-      return { ...base, body, status: 200, totalBytes: total, contentLength: total, rangeHonoured: false };
-    }
-    if (range.start >= total) throw new StoreHttpError(416, 'range_not_satisfiable', 'requested range not satisfiable');
-    const end = Math.min(range.end ?? total - 1, total - 1);
-    const body = await openRevision(ctx, found, { start: range.start, end });
-    return { ...base, body, status: 206, totalBytes: total, contentLength: end - range.start + 1, rangeHonoured: true };
+    const whole = !range || total === 0;
+    if (!whole && range.start >= total) throw new StoreHttpError(416, 'range_not_satisfiable', 'requested range not satisfiable');
+    const slice = whole ? undefined : { start: range.start, end: Math.min(range.end ?? total - 1, total - 1) };
+    // Checked now, not at the first read: a blob that cannot be opened fails the call, not a half-sent answer.
+    const body = await openRevision(ctx, found, slice);
+    return {
+      ...base,
+      body,
+      // The stream was opened to prove the blob readable; a caller sending with reused buffers drops it.
+      sendTo: (target, signal) => {
+        body.destroy();
+        return sendRevision(ctx, found, target, slice, signal);
+      },
+      status: whole ? 200 : 206,
+      totalBytes: total,
+      contentLength: slice ? slice.end - slice.start + 1 : total,
+      rangeHonoured: !whole,
+    };
   }
 }
