@@ -2,12 +2,20 @@
  * The one place that decides who may do what to a node and to a group
  * (docs/store-semantics.md, "Groups and administration").
  *
- * Nodes: a user's nodes are their own and nobody else's (administrators included). A group's
- * nodes are visible to its members, who hold the `node_permissions` of their membership; group
- * administrators and the built-in admin hold all four. Whoever cannot see a node learns nothing
+ * Nodes: a user's nodes are their own and nobody else's (administrators included), except
+ * through a private share (below). A group's nodes are visible to its members, who hold the
+ * `node_permissions` of their membership; group administrators and the built-in admin hold all four. Whoever cannot see a node learns nothing
  * about it: unknown and not-yours both answer 404 with the same message. Whoever sees it but
  * lacks the permission asked for gets 403. A group node costs one primary-key lookup of the
  * caller's membership; a user node costs none.
+ *
+ * Private shares (docs/store-semantics.md "Sharing"): a node privately shared with the caller, or
+ * with a group of theirs, and its whole subtree grant `read` and `download`, plus `write` when
+ * the share is writable, and `delete` on what lies below a writable shared node (never on the
+ * shared node itself). Nothing while the node lies in its owner's trash. Asked only when the
+ * caller does not own the node (or holds less than everything through a group): one index probe
+ * when the caller has no private share at all, else one walk up the node's ancestry
+ * (db/shares.ts privateGrant). Grants from a membership and from shares add up.
  *
  * Groups: members may read a group's member endpoints, group administrators (and the built-in
  * admin) may change it; non-members get 404, members who are not administrators 403.
@@ -16,6 +24,7 @@ import type { AuthenticatedUser } from './sessions.js';
 import type { Db } from './db/database.js';
 import { getGroup, membershipOf, type GroupRow, type Membership } from './db/groups.js';
 import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './db/nodes.js';
+import { privateGrant } from './db/shares.js';
 import { forbidden, notFound, StoreHttpError } from './envelope.js';
 
 export type Permission = 'read' | 'write' | 'delete' | 'download';
@@ -25,18 +34,34 @@ export const ALL_PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete'
 export interface NodeAccess {
   visible: boolean;
   granted: readonly Permission[];
+  /** Set when a private share is what lets the caller see the node: the topmost shared node above it and whom it was shared with. */
+  viaShare?: { root: string; recipientUuid: string };
 }
 
 const FULL: NodeAccess = { visible: true, granted: ALL_PERMISSIONS };
 const NONE: NodeAccess = { visible: false, granted: [] };
 
-export function accessTo(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): NodeAccess {
+function ownAccess(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): NodeAccess {
   if (node.owner_type === 'User') return node.owner_uuid === caller.userUuid ? FULL : NONE;
   if (caller.isBuiltin) return FULL;
   const membership = membershipOf(db, node.owner_uuid, caller.userUuid);
   if (!membership) return NONE;
   if (membership.isAdmin) return FULL;
   return { visible: true, granted: ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p)) };
+}
+
+export function accessTo(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): NodeAccess {
+  const own = ownAccess(db, caller, node);
+  if (own.granted.length === ALL_PERMISSIONS.length) return own;
+  const grant = privateGrant(db, node.uuid, caller.userUuid);
+  if (!grant) return own;
+  const shared: Permission[] = ['read', 'download'];
+  if (grant.writable) shared.push('write');
+  if (grant.belowWritableRoot) shared.push('delete');
+  const granted = ALL_PERMISSIONS.filter((p) => own.granted.includes(p) || shared.includes(p));
+  const access: NodeAccess = { visible: true, granted };
+  if (!own.visible) access.viaShare = { root: grant.root, recipientUuid: grant.recipientUuid };
+  return access;
 }
 
 /** Permissions `caller` holds on `node` (what myaccess answers); empty when the node is not theirs to see. */
@@ -50,6 +75,16 @@ export function permissionsOn(db: Db, caller: AuthenticatedUser, node: NodeRow):
  * myaccess). Throws 404 when unknown or invisible, 403 when visible without the permission.
  */
 export function resolveNode(db: Db, caller: AuthenticatedUser, identifier: string, permission: Permission | 'visible' = 'read'): NodeRow {
+  return resolveNodeAccess(db, caller, identifier, permission).node;
+}
+
+/** resolveNode, answering also the access it found (whether a private share is the way in). */
+export function resolveNodeAccess(
+  db: Db,
+  caller: AuthenticatedUser,
+  identifier: string,
+  permission: Permission | 'visible' = 'read',
+): { node: NodeRow; access: NodeAccess } {
   const parsed = parseIdentifier(identifier);
   if (!parsed) throw notFound();
   const node =
@@ -60,7 +95,7 @@ export function resolveNode(db: Db, caller: AuthenticatedUser, identifier: strin
   const access = accessTo(db, caller, node);
   if (!access.visible) throw notFound();
   if (permission !== 'visible' && !access.granted.includes(permission)) throw forbidden(`${permission} permission required`);
-  return node;
+  return { node, access };
 }
 
 /**
@@ -74,6 +109,26 @@ export function assertMayLeaveOwner(db: Db, caller: AuthenticatedUser, node: Nod
   if (!accessTo(db, caller, node).granted.includes(needed)) {
     throw forbidden(`${needed} permission required to ${operation} a node to another owner`);
   }
+}
+
+export type SharePermission = 'public_create' | 'public_delete' | 'private_create' | 'private_delete' | 'upload_link_create' | 'upload_link_delete';
+
+/**
+ * Who manages the share links of a node the caller sees (docs/extensions.md "Share links and
+ * private shares"): a user's nodes their owner only; a group's nodes the built-in admin, the
+ * group's administrators, and members holding the share permission asked for (`list`: any
+ * member). 403 otherwise, naming what is missing.
+ */
+export function assertSharePermission(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, needed: SharePermission | 'list'): void {
+  if (node.owner_type === 'User') {
+    if (node.owner_uuid === caller.userUuid) return;
+    throw forbidden("only the node's owner manages its shares");
+  }
+  if (caller.isBuiltin) return;
+  const membership = membershipOf(db, node.owner_uuid, caller.userUuid);
+  if (!membership) throw forbidden("only the group's members manage the shares of its nodes");
+  if (membership.isAdmin || needed === 'list' || membership.sharePermissions.includes(needed)) return;
+  throw forbidden(`${needed} share permission required`);
 }
 
 export type GroupRole = 'member' | 'admin';

@@ -37,6 +37,10 @@ import { avatarRoutes } from './routes/avatars.js';
 import { userDirectoryRoutes } from './routes/users.js';
 import { twofaRoutes } from './routes/twofa.js';
 import { appPasswordRoutes } from './routes/app-passwords.js';
+import { publicRoutes } from './routes/public.js';
+import { shareRoutes } from './routes/shares.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { incomingRoutes } from './routes/incoming.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -91,10 +95,11 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
   const loginLimiter = new LoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  const linkLimiter = new LoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
-  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, unknownUserHash, mailer, durability };
+  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, linkLimiter, unknownUserHash, mailer, durability };
   await bootstrapAdmin(ctx);
 
   const app: FastifyInstance = Fastify({
@@ -186,6 +191,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await userDirectoryRoutes(app, ctx);
   await twofaRoutes(app, ctx);
   await appPasswordRoutes(app, ctx);
+  await publicRoutes(app, ctx);
+  await shareRoutes(app, ctx);
+  await approvalRoutes(app, ctx);
+  await incomingRoutes(app, ctx);
 
   app.addHook('onClose', async () => {
     mailer?.close();

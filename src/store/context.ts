@@ -21,6 +21,8 @@ export interface StoreContext {
   log: Logger;
   keys: SessionKeys;
   loginLimiter: LoginLimiter;
+  /** Wrong passwords of public and upload links, counted per link and per address. */
+  linkLimiter: LoginLimiter;
   /** A hash an unknown username's password is checked against, so it costs what a real one does. */
   unknownUserHash: string;
   /** Outgoing email; undefined when `mail.host` is not configured. */

@@ -30,6 +30,12 @@ export type ErrorCode =
   | 'organization_exists'  // 409: an organization with that id exists
   | 'organization_in_use'  // 409: the organization still has users or groups, or users with disk_quota -1
   | 'email_not_configured' // 409: broadcast_message without mail.host
+  | 'node_in_trash'        // 409: sharing a node that lies in trash (restore it first)
+  | 'share_answered'       // 409: answering an incoming share that was accepted or rejected already
+  | 'request_decided'      // 409: deciding or withdrawing a share request that is no longer pending
+  | 'approver_exists'      // 409: the user approves that share type of the workspace already
+  | 'node_gone'            // 409: approving a link request whose node was deleted for good
+  | 'link_expired'         // 410: a public or upload link past its `expires`
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown
   | 'range_not_satisfiable'// 416

@@ -74,7 +74,10 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     });
   }
 
-  const nodeOp = (operation: string, s: StoreSession, node: NodeId, body: unknown) => as(operation, s, (caller) => nodeOperation(ctx, caller, node, body));
+  const nodeOp = (operation: string, s: StoreSession, node: NodeId, body: unknown): Promise<void> =>
+    as(operation, s, async (caller) => {
+      await nodeOperation(ctx, caller, node, body);
+    });
 
   return {
     login: (username, password, relay: LoginOptions = {}) =>

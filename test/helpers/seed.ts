@@ -43,6 +43,15 @@ export async function createSeeder(store: TestStore): Promise<Seeder> {
   };
 }
 
+/** `n` in letters, one per digit (12 -> "bc"): a full name made by an administrator may hold no digits. */
+export const letters = (n: number): string => String.fromCharCode(...[...String(n)].map((d) => 97 + Number(d)));
+
+/** A maker of users named `<role> <letters>`, a new suffix for each, so emails never clash within a store. */
+export function people(seeder: Seeder): (role: string, options?: { quotaBytes?: number }) => Promise<SeededUser> {
+  let made = 0;
+  return (role, options) => seeder.user(`${role} ${letters((made += 1))}`, options);
+}
+
 /** Uploads `content` as `name` into `folder` (or a new revision when the name exists); returns the file's id. */
 export async function uploadFile(client: HttpStoreClient, s: StoreSession, folder: string, name: string, content: string | Buffer): Promise<NodeId> {
   const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;

@@ -149,27 +149,48 @@ export function commitUpload(db: Db, upload: CommitUpload): UploadResult {
       const revision = (file.revision ?? 0) + 1;
       db.prepare('UPDATE nodes SET revision = ?, size = ?, updated = ? WHERE uuid = ?').run(revision, sizeBytes, now, file.uuid);
       result = { uuid: file.uuid, name: file.name, revision, size: sizeBytes };
+      insertRevision(db, result.uuid, result.revision, upload, uploader.userUuid);
+      adjustUsage(db, owner.owner_type, owner.owner_uuid, sizeBytes);
+      if (file.parent_uuid !== null) touch(db, file.parent_uuid, now);
     } else {
-      const uuid = randomUUID();
-      db.prepare(
-        `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
-         VALUES (?, ?, ?, ?, NULL, ?, 'File', ?, ?, 1, ?)`,
-      ).run(uuid, target.owner_uuid, target.owner_type, target.uuid, upload.name, now, now, sizeBytes);
-      result = { uuid, name: upload.name, revision: 1, size: sizeBytes };
+      result = insertNewFile(db, target, upload.name, upload, uploader.userUuid);
     }
-    db.prepare('INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, ?, ?, ?, ?, ?)').run(
-      result.uuid,
-      result.revision,
-      hash,
-      sizeBytes,
-      now,
-      uploader.userUuid,
-    );
-    adjustUsage(db, owner.owner_type, owner.owner_uuid, sizeBytes);
-    const parentUuid = file ? file.parent_uuid : target.uuid;
-    if (parentUuid !== null) touch(db, parentUuid, now);
     return result;
   })();
+}
+
+function insertRevision(db: Db, nodeUuid: string, revision: number, blob: StoredBlob, uploaderUuid: string | null): void {
+  db.prepare('INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, ?, ?, ?, ?, ?)').run(
+    nodeUuid,
+    revision,
+    blob.hash,
+    blob.sizeBytes,
+    blob.now,
+    uploaderUuid,
+  );
+}
+
+/** A blob already referenced (addBlobRef), to record at `now`. */
+export interface StoredBlob {
+  hash: string;
+  sizeBytes: number;
+  now: number;
+}
+
+/**
+ * Records `blob` as new file `name` (revision 1) in `folder`, adding its bytes to the folder
+ * owner's usage and touching the folder. The caller checked the name, quota and blob reference.
+ */
+export function insertNewFile(db: Db, folder: NodeRow, name: string, blob: StoredBlob, uploaderUuid: string | null): UploadResult {
+  const uuid = randomUUID();
+  db.prepare(
+    `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
+     VALUES (?, ?, ?, ?, NULL, ?, 'File', ?, ?, 1, ?)`,
+  ).run(uuid, folder.owner_uuid, folder.owner_type, folder.uuid, name, blob.now, blob.now, blob.sizeBytes);
+  insertRevision(db, uuid, 1, blob, uploaderUuid);
+  adjustUsage(db, folder.owner_type, folder.owner_uuid, blob.sizeBytes);
+  touch(db, folder.uuid, blob.now);
+  return { uuid, name, revision: 1, size: blob.sizeBytes };
 }
 
 /** One revision of a file; undefined when the file has no such revision. */

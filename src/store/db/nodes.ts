@@ -155,3 +155,24 @@ export function descendants(db: Db, rootUuid: string): NodeRow[] {
 export function touch(db: Db, uuid: string, now: number): void {
   db.prepare('UPDATE nodes SET updated = ? WHERE uuid = ?').run(now, uuid);
 }
+
+/**
+ * The nodes `candidates` (a subquery selecting node UUIDs, with `params`) names, except those
+ * lying in trash: one walk up from each to its top-level folder. Folders first, by name.
+ */
+export function outsideTrash(db: Db, candidates: string, ...params: unknown[]): NodeRow[] {
+  return db
+    .prepare(
+      `WITH RECURSIVE up(start, uuid, parent) AS (
+         SELECT n.uuid, n.uuid, n.parent_uuid FROM nodes n WHERE n.uuid IN (${candidates})
+         UNION ALL
+         SELECT up.start, p.uuid, p.parent_uuid FROM up JOIN nodes p ON p.uuid = up.parent
+       )
+       SELECT n.* FROM up
+       JOIN nodes top ON top.uuid = up.uuid
+       JOIN nodes n ON n.uuid = up.start
+       WHERE up.parent IS NULL AND top.top_kind IS NOT 'trash'
+       ORDER BY n.type = 'File', n.name, n.uuid`,
+    )
+    .all(...params) as NodeRow[];
+}

@@ -6,13 +6,19 @@
  */
 import type { Db } from './database.js';
 import { adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
-import { getChildByName, getTopLevel, type OwnerType } from './nodes.js';
-import { createFolder, numberedName } from './tree.js';
+import { getTopLevel, type OwnerType } from './nodes.js';
+import { createFolder, freeName } from './tree.js';
 import { quotaExceeded } from '../envelope.js';
 
 export interface Owner {
   type: OwnerType;
   uuid: string;
+}
+
+/** The organization of a user or group ('' when it is gone). */
+export function orgOfOwner(db: Db, owner: Owner): string {
+  const table = owner.type === 'User' ? 'users' : 'groups';
+  return (db.prepare(`SELECT org_id FROM ${table} WHERE uuid = ?`).get(owner.uuid) as { org_id: string } | undefined)?.org_id ?? '';
 }
 
 /**
@@ -54,9 +60,7 @@ export function transferOwnerNodes(db: Db, from: Owner & { name: string }, to: O
   }
   const home = getTopLevel(db, to.uuid, 'home');
   if (!home) throw new Error(`owner ${to.uuid} has no home folder`);
-  const base = folderNameFor(from.name);
-  let name = base;
-  for (let n = 2; getChildByName(db, home.uuid, name); n += 1) name = numberedName(base, 'Dir', n);
+  const name = freeName(db, home.uuid, folderNameFor(from.name), 'Dir');
 
   const write = { db, now: nowMs, callerUuid: to.uuid };
   const folder = createFolder(write, home, name);

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import { addBlobRef, adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
-import { getChildByName, getTopLevel, isSelfOrDescendant, topLevelOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
+import { getChildByName, getTopLevel, isSelfOrDescendant, outsideTrash, topLevelOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { conflict, forbidden, quotaExceeded } from '../envelope.js';
 
 /** Who changes the tree, and when. */
@@ -148,13 +148,86 @@ export function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): void {
   })();
 }
 
-interface SubtreeRow {
-  uuid: string;
-  parent_uuid: string;
+/**
+ * One entry of a subtree to recreate, parents before children: `key` names it among the
+ * entries (a node UUID, or a snapshot entry id), `parentKey` its parent (null for the root).
+ * Files carry the blob and size of the revision the copy starts from.
+ */
+export interface TreeEntry {
+  key: string | number;
+  parentKey: string | number | null;
   name: string;
   type: 'Dir' | 'File';
-  blob_hash: string | null;
-  blob_size: number | null;
+  blobHash: string | null;
+  size: number;
+}
+
+/** `node` and its subtree, parents before children, each file with its latest revision. */
+export function latestSubtree(db: Db, nodeUuid: string): TreeEntry[] {
+  const rows = db
+    .prepare(
+      `WITH RECURSIVE sub(uuid, depth) AS (
+         SELECT ?, 0
+         UNION ALL
+         SELECT n.uuid, sub.depth + 1 FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
+       )
+       SELECT n.uuid, n.parent_uuid, n.name, n.type, r.blob_hash, r.size AS blob_size
+       FROM sub JOIN nodes n ON n.uuid = sub.uuid
+       LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision
+       ORDER BY sub.depth`,
+    )
+    .all(nodeUuid) as Array<{ uuid: string; parent_uuid: string | null; name: string; type: 'Dir' | 'File'; blob_hash: string | null; blob_size: number | null }>;
+  return rows.map((row, index) => {
+    if (row.type === 'File' && (row.blob_hash === null || row.blob_size === null)) throw new Error(`file ${row.uuid} has no stored revision`);
+    return { key: row.uuid, parentKey: index === 0 ? null : row.parent_uuid, name: row.name, type: row.type, blobHash: row.blob_hash, size: row.blob_size ?? 0 };
+  });
+}
+
+/** Bytes of the file entries: what the copy adds to its owner's usage. */
+export function entriesBytes(entries: readonly TreeEntry[]): number {
+  let bytes = 0;
+  for (const entry of entries) if (entry.type === 'File') bytes += entry.size;
+  return bytes;
+}
+
+/** One reference per file entry, counted per blob. */
+export function addEntryRefs(db: Db, entries: readonly TreeEntry[]): void {
+  const refsByHash = new Map<string, { sizeBytes: number; count: number }>();
+  for (const entry of entries) {
+    if (entry.blobHash === null) continue;
+    const refs = refsByHash.get(entry.blobHash);
+    if (refs) refs.count += 1;
+    else refsByHash.set(entry.blobHash, { sizeBytes: entry.size, count: 1 });
+  }
+  for (const [hash, refs] of refsByHash) addBlobRef(db, hash, refs.sizeBytes, refs.count);
+}
+
+/**
+ * Creates `entries` as new nodes of `target`'s owner below `target`, the root named `rootName`,
+ * each file at revision 1. Adds no blob reference and changes no usage: the caller does (a copy
+ * adds references, an accepted share hands over the snapshot's). Returns the root's UUID.
+ */
+export function insertTree(w: TreeWrite, entries: readonly TreeEntry[], target: NodeRow, rootName: string): string {
+  const { db, now, callerUuid } = w;
+  const insertNode = db.prepare(
+    `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated, revision, size)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertRevision = db.prepare(
+    'INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, 1, ?, ?, ?, ?)',
+  );
+  const newUuidOf = new Map<string | number, string>();
+  for (const [index, entry] of entries.entries()) {
+    const uuid = randomUUID();
+    newUuidOf.set(entry.key, uuid);
+    const parentUuid = index === 0 ? target.uuid : entry.parentKey === null ? undefined : newUuidOf.get(entry.parentKey);
+    if (parentUuid === undefined) throw new Error(`copy of ${entry.key} reached before its parent`);
+    const isFile = entry.type === 'File';
+    const name = index === 0 ? rootName : entry.name;
+    insertNode.run(uuid, target.owner_uuid, target.owner_type, parentUuid, name, entry.type, now, now, isFile ? 1 : null, isFile ? entry.size : 0);
+    if (isFile) insertRevision.run(uuid, entry.blobHash, entry.size, now, callerUuid);
+  }
+  return newUuidOf.get(entries[0]?.key ?? '') as string;
 }
 
 /**
@@ -165,7 +238,7 @@ interface SubtreeRow {
  * Returns the UUID of the copy.
  */
 export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
-  const { db, now, callerUuid } = w;
+  const { db, now } = w;
   return db.transaction(() => {
     assertNotTopLevel(node, 'copied');
     assertWritableFolder(db, target);
@@ -173,69 +246,22 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
       throw conflict('a folder cannot be copied into itself or its descendants', 'move_into_self');
     }
     assertNameFree(db, target.uuid, node.name);
-
-    // One pass over the subtree, parents before children, each file with its latest revision.
-    const rows = db
-      .prepare(
-        `WITH RECURSIVE sub(uuid, depth) AS (
-           SELECT ?, 0
-           UNION ALL
-           SELECT n.uuid, sub.depth + 1 FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
-         )
-         SELECT n.uuid, n.parent_uuid, n.name, n.type, r.blob_hash, r.size AS blob_size
-         FROM sub JOIN nodes n ON n.uuid = sub.uuid
-         LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision
-         ORDER BY sub.depth`,
-      )
-      .all(node.uuid) as SubtreeRow[];
-
-    let totalBytes = 0;
-    for (const row of rows) {
-      if (row.type !== 'File') continue;
-      if (row.blob_hash === null || row.blob_size === null) throw new Error(`file ${row.uuid} has no stored revision`);
-      totalBytes += row.blob_size;
-    }
+    const entries = latestSubtree(db, node.uuid);
+    const totalBytes = entriesBytes(entries);
     if (totalBytes > remainingBytes(db, target.owner_type, target.owner_uuid)) throw quotaExceeded();
-
-    const insertNode = db.prepare(
-      `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated, revision, size)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const insertRevision = db.prepare(
-      'INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, 1, ?, ?, ?, ?)',
-    );
-    const newUuidOf = new Map<string, string>();
-    const refsByHash = new Map<string, { sizeBytes: number; count: number }>();
-    for (const [index, row] of rows.entries()) {
-      const copyUuid = randomUUID();
-      newUuidOf.set(row.uuid, copyUuid);
-      const parentUuid = index === 0 ? target.uuid : newUuidOf.get(row.parent_uuid);
-      if (parentUuid === undefined) throw new Error(`copy of ${row.uuid} reached before its parent`);
-      const isFile = row.type === 'File';
-      insertNode.run(
-        copyUuid,
-        target.owner_uuid,
-        target.owner_type,
-        parentUuid,
-        row.name,
-        row.type,
-        now,
-        now,
-        isFile ? 1 : null,
-        isFile ? row.blob_size : 0,
-      );
-      if (isFile && row.blob_hash !== null && row.blob_size !== null) {
-        insertRevision.run(copyUuid, row.blob_hash, row.blob_size, now, callerUuid);
-        const refs = refsByHash.get(row.blob_hash);
-        if (refs) refs.count += 1;
-        else refsByHash.set(row.blob_hash, { sizeBytes: row.blob_size, count: 1 });
-      }
-    }
-    for (const [hash, refs] of refsByHash) addBlobRef(db, hash, refs.sizeBytes, refs.count);
+    const copyUuid = insertTree(w, entries, target, node.name);
+    addEntryRefs(db, entries);
     adjustUsage(db, target.owner_type, target.owner_uuid, totalBytes);
     touch(db, target.uuid, now);
-    return newUuidOf.get(node.uuid) as string;
+    return copyUuid;
   })();
+}
+
+/** `name` if `folder` has no entry of that name, else the first free `name (n)` (numberedName). */
+export function freeName(db: Db, folderUuid: string, name: string, type: 'Dir' | 'File'): string {
+  let candidate = name;
+  for (let n = 2; getChildByName(db, folderUuid, candidate); n += 1) candidate = numberedName(name, type, n);
+  return candidate;
 }
 
 /**
@@ -263,8 +289,7 @@ export function trash(w: TreeWrite, node: NodeRow): string {
     assertNotTopLevel(node, 'deleted');
     const trashFolder = getTopLevel(db, node.owner_uuid, 'trash');
     if (!trashFolder) throw new Error(`owner ${node.owner_uuid} has no trash folder`);
-    let name = node.name;
-    for (let n = 2; getChildByName(db, trashFolder.uuid, name); n += 1) name = numberedName(node.name, node.type, n);
+    const name = freeName(db, trashFolder.uuid, node.name, node.type);
     const fromUuid = node.parent_uuid as string;
     db.prepare('UPDATE nodes SET parent_uuid = ?, name = ?, trashed_from = ?, trashed_name = ? WHERE uuid = ?').run(
       trashFolder.uuid,
@@ -358,24 +383,19 @@ export function listChildrenWithStars(db: Db, folderUuid: string, callerUuid: st
   return listed;
 }
 
+/** Which of `nodeUuids` the caller starred (one query). */
+export function starredAmong(db: Db, callerUuid: string, nodeUuids: readonly string[]): Set<string> {
+  if (nodeUuids.length === 0) return new Set();
+  const rows = db
+    .prepare('SELECT node_uuid FROM stars WHERE user_uuid = ? AND node_uuid IN (SELECT value FROM json_each(?))')
+    .all(callerUuid, JSON.stringify(nodeUuids)) as Array<{ node_uuid: string }>;
+  return new Set(rows.map((r) => r.node_uuid));
+}
+
 /**
  * What `favorites` of `ownerUuid` lists: the caller's starred nodes of that owner, except those
  * in trash (a deleted node is not a favorite until it is restored; its star is kept for then).
  */
 export function listFavorites(db: Db, ownerUuid: string, callerUuid: string): NodeRow[] {
-  return db
-    .prepare(
-      `WITH RECURSIVE up(start, uuid, parent) AS (
-         SELECT n.uuid, n.uuid, n.parent_uuid FROM stars s JOIN nodes n ON n.uuid = s.node_uuid
-         WHERE s.user_uuid = ? AND n.owner_uuid = ?
-         UNION ALL
-         SELECT up.start, p.uuid, p.parent_uuid FROM up JOIN nodes p ON p.uuid = up.parent
-       )
-       SELECT n.* FROM up
-       JOIN nodes top ON top.uuid = up.uuid
-       JOIN nodes n ON n.uuid = up.start
-       WHERE up.parent IS NULL AND top.top_kind IS NOT 'trash'
-       ORDER BY n.type = 'File', n.name, n.uuid`,
-    )
-    .all(callerUuid, ownerUuid) as NodeRow[];
+  return outsideTrash(db, 'SELECT s.node_uuid FROM stars s JOIN nodes o ON o.uuid = s.node_uuid WHERE s.user_uuid = ? AND o.owner_uuid = ?', callerUuid, ownerUuid);
 }

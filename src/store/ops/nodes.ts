@@ -1,14 +1,16 @@
 /**
  * SPEC "Nodes" as operations: POST /api/nodes/{node_uuid} (new_dir, new_name, starred, copy_to,
- * move_to), DELETE, details, path, dirlist and myaccess. Every identifier, targets included,
+ * move_to, share_copy_with), DELETE, details, path, dirlist and myaccess. Every identifier, targets included,
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an unknown
  * one; a move or copy to another owner (a user's tree and a group's, or two groups) also passes
- * assertMayLeaveOwner. The tree rules live in db/tree.ts; this module validates and resolves.
+ * assertMayLeaveOwner. The tree rules live in db/tree.ts, sharing in ops/share-copy.ts; this
+ * module validates and resolves.
  * HTTP routes (routes/nodes.ts) and the in-process client (local-client.ts) both call it.
  */
 import type { StoreContext } from '../context.js';
-import { assertMayLeaveOwner, permissionsOn, resolveNode, type Permission } from '../access.js';
+import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
 import { ancestry, publicId, type NodeRow } from '../db/nodes.js';
+import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../db/shares.js';
 import {
   copyInto,
   createFolder,
@@ -19,6 +21,7 @@ import {
   purge,
   rename,
   setStarred,
+  starredAmong,
   trash,
   type ListedNode,
   type TreeWrite,
@@ -28,20 +31,24 @@ import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { parseNodeOperation, type DirEntry, type NodeDetails, type PathEntry } from '../schemas/nodes.js';
 import { removeBlobFiles } from './blob-files.js';
+import { shareCopyWith } from './share-copy.js';
 
 function writeOf(ctx: StoreContext, caller: AuthenticatedUser): TreeWrite {
   return { db: ctx.db, now: ctx.clock.now(), callerUuid: caller.userUuid };
 }
 
-function toDirEntry(node: ListedNode, callerUuid: string): DirEntry {
+const NO_SHARES: ShareCounts = { publicShares: 0, privateShares: 0 };
+
+function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, ShareCounts>): DirEntry {
   const isFile = node.type === 'File';
+  const shares = counts.get(node.uuid) ?? NO_SHARES;
   const entry: DirEntry = {
     uuid: publicId(node, callerUuid),
     name: node.name,
     type: node.type,
     is_starred: node.is_starred,
-    public_shares: 0,
-    private_shares: 0,
+    public_shares: shares.publicShares,
+    private_shares: shares.privateShares,
     comment_count: 0,
     size: isFile ? node.size : 0,
     updated: node.updated,
@@ -57,11 +64,25 @@ function ownerFullname(ctx: StoreContext, node: NodeRow): string {
   return row?.fullname ?? '';
 }
 
+/** Listed nodes the caller may read, with the caller's stars and the share counts (one query each, whatever the count). */
+function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): DirEntry[] {
+  const readable = nodes.filter((node) => permissionsOn(ctx.db, caller, node).includes('read'));
+  const uuids = readable.map((node) => node.uuid);
+  const counts = shareCountsOf(ctx.db, uuids);
+  const starred = starredAmong(ctx.db, caller.userUuid, uuids);
+  return readable.map((node) => toDirEntry({ ...node, is_starred: starred.has(node.uuid) }, caller.userUuid, counts));
+}
+
+/** What an operation that may wait for an approver answers: the request's UUID when it does. */
+export interface NodeOperationResult {
+  pendingUuid?: string;
+}
+
 /**
  * One POST /api/nodes/{id} operation. The body is validated before anything is resolved: a bad
  * body answers 400 whether or not the node exists, so validation never reveals existence.
  */
-export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<void> {
+export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<NodeOperationResult> {
   const parsed = parseNodeOperation(body);
   if (!parsed.ok) throw invalid(parsed.problem);
   const { db } = ctx;
@@ -70,29 +91,34 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
     case 'newDir': {
       const name = assertValidName(operation.name);
       createFolder(writeOf(ctx, caller), resolveNode(db, caller, id, 'write'), name);
-      return;
+      return {};
     }
     case 'rename': {
       const name = assertValidName(operation.name);
       rename(writeOf(ctx, caller), resolveNode(db, caller, id, 'write'), name);
-      return;
+      return {};
     }
     case 'star':
       setStarred(writeOf(ctx, caller), resolveNode(db, caller, id, 'read'), operation.starred);
-      return;
+      return {};
     case 'copyTo': {
       const source = resolveNode(db, caller, id, 'read');
       const target = resolveNode(db, caller, operation.target, 'write');
       assertMayLeaveOwner(db, caller, source, target, 'copy');
       copyInto(writeOf(ctx, caller), source, target);
-      return;
+      return {};
     }
     case 'moveTo': {
       const source = resolveNode(db, caller, id, 'write');
       const target = resolveNode(db, caller, operation.target, 'write');
       assertMayLeaveOwner(db, caller, source, target, 'move');
       moveInto(writeOf(ctx, caller), source, target);
-      return;
+      return {};
+    }
+    case 'shareCopyWith': {
+      // Waiting for an approver (3.0) answers the request's UUID instead of sharing now.
+      const { pendingUuid } = shareCopyWith(ctx, caller, id, operation.recipients, operation.comment);
+      return pendingUuid === undefined ? {} : { pendingUuid };
     }
   }
 }
@@ -122,9 +148,21 @@ export function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: st
   };
 }
 
+/**
+ * The path of a node: from its top-level folder down. Reached through a private share, it starts
+ * at the `shared_with_you` it is listed in (the caller's, or a group's), then the shared node:
+ * nothing above the shared node is shown.
+ */
 export function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id: string): PathEntry[] {
-  const node = resolveNode(ctx.db, caller, id, 'read');
-  return ancestry(ctx.db, node).map((row) => ({ name: row.name, uuid: publicId(row, caller.userUuid) }));
+  const { node, access } = resolveNodeAccess(ctx.db, caller, id, 'read');
+  let chain = ancestry(ctx.db, node);
+  const share = access.viaShare;
+  if (share) {
+    chain = chain.slice(chain.findIndex((row) => row.uuid === share.root));
+    const top = share.recipientUuid === caller.userUuid ? 'shared_with_you' : `shared_with_you:${share.recipientUuid}`;
+    return [{ name: 'shared_with_you', uuid: top }, ...chain.map((row) => ({ name: row.name, uuid: publicId(row, caller.userUuid) }))];
+  }
+  return chain.map((row) => ({ name: row.name, uuid: publicId(row, caller.userUuid) }));
 }
 
 /** dirlist: a folder's entries, or what a derived folder (favorites, the share folders) shows. */
@@ -134,16 +172,16 @@ export function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: str
   if (folder.type !== 'Dir') throw conflict('the node is not a folder', 'not_a_folder');
   switch (folder.top_kind) {
     case 'favorites':
-      return listFavorites(db, folder.owner_uuid, caller.userUuid)
-        .filter((node) => permissionsOn(db, caller, node).includes('read'))
-        .map((node) => toDirEntry({ ...node, is_starred: true }, caller.userUuid));
+      return entriesOf(ctx, caller, listFavorites(db, folder.owner_uuid, caller.userUuid));
     case 'public_shares':
     case 'private_shares':
+      return entriesOf(ctx, caller, ownerNodesWithShares(db, folder.owner_uuid, folder.top_kind === 'public_shares' ? 'public' : 'private'));
     case 'shared_with_you':
-      // Sharing is a later issue (TODO(#8)); until then nothing is shared, so these are empty.
-      return [];
-    default:
-      return listChildrenWithStars(db, folder.uuid, caller.userUuid).map((node) => toDirEntry(node, caller.userUuid));
+      return entriesOf(ctx, caller, nodesSharedWith(db, folder.owner_uuid));
+    default: {
+      const counts = shareCountsIn(db, folder.uuid);
+      return listChildrenWithStars(db, folder.uuid, caller.userUuid).map((node) => toDirEntry(node, caller.userUuid, counts));
+    }
   }
 }
 

@@ -3,8 +3,12 @@
  * `confirm_delete=yes`, then in ONE transaction the owner's nodes are handed to
  * `transfer_data_to` (a user or group of the same organization) or removed with their blob
  * references, and the avatar, the WebDrive endpoint and the owner's row go (memberships,
- * sessions, stars and login history with the row). Blob files no row refers to any more are
- * unlinked after the commit. Who may delete whom is the caller's to check first.
+ * sessions, stars and login history with the row). Sharing goes too (docs/store-semantics.md
+ * "Sharing"): the owner's approvers, the requests made in its workspace or by it, the incoming
+ * shares awaiting it and its place among private share recipients; the shares of its nodes go
+ * with the nodes, or with a transfer move with them unless `delete_all_public_shares` or
+ * `delete_all_private_shares` says they go. Blob files no row refers to any more are unlinked
+ * after the commit. Who may delete whom is the caller's to check first.
  */
 import type { StoreContext } from '../context.js';
 import { getGroup } from '../db/groups.js';
@@ -13,6 +17,10 @@ import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../db/owner-dat
 import { getUserByUuid } from '../db/users.js';
 import { releaseEndpoint } from '../db/webdrive.js';
 import type { Db } from '../db/database.js';
+import { deleteShareRequest, requestsTouching } from '../db/approvals.js';
+import { dropIncomingOf } from '../db/incoming-shares.js';
+import { deleteOwnerShares, dropRecipient, type LinkType } from '../db/shares.js';
+import { releaseSnapshot } from '../db/snapshots.js';
 import { invalid, notFound } from '../envelope.js';
 import { deleteOwnerQuerySchema } from '../schemas/groups.js';
 import { storeAvatar } from './avatars.js';
@@ -42,6 +50,24 @@ function receiverOf(ctx: StoreContext, owner: DeletedOwner, rawUuid: string): Ow
   return user ? { type: 'User', uuid } : { type: 'Group', uuid };
 }
 
+/**
+ * Everything sharing holds of a deleted owner, inside the deletion's transaction; `removed` are
+ * the link types whose shares on the owner's nodes go before a transfer. Returns the blobs no row
+ * refers to any more.
+ */
+function forgetSharing(db: Db, owner: Owner, removed: readonly LinkType[]): string[] {
+  const unreferenced: string[] = [];
+  for (const request of requestsTouching(db, owner.uuid)) {
+    deleteShareRequest(db, request.uuid);
+    if (request.snapshot_uuid !== null) unreferenced.push(...releaseSnapshot(db, request.snapshot_uuid));
+  }
+  db.prepare('DELETE FROM approvers WHERE workspace_uuid = ?').run(owner.uuid);
+  unreferenced.push(...dropIncomingOf(db, owner.uuid));
+  dropRecipient(db, owner.uuid);
+  deleteOwnerShares(db, owner.uuid, removed);
+  return unreferenced;
+}
+
 export async function deleteOwner(
   ctx: StoreContext,
   owner: DeletedOwner,
@@ -55,15 +81,17 @@ export async function deleteOwner(
   let unreferenced: string[] = [];
   let folder = '';
   db.transaction(() => {
-    // TODO(#8): shares hook in here. With a receiver, delete_all_public_shares and
-    // delete_all_private_shares remove the owner's public and private shares of the transferred
-    // nodes (the others move with them); without one, every share of the owner goes with its nodes.
+    // Without a receiver the shares of the owner's nodes go with the nodes (ON DELETE CASCADE).
+    const removed: LinkType[] = [];
+    if (input.delete_all_public_shares === true) removed.push('public', 'upload');
+    if (input.delete_all_private_shares === true) removed.push('private');
+    unreferenced = forgetSharing(db, owner, receiver ? removed : []);
     if (receiver) folder = transferOwnerNodes(db, owner, receiver, now);
-    else unreferenced = purgeOwnerNodes(db, owner);
+    else unreferenced.push(...purgeOwnerNodes(db, owner));
     storeAvatar(db, owner.uuid, null, now);
     releaseEndpoint(db, owner.uuid);
     deleteRow(db);
   })();
-  await removeBlobFiles(ctx, unreferenced);
+  await removeBlobFiles(ctx, [...new Set(unreferenced)]);
   return receiver ? { transferred_to: receiver.uuid, folder } : undefined;
 }

@@ -42,11 +42,50 @@ export function uploadName(target: NodeRow, name: unknown): string {
 
 export interface StoreFileOptions {
   signal?: AbortSignal;
-  /**
-   * Called once the source has been read to its end: a reason to refuse what was read (a
-   * multipart part the parser saw break off). Nothing is stored then.
-   */
-  verify?: () => unknown;
+}
+
+/**
+ * Renames a staged blob into place (a small one has nothing to rename: its bytes go into its
+ * row), then runs `record`, the one metadata transaction that refers to it. When either fails,
+ * a renamed blob file goes unless another row shares the bytes.
+ */
+export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, record: () => T): Promise<T> {
+  const { blobs } = ctx;
+  try {
+    await blobs.commit(staged);
+  } catch (err) {
+    await blobs.discard(staged);
+    blobs.release(staged.hash);
+    await blobs.remove(staged.hash);
+    throw err;
+  }
+  let recorded: T;
+  try {
+    recorded = record();
+  } catch (err) {
+    blobs.release(staged.hash);
+    if (staged.tempPath !== undefined) await blobs.remove(staged.hash);
+    throw err;
+  }
+  blobs.release(staged.hash);
+  return recorded;
+}
+
+/** Records a staged blob as `name` in `target` (a folder), or as a new revision of `target` (a file). */
+export async function recordUpload(ctx: StoreContext, uploader: AuthenticatedUser, target: NodeRow, name: string, staged: StagedBlob): Promise<UploadResult> {
+  const result = await commitStaged(ctx, staged, () =>
+    commitUpload(ctx.db, {
+      uploader,
+      targetUuid: target.uuid,
+      name,
+      hash: staged.hash,
+      sizeBytes: staged.sizeBytes,
+      ...(staged.inline ? { inline: staged.inline } : {}),
+      now: ctx.clock.now(),
+    }),
+  );
+  ctx.log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
+  return result;
 }
 
 /**
@@ -61,39 +100,6 @@ export async function storeFile(
   source: Readable,
   options: StoreFileOptions = {},
 ): Promise<UploadResult> {
-  const { db, blobs, clock, log } = ctx;
-  const staged: StagedBlob = await blobs.stage(source, remainingBytes(db, target.owner_type, target.owner_uuid), options.signal);
-  const refused = options.verify?.();
-  if (refused !== undefined) {
-    await blobs.discard(staged);
-    throw refused;
-  }
-  try {
-    await blobs.commit(staged);
-  } catch (err) {
-    await blobs.discard(staged);
-    blobs.release(staged.hash);
-    await blobs.remove(staged.hash);
-    throw err;
-  }
-  let result: UploadResult;
-  try {
-    result = commitUpload(db, {
-      uploader,
-      targetUuid: target.uuid,
-      name,
-      hash: staged.hash,
-      sizeBytes: staged.sizeBytes,
-      ...(staged.inline ? { inline: staged.inline } : {}),
-      now: clock.now(),
-    });
-  } catch (err) {
-    // A renamed file with no row: unlink unless another row shares the bytes.
-    blobs.release(staged.hash);
-    if (staged.tempPath !== undefined) await blobs.remove(staged.hash);
-    throw err;
-  }
-  blobs.release(staged.hash);
-  log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
-  return result;
+  const staged = await ctx.blobs.stage(source, remainingBytes(ctx.db, target.owner_type, target.owner_uuid), options.signal);
+  return recordUpload(ctx, uploader, target, name, staged);
 }

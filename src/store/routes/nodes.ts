@@ -1,7 +1,8 @@
 /**
  * SPEC "Nodes" over HTTP: POST /api/nodes/{node_uuid}, DELETE, details, path, dirlist and
  * myaccess (3.0 only). Thin: the path's identifier, then ops/nodes.ts, then the envelope (204
- * for the operations and DELETE). Upload is routes/upload.ts.
+ * for the operations and DELETE; 202 with `pending_uuid` for a share_copy_with that waits for an
+ * approver). Upload is routes/upload.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { StoreContext } from '../context.js';
@@ -18,7 +19,8 @@ function nodeIdOf(request: FastifyRequest): string {
 
 export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   app.post('/api/nodes/:id', async (request, reply) => {
-    await nodeOperation(ctx, callerOf(request), nodeIdOf(request), request.body);
+    const { pendingUuid } = await nodeOperation(ctx, callerOf(request), nodeIdOf(request), request.body);
+    if (pendingUuid !== undefined) return reply.code(202).send(success('the share awaits approval', { pending_uuid: pendingUuid }));
     return reply.code(204).send();
   });
 

@@ -4,8 +4,9 @@
  * camelCase NodeOperation; nothing here looks at the database.
  */
 import { z } from 'zod';
+import { commentField, recipientList } from './shares.js';
 
-export const OPERATION_KEYS = ['new_dir', 'new_name', 'starred', 'copy_to', 'move_to'] as const;
+export const OPERATION_KEYS = ['new_dir', 'new_name', 'starred', 'copy_to', 'move_to', 'share_copy_with'] as const;
 type OperationKey = (typeof OPERATION_KEYS)[number];
 
 export type NodeOperation =
@@ -13,7 +14,8 @@ export type NodeOperation =
   | { op: 'rename'; name: string }
   | { op: 'star'; starred: boolean }
   | { op: 'copyTo'; target: string }
-  | { op: 'moveTo'; target: string };
+  | { op: 'moveTo'; target: string }
+  | { op: 'shareCopyWith'; recipients: string[]; comment: string };
 
 const target = (key: string) => z.string({ error: `${key} must be a string` }).min(1, `${key} must not be empty`);
 
@@ -29,6 +31,10 @@ const operationSchemas: Record<OperationKey, z.ZodType<NodeOperation>> = {
     .transform((b): NodeOperation => ({ op: 'star', starred: b.starred })),
   copy_to: z.strictObject({ copy_to: target('copy_to') }).transform((b): NodeOperation => ({ op: 'copyTo', target: b.copy_to })),
   move_to: z.strictObject({ move_to: target('move_to') }).transform((b): NodeOperation => ({ op: 'moveTo', target: b.move_to })),
+  // `comment` (an extension) goes to the approvers when the share needs approval.
+  share_copy_with: z
+    .strictObject({ share_copy_with: recipientList('share_copy_with'), comment: commentField('comment').optional() })
+    .transform((b): NodeOperation => ({ op: 'shareCopyWith', recipients: b.share_copy_with, comment: b.comment ?? '' })),
 };
 
 export type BodyParse = { ok: true; operation: NodeOperation } | { ok: false; problem: string };

@@ -15,6 +15,7 @@ import {
   blobRefs,
   createFolder,
   diskUsed,
+  letters,
   nodeRow,
   topLevelRow,
   uploadFile,
@@ -38,7 +39,6 @@ beforeAll(async () => {
 
 afterAll(() => stopGroupStore({ seeder, store }));
 
-const letters = (n: number): string => String.fromCharCode(...[...String(n)].map((d) => 97 + Number(d)));
 const newUser = (quotaBytes = 0) => seeder.user(`Person ${letters((counter += 1))}`, { quotaBytes });
 const unique = (label: string): string => `${label} ${(counter += 1)} ${'#'.repeat(counter % 7)}`;
 const del = (path: string, s: StoreSession = admin) => call(seeder.client, s, 'DELETE', path);
@@ -73,7 +73,7 @@ describe('the query of a deletion', () => {
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(1);
   });
 
-  it('accepts the share flags as true or false (shares arrive with issue 8)', async () => {
+  it('accepts the share flags as true or false (share-deletion.test.ts has what they do)', async () => {
     const user = await newUser();
     const res = await del(`/api/admin/users/${user.uuid}?confirm_delete=yes&delete_all_public_shares=true&delete_all_private_shares=false`);
     expect(res.body).toEqual({ status: 'success', msg: 'user deleted' });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import type { Dispatcher } from 'undici';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { entryNamed, uploadFile } from '../../helpers/seed.js';
+import { blobHashOf, blobRefs, createSeeder, entryNamed, uploadFile } from '../../helpers/seed.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const LATEST = '999999999999999';
 const SOME_UUID = '6f1c0f5e-7c2a-4b8e-9d1e-3a2b1c0d9e8f';
@@ -104,6 +105,11 @@ function threeOnlyApiEndpoints(f: Fixture): Array<[Dispatcher.HttpMethod, string
     ['PUT', `/api/pending_shares/${g}/approval`],
     ['GET', '/api/my_pending_shares'],
     ['DELETE', `/api/my_pending_shares/${g}`],
+    // The share links extension (docs/extensions.md) is 3.0 only too.
+    ['GET', `/api/nodes/${f.fileUuid}/shares`],
+    ['POST', `/api/nodes/${f.fileUuid}/shares`],
+    ['GET', '/api/shares'],
+    ['DELETE', `/api/shares/${g}`],
     // Logout last: it ends the session the others use.
     ['GET', '/api/user/logout?chat_token=x'],
   ];
@@ -167,6 +173,50 @@ describe('edition 1.0', () => {
     }
   });
 
+  it('delivers share_copy_with straight into each recipient’s incoming (1.0 has no pending lists)', async () => {
+    // 1.0 cannot create users: the recipient is made by a 3.0 store on the same data dir first.
+    const tmp = makeTmpDir();
+    try {
+      const three = await startTestStore({ dataDir: tmp.dir });
+      const seeder = await createSeeder(three);
+      const bob = await seeder.user('Bob Oneo');
+      await seeder.client.close();
+      await three.close();
+
+      const one = await startTestStore({ edition: '1.0', dataDir: tmp.dir });
+      const client = createStoreClient(one.url, { retries: 0 });
+      try {
+        const admin = await client.login('admin', ADMIN_PASSWORD);
+        const bobSession = await client.login(bob.email, 'Secret-Passw0rd');
+        await uploadFile(client, bobSession, 'incoming', 'memo.txt', 'bob’s own memo');
+        const file = await uploadFile(client, admin, 'home', 'memo.txt', 'a memo for bob');
+        const shared = await client.http.requestRaw({ method: 'POST', path: `/api/nodes/${file}`, token: admin.token, json: { share_copy_with: [bob.uuid] } });
+        expect(shared.status).toBe(204);
+        const incoming = await client.listFolder(bobSession, nodeId('incoming'));
+        expect(incoming.map((e) => e.name)).toEqual(['memo (2).txt', 'memo.txt']);
+        const copy = one.ctx.db.prepare('SELECT * FROM nodes WHERE uuid = ?').get(incoming[0]!.id) as { owner_uuid: string; revision: number };
+        expect(copy).toMatchObject({ owner_uuid: bob.uuid, revision: 1 });
+        expect(one.ctx.db.prepare('SELECT state, answered_by, node_uuid FROM incoming_shares').all()).toEqual([{ state: 'accepted', answered_by: null, node_uuid: incoming[0]!.id }]);
+        expect(blobRefs(one, blobHashOf('a memo for bob'))).toBe(2);
+        expect((one.ctx.db.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(bob.uuid) as { disk_used: number }).disk_used).toBe(
+          Buffer.byteLength('bob’s own memo') + Buffer.byteLength('a memo for bob'),
+        );
+      } finally {
+        await client.close();
+        await one.close();
+      }
+    } finally {
+      tmp.remove();
+    }
+  });
+
+  it('answers 404 not_implemented for public and upload links', async () => {
+    for (const method of ['GET', 'POST'] as const) {
+      const res = await f.client.http.requestRaw({ method, path: `/public/${'t'.repeat(43)}${method === 'POST' ? '/upload' : ''}` });
+      expect({ method, status: res.status, body: res.body }).toMatchObject({ method, status: 404, body: { code: 'not_implemented' } });
+    }
+  });
+
   it('authenticates /api paths first: a 3.0-only one without a token is 401, as every /api path', async () => {
     const res = await call(f, 'GET', '/api/user', false);
     expect(res.status).toBe(401);
@@ -204,6 +254,9 @@ describe('edition 3.0', () => {
     expect((await call(f, 'GET', '/api/groups')).body).toMatchObject({ status: 'success', data: [] });
     expect((await call(f, 'GET', '/api/admin/groups')).body).toMatchObject({ status: 'success', data: [] });
     expect((await call(f, 'GET', '/api/admin/organizations')).body).toMatchObject({ status: 'success', data: [{ id: 'default' }] });
+    for (const path of ['/api/pending_shares', '/api/my_pending_shares', '/api/user/pending_incoming', '/api/shares', `/api/admin/users/${uuid}/approvers`]) {
+      expect({ path, body: (await call(f, 'GET', path)).body }).toMatchObject({ path, body: { status: 'success', data: [] } });
+    }
     expect((await call(f, 'GET', '/api/user/logout')).status).toBe(200);
     expect((await call(f, 'GET', '/api/user')).status).toBe(401);
   });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import {
-  blobFileExists,
+  blobStored,
   blobHashOf,
   blobRefs,
   createFolder,
@@ -109,7 +109,7 @@ describe("the group's quota", () => {
     const tooMuch = bytes(500);
     await expect(uploadFile(seeder.client, member.session, `home:${group}`, 'more.bin', tooMuch)).rejects.toMatchObject({ httpStatus: 507 });
     expect(groupUsage(store, group)?.disk_used).toBe(600);
-    expect(blobFileExists(store, blobHashOf(tooMuch))).toBe(false);
+    expect(blobStored(store, blobHashOf(tooMuch))).toBe(false);
     // The member's own quota still applies in the member's own tree.
     await expect(uploadFile(seeder.client, member.session, 'home', 'mine.bin', bytes(101))).rejects.toMatchObject({ httpStatus: 507 });
     expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: member.uuid, kind: 'User' });
@@ -132,7 +132,7 @@ describe("the group's quota", () => {
     expect((await call(seeder.client, alice.session, 'DELETE', `/api/nodes/${file}`)).status).toBe(204);
     expect(nodeRow(store, file)).toBeUndefined();
     expect(groupUsage(store, group)?.disk_used).toBe(200);
-    expect(blobFileExists(store, blobHashOf(first))).toBe(false);
+    expect(blobStored(store, blobHashOf(first))).toBe(false);
     expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: alice.uuid, kind: 'User' });
   });
 });

@@ -1,0 +1,213 @@
+/**
+ * Share approval (SPEC "Share approval", edition 3.0; docs/store-semantics.md "Sharing"):
+ * administrators name approvers of a user's or a group's workspace per share type; a share of
+ * that type of one of the workspace's nodes then becomes a pending request (ops/share-copy.ts,
+ * ops/shares.ts). An approver of that workspace and type approves (the share is carried out as
+ * requested: a share_copy delivers the copy taken when requested) or rejects it (its copy is
+ * discarded, the comment kept); the requester withdraws it. Each transition is one transaction;
+ * blob files that lost their last reference are unlinked after it.
+ */
+import type { StoreContext } from '../context.js';
+import {
+  approversOf,
+  closeShareRequest,
+  deleteApprover,
+  detachRequestSnapshot,
+  getShareRequest,
+  insertApprover,
+  isApprover,
+  pendingForApprover,
+  requestsOf,
+  type ShareRequestRow,
+  type Workspace,
+} from '../db/approvals.js';
+import { isUuid } from '../db/nodes.js';
+import { orgOfOwner } from '../db/owner-data.js';
+import { getSnapshot, releaseSnapshot } from '../db/snapshots.js';
+import { getUserByUuid } from '../db/users.js';
+import { conflict, forbidden, invalid, notFound } from '../envelope.js';
+import { approverBodySchema, decisionBodySchema, shareTypeParam, type ApproverRecord, type PendingShareRecord } from '../schemas/shares.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { administeredGroup, administeredUser, requireAdmin } from './admin-scope.js';
+import { removeBlobFiles } from './blob-files.js';
+import { parseInput } from './input.js';
+import { recipientInOrg, type NamedRecipient, type RecipientRecord } from './recipients.js';
+import { offerToAll } from './share-copy.js';
+import { createLinkFromRequest } from './shares.js';
+
+/** Which administrator door a call came through. */
+export type WorkspaceDoor = 'users' | 'groups';
+
+function workspaceOf(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, rawUuid: string): Workspace & { orgId: string } {
+  requireAdmin(caller);
+  if (door === 'users') {
+    const user = administeredUser(ctx, caller, rawUuid);
+    return { type: 'User', uuid: user.uuid, orgId: user.org_id };
+  }
+  const group = administeredGroup(ctx, caller, rawUuid);
+  return { type: 'Group', uuid: group.uuid, orgId: group.org_id };
+}
+
+export function listApprovers(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string): ApproverRecord[] {
+  const workspace = workspaceOf(ctx, caller, door, workspaceUuid);
+  return approversOf(ctx.db, workspace.uuid).map((a) => ({
+    approver_id: a.approver_uuid,
+    share_type: a.share_type,
+    fullname: a.fullname,
+    email: a.email,
+    added: a.created,
+  }));
+}
+
+/**
+ * Adds `approver_id` (a user of the workspace's organization, 404 otherwise; never the
+ * workspace's own user, 400) for `share_type`; 409 `approver_exists` when it is one already.
+ */
+export function addApprover(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string, body: unknown): ApproverRecord[] {
+  const workspace = workspaceOf(ctx, caller, door, workspaceUuid);
+  const input = parseInput(approverBodySchema, body);
+  const user = isUuid(input.approver_id) ? getUserByUuid(ctx.db, input.approver_id.toLowerCase()) : undefined;
+  if (!user || user.org_id !== workspace.orgId) throw notFound("approver_id: no such user in the workspace's organization");
+  if (user.uuid === workspace.uuid) throw invalid('approver_id: a user cannot approve the shares of their own workspace');
+  if (!insertApprover(ctx.db, workspace, input.share_type, user.uuid, ctx.clock.now())) {
+    throw conflict(`approver_id: already approves ${input.share_type} shares of this workspace`, 'approver_exists');
+  }
+  return listApprovers(ctx, caller, door, workspace.uuid);
+}
+
+/** Removes one approver of one type (404 when it is none). Pending requests stay pending. */
+export function removeApprover(
+  ctx: StoreContext,
+  caller: AuthenticatedUser,
+  door: WorkspaceDoor,
+  workspaceUuid: string,
+  approverUuid: string,
+  rawType: string,
+): void {
+  const workspace = workspaceOf(ctx, caller, door, workspaceUuid);
+  const type = parseInput(shareTypeParam, rawType);
+  if (!isUuid(approverUuid) || !deleteApprover(ctx.db, workspace.uuid, type, approverUuid.toLowerCase())) throw notFound('approver not found');
+}
+
+interface StoredDetails {
+  recipients?: RecipientRecord[];
+  size?: number;
+  writable?: boolean;
+  expires?: number;
+  password_hash?: string;
+}
+
+/** SPEC's `share_info`: what would be shared with whom (never a hash). */
+function shareInfo(row: ShareRequestRow): Record<string, unknown> {
+  const details = JSON.parse(row.details) as StoredDetails;
+  const info: Record<string, unknown> = { node_uuid: row.node_uuid, node_name: row.node_name, node_type: row.node_type };
+  switch (row.share_type) {
+    case 'share_copy':
+      return { ...info, size: details.size ?? 0, recipients: details.recipients ?? [] };
+    case 'private':
+      return { ...info, recipients: details.recipients ?? [], writable: details.writable === true };
+    case 'upload':
+      return { ...info, folder: row.node_name, password_protected: details.password_hash !== undefined, expires: details.expires ?? null };
+    case 'public':
+      return { ...info, password_protected: details.password_hash !== undefined, expires: details.expires ?? null };
+  }
+}
+
+function nameOf(ctx: StoreContext, type: 'User' | 'Group', uuid: string | null): string {
+  if (uuid === null) return '';
+  const sql = type === 'User' ? 'SELECT fullname AS name FROM users WHERE uuid = ?' : 'SELECT name FROM groups WHERE uuid = ?';
+  return (ctx.db.prepare(sql).get(uuid) as { name: string } | undefined)?.name ?? '';
+}
+
+function pendingRecord(ctx: StoreContext, row: ShareRequestRow): PendingShareRecord {
+  return {
+    pending_uuid: row.uuid,
+    workspace_id: row.workspace_uuid,
+    workspace_type: row.workspace_type,
+    workspace_name: nameOf(ctx, row.workspace_type, row.workspace_uuid),
+    share_type: row.share_type,
+    requested_at: row.requested_at,
+    comment: row.comment,
+    share_info: shareInfo(row),
+    requester_uuid: row.requester_uuid,
+    requester_fullname: nameOf(ctx, 'User', row.requester_uuid),
+    state: row.state,
+    decided_at: row.decided_at,
+    approval_comment: row.decision_comment,
+  };
+}
+
+/** GET /api/pending_shares: the pending requests the caller approves. */
+export function listPendingShares(ctx: StoreContext, caller: AuthenticatedUser): PendingShareRecord[] {
+  return pendingForApprover(ctx.db, caller.userUuid).map((row) => pendingRecord(ctx, row));
+}
+
+/** GET /api/my_pending_shares: the caller's requests, pending and decided (withdrawn ones leave the list). */
+export function listMyPendingShares(ctx: StoreContext, caller: AuthenticatedUser): PendingShareRecord[] {
+  return requestsOf(ctx.db, caller.userUuid).map((row) => pendingRecord(ctx, row));
+}
+
+const requestNotFound = () => notFound('pending share not found');
+
+function assertPending(row: ShareRequestRow): void {
+  if (row.state !== 'pending') throw conflict(`the request was ${row.state} already`, 'request_decided');
+}
+
+/**
+ * Carries out an approved request (its snapshot detached from it already); answers the share a
+ * link request made, and the blobs no row refers to any more.
+ */
+function carryOut(ctx: StoreContext, row: ShareRequestRow, nowMs: number): { resultUuid: string | null; unreferenced: string[] } {
+  if (row.share_type !== 'share_copy') return { resultUuid: createLinkFromRequest(ctx, row, nowMs), unreferenced: [] };
+  const snapshot = row.snapshot_uuid === null ? undefined : getSnapshot(ctx.db, row.snapshot_uuid);
+  if (!snapshot) throw new Error(`share_copy request ${row.uuid} holds no snapshot`);
+  const orgId = orgOfOwner(ctx.db, { type: row.workspace_type, uuid: row.workspace_uuid });
+  // Recipients deleted since the request are left out.
+  const recipients = ((JSON.parse(row.details) as StoredDetails).recipients ?? []).flatMap((r): NamedRecipient[] => {
+    const current = recipientInOrg(ctx, orgId, r.uuid);
+    return current ? [current] : [];
+  });
+  const sharer = { uuid: row.requester_uuid ?? '', fullname: nameOf(ctx, 'User', row.requester_uuid) };
+  return { resultUuid: null, unreferenced: offerToAll(ctx, snapshot, recipients, sharer, nowMs) };
+}
+
+/**
+ * PUT /api/pending_shares/{uuid}/approval. 404 unless the caller approves that workspace and
+ * type (no existence leak), 409 `request_decided` once it is no longer pending, 403 for the
+ * requester deciding their own request. `approved` carries the share out; `rejected` discards it.
+ */
+export async function decideShare(ctx: StoreContext, caller: AuthenticatedUser, pendingUuid: string, body: unknown): Promise<PendingShareRecord> {
+  const input = parseInput(decisionBodySchema, body);
+  const { db, clock } = ctx;
+  const now = clock.now();
+  let unreferenced: string[] = [];
+  db.transaction(() => {
+    const row = isUuid(pendingUuid) ? getShareRequest(db, pendingUuid.toLowerCase()) : undefined;
+    if (!row || !isApprover(db, row.workspace_uuid, row.share_type, caller.userUuid)) throw requestNotFound();
+    assertPending(row);
+    if (row.requester_uuid === caller.userUuid) throw forbidden('the requester cannot decide their own request');
+    // The request lets go of its copy: approving hands it to the recipients, rejecting discards it.
+    detachRequestSnapshot(db, row.uuid);
+    let resultUuid: string | null = null;
+    if (input.status === 'approved') ({ resultUuid, unreferenced } = carryOut(ctx, row, now));
+    else if (row.snapshot_uuid !== null) unreferenced = releaseSnapshot(db, row.snapshot_uuid);
+    closeShareRequest(db, row.uuid, { state: input.status, byUuid: caller.userUuid, comment: input.comment ?? '', resultUuid, nowMs: now });
+  })();
+  await removeBlobFiles(ctx, unreferenced);
+  return pendingRecord(ctx, getShareRequest(db, pendingUuid.toLowerCase()) as ShareRequestRow);
+}
+
+/** DELETE /api/my_pending_shares/{uuid}: 404 unless the caller made it, 409 `request_decided` once decided. */
+export async function withdrawShare(ctx: StoreContext, caller: AuthenticatedUser, pendingUuid: string): Promise<PendingShareRecord> {
+  const { db, clock } = ctx;
+  let unreferenced: string[] = [];
+  db.transaction(() => {
+    const row = isUuid(pendingUuid) ? getShareRequest(db, pendingUuid.toLowerCase()) : undefined;
+    if (!row || row.requester_uuid !== caller.userUuid) throw requestNotFound();
+    assertPending(row);
+    closeShareRequest(db, row.uuid, { state: 'withdrawn', byUuid: caller.userUuid, comment: '', resultUuid: null, nowMs: clock.now() });
+    if (row.snapshot_uuid !== null) unreferenced = releaseSnapshot(db, row.snapshot_uuid);
+  })();
+  await removeBlobFiles(ctx, unreferenced);
+  return pendingRecord(ctx, getShareRequest(db, pendingUuid.toLowerCase()) as ShareRequestRow);
+}

@@ -1,0 +1,120 @@
+/**
+ * Using a public or upload link without a session (docs/extensions.md "Share links and private
+ * shares"): the token (only its SHA-256 is stored) names the share; an expired link answers 410
+ * `link_expired`, a removed or unknown one, and one whose node lies in trash, 404. A password
+ * comes as HTTP Basic (any username); wrong ones are counted per link, and per link and
+ * address, like failed logins (429 while blocked). A public link reads its node (a folder: its listing, and
+ * the files and folders below by path); an upload link only takes new files into its folder,
+ * never overwriting (a clash gets a numbered name), counted against the folder owner's quota.
+ */
+import type { StoreContext } from '../context.js';
+import { addBlobRef, remainingBytes } from '../db/blobs.js';
+import { insertNewFile, type UploadResult } from '../db/files.js';
+import { getChildByName, getNode, listChildren, type NodeRow } from '../db/nodes.js';
+import { getShare, shareByTokenHash, type ShareRow } from '../db/shares.js';
+import { freeName, isInTrash } from '../db/tree.js';
+import { forbidden, notFound, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
+import { verifyPassword } from '../passwords.js';
+import { hashLinkToken } from './shares.js';
+
+export interface OpenedLink {
+  share: ShareRow;
+  node: NodeRow;
+}
+
+const linkNotFound = () => notFound('no such link');
+
+/** The live share and node behind a link (404 removed, unknown or in trash; 410 expired). */
+function liveLink(ctx: StoreContext, share: ShareRow | undefined): OpenedLink {
+  if (!share || share.type === 'private') throw linkNotFound();
+  const node = getNode(ctx.db, share.node_uuid);
+  if (!node || isInTrash(ctx.db, node)) throw linkNotFound();
+  if (share.expires !== null && ctx.clock.now() >= share.expires) throw new StoreHttpError(410, 'link_expired', 'this link has expired');
+  return { share, node };
+}
+
+function basicPassword(authorization: string | undefined): string | undefined {
+  const match = /^Basic\s+(\S+)$/i.exec(authorization ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? undefined : decoded.slice(colon + 1);
+}
+
+const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="driveway link", charset="UTF-8"' };
+
+/**
+ * Opens the link `token` for a request from `ip`, checking its password (HTTP Basic) when it has
+ * one: 401 with a Basic challenge when missing or wrong, 429 `rate_limited` while wrong
+ * passwords for this link from this address (or for this link from anywhere) are blocked.
+ */
+export async function openLink(ctx: StoreContext, token: string, authorization: string | undefined, ip: string): Promise<OpenedLink> {
+  const link = liveLink(ctx, shareByTokenHash(ctx.db, hashLinkToken(token)));
+  if (link.share.password_hash === null) return link;
+  // Counted per link, and per link and address: one address's guesses block it on this link only.
+  const limiter = ctx.linkLimiter;
+  const from = `${link.share.uuid} ${ip}`;
+  const verdict = limiter.check(link.share.uuid, from);
+  if (!verdict.allowed) {
+    throw new StoreHttpError(429, 'rate_limited', 'too many wrong passwords for this link; try again later', { 'Retry-After': String(verdict.retryAfterSec) });
+  }
+  const password = basicPassword(authorization);
+  if (password === undefined) throw new StoreHttpError(401, 'unauthenticated', 'this link needs its password (HTTP Basic, any username)', CHALLENGE);
+  if (!(await verifyPassword(password, link.share.password_hash))) {
+    limiter.recordFailure(link.share.uuid, from);
+    throw new StoreHttpError(401, 'unauthenticated', 'wrong password for this link', CHALLENGE);
+  }
+  limiter.recordSuccess(link.share.uuid);
+  // The password check awaited: the link may have been removed meanwhile.
+  return liveLink(ctx, getShare(ctx.db, link.share.uuid));
+}
+
+/** The node a public link reads at `segments` below its node (names, decoded); 404 when there is none. */
+export function nodeInLink(ctx: StoreContext, link: OpenedLink, segments: readonly string[]): NodeRow {
+  if (link.share.type !== 'public') throw forbidden('this link accepts uploads only');
+  let node = link.node;
+  for (const name of segments) {
+    const child = node.type === 'Dir' ? getChildByName(ctx.db, node.uuid, name) : undefined;
+    if (!child) throw notFound('nothing of that name behind this link');
+    node = child;
+  }
+  return node;
+}
+
+export interface LinkListing {
+  name: string;
+  type: 'Dir';
+  entries: Array<{ name: string; type: 'Dir' | 'File'; size: number; updated: number; revision?: number }>;
+}
+
+/** A folder behind a public link: its entries, folders first, by name. No UUIDs. */
+export function listLinkFolder(ctx: StoreContext, folder: NodeRow): LinkListing {
+  const entries = listChildren(ctx.db, folder.uuid).map((n) => {
+    const entry: LinkListing['entries'][number] = { name: n.name, type: n.type, size: n.type === 'File' ? n.size : 0, updated: n.updated };
+    if (n.type === 'File' && n.revision !== null) entry.revision = n.revision;
+    return entry;
+  });
+  return { name: folder.name, type: 'Dir', entries };
+}
+
+/** Throws unless `link` takes uploads (403 for a public link); answers the bytes its folder's owner may still add. */
+export function uploadRoom(ctx: StoreContext, link: OpenedLink): number {
+  if (link.share.type !== 'upload') throw forbidden('this link does not accept uploads');
+  return remainingBytes(ctx.db, link.node.owner_type, link.node.owner_uuid);
+}
+
+/**
+ * Records an anonymous upload through `shareUuid` in ONE transaction, after checking the link
+ * again (removed, expired, folder trashed meanwhile), under a free name (`name (2).ext` on a
+ * clash), within the folder owner's quota (507).
+ */
+export function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: string, blob: { hash: string; sizeBytes: number; inline?: Buffer }): UploadResult {
+  const { db, clock } = ctx;
+  return db.transaction(() => {
+    const { node: folder } = liveLink(ctx, getShare(db, shareUuid));
+    if (blob.sizeBytes > remainingBytes(db, folder.owner_type, folder.owner_uuid)) throw quotaExceeded();
+    // A small blob's bytes go into its row here, or they would be lost (blob-store.ts stage()).
+    addBlobRef(db, blob.hash, blob.sizeBytes, 1, blob.inline);
+    return insertNewFile(db, folder, freeName(db, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);
+  })();
+}

@@ -1,0 +1,68 @@
+/**
+ * share_copy_with (SPEC "Nodes"; docs/store-semantics.md "Sharing"): each recipient, a user or a
+ * group of the sharer's organization, is offered a copy of the node as it is now (a snapshot:
+ * shared blobs, no new bytes) as a pending incoming share. In edition 1.0, which has no pending
+ * lists, the copy goes straight into the recipient's `incoming`. When the node's workspace has a
+ * `share_copy` approver, the snapshot waits in an approval request instead. One transaction.
+ */
+import type { StoreContext } from '../context.js';
+import { accessTo, resolveNode } from '../access.js';
+import { acceptIncoming, getIncomingShare, offerSnapshot, type IncomingShareRow } from '../db/incoming-shares.js';
+import { cloneSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../db/snapshots.js';
+import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { callerRow } from './caller.js';
+import { recipientRecord, resolveRecipients, type NamedRecipient } from './recipients.js';
+import { assertShareable, mustAwaitApproval, openShareRequest } from './share-requests.js';
+
+export interface Sharer {
+  uuid: string;
+  fullname: string;
+}
+
+/**
+ * Offers `snapshot` to every recipient (one snapshot each, the first one this one), or in
+ * edition 1.0 delivers it into each recipient's `incoming` at once (507 naming the recipient
+ * without room). Without recipients the snapshot is released. Runs in the caller's transaction;
+ * returns the blobs no row refers to any more.
+ */
+export function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recipients: readonly NamedRecipient[], sharer: Sharer, nowMs: number): string[] {
+  const { db } = ctx;
+  if (recipients.length === 0) return releaseSnapshot(db, snapshot.uuid);
+  const held = recipients.map((_, index) => (index === 0 ? snapshot : cloneSnapshot(db, snapshot.uuid, nowMs)));
+  for (const [index, recipient] of recipients.entries()) {
+    const uuid = offerSnapshot(db, held[index] as SnapshotRow, recipient, sharer, nowMs);
+    if (ctx.config.store.edition === '3.0') continue;
+    try {
+      acceptIncoming({ db, now: nowMs, callerUuid: sharer.uuid }, getIncomingShare(db, uuid) as IncomingShareRow, null);
+    } catch (err) {
+      if (err instanceof StoreHttpError && err.code === 'quota_exceeded') throw quotaExceeded(`share_copy_with: ${recipient.uuid} has no room for the copy`);
+      throw err;
+    }
+  }
+  return [];
+}
+
+/**
+ * Shares a copy of `nodeId`: the caller needs `read` and `download` on it. Answers the
+ * request's UUID when it awaits approval.
+ */
+export function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, raw: readonly string[], comment: string): { pendingUuid?: string } {
+  const { db, clock, config } = ctx;
+  const node = resolveNode(db, caller, nodeId, 'read');
+  if (!accessTo(db, caller, node).granted.includes('download')) throw forbidden('download permission required to share a copy');
+  assertShareable(db, node);
+  const recipients = resolveRecipients(ctx, caller, raw, 'share_copy_with');
+  const sharer = { uuid: caller.userUuid, fullname: callerRow(ctx, caller).fullname };
+  const now = clock.now();
+  return db.transaction(() => {
+    const snapshot = takeSnapshot(db, node, now);
+    if (!mustAwaitApproval(db, config.store.edition, node, 'share_copy')) {
+      offerToAll(ctx, snapshot, recipients, sharer, now);
+      return {};
+    }
+    const details = { recipients: recipients.map(recipientRecord), size: snapshot.bytes };
+    const pendingUuid = openShareRequest(db, { type: 'share_copy', node, requesterUuid: caller.userUuid, comment, details, snapshotUuid: snapshot.uuid, nowMs: now });
+    return { pendingUuid };
+  })();
+}

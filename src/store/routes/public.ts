@@ -1,0 +1,49 @@
+/**
+ * Public and upload links without a session (docs/extensions.md "Share links and private
+ * shares", edition 3.0 only):
+ *   GET|HEAD /public/{token}            a file: its bytes (Range, ETag, conditional headers);
+ *                                       a folder: a JSON listing
+ *   GET|HEAD /public/{token}/{path...}  a file or folder below a shared folder, by names
+ *   POST     /public/{token}/upload     an upload link: multipart, part `file`, a new file
+ * Passwords come as HTTP Basic (any username). Thin: ops/public-links.ts decides.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { clientOf } from '../app.js';
+import type { StoreContext } from '../context.js';
+import { getRevision } from '../db/files.js';
+import { notFound, success } from '../envelope.js';
+import { commitLinkUpload, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
+import { receiveFilePart } from './receive-file.js';
+import { commitStaged } from '../ops/upload.js';
+import { sendFileVersion } from './send-file.js';
+
+const TOKEN_RE = /^[A-Za-z0-9_-]{20,128}$/;
+
+function open(ctx: StoreContext, request: FastifyRequest): Promise<OpenedLink> {
+  const token = (request.params as { token?: unknown }).token;
+  if (typeof token !== 'string' || !TOKEN_RE.test(token)) throw notFound('no such link');
+  return openLink(ctx, token, request.headers.authorization, clientOf(ctx, request).ip);
+}
+
+export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
+  if (ctx.config.store.edition !== '3.0') return;
+
+  const read = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const link = await open(ctx, request);
+    const rest = (request.params as { '*'?: string })['*'] ?? '';
+    const node = nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== ''));
+    if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', listLinkFolder(ctx, node)));
+    const revision = node.revision === null ? undefined : getRevision(ctx.db, node.uuid, node.revision);
+    if (!revision) throw notFound('nothing of that name behind this link');
+    return sendFileVersion(ctx, request, reply, { node, revision, etag: `"${node.uuid}-${revision.revision}"` }, 'download');
+  };
+  app.route({ method: ['GET', 'HEAD'], url: '/public/:token', handler: read });
+  app.route({ method: ['GET', 'HEAD'], url: '/public/:token/*', handler: read });
+
+  app.post('/public/:token/upload', async (request) => {
+    const link = await open(ctx, request);
+    const { staged, name } = await receiveFilePart(ctx, request, uploadRoom(ctx, link), true);
+    const result = await commitStaged(ctx, staged, () => commitLinkUpload(ctx, link.share.uuid, name as string, staged));
+    return success('file uploaded', { name: result.name, size: result.size });
+  });
+}

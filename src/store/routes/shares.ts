@@ -1,0 +1,37 @@
+/**
+ * Share links (docs/extensions.md "Share links and private shares", edition 3.0):
+ *   POST   /api/nodes/{uuid}/shares   create a public link, private share or upload link
+ *   GET    /api/nodes/{uuid}/shares   the node's shares
+ *   GET    /api/shares                the shares the caller made
+ *   DELETE /api/shares/{share_uuid}   remove one
+ * Thin: parse the path, call ops/shares.ts, write the envelope. The links themselves are
+ * served by routes/public.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import { callerOf } from '../app.js';
+import type { StoreContext } from '../context.js';
+import { success } from '../envelope.js';
+import { createShare, listMyShares, listNodeShares, removeShare } from '../ops/shares.js';
+import { pathParam } from './params.js';
+
+export async function shareRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
+  if (ctx.config.store.edition !== '3.0') return;
+  const node = pathParam('id');
+  const share = pathParam('share_uuid');
+
+  app.post('/api/nodes/:id/shares', async (request, reply) => {
+    const created = await createShare(ctx, callerOf(request), node(request), request.body);
+    // Waiting for an approver: 202, as share_copy_with answers then.
+    if ('pending_uuid' in created) return reply.code(202).send(success('the share awaits approval', created));
+    return success('share created', created);
+  });
+
+  app.get('/api/nodes/:id/shares', async (request) => success('shares of the node', listNodeShares(ctx, callerOf(request), node(request))));
+
+  app.get('/api/shares', async (request) => success('your shares', listMyShares(ctx, callerOf(request))));
+
+  app.delete('/api/shares/:share_uuid', async (request) => {
+    removeShare(ctx, callerOf(request), share(request));
+    return success('share removed');
+  });
+}

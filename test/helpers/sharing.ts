@@ -1,0 +1,106 @@
+/**
+ * Sharing suites (share_copy_with, incoming shares, approvals, share links, private shares):
+ * raw calls through the real HTTP client, raw anonymous requests for public links, and readers
+ * of the stored rows, blob files and usage the assertions compare. Nothing here writes to the
+ * database behind the store's back.
+ */
+import { statSync } from 'node:fs';
+import { request } from 'undici';
+import { expect } from 'vitest';
+import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
+import { call, countRows, type Method } from './groups.js';
+import { blobFiles, type SeededUser } from './seed.js';
+import type { TestStore } from './start-store.js';
+
+export const LATEST = '999999999999999';
+
+/** A call as `who` (a seeded user or a bare session). */
+export function as(client: HttpStoreClient, who: SeededUser | StoreSession, method: Method, path: string, json?: unknown): Promise<RawResponse> {
+  return call(client, 'session' in who ? who.session : who, method, path, json);
+}
+
+/** Expects an error envelope with this status and code (and `msg` matching, when given). */
+export function expectError(res: RawResponse, status: number, code: string, msg?: RegExp | string): void {
+  expect({ status: res.status, body: res.body }).toMatchObject({
+    status,
+    body: { status: 'error', code, ...(msg === undefined ? {} : { msg: typeof msg === 'string' ? msg : expect.stringMatching(msg) }) },
+  });
+}
+
+/** Bytes the store keeps for blobs (files and small blobs' rows): what sharing must not grow until someone edits. */
+export function blobFolderBytes(store: TestStore): number {
+  // Wherever the store keeps them: blob files, and small blobs' bytes in their rows.
+  const fileBytes = blobFiles(store).reduce((sum, hash) => sum + statSync(store.ctx.blobs.pathOf(hash)).size, 0);
+  const rowBytes = (store.ctx.db.prepare('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL').get() as { n: number }).n;
+  return fileBytes + rowBytes;
+}
+
+export function incomingRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
+  return store.ctx.db.prepare('SELECT * FROM incoming_shares WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
+}
+
+export function requestRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
+  return store.ctx.db.prepare('SELECT * FROM share_requests WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
+}
+
+/** How many snapshots (and their entries) are held at all. */
+export function snapshotCounts(store: TestStore): { snapshots: number; entries: number } {
+  return {
+    snapshots: countRows(store, 'SELECT COUNT(*) AS n FROM snapshots'),
+    entries: countRows(store, 'SELECT COUNT(*) AS n FROM snapshot_entries'),
+  };
+}
+
+export function groupDiskUsed(store: TestStore, groupUuid: string): number {
+  return (store.ctx.db.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid) as { disk_used: number }).disk_used;
+}
+
+/** Children of a folder by name, straight from the rows. */
+export function childNames(store: TestStore, folderUuid: string): string[] {
+  return (store.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
+}
+
+export interface Fetched {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  json(): unknown;
+}
+
+/**
+ * An anonymous request to the store (no token), as curl would send it: one connection per
+ * request (`Connection: close`), so no kept-alive socket delays closing the store.
+ */
+export async function fetchRaw(
+  store: TestStore,
+  path: string,
+  options: { method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE'; headers?: Record<string, string>; body?: Buffer | string } = {},
+): Promise<Fetched> {
+  const res = await request(store.url + path, { method: options.method ?? 'GET', headers: options.headers ?? {}, body: options.body, reset: true });
+  const chunks: Buffer[] = [];
+  for await (const chunk of res.body) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  return { status: res.statusCode, headers: res.headers, body, json: () => JSON.parse(body.toString('utf8')) };
+}
+
+export const basic = (password: string, user = 'anyone'): Record<string, string> => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
+
+/** A multipart body with one part `file` named `filename`. */
+export function multipartFile(filename: string, content: string | Buffer): { headers: Record<string, string>; body: Buffer } {
+  const boundary = `----driveway${Math.random().toString(16).slice(2)}`;
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    typeof content === 'string' ? Buffer.from(content) : content,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
+}
+
+/** Downloads the latest revision of a file as `s` and answers its text. */
+export async function readText(store: TestStore, s: StoreSession, fileUuid: string): Promise<string> {
+  const res = await fetchRaw(store, `/resources/auth/download/${s.fileAccessKey}/${fileUuid}/${LATEST}/f`);
+  if (res.status !== 200) throw new Error(`download of ${fileUuid} answered ${res.status}`);
+  return res.body.toString('utf8');
+}
