@@ -61,6 +61,11 @@ export interface Resource {
   chain: string[];
   /** The top-level folder it lies in (itself for a top-level folder): `home`, or `home:<group>`. */
   top?: { id: NodeId; name: TopLevelName };
+  /**
+   * Below `shared_with_you`: the shared node it is (or lies in), whose myaccess says what the
+   * user may do here (a private share grants read, or read and write), not the user's own tree.
+   */
+  shareRoot?: NodeId;
 }
 
 /**
@@ -68,6 +73,16 @@ export interface Resource {
  * a level of `/webdrive/<endpoint>` or `/groups/<name>/<top>`. Nothing is created, deleted,
  * moved or copied onto such a path.
  */
+/**
+ * What a member of `parent` inherits: its top-level folder, and the shared node that decides
+ * permissions (an entry directly in `shared_with_you` is that node itself).
+ */
+function inheritFrom(parent: Resource, child: Resource): void {
+  if (parent.top) child.top = parent.top;
+  if (parent.shareRoot) child.shareRoot = parent.shareRoot;
+  else if (parent.kind === 'top' && parent.top?.name === 'shared_with_you') child.shareRoot = child.entry.id;
+}
+
 /** The group a top-level id belongs to (`home:<group>`); undefined for the caller's own (`home`). */
 function groupOfTop(topId: string | undefined): string | undefined {
   const colon = topId?.indexOf(':') ?? -1;
@@ -247,7 +262,7 @@ export class StoreTree {
       return { path, kind: 'top', entry, chain, top: { id: entry.id, name } };
     }
     const resource: Resource = { path, kind: 'node', entry, chain, parent: { id: parent.entry.id, key: this.folderKey(user, parent.entry.id) } };
-    if (parent.top) resource.top = parent.top;
+    inheritFrom(parent, resource);
     return resource;
   }
 
@@ -271,7 +286,7 @@ export class StoreTree {
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as NodeEntry;
       const resource: Resource = { path: (prefix + normalizeName(entry.name)) as DavPath, kind: 'node', entry, chain: [...folder.chain, this.folderKey(user, entry.id)], parent };
-      if (folder.top) resource.top = folder.top;
+      inheritFrom(folder, resource);
       out[i] = resource;
     }
     return out;
@@ -280,18 +295,28 @@ export class StoreTree {
   /**
    * What the user may do to `resource`: everything in their own tree (the store still decides,
    * this only saves a call); in another owner's tree (a group's), what myaccess on that tree's
-   * top-level folder says, asked once per TTL and shared by concurrent callers; only `read` on the
-   * root and the virtual collections. A server without myaccess (edition 1.0) is taken to allow
+   * top-level folder says; below `shared_with_you`, what myaccess on the shared node says (asked
+   * once per TTL and shared by concurrent callers); only `read` on the root and the virtual
+   * collections. A server without myaccess (edition 1.0) is taken to allow
    * everything: the store refuses what it must, and its 403 reaches the client as one.
    */
-  privileges(user: BridgeUser, resource: Resource): Promise<ReadonlySet<Privilege>> {
+  privileges(user: BridgeUser, resource: Resource, options: { exact?: boolean } = {}): Promise<ReadonlySet<Privilege>> {
     if (resource.kind === 'root' || resource.kind === 'virtual' || !resource.top) return Promise.resolve(READ_ONLY);
-    const topId = resource.top.id;
-    if (!topId.includes(':')) return Promise.resolve(ALL_PRIVILEGES);
-    const key = `${user.userId}\0${topId}`;
+    // A group's top-level folder decides for its tree. In a share, what holds for the shared node
+    // may not hold below it (a writable share lets the recipient delete below it, never the shared
+    // node itself): `exact` asks the resource's own node, else the shared node answers for all.
+    const shared = resource.shareRoot === undefined ? undefined : options.exact ? resource.entry.id : resource.shareRoot;
+    const asked = shared ?? (resource.top.id.includes(':') ? resource.top.id : undefined);
+    if (asked === undefined) return Promise.resolve(ALL_PRIVILEGES);
+    return this.myAccessOf(user, asked);
+  }
+
+  /** myaccess of one node, asked once per TTL and shared by concurrent callers. */
+  private myAccessOf(user: BridgeUser, node: NodeId): Promise<ReadonlySet<Privilege>> {
+    const key = `${user.userId}\0${node}`;
     const cached = this.grants.get(key);
     if (cached) return cached;
-    const asked = this.withSession(user, (s) => this.client.myAccess(s, topId)).then(
+    const asked = this.withSession(user, (s) => this.client.myAccess(s, node)).then(
       (granted) => new Set(granted.filter((p): p is Privilege => ALL_PRIVILEGES.has(p as Privilege))) as ReadonlySet<Privilege>,
       (err: unknown) => {
         // Reached by walking the tree, the folder exists for this user: a 404 here means the

@@ -69,7 +69,7 @@ export async function requirePrivilege(ctx: DavContext, resource: Resource | und
   // The root and the virtual collections hold no store node: what can be written there (dead
   // properties, locks) is the bridge's own, and what cannot (new members) is refused as fixed.
   if (!resource || resource.kind === 'root' || resource.kind === 'virtual') return;
-  const granted = await ctx.services.tree.privileges(ctx.user(), resource);
+  const granted = await ctx.services.tree.privileges(ctx.user(), resource, { exact: true });
   if (!granted.has(privilege)) throw new DavStatusError(403, `the ${privilege} permission is needed here`);
 }
 

@@ -316,7 +316,7 @@ async function privilegesByTree(ctx: DavContext, resources: readonly Resource[])
 }
 
 function treeOf(resource: Resource): string {
-  return resource.kind === 'root' || resource.kind === 'virtual' ? `${resource.kind}` : (resource.top?.id ?? 'none');
+  return resource.kind === 'root' || resource.kind === 'virtual' ? `${resource.kind}` : (resource.shareRoot ?? resource.top?.id ?? 'none');
 }
 
 /** The key dead properties, mtimes and locks hang on: the last of the resource's chain. */
