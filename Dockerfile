@@ -43,6 +43,4 @@ EXPOSE 8080 8081
 # `--only bridge`) the bridge's anonymous OPTIONS.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "const ok = (r) => r.ok; fetch('http://127.0.0.1:' + (process.env.DRIVEWAY_STORE_PORT || 8080) + '/healthz').then(ok, () => false).then((up) => up || fetch('http://127.0.0.1:' + (process.env.DRIVEWAY_DAV_PORT || 8081) + '/', { method: 'OPTIONS' }).then(ok, () => false)).then((up) => process.exit(up ? 0 : 1))"]
-# The node flags of package.json "config.nodeFlags" (docs/bridge-design.md, "Memory"); a test
-# keeps the two equal.
-ENTRYPOINT ["node", "--max-semi-space-size=4", "dist/main.js"]
+ENTRYPOINT ["node", "dist/main.js"]

@@ -1,8 +1,8 @@
 /**
  * The drive benchmark of issue 9: `npm run bench` (`npx tsx bench/drive.ts`).
  *
- * It measures driveway as a user starts it (`npm start`: one `node --max-semi-space-size=4
- * dist/main.js` process running store and WebDAV bridge, own temp data dir, free loopback ports,
+ * It measures driveway as a user starts it (`npm start`: one `node dist/main.js`
+ * process running store and WebDAV bridge, own temp data dir, free loopback ports,
  * Basic auth as the bench user, the drive mounted at http://127.0.0.1:<dav port>/home/) beside
  * peers serving a local folder with the same files, all in one run:
  *
@@ -83,7 +83,6 @@ import {
   median,
   MiB,
   nowMs,
-  PRODUCT_NODE_FLAGS,
   printTable,
   procCpuMs,
   PROPFIND_ALLPROP,
@@ -739,7 +738,7 @@ async function createSystems(run: BenchRun, world: World, baselineRoot: string |
       startChild({
         name: 'node floor',
         command: process.execPath,
-        args: [...PRODUCT_NODE_FLAGS, script, '--root', root, '--port', String(port)],
+        args: [script, '--root', root, '--port', String(port)],
         env: { PATH: process.env.PATH },
         logFile: logOf('floor', start),
         readyLine: /raw-node: http/,
@@ -1147,7 +1146,7 @@ function report(world: World, versions: { rclone: string | undefined; apache: st
   console.log('');
   console.log(`driveway drive benchmark (issue 9): ${settings.rounds} interleaved rounds, order rotated per round; loopback; ${cpu.length} CPUs (${cpu[0]?.model ?? '?'}); node ${process.version}`);
   console.log(`peers: ${versions.rclone ?? 'rclone not installed'}; ${versions.apache ?? 'apache2 not installed'}; node floor = bench/raw-node.ts${world.baselineCommit ? `; baseline = ${world.baselineCommit}` : ''}`);
-  console.log(`driveway as \`npm start\` runs it: node ${PRODUCT_NODE_FLAGS.join(' ')} dist/main.js (store + bridge, one process), Basic auth, bridge cache TTL ${CACHE_TTL_MS} ms`);
+  console.log(`driveway as \`npm start\` runs it: node dist/main.js (store + bridge, one process), Basic auth, bridge cache TTL ${CACHE_TTL_MS} ms`);
   console.log('durability: driveway fsyncs every file and every commit; rclone and Apache fsync nothing (mod_dav_fs does not); the node floor fsyncs each PUT once');
   console.log('auth: rclone, Apache and the node floor run without authentication; driveway checks Basic credentials on every request');
   console.log("cold: every system's first request after its restart; driveway's includes its first store login for the Basic credentials (scrypt)");

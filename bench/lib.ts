@@ -367,13 +367,6 @@ export interface DrivewaySpec {
   nodeArgs?: string[];
 }
 
-/** The node flags driveway ships with (package.json "config.nodeFlags", what `npm start` passes). */
-export const PRODUCT_NODE_FLAGS: string[] = (
-  (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { config?: { nodeFlags?: string } }).config?.nodeFlags ?? ''
-)
-  .split(' ')
-  .filter((flag) => flag !== '');
-
 /**
  * `node <product flags> dist/main.js [--only <part>]` on loopback, as `npm start` runs it (any
  * free port unless spec.env names ports); resolves with its base URL (no trailing slash): the
@@ -386,7 +379,6 @@ export async function startDriveway(spec: DrivewaySpec): Promise<RunningChild & 
     name: spec.part === 'all' ? 'driveway' : `driveway ${spec.part}`,
     command: process.execPath,
     args: [
-      ...PRODUCT_NODE_FLAGS,
       ...(spec.nodeArgs ?? []),
       path.join(spec.root ?? repoRoot, 'dist/main.js'),
       ...(spec.part === 'all' ? [] : ['--only', spec.part]),
