@@ -20,6 +20,7 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { redactUrl, type Logger } from '../common/logger.js';
 import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
+import './library-patches.js';
 import { DeadPropertyStore } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';

@@ -15,6 +15,7 @@ import Database, { type Statement } from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installTopKindCache } from './nodes.js';
 
 export type Db = Database.Database;
 
@@ -30,6 +31,7 @@ export function openDatabase(file: string): Db {
   db.pragma('busy_timeout = 5000');
   migrate(db);
   createVolatileTables(db);
+  installTopKindCache(db);
   cacheStatements(db);
   return db;
 }

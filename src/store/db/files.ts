@@ -8,7 +8,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import { addBlobRef, adjustUsage, usageOf } from './blobs.js';
-import { getChildByName, topLevelOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
+import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { permissionsOn, resolveNode } from '../access.js';
 import { sessionUser, type AuthenticatedUser } from '../sessions.js';
 import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
@@ -47,11 +47,11 @@ function hashToken(token: string): string {
  * trash (403 `virtual_folder`), or a file that does not lie in them either.
  */
 export function assertUploadTarget(db: Db, target: NodeRow): void {
-  const top = topLevelOf(db, target);
-  if (top.top_kind !== null && VIRTUAL_KINDS.has(top.top_kind)) {
-    throw forbidden(`nothing can be uploaded into ${top.top_kind}`, 'virtual_folder');
+  const top = topKindOf(db, target);
+  if (top !== null && VIRTUAL_KINDS.has(top)) {
+    throw forbidden(`nothing can be uploaded into ${top}`, 'virtual_folder');
   }
-  if (top.top_kind === 'trash') throw forbidden('nothing can be uploaded into trash; restore the node first', 'virtual_folder');
+  if (top === 'trash') throw forbidden('nothing can be uploaded into trash; restore the node first', 'virtual_folder');
 }
 
 /**

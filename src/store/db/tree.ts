@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import { addBlobRef, adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
-import { getChildByName, getTopLevel, isSelfOrDescendant, outsideTrash, topLevelOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
+import { getChildByName, getTopLevel, isSelfOrDescendant, outsideTrash, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { conflict, forbidden, quotaExceeded } from '../envelope.js';
 
 /** Who changes the tree, and when. */
@@ -32,11 +32,11 @@ function assertNotTopLevel(node: NodeRow, verb: string): void {
  */
 function assertWritableFolder(db: Db, target: NodeRow): void {
   if (target.type !== 'Dir') throw conflict('the target is not a folder', 'not_a_folder');
-  const top = topLevelOf(db, target);
-  if (top.top_kind !== null && VIRTUAL_KINDS.has(top.top_kind)) {
-    throw forbidden(`nothing can be placed in ${top.top_kind}`, 'virtual_folder');
+  const top = topKindOf(db, target);
+  if (top !== null && VIRTUAL_KINDS.has(top)) {
+    throw forbidden(`nothing can be placed in ${top}`, 'virtual_folder');
   }
-  if (top.top_kind === 'trash') throw forbidden('nothing can be placed in trash; delete the node instead', 'virtual_folder');
+  if (top === 'trash') throw forbidden('nothing can be placed in trash; delete the node instead', 'virtual_folder');
 }
 
 /** A node with its whole subtree: the recursive CTE the statements below start with. */
@@ -76,7 +76,7 @@ function assertNameFree(db: Db, folderUuid: string, name: string): void {
 }
 
 export function isInTrash(db: Db, node: NodeRow): boolean {
-  return topLevelOf(db, node).top_kind === 'trash';
+  return topKindOf(db, node) === 'trash';
 }
 
 /** Creates folder `name` in `parent`; returns the new row. */

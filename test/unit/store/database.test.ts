@@ -1,11 +1,14 @@
 /**
  * openDatabase on a real file: one compiled statement per SQL text, upload tokens in a TEMP
- * table (in memory, gone when the connection closes), and migrations applied once.
+ * table (in memory, gone when the connection closes), migrations applied once, and the
+ * remembered top-level kinds, which a move forgets even when its transaction rolls back.
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../src/store/db/database.js';
+import { createTopLevelFolders, getNode, getTopLevel, topKindOf, type NodeRow } from '../../../src/store/db/nodes.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 /** Every migration file's version, so each new migration is expected without editing this test. */
@@ -47,5 +50,45 @@ describe('openDatabase', () => {
     db = openDatabase(file);
     expect(db.prepare('SELECT COUNT(*) AS n FROM upload_tokens').get()).toEqual({ n: 0 });
     expect((db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version)).toEqual(MIGRATION_VERSIONS);
+  });
+});
+
+describe('topKindOf', () => {
+  const owner = '00000000-0000-4000-8000-000000000001';
+
+  function folder(parent: NodeRow, name: string): NodeRow {
+    const uuid = randomUUID();
+    (db as Db).prepare(`INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated) VALUES (?, ?, 'User', ?, ?, 'Dir', 0, 0)`).run(uuid, owner, parent.uuid, name);
+    return getNode(db as Db, uuid) as NodeRow;
+  }
+  const moveTo = (node: NodeRow, parent: NodeRow): void => {
+    (db as Db).prepare('UPDATE nodes SET parent_uuid = ? WHERE uuid = ?').run(parent.uuid, node.uuid);
+  };
+
+  it('follows every move of the node or of a folder above it, committed or rolled back', () => {
+    db = openDatabase(file);
+    const conn = db;
+    createTopLevelFolders(conn, 'User', owner, 0);
+    const home = getTopLevel(conn, owner, 'home') as NodeRow;
+    const trash = getTopLevel(conn, owner, 'trash') as NodeRow;
+    const outer = folder(home, 'outer');
+    const inner = folder(outer, 'inner');
+    expect([topKindOf(conn, home), topKindOf(conn, outer), topKindOf(conn, inner)]).toEqual(['home', 'home', 'home']);
+
+    // An ancestor moves: the remembered answer for the node below it goes too.
+    moveTo(outer, trash);
+    expect(topKindOf(conn, inner)).toBe('trash');
+    moveTo(outer, home);
+    expect(topKindOf(conn, inner)).toBe('home');
+
+    // A move inside a transaction that rolls back: inside, the new place; afterwards, the old.
+    expect(() =>
+      conn.transaction(() => {
+        moveTo(outer, trash);
+        expect(topKindOf(conn, inner)).toBe('trash');
+        throw new Error('roll back');
+      })(),
+    ).toThrow('roll back');
+    expect(topKindOf(conn, inner)).toBe('home');
   });
 });
