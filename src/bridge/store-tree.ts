@@ -395,7 +395,7 @@ export class StoreTree {
    * Writes a file at `path`: a new revision when a file is there, else a new file. Throws
    * conflict when the parent is missing or not a folder, or a folder has that name.
    */
-  async write(user: BridgeUser, path: DavPath, body: Readable, sizeBytes?: number, signal?: AbortSignal): Promise<{ created: boolean; entry?: NodeEntry }> {
+  async write(user: BridgeUser, path: DavPath, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal): Promise<{ created: boolean; entry?: NodeEntry }> {
     const parent = await this.parentFolder(user, path, 'tree.write');
     const name = nameOf(path);
     const listing = await this.listing(user, parent.entry.id);

@@ -1,6 +1,7 @@
 /**
  * The two-step upload: GET /api/nodes/{id}/upload for a token, then POST /upload/{token} with a
- * multipart body streamed straight from the caller's source (never buffered). The token lives
+ * multipart body streamed straight from the caller's source (never buffered; a caller that holds
+ * a small body whole may pass it as a Buffer). The token lives
  * only seconds, so it is fetched right before the body starts; if the store refuses it before
  * a single body byte was taken from the source, one fresh token is tried.
  */
@@ -29,17 +30,23 @@ interface MultipartBody {
   contentType: string;
   iterable: AsyncIterable<Buffer>;
   length?: number;
-  /** True once a byte of the caller's source was consumed. */
+  /** True once a byte of the caller's source stream was consumed (a Buffer can always be sent again). */
   started(): boolean;
 }
 
-function multipart(name: string, source: Readable, sizeBytes?: number): MultipartBody {
+function multipart(name: string, source: Readable | Buffer, sizeBytes?: number): MultipartBody {
   const boundary = `----driveway-${randomBytes(16).toString('hex')}`;
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: ${dispositionFor(name)}\r\nContent-Type: application/octet-stream\r\n\r\n`, 'utf8');
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8');
   let started = false;
   async function* iterate(): AsyncGenerator<Buffer> {
     yield head;
+    if (Buffer.isBuffer(source)) {
+      // A Buffer is never used up: a refused token can be retried with the same bytes.
+      yield source;
+      yield tail;
+      return;
+    }
     for await (const chunk of source) {
       started = true;
       yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
@@ -49,7 +56,7 @@ function multipart(name: string, source: Readable, sizeBytes?: number): Multipar
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     iterable: iterate(),
-    length: sizeBytes === undefined ? undefined : head.length + sizeBytes + tail.length,
+    length: Buffer.isBuffer(source) ? head.length + source.length + tail.length : sizeBytes === undefined ? undefined : head.length + sizeBytes + tail.length,
     started: () => started,
   };
 }
@@ -58,7 +65,7 @@ export async function uploadWithToken(
   http: StoreHttp,
   token: string,
   name: string,
-  source: Readable,
+  source: Readable | Buffer,
   sizeBytes?: number,
   signal?: AbortSignal,
 ): Promise<UploadResult> {
@@ -71,7 +78,7 @@ async function sendMultipart(
   http: StoreHttp,
   token: string,
   name: string,
-  source: Readable,
+  source: Readable | Buffer,
   sizeBytes: number | undefined,
   signal: AbortSignal | undefined,
 ): Promise<UploadResult | (StoreError & { untouched?: boolean })> {
@@ -114,7 +121,7 @@ export async function upload(
   http: StoreHttp,
   s: StoreSession,
   target: UploadTarget,
-  source: Readable,
+  source: Readable | Buffer,
   sizeBytes?: number,
   signal?: AbortSignal,
 ): Promise<UploadResult> {

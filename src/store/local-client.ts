@@ -121,7 +121,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
   }
 
   /** Both upload steps in one: the target checks, then the bytes straight into storage. */
-  async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable, signal?: AbortSignal): Promise<UploadResult> {
+  async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable | Buffer, signal?: AbortSignal): Promise<UploadResult> {
     const node = uploadTarget(ctx, caller, 'folder' in target ? target.folder : target.revisionOf);
     const stored = await storeFile(ctx, caller, node, uploadName(node, target.name), body, signal ? { signal } : {});
     return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size };

@@ -128,6 +128,16 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
     expect(hash.digest('hex')).toBe(expected);
   });
 
+  it('uploads bytes held whole (a Buffer): a new file, a new revision, and the quota refusal', async () => {
+    const s = u.session;
+    const result = await client.upload(s, { folder: home, name: 'whole.bin' }, Buffer.from('held whole'));
+    expect(result).toMatchObject({ revision: 1, sizeBytes: 10 });
+    const file = find(await client.listFolder(s, home), 'whole.bin');
+    expect(await client.upload(s, { revisionOf: file.id, name: file.name }, Buffer.from('v2'), 2)).toMatchObject({ id: file.id, revision: 2, sizeBytes: 2 });
+    expect(await text((await client.download(s, file.id, file.name)).body)).toBe('v2');
+    await expect(client.upload(s, { folder: home, name: 'too-big.bin' }, Buffer.alloc(20_000, 1))).rejects.toMatchObject({ kind: 'quota' });
+  });
+
   it('logs out: the token stops working', async () => {
     const s = await client.login(u.email, u.password);
     await client.logout(s);

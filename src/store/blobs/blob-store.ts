@@ -109,12 +109,13 @@ export class BlobStore {
   }
 
   /**
-   * Reads `source` while hashing it. Up to `inlineMax` bytes (INLINE_MAX_BYTES) stay in memory
+   * Reads `source` (a stream, or bytes held whole) while hashing it. Up to `inlineMax` bytes (INLINE_MAX_BYTES) stay in memory
    * and come back as `inline`; a longer body is streamed into a temp file (what was read so far
    * first), which is fsynced. Rejects (removing the temp file) when the source errors, is
    * aborted, or passes `maxBytes`.
    */
-  async stage(source: Readable, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
+  async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
+    if (Buffer.isBuffer(source)) return this.stageBuffer(source, maxBytes, inlineMax);
     const hasher = createContentHasher();
     let sizeBytes = 0;
     const count = (chunk: Buffer): void => {
@@ -165,6 +166,25 @@ export class BlobStore {
       throw err;
     }
     return { hash: hasher.digest('hex'), sizeBytes, tempPath };
+  }
+
+  /** stage() for bytes the caller holds whole: no stream to read, the same outcome. */
+  private async stageBuffer(bytes: Buffer, maxBytes: number, inlineMax: number): Promise<StagedBlob> {
+    if (bytes.length > maxBytes) throw new BlobTooLargeError(maxBytes);
+    const hash = contentHashOf(bytes);
+    if (bytes.length <= inlineMax) return { hash, sizeBytes: bytes.length, inline: bytes };
+    const tempPath = path.join(this.tmpDir, `${randomUUID()}.part`);
+    const handle = await fs.open(tempPath, 'wx', 0o600);
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+      await handle.close();
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await fs.rm(tempPath, { force: true });
+      throw err;
+    }
+    return { hash, sizeBytes: bytes.length, tempPath };
   }
 
   /**

@@ -97,7 +97,7 @@ export async function storeFile(
   uploader: AuthenticatedUser,
   target: NodeRow,
   name: string,
-  source: Readable,
+  source: Readable | Buffer,
   options: StoreFileOptions = {},
 ): Promise<UploadResult> {
   const staged = await ctx.blobs.stage(source, remainingBytes(ctx.db, target.owner_type, target.owner_uuid), options.signal);

@@ -224,6 +224,26 @@ describe('PUT', () => {
     expect((await dav('GET', '/home/abandoned.bin')).body.toString()).toBe('kept');
   });
 
+  it('keeps the previous revision when the client hangs up inside a small body (read whole before the store sees it)', async () => {
+    await dav('PUT', '/home/abandoned-small.txt', {}, 'kept small');
+    const before = await entry('home', 'abandoned-small.txt');
+    f.proxy?.reset();
+    const url = new URL(f.davUrl);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(`${requestHead('PUT', '/home/abandoned-small.txt', host, { Authorization: user.auth, 'Content-Length': '4096' })}\r\n\r\n`);
+    socket.write(Buffer.alloc(1000, 1));
+    // Give the bridge the first 1,000 bytes to wait on, then vanish.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(f.proxy?.matching('POST', /^\/upload\//) ?? []).toHaveLength(0);
+    const after = await entry('home', 'abandoned-small.txt');
+    expect(after.revision).toBe(before.revision);
+    expect((await dav('GET', '/home/abandoned-small.txt')).body.toString()).toBe('kept small');
+    expect((await dav('PUT', '/home/abandoned-small.txt', {}, 'next')).status).toBe(204);
+  });
+
   it('keeps X-OC-Mtime as the file mtime (getlastmodified, Last-Modified) and forgets it on a PUT without one', async () => {
     const put = await dav('PUT', '/home/mtime.txt', { 'x-oc-mtime': '1577836800' }, 'dated');
     expect(put.status).toBe(201);

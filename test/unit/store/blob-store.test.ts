@@ -2,7 +2,8 @@
  * BlobStore on a real temp folder: content addressing with BLAKE3, identical bytes stored once,
  * the size limit enforced while streaming, a fan-out folder removed behind the store's back
  * (it remembers which exist) made again rather than failing the upload, and small blobs kept in
- * memory for their database row (no file at all) while a larger one spills to a file whole.
+ * memory for their database row (no file at all) while a larger one spills to a file whole;
+ * bytes held whole (a Buffer) staged the same way.
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -76,6 +77,25 @@ describe('BlobStore', () => {
     await blobs.commit(staged);
     blobs.release(staged.hash);
     expect(readFileSync(blobs.pathOf(staged.hash)).equals(whole)).toBe(true);
+    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+  });
+
+  it('stages bytes held whole as it stages a stream of them: inline when small, a file past the limit, refused past maxBytes', async () => {
+    const small = Buffer.from('whole small file');
+    expect(await blobs.stage(small)).toEqual({ hash: contentHashOf(small), sizeBytes: small.length, inline: small });
+
+    const large = Buffer.alloc(INLINE_MAX_BYTES + 1, 9);
+    const streamed = await blobs.stage(Readable.from([large]));
+    await blobs.discard(streamed);
+    const staged = await blobs.stage(large);
+    expect(staged).toMatchObject({ hash: streamed.hash, sizeBytes: large.length });
+    expect(staged.inline).toBeUndefined();
+    expect(readFileSync(staged.tempPath as string).equals(large)).toBe(true);
+    await blobs.commit(staged);
+    blobs.release(staged.hash);
+    expect(readFileSync(blobs.pathOf(staged.hash)).equals(large)).toBe(true);
+
+    await expect(blobs.stage(Buffer.alloc(11), 10)).rejects.toBeInstanceOf(BlobTooLargeError);
     expect(readdirSync(blobs.tmpDir)).toEqual([]);
   });
 
