@@ -78,6 +78,11 @@ export interface LockStoreOptions {
   maxLocksPerPrincipal?: number;
   /** Bytes of UTF-8 in a DAV:owner element. Default 16 KiB. */
   maxOwnerXmlBytes?: number;
+  /**
+   * What the active locks may weigh together in memory (lockBytes). Default 32 MiB: counts
+   * alone would let 100,000 locks with 16 KiB owners hold 3 GiB.
+   */
+  maxBytes?: number;
   /** Token generator; tests may make it deterministic. */
   newToken?: () => string;
 }
@@ -127,7 +132,10 @@ export class LockStore {
   private readonly maxLocks: number;
   private readonly maxLocksPerPrincipal: number;
   private readonly maxOwnerXmlBytes: number;
+  private readonly maxBytes: number;
   private readonly newToken: () => string;
+  /** lockBytes() of the active locks. */
+  private bytes = 0;
 
   private readonly byToken = new Map<string, ActiveLock>();
   /** resource id -> tokens of locks rooted there */
@@ -144,6 +152,7 @@ export class LockStore {
     this.maxLocks = options.maxLocks ?? 100_000;
     this.maxLocksPerPrincipal = options.maxLocksPerPrincipal ?? 20_000;
     this.maxOwnerXmlBytes = options.maxOwnerXmlBytes ?? 16 * 1024;
+    this.maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
     this.newToken = options.newToken ?? (() => `opaquelocktoken:${randomUUID()}`);
   }
 
@@ -209,8 +218,10 @@ export class LockStore {
     const conflicts = request.scope === 'exclusive' ? inTheWay : inTheWay.filter((l) => l.scope === 'exclusive');
     if (conflicts.length > 0) throw new LockError('conflict', 'the resource is locked', conflicts);
 
-    if (++this.locksSinceSweep >= SWEEP_EVERY_LOCKS || this.byToken.size >= this.maxLocks) this.sweepExpired();
-    if (this.byToken.size >= this.maxLocks) throw new LockError('too-many-locks', 'too many active locks');
+    const weight = lockBytes(request);
+    const full = (): boolean => this.byToken.size >= this.maxLocks || this.bytes + weight > this.maxBytes;
+    if (++this.locksSinceSweep >= SWEEP_EVERY_LOCKS || full()) this.sweepExpired();
+    if (full()) throw new LockError('too-many-locks', 'too many active locks');
     if ((this.perPrincipal.get(request.principal) ?? 0) >= this.maxLocksPerPrincipal) {
       throw new LockError('too-many-locks', 'too many active locks for this user');
     }
@@ -360,6 +371,7 @@ export class LockStore {
 
   private insert(lock: ActiveLock): void {
     this.byToken.set(lock.token, lock);
+    this.bytes += lockBytes(lock);
     addToIndex(this.byRoot, lock.resourceId, lock.token);
     for (const id of new Set(lock.chain)) addToIndex(this.byChainMember, id, lock.token);
     this.perPrincipal.set(lock.principal, (this.perPrincipal.get(lock.principal) ?? 0) + 1);
@@ -368,12 +380,23 @@ export class LockStore {
   private remove(lock: ActiveLock): void {
     if (this.byToken.get(lock.token) !== lock) return;
     this.byToken.delete(lock.token);
+    this.bytes -= lockBytes(lock);
     removeFromIndex(this.byRoot, lock.resourceId, lock.token);
     for (const id of new Set(lock.chain)) removeFromIndex(this.byChainMember, id, lock.token);
     const held = (this.perPrincipal.get(lock.principal) ?? 1) - 1;
     if (held <= 0) this.perPrincipal.delete(lock.principal);
     else this.perPrincipal.set(lock.principal, held);
   }
+}
+
+/**
+ * What a lock holds in memory, estimated: its strings (two bytes a character at most), the
+ * token, and the object and index slots around them.
+ */
+function lockBytes(lock: Pick<ActiveLock, 'chain' | 'rootHref' | 'ownerXml'>): number {
+  let chars = lock.rootHref.length + (lock.ownerXml?.length ?? 0);
+  for (const id of lock.chain) chars += id.length;
+  return 512 + 2 * chars + 160 * lock.chain.length;
 }
 
 function addToIndex(index: Map<string, Set<string>>, key: string, token: string): void {

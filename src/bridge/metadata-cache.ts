@@ -22,11 +22,16 @@ interface Cached extends Listing {
   readonly indexById: Map<string, number>;
   generation: number;
   changes: number;
+  /** listingBytes() of it, kept up to date by upsert(). */
+  bytes: number;
 }
 
 export interface MetadataCacheOptions {
   ttlMs: number;
+  /** Listings kept at most. */
   maxEntries: number;
+  /** What the kept listings may weigh together, as listingBytes() estimates it; default 32 MiB. */
+  maxBytes?: number;
   /**
    * Called when a listing leaves the cache (replaced, expired, evicted, cleared) or is patched
    * in place: whatever was derived from it (PROPFIND bodies) is stale.
@@ -34,6 +39,25 @@ export interface MetadataCacheOptions {
   onStale?: (listing: Listing) => void;
   /** Time source of the TTL in ms (tests); default `performance.now()`. */
   now?: () => number;
+}
+
+const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * What a cached listing holds in memory, estimated: measured with node's heap statistics at
+ * ~760 bytes per entry of a 10,000-entry folder with 40-character names (the entry from the
+ * store client, its id and name strings, and its slots in the two maps).
+ */
+export function listingBytes(listing: Pick<Listing, 'entries'>): number {
+  let bytes = LISTING_BYTES;
+  for (const entry of listing.entries) bytes += entryBytes(entry);
+  return bytes;
+}
+
+const LISTING_BYTES = 1024;
+
+function entryBytes(entry: NodeEntry): number {
+  return 700 + 2 * entry.name.length;
 }
 
 /** `folderKey` names a folder the same way for every user (bare top-level ids are per user). */
@@ -46,6 +70,8 @@ export class MetadataCache {
   private readonly holders = new Map<FolderKey, Set<string>>();
 
   private readonly onStale: ((listing: Listing) => void) | undefined;
+  /** The listing upsert() takes out and puts back (not a listing leaving the cache). */
+  private reweighing: Cached | undefined;
   private readonly purgeTimer: NodeJS.Timeout;
 
   constructor(options: MetadataCacheOptions) {
@@ -53,11 +79,14 @@ export class MetadataCache {
     this.listings = new LRUCache({
       max: options.maxEntries,
       ttl: Math.max(1, options.ttlMs),
-      // A listing of 10 000 entries weighs more than one of 3.
-      maxSize: options.maxEntries * 64,
-      sizeCalculation: (value) => 1 + Math.ceil(value.entries.length / 64),
+      // Bounded in bytes: a listing of 10,000 entries weighs ~7.5 MiB, one of 3 a few KiB. A
+      // listing heavier than the whole budget is not kept (each PROPFIND then lists again).
+      maxSize: options.maxBytes ?? DEFAULT_MAX_BYTES,
+      sizeCalculation: (listing: Cached) => listing.bytes,
       ttlAutopurge: false,
-      dispose: (listing) => this.onStale?.(listing),
+      dispose: (listing) => {
+        if (listing !== this.reweighing) this.onStale?.(listing);
+      },
       // A given clock is read on every check (no 1 ms reuse): a test moves it by hand.
       ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
     });
@@ -102,7 +131,9 @@ export class MetadataCache {
       indexById: new Map(unique.map((e, i) => [e.id, i])),
       generation,
       changes: 0,
+      bytes: 0,
     };
+    listing.bytes = listingBytes(listing);
     const key = `${userId}\0${folder}`;
     const existing = this.listings.get(key);
     const current = this.generation(folder);
@@ -153,14 +184,21 @@ export class MetadataCache {
         cached.indexById.set(entry.id, cached.entries.length);
         cached.entries.push(entry);
       } else {
+        cached.bytes -= entryBytes(cached.entries[index] as NodeEntry);
         cached.entries[index] = entry;
       }
+      cached.bytes += entryBytes(entry);
       cached.byName.set(name, entry);
       cached.generation = generation;
       cached.changes += 1;
       this.onStale?.(cached);
-      // Same object again: lru-cache weighs it anew; its TTL still runs from the listing.
-      this.listings.set(key, cached, { noUpdateTTL: true });
+      // lru-cache weighs a value only when it is set as a different object: take the listing
+      // out and put it back to weigh it anew, with the TTL it had left.
+      const ttl = Math.max(1, this.listings.getRemainingTTL(key));
+      this.reweighing = cached;
+      this.listings.delete(key);
+      this.reweighing = undefined;
+      this.listings.set(key, cached, { ttl });
     }
   }
 

@@ -100,7 +100,12 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
 export function createBridgeServices(options: BridgeOptions, client: StoreClient): { services: BridgeServices; sessions: SessionPool } {
   const { config } = options;
   const clock = options.clock ?? systemClock;
-  const cache = new MetadataCache({ ttlMs: config.bridge.cacheTtlMs, maxEntries: config.bridge.cacheMaxEntries, onStale: forgetBodiesOf });
+  const cache = new MetadataCache({
+    ttlMs: config.bridge.cacheTtlMs,
+    maxEntries: config.bridge.cacheMaxEntries,
+    maxBytes: config.bridge.cacheMaxBytes,
+    onStale: forgetBodiesOf,
+  });
   const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
   mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
   const services: BridgeServices = {

@@ -84,6 +84,8 @@ export const configSchema = z.object({
       /** How long a folder listing is trusted before the store is asked again. */
       cacheTtlMs: z.coerce.number().int().min(0).default(2_000),
       cacheMaxEntries: z.coerce.number().int().positive().default(5_000),
+      /** What the cached listings may weigh together (estimated; metadata-cache.ts listingBytes). */
+      cacheMaxBytes: z.coerce.number().int().min(1024 * 1024).default(32 * 1024 * 1024),
       /** Timeout of one store request (not of a streamed body). */
       storeTimeoutMs: z.coerce.number().int().positive().default(30_000),
       /** Report quota properties to macOS >= 15.4 (Darwin 24.4), which may stall mounting on them. */

@@ -151,6 +151,17 @@ describe('LockStore.lock', () => {
     expect(lockErrorKind(() => locks.lock(request(['f4'], { principal: 'carol' })))).toBe('too-many-locks');
   });
 
+  it('bounds what the locks weigh together: big owners run out of room before the count does, and unlocking frees it', () => {
+    const { locks } = setup({ maxBytes: 100 * 1024 });
+    const owner = `<D:owner xmlns:D="DAV:">${'x'.repeat(15_000)}</D:owner>`;
+    const taken = [1, 2, 3].map((i) => locks.lock(request([`big${i}`], { ownerXml: owner })));
+    expect(lockErrorKind(() => locks.lock(request(['big4'], { ownerXml: owner })))).toBe('too-many-locks');
+    // A lock without an owner still fits in what is left.
+    expect(lockErrorKind(() => locks.lock(request(['small'])))).toBe('no error');
+    locks.unlock((taken[0] as { token: string }).token, ['big1'], 'alice');
+    expect(lockErrorKind(() => locks.lock(request(['big4'], { ownerXml: owner })))).toBe('no error');
+  });
+
   it('frees room when locks expire', () => {
     const { clock, locks } = setup({ maxLocks: 2 });
     locks.lock(request(['f1'], { timeoutSec: 10 }));

@@ -1,11 +1,12 @@
 /**
  * MetadataCache: generations outdate every user's listing of a folder at once, upsert() patches
- * every current listing in place of a re-list,
- * uniqueNames() keeps duplicate names apart deterministically.
+ * every current listing in place of a re-list, the listings kept weigh at most `maxBytes`
+ * (older ones go first, one heavier than the budget is not kept), uniqueNames() keeps duplicate
+ * names apart deterministically.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../src/common/clock.js';
-import { MetadataCache, uniqueNames, type Listing } from '../../../src/bridge/metadata-cache.js';
+import { listingBytes, MetadataCache, uniqueNames, type Listing } from '../../../src/bridge/metadata-cache.js';
 import type { NodeEntry, NodeId } from '../../../src/store-client/index.js';
 
 function file(id: string, name: string, sizeBytes = 1): NodeEntry {
@@ -27,6 +28,28 @@ afterEach(() => {
 });
 
 describe('MetadataCache', () => {
+  it('keeps listings up to its byte budget: the least recently used go first, a listing heavier than the budget is not kept', () => {
+    const entries = (folder: string, count: number) => Array.from({ length: count }, (_, i) => file(`${folder}-${i}`, `${folder}-file-${i}.txt`));
+    const oneThousand = listingBytes({ entries: entries('x', 1000) });
+    const cache = new MetadataCache({ ttlMs: 60_000, maxEntries: 100, maxBytes: Math.floor(oneThousand * 2.5) });
+    opened.push(cache);
+    cache.remember('ann', 'a', entries('a', 1000));
+    cache.remember('ann', 'b', entries('b', 1000));
+    expect(cache.listing('ann', 'a')).toBeDefined();
+    cache.remember('ann', 'c', entries('c', 1000));
+    // a was used after b: b is the one that made room.
+    expect(cache.listing('ann', 'b')).toBeUndefined();
+    expect([cache.listing('ann', 'a')?.entries.length, cache.listing('ann', 'c')?.entries.length]).toEqual([1000, 1000]);
+    // Growing a kept listing in place weighs it again.
+    for (let i = 0; i < 600; i += 1) cache.upsert('c', file(`c-new-${i}`, `c-new-file-${i}.txt`));
+    expect(cache.listing('ann', 'c')?.entries.length).toBe(1600);
+    expect(cache.listing('ann', 'a')).toBeUndefined();
+
+    cache.remember('ann', 'huge', entries('h', 3000));
+    expect(cache.listing('ann', 'huge')).toBeUndefined();
+    expect(cache.listing('ann', 'c')?.entries.length).toBe(1600);
+  });
+
   it('serves a remembered listing until a write into the folder outdates it for every user', () => {
     const cache = newCache();
     cache.remember('ann', 'f', [file('1', 'a.txt')]);
