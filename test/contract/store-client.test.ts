@@ -5,7 +5,7 @@
  * as the bridge expects them and failures of the same kinds, so the bridge cannot tell them apart.
  */
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError, nodeId, type NodeEntry, type StoreClient } from '../../src/store-client/index.js';
 import { createLocalClient } from '../../src/store/local-client.js';
@@ -136,6 +136,29 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
     expect(await client.upload(s, { revisionOf: file.id, name: file.name }, Buffer.from('v2'), 2)).toMatchObject({ id: file.id, revision: 2, sizeBytes: 2 });
     expect(await text((await client.download(s, file.id, file.name)).body)).toBe('v2');
     await expect(client.upload(s, { folder: home, name: 'too-big.bin' }, Buffer.alloc(20_000, 1))).rejects.toMatchObject({ kind: 'quota' });
+  });
+
+  it('serves twenty large downloads at once, whole and ranged, with the same bytes (past the send-buffer pool too)', async () => {
+    const big = await f.newUser();
+    const s = await client.login(big.email, big.password);
+    const bytes = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i + 4 <= bytes.length; i += 4) bytes.writeUInt32LE(i, i);
+    const file = await client.upload(s, { folder: home, name: 'big.bin' }, Readable.from([bytes]), bytes.length);
+    const id = file.id as ReturnType<typeof nodeId>;
+    const read = async (range?: { start: number; end: number }): Promise<Buffer> => {
+      const got = await client.download(s, id, 'big.bin', range ? { range } : {});
+      const parts: Buffer[] = [];
+      const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (parts.push(Buffer.from(chunk)), setImmediate(done)) });
+      if (got.sendTo) await got.sendTo(sink);
+      else for await (const chunk of got.body) parts.push(chunk as Buffer);
+      return Buffer.concat(parts);
+    };
+    const wanted = Array.from({ length: 20 }, (_, i) => (i % 2 ? { start: i * 1000, end: i * 1000 + 1_500_000 } : undefined));
+    const got = await Promise.all(wanted.map((range) => read(range)));
+    got.forEach((body, i) => {
+      const range = wanted[i];
+      expect(body.equals(range ? bytes.subarray(range.start, range.end + 1) : bytes)).toBe(true);
+    });
   });
 
   it('logs out: the token stops working', async () => {

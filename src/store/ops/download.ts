@@ -63,6 +63,40 @@ export async function openRevision(ctx: StoreContext, file: FileVersion, range?:
 
 /** Size of each of the two buffers sendRevision() reads into and writes from, in turn. */
 const SEND_CHUNK = 1 << 20;
+/** The buffers of a download past the pool's budget: still streaming, with more turns. */
+const SMALL_SEND_CHUNK = 64 << 10;
+/** 1 MiB buffers kept for downloads: 32 MiB, sixteen downloads at full speed at once. */
+const SEND_POOL_BUFFERS = 32;
+
+/**
+ * The 1 MiB read buffers of all downloads, bounded in bytes: a download takes two while it
+ * runs and gives them back for the next one (no allocation, nothing for the collector). When
+ * every buffer is out, a download gets two 64 KiB buffers of its own instead of waiting, so a
+ * thousand slow readers cost ~128 MiB, not 2 GiB.
+ */
+class SendBuffers {
+  private readonly free: Buffer[] = [];
+  private out = 0;
+
+  take(): [Buffer, Buffer] {
+    if (this.out + 2 > SEND_POOL_BUFFERS) return [Buffer.allocUnsafe(SMALL_SEND_CHUNK), Buffer.allocUnsafe(SMALL_SEND_CHUNK)];
+    this.out += 2;
+    return [this.free.pop() ?? Buffer.allocUnsafe(SEND_CHUNK), this.free.pop() ?? Buffer.allocUnsafe(SEND_CHUNK)];
+  }
+
+  /**
+   * Returns buffers taken from the pool. Only after every write from them completed: a buffer
+   * whose write may still be queued in the socket is dropped (`reusable` false), since reusing
+   * it would change bytes not yet sent.
+   */
+  give(buffers: Buffer[], reusable: boolean): void {
+    if (buffers[0]?.length !== SEND_CHUNK) return;
+    this.out -= buffers.length;
+    if (reusable) this.free.push(...buffers);
+  }
+}
+
+const sendBuffers = new SendBuffers();
 
 /** `target.write(chunk)` as a promise that settles once the chunk was handed to the OS. */
 function written(target: Writable, chunk: Buffer): Promise<void> {
@@ -72,12 +106,12 @@ function written(target: Writable, chunk: Buffer): Promise<void> {
 }
 
 /**
- * Writes the bytes of a revision (or `range` of them) into `target` with two reused 1 MiB
- * buffers: one is read into while the other is being written, and a buffer is read into again
- * only once its write completed. Memory stays at 2 MiB whatever the size, and nothing is left
- * for the garbage collector per read (a read stream allocates a buffer per read, which only a
- * collection frees). A file shorter than its row says rejects: the caller must not end `target`
- * as if it were complete.
+ * Writes the bytes of a revision (or `range` of them) into `target` with two reused buffers
+ * from the download pool: one is read into while the other is being written, and a buffer is
+ * read into again only once its write completed. Memory stays at 2 MiB whatever the size (128
+ * KiB once the pool's 32 MiB are out), and nothing is left for the garbage collector per read
+ * (a read stream allocates a buffer per read, which only a collection frees). A file shorter
+ * than its row says rejects: the caller must not end `target` as if it were complete.
  */
 export async function sendRevision(ctx: StoreContext, file: FileVersion, target: Writable, range?: { start: number; end: number }, signal?: AbortSignal): Promise<void> {
   const hash = file.revision.blob_hash;
@@ -90,14 +124,16 @@ export async function sendRevision(ctx: StoreContext, file: FileVersion, target:
     return;
   }
   const handle = await fs.open(ctx.blobs.pathOf(hash), 'r');
-  const buffers = [Buffer.allocUnsafe(SEND_CHUNK), Buffer.allocUnsafe(SEND_CHUNK)];
+  const buffers = sendBuffers.take();
+  const chunk = (buffers[0] as Buffer).length;
   const pending: Array<Promise<void> | undefined> = [undefined, undefined];
+  let finished = false;
   try {
     for (let position = start, turn = 0; position <= end; turn ^= 1) {
       signal?.throwIfAborted();
       await pending[turn];
       const buffer = buffers[turn] as Buffer;
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(SEND_CHUNK, end - position + 1), position);
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(chunk, end - position + 1), position);
       if (bytesRead === 0) throw new Error(`blob ${hash} ends at ${position}, before byte ${end}`);
       const write = written(target, buffer.subarray(0, bytesRead));
       // Settled on its own: a failed write must not be an unhandled rejection while waiting for the other buffer.
@@ -106,7 +142,9 @@ export async function sendRevision(ctx: StoreContext, file: FileVersion, target:
       position += bytesRead;
     }
     await Promise.all(pending);
+    finished = true;
   } finally {
+    sendBuffers.give(buffers, finished);
     await handle.close();
   }
 }
