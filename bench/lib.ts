@@ -10,7 +10,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomFillSync } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -188,24 +188,6 @@ export function resetPeakRss(pid: number): boolean {
   }
 }
 
-export interface ProcIo {
-  /** Bytes the process passed to read-like syscalls (files and sockets). */
-  rchar: number;
-  /** Bytes the process passed to write-like syscalls (files and sockets). */
-  wchar: number;
-}
-
-export function procIo(pid: number): ProcIo | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/io`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { rchar: field('rchar'), wchar: field('wchar') };
-}
-
 /** Kernel clock ticks per second (USER_HZ): 100 on every Linux architecture node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -222,28 +204,6 @@ export function procCpuMs(pid: number): number | undefined {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-/** CPU ms of this process (the bench's clients). */
-export function ownCpuMs(): number {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1000;
-}
-
-/** CPU time per named process between start() and the returned function's call. */
-export function cpuMeter(pids: Record<string, number>): () => Record<string, number> {
-  const before: Record<string, number | undefined> = {};
-  for (const [name, pid] of Object.entries(pids)) before[name] = procCpuMs(pid);
-  const clientBefore = ownCpuMs();
-  return () => {
-    const out: Record<string, number> = { client: ownCpuMs() - clientBefore };
-    for (const [name, pid] of Object.entries(pids)) {
-      const start = before[name];
-      const end = procCpuMs(pid);
-      if (start !== undefined && end !== undefined) out[name] = end - start;
-    }
-    return out;
-  };
 }
 
 /** Highest VmHWM/VmRSS seen for a process, read from /proc every few milliseconds. */
@@ -650,15 +610,6 @@ export async function withBenchRun(label: string, timeoutMs: number, body: (run:
     await cleanup();
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
-  }
-}
-
-/** Size of a file, or 0 when it does not exist. */
-export function fileSize(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
   }
 }
 
