@@ -141,7 +141,6 @@ export class BlobStore {
     }
     if (!spilled) return { hash: hasher.digest('hex'), sizeBytes, inline: Buffer.concat(head, sizeBytes) };
 
-    const tempPath = path.join(this.tmpDir, `${randomUUID()}.part`);
     const meter = new Transform({
       transform(chunk: Buffer, _enc, callback) {
         try {
@@ -152,19 +151,12 @@ export class BlobStore {
         }
       },
     });
-    const handle = await fs.open(tempPath, 'wx', 0o600);
-    try {
+    const tempPath = await this.writeTemp(async (handle) => {
       if (source.destroyed && !source.readableEnded) throw source.errored ?? new Error('the source closed before it was read');
       const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
       for (const chunk of head) out.write(chunk);
       await pipeline(source, meter, out, signal ? { signal } : {});
-      await handle.sync();
-      await handle.close();
-    } catch (err) {
-      await handle.close().catch(() => undefined);
-      await fs.rm(tempPath, { force: true });
-      throw err;
-    }
+    });
     return { hash: hasher.digest('hex'), sizeBytes, tempPath };
   }
 
@@ -173,10 +165,19 @@ export class BlobStore {
     if (bytes.length > maxBytes) throw new BlobTooLargeError(maxBytes);
     const hash = contentHashOf(bytes);
     if (bytes.length <= inlineMax) return { hash, sizeBytes: bytes.length, inline: bytes };
+    const tempPath = await this.writeTemp((handle) => handle.writeFile(bytes));
+    return { hash, sizeBytes: bytes.length, tempPath };
+  }
+
+  /**
+   * A new temp file filled by `write`, then fsynced and closed: its path. On any failure the
+   * file is closed and removed, and the failure thrown.
+   */
+  private async writeTemp(write: (handle: fs.FileHandle) => Promise<void>): Promise<string> {
     const tempPath = path.join(this.tmpDir, `${randomUUID()}.part`);
     const handle = await fs.open(tempPath, 'wx', 0o600);
     try {
-      await handle.writeFile(bytes);
+      await write(handle);
       await handle.sync();
       await handle.close();
     } catch (err) {
@@ -184,7 +185,7 @@ export class BlobStore {
       await fs.rm(tempPath, { force: true });
       throw err;
     }
-    return { hash, sizeBytes: bytes.length, tempPath };
+    return tempPath;
   }
 
   /**
