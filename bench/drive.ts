@@ -60,8 +60,9 @@
  * --cpu-prof, keep the profiles there and summarise the last at the end), BENCH_LOG_DIR (keep the
  * servers' logs there).
  *
- * A full default run took 17 minutes on the 2-core development machine: two builds, seeding three
- * stores with 10,000 files each (~70 s), 36 transfers of 1 GiB, and `rclone copy` (~65 s a system).
+ * A full default run took 17 to 22 minutes on the 2-core development machine: two builds,
+ * seeding three stores with 10,000 files each (~70 s), 36 transfers of 1 GiB, and `rclone copy`
+ * (~65 s a system).
  * Only loopback traffic; only our own children are stopped, by PID; the temp folder (data dirs,
  * peers' folders, the baseline build, ~5 GiB at the default size) is removed whatever happens.
  */
