@@ -9,6 +9,7 @@ import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError, nodeId, type NodeEntry, type StoreClient } from '../../src/store-client/index.js';
 import { createLocalClient } from '../../src/store/local-client.js';
+import { sendBuffersInUse } from '../../src/store/ops/download.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../helpers/store-fixture.js';
 
 const home = nodeId('home');
@@ -159,6 +160,27 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
       const range = wanted[i];
       expect(body.equals(range ? bytes.subarray(range.start, range.end + 1) : bytes)).toBe(true);
     });
+  });
+
+  // Only the in-process transport writes into a target itself (sendTo); over HTTP the body is a stream.
+  it.runIf(transport === 'local')('settles a download whose target closes mid-write, and gives its pool buffers back', async () => {
+    const big = await f.newUser();
+    const s = await client.login(big.email, big.password);
+    const bytes = Buffer.alloc(512 * 1024, 7);
+    const file = await client.upload(s, { folder: home, name: 'cut.bin' }, Readable.from([bytes]), bytes.length);
+    const id = file.id as ReturnType<typeof nodeId>;
+    // As a response whose socket was destroyed before its 'close': the write is dropped, its callback never called.
+    const cut = async (): Promise<unknown> => {
+      const got = await client.download(s, id, 'cut.bin');
+      const sink = new Writable({ write: () => setImmediate(() => sink.destroy()) });
+      return (got.sendTo as NonNullable<typeof got.sendTo>)(sink).then(
+        () => 'completed',
+        (err: unknown) => err,
+      );
+    };
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => cut()));
+    for (const outcome of outcomes) expect(outcome).toBeInstanceOf(Error);
+    expect(sendBuffersInUse()).toBe(0);
   });
 
   it('logs out: the token stops working', async () => {

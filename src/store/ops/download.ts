@@ -78,6 +78,11 @@ class SendBuffers {
   private readonly free: Buffer[] = [];
   private out = 0;
 
+  /** Pool buffers downloads hold now (tests: every download gives its buffers back). */
+  get inUse(): number {
+    return this.out;
+  }
+
   take(): [Buffer, Buffer] {
     if (this.out + 2 > SEND_POOL_BUFFERS) return [Buffer.allocUnsafe(SMALL_SEND_CHUNK), Buffer.allocUnsafe(SMALL_SEND_CHUNK)];
     this.out += 2;
@@ -98,10 +103,30 @@ class SendBuffers {
 
 const sendBuffers = new SendBuffers();
 
-/** `target.write(chunk)` as a promise that settles once the chunk was handed to the OS. */
+/** How many pooled send buffers running downloads hold. */
+export function sendBuffersInUse(): number {
+  return sendBuffers.inUse;
+}
+
+/**
+ * `target.write(chunk)` as a promise that settles once the chunk was handed to the OS, or the
+ * target closed first. A response whose socket was destroyed before its own 'close' came drops
+ * a write without ever calling its callback (Node 20): waiting for the callback alone would
+ * hang the download, and keep its pool buffers, forever.
+ */
 function written(target: Writable, chunk: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    target.write(chunk, (err) => (err ? reject(err) : resolve()));
+    if (target.destroyed) {
+      reject(new Error('the download target closed'));
+      return;
+    }
+    const onClose = (): void => reject(new Error('the download target closed before a write completed'));
+    target.once('close', onClose);
+    target.write(chunk, (err) => {
+      target.off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    });
   });
 }
 
