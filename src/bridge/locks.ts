@@ -83,6 +83,11 @@ export interface LockStoreOptions {
    * alone would let 100,000 locks with 16 KiB owners hold 3 GiB.
    */
   maxBytes?: number;
+  /**
+   * What one principal's locks may weigh. Default a fifth of maxBytes (as 20,000 of 100,000
+   * locks), so that nobody alone fills the budget and blocks LOCK for everyone.
+   */
+  maxBytesPerPrincipal?: number;
   /** Token generator; tests may make it deterministic. */
   newToken?: () => string;
 }
@@ -133,6 +138,7 @@ export class LockStore {
   private readonly maxLocksPerPrincipal: number;
   private readonly maxOwnerXmlBytes: number;
   private readonly maxBytes: number;
+  private readonly maxBytesPerPrincipal: number;
   private readonly newToken: () => string;
   /** lockBytes() of the active locks. */
   private bytes = 0;
@@ -142,7 +148,8 @@ export class LockStore {
   private readonly byRoot = new Map<string, Set<string>>();
   /** id -> tokens of locks whose recorded chain contains it (the lock root included) */
   private readonly byChainMember = new Map<string, Set<string>>();
-  private readonly perPrincipal = new Map<string, number>();
+  /** principal -> how many active locks it holds, and their lockBytes() */
+  private readonly perPrincipal = new Map<string, { count: number; bytes: number }>();
   private locksSinceSweep = 0;
 
   constructor(options: LockStoreOptions = {}) {
@@ -153,6 +160,7 @@ export class LockStore {
     this.maxLocksPerPrincipal = options.maxLocksPerPrincipal ?? 20_000;
     this.maxOwnerXmlBytes = options.maxOwnerXmlBytes ?? 16 * 1024;
     this.maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+    this.maxBytesPerPrincipal = options.maxBytesPerPrincipal ?? Math.floor(this.maxBytes / 5);
     this.newToken = options.newToken ?? (() => `opaquelocktoken:${randomUUID()}`);
   }
 
@@ -222,7 +230,8 @@ export class LockStore {
     const full = (): boolean => this.byToken.size >= this.maxLocks || this.bytes + weight > this.maxBytes;
     if (++this.locksSinceSweep >= SWEEP_EVERY_LOCKS || full()) this.sweepExpired();
     if (full()) throw new LockError('too-many-locks', 'too many active locks');
-    if ((this.perPrincipal.get(request.principal) ?? 0) >= this.maxLocksPerPrincipal) {
+    const held = this.perPrincipal.get(request.principal) ?? { count: 0, bytes: 0 };
+    if (held.count >= this.maxLocksPerPrincipal || held.bytes + weight > this.maxBytesPerPrincipal) {
       throw new LockError('too-many-locks', 'too many active locks for this user');
     }
 
@@ -374,7 +383,14 @@ export class LockStore {
     this.bytes += lockBytes(lock);
     addToIndex(this.byRoot, lock.resourceId, lock.token);
     for (const id of new Set(lock.chain)) addToIndex(this.byChainMember, id, lock.token);
-    this.perPrincipal.set(lock.principal, (this.perPrincipal.get(lock.principal) ?? 0) + 1);
+    const held = this.perPrincipal.get(lock.principal);
+    const weight = lockBytes(lock);
+    if (held) {
+      held.count += 1;
+      held.bytes += weight;
+    } else {
+      this.perPrincipal.set(lock.principal, { count: 1, bytes: weight });
+    }
   }
 
   private remove(lock: ActiveLock): void {
@@ -383,9 +399,13 @@ export class LockStore {
     this.bytes -= lockBytes(lock);
     removeFromIndex(this.byRoot, lock.resourceId, lock.token);
     for (const id of new Set(lock.chain)) removeFromIndex(this.byChainMember, id, lock.token);
-    const held = (this.perPrincipal.get(lock.principal) ?? 1) - 1;
-    if (held <= 0) this.perPrincipal.delete(lock.principal);
-    else this.perPrincipal.set(lock.principal, held);
+    const held = this.perPrincipal.get(lock.principal);
+    if (held && held.count > 1) {
+      held.count -= 1;
+      held.bytes -= lockBytes(lock);
+    } else {
+      this.perPrincipal.delete(lock.principal);
+    }
   }
 }
 

@@ -152,7 +152,7 @@ describe('LockStore.lock', () => {
   });
 
   it('bounds what the locks weigh together: big owners run out of room before the count does, and unlocking frees it', () => {
-    const { locks } = setup({ maxBytes: 100 * 1024 });
+    const { locks } = setup({ maxBytes: 100 * 1024, maxBytesPerPrincipal: 100 * 1024 });
     const owner = `<D:owner xmlns:D="DAV:">${'x'.repeat(15_000)}</D:owner>`;
     const taken = [1, 2, 3].map((i) => locks.lock(request([`big${i}`], { ownerXml: owner })));
     expect(lockErrorKind(() => locks.lock(request(['big4'], { ownerXml: owner })))).toBe('too-many-locks');
@@ -160,6 +160,21 @@ describe('LockStore.lock', () => {
     expect(lockErrorKind(() => locks.lock(request(['small'])))).toBe('no error');
     locks.unlock((taken[0] as { token: string }).token, ['big1'], 'alice');
     expect(lockErrorKind(() => locks.lock(request(['big4'], { ownerXml: owner })))).toBe('no error');
+  });
+
+  it('bounds what the locks of one principal weigh, so nobody alone fills the room of everyone', () => {
+    const { locks } = setup({ maxBytes: 200 * 1024 });
+    const owner = `<D:owner xmlns:D="DAV:">${'x'.repeat(15_000)}</D:owner>`;
+    // A fifth of 200 KiB by default: one big lock (~30 KB) fits, a second does not.
+    const first = locks.lock(request(['m1'], { principal: 'mallory', ownerXml: owner }));
+    expect(lockErrorKind(() => locks.lock(request(['m2'], { principal: 'mallory', ownerXml: owner })))).toBe('too-many-locks');
+    expect(lockErrorKind(() => locks.lock(request(['b1'], { principal: 'bob', ownerXml: owner })))).toBe('no error');
+    expect(lockErrorKind(() => locks.lock(request(['b2'], { principal: 'bob' })))).toBe('no error');
+    // Refreshing keeps the weight as it was; unlocking gives the room back.
+    locks.refresh(first.token, ['m1'], 600, 'mallory');
+    expect(lockErrorKind(() => locks.lock(request(['m2'], { principal: 'mallory', ownerXml: owner })))).toBe('too-many-locks');
+    locks.unlock(locks.refresh(first.token, ['m1'], 600, 'mallory').token, ['m1'], 'mallory');
+    expect(lockErrorKind(() => locks.lock(request(['m2'], { principal: 'mallory', ownerXml: owner })))).toBe('no error');
   });
 
   it('frees room when locks expire', () => {
