@@ -162,27 +162,6 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
     });
   });
 
-  // Only the in-process transport writes into a target itself (sendTo); over HTTP the body is a stream.
-  it.runIf(transport === 'local')('settles a download whose target closes mid-write, and gives its pool buffers back', async () => {
-    const big = await f.newUser();
-    const s = await client.login(big.email, big.password);
-    const bytes = Buffer.alloc(512 * 1024, 7);
-    const file = await client.upload(s, { folder: home, name: 'cut.bin' }, Readable.from([bytes]), bytes.length);
-    const id = file.id as ReturnType<typeof nodeId>;
-    // As a response whose socket was destroyed before its 'close': the write is dropped, its callback never called.
-    const cut = async (): Promise<unknown> => {
-      const got = await client.download(s, id, 'cut.bin');
-      const sink = new Writable({ write: () => setImmediate(() => sink.destroy()) });
-      return (got.sendTo as NonNullable<typeof got.sendTo>)(sink).then(
-        () => 'completed',
-        (err: unknown) => err,
-      );
-    };
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => cut()));
-    for (const outcome of outcomes) expect(outcome).toBeInstanceOf(Error);
-    expect(sendBuffersInUse()).toBe(0);
-  });
-
   it('logs out: the token stops working', async () => {
     const s = await client.login(u.email, u.password);
     await client.logout(s);
@@ -257,5 +236,38 @@ describe.each(['http', 'local'] as const)('StoreClient against an edition 1.0 st
     ]) {
       await expect(missing()).rejects.toMatchObject({ kind: 'not-found', code: 'not_implemented' });
     }
+  });
+});
+
+// Only the in-process transport writes into a target itself (sendTo); over HTTP the body is a stream.
+describe('StoreClient in-process downloads (sendTo)', () => {
+  let f: StoreFixture;
+  let client: StoreClient;
+  beforeAll(async () => {
+    f = await storeFixture();
+    client = createLocalClient(f.store.ctx);
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it('settles a download whose target closes mid-write, and gives its pool buffers back', async () => {
+    const big = await f.newUser();
+    const s = await client.login(big.email, big.password);
+    const bytes = Buffer.alloc(512 * 1024, 7);
+    const file = await client.upload(s, { folder: home, name: 'cut.bin' }, Readable.from([bytes]), bytes.length);
+    const id = file.id as ReturnType<typeof nodeId>;
+    // As a response whose socket was destroyed before its 'close': the write is dropped, its callback never called.
+    const cut = async (): Promise<unknown> => {
+      const got = await client.download(s, id, 'cut.bin');
+      const sink = new Writable({ write: () => setImmediate(() => sink.destroy()) });
+      return (got.sendTo as NonNullable<typeof got.sendTo>)(sink).then(
+        () => 'completed',
+        (err: unknown) => err,
+      );
+    };
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => cut()));
+    for (const outcome of outcomes) expect(outcome).toBeInstanceOf(Error);
+    expect(sendBuffersInUse()).toBe(0);
   });
 });
