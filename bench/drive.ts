@@ -32,6 +32,7 @@
  *   2. `wrk -c 4 -t 2` PROPFIND Depth 1 of a 100-entry folder for BENCH_LOAD_SECONDS: requests/s.
  *   3. `curl` GET of a BENCH_FILE_MB file to /dev/null: MB/s (10^6 bytes).
  *   4. `curl -T` PUT of that file under a new name each run: MB/s; the stored size is checked.
+ *      Each PUT starts after a `sync` (outside the timing), so none pays for another's writeback.
  *   5. Peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before 3) during 3 and 4; RSS at
  *      idle after a restart is reported too.
  *   6. `curl -r` 1 MiB at 500 MiB (scaled for a smaller file): ms; 206, length and bytes checked.
@@ -972,6 +973,10 @@ async function benchPut(world: World): Promise<void> {
   for (let round = 0; round < settings.rounds; round += 1) {
     for (const s of rotate(world.systems, round)) {
       const name = `put-${round}-${s.key}.bin`;
+      // Outside the timing, every PUT starts with no dirty pages: otherwise a system pays for
+      // the writeback of the GiB the one before it wrote (here that swung one system's PUT
+      // between 1.9 and 4.6 s a GiB from one run to the next).
+      spawnSync('sync', { stdio: 'ignore' });
       await guard(world, `4 on ${s.label}, round ${round + 1}`, async () => {
         const answer = await metered(world, 'put', s, () => curl(world, s, `/home/${name}`, ['-T', world.source]));
         expectStatus(`PUT ${name} on ${s.label}`, answer.status, 201, 204);
