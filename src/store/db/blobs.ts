@@ -4,6 +4,7 @@
  */
 import type { Db } from './database.js';
 import type { OwnerType } from './nodes.js';
+import { quotaExceeded } from '../envelope.js';
 
 /**
  * Adds `count` references to a blob, creating its row at the first. `inline` holds the bytes of
@@ -40,7 +41,7 @@ export interface Usage {
 }
 
 /** Owners keep quota and usage in their own table: users or groups. */
-const OWNER_TABLE: Record<OwnerType, string> = { User: 'users', Group: 'groups' };
+export const OWNER_TABLE: Record<OwnerType, string> = { User: 'users', Group: 'groups' };
 
 export function usageOf(db: Db, ownerType: OwnerType, ownerUuid: string): Usage | undefined {
   return db
@@ -53,6 +54,11 @@ export function remainingBytes(db: Db, ownerType: OwnerType, ownerUuid: string):
   const usage = usageOf(db, ownerType, ownerUuid);
   if (!usage || usage.quotaBytes <= 0) return Number.POSITIVE_INFINITY;
   return Math.max(0, usage.quotaBytes - usage.usedBytes);
+}
+
+/** Refuses (507) `bytes` more for an owner they would take over its quota. */
+export function assertRoom(db: Db, owner: { owner_type: OwnerType; owner_uuid: string }, bytes: number): void {
+  if (bytes > remainingBytes(db, owner.owner_type, owner.owner_uuid)) throw quotaExceeded();
 }
 
 export function adjustUsage(db: Db, ownerType: OwnerType, ownerUuid: string, deltaBytes: number): void {

@@ -5,7 +5,7 @@
  * last reference, and the caller unlinks them after the commit.
  */
 import type { Db } from './database.js';
-import { adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
+import { adjustUsage, OWNER_TABLE, releaseBlobRef, remainingBytes } from './blobs.js';
 import { getTopLevel, type OwnerType } from './nodes.js';
 import { createFolder, freeName } from './tree.js';
 import { quotaExceeded } from '../envelope.js';
@@ -17,8 +17,13 @@ export interface Owner {
 
 /** The organization of a user or group ('' when it is gone). */
 export function orgOfOwner(db: Db, owner: Owner): string {
-  const table = owner.type === 'User' ? 'users' : 'groups';
-  return (db.prepare(`SELECT org_id FROM ${table} WHERE uuid = ?`).get(owner.uuid) as { org_id: string } | undefined)?.org_id ?? '';
+  return (db.prepare(`SELECT org_id FROM ${OWNER_TABLE[owner.type]} WHERE uuid = ?`).get(owner.uuid) as { org_id: string } | undefined)?.org_id ?? '';
+}
+
+/** A user's full name or a group's name ('' when it is gone). */
+export function ownerName(db: Db, owner: Owner): string {
+  const column = owner.type === 'User' ? 'fullname' : 'name';
+  return (db.prepare(`SELECT ${column} AS name FROM ${OWNER_TABLE[owner.type]} WHERE uuid = ?`).get(owner.uuid) as { name: string } | undefined)?.name ?? '';
 }
 
 /**

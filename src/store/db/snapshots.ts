@@ -8,10 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
-import { adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
+import { adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
 import { touch, type NodeRow } from './nodes.js';
 import { addEntryRefs, entriesBytes, freeName, insertTree, latestSubtree, type TreeEntry, type TreeWrite } from './tree.js';
-import { quotaExceeded } from '../envelope.js';
 
 export interface SnapshotRow {
   uuid: string;
@@ -85,7 +84,7 @@ export function materialiseSnapshot(w: TreeWrite, uuid: string, folder: NodeRow)
   const { db, now } = w;
   const head = getSnapshot(db, uuid);
   if (!head) throw new Error(`no snapshot ${uuid}`);
-  if (head.bytes > remainingBytes(db, folder.owner_type, folder.owner_uuid)) throw quotaExceeded();
+  assertRoom(db, folder, head.bytes);
   const rootUuid = insertTree(w, entriesOf(db, uuid), folder, freeName(db, folder.uuid, head.name, head.type));
   adjustUsage(db, folder.owner_type, folder.owner_uuid, head.bytes);
   touch(db, folder.uuid, now);

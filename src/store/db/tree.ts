@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
-import { addBlobRef, adjustUsage, releaseBlobRef, remainingBytes } from './blobs.js';
+import { addBlobRef, adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
 import { getChildByName, getTopLevel, isSelfOrDescendant, outsideTrash, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
-import { conflict, forbidden, quotaExceeded } from '../envelope.js';
+import { conflict, forbidden } from '../envelope.js';
 
 /** Who changes the tree, and when. */
 export interface TreeWrite {
@@ -61,7 +61,7 @@ function subtreeBytes(db: Db, nodeUuid: string): number {
  */
 function giveToOwner(db: Db, node: NodeRow, receiver: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): void {
   const bytes = subtreeBytes(db, node.uuid);
-  if (bytes > remainingBytes(db, receiver.owner_type, receiver.owner_uuid)) throw quotaExceeded();
+  assertRoom(db, receiver, bytes);
   db.prepare(`${SUBTREE} UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE uuid IN (SELECT uuid FROM sub)`).run(
     node.uuid,
     receiver.owner_uuid,
@@ -248,7 +248,7 @@ export function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): string {
     assertNameFree(db, target.uuid, node.name);
     const entries = latestSubtree(db, node.uuid);
     const totalBytes = entriesBytes(entries);
-    if (totalBytes > remainingBytes(db, target.owner_type, target.owner_uuid)) throw quotaExceeded();
+    assertRoom(db, target, totalBytes);
     const copyUuid = insertTree(w, entries, target, node.name);
     addEntryRefs(db, entries);
     adjustUsage(db, target.owner_type, target.owner_uuid, totalBytes);

@@ -22,7 +22,7 @@ import {
   type Workspace,
 } from '../db/approvals.js';
 import { isUuid } from '../db/nodes.js';
-import { orgOfOwner } from '../db/owner-data.js';
+import { orgOfOwner, ownerName } from '../db/owner-data.js';
 import { getSnapshot, releaseSnapshot } from '../db/snapshots.js';
 import { getUserByUuid } from '../db/users.js';
 import { conflict, forbidden, invalid, notFound } from '../envelope.js';
@@ -114,9 +114,7 @@ function shareInfo(row: ShareRequestRow): Record<string, unknown> {
 }
 
 function nameOf(ctx: StoreContext, type: 'User' | 'Group', uuid: string | null): string {
-  if (uuid === null) return '';
-  const sql = type === 'User' ? 'SELECT fullname AS name FROM users WHERE uuid = ?' : 'SELECT name FROM groups WHERE uuid = ?';
-  return (ctx.db.prepare(sql).get(uuid) as { name: string } | undefined)?.name ?? '';
+  return uuid === null ? '' : ownerName(ctx.db, { type, uuid });
 }
 
 function pendingRecord(ctx: StoreContext, row: ShareRequestRow): PendingShareRecord {

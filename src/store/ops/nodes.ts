@@ -10,6 +10,7 @@
 import type { StoreContext } from '../context.js';
 import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
 import { ancestry, publicId, type NodeRow } from '../db/nodes.js';
+import { ownerName } from '../db/owner-data.js';
 import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../db/shares.js';
 import {
   copyInto,
@@ -55,13 +56,6 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
   };
   if (isFile && node.revision !== null) entry.revision = node.revision;
   return entry;
-}
-
-/** The user's full name, or the group's name. */
-function ownerFullname(ctx: StoreContext, node: NodeRow): string {
-  const sql = node.owner_type === 'Group' ? 'SELECT name AS fullname FROM groups WHERE uuid = ?' : 'SELECT fullname FROM users WHERE uuid = ?';
-  const row = ctx.db.prepare(sql).get(node.owner_uuid) as { fullname: string } | undefined;
-  return row?.fullname ?? '';
 }
 
 /** Listed nodes the caller may read, with the caller's stars and the share counts (one query each, whatever the count). */
@@ -142,7 +136,7 @@ export function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: st
     uuid: publicId(node, caller.userUuid),
     owner_type: node.owner_type,
     owner_uuid: node.owner_uuid,
-    owner_fullname: ownerFullname(ctx, node),
+    owner_fullname: ownerName(ctx.db, { type: node.owner_type, uuid: node.owner_uuid }),
     created: node.created,
     updated: node.updated,
   };

@@ -8,12 +8,12 @@
  * never overwriting (a clash gets a numbered name), counted against the folder owner's quota.
  */
 import type { StoreContext } from '../context.js';
-import { addBlobRef, remainingBytes } from '../db/blobs.js';
+import { addBlobRef, assertRoom, remainingBytes } from '../db/blobs.js';
 import { insertNewFile, type UploadResult } from '../db/files.js';
 import { getChildByName, getNode, listChildren, type NodeRow } from '../db/nodes.js';
 import { getShare, shareByTokenHash, type ShareRow } from '../db/shares.js';
 import { freeName, isInTrash } from '../db/tree.js';
-import { forbidden, notFound, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
+import { forbidden, notFound, StoreHttpError, unauthenticated } from '../envelope.js';
 import { verifyPassword } from '../passwords.js';
 import { hashLinkToken } from './shares.js';
 
@@ -112,7 +112,7 @@ export function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: str
   const { db, clock } = ctx;
   return db.transaction(() => {
     const { node: folder } = liveLink(ctx, getShare(db, shareUuid));
-    if (blob.sizeBytes > remainingBytes(db, folder.owner_type, folder.owner_uuid)) throw quotaExceeded();
+    assertRoom(db, folder, blob.sizeBytes);
     // A small blob's bytes go into its row here, or they would be lost (blob-store.ts stage()).
     addBlobRef(db, blob.hash, blob.sizeBytes, 1, blob.inline);
     return insertNewFile(db, folder, freeName(db, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);

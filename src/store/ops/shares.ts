@@ -59,10 +59,11 @@ function shareRecord(ctx: StoreContext, share: ShareRow, node: NodeRow): ShareRe
   };
   if (share.type === 'private') {
     record.writable = share.writable === 1;
+    const org = ownerOrg(ctx, node);
     record.recipients = recipientsOf(ctx.db, share.uuid).map((r) => ({
       uuid: r.recipient_uuid,
       type: r.recipient_type,
-      name: recipientInOrg(ctx, ownerOrg(ctx, node), r.recipient_uuid)?.name ?? '',
+      name: recipientInOrg(ctx, org, r.recipient_uuid)?.name ?? '',
     }));
   } else {
     record.password_protected = share.password_hash !== null;
