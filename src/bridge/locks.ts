@@ -379,12 +379,12 @@ export class LockStore {
   }
 
   private insert(lock: ActiveLock): void {
+    const weight = lockBytes(lock);
     this.byToken.set(lock.token, lock);
-    this.bytes += lockBytes(lock);
+    this.bytes += weight;
     addToIndex(this.byRoot, lock.resourceId, lock.token);
     for (const id of new Set(lock.chain)) addToIndex(this.byChainMember, id, lock.token);
     const held = this.perPrincipal.get(lock.principal);
-    const weight = lockBytes(lock);
     if (held) {
       held.count += 1;
       held.bytes += weight;
@@ -395,14 +395,15 @@ export class LockStore {
 
   private remove(lock: ActiveLock): void {
     if (this.byToken.get(lock.token) !== lock) return;
+    const weight = lockBytes(lock);
     this.byToken.delete(lock.token);
-    this.bytes -= lockBytes(lock);
+    this.bytes -= weight;
     removeFromIndex(this.byRoot, lock.resourceId, lock.token);
     for (const id of new Set(lock.chain)) removeFromIndex(this.byChainMember, id, lock.token);
     const held = this.perPrincipal.get(lock.principal);
     if (held && held.count > 1) {
       held.count -= 1;
-      held.bytes -= lockBytes(lock);
+      held.bytes -= weight;
     } else {
       this.perPrincipal.delete(lock.principal);
     }

@@ -50,7 +50,8 @@ export function virtualOf(id: string): { kind: VirtualKind; groupId?: string } |
   return undefined;
 }
 
-function folder(id: string, name: string, updatedMs: number): NodeEntry {
+/** A collection's entry: virtual collections and top-level folders carry no size or star. */
+export function folder(id: string, name: string, updatedMs = 0): NodeEntry {
   return { id: id as NodeId, name, kind: 'folder', sizeBytes: 0, updatedMs, isStarred: false };
 }
 

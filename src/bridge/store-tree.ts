@@ -15,7 +15,7 @@ import type { Logger } from '../common/logger.js';
 import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
-import { GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
+import { folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import type { BridgeUser } from './sessions.js';
 
 /** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
@@ -166,7 +166,7 @@ export class StoreTree {
     return {
       path: '/' as DavPath,
       kind: 'root',
-      entry: { id: '' as NodeId, name: '', kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false },
+      entry: folder('', ''),
       chain: [this.namespace.rootKey(user)],
     };
   }
@@ -203,13 +203,12 @@ export class StoreTree {
    * the parent must be listed.
    */
   private childByName(user: BridgeUser, parent: Resource, name: string): NodeEntry | undefined {
-    const folder = (id: string): NodeEntry => ({ id: id as NodeId, name, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false });
     if (parent.kind === 'root') {
-      if (isTopLevelName(name)) return folder(name);
+      if (isTopLevelName(name)) return folder(name, name);
       return undefined;
     }
     const virtual = virtualOf(parent.entry.id);
-    if (virtual?.kind === 'group' && isTopLevelName(name)) return folder(`${name}:${virtual.groupId}`);
+    if (virtual?.kind === 'group' && isTopLevelName(name)) return folder(`${name}:${virtual.groupId}`, name);
     return undefined;
   }
 
@@ -236,15 +235,17 @@ export class StoreTree {
       let entry: NodeEntry | undefined;
       if (current.kind === 'root' && segment === WEBDRIVE) {
         // Never listed in the root (it would show every drive twice to a sync tool), but there.
-        entry = { id: this.namespace.webdriveId(user), name: WEBDRIVE, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false };
+        entry = folder(this.namespace.webdriveId(user), WEBDRIVE);
       } else if (current.kind === 'root' && segment === GROUPS && index < segments.length - 1) {
-        entry = { id: this.namespace.groupsId(user), name: GROUPS, kind: 'folder', sizeBytes: 0, updatedMs: 0, isStarred: false };
+        entry = folder(this.namespace.groupsId(user), GROUPS);
       } else if (current.kind === 'root' && !isTopLevelName(segment) && segment !== GROUPS) {
         // The root holds only fixed names: Finder's probes (`/.DS_Store`, `/._.`,
         // `/Backups.backupdb`: CLIENT-QUIRKS §1) are answered without building the root listing.
         return undefined;
       } else {
-        const known = index < segments.length - 1 && !this.cache.listing(user.userId, current.chain[current.chain.length - 1] as string) ? this.childByName(user, current, segment) : undefined;
+        // Walking through, a level whose ids follow from names is not listed, unless its listing is cached anyway.
+        const shortcut = index < segments.length - 1 ? this.childByName(user, current, segment) : undefined;
+        const known = shortcut && !this.cache.listing(user.userId, current.chain[current.chain.length - 1] as string) ? shortcut : undefined;
         entry = known ?? (await this.childrenOf(user, current)).byName.get(segment);
       }
       if (!entry) return undefined;
