@@ -68,6 +68,8 @@ export class MetadataCache {
   private readonly generations = new Map<FolderKey, number>();
   /** Users who have (or had) a listing of a folder cached: the ones a patch must reach. */
   private readonly holders = new Map<FolderKey, Set<string>>();
+  /** Fetches under way, by user, folder and the generation they started in. */
+  private readonly inflight = new Map<string, Promise<Listing>>();
 
   private readonly onStale: ((listing: Listing) => void) | undefined;
   /** The listing upsert() takes out and puts back (not a listing leaving the cache). */
@@ -111,6 +113,25 @@ export class MetadataCache {
     const cached = this.listings.get(`${userId}\0${folder}`);
     if (!cached || cached.generation !== this.generation(folder)) return undefined;
     return cached;
+  }
+
+  /**
+   * The listing of `folder`: cached, or fetched with `fetch` and remembered, one fetch shared by
+   * concurrent callers. A fetch that started before the latest write into the folder is not
+   * shared: its answer may lack what that write did.
+   */
+  load(userId: string, folder: FolderKey, fetch: () => Promise<readonly NodeEntry[]>): Promise<Listing> {
+    const hit = this.listing(userId, folder);
+    if (hit) return Promise.resolve(hit);
+    const generation = this.generation(folder);
+    const flightKey = `${userId}\0${folder}\0${generation}`;
+    const pending = this.inflight.get(flightKey);
+    if (pending) return pending;
+    const run = fetch()
+      .then((entries) => this.remember(userId, folder, entries, generation))
+      .finally(() => this.inflight.delete(flightKey));
+    this.inflight.set(flightKey, run);
+    return run;
   }
 
   /** The generation to pass to remember() for a listing fetched from now on. */

@@ -94,7 +94,6 @@ export class Namespace {
   private readonly client: StoreClient;
   private readonly cache: MetadataCache;
   private readonly withSession: NamespaceOptions['withSession'];
-  private readonly inflight = new Map<string, Promise<Listing>>();
 
   constructor(options: NamespaceOptions) {
     this.client = options.client;
@@ -112,21 +111,6 @@ export class Namespace {
 
   groupsId(user: BridgeUser): NodeId {
     return `groups:${user.userId}` as NodeId;
-  }
-
-  /** A listing under `key`, cached for the TTL, one fetch shared by concurrent callers. */
-  private cached(user: BridgeUser, key: string, fetch: () => Promise<NodeEntry[]>): Promise<Listing> {
-    const hit = this.cache.listing(user.userId, key);
-    if (hit) return Promise.resolve(hit);
-    const generation = this.cache.currentGeneration(key);
-    const flightKey = `${user.userId}\0${key}\0${generation}`;
-    const pending = this.inflight.get(flightKey);
-    if (pending) return pending;
-    const run = fetch()
-      .then((entries) => this.cache.remember(user.userId, key, entries, generation))
-      .finally(() => this.inflight.delete(flightKey));
-    this.inflight.set(flightKey, run);
-    return run;
   }
 
   /** The caller's groups, or undefined when the server has none to offer (edition 1.0, no groups). */
@@ -158,7 +142,7 @@ export class Namespace {
 
   /** `/`: the seven top-level folders (one details call each: SPEC lists none of them), and `groups` when the server has groups. */
   root(user: BridgeUser): Promise<Listing> {
-    return this.cached(user, this.rootKey(user), async () => {
+    return this.cache.load(user.userId, this.rootKey(user), async () => {
       const [tops, groups] = await Promise.all([
         this.topFolders(user, TOP_LEVEL.map((t) => [t, t as NodeId])),
         this.groupsOf(user),
@@ -171,7 +155,7 @@ export class Namespace {
 
   /** `/webdrive/`: the endpoints the caller may mount, each a folder whose id is the owner's home. */
   webdrive(user: BridgeUser): Promise<Listing> {
-    return this.cached(user, this.webdriveId(user), async () => {
+    return this.cache.load(user.userId, this.webdriveId(user), async () => {
       const [own, groups] = await Promise.all([
         this.withSession(user, (s) => this.client.userWebdrive(s)).catch((err: unknown) => {
           if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden')) return undefined;
@@ -191,7 +175,7 @@ export class Namespace {
 
   /** `/groups/`: one folder per group of the caller, with a unique, path-safe name. */
   groups(user: BridgeUser): Promise<Listing> {
-    return this.cached(user, this.groupsId(user), async () => {
+    return this.cache.load(user.userId, this.groupsId(user), async () => {
       const groups = (await this.groupsOf(user)) ?? [];
       const named = [...groupSegments(groups)];
       const homes = await this.topFolders(user, named.map(([, g]) => [g.id, `home:${g.id}` as NodeId]));
@@ -202,7 +186,7 @@ export class Namespace {
 
   /** `/groups/<name>/`: the group's top-level folders (`home:<group>`, ...). */
   group(user: BridgeUser, groupId: string): Promise<Listing> {
-    return this.cached(user, `group:${groupId}`, () => this.topFolders(user, TOP_LEVEL.map((t) => [t, `${t}:${groupId}` as NodeId])));
+    return this.cache.load(user.userId, `group:${groupId}`, () => this.topFolders(user, TOP_LEVEL.map((t) => [t, `${t}:${groupId}` as NodeId])));
   }
 
   /** The listing of a virtual collection, by its id. */

@@ -127,7 +127,6 @@ function notFound(operation: string, what: string): StoreError {
 export class StoreTree {
   private readonly client: StoreClient;
   private readonly cache: MetadataCache;
-  private readonly inflight = new Map<string, Promise<Listing>>();
   private readonly quotas: LRUCache<string, Quota | 'none'>;
   private readonly grants: LRUCache<string, Promise<ReadonlySet<Privilege>>>;
   private readonly log?: Logger;
@@ -174,20 +173,9 @@ export class StoreTree {
   /** The listing of a folder: from the cache, or one dirlist shared by concurrent callers. */
   async listing(user: BridgeUser, folder: NodeId): Promise<Listing> {
     if (virtualOf(folder)) return this.namespace.list(user, folder);
-    const key = this.folderKey(user, folder);
-    const cached = this.cache.listing(user.userId, key);
-    if (cached) return cached;
-    // A fetch that started before the latest write into the folder is not shared: its answer
-    // may lack what that write did.
-    const generation = this.cache.currentGeneration(key);
-    const flightKey = `${user.userId}\0${key}\0${generation}`;
-    const pending = this.inflight.get(flightKey);
-    if (pending) return pending;
-    const fetch = this.withSession(user, (s) => this.client.listFolder(s, folder))
-      .then((entries) => this.cache.remember(user.userId, key, entries.filter((e) => !e.name.startsWith(STAGING_PREFIX)), generation))
-      .finally(() => this.inflight.delete(flightKey));
-    this.inflight.set(flightKey, fetch);
-    return fetch;
+    return this.cache.load(user.userId, this.folderKey(user, folder), async () =>
+      (await this.withSession(user, (s) => this.client.listFolder(s, folder))).filter((e) => !e.name.startsWith(STAGING_PREFIX)),
+    );
   }
 
   /** What a collection holds: the namespace's answer for the root and virtual collections, else the store's. */

@@ -2,7 +2,7 @@
  * MetadataCache: generations outdate every user's listing of a folder at once, upsert() patches
  * every current listing in place of a re-list, the listings kept weigh at most `maxBytes`
  * (older ones go first, one heavier than the budget is not kept), uniqueNames() keeps duplicate
- * names apart deterministically.
+ * names apart deterministically, and load() shares one fetch among concurrent callers.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../src/common/clock.js';
@@ -70,6 +70,31 @@ describe('MetadataCache', () => {
     const stale = cache.remember('ann', 'f', [file('1', 'a.txt')], fetchedAt);
     expect(stale.entries.map((e) => e.name)).toEqual(['a.txt']);
     expect(names(cache, 'ann', 'f')).toEqual(['a.txt', 'new.txt']);
+  });
+
+  it('loads a missing listing once for concurrent callers, but not into a fetch that started before a write', async () => {
+    const cache = newCache();
+    let fetches = 0;
+    const gates: Array<(entries: NodeEntry[]) => void> = [];
+    const fetch = () => {
+      fetches += 1;
+      return new Promise<NodeEntry[]>((resolve) => gates.push(resolve));
+    };
+    const first = cache.load('ann', 'f', fetch);
+    const second = cache.load('ann', 'f', fetch);
+    expect(fetches).toBe(1);
+    cache.forget('f');
+    // The write came after the first fetch started: its answer may lack it, so a new one runs.
+    const third = cache.load('ann', 'f', fetch);
+    expect(fetches).toBe(2);
+    gates[0]?.([file('1', 'old.txt')]);
+    gates[1]?.([file('1', 'old.txt'), file('2', 'new.txt')]);
+    expect((await first).entries.map((e) => e.name)).toEqual(['old.txt']);
+    expect(await second).toBe(await first);
+    expect((await third).entries.map((e) => e.name)).toEqual(['old.txt', 'new.txt']);
+    // Remembered: the next load is a hit, no fetch.
+    expect((await cache.load('ann', 'f', fetch)).entries).toHaveLength(2);
+    expect(fetches).toBe(2);
   });
 
   describe('upsert', () => {
