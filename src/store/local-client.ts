@@ -20,7 +20,7 @@ import { BlobTooLargeError } from './blobs/blob-store.js';
 import type { StoreContext } from './context.js';
 import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { StoreHttpError, unauthenticated } from './envelope.js';
-import { fileVersion, openRevision, sendRevision } from './ops/download.js';
+import { fileVersion, openBlob, sendRevision, streamOf } from './ops/download.js';
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
@@ -136,15 +136,16 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     if (!whole && range.start >= total) throw new StoreHttpError(416, 'range_not_satisfiable', 'requested range not satisfiable');
     const slice = whole ? undefined : { start: range.start, end: Math.min(range.end ?? total - 1, total - 1) };
     // Checked now, not at the first read: a blob that cannot be opened fails the call, not a half-sent answer.
-    const body = await openRevision(ctx, found, slice);
+    const blob = await openBlob(ctx, found);
+    let body: Readable | undefined;
     return {
       ...base,
-      body,
-      // The stream was opened to prove the blob readable; a caller sending with reused buffers drops it.
-      sendTo: (target, signal) => {
-        body.destroy();
-        return sendRevision(ctx, found, target, slice, signal);
+      // Read (or opened) once, for whichever of the two the caller uses.
+      get body() {
+        body ??= streamOf(blob, slice);
+        return body;
       },
+      sendTo: (target, signal) => sendRevision(found, blob, target, slice, signal),
       status: whole ? 200 : 206,
       totalBytes: total,
       contentLength: slice ? slice.end - slice.start + 1 : total,

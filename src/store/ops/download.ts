@@ -7,7 +7,7 @@
  */
 import { once } from 'node:events';
 import { promises as fs } from 'node:fs';
-import type { Readable, Writable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { resolveNode } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { inlineBlob } from '../db/blobs.js';
@@ -59,6 +59,31 @@ export async function openRevision(ctx: StoreContext, file: FileVersion, range?:
     }
   }
   return body;
+}
+
+/** A revision's bytes, open for reading: its bytes from its database row, or its blob file. */
+export type OpenBlob = { inline: Buffer } | { handle: fs.FileHandle };
+
+/**
+ * Opens the bytes of a revision before anything is answered, as openRevision() does, for a
+ * caller that sends them itself (sendRevision) or streams them (streamOf): read or opened once.
+ */
+export async function openBlob(ctx: StoreContext, file: FileVersion): Promise<OpenBlob> {
+  const hash = file.revision.blob_hash;
+  const inline = inlineBlob(ctx.db, hash);
+  if (inline) return { inline };
+  try {
+    return { handle: await fs.open(ctx.blobs.pathOf(hash), 'r') };
+  } catch (err) {
+    ctx.log.error({ err, node: file.node.uuid, revision: file.revision.revision }, 'blob of a revision cannot be opened');
+    throw err;
+  }
+}
+
+/** An opened blob (or `range` of it) as a stream, which closes the file at its end. */
+export function streamOf(blob: OpenBlob, range?: { start: number; end: number }): Readable {
+  if ('inline' in blob) return Readable.from([range ? blob.inline.subarray(range.start, range.end + 1) : blob.inline], { objectMode: false });
+  return blob.handle.createReadStream(range ? { start: range.start, end: range.end, highWaterMark: SEND_CHUNK } : { highWaterMark: SEND_CHUNK });
 }
 
 /** Size of each of the two buffers sendRevision() reads into and writes from, in turn. */
@@ -131,24 +156,27 @@ function written(target: Writable, chunk: Buffer): Promise<void> {
 }
 
 /**
- * Writes the bytes of a revision (or `range` of them) into `target` with two reused buffers
+ * Writes the bytes of an opened revision (or `range` of them) into `target`, and closes its
+ * file whatever happens. The bytes of a file go through two reused buffers
  * from the download pool: one is read into while the other is being written, and a buffer is
  * read into again only once its write completed. Memory stays at 2 MiB whatever the size (128
  * KiB once the pool's 32 MiB are out), and nothing is left for the garbage collector per read
  * (a read stream allocates a buffer per read, which only a collection frees). A file shorter
  * than its row says rejects: the caller must not end `target` as if it were complete.
  */
-export async function sendRevision(ctx: StoreContext, file: FileVersion, target: Writable, range?: { start: number; end: number }, signal?: AbortSignal): Promise<void> {
+export async function sendRevision(file: FileVersion, blob: OpenBlob, target: Writable, range?: { start: number; end: number }, signal?: AbortSignal): Promise<void> {
   const hash = file.revision.blob_hash;
   const start = range?.start ?? 0;
   const end = range?.end ?? file.revision.size - 1;
-  if (end < start) return;
-  const inline = inlineBlob(ctx.db, hash);
-  if (inline) {
-    await written(target, inline.subarray(start, end + 1));
+  if ('inline' in blob) {
+    if (end >= start) await written(target, blob.inline.subarray(start, end + 1));
     return;
   }
-  const handle = await fs.open(ctx.blobs.pathOf(hash), 'r');
+  const { handle } = blob;
+  if (end < start) {
+    await handle.close();
+    return;
+  }
   const buffers = sendBuffers.take();
   const chunk = (buffers[0] as Buffer).length;
   const pending: Array<Promise<void> | undefined> = [undefined, undefined];
