@@ -101,12 +101,13 @@ export function resolveNodeAccess(
 /**
  * A move or copy into another owner's folder takes the node away from its owner: a move also
  * needs `delete` on the node (it leaves), a copy also needs `download` (its bytes leave). The
- * permissions on the target are the route's to check, as for any move or copy.
+ * permissions on the target are the route's to check, as for any move or copy. `access` is the
+ * caller's to `node`, as resolveNodeAccess() found it.
  */
-export function assertMayLeaveOwner(db: Db, caller: AuthenticatedUser, node: NodeRow, target: NodeRow, operation: 'move' | 'copy'): void {
+export function assertMayLeaveOwner(access: NodeAccess, node: NodeRow, target: NodeRow, operation: 'move' | 'copy'): void {
   if (node.owner_uuid === target.owner_uuid) return;
   const needed: Permission = operation === 'move' ? 'delete' : 'download';
-  if (!accessTo(db, caller, node).granted.includes(needed)) {
+  if (!access.granted.includes(needed)) {
     throw forbidden(`${needed} permission required to ${operation} a node to another owner`);
   }
 }

@@ -96,16 +96,16 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
       setStarred(writeOf(ctx, caller), resolveNode(db, caller, id, 'read'), operation.starred);
       return {};
     case 'copyTo': {
-      const source = resolveNode(db, caller, id, 'read');
+      const { node: source, access } = resolveNodeAccess(db, caller, id, 'read');
       const target = resolveNode(db, caller, operation.target, 'write');
-      assertMayLeaveOwner(db, caller, source, target, 'copy');
+      assertMayLeaveOwner(access, source, target, 'copy');
       copyInto(writeOf(ctx, caller), source, target);
       return {};
     }
     case 'moveTo': {
-      const source = resolveNode(db, caller, id, 'write');
+      const { node: source, access } = resolveNodeAccess(db, caller, id, 'write');
       const target = resolveNode(db, caller, operation.target, 'write');
-      assertMayLeaveOwner(db, caller, source, target, 'move');
+      assertMayLeaveOwner(access, source, target, 'move');
       moveInto(writeOf(ctx, caller), source, target);
       return {};
     }
@@ -181,5 +181,5 @@ export function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: str
 
 /** myaccess: what the caller may do with any node they see, even without `read`. */
 export function myAccess(ctx: StoreContext, caller: AuthenticatedUser, id: string): Permission[] {
-  return permissionsOn(ctx.db, caller, resolveNode(ctx.db, caller, id, 'visible'));
+  return [...resolveNodeAccess(ctx.db, caller, id, 'visible').access.granted];
 }

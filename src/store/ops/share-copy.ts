@@ -6,7 +6,7 @@
  * `share_copy` approver, the snapshot waits in an approval request instead. One transaction.
  */
 import type { StoreContext } from '../context.js';
-import { accessTo, resolveNode } from '../access.js';
+import { resolveNodeAccess } from '../access.js';
 import { acceptIncoming, getIncomingShare, offerSnapshot, type IncomingShareRow } from '../db/incoming-shares.js';
 import { cloneSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../db/snapshots.js';
 import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
@@ -49,8 +49,8 @@ export function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recipients:
  */
 export function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, raw: readonly string[], comment: string): { pendingUuid?: string } {
   const { db, clock, config } = ctx;
-  const node = resolveNode(db, caller, nodeId, 'read');
-  if (!accessTo(db, caller, node).granted.includes('download')) throw forbidden('download permission required to share a copy');
+  const { node, access } = resolveNodeAccess(db, caller, nodeId, 'read');
+  if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
   assertShareable(db, node);
   const recipients = resolveRecipients(ctx, caller, raw, 'share_copy_with');
   const sharer = { uuid: caller.userUuid, fullname: callerRow(ctx, caller).fullname };
