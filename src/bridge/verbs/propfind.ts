@@ -299,19 +299,17 @@ function hasBody(ctx: DavContext): boolean {
  */
 async function privilegesByTree(ctx: DavContext, resources: readonly Resource[]): Promise<Map<string, ReadonlySet<Privilege>>> {
   const user = ctx.user();
-  const byTree = new Map<string, Promise<ReadonlySet<Privilege>>>();
+  // One lookup per distinct tree, then a plain pass over the (possibly 10,000) resources.
+  const lookups = new Map<string, Promise<ReadonlySet<Privilege>>>();
+  const trees = resources.map((resource) => {
+    const tree = treeOf(resource);
+    if (!lookups.has(tree)) lookups.set(tree, ctx.services.tree.privileges(user, resource));
+    return tree;
+  });
+  const byTree = new Map<string, ReadonlySet<Privilege>>();
+  await Promise.all([...lookups].map(async ([tree, lookup]) => byTree.set(tree, await lookup)));
   const out = new Map<string, ReadonlySet<Privilege>>();
-  await Promise.all(
-    resources.map(async (resource) => {
-      const tree = treeOf(resource);
-      let lookup = byTree.get(tree);
-      if (!lookup) {
-        lookup = ctx.services.tree.privileges(user, resource);
-        byTree.set(tree, lookup);
-      }
-      out.set(keyOf(resource), await lookup);
-    }),
-  );
+  resources.forEach((resource, i) => out.set(keyOf(resource), byTree.get(trees[i] as string) as ReadonlySet<Privilege>));
   return out;
 }
 
