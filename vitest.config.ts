@@ -15,7 +15,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts'] },
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts', 'test/security/**/*.test.ts'] },
       },
       {
         extends: true,
