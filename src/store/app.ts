@@ -10,6 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
+import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { BlobStore } from './blobs/blob-store.js';
 import type { StoreContext } from './context.js';
 import { openDatabase } from './db/database.js';
@@ -17,7 +18,6 @@ import { isBlobReferenced } from './db/blobs.js';
 import { createTopLevelFolders } from './db/nodes.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
 import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
-import { LoginLimiter } from './login-limiter.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
@@ -94,8 +94,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
-  const loginLimiter = new LoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
-  const linkLimiter = new LoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  const loginLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  const linkLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);

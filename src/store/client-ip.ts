@@ -12,6 +12,8 @@ export interface ClientInfo {
   ip: string;
   /** The `User-Agent` header, when one was sent. */
   userAgent?: string;
+  /** An in-process relay (the bridge) logs in for this client and logs a refusal itself. */
+  relayed?: boolean;
 }
 
 /** `::ffff:192.0.2.1` (an IPv4 peer of a dual-stack socket) is `192.0.2.1`. */

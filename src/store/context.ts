@@ -6,9 +6,9 @@
 import type { Config } from '../common/config.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
+import type { LoginLimiter } from '../common/login-limiter.js';
 import type { BlobStore } from './blobs/blob-store.js';
 import type { Db } from './db/database.js';
-import type { LoginLimiter } from './login-limiter.js';
 import type { SessionKeys } from './sessions.js';
 import type { Mailer } from './ops/mail.js';
 import type { Durability } from './durability.js';

@@ -112,12 +112,14 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
    * Who a relayed login is recorded under: the client's address as the relay saw it (no proxy
    * header to trust in-process), and the relay and the client's program, as the HTTP client
    * sends them in its User-Agent (client-ip.ts userAgentOf then keeps 100 printable characters).
+   * A relay that names itself (`via`) logs its refused logins itself, so the store does not.
    */
   function clientOf(relay: LoginOptions): ClientInfo {
     const agent = [relay.via, relay.client?.userAgent && `(${relay.client.userAgent})`].filter(Boolean).join(' ');
     const userAgent = userAgentOf(agent);
     const ip = normaliseIp(relay.client?.ip ?? defaultIp);
-    return userAgent === undefined ? { ip } : { ip, userAgent };
+    const relayed = relay.via !== undefined;
+    return userAgent === undefined ? { ip, relayed } : { ip, userAgent, relayed };
   }
 
   /** Both upload steps in one: the target checks, then the bytes straight into storage. */

@@ -6,6 +6,7 @@
  * account state was wrong, nor that 2FA is on before the password is right; must never log or
  * record a password, code, token or fileaccesskey.
  */
+import { logFailedLogin } from '../../common/login-log.js';
 import type { StoreContext } from '../context.js';
 import { appPasswordOf, touchAppPassword } from '../db/app-passwords.js';
 import { recordLoginEvent, type LoginAction, type LoginStatus } from '../db/login-history.js';
@@ -52,77 +53,98 @@ function record(
  * Checks the login body and opens a session. Throws 400 for a malformed body (not counted),
  * 429 `rate_limited` while the limiter blocks, 401 `unauthenticated` for wrong credentials,
  * 401 `twofa_required` (not counted) and `twofa_invalid` (counted) for the second factor.
+ * The attempt is counted before the password is checked (login-limiter.ts), so parallel
+ * guesses never get more checks than the limit; a refusal is logged as one info line
+ * (login-log.ts) unless an in-process relay logs it itself.
  */
 export async function login(ctx: StoreContext, body: unknown, client: ClientInfo): Promise<SessionBody> {
   const { username, password, code } = parseInput(loginBodySchema, body);
   const { db, clock, config, loginLimiter: limiter } = ctx;
+  const logRefusal = (reason: string): void => {
+    if (!client.relayed) logFailedLogin(ctx.log, 'api', username, client.ip, reason);
+  };
 
-  const verdict = limiter.check(username, client.ip);
-  if (!verdict.allowed) {
+  const reservation = await limiter.reserve(username, client.ip);
+  if (!reservation.allowed) {
     record(ctx, client, { userUuid: getUserByUsername(db, username)?.uuid, status: 'failure', error: 'rate limited' });
-    throw new StoreHttpError(429, 'rate_limited', 'too many failed logins; try again later', { 'Retry-After': String(verdict.retryAfterSec) });
+    logRefusal('rate limited');
+    throw new StoreHttpError(429, 'rate_limited', 'too many failed logins; try again later', { 'Retry-After': String(reservation.retryAfterSec) });
   }
-  const refuse = (userUuid: string | undefined, error: string): StoreHttpError => {
-    limiter.recordFailure(username, client.ip);
-    record(ctx, client, { userUuid, status: 'failure', error });
-    return unauthenticated(BAD_CREDENTIALS);
-  };
-
-  const user = getUserByUsername(db, username);
-  // An app password is random: a hash lookup finds it, and scrypt is for the account password.
-  const app = user ? matchAppPassword(db, user.uuid, password) : undefined;
-  const passwordOk = app !== undefined || (await verifyPassword(password, user?.password_hash ?? ctx.unknownUserHash));
-  if (!user) throw refuse(undefined, 'unknown user');
-  if (!passwordOk) throw refuse(user.uuid, 'wrong password');
-  if (user.is_active !== 1) throw refuse(user.uuid, 'inactive account');
-  const signed = await signSession(ctx.keys, clock, user.uuid, config.store.sessionTtlSec);
-
-  // Nothing awaits from here on: the state read now (2FA, replay guard, the app password) is
-  // the state the session is stored against, with no other request in between.
-  const fresh = getUserByUuid(db, user.uuid);
-  if (!fresh || fresh.is_active !== 1) throw refuse(user.uuid, 'inactive account');
-  const stillValid = app ? appPasswordOf(db, user.uuid, app.uuid) !== undefined : fresh.password_hash === user.password_hash;
-  if (!stillValid) throw refuse(user.uuid, app ? 'revoked app password' : 'wrong password');
-
-  let how = app ? `app password "${app.name}"` : 'password';
-  let step: number | undefined;
-  if (!app && fresh.twofa === 1 && fresh.twofa_secret !== null) {
-    if (code === undefined || code.trim() === '') {
-      // Not counted as a failure: the password was right, the client only has to ask for the code.
-      record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' });
-      throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app in the field "code" of the login body');
-    }
-    how = 'password and two-factor code';
-    const checked = checkTwofaCode(fresh.twofa_secret, code, clock.now(), fresh.twofa_last_step);
-    if (!checked.ok) {
-      limiter.recordFailure(username, client.ip);
-      record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code' });
-      throw new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code is needed');
-    }
-    step = checked.step;
+  const { attempt } = reservation;
+  try {
+    return await verifiedLogin();
+  } finally {
+    // Whatever went wrong without settling the attempt (a failure of our own) keeps it counted.
+    await attempt.failed();
   }
-  const expired = !app && isPasswordExpired(ctx, fresh.password_changed);
 
-  db.transaction(() => {
-    if (step !== undefined) setTwofaLastStep(db, user.uuid, step);
-    insertSession(db, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
-    if (app) touchAppPassword(db, app.uuid, clock.now());
-    record(ctx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
-  })();
-  limiter.recordSuccess(username);
+  async function verifiedLogin(): Promise<SessionBody> {
+    const refuse = async (userUuid: string | undefined, error: string): Promise<StoreHttpError> => {
+      await attempt.failed();
+      record(ctx, client, { userUuid, status: 'failure', error });
+      logRefusal(error);
+      return unauthenticated(BAD_CREDENTIALS);
+    };
 
-  const session: SessionBody = {
-    uuid: user.uuid,
-    token: signed.token,
-    status: 'success',
-    msg: expired ? 'logged in; the password has expired: set a new one' : 'logged in',
-    is_admin: fresh.is_admin === 1,
-    fullname: fresh.fullname,
-    fileaccesskey: signed.fileaccesskey,
-    avatar: avatarUrl(ctx, user.uuid),
-  };
-  if (expired) session.password_expired = true;
-  return session;
+    const user = getUserByUsername(db, username);
+    // An app password is random: a hash lookup finds it, and scrypt is for the account password.
+    const app = user ? matchAppPassword(db, user.uuid, password) : undefined;
+    const passwordOk = app !== undefined || (await verifyPassword(password, user?.password_hash ?? ctx.unknownUserHash));
+    if (!user) throw await refuse(undefined, 'unknown user');
+    if (!passwordOk) throw await refuse(user.uuid, 'wrong password');
+    if (user.is_active !== 1) throw await refuse(user.uuid, 'inactive account');
+    const signed = await signSession(ctx.keys, clock, user.uuid, config.store.sessionTtlSec);
+
+    // Nothing awaits from here on: the state read now (2FA, replay guard, the app password) is
+    // the state the session is stored against, with no other request in between.
+    const fresh = getUserByUuid(db, user.uuid);
+    if (!fresh || fresh.is_active !== 1) throw await refuse(user.uuid, 'inactive account');
+    const stillValid = app ? appPasswordOf(db, user.uuid, app.uuid) !== undefined : fresh.password_hash === user.password_hash;
+    if (!stillValid) throw await refuse(user.uuid, app ? 'revoked app password' : 'wrong password');
+
+    let how = app ? `app password "${app.name}"` : 'password';
+    let step: number | undefined;
+    if (!app && fresh.twofa === 1 && fresh.twofa_secret !== null) {
+      if (code === undefined || code.trim() === '') {
+        // Not counted as a failure: the password was right, the client only has to ask for the code.
+        await attempt.released();
+        record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' });
+        throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app in the field "code" of the login body');
+      }
+      how = 'password and two-factor code';
+      const checked = checkTwofaCode(fresh.twofa_secret, code, clock.now(), fresh.twofa_last_step);
+      if (!checked.ok) {
+        const error = checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code';
+        await attempt.failed();
+        record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error });
+        logRefusal(error);
+        throw new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code is needed');
+      }
+      step = checked.step;
+    }
+    const expired = !app && isPasswordExpired(ctx, fresh.password_changed);
+
+    db.transaction(() => {
+      if (step !== undefined) setTwofaLastStep(db, user.uuid, step);
+      insertSession(db, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
+      if (app) touchAppPassword(db, app.uuid, clock.now());
+      record(ctx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
+    })();
+    await attempt.succeeded();
+
+    const session: SessionBody = {
+      uuid: user.uuid,
+      token: signed.token,
+      status: 'success',
+      msg: expired ? 'logged in; the password has expired: set a new one' : 'logged in',
+      is_admin: fresh.is_admin === 1,
+      fullname: fresh.fullname,
+      fileaccesskey: signed.fileaccesskey,
+      avatar: avatarUrl(ctx, user.uuid),
+    };
+    if (expired) session.password_expired = true;
+    return session;
+  }
 }
 
 /** Ends the caller's session (its token and fileaccesskey) and records the logout. */

@@ -7,6 +7,7 @@
  * the files and folders below by path); an upload link only takes new files into its folder,
  * never overwriting (a clash gets a numbered name), counted against the folder owner's quota.
  */
+import { logFailedLogin } from '../../common/login-log.js';
 import type { StoreContext } from '../context.js';
 import { addBlobRef, assertRoom, remainingBytes } from '../db/blobs.js';
 import { insertNewFile, type UploadResult } from '../db/files.js';
@@ -51,22 +52,33 @@ const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="driveway link", charset="U
 export async function openLink(ctx: StoreContext, token: string, authorization: string | undefined, ip: string): Promise<OpenedLink> {
   const link = liveLink(ctx, shareByTokenHash(ctx.db, hashLinkToken(token)));
   if (link.share.password_hash === null) return link;
-  // Counted per link, and per link and address: one address's guesses block it on this link only.
-  const limiter = ctx.linkLimiter;
-  const from = `${link.share.uuid} ${ip}`;
-  const verdict = limiter.check(link.share.uuid, from);
-  if (!verdict.allowed) {
-    throw new StoreHttpError(429, 'rate_limited', 'too many wrong passwords for this link; try again later', { 'Retry-After': String(verdict.retryAfterSec) });
+  // Counted per link, and per link and address: one address's guesses block it on this link
+  // only. Counted before the password is checked (login-limiter.ts), so parallel guesses never
+  // get more checks than the limit.
+  const shareUuid = link.share.uuid;
+  const reservation = await ctx.linkLimiter.reserve(shareUuid, `${shareUuid} ${ip}`);
+  if (!reservation.allowed) {
+    logFailedLogin(ctx.log, 'link', shareUuid, ip, 'rate limited');
+    throw new StoreHttpError(429, 'rate_limited', 'too many wrong passwords for this link; try again later', { 'Retry-After': String(reservation.retryAfterSec) });
   }
-  const password = basicPassword(authorization);
-  if (password === undefined) throw new StoreHttpError(401, 'unauthenticated', 'this link needs its password (HTTP Basic, any username)', CHALLENGE);
-  if (!(await verifyPassword(password, link.share.password_hash))) {
-    limiter.recordFailure(link.share.uuid, from);
-    throw new StoreHttpError(401, 'unauthenticated', 'wrong password for this link', CHALLENGE);
+  const { attempt } = reservation;
+  try {
+    const password = basicPassword(authorization);
+    if (password === undefined) {
+      await attempt.released();
+      throw new StoreHttpError(401, 'unauthenticated', 'this link needs its password (HTTP Basic, any username)', CHALLENGE);
+    }
+    if (!(await verifyPassword(password, link.share.password_hash))) {
+      await attempt.failed();
+      logFailedLogin(ctx.log, 'link', shareUuid, ip, 'wrong password');
+      throw new StoreHttpError(401, 'unauthenticated', 'wrong password for this link', CHALLENGE);
+    }
+    await attempt.succeeded();
+  } finally {
+    await attempt.failed();
   }
-  limiter.recordSuccess(link.share.uuid);
   // The password check awaited: the link may have been removed meanwhile.
-  return liveLink(ctx, getShare(ctx.db, link.share.uuid));
+  return liveLink(ctx, getShare(ctx.db, shareUuid));
 }
 
 /** The node a public link reads at `segments` below its node (names, decoded); 404 when there is none. */
