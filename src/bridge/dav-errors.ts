@@ -27,9 +27,10 @@ const RETRY_AFTER_SEC = '5';
 
 export function davFailureOf(err: unknown): DavFailure {
   if (err instanceof AuthenticationFailed) {
+    // Rate-limited logins answer 503 like the store's 429 below: DAV clients retry it after Retry-After.
     return err.reason === 'bad-credentials'
       ? { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="driveway", charset="UTF-8"' }, reason: err.message }
-      : { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+      : { status: 503, headers: { 'Retry-After': String(err.retryAfterSec ?? RETRY_AFTER_SEC) }, reason: err.message };
   }
   if (err instanceof DavStatusError) return { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
   if (err instanceof HrefError) {

@@ -18,6 +18,8 @@ import { v2 as webdav } from 'webdav-server';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { redactUrl, type Logger } from '../common/logger.js';
+import { logFailedLogin } from '../common/login-log.js';
+import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
@@ -68,11 +70,19 @@ const decodedPaths = new WeakMap<IncomingMessage, DavPathParts>();
 /** The outcome of authentication per request, filled by the library's getUser hook. */
 const authOutcomes = new WeakMap<IncomingMessage, AuthOutcome>();
 
+/** The client's address as logged and limited: an IPv4 peer of a dual-stack socket without its `::ffff:`. */
+function clientAddress(remote: string | undefined): string | undefined {
+  return remote?.replace(/^::ffff:(?=\d{1,3}(?:\.\d{1,3}){3}$)/i, '');
+}
+
 /** webdav-server authentication hook: Basic credentials -> store session (sessions.ts). */
 class StoreAuthentication implements webdav.HTTPAuthentication {
   private readonly anonymous: webdav.IUser = { uid: 'anonymous', username: 'anonymous', isDefaultUser: true };
 
-  constructor(private readonly sessions: SessionPool) {}
+  constructor(
+    private readonly sessions: SessionPool,
+    private readonly log: Logger,
+  ) {}
 
   /** No challenge on every response; 401s carry WWW-Authenticate themselves. */
   askForAuthentication(): Record<string, string> {
@@ -89,10 +99,19 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
       done(ctx.request.headers.authorization ? { failure: new AuthenticationFailed('bad-credentials') } : {}, this.anonymous);
       return;
     }
-    const client = { ip: ctx.request.socket.remoteAddress, userAgent: ctx.request.headers['user-agent'] };
+    const ip = clientAddress(ctx.request.socket.remoteAddress);
+    const client = { ip, userAgent: ctx.request.headers['user-agent'] };
     this.sessions.authenticate(credentials, client).then(
       (user) => done({ user }, { uid: user.userId, username: user.name }),
-      (failure: unknown) => done({ failure }, this.anonymous),
+      (failure: unknown) => {
+        // Logged here, once per refused request, never with a stack (a flood of guesses must
+        // not flood the log); the verb then answers it without logging it again.
+        if (failure instanceof AuthenticationFailed && failure.logAs) logFailedLogin(this.log, 'dav', credentials.username, ip ?? '', failure.logAs);
+        else if (failure instanceof AuthenticationFailed && failure.reason === 'unavailable') {
+          this.log.warn({ user: credentials.username, ip, cause: failure.cause instanceof Error ? failure.cause.message : undefined }, failure.message);
+        }
+        done({ failure }, this.anonymous);
+      },
     );
   }
 }
@@ -117,7 +136,8 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
   };
-  return { services, sessions: new SessionPool(client, { clock }) };
+  const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
+  return { services, sessions: new SessionPool(client, { clock, limiter }) };
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
@@ -133,7 +153,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const { services, sessions } = createBridgeServices({ ...options, logger: log }, client);
 
   const dav = new webdav.WebDAVServer({
-    httpAuthentication: new StoreAuthentication(sessions),
+    httpAuthentication: new StoreAuthentication(sessions, log),
     requireAuthentification: false,
     respondWithPaths: true,
     enableLocationTag: false,
@@ -253,7 +273,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
       handler(ctx)
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
-          if (failure.status >= 500) logOf().error({ err, status: failure.status }, failure.reason);
+          // A refused login was logged when it was refused (StoreAuthentication).
+          if (failure.status >= 500 && !(err instanceof AuthenticationFailed)) logOf().error({ err, status: failure.status }, failure.reason);
           else if (log.isLevelEnabled('debug')) logOf().debug({ status: failure.status }, failure.reason);
           writeFailure(ctx, failure, err);
         })

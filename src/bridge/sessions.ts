@@ -4,10 +4,14 @@
  * hash of it is ever held), reused across requests, renewed before the token's end and after
  * any 401 from the store. Wrong credentials are negative-cached briefly so a client's retry
  * storm costs the store one login. Concurrent first requests of one user share one login.
+ * First logins of credentials never seen to work are counted by the bridge's own limiter
+ * (common/login-limiter.ts) before the store is asked, so parallel guesses through the bridge
+ * never reach the store more than the limit, whatever store it fronts (ours counts again).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
+import type { LoginLimiter } from '../common/login-limiter.js';
 import { StoreError, type RelayedClient, type StoreClient, type StoreSession } from '../store-client/contract.js';
 
 /** What the bridge calls itself in the User-Agent of the logins it relays (the store's login history shows it). */
@@ -50,6 +54,8 @@ interface Entry {
   /** On the bridge's clock: when the session is renewed. */
   renewAtMs?: number;
   pending?: Promise<StoreSession>;
+  /** The credentials logged in once: later logins (renewals) are not guesses and not limited. */
+  proven?: boolean;
   user: BridgeUser;
 }
 
@@ -60,6 +66,8 @@ export interface SessionPoolOptions {
   /** How long wrong credentials are answered 401 without asking the store. */
   negativeTtlMs?: number;
   maxUsers?: number;
+  /** Counts first logins per username and per client address (none: only the store limits). */
+  limiter?: LoginLimiter;
 }
 
 class PooledUser implements BridgeUser {
@@ -73,9 +81,27 @@ class PooledUser implements BridgeUser {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+export type AuthFailureReason = 'bad-credentials' | 'rate-limited' | 'unavailable';
+
 export class AuthenticationFailed extends Error {
-  constructor(readonly reason: 'bad-credentials' | 'unavailable', options?: ErrorOptions) {
-    super(reason === 'bad-credentials' ? 'wrong username or password' : 'the store could not be reached to log in', options);
+  readonly retryAfterSec?: number;
+  /**
+   * The reason of the "login failed" log line (common/login-log.ts); undefined when the refusal
+   * is not worth one (a repeat answered from the negative cache, no usable credentials, the
+   * store unreachable).
+   */
+  readonly logAs?: string;
+
+  constructor(
+    readonly reason: AuthFailureReason,
+    options?: ErrorOptions & { retryAfterSec?: number; logAs?: string },
+  ) {
+    super(
+      reason === 'bad-credentials' ? 'wrong username or password' : reason === 'rate-limited' ? 'too many failed logins; try again later' : 'the store could not be reached to log in',
+      options,
+    );
+    this.retryAfterSec = options?.retryAfterSec;
+    this.logAs = options?.logAs;
   }
 }
 
@@ -85,6 +111,7 @@ export class SessionPool {
   private readonly rejected: LRUCache<string, true>;
   private readonly clock: Clock;
   private readonly renewBeforeMs: number;
+  private readonly limiter?: LoginLimiter;
 
   constructor(
     private readonly client: StoreClient,
@@ -94,6 +121,7 @@ export class SessionPool {
     this.renewBeforeMs = options.renewBeforeMs ?? 10 * 60 * 1000;
     this.entries = new LRUCache({ max: options.maxUsers ?? 10_000 });
     this.rejected = new LRUCache({ max: 10_000, ttl: options.negativeTtlMs ?? 5_000 });
+    this.limiter = options.limiter;
   }
 
   private keyOf(credentials: Credentials): string {
@@ -141,32 +169,48 @@ export class SessionPool {
     const current = entry.session;
     if (current && entry.renewAtMs !== undefined && entry.renewAtMs > this.clock.now()) return Promise.resolve(current);
     if (entry.pending) return entry.pending;
-    entry.pending = this.client
-      .login(credentials.username, credentials.password, { client, via: BRIDGE_AGENT })
-      .then(
-        (session) => {
-          entry.session = session;
-          // The token's end is on the store's clock; measure its lifetime and renew on ours, so a
-          // skew between the two machines cannot make every request log in again.
-          const lifetimeMs = Math.min(DAY_MS, Math.max(60_000, session.expiresAtMs - Date.now()));
-          entry.renewAtMs = this.clock.now() + Math.max(lifetimeMs / 2, lifetimeMs - this.renewBeforeMs);
-          (entry.user as PooledUser).userId = session.userId;
-          return session;
-        },
-        (err: unknown) => {
-          const refused = err instanceof StoreError && ['unauthenticated', 'invalid', 'forbidden', 'not-found'].includes(err.kind);
-          if (refused) {
-            this.rejected.set(key, true);
-            this.entries.delete(key);
-            throw new AuthenticationFailed('bad-credentials', { cause: err });
-          }
-          throw new AuthenticationFailed('unavailable', { cause: err });
-        },
-      )
-      .finally(() => {
-        entry.pending = undefined;
-      });
+    entry.pending = this.login(key, entry, credentials, client).finally(() => {
+      entry.pending = undefined;
+    });
     return entry.pending;
+  }
+
+  /** One store login for the entry; a first one counted by the limiter around it. */
+  private async login(key: string, entry: Entry, credentials: Credentials, client?: RelayedClient): Promise<StoreSession> {
+    const reservation = entry.proven || !this.limiter ? undefined : await this.limiter.reserve(credentials.username, client?.ip ?? '');
+    if (reservation && !reservation.allowed) {
+      this.entries.delete(key);
+      throw new AuthenticationFailed('rate-limited', { retryAfterSec: reservation.retryAfterSec, logAs: 'rate limited' });
+    }
+    const attempt = reservation?.attempt;
+    let session: StoreSession;
+    try {
+      session = await this.client.login(credentials.username, credentials.password, { client, via: BRIDGE_AGENT });
+    } catch (err) {
+      const refused = err instanceof StoreError && ['unauthenticated', 'invalid', 'forbidden', 'not-found'].includes(err.kind);
+      if (refused) {
+        // A right password of a 2FA account is no guess: not counted, as the store does not.
+        const twofa = err.code === 'twofa_required';
+        await (twofa ? attempt?.released() : attempt?.failed());
+        this.rejected.set(key, true);
+        this.entries.delete(key);
+        throw new AuthenticationFailed('bad-credentials', { cause: err, logAs: twofa ? 'two-factor code required' : 'wrong username or password' });
+      }
+      await attempt?.released();
+      if (err instanceof StoreError && err.httpStatus === 429) {
+        throw new AuthenticationFailed('rate-limited', { cause: err, retryAfterSec: err.retryAfterSec, logAs: 'rate limited' });
+      }
+      throw new AuthenticationFailed('unavailable', { cause: err });
+    }
+    await attempt?.succeeded();
+    entry.session = session;
+    entry.proven = true;
+    // The token's end is on the store's clock; measure its lifetime and renew on ours, so a
+    // skew between the two machines cannot make every request log in again.
+    const lifetimeMs = Math.min(DAY_MS, Math.max(60_000, session.expiresAtMs - Date.now()));
+    entry.renewAtMs = this.clock.now() + Math.max(lifetimeMs / 2, lifetimeMs - this.renewBeforeMs);
+    (entry.user as PooledUser).userId = session.userId;
+    return session;
   }
 
   /** Forgets every cached session (shutdown, tests). */

@@ -90,6 +90,9 @@ export const configSchema = z.object({
       storeTimeoutMs: z.coerce.number().int().positive().default(30_000),
       /** Report quota properties to macOS >= 15.4 (Darwin 24.4), which may stall mounting on them. */
       quotaForNewMacOS: bool.default(true),
+      /** Failed Basic logins allowed per username and per client address inside the window before 503 (the bridge's own limit, whatever the store). */
+      loginMaxFailures: z.coerce.number().int().positive().default(10),
+      loginWindowSec: z.coerce.number().int().positive().default(900),
       /** Base URL users mount (WebDrive URLs the store hands out); defaults to http://host:port. */
       publicUrl: z.string().url().optional(),
     })
