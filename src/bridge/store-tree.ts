@@ -465,6 +465,12 @@ export class StoreTree {
     if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
   }
 
+  /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
+  async unstar(user: BridgeUser, resource: Resource, signal?: AbortSignal): Promise<void> {
+    await this.withSession(user, (s) => this.client.setStarred(s, resource.entry.id, false, signal));
+    if (resource.parent) this.cache.forget(resource.parent.key);
+  }
+
   /**
    * Moves `source` to `to`: a rename, a move into another folder, or both (in an order that
    * avoids a passing name clash). An existing target is deleted first when `overwrite`. When a
