@@ -6,6 +6,16 @@
  *
  * Client mtimes come from rclone's `X-OC-Mtime`, Windows' `Win32LastModifiedTime` and Cyberduck's
  * `SAR:lastmodified` (CLIENT-QUIRKS §2, §3, §5); the bridge reports them in getlastmodified.
+ *
+ * Bounded (issue 14, finding 7: a user with a 1,000-byte quota grew this file by 21 MB): a node
+ * carries at most `maxBytesPerNode` bytes (64 KiB) and `maxPropertiesPerNode` properties, and
+ * all nodes charged to one owner at most `maxBytesPerOwner` (64 MiB). A property's bytes are its
+ * XML, namespace and name in UTF-8. Each row records the owner it is charged to; triggers keep
+ * a per-owner total in the same transaction as every insert, update and delete, so the count is
+ * exact whatever removes rows (PROPPATCH remove, DELETE for good, COPY replacing a node) and
+ * checking it costs one row read. Real clients stay far below: Windows sets four Win32*
+ * properties (about 450 bytes) per file it uploads, Cyberduck one or two dates, Finder none (its
+ * extended attributes travel as `._` files); 64 MiB holds Windows' properties for ~140,000 files.
  */
 import Database from 'better-sqlite3';
 
@@ -22,7 +32,7 @@ export type DeadPropertyChange =
 
 export class DeadPropertyLimitError extends Error {
   constructor(
-    readonly kind: 'too-many-properties' | 'too-large',
+    readonly kind: 'too-many-properties' | 'too-large' | 'owner-full',
     message: string,
   ) {
     super(message);
@@ -33,11 +43,23 @@ export class DeadPropertyLimitError extends Error {
 export interface DeadPropertyStoreOptions {
   /** Properties one node may carry. Default 1000. */
   maxPropertiesPerNode?: number;
-  /** Bytes of property XML one node may carry. Default 1 MiB. */
+  /** Bytes of properties one node may carry. Default 64 KiB (config `bridge.deadPropsMaxBytesPerNode`). */
   maxBytesPerNode?: number;
+  /** Bytes of properties all nodes of one owner may carry. Default 64 MiB (`bridge.deadPropsMaxBytesPerOwner`). */
+  maxBytesPerOwner?: number;
 }
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
+
+/** What a property row weighs: its XML, namespace and name in UTF-8 (`row` is NEW or OLD). */
+const rowBytes = (row: string): string =>
+  `(length(CAST(${row}.xml AS BLOB)) + length(CAST(${row}.ns AS BLOB)) + length(CAST(${row}.local AS BLOB)))`;
+const charge = (row: string, sign: '+' | '-'): string =>
+  // No conflict clause: inside a trigger the outer statement's (PROPPATCH's upsert) would override it.
+  (sign === '+'
+    ? `INSERT INTO dead_property_usage (owner, bytes) SELECT ${row}.owner, 0 WHERE NOT EXISTS (SELECT 1 FROM dead_property_usage WHERE owner = ${row}.owner);\n`
+    : '') +
+  `UPDATE dead_property_usage SET bytes = bytes ${sign} ${rowBytes(row)} WHERE owner = ${row}.owner;`;
 
 const MIGRATIONS: ReadonlyArray<string> = [
   `CREATE TABLE dead_properties (
@@ -51,6 +73,25 @@ const MIGRATIONS: ReadonlyArray<string> = [
      node_id  TEXT PRIMARY KEY,
      mtime_ms INTEGER NOT NULL
    ) WITHOUT ROWID;`,
+  // Who each property is charged to ('' = nobody: rows from before this version, until their
+  // node is patched again), and the per-owner totals the triggers keep exact.
+  `ALTER TABLE dead_properties ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+   CREATE TABLE dead_property_usage (
+     owner TEXT PRIMARY KEY,
+     bytes INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   INSERT INTO dead_property_usage (owner, bytes)
+     SELECT owner, sum(${rowBytes('dead_properties')}) FROM dead_properties GROUP BY owner;
+   CREATE TRIGGER dead_properties_charge AFTER INSERT ON dead_properties BEGIN
+     ${charge('NEW', '+')}
+   END;
+   CREATE TRIGGER dead_properties_refund AFTER DELETE ON dead_properties BEGIN
+     ${charge('OLD', '-')}
+   END;
+   CREATE TRIGGER dead_properties_recharge AFTER UPDATE ON dead_properties BEGIN
+     ${charge('OLD', '-')}
+     ${charge('NEW', '+')}
+   END;`,
 ];
 
 type Db = Database.Database;
@@ -58,9 +99,11 @@ type Db = Database.Database;
 export class DeadPropertyStore {
   private readonly maxProps: number;
   private readonly maxBytes: number;
+  private readonly maxOwnerBytes: number;
   private writes = 0;
   private readonly stmts: ReturnType<typeof prepare>;
-  private readonly applyTx: (id: string, changes: readonly DeadPropertyChange[]) => void;
+  private readonly applyTx: (id: string, changes: readonly DeadPropertyChange[], owner: string) => void;
+  private readonly copyTx: (fromId: string, toId: string, owner: string) => boolean;
 
   /** Opens (creating and migrating) the file at `file`; `:memory:` works for tests. */
   static open(file: string, options: DeadPropertyStoreOptions = {}): DeadPropertyStore {
@@ -82,21 +125,50 @@ export class DeadPropertyStore {
     options: DeadPropertyStoreOptions,
   ) {
     this.maxProps = options.maxPropertiesPerNode ?? 1000;
-    this.maxBytes = options.maxBytesPerNode ?? 1024 * 1024;
+    this.maxBytes = options.maxBytesPerNode ?? 64 * 1024;
+    this.maxOwnerBytes = options.maxBytesPerOwner ?? 64 * 1024 * 1024;
     this.stmts = prepare(db);
-    this.applyTx = db.transaction((id: string, changes: readonly DeadPropertyChange[]) => {
+    this.applyTx = db.transaction((id: string, changes: readonly DeadPropertyChange[], owner: string) => {
+      const nodeBefore = this.stmts.usage.get(id) as { count: number; bytes: number };
+      // The node's properties are charged to its owner now (it may have moved to another owner).
+      this.stmts.recharge.run(owner, id, owner);
+      const ownerBefore = this.ownerBytes(owner);
       for (const change of changes) {
-        if (change.op === 'set') this.stmts.upsert.run(id, change.ns, change.local, change.xml);
+        if (change.op === 'set') this.stmts.upsert.run(id, change.ns, change.local, change.xml, owner);
         else this.stmts.deleteOne.run(id, change.ns, change.local);
       }
-      const usage = this.stmts.usage.get(id) as { count: number; bytes: number };
-      if (usage.count > this.maxProps) {
+      // A limit stops growth only: a node or owner already past one (a lowered limit) may still shrink.
+      const node = this.stmts.usage.get(id) as { count: number; bytes: number };
+      if (node.count > this.maxProps && node.count > nodeBefore.count) {
         throw new DeadPropertyLimitError('too-many-properties', `more than ${this.maxProps} dead properties on one resource`);
       }
-      if (usage.bytes > this.maxBytes) {
+      if (node.bytes > this.maxBytes && node.bytes > nodeBefore.bytes) {
         throw new DeadPropertyLimitError('too-large', `more than ${this.maxBytes} bytes of dead properties on one resource`);
       }
+      this.checkOwner(owner, ownerBefore);
     });
+    this.copyTx = db.transaction((fromId: string, toId: string, owner: string) => {
+      const ownerBefore = this.ownerBytes(owner);
+      this.stmts.dropProps.run(toId);
+      this.stmts.dropMtime.run(toId);
+      this.stmts.copyProps.run(toId, owner, fromId);
+      this.stmts.copyMtime.run(toId, fromId);
+      this.checkOwner(owner, ownerBefore);
+      return true;
+    });
+  }
+
+  /** Bytes of properties charged to `owner` ('' is charged to nobody). */
+  ownerBytes(owner: string): number {
+    return (this.stmts.ownerUsage.get(owner) as { bytes: number } | undefined)?.bytes ?? 0;
+  }
+
+  private checkOwner(owner: string, before: number): void {
+    if (owner === '') return;
+    const after = this.ownerBytes(owner);
+    if (after > this.maxOwnerBytes && after > before) {
+      throw new DeadPropertyLimitError('owner-full', `more than ${this.maxOwnerBytes} bytes of dead properties for one owner`);
+    }
   }
 
   /**
@@ -133,13 +205,14 @@ export class DeadPropertyStore {
   }
 
   /**
-   * Applies PROPPATCH instructions in order, all or nothing (RFC 4918 §9.2). Throws
-   * DeadPropertyLimitError (nothing applied) when the node would pass a limit: the verb answers
-   * 507 for the properties set.
+   * Applies PROPPATCH instructions in order, all or nothing (RFC 4918 §9.2), charging the
+   * node's properties to `owner` ('' charges nobody: tests and tools only). Throws
+   * DeadPropertyLimitError (nothing applied) when the node or the owner would pass a limit:
+   * the verb answers 507 for the properties set.
    */
-  apply(id: string, changes: readonly DeadPropertyChange[]): void {
+  apply(id: string, changes: readonly DeadPropertyChange[], owner = ''): void {
     if (changes.length === 0) return;
-    this.applyTx(id, changes);
+    this.applyTx(id, changes, owner);
     this.writes++;
   }
 
@@ -153,12 +226,19 @@ export class DeadPropertyStore {
 
   /**
    * Gives `toId` the dead properties and client mtime of `fromId`, replacing what it had (COPY:
-   * the destination is a new resource, RFC 4918 §9.8.2).
+   * the destination is a new resource, RFC 4918 §9.8.2), charged to `owner`. Returns false and
+   * changes nothing when that would pass the owner's limit (the copy then has no properties).
    */
-  copy(fromId: string, toId: string): void {
-    if (fromId === toId) return;
-    this.stmts.copyTx(fromId, toId);
+  copy(fromId: string, toId: string, owner = ''): boolean {
+    if (fromId === toId) return true;
+    try {
+      this.copyTx(fromId, toId, owner);
+    } catch (err) {
+      if (err instanceof DeadPropertyLimitError) return false;
+      throw err;
+    }
     this.writes++;
+    return true;
   }
 
   /** Forgets a node's properties and mtime (DELETE, or a node replaced by COPY/MOVE). */
@@ -222,7 +302,7 @@ function prepare(db: Db) {
   const dropProps = db.prepare('DELETE FROM dead_properties WHERE node_id = ?');
   const dropMtime = db.prepare('DELETE FROM client_mtimes WHERE node_id = ?');
   const copyProps = db.prepare(
-    'INSERT INTO dead_properties (node_id, ns, local, xml) SELECT ?, ns, local, xml FROM dead_properties WHERE node_id = ?',
+    'INSERT INTO dead_properties (node_id, ns, local, xml, owner) SELECT ?, ns, local, xml, ? FROM dead_properties WHERE node_id = ?',
   );
   const copyMtime = db.prepare('INSERT INTO client_mtimes (node_id, mtime_ms) SELECT ?, mtime_ms FROM client_mtimes WHERE node_id = ?');
   return {
@@ -232,11 +312,17 @@ function prepare(db: Db) {
     ),
     getOne: db.prepare('SELECT ns, local, xml FROM dead_properties WHERE node_id = ? AND ns = ? AND local = ?'),
     upsert: db.prepare(
-      'INSERT INTO dead_properties (node_id, ns, local, xml) VALUES (?, ?, ?, ?) ON CONFLICT (node_id, ns, local) DO UPDATE SET xml = excluded.xml',
+      'INSERT INTO dead_properties (node_id, ns, local, xml, owner) VALUES (?, ?, ?, ?, ?) ON CONFLICT (node_id, ns, local) DO UPDATE SET xml = excluded.xml, owner = excluded.owner',
     ),
+    recharge: db.prepare('UPDATE dead_properties SET owner = ? WHERE node_id = ? AND owner <> ?'),
+    ownerUsage: db.prepare('SELECT bytes FROM dead_property_usage WHERE owner = ?'),
+    dropProps,
+    dropMtime,
+    copyProps,
+    copyMtime,
     deleteOne: db.prepare('DELETE FROM dead_properties WHERE node_id = ? AND ns = ? AND local = ?'),
     usage: db.prepare(
-      'SELECT count(*) AS count, coalesce(sum(length(CAST(xml AS BLOB))), 0) AS bytes FROM dead_properties WHERE node_id = ?',
+      `SELECT count(*) AS count, coalesce(sum(${rowBytes('dead_properties')}), 0) AS bytes FROM dead_properties WHERE node_id = ?`,
     ),
     getMtime: db.prepare('SELECT mtime_ms FROM client_mtimes WHERE node_id = ?'),
     getMtimes: db.prepare('SELECT node_id, mtime_ms FROM client_mtimes WHERE node_id IN (SELECT value FROM json_each(?))'),
@@ -244,12 +330,6 @@ function prepare(db: Db) {
       'INSERT INTO client_mtimes (node_id, mtime_ms) VALUES (?, ?) ON CONFLICT (node_id) DO UPDATE SET mtime_ms = excluded.mtime_ms',
     ),
     clearMtime: dropMtime,
-    copyTx: db.transaction((fromId: string, toId: string) => {
-      dropProps.run(toId);
-      dropMtime.run(toId);
-      copyProps.run(toId, fromId);
-      copyMtime.run(toId, fromId);
-    }),
     dropTx: db.transaction((ids: readonly string[]) => {
       for (const id of ids) {
         dropProps.run(id);

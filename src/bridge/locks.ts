@@ -68,7 +68,11 @@ export class LockError extends Error {
 
 export interface LockStoreOptions {
   clock?: Clock;
-  /** Longest timeout granted; `Infinite` becomes this. Default one week. */
+  /**
+   * Longest timeout granted; `Infinite` and longer requests become this. Default one hour
+   * (config `bridge.lockMaxTimeoutSec`; sabre/dav-based servers cap the same way): a lock
+   * whose client went away blocks writers for an hour at most, and clients refresh.
+   */
   maxTimeoutSec?: number;
   /** Timeout when the client asks for none or for nothing parseable. Default one hour. */
   defaultTimeoutSec?: number;
@@ -100,7 +104,7 @@ export interface ModifyCheckOptions {
   includeDescendants?: boolean;
 }
 
-const WEEK_SEC = 7 * 24 * 3600;
+const HOUR_SEC = 3600;
 const SWEEP_EVERY_LOCKS = 256;
 
 /**
@@ -154,7 +158,7 @@ export class LockStore {
 
   constructor(options: LockStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.maxTimeoutSec = options.maxTimeoutSec ?? WEEK_SEC;
+    this.maxTimeoutSec = options.maxTimeoutSec ?? HOUR_SEC;
     this.defaultTimeoutSec = Math.min(options.defaultTimeoutSec ?? 3600, this.maxTimeoutSec);
     this.maxLocks = options.maxLocks ?? 100_000;
     this.maxLocksPerPrincipal = options.maxLocksPerPrincipal ?? 20_000;

@@ -21,6 +21,14 @@ import type { BridgeUser } from './sessions.js';
 export const TOP_LEVEL = ['home', 'incoming', 'trash', 'public_shares', 'private_shares', 'favorites', 'shared_with_you'] as const;
 export type TopLevelName = (typeof TOP_LEVEL)[number];
 
+/**
+ * Top-level folders whose entries are derived from other folders, not stored in them: the
+ * caller's starred nodes, the owner's nodes with links or private shares, the nodes shared with
+ * the caller. An entry there is a node that lives elsewhere (often another owner's), so the
+ * bridge never deletes, moves, locks or patches through such an entry or folder (docs/bridge-design.md).
+ */
+export const DERIVED_VIEWS: ReadonlySet<TopLevelName> = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
+
 export const WEBDRIVE = 'webdrive';
 export const GROUPS = 'groups';
 

@@ -130,8 +130,11 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
   const services: BridgeServices = {
     tree: new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs }),
     cache,
-    locks: new LockStore({ clock }),
-    props: DeadPropertyStore.open(stateFile),
+    locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
+    props: DeadPropertyStore.open(stateFile, {
+      maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
+      maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
+    }),
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,

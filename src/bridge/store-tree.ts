@@ -15,7 +15,7 @@ import type { Logger } from '../common/logger.js';
 import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
-import { folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
+import { DERIVED_VIEWS, folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import type { BridgeUser } from './sessions.js';
 
 /** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
@@ -87,6 +87,30 @@ function inheritFrom(parent: Resource, child: Resource): void {
 function groupOfTop(topId: string | undefined): string | undefined {
   const colon = topId?.indexOf(':') ?? -1;
   return colon === -1 ? undefined : topId?.slice(colon + 1);
+}
+
+/** A derived view itself (`/favorites/`, `/shared_with_you/`, a group's): its content lives elsewhere. */
+export function isDerivedView(resource: Resource): boolean {
+  return resource.kind === 'top' && resource.top !== undefined && DERIVED_VIEWS.has(resource.top.name);
+}
+
+/**
+ * An entry listed directly in a derived view (a starred node, a shared node, a node with links):
+ * someone's node shown here, not held here. Members below such an entry are ordinary nodes.
+ */
+export function isDerivedViewEntry(resource: Resource): boolean {
+  return resource.kind === 'node' && resource.top !== undefined && DERIVED_VIEWS.has(resource.top.name) && resource.parent?.id === resource.top.id;
+}
+
+/**
+ * Whose budget the bridge's own data about `resource` (dead properties) counts against: the
+ * owner of the tree it lies in when the path names it (the caller's own tree: the caller; a
+ * group's `…:<group>`: the group), else (reached through a private share: the path does not name
+ * the sharer) the caller writing.
+ */
+export function budgetOwnerOf(user: BridgeUser, resource: Resource): string {
+  if (resource.shareRoot !== undefined) return user.userId;
+  return groupOfTop(resource.top?.id) ?? user.userId;
 }
 
 export function isFixedPath(path: DavPath): boolean {
@@ -439,6 +463,12 @@ export class StoreTree {
     this.cache.forget(resource.parent.key);
     this.cache.forget(this.folderKey(user, siblingTopId(resource.top?.id ?? ('home' as NodeId), 'trash')));
     if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
+  }
+
+  /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
+  async unstar(user: BridgeUser, resource: Resource, signal?: AbortSignal): Promise<void> {
+    await this.withSession(user, (s) => this.client.setStarred(s, resource.entry.id, false, signal));
+    if (resource.parent) this.cache.forget(resource.parent.key);
   }
 
   /**

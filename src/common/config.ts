@@ -95,6 +95,12 @@ export const configSchema = z.object({
       loginWindowSec: z.coerce.number().int().positive().default(900),
       /** Base URL users mount (WebDrive URLs the store hands out); defaults to http://host:port. */
       publicUrl: z.string().url().optional(),
+      /** Longest lock the bridge grants, in seconds; `Timeout: Infinite` and longer get this (clients refresh). */
+      lockMaxTimeoutSec: z.coerce.number().int().min(60).default(3600),
+      /** Bytes of dead properties (PROPPATCH) one node may carry. */
+      deadPropsMaxBytesPerNode: z.coerce.number().int().min(1024).default(64 * 1024),
+      /** Bytes of dead properties all nodes of one owner (user or group) may carry together. */
+      deadPropsMaxBytesPerOwner: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
     })
     .prefault({}),
 });

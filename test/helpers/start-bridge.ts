@@ -39,7 +39,7 @@ export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRA
 }
 
 export interface BridgeFixtureOptions extends TestStoreOptions {
-  bridgeFlags?: { cacheTtlMs?: number };
+  bridgeFlags?: { cacheTtlMs?: number; deadPropsMaxBytesPerOwner?: number };
   /** The bridge's transport to the store; DRIVEWAY_TEST_TRANSPORT by default (`viaProxy` means HTTP). */
   transport?: Transport;
   /** The bridge's clock (lock expiry, session renewal); a ManualClock lets a test move time. Default: system time. */
@@ -56,6 +56,7 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
   const fixture = await storeFixture(options);
   const config = structuredClone(fixture.store.config);
   if (options.bridgeFlags?.cacheTtlMs !== undefined) config.bridge.cacheTtlMs = options.bridgeFlags.cacheTtlMs;
+  if (options.bridgeFlags?.deadPropsMaxBytesPerOwner !== undefined) config.bridge.deadPropsMaxBytesPerOwner = options.bridgeFlags.deadPropsMaxBytesPerOwner;
   const proxy = options.viaProxy ? await startCountingProxy(fixture.store.url) : undefined;
   const bridge = await startBridge({
     config,

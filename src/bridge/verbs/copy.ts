@@ -12,7 +12,7 @@
  */
 import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { BridgeUser } from '../sessions.js';
-import type { Resource } from '../store-tree.js';
+import { budgetOwnerOf, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
 import { sendEmpty } from './respond.js';
@@ -36,10 +36,12 @@ export const copy: VerbHandler = async (ctx: DavContext) => {
   let key: string | undefined;
   if (copied) {
     key = keyOf(copied);
-    props.copy(keyOf(source), key);
+    const owner = budgetOwnerOf(user, copied);
+    let complete = props.copy(keyOf(source), key, owner);
     if (!shallow && source.entry.kind === 'folder' && copied.entry.kind === 'folder') {
-      await copyMemberProperties(ctx, user, source.entry.id, copied.entry.id);
+      complete = (await copyMemberProperties(ctx, user, source.entry.id, copied.entry.id, owner)) && complete;
     }
+    if (!complete) ctx.log.info({ owner, destination: transfer.destination.path }, 'COPY: dead properties left out, the owner’s limit is reached');
   } else {
     ctx.log.warn({ destination: transfer.destination.path }, 'the copy is not listed at its destination');
   }
@@ -65,7 +67,7 @@ interface Member {
  * listed only on the way to a member that has properties, so a tree without any costs no store
  * call.
  */
-async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: NodeId, to: NodeId): Promise<void> {
+async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: NodeId, to: NodeId, owner: string): Promise<boolean> {
   const { cache, tree, props } = ctx.services;
   const cachedEntries = (folder: NodeId): readonly NodeEntry[] | undefined => cache.listing(user.userId, tree.folderKey(user, folder))?.entries;
 
@@ -78,7 +80,7 @@ async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: Nod
       if (entry.kind === 'folder') queue.push({ folder: entry.id, parent: members.length - 1 });
     }
   }
-  if (members.length === 0) return;
+  if (members.length === 0) return true;
   const keys = members.map((m) => tree.folderKey(user, m.entry.id));
   const withProps = props.listMany(keys);
   const withMtimes = props.getMtimes(keys);
@@ -97,6 +99,7 @@ async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: Nod
     if (siblings) siblings.push(i);
     else children.set(member.parent, [i]);
   });
+  let complete = true;
   const pending: Array<{ parent: number; target: NodeId }> = [{ parent: -1, target: to }];
   while (pending.length > 0) {
     const { parent, target } = pending.pop() as { parent: number; target: NodeId };
@@ -107,8 +110,9 @@ async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: Nod
       const member = members[i] as Member;
       const twin = listing.byName.get(member.entry.name.normalize('NFC'));
       if (!twin || twin.kind !== member.entry.kind) continue;
-      if (member.hasState) props.copy(keys[i] as string, tree.folderKey(user, twin.id));
+      if (member.hasState && !props.copy(keys[i] as string, tree.folderKey(user, twin.id), owner)) complete = false;
       if (member.leadsToState) pending.push({ parent: i, target: twin.id });
     }
   }
+  return complete;
 }

@@ -5,13 +5,16 @@
  * its own state in step: locks on and below the resource go (§9.6.1), and dead properties and
  * client mtimes go when the resource is gone for good. A node moved into the trash keeps its
  * UUID, so its properties stay with it for a restore.
+ *
+ * An entry listed directly in a derived view (`/favorites/x`, `/shared_with_you/x`,
+ * `/public_shares/x`, `/private_shares/x`) is never deleted: see removeFromView.
  */
 import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
-import type { Resource } from '../store-tree.js';
+import { isDerivedViewEntry, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { sendEmpty } from './respond.js';
-import { checkWrite, requirePrivilege, writeTargetOf } from './preconditions.js';
+import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
 
 /** Bounds the walk over cached listings when a subtree is deleted for good. */
 const MAX_FORGOTTEN_KEYS = 10_000;
@@ -67,6 +70,10 @@ export const del: VerbHandler = async (ctx) => {
   const resource = target.resource;
   if (!resource) throw new DavStatusError(404, 'nothing to delete here');
   if (resource.kind !== 'node') throw new DavStatusError(403, 'the root and the top-level folders cannot be deleted');
+  if (isDerivedViewEntry(resource)) {
+    await removeFromView(ctx, target);
+    return;
+  }
   const isCollection = resource.entry.kind === 'folder';
   const rawDepth = ctx.req.headers.depth;
   const depth = Array.isArray(rawDepth) ? rawDepth.join(', ') : rawDepth;
@@ -80,3 +87,21 @@ export const del: VerbHandler = async (ctx) => {
   forgetDeleted(ctx, state);
   sendEmpty(ctx, 204);
 };
+
+/**
+ * DELETE of an entry listed directly in a derived view (issue 14, item 9: derived views never
+ * destroy): the node lives elsewhere, often another owner's. In `favorites` the caller's star
+ * goes and the node stays (204). Elsewhere (`shared_with_you`: only the owner ends a share;
+ * `public_shares`, `private_shares`: a link or share, once removed, cannot be made again with the
+ * same token) 403, nothing changes. Locks do not stop it: the node itself is not written.
+ */
+async function removeFromView(ctx: DavContext, target: WriteTarget): Promise<void> {
+  const resource = target.resource as Resource;
+  if (resource.top?.name !== 'favorites') {
+    throw new DavStatusError(403, `an entry of ${resource.top?.name ?? 'this view'} is someone's node shown here: it is not deleted through the view`);
+  }
+  await checkIfHeader(ctx, target);
+  checkHttpConditions(ctx, target);
+  await ctx.services.tree.unstar(ctx.user(), resource, ctx.signal);
+  sendEmpty(ctx, 204);
+}

@@ -8,7 +8,7 @@ import { DavStatusError } from '../dav-errors.js';
 import { parseDestination } from '../href.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
-import { isFixedPath, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
+import { isDerivedViewEntry, isFixedPath, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
 import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
@@ -78,6 +78,9 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   const source = await tree.stat(user, ctx.path);
   if (source.kind === 'root') throw new DavStatusError(403, 'the root cannot be moved or copied');
   if (isMove && source.kind === 'top') throw new DavStatusError(403, 'top-level folders are fixed');
+  // An entry of a derived view is a node living elsewhere: moving it would take it away from
+  // its place (another owner's, often). Copying it out changes nothing and is allowed.
+  if (isMove && isDerivedViewEntry(source)) throw new DavStatusError(403, 'an entry of a derived view is not moved through the view');
   if (isFixedPath(destinationPath)) throw new DavStatusError(403, 'top-level folders are fixed');
   if (destinationPath === source.path) throw new DavStatusError(403, 'source and destination are the same resource');
   if (source.entry.kind === 'folder' && isBelow(destinationPath, source.path)) {
@@ -87,6 +90,8 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   const destination = await writeTargetOf(ctx, destinationPath);
   const existing = destination.resource;
   if (existing) {
+    // Overwrite would delete the node the view shows before the store refuses writing there.
+    if (isDerivedViewEntry(existing)) throw new DavStatusError(403, 'an entry of a derived view is not replaced through the view');
     if (existing.entry.id === source.entry.id) throw new DavStatusError(403, 'source and destination are the same resource');
     if (isBelow(source.path, destinationPath)) {
       // Overwrite: T would delete the source with the destination (Apache mod_dav answers 403 too).

@@ -6,7 +6,17 @@
  * the node. This handler decides statuses and writes the answer; it keeps no state itself.
  *
  * Fixes over webdav-server 2.6.3 (CLIENT-QUIRKS §0): scope and type are written in the DAV:
- * namespace, `Lock-Token` carries angle brackets, and the client's Timeout is honoured.
+ * namespace, `Lock-Token` carries angle brackets, and the client's Timeout is honoured up to
+ * `bridge.lockMaxTimeoutSec` (one hour; `Infinite` gets that).
+ *
+ * Who may lock (issue 14, finding 4): LOCK needs `write` on the resource it names, `bind`
+ * (write on the parent) for an unmapped URL, and a refresh needs `write` again. The root, the
+ * virtual collections and the derived views are never locked (requirePrivilege). A
+ * depth-infinity lock needs write on the collection only: in this store rights do not narrow
+ * going down (a group member's permissions hold for the whole group tree, a writable share for
+ * the shared node's subtree), so whoever may write a collection may write everything below it.
+ * A read-only user gets 403, never 423: Office then opens the file read-only, Finder and
+ * davfs2 report a permission error instead of "locked by someone else".
  */
 import { Readable } from 'node:stream';
 import { DavStatusError } from '../dav-errors.js';
@@ -79,6 +89,8 @@ export const lock: VerbHandler = async (ctx) => {
 async function refresh(ctx: DavContext, target: WriteTarget, timeoutHeader: string | undefined): Promise<void> {
   const header = ifHeaderOf(ctx);
   if (!header) throw new DavStatusError(400, 'a LOCK without a body is a refresh and needs an If header with the lock token');
+  // Holding a lock is a write: someone who lost `write` since cannot keep theirs alive.
+  await requirePrivilege(ctx, target.resource, 'write');
   await checkIfHeader(ctx, target);
   const { locks } = ctx.services;
   const covering = new Set(target.resource ? locks.locksCovering(target.chain).map((l) => l.token) : []);

@@ -12,7 +12,7 @@
 import { DavStatusError } from '../dav-errors.js';
 import { encodeHref, parseHrefTarget } from '../href.js';
 import { entityTagsMatch, evaluateIf, parseIfHeader, presentedLockTokens, type IfHeader } from '../if-header.js';
-import { parentOf, type DavPath, type Privilege, type Resource } from '../store-tree.js';
+import { isDerivedView, parentOf, type DavPath, type Privilege, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 
 /** Strong entity tag: files change it with every revision, folders with every listing change. */
@@ -60,15 +60,23 @@ export async function writeTargetOf(ctx: DavContext, path: DavPath): Promise<Wri
 
 /**
  * 403 unless the user holds `privilege` on `resource` (SPEC node permissions through myaccess:
- * a group member without `write` may not PUT, MKCOL, PROPPATCH, LOCK, MOVE or COPY into a folder;
+ * a group member without `write` may not PUT, MKCOL, PROPPATCH (write-properties), LOCK (write
+ * on what it names; for an unmapped URL, bind: write on the parent), MOVE or COPY into a folder;
  * without `delete` may not DELETE; without `download` may not GET). Checked before the If header
  * and locks: no condition or token can make the write allowed. Nothing to check when the resource
  * is not there (the verb answers 404 or 409 itself).
  */
 export async function requirePrivilege(ctx: DavContext, resource: Resource | undefined, privilege: Privilege): Promise<void> {
-  // The root and the virtual collections hold no store node: what can be written there (dead
-  // properties, locks) is the bridge's own, and what cannot (new members) is refused as fixed.
-  if (!resource || resource.kind === 'root' || resource.kind === 'virtual') return;
+  if (!resource) return;
+  // The root, the virtual collections (`/groups/`, `/groups/<name>/`, `/webdrive/`) and the
+  // derived views (`/favorites/`, `/shared_with_you/`, `/public_shares/`, `/private_shares/`)
+  // are read by everyone who sees them and written by nobody: a lock or a dead property there
+  // would cover nodes of other owners (a read-only group member locking a whole group drive:
+  // issue 14, finding 4), and nothing can be created in them.
+  if (resource.kind === 'root' || resource.kind === 'virtual' || isDerivedView(resource)) {
+    if (privilege === 'read') return;
+    throw new DavStatusError(403, `nothing can be written at ${resource.path}: it is made up or derived`);
+  }
   const granted = await ctx.services.tree.privileges(ctx.user(), resource, { exact: true });
   if (!granted.has(privilege)) throw new DavStatusError(403, `the ${privilege} permission is needed here`);
 }

@@ -10,11 +10,16 @@
  * SAR:lastmodified (Sardine's custom namespace `SAR:`, §5) are kept as dead properties like any
  * other and also recorded as the node's client mtime, which PROPFIND reports as getlastmodified.
  * Never calls the store beyond resolving the path.
+ *
+ * Needs write-properties, i.e. `write` on the node (the root, virtual collections and derived
+ * views: never). Properties count against the per-node and per-owner limits of
+ * DeadPropertyStore (budgetOwnerOf says whose); passing one answers 507 for the properties set.
  */
 import { DavStatusError } from '../dav-errors.js';
 import { errorXml, MultistatusWriter, parseProppatch, propKey, readBody, type PropName, type PropPatchInstruction } from '../dav-xml.js';
 import { DeadPropertyLimitError, parseDateProperty, type DeadPropertyChange } from '../dead-properties.js';
 import { encodeHref } from '../href.js';
+import { budgetOwnerOf } from '../store-tree.js';
 import type { VerbHandler } from './context.js';
 import { isLiveProperty } from './propfind.js';
 import { checkWrite, requirePrivilege } from './preconditions.js';
@@ -60,12 +65,13 @@ export const proppatch: VerbHandler = async (ctx) => {
   const node = resource.chain[resource.chain.length - 1] as string;
   if ([...outcomes.values()].every((o) => o.status === 200)) {
     try {
-      props.apply(node, instructions.map(toChange));
+      props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
       const mtime = finalMtime(instructions);
       if (mtime === 'clear') props.clearMtime(node);
       else if (mtime !== undefined) props.setMtime(node, mtime);
     } catch (err) {
       if (!(err instanceof DeadPropertyLimitError)) throw err;
+      ctx.log.info({ limit: err.kind, owner: budgetOwnerOf(user, resource) }, 'PROPPATCH refused: dead property limit');
       // Nothing was stored: the properties being set could not fit (507, RFC 4918 §9.2.1).
       for (const o of outcomes.values()) o.status = o.op === 'set' ? 507 : 424;
     }

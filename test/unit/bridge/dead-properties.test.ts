@@ -39,7 +39,7 @@ describe('DeadPropertyStore', () => {
     expect(reopened.list('n1')).toEqual([win('Win32FileAttributes', '00000020')]);
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    expect(raw.pragma('user_version', { simple: true })).toBe(2);
     raw.close();
   });
 
@@ -169,6 +169,62 @@ describe('DeadPropertyStore', () => {
     store.set('node-5000', win('a', '1'));
     expect(store.getMtimes(ids)).toEqual(new Map([['node-9999', 42]]));
     expect([...store.listMany(ids).keys()]).toEqual(['node-5000']);
+  });
+
+  it('counts each owner’s bytes exactly across nodes, refuses growth past the owner’s limit, and frees bytes on removal', () => {
+    const { store } = openStore({ maxBytesPerOwner: 4000 });
+    const big = (local: string) => ({ ns: 'urn:x', local, xml: `<x:${local} xmlns:x="urn:x">${'v'.repeat(900)}</x:${local}>` });
+    const weight = (p: { ns: string; local: string; xml: string }) => Buffer.byteLength(p.xml) + Buffer.byteLength(p.ns) + Buffer.byteLength(p.local);
+    store.apply('n1', [{ op: 'set', ...big('a') }], 'alice');
+    store.apply('n2', [{ op: 'set', ...big('a') }], 'alice');
+    store.apply('n3', [{ op: 'set', ...big('a') }, { op: 'set', ...big('b') }], 'alice');
+    expect(store.ownerBytes('alice')).toBe(4 * weight(big('a')));
+    // Another owner has a budget of their own.
+    store.apply('n9', [{ op: 'set', ...big('a') }], 'bob');
+    try {
+      store.apply('n4', [{ op: 'set', ...big('a') }], 'alice');
+      expect.unreachable('the fifth property passes alice’s limit');
+    } catch (err) {
+      expect((err as DeadPropertyLimitError).kind).toBe('owner-full');
+    }
+    expect(store.list('n4')).toEqual([]);
+    // Replacing a value by one of the same size, and removing, still work at the limit.
+    store.apply('n1', [{ op: 'set', ...big('a') }], 'alice');
+    store.apply('n3', [{ op: 'remove', ns: 'urn:x', local: 'b' }], 'alice');
+    expect(store.ownerBytes('alice')).toBe(3 * weight(big('a')));
+    store.drop('n2');
+    store.dropMany(['n1']);
+    expect(store.ownerBytes('alice')).toBe(weight(big('a')));
+    store.apply('n4', [{ op: 'set', ...big('a') }], 'alice');
+    // A COPY that would pass the limit copies nothing; one that fits is charged.
+    store.apply('n5', [{ op: 'set', ...big('b') }, { op: 'set', ...big('c') }], 'alice');
+    expect(store.copy('n5', 'n6', 'alice')).toBe(false);
+    expect(store.list('n6')).toEqual([]);
+    expect(store.copy('n5', 'n6', 'bob')).toBe(true);
+    expect(store.ownerBytes('bob')).toBe(3 * weight(big('a')));
+    // A node patched under another owner (it moved) is charged to that owner as a whole.
+    store.apply('n5', [{ op: 'set', ...big('d') }], 'carol');
+    expect(store.ownerBytes('carol')).toBe(3 * weight(big('a')));
+    expect(store.ownerBytes('alice')).toBe(2 * weight(big('a')));
+  });
+
+  it('migrates a version 1 file: its properties are kept and charged to nobody until patched again', () => {
+    const tmp = makeTmpDir('driveway-deadprops-');
+    cleanups.push(() => tmp.remove());
+    const file = path.join(tmp.dir, 'bridge.sqlite');
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE dead_properties (node_id TEXT NOT NULL, ns TEXT NOT NULL, local TEXT NOT NULL, xml TEXT NOT NULL, PRIMARY KEY (node_id, ns, local)) WITHOUT ROWID;
+      CREATE TABLE client_mtimes (node_id TEXT PRIMARY KEY, mtime_ms INTEGER NOT NULL) WITHOUT ROWID;`);
+    raw.prepare('INSERT INTO dead_properties VALUES (?, ?, ?, ?)').run('n1', WIN_NS, 'a', win('a', '1').xml);
+    raw.pragma('user_version = 1');
+    raw.close();
+    const store = DeadPropertyStore.open(file);
+    cleanups.push(() => store.close());
+    expect(store.list('n1')).toEqual([win('a', '1')]);
+    expect(store.ownerBytes('')).toBeGreaterThan(0);
+    store.apply('n1', [{ op: 'set', ...win('b', '2') }], 'alice');
+    expect(store.ownerBytes('')).toBe(0);
+    expect(store.ownerBytes('alice')).toBe(store.list('n1').reduce((sum, p) => sum + Buffer.byteLength(p.xml) + Buffer.byteLength(p.ns) + Buffer.byteLength(p.local), 0));
   });
 });
 
