@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { StoreContext } from '../context.js';
-import { accessTo, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
+import { accessTo, assertMayGive, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
 import type { ShareRequestRow } from '../db/approvals.js';
 import { getNode, isUuid, type NodeRow } from '../db/nodes.js';
 import { orgOfOwner } from '../db/owner-data.js';
@@ -103,6 +103,7 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
   const { db, clock, config } = ctx;
   const node = resolveNode(db, caller, nodeId, 'read');
   assertSharePermission(db, caller, node, PERMISSION[input.type].create);
+  assertMayGive(db, caller, node, input.type, input.type === 'private' && input.writable === true);
   assertShareable(db, node);
   const details: LinkDetails = {};
   let token: string | undefined;
