@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalClient } from '../../../src/store/local-client.js';
-import { OPERATION_ROUTES, ROUTE_POLICIES, routePolicy } from '../../../src/store/policy.js';
+import { OPERATION_ROUTES, ROUTE_POLICIES, routePolicy, type RoutePolicy } from '../../../src/store/policy.js';
 import { StoreError, type StoreSession } from '../../../src/store-client/index.js';
 import { startTestStore } from '../../helpers/start-store.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../../helpers/store-fixture.js';
@@ -70,9 +70,9 @@ describe('both transports apply it', () => {
     const path = url.replace(/:[a-z_]+/g, () => randomUUID()).replace(/\*$/, 'x');
     return apiCall(f.client, token, method, path, method === 'GET' || method === 'DELETE' ? undefined : {});
   }
-  const bearerRoutes = (keep: (key: string) => boolean) =>
+  const bearerRoutes = (keep: (key: string, policy: RoutePolicy) => boolean) =>
     Object.entries(ROUTE_POLICIES)
-      .filter(([key, p]) => p.credential === 'bearer' && keep(key))
+      .filter(([key, p]) => p.credential === 'bearer' && keep(key, p))
       .map(([key]) => key);
 
   beforeAll(async () => {
@@ -89,10 +89,10 @@ describe('both transports apply it', () => {
   });
 
   it('refuses an app-password session every route its entry refuses (403 naming the app password), an administrator’s too', async () => {
-    const refused = bearerRoutes((key) => ROUTE_POLICIES[key as keyof typeof ROUTE_POLICIES].appPassword === 'refused');
+    const refused = bearerRoutes((_key, p) => p.appPassword === 'refused');
     expect(refused).toEqual(expect.arrayContaining(['POST /api/groups/:group_uuid/users', 'PUT /api/groups/:group_uuid/users/:user_uuid', 'POST /api/nodes/:id/shares']));
     for (const key of refused) {
-      const token = ROUTE_POLICIES[key as keyof typeof ROUTE_POLICIES].role.endsWith('admin') && key.includes('/api/admin/') ? adminAppSession : appSession;
+      const token = key.includes('/api/admin/') ? adminAppSession : appSession;
       const res = await callRoute(token, key);
       expect({ key, status: res.status, msg: (res.body as { msg?: string }).msg }).toEqual({ key, status: 403, msg: expect.stringMatching(/app password/) });
     }
@@ -109,7 +109,7 @@ describe('both transports apply it', () => {
   it('refuses an expired password every route but the three it may call, over HTTP and in-process', async () => {
     f.store.clock.advance(30 * DAY_MS);
     expiredSession = await f.client.login(user.email, user.password);
-    const allowed = bearerRoutes((key) => ROUTE_POLICIES[key as keyof typeof ROUTE_POLICIES].expiredPassword);
+    const allowed = bearerRoutes((_key, p) => p.expiredPassword);
     expect(allowed.sort()).toEqual(['GET /api/user', 'GET /api/user/logout', 'PUT /api/user']);
     for (const key of bearerRoutes((key) => !allowed.includes(key))) {
       const res = await callRoute(expiredSession.token, key);
