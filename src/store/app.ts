@@ -142,7 +142,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // with another credential (file access key, upload token, link) admit theirs themselves.
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
-    // An unknown /api endpoint still wants a token first (401 before 404), as the SPEC's server does.
+    // An unknown /api endpoint still wants a token first (401 before 404), as before the table.
     if (route === undefined && !request.url.startsWith('/api/')) return;
     const policy = route === undefined ? undefined : requirePolicy(request.method, route);
     if (policy && policy.credential !== 'bearer') return;
