@@ -12,10 +12,14 @@
  * Private shares (docs/store-semantics.md "Sharing"): a node privately shared with the caller, or
  * with a group of theirs, and its whole subtree grant `read` and `download`, plus `write` when
  * the share is writable, and `delete` on what lies below a writable shared node (never on the
- * shared node itself). Nothing while the node lies in its owner's trash. Asked only when the
- * caller does not own the node (or holds less than everything through a group): one index probe
- * when the caller has no private share at all, else one walk up the node's ancestry
- * (db/shares.ts privateGrant). Grants from a membership and from shares add up.
+ * shared node itself), each only while the share's creator holds it on the node of their own
+ * (a creator who lost a permission, left the group, was deactivated or deleted narrows their
+ * shares at once; issue 14). Nothing while the node lies in its owner's trash. Asked only when
+ * the caller does not own the node (or holds less than everything through a group): one index
+ * probe when the caller has no private share at all, else one walk up the node's ancestry
+ * (db/shares.ts privateSharesReaching) and two primary-key lookups per distinct creator.
+ * Grants from a membership and from shares add up. Public and upload links are held to their
+ * creator's access in the same way (creatorAccess, asked by ops/public-links.ts).
  *
  * Groups: members may read a group's member endpoints, group administrators (and the built-in
  * admin) may change it; non-members get 404, members who are not administrators 403.
@@ -24,7 +28,8 @@ import type { AuthenticatedUser } from './sessions.js';
 import type { Db } from './db/database.js';
 import { getGroup, membershipOf, type GroupRow, type Membership } from './db/groups.js';
 import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './db/nodes.js';
-import { privateGrant } from './db/shares.js';
+import { privateSharesReaching } from './db/shares.js';
+import { getUserByUuid } from './db/users.js';
 import { forbidden, notFound, StoreHttpError } from './envelope.js';
 
 export type Permission = 'read' | 'write' | 'delete' | 'download';
@@ -41,27 +46,80 @@ export interface NodeAccess {
 const FULL: NodeAccess = { visible: true, granted: ALL_PERMISSIONS };
 const NONE: NodeAccess = { visible: false, granted: [] };
 
-function ownAccess(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): NodeAccess {
-  if (node.owner_type === 'User') return node.owner_uuid === caller.userUuid ? FULL : NONE;
-  if (caller.isBuiltin) return FULL;
-  const membership = membershipOf(db, node.owner_uuid, caller.userUuid);
+/** Who holds access on their own account: a session's caller, or the creator a share or link speaks for. */
+type Holder = Pick<AuthenticatedUser, 'userUuid' | 'isBuiltin'>;
+
+function ownAccess(db: Db, holder: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): NodeAccess {
+  if (node.owner_type === 'User') return node.owner_uuid === holder.userUuid ? FULL : NONE;
+  if (holder.isBuiltin) return FULL;
+  const membership = membershipOf(db, node.owner_uuid, holder.userUuid);
   if (!membership) return NONE;
   if (membership.isAdmin) return FULL;
   return { visible: true, granted: ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p)) };
 }
 
+/**
+ * What the creator of a share or link holds on `node` right now, of their own (owner, group
+ * membership, built-in admin; never through another share): nothing once they were deleted
+ * (`creatorUuid` null) or deactivated, or left the group. A share gives at most this.
+ */
+export function creatorAccess(db: Db, creatorUuid: string | null, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): readonly Permission[] {
+  if (creatorUuid === null) return [];
+  const creator = getUserByUuid(db, creatorUuid);
+  if (!creator || creator.is_active !== 1) return [];
+  return ownAccess(db, { userUuid: creator.uuid, isBuiltin: creator.is_builtin === 1 }, node).granted;
+}
+
+/**
+ * What the private shares reaching `node` give the caller: per share, `read` and `download`,
+ * `write` when writable, `delete` below (never at) a writable shared node, each only as far as
+ * the share's creator holds it on the node now; the shares add up. Undefined when none gives anything.
+ */
+function sharedAccess(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): { granted: Permission[]; root: string; recipientUuid: string } | undefined {
+  const reaching = privateSharesReaching(db, node.uuid, caller.userUuid);
+  if (reaching.length === 0) return undefined;
+  // Every share on one node's ancestry has the node's owner; a creator's access is asked once.
+  const held = new Map<string | null, readonly Permission[]>();
+  const granted = new Set<Permission>();
+  let topmost: (typeof reaching)[number] | undefined;
+  for (const share of reaching) {
+    let creator = held.get(share.creatorUuid);
+    if (!creator) held.set(share.creatorUuid, (creator = creatorAccess(db, share.creatorUuid, node)));
+    const offered: Permission[] = ['read', 'download'];
+    if (share.writable) offered.push('write');
+    if (share.writable && share.depth > 0) offered.push('delete');
+    const given = offered.filter((p) => creator.includes(p));
+    if (given.length === 0) continue;
+    topmost ??= share;
+    for (const p of given) granted.add(p);
+  }
+  if (!topmost) return undefined;
+  return { granted: ALL_PERMISSIONS.filter((p) => granted.has(p)), root: topmost.root, recipientUuid: topmost.recipientUuid };
+}
+
 export function accessTo(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): NodeAccess {
   const own = ownAccess(db, caller, node);
   if (own.granted.length === ALL_PERMISSIONS.length) return own;
-  const grant = privateGrant(db, node.uuid, caller.userUuid);
-  if (!grant) return own;
-  const shared: Permission[] = ['read', 'download'];
-  if (grant.writable) shared.push('write');
-  if (grant.belowWritableRoot) shared.push('delete');
-  const granted = ALL_PERMISSIONS.filter((p) => own.granted.includes(p) || shared.includes(p));
+  const shared = sharedAccess(db, caller, node);
+  if (!shared) return own;
+  const granted = ALL_PERMISSIONS.filter((p) => own.granted.includes(p) || shared.granted.includes(p));
   const access: NodeAccess = { visible: true, granted };
-  if (!own.visible) access.viaShare = { root: grant.root, recipientUuid: grant.recipientUuid };
+  if (!own.visible) access.viaShare = { root: shared.root, recipientUuid: shared.recipientUuid };
   return access;
+}
+
+/**
+ * Refuses (403, naming what is missing) a share or link that would give more than its creator
+ * holds on `node` of their own: a private share or a public link gives `read` and `download`, a
+ * writable private share also `write`, an upload link `write`. (`delete` below a writable shared
+ * node is given only while the creator holds it: sharedAccess.) Checked again at every use.
+ */
+export function assertMayGive(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, type: 'public' | 'private' | 'upload', writable: boolean): void {
+  const held = ownAccess(db, caller, node).granted;
+  const needed: Permission[] = type === 'upload' ? ['write'] : writable ? ['read', 'download', 'write'] : ['read', 'download'];
+  const what = type === 'upload' ? 'an upload link' : type === 'public' ? 'a public link' : writable ? 'a writable private share' : 'a private share';
+  const missing = needed.filter((p) => !held.includes(p));
+  if (missing.length > 0) throw forbidden(`${missing.join(' and ')} permission required to make ${what}: a share gives at most what its creator holds`);
 }
 
 /** Permissions `caller` holds on `node` (what myaccess answers); empty when the node is not theirs to see. */

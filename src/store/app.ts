@@ -23,6 +23,7 @@ import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
 import { Durability } from './durability.js';
 import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
+import { admitCaller, requirePolicy } from './policy.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { uploadRoutes } from './routes/upload.js';
@@ -59,6 +60,8 @@ export interface StoreAppOptions {
 export interface StoreApp {
   app: FastifyInstance;
   ctx: StoreContext;
+  /** Every route registered, as `METHOD /url` (what the access table must name: policy.ts). */
+  routes: readonly string[];
 }
 
 /** The authenticated caller of an /api request (the onRequest hook guarantees one). */
@@ -73,9 +76,6 @@ export function clientOf(ctx: StoreContext, request: FastifyRequest): ClientInfo
   const userAgent = userAgentOf(request.headers['user-agent']);
   return userAgent === undefined ? { ip } : { ip, userAgent };
 }
-
-/** What a session whose password has expired may still call: read the profile, set a new password, log out. */
-const EXPIRED_PASSWORD_ROUTES = new Set(['GET /api/user', 'PUT /api/user', 'GET /api/user/logout']);
 
 const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 'not_found', 413: 'invalid_request', 415: 'invalid_request' };
 
@@ -111,6 +111,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     trustProxy: false,
   });
   app.decorateRequest('caller', null);
+  const routes: string[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
+  });
   app.decorateRequest('changesMark', 0);
   // Many HTTP clients send `Content-Type: application/json` on a DELETE or GET without a body;
   // fastify's own parser refuses that (FST_ERR_CTP_EMPTY_JSON_BODY). An empty body is no body.
@@ -134,15 +138,22 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     return payload;
   });
 
+  // Who may call what is the table's (policy.ts); bearer routes are admitted here, the routes
+  // with another credential (file access key, upload token, link) admit theirs themselves.
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/api/')) return;
+    const route = request.routeOptions.url;
+    // An unknown /api endpoint still wants a token first (401 before 404), as before the table.
+    if (route === undefined && !request.url.startsWith('/api/')) return;
+    const policy = route === undefined ? undefined : requirePolicy(request.method, route);
+    if (policy && policy.credential !== 'bearer') return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated('missing bearer token');
     const caller = await authenticateToken(db, keys, clock, match[1] as string);
     if (!caller) throw unauthenticated('invalid, expired or revoked token');
     request.caller = caller;
-    if (!EXPIRED_PASSWORD_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) refuseExpiredPassword(ctx, caller);
+    if (policy) admitCaller(ctx, caller, policy);
+    else refuseExpiredPassword(ctx, caller);
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -201,7 +212,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     await durability.close();
     db.close();
   });
-  return { app, ctx };
+  return { app, ctx, routes };
 }
 
 /**

@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'organization_in_use'  // 409: the organization still has users or groups, or users with disk_quota -1
   | 'email_not_configured' // 409: broadcast_message without mail.host
   | 'node_in_trash'        // 409: sharing a node that lies in trash (restore it first)
+  | 'request_expired'      // 409: approving a link request whose `expires` has passed
   | 'share_answered'       // 409: answering an incoming share that was accepted or rejected already
   | 'request_decided'      // 409: deciding or withdrawing a share request that is no longer pending
   | 'approver_exists'      // 409: the user approves that share type of the workspace already

@@ -24,10 +24,10 @@ import { fileVersion, openBlob, sendRevision, streamOf } from './ops/download.js
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
-import { refuseExpiredPassword } from './ops/password-age.js';
 import { getProfile } from './ops/profile.js';
 import { storeFile, uploadName, uploadTarget } from './ops/upload.js';
 import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
+import { admitCaller, operationPolicy, type StoreOperation } from './policy.js';
 import { authenticateToken, type AuthenticatedUser } from './sessions.js';
 import { lookup as lookupMimeType } from 'mime-types';
 
@@ -58,53 +58,53 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     }
   }
 
-  /** The caller behind a session's token, checked as the HTTP hook checks a bearer token. */
-  async function callerOf(s: StoreSession, restricted = true): Promise<AuthenticatedUser> {
-    const caller = await authenticateToken(ctx.db, ctx.keys, ctx.clock, s.token);
-    if (!caller) throw unauthenticated('invalid, expired or revoked token');
-    if (restricted) refuseExpiredPassword(ctx, caller);
-    return caller;
-  }
-
-  /** An operation of a signed-in caller; `edition3` ones do not exist on a 1.0 store. */
-  function as<T>(operation: string, s: StoreSession, work: (caller: AuthenticatedUser) => T | Promise<T>, edition3 = false, restricted = true): Promise<T> {
+  /**
+   * An operation of a signed-in caller, admitted by its entry in the table (policy.ts) as the
+   * HTTP route it stands for: the bearer token's live session, then admitCaller (an expired
+   * password, an app-password session); an edition-3.0 route does not exist on a 1.0 store.
+   */
+  function as<T>(method: StoreOperation, operation: string, s: StoreSession, work: (caller: AuthenticatedUser) => T | Promise<T>): Promise<T> {
+    const policy = operationPolicy(method);
     return call(operation, async () => {
-      if (edition3 && !threeOnly) throw new StoreHttpError(404, 'not_implemented', `no such endpoint in edition ${ctx.config.store.edition}`);
-      return work(await callerOf(s, restricted));
+      if (policy.edition3 && !threeOnly) throw new StoreHttpError(404, 'not_implemented', `no such endpoint in edition ${ctx.config.store.edition}`);
+      const caller = await authenticateToken(ctx.db, ctx.keys, ctx.clock, s.token);
+      if (!caller) throw unauthenticated('invalid, expired or revoked token');
+      admitCaller(ctx, caller, policy);
+      return work(caller);
     });
   }
 
-  const nodeOp = (operation: string, s: StoreSession, node: NodeId, body: unknown): Promise<void> =>
-    as(operation, s, async (caller) => {
+  const nodeOp = (method: StoreOperation, operation: string, s: StoreSession, node: NodeId, body: unknown): Promise<void> =>
+    as(method, operation, s, async (caller) => {
       await nodeOperation(ctx, caller, node, body);
     });
 
   return {
     login: (username, password, relay: LoginOptions = {}) =>
       call('auth.login', async () => toStoreSession(await login(ctx, { username, password }, clientOf(relay)))),
-    logout: (s) => as('auth.logout', s, (caller) => logout(ctx, caller, {}, { ip: defaultIp }), true, false),
-    listFolder: (s, folder) => as('nodes.listFolder', s, (caller) => listFolder(ctx, caller, folder).map(toNodeEntry)),
-    details: (s, node) => as('nodes.details', s, (caller) => toNodeDetails(nodeDetails(ctx, caller, node))),
-    path: (s, node) => as('nodes.path', s, (caller) => nodePath(ctx, caller, node).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
-    myAccess: (s, node) => as('nodes.myAccess', s, (caller) => myAccess(ctx, caller, node), true),
-    createFolder: (s, parent, name) => nodeOp('nodes.createFolder', s, parent, { new_dir: name }),
-    rename: (s, node, newName) => nodeOp('nodes.rename', s, node, { new_name: newName }),
-    setStarred: (s, node, starred) => nodeOp('nodes.setStarred', s, node, { starred }),
-    moveInto: (s, node, folder) => nodeOp('nodes.moveInto', s, node, { move_to: folder }),
-    copyInto: (s, node, folder) => nodeOp('nodes.copyInto', s, node, { copy_to: folder }),
-    remove: (s, node) => as('nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
-    upload: (s, target, body, _sizeBytes, signal) => as('upload.send', s, (caller) => upload(caller, target, body, signal)),
-    download: (s, file, _name, opts = {}) => as('resources.download', s, (caller) => download(caller, file, opts.range, opts.version), true),
-    currentUser: (s) => as('user.current', s, (caller) => toUserProfile(getProfile(ctx, caller)), true, false),
-    userWebdrive: (s) => as('user.webdrive', s, (caller) => webdriveOf({ data: getUserWebdrive(ctx, caller) }), true),
-    listGroups: (s) => as('groups.list', s, (caller) => listMyGroups(ctx, caller, {}).map(toGroupEntry), true),
+    logout: (s) => as('logout', 'auth.logout', s, (caller) => logout(ctx, caller, {}, { ip: defaultIp })),
+    listFolder: (s, folder) => as('listFolder', 'nodes.listFolder', s, (caller) => listFolder(ctx, caller, folder).map(toNodeEntry)),
+    details: (s, node) => as('details', 'nodes.details', s, (caller) => toNodeDetails(nodeDetails(ctx, caller, node))),
+    path: (s, node) => as('path', 'nodes.path', s, (caller) => nodePath(ctx, caller, node).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
+    myAccess: (s, node) => as('myAccess', 'nodes.myAccess', s, (caller) => myAccess(ctx, caller, node)),
+    createFolder: (s, parent, name) => nodeOp('createFolder', 'nodes.createFolder', s, parent, { new_dir: name }),
+    rename: (s, node, newName) => nodeOp('rename', 'nodes.rename', s, node, { new_name: newName }),
+    setStarred: (s, node, starred) => nodeOp('setStarred', 'nodes.setStarred', s, node, { starred }),
+    moveInto: (s, node, folder) => nodeOp('moveInto', 'nodes.moveInto', s, node, { move_to: folder }),
+    copyInto: (s, node, folder) => nodeOp('copyInto', 'nodes.copyInto', s, node, { copy_to: folder }),
+    remove: (s, node) => as('remove', 'nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
+    upload: (s, target, body, _sizeBytes, signal) => as('upload', 'upload.send', s, (caller) => upload(caller, target, body, signal)),
+    download: (s, file, _name, opts = {}) => as('download', 'resources.download', s, (caller) => download(caller, file, opts.range, opts.version)),
+    currentUser: (s) => as('currentUser', 'user.current', s, (caller) => toUserProfile(getProfile(ctx, caller))),
+    userWebdrive: (s) => as('userWebdrive', 'user.webdrive', s, (caller) => webdriveOf({ data: getUserWebdrive(ctx, caller) })),
+    listGroups: (s) => as('listGroups', 'groups.list', s, (caller) => listMyGroups(ctx, caller, {}).map(toGroupEntry)),
     groupWebdrive: (s, groupId) =>
-      as('groups.webdrive', s, (caller) => webdriveOf({ data: getGroupWebdrive(ctx, caller, groupId) }), true).catch((err: unknown) => {
+      as('groupWebdrive', 'groups.webdrive', s, (caller) => webdriveOf({ data: getGroupWebdrive(ctx, caller, groupId) })).catch((err: unknown) => {
         // As over HTTP: hidden from the caller, or not theirs, is simply no endpoint.
         if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden')) return undefined;
         throw err;
       }),
-    groupUsage: (s, groupId) => as('groups.details', s, (caller) => usageOf(getGroupDetails(ctx, caller, groupId)), true),
+    groupUsage: (s, groupId) => as('groupUsage', 'groups.details', s, (caller) => usageOf(getGroupDetails(ctx, caller, groupId))),
     close: async () => undefined,
   };
 

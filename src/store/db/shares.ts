@@ -1,8 +1,8 @@
 /**
  * Share links (migration 009; docs/extensions.md "Share links and private shares"): public
  * links, private shares with their recipients, upload links. The SQL only: who may create or
- * remove one is ops/shares.ts's to decide, and what a private share grants is access.ts's (it
- * asks privateGrant here). A share goes with its node (ON DELETE CASCADE).
+ * remove one is ops/shares.ts's to decide, and what a share grants is access.ts's (it
+ * asks privateSharesReaching here). A share goes with its node (ON DELETE CASCADE).
  */
 import type { Db } from './database.js';
 import { outsideTrash, type NodeRow, type OwnerType } from './nodes.js';
@@ -103,24 +103,26 @@ export function nodesSharedWith(db: Db, recipientUuid: string): NodeRow[] {
   return outsideTrash(db, `SELECT s.node_uuid FROM share_recipients r JOIN shares s ON s.uuid = r.share_uuid WHERE r.recipient_uuid = ?`, recipientUuid);
 }
 
-/** What a private share gives a caller on one node. */
-export interface PrivateGrant {
-  writable: boolean;
-  /** The node is below (not at) a writable shared node: the recipient may delete it. */
-  belowWritableRoot: boolean;
-  /** The topmost shared node above (or at) the node, and whom it was shared with (the caller or one of their groups). */
+/** One private share reaching a node for a caller: what access.ts needs to decide what it gives. */
+export interface PrivateShareReach {
+  /** The shared node (the node itself or an ancestor), and how far above the node it lies (0: the node). */
   root: string;
+  depth: number;
+  writable: boolean;
+  /** Whom it was shared with (the caller or one of their groups). */
   recipientUuid: string;
+  /** Who made it; null once that user was deleted. */
+  creatorUuid: string | null;
 }
 
 /**
- * The private shares reaching `nodeUuid` for `userUuid` (directly or through a group): one index
- * probe when the user has none at all, else one walk up the node's ancestry. Nothing while the
- * node lies in trash.
+ * The private shares reaching `nodeUuid` for `userUuid` (directly or through a group), topmost
+ * first: one index probe when the user has none at all, else one walk up the node's ancestry.
+ * None while the node lies in trash.
  */
-export function privateGrant(db: Db, nodeUuid: string, userUuid: string): PrivateGrant | undefined {
+export function privateSharesReaching(db: Db, nodeUuid: string, userUuid: string): PrivateShareReach[] {
   const mine = `r.recipient_uuid = @user OR r.recipient_uuid IN (SELECT group_uuid FROM group_members WHERE user_uuid = @user)`;
-  if (db.prepare(`SELECT 1 FROM share_recipients r WHERE ${mine} LIMIT 1`).get({ user: userUuid }) === undefined) return undefined;
+  if (db.prepare(`SELECT 1 FROM share_recipients r WHERE ${mine} LIMIT 1`).get({ user: userUuid }) === undefined) return [];
   const rows = db
     .prepare(
       `WITH RECURSIVE up(uuid, parent, depth, top_kind) AS (
@@ -128,21 +130,20 @@ export function privateGrant(db: Db, nodeUuid: string, userUuid: string): Privat
          UNION ALL
          SELECT n.uuid, n.parent_uuid, up.depth + 1, n.top_kind FROM nodes n JOIN up ON n.uuid = up.parent
        )
-       SELECT up.uuid AS root, up.depth, s.writable, r.recipient_uuid, (SELECT top_kind FROM up WHERE parent IS NULL) AS top
+       SELECT up.uuid AS root, up.depth, s.writable, r.recipient_uuid, s.creator_uuid, (SELECT top_kind FROM up WHERE parent IS NULL) AS top
        FROM up JOIN shares s ON s.node_uuid = up.uuid AND s.type = 'private'
        JOIN share_recipients r ON r.share_uuid = s.uuid
        WHERE ${mine}
        ORDER BY up.depth DESC`,
     )
-    .all({ node: nodeUuid, user: userUuid }) as Array<{ root: string; depth: number; writable: number; recipient_uuid: string; top: string | null }>;
-  const top = rows[0];
-  if (!top || top.top === 'trash') return undefined;
-  return {
-    writable: rows.some((r) => r.writable === 1),
-    belowWritableRoot: rows.some((r) => r.writable === 1 && r.depth > 0),
-    root: top.root,
-    recipientUuid: top.recipient_uuid,
-  };
+    .all({ node: nodeUuid, user: userUuid }) as Array<{ root: string; depth: number; writable: number; recipient_uuid: string; creator_uuid: string | null; top: string | null }>;
+  if (rows.length === 0 || rows[0]?.top === 'trash') return [];
+  return rows.map((r) => ({ root: r.root, depth: r.depth, writable: r.writable === 1, recipientUuid: r.recipient_uuid, creatorUuid: r.creator_uuid }));
+}
+
+/** Hands the shares on an owner's nodes to the user those nodes are transferred to (the receiver vouches for them now). */
+export function reassignOwnerShares(db: Db, ownerUuid: string, receiverUuid: string): void {
+  db.prepare('UPDATE shares SET creator_uuid = ? WHERE node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)').run(receiverUuid, ownerUuid);
 }
 
 /** Removes a deleted user or group from every private share; a share left without recipients goes. */

@@ -1,7 +1,7 @@
 /**
  * Who an administrator may act on (SPEC "Administrator endpoints"). Every /api/admin call needs
  * `is_admin` (403, before anything else is looked at), and a session opened with the account
- * password, not an app password (403). The built-in admin acts on any
+ * password, not an app password (403; policy.ts decides both for every route). The built-in admin acts on any
  * organization (`org_id`); other administrators only inside their own: naming another
  * organization is 403, and users and groups of another organization are unknown to them (404).
  */
@@ -14,16 +14,14 @@ import { forbidden, notFound, StoreHttpError } from '../envelope.js';
 import { groupNotFound } from '../access.js';
 import { orgQuerySchema } from '../schemas/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
-import { refuseAppPasswordSession } from './app-passwords.js';
 import { parseInput } from './input.js';
 
 export const userNotFound = (): StoreHttpError => notFound('user not found');
 export const organizationNotFound = (): StoreHttpError => notFound('organization not found');
 
+/** `is_admin`, again at the operation (policy.ts admits the route; an app-password session is refused there). */
 export function requireAdmin(caller: AuthenticatedUser): void {
   if (!caller.isAdmin) throw forbidden('administrator privileges required');
-  // An administrator's app password must not reach what could make new accounts or reset this one.
-  refuseAppPasswordSession(caller, 'use administrator endpoints');
 }
 
 export function requireBuiltinAdmin(caller: AuthenticatedUser): void {

@@ -102,7 +102,6 @@ export function listUserAppPasswords(ctx: StoreContext, caller: AuthenticatedUse
 
 /** Makes an app password; 409 `too_many_app_passwords` at the bound. */
 export function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): CreatedAppPassword {
-  refuseAppPasswordSession(caller, 'create app passwords');
   const { name } = parseInput(createSchema, body);
   const { db, clock } = ctx;
   const password = generateAppPassword();
@@ -118,7 +117,6 @@ export function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, 
 
 /** Deletes one of the caller's app passwords and ends the sessions it opened; 404 when not theirs. */
 export function deleteUserAppPassword(ctx: StoreContext, caller: AuthenticatedUser, uuid: string): void {
-  refuseAppPasswordSession(caller, 'delete app passwords');
   const { db, clock } = ctx;
   const notFound = new StoreHttpError(404, 'not_found', 'app password not found');
   if (!isUuid(uuid)) throw notFound;

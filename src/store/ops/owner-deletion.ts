@@ -19,7 +19,7 @@ import { releaseEndpoint } from '../db/webdrive.js';
 import type { Db } from '../db/database.js';
 import { deleteShareRequest, requestsTouching } from '../db/approvals.js';
 import { dropIncomingOf } from '../db/incoming-shares.js';
-import { deleteOwnerShares, dropRecipient, type LinkType } from '../db/shares.js';
+import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../db/shares.js';
 import { releaseSnapshot } from '../db/snapshots.js';
 import { invalid, notFound } from '../envelope.js';
 import { deleteOwnerQuerySchema } from '../schemas/groups.js';
@@ -86,6 +86,8 @@ export async function deleteOwner(
     if (input.delete_all_public_shares === true) removed.push('public', 'upload');
     if (input.delete_all_private_shares === true) removed.push('private');
     unreferenced = forgetSharing(db, owner, receiver ? removed : []);
+    // A share gives at most what its creator holds (access.ts): a user receiving the nodes vouches for the owner's shares on them.
+    if (receiver?.type === 'User') reassignOwnerShares(db, owner.uuid, receiver.uuid);
     if (receiver) folder = transferOwnerNodes(db, owner, receiver, now);
     else unreferenced.push(...purgeOwnerNodes(db, owner));
     storeAvatar(db, owner.uuid, null, now);

@@ -1,13 +1,15 @@
 /**
  * Using a public or upload link without a session (docs/extensions.md "Share links and private
  * shares"): the token (only its SHA-256 is stored) names the share; an expired link answers 410
- * `link_expired`, a removed or unknown one, and one whose node lies in trash, 404. A password
+ * `link_expired`, a removed or unknown one, one whose node lies in trash, and one whose creator
+ * no longer holds `read` and `download` (an upload link: `write`) on its node, 404. A password
  * comes as HTTP Basic (any username); wrong ones are counted per link, and per link and
  * address, like failed logins (429 while blocked). A public link reads its node (a folder: its listing, and
  * the files and folders below by path); an upload link only takes new files into its folder,
  * never overwriting (a clash gets a numbered name), counted against the folder owner's quota.
  */
 import { logFailedLogin } from '../../common/login-log.js';
+import { creatorAccess, type Permission } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { addBlobRef, assertRoom, remainingBytes } from '../db/blobs.js';
 import { insertNewFile, type UploadResult } from '../db/files.js';
@@ -31,6 +33,10 @@ function liveLink(ctx: StoreContext, share: ShareRow | undefined): OpenedLink {
   const node = getNode(ctx.db, share.node_uuid);
   if (!node || isInTrash(ctx.db, node)) throw linkNotFound();
   if (share.expires !== null && ctx.clock.now() >= share.expires) throw new StoreHttpError(410, 'link_expired', 'this link has expired');
+  // A link gives at most what its creator holds now (access.ts): one whose creator lost it is as gone.
+  const held = creatorAccess(ctx.db, share.creator_uuid, node);
+  const needed = share.type === 'upload' ? ['write'] : ['read', 'download'];
+  if (!needed.every((p) => held.includes(p as Permission))) throw linkNotFound();
   return { share, node };
 }
 

@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { StoreContext } from '../context.js';
-import { accessTo, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
+import { accessTo, assertMayGive, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
 import type { ShareRequestRow } from '../db/approvals.js';
 import { getNode, isUuid, type NodeRow } from '../db/nodes.js';
 import { orgOfOwner } from '../db/owner-data.js';
@@ -103,6 +103,7 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
   const { db, clock, config } = ctx;
   const node = resolveNode(db, caller, nodeId, 'read');
   assertSharePermission(db, caller, node, PERMISSION[input.type].create);
+  assertMayGive(db, caller, node, input.type, input.type === 'private' && input.writable === true);
   assertShareable(db, node);
   const details: LinkDetails = {};
   let token: string | undefined;
@@ -138,7 +139,8 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
 
 /**
  * Carries out an approved link request (ops/approvals.ts, inside its transaction): 409
- * `node_gone` when the node was deleted for good, `node_in_trash` while it lies in trash.
+ * `node_gone` when the node was deleted for good, `node_in_trash` while it lies in trash,
+ * `request_expired` once the `expires` it asks for has passed (the request stays pending).
  * Recipients deleted since are left out. Answers the new share's UUID.
  */
 export function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRow, nowMs: number): string {
@@ -146,6 +148,10 @@ export function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRo
   if (!node) throw conflict('the node of this request was deleted; reject the request', 'node_gone');
   if (isInTrash(ctx.db, node)) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
   const details = JSON.parse(request.details) as LinkDetails;
+  // Checked again now: a link whose expiry passed while it waited would be born dead, or live on a stale promise.
+  if (details.expires !== undefined && nowMs >= details.expires) {
+    throw conflict(`the link this request asks for expired at ${new Date(details.expires).toISOString()}; reject the request (the requester may ask again)`, 'request_expired');
+  }
   const orgId = ownerOrg(ctx, node);
   details.recipients = details.recipients?.filter((r) => recipientInOrg(ctx, orgId, r.uuid) !== undefined);
   return insertLink(ctx, request.share_type as LinkType, node, request.requester_uuid, details, nowMs).uuid;

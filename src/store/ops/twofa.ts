@@ -13,7 +13,6 @@ import { deleteUserAppPasswords } from '../db/app-passwords.js';
 import { setTwofa } from '../db/users.js';
 import { conflict } from '../envelope.js';
 import { revokeOtherSessions, type AuthenticatedUser } from '../sessions.js';
-import { refuseAppPasswordSession } from './app-passwords.js';
 import { callerRow } from './caller.js';
 import { parseInput } from './input.js';
 
@@ -48,10 +47,9 @@ export function getTwofa(ctx: StoreContext, caller: AuthenticatedUser): TwofaSta
 
 /**
  * `{twofa: true}` enables (409 `twofa_enabled` when already on); `{twofa: false}` disables, and
- * succeeds without change when it is off. Refused to sessions opened with an app password.
+ * succeeds without change when it is off. Refused to sessions opened with an app password (policy.ts).
  */
 export function setTwofaState(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): TwofaStatus {
-  refuseAppPasswordSession(caller, 'turn two-factor authentication on or off');
   const { twofa } = parseInput(setSchema, body);
   const { db, clock } = ctx;
   if (!twofa) {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { StoreContext } from '../context.js';
 import { notFound, unauthenticated } from '../envelope.js';
 import { fileVersion } from '../ops/download.js';
-import { refuseExpiredPassword } from '../ops/password-age.js';
+import { admitCaller, requirePolicy } from '../policy.js';
 import { authenticateFileAccessKey } from '../sessions.js';
 import { sendFileVersion, type Disposition } from './send-file.js';
 
@@ -36,7 +36,7 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
         const { key, uuid, version } = parsed.data;
         const caller = authenticateFileAccessKey(db, clock, key);
         if (!caller) throw unauthenticated('invalid, expired or revoked file access key');
-        refuseExpiredPassword(ctx, caller);
+        admitCaller(ctx, caller, requirePolicy(request.method, request.routeOptions.url));
         return sendFileVersion(ctx, request, reply, fileVersion(ctx, caller, uuid, version), disposition);
       },
     });

@@ -8,6 +8,7 @@
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import { admitCaller, requirePolicy } from '../policy.js';
 import { z } from 'zod';
 import { callerOf } from '../app.js';
 import type { StoreContext } from '../context.js';
@@ -44,6 +45,7 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     // A token that cannot have been issued is unknown, like any other unknown token.
     const grant = consumeUploadToken(db, params.success ? params.data.token : '', clock.now(), config.store.uploadTokenTtlMs);
     const uploader = uploaderOf(db, grant, clock.now());
+    admitCaller(ctx, uploader, requirePolicy(request.method, request.routeOptions.url));
     const target = uploadTarget(ctx, uploader, grant.targetUuid);
     const received = await receiveFilePart(ctx, request, remainingBytes(db, target.owner_type, target.owner_uuid), target.type === 'Dir');
     const result = await recordUpload(ctx, uploader, target, received.name ?? target.name, received.staged);

@@ -326,6 +326,20 @@ describe('share links awaiting approval', () => {
     expect(await dataOf(as(seeder.client, s.recipient, 'GET', `/api/nodes/${s.file}/myaccess`))).toEqual(['read', 'write', 'download']);
   });
 
+  it('cannot be approved once the expiry it asks for has passed (409 request_expired): no live link, the request stays pending', async () => {
+    const s = await scene('upload');
+    const folder = await createFolder(seeder.client, s.requester.session, 'home', 'Drop');
+    const expires = store.clock.now() + 60_000;
+    const res = await as(seeder.client, s.requester, 'POST', `/api/nodes/${folder}/shares`, { type: 'upload', expires });
+    const { pending_uuid: pending, url } = (res.body as { data: { pending_uuid: string; url: string } }).data;
+    store.clock.advance(60_000);
+    expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'request_expired', /expired at .*reject the request/);
+    expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
+    expect(requestRow(store, pending)).toMatchObject({ state: 'pending', result_uuid: null });
+    expect((await fetchRaw(store, `${url}/upload`, { method: 'POST' })).status).toBe(404);
+    expect(await dataOf(decide(s.approver, pending, { status: 'rejected' }))).toMatchObject({ state: 'rejected' });
+  });
+
   it('cannot be approved once its node is in trash (409 node_in_trash) or gone (409 node_gone); it can be rejected', async () => {
     const s = await scene('public');
     const res = await as(seeder.client, s.requester, 'POST', `/api/nodes/${s.file}/shares`, { type: 'public' });
