@@ -174,6 +174,51 @@ describe.each<Transport>(['local', 'http'])('a refused overwrite changes nothing
     await expectUnchanged(user, '/home/dest.txt', before, token);
   });
 
+  it('COPY and MOVE of a collection onto an existing one, refused 507 (quota), leave it and its members whole', async () => {
+    const user = await member(ALL_NODE_PERMISSIONS, 1000);
+    for (const path of ['/home/target/', '/home/target/sub/']) expect((await dav('MKCOL', path, {}, undefined, user)).status).toBe(201);
+    await put('/home/target/sub/inner.txt', 'inner old', user);
+    expect((await dav('MKCOL', '/home/tree/', {}, undefined, user)).status).toBe(201);
+    await put('/home/tree/big.bin', 'c'.repeat(600), user);
+    expect((await dav('MKCOL', `${TEAM_PATH}/home/tree-${user.uuid}/`)).status).toBe(201);
+    await put(`${TEAM_PATH}/home/tree-${user.uuid}/huge.bin`, 'd'.repeat(950));
+    const token = await lockedDestination(user, '/home/target/sub/locked.txt', 'locked old');
+    const listing = async (): Promise<string[]> => {
+      const rows: string[] = [];
+      for (const path of ['/home/target/', '/home/target/sub/']) {
+        for (const r of multistatusOf(await dav('PROPFIND', path, { depth: '1' }, undefined, user))) rows.push(`${r.href} ${r.props.get('{DAV:}getetag')?.text ?? ''}`);
+      }
+      return rows;
+    };
+    const listingBefore = await listing();
+    expect(listingBefore).toHaveLength(5);
+    const to = { destination: `${f.davUrl}/home/target/`, ...tagged('/home/target/sub/locked.txt', token) };
+    expectStatus(await dav('COPY', '/home/tree/', to, undefined, user), 507);
+    expectStatus(await dav('MOVE', `${TEAM_PATH}/home/tree-${user.uuid}/`, to, undefined, user), 507);
+    expect(await listing()).toEqual(listingBefore);
+    expect((await dav('GET', '/home/target/sub/inner.txt', {}, undefined, user)).text).toBe('inner old');
+    expect((await storeEntries('trash', user)).map((e) => e.name)).toEqual([]);
+    expect((await dav('PUT', '/home/target/sub/locked.txt', {}, 'no token', user)).status).toBe(423);
+    expect((await dav('DELETE', '/home/target/', {}, undefined, user)).status).toBe(423);
+  });
+
+  it('COPY and MOVE that the store accepts still replace the destination, its lock gone, the old one in the trash', async () => {
+    const user = await f.newDavUser();
+    await put('/home/a.txt', 'from a', user);
+    await put('/home/b.txt', 'from b', user);
+    const token = await lockedDestination(user, '/home/dest.txt', 'old');
+    const copied = await dav('COPY', '/home/a.txt', { destination: `${f.davUrl}/home/dest.txt`, ...tagged('/home/dest.txt', token) }, undefined, user);
+    expectStatus(copied, 204);
+    expect((await dav('GET', '/home/dest.txt', {}, undefined, user)).text).toBe('from a');
+    expect((await dav('PUT', '/home/dest.txt', {}, 'no lock any more', user)).status).toBe(204);
+    expectStatus(await dav('MOVE', '/home/b.txt', { destination: `${f.davUrl}/home/dest.txt` }, undefined, user), 204);
+    expect((await dav('GET', '/home/dest.txt', {}, undefined, user)).text).toBe('from b');
+    expect((await dav('GET', '/home/b.txt', {}, undefined, user)).status).toBe(404);
+    const home = (await storeEntries('home', user)).map((e) => e.name).sort();
+    expect(home).toEqual(['a.txt', 'dest.txt']);
+    expect((await storeEntries('trash', user)).map((e) => e.name).sort()).toEqual(['dest (2).txt', 'dest.txt']);
+  });
+
   it('PUT over a locked file refused 507 (quota) keeps the old content', async () => {
     const user = await f.newDavUser({ quotaBytes: 1000 });
     const token = await lockedDestination(user, '/home/dest.txt', 'z'.repeat(100));
