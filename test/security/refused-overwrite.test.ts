@@ -207,6 +207,13 @@ describe.each<Transport>(['local', 'http'])('a refused overwrite changes nothing
     await put('/home/a.txt', 'from a', user);
     await put('/home/b.txt', 'from b', user);
     const token = await lockedDestination(user, '/home/dest.txt', 'old');
+    const trashNames = async (): Promise<string[]> =>
+      multistatusOf(await dav('PROPFIND', '/trash/', { depth: '1' }, undefined, user))
+        .slice(1)
+        .map((r) => decodeURIComponent(r.href.split('/').filter(Boolean).pop() as string))
+        .sort();
+    // Listed (and cached, for a minute) before: the bridge must see what the swaps changed.
+    expect(await trashNames()).toEqual([]);
     const copied = await dav('COPY', '/home/a.txt', { destination: `${f.davUrl}/home/dest.txt`, ...tagged('/home/dest.txt', token) }, undefined, user);
     expectStatus(copied, 204);
     expect((await dav('GET', '/home/dest.txt', {}, undefined, user)).text).toBe('from a');
@@ -217,6 +224,8 @@ describe.each<Transport>(['local', 'http'])('a refused overwrite changes nothing
     const home = (await storeEntries('home', user)).map((e) => e.name).sort();
     expect(home).toEqual(['a.txt', 'dest.txt']);
     expect((await storeEntries('trash', user)).map((e) => e.name).sort()).toEqual(['dest (2).txt', 'dest.txt']);
+    expect(await trashNames()).toEqual(['dest (2).txt', 'dest.txt']);
+    expect((await dav('PROPFIND', '/home/', { depth: '1' }, undefined, user)).text).not.toContain('driveway-staging');
   });
 
   it('PUT over a locked file refused 507 (quota) keeps the old content', async () => {
