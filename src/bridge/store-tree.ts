@@ -473,14 +473,16 @@ export class StoreTree {
 
   /**
    * Moves `source` to `to`: a rename, a move into another folder, or both (in an order that
-   * avoids a passing name clash). An existing target is deleted first when `overwrite`. When a
-   * later step of a two- or three-step move fails, the earlier steps are undone (best effort),
-   * so the node is not left under a hidden passing name or half-moved.
+   * avoids a passing name clash). An existing target (when `overwrite`) is replaced only once
+   * the store has accepted the move: the source first goes into the target folder under a
+   * hidden passing name, then the target goes to the trash, then the source takes its name.
+   * When a step before the target's removal fails (refused, or the store unreachable), the
+   * earlier steps are undone (best effort) and the target is untouched.
    */
   async move(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
     if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
     const targetParent = await this.parentFolder(user, to, 'tree.move');
-    const replaced = await this.clearTarget(user, to, overwrite, source, 'tree.move');
+    const existing = await this.targetInTheWay(user, to, overwrite, source, 'tree.move');
     const newName = nameOf(to);
     const oldName = source.entry.name;
     const fromId = source.parent.id;
@@ -495,36 +497,39 @@ export class StoreTree {
       await this.withSession(user, (s) => this.client.moveInto(s, id, folder));
       undo.push((s) => this.client.moveInto(s, id, back));
     };
+    // The name the source has in the target folder before the swap: the final one when nothing
+    // is in the way; else its own name when that is free there, else a hidden passing name.
+    let placed = newName;
+    if (existing) placed = toId !== fromId && !(await this.listing(user, toId)).byName.has(oldName) ? oldName : stagingName();
+    let committed = false;
     try {
       if (toId === fromId) {
-        if (newName !== oldName) await rename(newName, oldName);
-      } else if (newName === oldName) {
+        if (placed !== oldName) await rename(placed, oldName);
+      } else if (placed === oldName) {
         await moveTo(toId, fromId);
       } else {
         const targetListing = await this.listing(user, toId);
         const sourceListing = await this.listing(user, fromId);
         if (!targetListing.byName.has(oldName)) {
           await moveTo(toId, fromId);
-          await rename(newName, oldName);
-        } else if (!sourceListing.byName.has(newName)) {
-          await rename(newName, oldName);
+          await rename(placed, oldName);
+        } else if (!sourceListing.byName.has(placed)) {
+          await rename(placed, oldName);
           await moveTo(toId, fromId);
         } else {
-          const passing = `${STAGING_PREFIX}${randomBytes(6).toString('hex')}`;
+          const passing = stagingName();
           await rename(passing, oldName);
           await moveTo(toId, fromId);
-          await rename(newName, passing);
+          await rename(placed, passing);
         }
+      }
+      if (existing) {
+        await this.remove(user, existing);
+        committed = true;
+        if (placed !== newName) await this.finishSwap(user, id, newName, placed);
       }
     } catch (err) {
-      for (const step of undo.reverse()) {
-        try {
-          await this.withSession(user, step);
-        } catch (undoErr) {
-          this.log?.warn({ err: undoErr, id }, 'could not undo a step of a failed move');
-          break;
-        }
-      }
+      if (!committed) await this.undoSteps(user, undo, id);
       throw err;
     } finally {
       // A move between a user's and a group's tree moves usage between them.
@@ -532,22 +537,52 @@ export class StoreTree {
       this.cache.forget(source.parent.key);
       this.cache.forget(this.folderKey(user, toId));
     }
-    return { replaced };
+    return { replaced: existing !== undefined };
+  }
+
+  /** Runs the undo steps of a failed multi-step change, last first; stops at the first that fails. */
+  private async undoSteps(user: BridgeUser, undo: Array<(s: StoreSession) => Promise<void>>, id: NodeId): Promise<void> {
+    for (const step of undo.reverse()) {
+      try {
+        await this.withSession(user, step);
+      } catch (undoErr) {
+        this.log?.warn({ err: undoErr, id }, 'could not undo a step of a failed move or copy');
+        break;
+      }
+    }
+  }
+
+  /**
+   * The last step of a replacing MOVE or COPY, after the replaced target went to the trash: the
+   * new node takes the target's name. Nothing can undo the removal through the interface, so a
+   * failure here (the store unreachable between two calls) is logged with where the node is.
+   */
+  private async finishSwap(user: BridgeUser, id: NodeId, name: string, placed: string, into?: NodeId): Promise<void> {
+    try {
+      await this.withSession(user, (s) => (into ? this.client.moveInto(s, id, into) : this.client.rename(s, id, name)));
+    } catch (err) {
+      this.log?.error({ err, id, name, placed }, 'the replaced target is in the trash but its replacement could not take its name');
+      throw err;
+    }
   }
 
   /**
    * Copies `source` to `to`. copy_to keeps the name and returns no id, so a copy under another
-   * name goes through a staging folder inside the target folder: copy there, rename, move out,
-   * then delete the staging folder for good. With `shallow` a collection is copied without its
-   * members (COPY Depth 0, RFC 4918 §9.8.3): an empty collection is created at `to`.
+   * name, or onto an existing target, goes through a staging folder inside the target folder:
+   * copy there, rename, move out, then delete the staging folder for good. An existing target
+   * (when `overwrite`) goes to the trash only after the store has accepted the copy (the refusals
+   * 403 download, 404, 507 quota come from copy_to), just before the copy moves out. With
+   * `shallow` a collection is copied without its members (COPY Depth 0, RFC 4918 §9.8.3): an
+   * empty collection is created at `to`.
    */
   async copy(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean, options: { shallow?: boolean } = {}): Promise<{ replaced: boolean }> {
     if (source.kind === 'root') throw new StoreError('forbidden', 'tree.copy', 403, 'the root cannot be copied');
     const targetParent = await this.parentFolder(user, to, 'tree.copy');
-    const replaced = await this.clearTarget(user, to, overwrite, source, 'tree.copy');
-    if (options.shallow && source.entry.kind === 'folder') {
+    const existing = await this.targetInTheWay(user, to, overwrite, source, 'tree.copy');
+    const shallow = options.shallow === true && source.entry.kind === 'folder';
+    if (shallow && !existing) {
       await this.mkdir(user, to);
-      return { replaced };
+      return { replaced: false };
     }
     const newName = nameOf(to);
     const targetId = targetParent.entry.id;
@@ -555,28 +590,38 @@ export class StoreTree {
     const run = (call: (s: StoreSession) => Promise<void>) => this.withSession(user, call);
     try {
       const targetListing = await this.listing(user, targetId);
-      if (newName === source.entry.name && !targetListing.byName.has(newName)) {
+      if (!existing && newName === source.entry.name && !targetListing.byName.has(newName)) {
         await run((s) => this.client.copyInto(s, source.entry.id, targetId));
-        return { replaced };
+        return { replaced: false };
       }
-      const stagingName = `${STAGING_PREFIX}${randomBytes(6).toString('hex')}`;
-      await run((s) => this.client.createFolder(s, targetId, stagingName));
-      const staging = (await this.withSession(user, (s) => this.client.listFolder(s, targetId))).find((e) => e.name === stagingName);
+      const staged = stagingName();
+      await run((s) => this.client.createFolder(s, targetId, staged));
+      const staging = (await this.withSession(user, (s) => this.client.listFolder(s, targetId))).find((e) => e.name === staged);
       if (!staging) throw new StoreError('bad-response', 'tree.copy', undefined, 'staging folder not listed after creation');
+      let keepStaging = false;
       try {
-        await run((s) => this.client.copyInto(s, source.entry.id, staging.id));
+        if (shallow) await run((s) => this.client.createFolder(s, staging.id, newName));
+        else await run((s) => this.client.copyInto(s, source.entry.id, staging.id));
         const copied = (await this.withSession(user, (s) => this.client.listFolder(s, staging.id)))[0];
         if (!copied) throw new StoreError('bad-response', 'tree.copy', undefined, 'copy not listed in the staging folder');
         if (copied.name !== newName) await run((s) => this.client.rename(s, copied.id, newName));
-        await run((s) => this.client.moveInto(s, copied.id, targetId));
+        if (existing) {
+          await this.remove(user, existing);
+          keepStaging = true;
+          await this.finishSwap(user, copied.id, newName, `${staged}/${newName}`, targetId);
+          keepStaging = false;
+        } else {
+          await run((s) => this.client.moveInto(s, copied.id, targetId));
+        }
       } finally {
-        await this.purge(user, staging.id, targetParent.top?.id);
+        // After the target went, a copy that could not move out stays in its staging folder.
+        if (!keepStaging) await this.purge(user, staging.id, targetParent.top?.id);
       }
     } finally {
       this.afterWrite(user, targetParent.top?.id);
       this.cache.forget(targetKey);
     }
-    return { replaced };
+    return { replaced: existing !== undefined };
   }
 
   /** Deletes a node for good: into trash, then from trash (the store's two-step delete). */
@@ -590,15 +635,24 @@ export class StoreTree {
     this.cache.forget(this.folderKey(user, siblingTopId(topId, 'trash')));
   }
 
-  /** For MOVE/COPY: deletes an existing target when allowed; returns whether one existed. */
-  private async clearTarget(user: BridgeUser, to: DavPath, overwrite: boolean, source: Resource, operation: string): Promise<boolean> {
+  /**
+   * For MOVE/COPY: what is at `to` and will be replaced (nothing is removed here: the caller
+   * replaces it once the store accepted the new content). 412 when something is there and
+   * `overwrite` is false.
+   */
+  private async targetInTheWay(user: BridgeUser, to: DavPath, overwrite: boolean, source: Resource, operation: string): Promise<Resource | undefined> {
     const existing = await this.tryStat(user, to);
-    if (!existing) return false;
+    if (!existing) return undefined;
     if (existing.entry.id === source.entry.id) throw new StoreError('forbidden', operation, 403, 'source and destination are the same resource');
     if (!overwrite) throw new StoreError('conflict', operation, 412, 'destination exists');
-    await this.remove(user, existing);
-    return true;
+    if (existing.kind !== 'node' || !existing.parent) throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
+    return existing;
   }
+}
+
+/** A hidden name for a node on its way (listings leave it out). */
+function stagingName(): string {
+  return `${STAGING_PREFIX}${randomBytes(6).toString('hex')}`;
 }
 
 /** Skips `start` bytes and ends after byte `end` (inclusive) of a stream that starts at 0. */

@@ -30,9 +30,10 @@ export interface CountingProxy {
   matching(method: string, path: RegExp): ProxiedRequest[];
   /**
    * The next request whose path matches is cut after `bytes` of its body: both connections are
-   * destroyed, as when a store dies halfway through an upload.
+   * destroyed, as when a store dies halfway through an upload. With `method`, only a request of
+   * that method matches (a POST of /api/nodes/{id} is a copy or move, its GET the details).
    */
-  breakNextRequestAfter(path: RegExp, bytes: number): void;
+  breakNextRequestAfter(path: RegExp, bytes: number, method?: string): void;
   /** Headers (lower-case) removed from every request from now on, e.g. `range` to play a store that ignores it. */
   readonly droppedRequestHeaders: Set<string>;
   close(): Promise<void>;
@@ -50,13 +51,13 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
   const target = new URL(targetUrl);
   const agent = new http.Agent({ keepAlive: true });
   const requests: ProxiedRequest[] = [];
-  const breaks: Array<{ path: RegExp; bytes: number }> = [];
+  const breaks: Array<{ path: RegExp; bytes: number; method?: string }> = [];
   const droppedRequestHeaders = new Set<string>();
 
   const server = http.createServer((req, res) => {
     const record: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', requestBytes: 0, responseBytes: 0, settled: false };
     requests.push(record);
-    const breakIndex = breaks.findIndex((b) => b.path.test(record.path));
+    const breakIndex = breaks.findIndex((b) => b.path.test(record.path) && (b.method === undefined || b.method === record.method));
     const breakAfter = breakIndex >= 0 ? breaks.splice(breakIndex, 1)[0]?.bytes : undefined;
 
     const headers = forwardable(req.headers);
@@ -99,8 +100,8 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
     matching(method, path) {
       return requests.filter((r) => r.method === method && path.test(r.path));
     },
-    breakNextRequestAfter(path, bytes) {
-      breaks.push({ path, bytes });
+    breakNextRequestAfter(path, bytes, method) {
+      breaks.push({ path, bytes, ...(method === undefined ? {} : { method }) });
     },
     async close() {
       agent.destroy();

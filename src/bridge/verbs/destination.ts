@@ -22,7 +22,7 @@ export interface Transfer {
   overwrite: boolean;
   /** Depth: infinity (the default) or 0. */
   depth: '0' | 'infinity';
-  /** What goes with an existing destination when Overwrite: T deletes it. */
+  /** What goes with an existing destination when Overwrite: T replaces it (after the store accepted the new node). */
   replacing?: DeletedState;
 }
 
@@ -118,7 +118,8 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   await checkIfHeader(ctx, sourceTarget);
   checkHttpConditions(ctx, sourceTarget);
   if (isMove) checkLocks(ctx, source.chain, { includeDescendants: true });
-  // An existing destination is deleted first (RFC 4918 §9.8.4, §9.9.3): locks below it count.
+  // An existing destination is replaced (RFC 4918 §9.8.4, §9.9.3: deleted first; the store tree
+  // trashes it only once the store accepted the new node, so a refusal keeps it): locks below it count.
   // With Overwrite: F nothing is written there; the store tree answers 412.
   if (!existing || overwrite) checkLocks(ctx, destination.chain, { includeDescendants: existing !== undefined });
   const replacing = existing && overwrite ? deletedStateOf(ctx, user, existing) : undefined;
@@ -127,7 +128,7 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
 
 /**
  * After the store changed: a replaced destination was deleted (its locks go; in trash, its dead
- * properties too), and a client's X-OC-Mtime (rclone: CLIENT-QUIRKS §3) becomes the mtime of
+ * properties too; never called when the store refused, so a refused transfer keeps them), and a client's X-OC-Mtime (rclone: CLIENT-QUIRKS §3) becomes the mtime of
  * the resource now at the destination. Returns the headers to answer with.
  */
 export function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined): Record<string, string> {
