@@ -3,7 +3,7 @@
  * them per in-process operation (local-client.ts names the route each method stands for). Both
  * transports apply an entry with admitCaller(), the one function that decides it: the app's hook
  * for bearer routes, routes/resources.ts for the file access key, routes/upload.ts for an upload
- * token, local-client.ts for every in-process call. test/unit/store/policy.test.ts walks every
+ * token, local-client.ts for every in-process call. test/integration/store/access-policy.test.ts walks every
  * registered route (both editions) and every StoreClient method, so a new one without an entry
  * fails. docs/extensions.md "Which session may call what" says why each is as it is.
  *
