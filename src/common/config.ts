@@ -59,6 +59,36 @@ export const configSchema = z.object({
       tagClasses: list(z.string().min(1).max(64)).default(['general', 'project', 'status', 'confidential']),
       /** Whether GET /api/groups?show=all lists every group of the caller's organization. */
       shareWithAllGroups: bool.default(false),
+      /** Where blobs (file contents above 64 KiB) live: the data directory, or an S3 bucket shared by instances. */
+      blobs: z
+        .object({
+          /** `local` (`<dataDir>/blobs`) or `s3`; when unset, `s3` if `s3.bucket` is set, else `local`. */
+          backend: z.enum(['local', 's3']).optional(),
+          /** Unreferenced blobs younger than this are never collected (an upload elsewhere may be about to refer to them). */
+          gcGraceSec: z.coerce.number().int().min(0).default(3600),
+          /** How often the collector runs while the store serves; 0: only at start. Default: 0 local, 3600 s3. */
+          gcIntervalSec: z.coerce.number().int().min(0).optional(),
+          s3: z
+            .object({
+              bucket: z.string().min(3).optional(),
+              /** e.g. http://127.0.0.1:9000; AWS's endpoint for the region when unset. */
+              endpoint: z.string().url().optional(),
+              region: z.string().min(1).default('us-east-1'),
+              /** Prepended to every object key, so one bucket can hold several stores. */
+              prefix: z.string().default(''),
+              /** Path-style URLs (most self-hosted S3 servers). */
+              forcePathStyle: bool.default(false),
+              /** Bodies above this go up in parts of this size (S3: at least 5 MiB). */
+              partSizeBytes: z.coerce.number().int().min(5 * 1024 * 1024).default(16 * 1024 * 1024),
+              /** An upload's intent expires this long after its last part, and is then cleaned up. */
+              uploadIntentTtlSec: z.coerce.number().int().positive().default(86_400),
+            })
+            .prefault({}),
+        })
+        .prefault({})
+        .superRefine((blobs, issue) => {
+          if (blobs.backend === 's3' && !blobs.s3.bucket) issue.addIssue({ code: 'custom', path: ['s3', 'bucket'], message: 'required when store.blobs.backend is s3' });
+        }),
     })
     .prefault({}),
   /** Outgoing email (group broadcast messages). Without `host`, email is not configured. */
@@ -106,6 +136,11 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The blob backend in use: `store.blobs.backend`, else `s3` when a bucket is configured, else `local`. */
+export function blobBackendOf(config: Config): 'local' | 's3' {
+  return config.store.blobs.backend ?? (config.store.blobs.s3.bucket ? 's3' : 'local');
+}
 type Source = 'default' | 'file' | 'env' | 'flag';
 
 /** Environment variables, part of the public interface: names never change. */
@@ -129,6 +164,12 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_SMTP_USER: ['mail', 'user'],
   DRIVEWAY_SMTP_PASSWORD: ['mail', 'password'],
   DRIVEWAY_MAIL_FROM: ['mail', 'from'],
+  DRIVEWAY_BLOB_BACKEND: ['store', 'blobs', 'backend'],
+  DRIVEWAY_S3_BUCKET: ['store', 'blobs', 's3', 'bucket'],
+  DRIVEWAY_S3_ENDPOINT: ['store', 'blobs', 's3', 'endpoint'],
+  DRIVEWAY_S3_REGION: ['store', 'blobs', 's3', 'region'],
+  DRIVEWAY_S3_PREFIX: ['store', 'blobs', 's3', 'prefix'],
+  DRIVEWAY_S3_FORCE_PATH_STYLE: ['store', 'blobs', 's3', 'forcePathStyle'],
 };
 
 const SECRET_KEYS = new Set(['store.adminPassword', 'store.jwtSecret', 'mail.password']);

@@ -11,10 +11,11 @@ import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
-import { BlobStore } from './blobs/blob-store.js';
+import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import type { StoreContext } from './context.js';
 import { openDatabase } from './db/database.js';
-import { isBlobReferenced } from './db/blobs.js';
+import { sqliteBlobLedger } from './db/blob-ledger.js';
+import { collectBlobGarbage } from './ops/blob-files.js';
 import { createTopLevelFolders } from './db/nodes.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
 import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
@@ -88,10 +89,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const db = openDatabase(dbFile);
   const durability = new Durability(db, dbFile);
-  const blobs = new BlobStore(config.dataDir, (sha) => isBlobReferenced(db, sha));
+  const blobs = createBlobBackend(config, sqliteBlobLedger(db), () => clock.now(), log.child({ part: 'blobs' }));
   await blobs.init();
-  const swept = await blobs.sweepOrphans((sha) => isBlobReferenced(db, sha));
-  if (swept > 0) log.warn({ swept }, 'removed blob files no row referred to (left by an interrupted write)');
+  const swept = await blobs.sweepAtStart();
+  if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
   const loginLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
@@ -207,8 +208,21 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await approvalRoutes(app, ctx);
   await incomingRoutes(app, ctx);
 
+  // The blob collector runs while serving (blobs/blob-backend.ts says why that is safe).
+  let collecting: Promise<void> | undefined;
+  const interval = gcIntervalMs(config);
+  const collector =
+    interval > 0
+      ? setInterval(() => {
+          collecting ??= collectBlobGarbage(ctx).finally(() => (collecting = undefined));
+        }, interval).unref()
+      : undefined;
+
   app.addHook('onClose', async () => {
+    clearInterval(collector);
+    await collecting;
     mailer?.close();
+    await blobs.close();
     await durability.close();
     db.close();
   });

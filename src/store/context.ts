@@ -7,7 +7,7 @@ import type { Config } from '../common/config.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { LoginLimiter } from '../common/login-limiter.js';
-import type { BlobStore } from './blobs/blob-store.js';
+import type { BlobBackend } from './blobs/blob-backend.js';
 import type { Db } from './db/database.js';
 import type { SessionKeys } from './sessions.js';
 import type { Mailer } from './ops/mail.js';
@@ -15,7 +15,7 @@ import type { Durability } from './durability.js';
 
 export interface StoreContext {
   db: Db;
-  blobs: BlobStore;
+  blobs: BlobBackend;
   config: Config;
   clock: Clock;
   log: Logger;

@@ -16,7 +16,7 @@ import { toGroupEntry, usageOf } from '../store-client/groups.js';
 import { toNodeDetails, toNodeEntry } from '../store-client/nodes.js';
 import { toUserProfile, webdriveOf } from '../store-client/user.js';
 import type { ByteRange, Download, NodeId, StoreSession, UploadResult, UploadTarget } from '../store-client/types.js';
-import { BlobTooLargeError } from './blobs/blob-store.js';
+import { BlobTooLargeError } from './blobs/staging.js';
 import type { StoreContext } from './context.js';
 import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { StoreHttpError, unauthenticated } from './envelope.js';
@@ -138,7 +138,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     if (!whole && range.start >= total) throw new StoreHttpError(416, 'range_not_satisfiable', 'requested range not satisfiable');
     const slice = whole ? undefined : { start: range.start, end: Math.min(range.end ?? total - 1, total - 1) };
     // Checked now, not at the first read: a blob that cannot be opened fails the call, not a half-sent answer.
-    const blob = await openBlob(ctx, found);
+    const blob = await openBlob(ctx, found, slice);
     let body: Readable | undefined;
     return {
       ...base,

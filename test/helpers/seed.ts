@@ -4,6 +4,7 @@
  * The readers at the bottom look at stored state (rows, blob files) for assertions; nothing
  * here writes to the database behind the store's back.
  */
+import { localBlobs } from './blobs.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -83,7 +84,7 @@ export function raw(client: HttpStoreClient, s: StoreSession | undefined, method
 
 export const sha256Of = (content: string | Buffer): string => createHash('sha256').update(content).digest('hex');
 /** The address the store gives a blob holding `content`. */
-export { contentHashOf as blobHashOf } from '../../src/store/blobs/blob-store.js';
+export { contentHashOf as blobHashOf } from '../../src/store/blobs/staging.js';
 
 export function nodeRow(store: TestStore, uuid: string): NodeRow | undefined {
   return store.ctx.db.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
@@ -106,7 +107,7 @@ export function blobRefs(store: TestStore, hash: string): number {
 }
 
 export function blobFileExists(store: TestStore, hash: string): boolean {
-  return existsSync(store.ctx.blobs.pathOf(hash));
+  return existsSync(localBlobs(store).pathOf(hash));
 }
 
 /** Whether the store still keeps a blob's bytes: in its database row (small blobs) or as a file. */
@@ -117,7 +118,7 @@ export function blobStored(store: TestStore, hash: string): boolean {
 
 /** Every blob file on disk. */
 export function blobFiles(store: TestStore): string[] {
-  const root = store.ctx.blobs.blobDir;
+  const root = localBlobs(store).blobDir;
   const found: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

@@ -4,6 +4,7 @@
  * of the stored rows, blob files and usage the assertions compare. Nothing here writes to the
  * database behind the store's back.
  */
+import { localBlobs } from './blobs.js';
 import { statSync } from 'node:fs';
 import { request } from 'undici';
 import { expect } from 'vitest';
@@ -30,7 +31,7 @@ export function expectError(res: RawResponse, status: number, code: string, msg?
 /** Bytes the store keeps for blobs (files and small blobs' rows): what sharing must not grow until someone edits. */
 export function blobFolderBytes(store: TestStore): number {
   // Wherever the store keeps them: blob files, and small blobs' bytes in their rows.
-  const fileBytes = blobFiles(store).reduce((sum, hash) => sum + statSync(store.ctx.blobs.pathOf(hash)).size, 0);
+  const fileBytes = blobFiles(store).reduce((sum, hash) => sum + statSync(localBlobs(store).pathOf(hash)).size, 0);
   const rowBytes = (store.ctx.db.prepare('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL').get() as { n: number }).n;
   return fileBytes + rowBytes;
 }

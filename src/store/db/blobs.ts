@@ -8,7 +8,7 @@ import { quotaExceeded } from '../envelope.js';
 
 /**
  * Adds `count` references to a blob, creating its row at the first. `inline` holds the bytes of
- * a small blob kept in the database (blob-store.ts stage()); when the blob exists already (the
+ * a small blob kept in the database (blobs/staging.ts stage()); when the blob exists already (the
  * same bytes uploaded before, inline or as a file) the stored form is kept and `inline` dropped.
  */
 export function addBlobRef(db: Db, hash: string, sizeBytes: number, count = 1, inline?: Buffer): void {

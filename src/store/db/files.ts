@@ -111,7 +111,7 @@ export interface CommitUpload {
   name: string;
   hash: string;
   sizeBytes: number;
-  /** The bytes of a small blob kept in its database row (blob-store.ts INLINE_MAX_BYTES). */
+  /** The bytes of a small blob kept in its database row (blobs/staging.ts INLINE_MAX_BYTES). */
   inline?: Buffer;
   now: number;
 }

@@ -2,13 +2,12 @@
  * View and download as operations (SPEC "View and download"): which revision of which file a
  * caller may read, and its bytes, whole or one range. The HTTP route (routes/resources.ts) adds
  * the conditional headers; the in-process client streams the same bytes without HTTP. A blob is
- * read from its database row (small files) or its file in 1 MiB pieces; a range reads only its
- * bytes.
+ * read from its database row (small files) or from the blob backend: a local file in 1 MiB
+ * pieces into reused buffers, an S3 object as its body streams in; a range reads only its bytes.
  */
-import { once } from 'node:events';
-import { promises as fs } from 'node:fs';
 import { Readable, type Writable } from 'node:stream';
 import { resolveNode } from '../access.js';
+import type { BlobRange, BlobReader } from '../blobs/blob-backend.js';
 import type { StoreContext } from '../context.js';
 import { inlineBlob } from '../db/blobs.js';
 import { getRevision, type RevisionRow } from '../db/files.js';
@@ -46,44 +45,34 @@ export function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, uuid: 
  * The bytes of a revision, or of `range` (inclusive end) of it, opened before anything is
  * answered: a blob that cannot be read is a clean error (500), never a cut response.
  */
-export async function openRevision(ctx: StoreContext, file: FileVersion, range?: { start: number; end: number }): Promise<Readable> {
-  const hash = file.revision.blob_hash;
-  const body = ctx.blobs.open(hash, range, inlineBlob(ctx.db, hash));
-  if ('fd' in body) {
-    try {
-      await once(body, 'ready');
-    } catch (err) {
-      body.destroy();
-      ctx.log.error({ err, node: file.node.uuid, revision: file.revision.revision }, 'blob of a revision cannot be opened');
-      throw err;
-    }
-  }
-  return body;
+export async function openRevision(ctx: StoreContext, file: FileVersion, range?: BlobRange): Promise<Readable> {
+  return streamOf(await openBlob(ctx, file, range), range);
 }
 
-/** A revision's bytes, open for reading: its bytes from its database row, or its blob file. */
-export type OpenBlob = { inline: Buffer } | { handle: fs.FileHandle };
+/** A revision's bytes, open for reading: its bytes from its database row, or the blob backend's reader. */
+export type OpenBlob = { inline: Buffer } | { reader: BlobReader };
 
 /**
- * Opens the bytes of a revision before anything is answered, as openRevision() does, for a
- * caller that sends them itself (sendRevision) or streams them (streamOf): read or opened once.
+ * Opens the bytes of a revision (or `range` of them) before anything is answered, for a caller
+ * that sends them itself (sendRevision) or streams them (streamOf): read or opened once. The
+ * same `range` must be given to whichever of the two reads it.
  */
-export async function openBlob(ctx: StoreContext, file: FileVersion): Promise<OpenBlob> {
+export async function openBlob(ctx: StoreContext, file: FileVersion, range?: BlobRange): Promise<OpenBlob> {
   const hash = file.revision.blob_hash;
   const inline = inlineBlob(ctx.db, hash);
   if (inline) return { inline };
   try {
-    return { handle: await fs.open(ctx.blobs.pathOf(hash), 'r') };
+    return { reader: await ctx.blobs.get(hash, range) };
   } catch (err) {
     ctx.log.error({ err, node: file.node.uuid, revision: file.revision.revision }, 'blob of a revision cannot be opened');
     throw err;
   }
 }
 
-/** An opened blob (or `range` of it) as a stream, which closes the file at its end. */
-export function streamOf(blob: OpenBlob, range?: { start: number; end: number }): Readable {
+/** An opened blob (the `range` it was opened with) as a stream, which closes what it holds at its end. */
+export function streamOf(blob: OpenBlob, range?: BlobRange): Readable {
   if ('inline' in blob) return Readable.from([range ? blob.inline.subarray(range.start, range.end + 1) : blob.inline], { objectMode: false });
-  return blob.handle.createReadStream(range ? { start: range.start, end: range.end, highWaterMark: SEND_CHUNK } : { highWaterMark: SEND_CHUNK });
+  return blob.reader.kind === 'file' ? blob.reader.stream() : blob.reader.body;
 }
 
 /** Size of each of the two buffers sendRevision() reads into and writes from, in turn. */
@@ -164,7 +153,7 @@ function written(target: Writable, chunk: Buffer): Promise<void> {
  * (a read stream allocates a buffer per read, which only a collection frees). A file shorter
  * than its row says rejects: the caller must not end `target` as if it were complete.
  */
-export async function sendRevision(file: FileVersion, blob: OpenBlob, target: Writable, range?: { start: number; end: number }, signal?: AbortSignal): Promise<void> {
+export async function sendRevision(file: FileVersion, blob: OpenBlob, target: Writable, range?: BlobRange, signal?: AbortSignal): Promise<void> {
   const hash = file.revision.blob_hash;
   const start = range?.start ?? 0;
   const end = range?.end ?? file.revision.size - 1;
@@ -172,9 +161,13 @@ export async function sendRevision(file: FileVersion, blob: OpenBlob, target: Wr
     if (end >= start) await written(target, blob.inline.subarray(start, end + 1));
     return;
   }
-  const { handle } = blob;
+  const { reader } = blob;
   if (end < start) {
-    await handle.close();
+    await reader.close();
+    return;
+  }
+  if (reader.kind === 'stream') {
+    await sendStream(hash, reader.body, end - start + 1, target, signal).finally(() => reader.close());
     return;
   }
   const buffers = sendBuffers.take();
@@ -186,7 +179,7 @@ export async function sendRevision(file: FileVersion, blob: OpenBlob, target: Wr
       signal?.throwIfAborted();
       await pending[turn];
       const buffer = buffers[turn] as Buffer;
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(chunk, end - position + 1), position);
+      const bytesRead = await reader.readAt(buffer, Math.min(chunk, end - position + 1), position);
       if (bytesRead === 0) throw new Error(`blob ${hash} ends at ${position}, before byte ${end}`);
       const write = written(target, buffer.subarray(0, bytesRead));
       // Settled on its own: a failed write must not be an unhandled rejection while waiting for the other buffer.
@@ -198,6 +191,21 @@ export async function sendRevision(file: FileVersion, blob: OpenBlob, target: Wr
     finished = true;
   } finally {
     sendBuffers.give(buffers, finished);
-    await handle.close();
+    await reader.close();
   }
+}
+
+/**
+ * Writes a remote blob's body (the range it was opened with, `length` bytes) into `target`, one
+ * chunk at a time as each write completes. A body shorter than `length` rejects, like a short file.
+ */
+async function sendStream(hash: string, body: Readable, length: number, target: Writable, signal?: AbortSignal): Promise<void> {
+  let sent = 0;
+  for await (const raw of body) {
+    signal?.throwIfAborted();
+    const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array);
+    await written(target, chunk);
+    sent += chunk.length;
+  }
+  if (sent !== length) throw new Error(`blob ${hash} gave ${sent} bytes, not ${length}`);
 }

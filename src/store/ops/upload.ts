@@ -8,7 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import { resolveNode } from '../access.js';
-import type { StagedBlob } from '../blobs/blob-store.js';
+import type { StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
 import { remainingBytes } from '../db/blobs.js';
 import { assertUploadTarget, commitUpload, createUploadToken, type UploadResult } from '../db/files.js';
@@ -45,9 +45,9 @@ export interface StoreFileOptions {
 }
 
 /**
- * Renames a staged blob into place (a small one has nothing to rename: its bytes go into its
- * row), then runs `record`, the one metadata transaction that refers to it. When either fails,
- * a renamed blob file goes unless another row shares the bytes.
+ * Stores a staged blob with the blob backend (a small one has nothing to store: its bytes go
+ * into its row), then runs `record`, the one metadata transaction that refers to it. When either
+ * fails, the stored blob goes unless another row shares the bytes.
  */
 export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, record: () => T): Promise<T> {
   const { blobs } = ctx;
@@ -55,7 +55,7 @@ export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, rec
     await blobs.commit(staged);
   } catch (err) {
     await blobs.discard(staged);
-    blobs.release(staged.hash);
+    await blobs.release(staged.hash);
     await blobs.remove(staged.hash);
     throw err;
   }
@@ -63,11 +63,11 @@ export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, rec
   try {
     recorded = record();
   } catch (err) {
-    blobs.release(staged.hash);
+    await blobs.release(staged.hash);
     if (staged.tempPath !== undefined) await blobs.remove(staged.hash);
     throw err;
   }
-  blobs.release(staged.hash);
+  await blobs.release(staged.hash);
   return recorded;
 }
 

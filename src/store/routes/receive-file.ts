@@ -6,7 +6,7 @@
  */
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { BlobTooLargeError, type StagedBlob } from '../blobs/blob-store.js';
+import { BlobTooLargeError, type StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
 import { invalid, quotaExceeded } from '../envelope.js';
 import { assertValidName } from '../names.js';

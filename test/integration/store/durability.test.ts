@@ -4,7 +4,8 @@
  * disk_used; a blob renamed into place whose transaction never committed is swept at start;
  * an upload that fails after its rename never unlinks bytes a concurrent upload committed.
  */
-import { INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
+import { localBlobs } from '../../helpers/blobs.js';
+import { INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
 import { inlineBlob } from '../../../src/store/db/blobs.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -95,7 +96,7 @@ describe('a client that disconnects mid-upload', () => {
   });
 
   async function expectNothingLeft(userUuid: string, before: { nodes: number; revisions: number; blobs: string[]; used: number }): Promise<void> {
-    await vi.waitFor(() => expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]), WAIT);
+    await vi.waitFor(() => expect(filesIn(localBlobs(store).tmpDir)).toEqual([]), WAIT);
     expect(nodeCount(store)).toBe(before.nodes);
     expect(revisionCount(store)).toBe(before.revisions);
     expect(blobFiles(store)).toEqual(before.blobs);
@@ -114,7 +115,7 @@ describe('a client that disconnects mid-upload', () => {
     const controller = new AbortController();
     const token = await client.requestUploadToken(dana.session, nodeId('home'));
     const upload = startEndlessUpload(store.url, token, controller.signal);
-    await partFileGrowing(store.ctx.blobs.tmpDir, 4 * MiB);
+    await partFileGrowing(localBlobs(store).tmpDir, 4 * MiB);
     controller.abort();
     expect(await upload).toBeInstanceOf(Error);
 
@@ -138,7 +139,7 @@ describe('a client that disconnects mid-upload', () => {
     );
     socket.write(head);
     for (let i = 0; i < 3; i += 1) socket.write(Buffer.alloc(MiB, i));
-    await partFileGrowing(store.ctx.blobs.tmpDir, 1);
+    await partFileGrowing(localBlobs(store).tmpDir, 1);
     socket.destroy();
 
     await expectNothingLeft(eve.uuid, before);
@@ -242,7 +243,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
 
     const restarted = await startTestStore({ dataDir });
     try {
-      expect(filesIn(restarted.ctx.blobs.tmpDir)).toEqual([]);
+      expect(filesIn(localBlobs(restarted).tmpDir)).toEqual([]);
       // The small file lives in its database row: only the large one has a blob file.
       expect(blobFiles(restarted)).toEqual([blobHashOf(SURVIVOR)]);
       expect(inlineBlob(restarted.ctx.db, blobHashOf('small survivor'))?.toString()).toBe('small survivor');
@@ -277,7 +278,8 @@ describe('a store killed with SIGKILL mid-upload', () => {
         await client.upload(session, { folder: nodeId('home'), name: 'old.txt' }, Readable.from([Buffer.from(content)]), content.length);
         // Undo what migrations 003 and 004 did: SHA-256 addresses, the old columns. Later
         // migrations touch other tables and stay applied, so none of them has to be undone here.
-        const { db, blobs } = store.ctx;
+        const { db } = store.ctx;
+        const blobs = localBlobs(store);
         mkdirSync(path.dirname(blobs.pathOf(legacy)), { recursive: true });
         renameSync(blobs.pathOf(blobHashOf(content)), blobs.pathOf(legacy));
         db.pragma('foreign_keys = OFF');
@@ -328,7 +330,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
       async (store, client, session) => {
         await client.upload(session, { folder: nodeId('home'), name: 'kept.txt' }, Readable.from([Buffer.from(COMMITTED)]), COMMITTED.length);
         // What a crash between rename and commit leaves: the file at its content address, no row.
-        const orphanPath = store.ctx.blobs.pathOf(blobHashOf('renamed, never committed'));
+        const orphanPath = localBlobs(store).pathOf(blobHashOf('renamed, never committed'));
         mkdirSync(path.dirname(orphanPath), { recursive: true });
         writeFileSync(orphanPath, 'renamed, never committed');
         writeFileSync(path.join(path.dirname(orphanPath), 'not-a-blob-hash'), 'junk');

@@ -6,7 +6,7 @@
  * files unlinked). The copy is independent of the original afterwards. Every refusal changes
  * nothing; a failure in the middle of a transition leaves everything as it was.
  */
-import { INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
+import { INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { createSeeder } from '../../helpers/seed.js';

@@ -4,10 +4,11 @@
  * presented, bound to the user and target that asked for it), access to other users' folders,
  * virtual folders, and the quota (checked while streaming; a refused upload stores nothing).
  */
+import { blobBytes, localBlobs } from '../../helpers/blobs.js';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient } from '../../../src/store-client/index.js';
-import { createContentHasher, INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
+import { createContentHasher, INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
 import { inlineBlob } from '../../../src/store/db/blobs.js';
 import type { RevisionRow } from '../../../src/store/db/files.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
@@ -70,7 +71,7 @@ function childrenOf(folderUuid: string): Array<{ uuid: string; name: string; typ
 
 /** The stored bytes of a blob, wherever the store keeps them (its database row or a file). */
 async function blobContent(hash: string): Promise<string> {
-  return (await readAll(store.ctx.blobs.open(hash, undefined, inlineBlob(store.ctx.db, hash)))).toString('utf8');
+  return (await blobBytes(store, hash)).toString('utf8');
 }
 
 beforeAll(async () => {
@@ -217,7 +218,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(blobFileExists(store, blobHashOf(content))).toBe(false);
     expect(blobFiles(store)).toEqual(blobsBefore);
     expect(diskUsed(store, ann.uuid)).toBe(0);
-    expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]);
+    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
   });
 
   it('keeps a non-ASCII name byte for byte (quoted UTF-8 and RFC 5987 forms)', async () => {
@@ -311,7 +312,7 @@ describe('POST /upload/{token}: refused bodies', () => {
     });
     expect(res.status).toBe(400);
     expect(childrenOf(ann.home)).toEqual([]);
-    expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]);
+    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
   });
 });
 
@@ -427,7 +428,7 @@ describe('quota', () => {
     expect(childrenOf(ann.home).map((c) => c.name)).toEqual(['first.bin']);
     expect(blobFiles(store)).toEqual(blobsBefore);
     expect(diskUsed(store, ann.uuid)).toBe(600);
-    expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]);
+    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
   });
 
   it('accepts an upload that fills the quota exactly', async () => {
@@ -465,7 +466,7 @@ describe('quota', () => {
     expect(blobFiles(store)).toEqual(blobsBefore);
     expect(childrenOf(ann.home)).toEqual([]);
     expect(diskUsed(store, ann.uuid)).toBe(0);
-    expect(filesIn(store.ctx.blobs.tmpDir)).toEqual([]);
+    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
     expect((await uploadAs(ann, 'home', 'small.txt', 'fits')).status).toBe(200);
   });
 

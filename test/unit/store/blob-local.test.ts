@@ -1,5 +1,5 @@
 /**
- * BlobStore on a real temp folder: content addressing with BLAKE3, identical bytes stored once,
+ * LocalBlobBackend (the local blob backend) on a real temp folder: content addressing with BLAKE3, identical bytes stored once,
  * the size limit enforced while streaming, a fan-out folder removed behind the store's back
  * (it remembers which exist) made again rather than failing the upload, and small blobs kept in
  * memory for their database row (no file at all) while a larger one spills to a file whole;
@@ -9,15 +9,16 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BlobStore, BlobTooLargeError, contentHashOf, INLINE_MAX_BYTES } from '../../../src/store/blobs/blob-store.js';
+import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
+import { BlobTooLargeError, contentHashOf, INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 let tmp: ReturnType<typeof makeTmpDir>;
-let blobs: BlobStore;
+let blobs: LocalBlobBackend;
 
 beforeEach(async () => {
   tmp = makeTmpDir('driveway-blobs-');
-  blobs = new BlobStore(tmp.dir);
+  blobs = new LocalBlobBackend(tmp.dir);
   await blobs.init();
 });
 afterEach(() => tmp.remove());
@@ -26,11 +27,11 @@ afterEach(() => tmp.remove());
 async function store(content: string): Promise<string> {
   const staged = await blobs.stage(Readable.from([Buffer.from(content)]), Number.POSITIVE_INFINITY, undefined, 0);
   await blobs.commit(staged);
-  blobs.release(staged.hash);
+  await blobs.release(staged.hash);
   return staged.hash;
 }
 
-describe('BlobStore', () => {
+describe('LocalBlobBackend', () => {
   it('names a blob by the BLAKE3 of its bytes and fans it out by its first four hex digits', async () => {
     const hash = await store('hello');
     // BLAKE3("hello") as an independent implementation (hash-wasm) computes it.
@@ -60,12 +61,11 @@ describe('BlobStore', () => {
     const staged = await blobs.stage(Readable.from(parts));
     expect(staged).toEqual({ hash: contentHashOf('small file'), sizeBytes: 10, inline: Buffer.from('small file') });
     await blobs.commit(staged);
-    blobs.release(staged.hash);
+    await blobs.release(staged.hash);
     expect(existsSync(blobs.pathOf(staged.hash))).toBe(false);
     expect(readdirSync(blobs.tmpDir)).toEqual([]);
-    const chunks: Buffer[] = [];
-    for await (const chunk of blobs.open(staged.hash, { start: 6, end: 9 }, staged.inline)) chunks.push(chunk as Buffer);
-    expect(Buffer.concat(chunks).toString()).toBe('file');
+    // The backend holds no bytes of it: they live in the row.
+    await expect(blobs.get(staged.hash)).rejects.toThrow(/missing/);
   });
 
   it('spills a blob past the inline limit to a file, the bytes read before the limit first', async () => {
@@ -75,7 +75,7 @@ describe('BlobStore', () => {
     expect(staged.inline).toBeUndefined();
     expect(staged).toMatchObject({ hash: contentHashOf(whole), sizeBytes: whole.length });
     await blobs.commit(staged);
-    blobs.release(staged.hash);
+    await blobs.release(staged.hash);
     expect(readFileSync(blobs.pathOf(staged.hash)).equals(whole)).toBe(true);
     expect(readdirSync(blobs.tmpDir)).toEqual([]);
   });
@@ -92,7 +92,7 @@ describe('BlobStore', () => {
     expect(staged.inline).toBeUndefined();
     expect(readFileSync(staged.tempPath as string).equals(large)).toBe(true);
     await blobs.commit(staged);
-    blobs.release(staged.hash);
+    await blobs.release(staged.hash);
     expect(readFileSync(blobs.pathOf(staged.hash)).equals(large)).toBe(true);
 
     await expect(blobs.stage(Buffer.alloc(11), 10)).rejects.toBeInstanceOf(BlobTooLargeError);

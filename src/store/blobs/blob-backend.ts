@@ -1,0 +1,141 @@
+/**
+ * The one interface every blob backend implements (the local folder, S3): content-addressed, so
+ * a write of the same bytes is idempotent and any instance may serve any blob. Nothing outside
+ * src/store/blobs/ opens, uploads or deletes a blob's bytes; operations hold a backend and never
+ * a path or a bucket key. Small blobs (staging.ts INLINE_MAX_BYTES) live in their database row
+ * whatever the backend: staging hands them back and the backend never sees them.
+ *
+ * A write is two steps around the metadata transaction: `commit(staged)` makes the bytes
+ * readable at their address and pins them, the caller commits the row that refers to them,
+ * then `release(hash)` ends the pin (whether the row was committed or not). Deletion is only
+ * ever "remove if unreferenced", re-checked by the backend at the last moment, so a purge or
+ * the garbage collector never takes bytes an upload of the same content is about to refer to.
+ *
+ * Which rows refer to a blob, and which uploads are under way, the backend asks a BlobLedger
+ * (db/blob-ledger.ts): the backends move bytes and never touch the database themselves.
+ */
+import type { Readable } from 'node:stream';
+import type { StagedBlob } from './staging.js';
+
+/** Bytes `start..end` of a blob, both inclusive (as HTTP ranges). */
+export interface BlobRange {
+  start: number;
+  end: number;
+}
+
+/** What a backend knows of one stored blob. */
+export interface BlobInfo {
+  hash: string;
+  sizeBytes: number;
+  /** When the bytes were written (file mtime, object LastModified): the GC's grace period counts from it. */
+  modifiedMs: number;
+}
+
+/**
+ * An opened blob, or the range of it asked for. A local file is `file`: positional reads into
+ * the caller's buffers (ops/download.ts sendRevision reuses two 1 MiB buffers, nothing per read
+ * for the collector) or a stream of the range; a remote object is `stream`, its body as it
+ * arrives. `close()` releases either (safe to call twice, and after the stream ended).
+ */
+export type BlobReader = FileBlobReader | StreamBlobReader;
+
+export interface FileBlobReader {
+  readonly kind: 'file';
+  /** Reads up to `length` bytes at `position` of the blob into `buffer`; 0 past its end. */
+  readAt(buffer: Buffer, length: number, position: number): Promise<number>;
+  /** The range given to get() (or the whole blob) as a stream that closes the file at its end. */
+  stream(): Readable;
+  close(): Promise<void>;
+}
+
+export interface StreamBlobReader {
+  readonly kind: 'stream';
+  /** The range given to get() (or the whole blob). */
+  readonly body: Readable;
+  close(): Promise<void>;
+}
+
+/** get() of a blob the backend does not hold: its rows point at nothing (logged as an error; 500). */
+export class BlobMissingError extends Error {
+  constructor(readonly hash: string, options?: ErrorOptions) {
+    super(`blob ${hash} is missing from the blob backend`, options);
+  }
+}
+
+export interface GarbageReport {
+  /** Blobs the backend holds that were looked at. */
+  seen: number;
+  /** Unreferenced, older than the grace period, and removed. */
+  removed: number;
+  /** Upload intents past their expiry that were cleaned up (aborted uploads, orphan objects). */
+  expiredUploads: number;
+}
+
+export interface BlobBackend {
+  readonly kind: 'local' | 's3';
+  /** Folders, the bucket's reachability; clears what a crash left in the staging folder. */
+  init(): Promise<void>;
+  /** Reads and hashes a body (staging.ts); a small one comes back inline for its row. */
+  stage(source: Readable | Buffer, maxBytes?: number, signal?: AbortSignal, inlineMax?: number): Promise<StagedBlob>;
+  /** Drops what stage() wrote, for a body that is refused after staging. */
+  discard(staged: StagedBlob): Promise<void>;
+  /**
+   * put: makes a staged blob readable at its content address (nothing for an inline one) and
+   * pins it until release(hash). Throws when the bytes could not be stored (the temp is
+   * dropped either way); call release() then too.
+   */
+  commit(staged: StagedBlob): Promise<void>;
+  /** Ends the pin commit() took, once the transaction referring to the blob settled. */
+  release(hash: string): Promise<void>;
+  /** Opens a stored blob or a range of it; throws BlobMissingError when it is not there. */
+  get(hash: string, range?: BlobRange): Promise<BlobReader>;
+  head(hash: string): Promise<BlobInfo | undefined>;
+  /**
+   * Deletes a blob when nothing refers to it at this moment: not pinned by an upload here, no
+   * row, no upload of the same bytes under way on any instance. Returns whether it was removed.
+   */
+  remove(hash: string): Promise<boolean>;
+  /** Every stored blob (not inline ones) in hash order, after `after`: what GC walks. */
+  list(after?: string): AsyncIterable<BlobInfo>;
+  /**
+   * Maintenance while the store runs: cleans up expired upload intents, then removes blobs
+   * unreferenced and older than `graceMs` (each re-checked by remove()).
+   */
+  collectGarbage(graceMs: number): Promise<GarbageReport>;
+  /** At start, before anything is served: what must go of a crash's leftovers (local: orphan files). */
+  sweepAtStart(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** An upload's intent: recorded before any byte is written, cleared once its row settled. */
+export interface UploadIntent {
+  id: string;
+  hash: string;
+  /** The backend's name for the bytes (an S3 key). */
+  key: string;
+  /** The multipart upload under way, once created. */
+  uploadId: string | undefined;
+  expiresMs: number;
+}
+
+/**
+ * What the backends ask of the database. Each method is one atomic step (SQLite: one
+ * statement or transaction), so two instances see one order.
+ */
+export interface BlobLedger {
+  /** Whether a row refers to the blob (inline or not). */
+  isReferenced(hash: string): Promise<boolean>;
+  /** Records an intent to write `hash`; undefined while a delete of the same hash is under way (try again). */
+  beginUpload(hash: string, key: string, nowMs: number, expiresMs: number): Promise<string | undefined>;
+  /** Notes the multipart upload id of an intent, or pushes its expiry on (a lease renewed while streaming). */
+  updateUpload(id: string, change: { uploadId?: string; expiresMs?: number }): Promise<void>;
+  endUpload(id: string): Promise<void>;
+  /** Intents whose expiry passed (a crashed or hung upload), oldest first. */
+  expiredUploads(nowMs: number, limit: number): Promise<UploadIntent[]>;
+  /**
+   * Atomically: when no row refers to `hash` and no unexpired upload intent names it, records a
+   * delete marker (which makes beginUpload of the hash wait) and returns its id; else undefined.
+   */
+  beginDelete(hash: string, nowMs: number, expiresMs: number): Promise<string | undefined>;
+  endDelete(id: string): Promise<void>;
+}

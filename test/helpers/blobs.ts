@@ -1,0 +1,29 @@
+/**
+ * The blob backend of a test store, seen from a test: the local folder's paths (tests that look
+ * at files on disk), and a blob's bytes wherever they are kept (row, file or bucket).
+ */
+import type { Readable } from 'node:stream';
+import { LocalBlobBackend } from '../../src/store/blobs/local.js';
+import type { StoreContext } from '../../src/store/context.js';
+import { inlineBlob } from '../../src/store/db/blobs.js';
+
+/** The store's local backend; throws when the store runs another one. */
+export function localBlobs(store: { ctx: StoreContext }): LocalBlobBackend {
+  const { blobs } = store.ctx;
+  if (!(blobs instanceof LocalBlobBackend)) throw new Error(`the store runs the ${blobs.kind} blob backend, not the local one`);
+  return blobs;
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/** The bytes of a blob (or of `range` of it): its row's for a small one, else the backend's. */
+export async function blobBytes(store: { ctx: StoreContext }, hash: string, range?: { start: number; end: number }): Promise<Buffer> {
+  const inline = inlineBlob(store.ctx.db, hash);
+  if (inline) return range ? inline.subarray(range.start, range.end + 1) : inline;
+  const reader = await store.ctx.blobs.get(hash, range);
+  return readAll(reader.kind === 'file' ? reader.stream() : reader.body);
+}
