@@ -154,6 +154,8 @@ export class StoreTree {
   private readonly quotas: LRUCache<string, Quota | 'none'>;
   private readonly grants: LRUCache<string, Promise<ReadonlySet<Privilege>>>;
   private readonly log?: Logger;
+  /** Tails of the works queued per key by oneAtATime (removals of a node, transfers onto a name). */
+  private readonly queues = new Map<string, Promise<void>>();
   readonly namespace: Namespace;
 
   constructor(options: StoreTreeOptions) {
@@ -458,7 +460,15 @@ export class StoreTree {
   /** Deletes (into trash; for good inside trash, as the store decides). */
   async remove(user: BridgeUser, resource: Resource): Promise<void> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
-    await this.withSession(user, (s) => this.client.remove(s, resource.entry.id));
+    const id = resource.entry.id;
+    // The store's DELETE of a node already in trash deletes it for good. A removal meant to
+    // trash (anything not reached through /trash) that races another one of the same node (two
+    // DELETEs, a DELETE and an overwrite, two overwrites of one destination: the second acts on
+    // what it stated before the first ran) must find it gone (404), not erase it from the trash.
+    await this.oneAtATime(`remove ${id}`, async () => {
+      if (resource.top && resource.top.name !== 'trash') await this.assertOutsideTrash(user, id);
+      await this.withSession(user, (s) => this.client.remove(s, id));
+    });
     this.afterWrite(user, resource.top?.id);
     this.cache.forget(resource.parent.key);
     this.cache.forget(this.folderKey(user, siblingTopId(resource.top?.id ?? ('home' as NodeId), 'trash')));
@@ -482,6 +492,14 @@ export class StoreTree {
   async move(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
     if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
     const targetParent = await this.parentFolder(user, to, 'tree.move');
+    // One MOVE or COPY onto a destination at a time (in this process): each states what is in
+    // the way once the one before it has finished, so two replacing the same name queue up
+    // instead of both trashing the same old node and one leaving its node under a staging name.
+    return this.oneAtATime(destinationKey(this.folderKey(user, targetParent.entry.id), to), () => this.moveInto(user, source, targetParent, to, overwrite));
+  }
+
+  private async moveInto(user: BridgeUser, source: Resource, targetParent: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
+    if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
     const existing = await this.targetInTheWay(user, to, overwrite, source, 'tree.move');
     const newName = nameOf(to);
     const oldName = source.entry.name;
@@ -524,7 +542,7 @@ export class StoreTree {
         }
       }
       if (existing) {
-        await this.remove(user, existing);
+        await this.removeReplaced(user, existing);
         committed = true;
         if (placed !== newName) await this.finishSwap(user, id, newName, placed);
       }
@@ -578,6 +596,11 @@ export class StoreTree {
   async copy(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean, options: { shallow?: boolean } = {}): Promise<{ replaced: boolean }> {
     if (source.kind === 'root') throw new StoreError('forbidden', 'tree.copy', 403, 'the root cannot be copied');
     const targetParent = await this.parentFolder(user, to, 'tree.copy');
+    // One at a time per destination, as for move().
+    return this.oneAtATime(destinationKey(this.folderKey(user, targetParent.entry.id), to), () => this.copyInto(user, source, targetParent, to, overwrite, options));
+  }
+
+  private async copyInto(user: BridgeUser, source: Resource, targetParent: Resource, to: DavPath, overwrite: boolean, options: { shallow?: boolean }): Promise<{ replaced: boolean }> {
     const existing = await this.targetInTheWay(user, to, overwrite, source, 'tree.copy');
     const shallow = options.shallow === true && source.entry.kind === 'folder';
     if (shallow && !existing) {
@@ -606,7 +629,7 @@ export class StoreTree {
         if (!copied) throw new StoreError('bad-response', 'tree.copy', undefined, 'copy not listed in the staging folder');
         if (copied.name !== newName) await run((s) => this.client.rename(s, copied.id, newName));
         if (existing) {
-          await this.remove(user, existing);
+          await this.removeReplaced(user, existing);
           keepStaging = true;
           await this.finishSwap(user, copied.id, newName, `${staged}/${newName}`, targetId);
           keepStaging = false;
@@ -640,6 +663,41 @@ export class StoreTree {
    * replaces it once the store accepted the new content). 412 when something is there and
    * `overwrite` is false.
    */
+  /** Trashes the destination a MOVE or COPY replaces; one deleted meanwhile (by a DELETE) is a conflict, and nothing changes. */
+  private async removeReplaced(user: BridgeUser, existing: Resource): Promise<void> {
+    try {
+      await this.remove(user, existing);
+    } catch (err) {
+      if (err instanceof StoreError && err.kind === 'not-found') throw new StoreError('conflict', 'tree.replace', 409, 'the destination was deleted while the request ran', { cause: err });
+      throw err;
+    }
+  }
+
+  /** 404 when `id` lies in trash now (a concurrent removal got there first): nothing is removed then. */
+  private async assertOutsideTrash(user: BridgeUser, id: NodeId): Promise<void> {
+    const path = await this.withSession(user, (s) => this.client.path(s, id));
+    const top = path[0];
+    if (top && (topLevelOfId(top.id) === 'trash' || top.name === 'trash')) {
+      throw new StoreError('not-found', 'tree.remove', 404, 'the node was deleted meanwhile');
+    }
+  }
+
+  /** Runs `work` after every earlier work of the same key (in this process) has settled. */
+  private async oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(key);
+    let release: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = before ? before.then(() => mine) : mine;
+    this.queues.set(key, tail);
+    try {
+      if (before) await before;
+      return await work();
+    } finally {
+      release();
+      if (this.queues.get(key) === tail) this.queues.delete(key);
+    }
+  }
+
   private async targetInTheWay(user: BridgeUser, to: DavPath, overwrite: boolean, source: Resource, operation: string): Promise<Resource | undefined> {
     const existing = await this.tryStat(user, to);
     if (!existing) return undefined;
@@ -648,6 +706,11 @@ export class StoreTree {
     if (existing.kind !== 'node' || !existing.parent) throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
     return existing;
   }
+}
+
+/** What serialises MOVE and COPY onto one name of one folder. */
+function destinationKey(folder: FolderKey, to: DavPath): string {
+  return `to ${folder}/${nameOf(to)}`;
 }
 
 /** A hidden name for a node on its way (listings leave it out). */
