@@ -1,6 +1,7 @@
 /**
  * Opens the SQLite database (WAL, foreign keys) and applies the versioned migrations in
- * `migrations/NNN-name.sql` in order, each in its own transaction. Owns nothing else.
+ * `storage/migrations/sqlite/NNN-name.sql` in order (storage/migrations.ts; a database newer
+ * than the code is refused), each in its own transaction. Owns nothing else.
  *
  * Durability: WAL with `synchronous = NORMAL`; what a request wrote is fsynced before it is
  * answered, one fsync shared by concurrent writers (durability.ts).
@@ -12,14 +13,11 @@
  *   that a restart forgets answers 410 like an expired one (the client asks for another).
  */
 import Database, { type Statement } from 'better-sqlite3';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { installTopKindCache } from './nodes.js';
+import { assertKnownSchema, migrationsOf } from '../storage/migrations.js';
 
 export type Db = Database.Database;
 
-const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 export function openDatabase(file: string): Db {
   const db = new Database(file);
@@ -29,7 +27,7 @@ export function openDatabase(file: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
+  migrate(db, file);
   createVolatileTables(db);
   installTopKindCache(db);
   cacheStatements(db);
@@ -67,21 +65,18 @@ function createVolatileTables(db: Db): void {
   `);
 }
 
-export function migrate(db: Db): void {
+export function migrate(db: Db, where = 'the database'): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)');
   const applied = new Set(
     (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
   );
-  const files = readdirSync(MIGRATIONS_DIR)
-    .filter((f) => /^\d{3}-[\w-]+\.sql$/.test(f))
-    .sort();
-  for (const file of files) {
-    const version = Number(file.slice(0, 3));
-    if (applied.has(version)) continue;
-    const sql = readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8');
+  const known = migrationsOf('sqlite');
+  assertKnownSchema(applied, known, where);
+  for (const migration of known) {
+    if (applied.has(migration.version)) continue;
     db.transaction(() => {
-      db.exec(sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)').run(version, file, Date.now());
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)').run(migration.version, migration.name, Date.now());
     })();
   }
 }

@@ -12,7 +12,7 @@ import { createTopLevelFolders, getNode, getTopLevel, topKindOf, type NodeRow } 
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 /** Every migration file's version, so each new migration is expected without editing this test. */
-const MIGRATION_VERSIONS = readdirSync(new URL('../../../src/store/db/migrations', import.meta.url))
+const MIGRATION_VERSIONS = readdirSync(new URL('../../../src/store/storage/migrations/sqlite', import.meta.url))
   .filter((name) => /^\d{3}-[\w-]+\.sql$/.test(name))
   .map((name) => Number(name.slice(0, 3)))
   .sort((a, b) => a - b);

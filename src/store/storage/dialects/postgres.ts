@@ -1,0 +1,227 @@
+/**
+ * The PostgreSQL dialect of the storage layer (sql.ts), over a `pg` pool: several driveway
+ * instances share one database. Parameters written `?` or `@name` become `$n` (rewritten once per
+ * distinct text, skipping quoted literals and identifiers). BIGINT and NUMERIC counts come back as
+ * JavaScript numbers (times in milliseconds and byte counts stay far below 2^53).
+ *
+ * Transactions run SERIALIZABLE, so the rules written for SQLite's single writer (check, then
+ * insert or update) hold between instances too; a serialization failure or deadlock rolls back
+ * and runs `work` again, up to RETRIES times with a short random pause, then fails as unavailable.
+ * A connection error, or a server that does not answer, is StorageUnavailableError (a 503 with
+ * Retry-After upstream); the pool reconnects by itself when the server is back.
+ */
+import pg from 'pg';
+import { StorageConstraintError, StorageUnavailableError, type RunResult, type Sql, type SqlParams, type Storage } from '../sql.js';
+
+// int8 (BIGINT, COUNT) and numeric (SUM) as numbers, not strings.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+pg.types.setTypeParser(1700, (v: string) => Number(v));
+
+const RETRIES = 8;
+
+interface Rewritten {
+  text: string;
+  /** Positional: how many `?`; named: the names in `$n` order. */
+  names: string[] | undefined;
+  count: number;
+}
+
+const rewrites = new Map<string, Rewritten>();
+const REWRITE_CACHE_LIMIT = 2000;
+
+/** `?` and `@name` to `$n`, leaving quoted strings, quoted identifiers and comments alone. */
+export function rewritePlaceholders(text: string): Rewritten {
+  const cached = rewrites.get(text);
+  if (cached) return cached;
+  let out = '';
+  let count = 0;
+  let names: string[] | undefined;
+  const index = new Map<string, number>();
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === "'" || c === '"') {
+      const end = text.indexOf(c, i + 1);
+      const stop = end === -1 ? text.length : end;
+      out += text.slice(i, stop + 1);
+      i = stop;
+    } else if (c === '-' && text[i + 1] === '-') {
+      const end = text.indexOf('\n', i);
+      const stop = end === -1 ? text.length : end;
+      out += text.slice(i, stop);
+      i = stop - 1;
+    } else if (c === '?') {
+      out += `$${++count}`;
+    } else if (c === '@' && /[A-Za-z_]/.test(text[i + 1] ?? '')) {
+      let j = i + 1;
+      while (j < text.length && /\w/.test(text[j] as string)) j++;
+      const name = text.slice(i + 1, j);
+      names ??= [];
+      let n = index.get(name);
+      if (n === undefined) {
+        names.push(name);
+        n = names.length;
+        index.set(name, n);
+      }
+      out += `$${n}`;
+      i = j - 1;
+    } else {
+      out += c;
+    }
+  }
+  if (names && count > 0) throw new Error(`storage: a statement mixes ? and @name parameters: ${text}`);
+  const rewritten = { text: out, names, count: names ? names.length : count };
+  if (rewrites.size >= REWRITE_CACHE_LIMIT) rewrites.clear();
+  rewrites.set(text, rewritten);
+  return rewritten;
+}
+
+function values(rewritten: Rewritten, params: SqlParams | undefined): unknown[] {
+  if (params === undefined) return [];
+  if (Array.isArray(params)) return (params as unknown[]).map(toPg);
+  const named = params as Record<string, unknown>;
+  return (rewritten.names ?? []).map((name) => {
+    if (!(name in named)) throw new Error(`storage: missing parameter @${name}`);
+    return toPg(named[name]);
+  });
+}
+
+/** What better-sqlite3 accepts and pg would send differently: Buffers go as bytea, bigint as text. */
+function toPg(value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+const CONSTRAINTS: Record<string, StorageConstraintError['constraint']> = { '23505': 'unique', '23503': 'foreign-key', '23514': 'check', '23502': 'not-null' };
+const RETRYABLE = new Set(['40001', '40P01']);
+
+function translate(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    const constraint = CONSTRAINTS[code];
+    if (constraint) return new StorageConstraintError((err as Error).message, constraint, { cause: err });
+    // Class 08: connection exceptions; 57P0x: the server is shutting down or restarting; 53: out of resources.
+    if (code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return new StorageUnavailableError(`database unavailable: ${(err as Error).message}`, { cause: err });
+    return err;
+  }
+  if (err instanceof Error && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect/i.test(err.message)) {
+    return new StorageUnavailableError(`database unavailable: ${err.message}`, { cause: err });
+  }
+  return err;
+}
+
+type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+async function query(target: Queryable, text: string, params: SqlParams | undefined): Promise<pg.QueryResult> {
+  const rewritten = rewritePlaceholders(text);
+  try {
+    return await target.query(rewritten.text, values(rewritten, params));
+  } catch (err) {
+    throw translate(err);
+  }
+}
+
+function statements(target: () => Queryable): Pick<Sql, 'get' | 'all' | 'run' | 'exec'> {
+  return {
+    get: async <T>(text: string, params?: SqlParams) => (await query(target(), text, params)).rows[0] as T | undefined,
+    all: async <T>(text: string, params?: SqlParams) => (await query(target(), text, params)).rows as T[],
+    run: async (text: string, params?: SqlParams): Promise<RunResult> => ({ changes: (await query(target(), text, params)).rowCount ?? 0 }),
+    exec: async (text: string) => {
+      try {
+        await target().query(text);
+      } catch (err) {
+        throw translate(err);
+      }
+    },
+  };
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface PostgresOptions {
+  /** Connections in the pool (default 10). */
+  maxConnections?: number;
+  /** How long a query may wait for a connection before the database counts as unavailable (ms, default 5000). */
+  connectTimeoutMs?: number;
+}
+
+export class PostgresStorage implements Storage {
+  readonly dialect = 'postgres' as const;
+  readonly sql: Sql;
+  readonly pool: pg.Pool;
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+    // An idle client whose server went away emits 'error' on the pool; without a listener it would end the process.
+    this.pool.on('error', () => undefined);
+    this.sql = { dialect: 'postgres', inTransaction: false, ...statements(() => this.pool), transaction: (work) => this.begin(work) };
+  }
+
+  private async begin<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw translate(err);
+      }
+      let open = true;
+      let broken = false;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+        const result = await work(this.handle(client, () => open));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        const code = (err as { code?: unknown; cause?: { code?: unknown } }).code ?? (err as { cause?: { code?: unknown } }).cause?.code;
+        if (typeof code === 'string' && RETRYABLE.has(code)) {
+          if (attempt < RETRIES) {
+            await pause(Math.random() * 10 * attempt);
+            continue;
+          }
+          throw new StorageUnavailableError('database busy: a transaction kept conflicting with others', { cause: err });
+        }
+        throw translate(err);
+      } finally {
+        open = false;
+        client.release(broken);
+      }
+    }
+  }
+
+  private handle(client: pg.PoolClient, isOpen: () => boolean): Sql {
+    let savepoints = 0;
+    const target = (): Queryable => {
+      if (!isOpen()) throw new Error('storage: a transaction handle used after its transaction ended');
+      return client;
+    };
+    const handle: Sql = {
+      dialect: 'postgres',
+      inTransaction: true,
+      ...statements(target),
+      transaction: async (work) => {
+        const name = `sp${++savepoints}`;
+        await target().query(`SAVEPOINT ${name}`);
+        try {
+          const result = await work(handle);
+          await client.query(`RELEASE SAVEPOINT ${name}`);
+          return result;
+        } catch (err) {
+          await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+          throw err;
+        }
+      },
+    };
+    return handle;
+  }
+
+  async schemaVersion(): Promise<number> {
+    const row = await this.sql.get<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
+    return row?.v ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

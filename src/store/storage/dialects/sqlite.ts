@@ -1,0 +1,175 @@
+/**
+ * The SQLite dialect of the storage layer (sql.ts), over one better-sqlite3 connection: the
+ * embedded default. Statements run synchronously on the event loop (microseconds each; the
+ * statement cache of db/database.ts keeps them compiled), wrapped in resolved promises.
+ *
+ * One connection means one transaction at a time: `transaction()` takes the connection's gate
+ * (BEGIN IMMEDIATE ... COMMIT), and a query on the root handle made while another flow holds it
+ * waits until the gate is free, so it never reads another request's uncommitted rows nor joins
+ * its transaction. A query on the root handle from inside the flow that holds the gate would wait
+ * for itself: the dialect knows the flow (AsyncLocalStorage, set only while a transaction runs) and
+ * throws instead, a bug the PostgreSQL dialect would show as a deadlock or a stale read.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type Database from 'better-sqlite3';
+import { StorageConstraintError, type RunResult, type Sql, type SqlParams, type Storage } from '../sql.js';
+
+type Db = Database.Database;
+
+/** A FIFO mutex: the connection's one transaction at a time. */
+class Gate {
+  private held = false;
+  private readonly waiters: Array<() => void> = [];
+
+  get isHeld(): boolean {
+    return this.held;
+  }
+
+  /** Resolves once the caller holds the gate. */
+  acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+function bind(params: SqlParams | undefined): unknown[] {
+  if (params === undefined) return [];
+  return Array.isArray(params) ? (params as unknown[]) : [params];
+}
+
+function constraintOf(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_CONSTRAINT')) return err;
+  const kind = code.endsWith('UNIQUE') || code.endsWith('PRIMARYKEY') ? 'unique' : code.endsWith('FOREIGNKEY') ? 'foreign-key' : code.endsWith('NOTNULL') ? 'not-null' : 'check';
+  return new StorageConstraintError((err as Error).message, kind, { cause: err });
+}
+
+/** Statements against the connection, with no gate: what a transaction's handle and a free root handle run. */
+function direct(db: Db) {
+  return {
+    get<T>(text: string, params?: SqlParams): T | undefined {
+      return db.prepare(text).get(...bind(params)) as T | undefined;
+    },
+    all<T>(text: string, params?: SqlParams): T[] {
+      return db.prepare(text).all(...bind(params)) as T[];
+    },
+    run(text: string, params?: SqlParams): RunResult {
+      try {
+        return { changes: db.prepare(text).run(...bind(params)).changes };
+      } catch (err) {
+        throw constraintOf(err);
+      }
+    },
+    exec(text: string): void {
+      db.exec(text);
+    },
+  };
+}
+
+export class SqliteStorage implements Storage {
+  readonly dialect = 'sqlite' as const;
+  readonly sql: Sql;
+  private readonly gate = new Gate();
+  /** The flow holding the gate, while a transaction runs. */
+  private readonly holder = new AsyncLocalStorage<object>();
+  private savepoints = 0;
+
+  constructor(readonly db: Db) {
+    const now = direct(db);
+    const storage = this;
+    /** Runs `statement` now when no transaction is open, else once the gate is free. */
+    const gated = async <T>(statement: () => T): Promise<T> => {
+      if (!storage.gate.isHeld) return statement();
+      if (storage.holder.getStore() !== undefined) {
+        throw new Error('storage: a query on the root handle inside a transaction; use the handle the transaction gave');
+      }
+      await storage.gate.acquire();
+      try {
+        return statement();
+      } finally {
+        storage.gate.release();
+      }
+    };
+    this.sql = {
+      dialect: 'sqlite',
+      inTransaction: false,
+      get: (text, params) => gated(() => now.get(text, params)),
+      all: (text, params) => gated(() => now.all(text, params)),
+      run: (text, params) => gated(() => now.run(text, params)),
+      exec: (text) => gated(() => now.exec(text)),
+      transaction: (work) => this.begin(work),
+    };
+  }
+
+  private async begin<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    if (this.holder.getStore() !== undefined) {
+      throw new Error('storage: a transaction opened on the root handle inside a transaction; nest it on the handle the transaction gave');
+    }
+    await this.gate.acquire();
+    const token = {};
+    return this.holder.run(token, async () => {
+      let open = true;
+      const tx = this.handle(() => open);
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        const result = await work(tx);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      } finally {
+        open = false;
+        this.gate.release();
+      }
+    });
+  }
+
+  /** A transaction's handle; it refuses to run once its transaction has ended. */
+  private handle(isOpen: () => boolean): Sql {
+    const now = direct(this.db);
+    const check = (): void => {
+      if (!isOpen()) throw new Error('storage: a transaction handle used after its transaction ended');
+    };
+    const handle: Sql = {
+      dialect: 'sqlite',
+      inTransaction: true,
+      get: async (text, params) => (check(), now.get(text, params)),
+      all: async (text, params) => (check(), now.all(text, params)),
+      run: async (text, params) => (check(), now.run(text, params)),
+      exec: async (text) => (check(), now.exec(text)),
+      transaction: async (work) => {
+        check();
+        const name = `sp${++this.savepoints}`;
+        this.db.exec(`SAVEPOINT ${name}`);
+        try {
+          const result = await work(handle);
+          this.db.exec(`RELEASE ${name}`);
+          return result;
+        } catch (err) {
+          this.db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+          throw err;
+        }
+      },
+    };
+    return handle;
+  }
+
+  async schemaVersion(): Promise<number> {
+    const row = this.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null } | undefined;
+    return row?.v ?? 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The storage layer's SQL handle (src/store/storage/sql.ts) on each dialect: parameters,
+ * transactions that await, savepoints, rollback, the one-transaction-at-a-time gate of SQLite,
+ * constraint errors, and migrations that refuse a newer schema.
+ */
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
+import { rewritePlaceholders } from '../../../src/store/storage/dialects/postgres.js';
+import { assertKnownSchema, migrationsOf, SchemaTooNewError } from '../../../src/store/storage/migrations.js';
+import { StorageConstraintError, type Storage } from '../../../src/store/storage/sql.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
+
+type TmpDir = ReturnType<typeof makeTmpDir>;
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('the SQLite dialect', () => {
+  let tmp: TmpDir;
+  let storage: Storage;
+
+  beforeEach(async () => {
+    tmp = makeTmpDir();
+    const db = new Database(path.join(tmp.dir, 'test.sqlite'));
+    db.pragma('journal_mode = WAL');
+    storage = new SqliteStorage(db);
+    await storage.sql.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, n INTEGER NOT NULL DEFAULT 0)');
+  });
+  afterEach(async () => {
+    await storage.close();
+    tmp.remove();
+  });
+
+  it('binds positional and named parameters', async () => {
+    await storage.sql.run('INSERT INTO t (id, name) VALUES (?, ?)', [1, 'a']);
+    await storage.sql.run('INSERT INTO t (id, name, n) VALUES (@id, @name, @id)', { id: 2, name: 'b' });
+    expect(await storage.sql.all('SELECT id, name, n FROM t ORDER BY id')).toEqual([
+      { id: 1, name: 'a', n: 0 },
+      { id: 2, name: 'b', n: 2 },
+    ]);
+    expect(await storage.sql.get('SELECT name FROM t WHERE id = ?', [3])).toBeUndefined();
+  });
+
+  it('commits a transaction that awaits, and rolls back one that throws', async () => {
+    await storage.sql.transaction(async (tx) => {
+      await tx.run('INSERT INTO t (id, name) VALUES (1, ?)', ['kept']);
+      await tick();
+      await tx.run('INSERT INTO t (id, name) VALUES (2, ?)', ['kept too']);
+    });
+    await expect(
+      storage.sql.transaction(async (tx) => {
+        await tx.run('INSERT INTO t (id, name) VALUES (3, ?)', ['gone']);
+        await tick();
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect((await storage.sql.all<{ name: string }>('SELECT name FROM t ORDER BY id')).map((r) => r.name)).toEqual(['kept', 'kept too']);
+  });
+
+  it('nests as a savepoint: an inner failure undoes the inner part only', async () => {
+    await storage.sql.transaction(async (tx) => {
+      await tx.run("INSERT INTO t (id, name) VALUES (1, 'outer')");
+      await expect(
+        tx.transaction(async (inner) => {
+          await inner.run("INSERT INTO t (id, name) VALUES (2, 'inner')");
+          throw new Error('inner refused');
+        }),
+      ).rejects.toThrow('inner refused');
+    });
+    expect(await storage.sql.all('SELECT name FROM t')).toEqual([{ name: 'outer' }]);
+  });
+
+  it('never shows another flow a transaction still open, and runs transactions one at a time', async () => {
+    const seen: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = storage.sql.transaction(async (tx) => {
+      await tx.run("INSERT INTO t (id, name) VALUES (1, 'first')");
+      await held;
+      seen.push('first commits');
+    });
+    await tick();
+    const read = storage.sql.all('SELECT name FROM t').then((rows) => seen.push(`read ${rows.length}`));
+    const second = storage.sql.transaction(async (tx) => {
+      const n = (await tx.get<{ c: number }>('SELECT COUNT(*) AS c FROM t'))?.c;
+      seen.push(`second sees ${n}`);
+    });
+    await tick();
+    expect(seen).toEqual([]);
+    release();
+    await Promise.all([first, read, second]);
+    expect(seen).toEqual(['first commits', 'read 1', 'second sees 1']);
+  });
+
+  it('refuses the root handle inside a transaction instead of deadlocking', async () => {
+    await expect(
+      storage.sql.transaction(async () => {
+        await storage.sql.get('SELECT 1');
+      }),
+    ).rejects.toThrow(/root handle inside a transaction/);
+    // The gate is free again.
+    expect(await storage.sql.get('SELECT 1 AS one')).toEqual({ one: 1 });
+  });
+
+  it('refuses a transaction handle used after its end', async () => {
+    let kept: Parameters<Parameters<Storage['sql']['transaction']>[0]>[0] | undefined;
+    await storage.sql.transaction(async (tx) => {
+      kept = tx;
+    });
+    await expect(kept!.get('SELECT 1')).rejects.toThrow(/after its transaction ended/);
+  });
+
+  it('reports a unique violation as a constraint error', async () => {
+    await storage.sql.run("INSERT INTO t (id, name) VALUES (1, 'x')");
+    const err = await storage.sql.run("INSERT INTO t (id, name) VALUES (2, 'x')").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageConstraintError);
+    expect((err as StorageConstraintError).constraint).toBe('unique');
+  });
+});
+
+describe('PostgreSQL placeholders', () => {
+  it('rewrites ? and @name to $n, outside quotes and comments', () => {
+    expect(rewritePlaceholders("SELECT '?', \"@x\" FROM t WHERE a = ? AND b = ? -- ? @c\n").text).toBe(
+      "SELECT '?', \"@x\" FROM t WHERE a = $1 AND b = $2 -- ? @c\n",
+    );
+    const named = rewritePlaceholders('UPDATE t SET a = @a, b = @b WHERE a = @a');
+    expect(named.text).toBe('UPDATE t SET a = $1, b = $2 WHERE a = $1');
+    expect(named.names).toEqual(['a', 'b']);
+    expect(() => rewritePlaceholders('SELECT ? , @a')).toThrow(/mixes/);
+  });
+});
+
+describe('migrations', () => {
+  it('have the same versions in both dialects from the PostgreSQL baseline on', () => {
+    const sqlite = migrationsOf('sqlite').map((m) => m.version);
+    const postgres = migrationsOf('postgres').map((m) => m.version);
+    expect(postgres.length).toBeGreaterThan(0);
+    expect(sqlite.filter((v) => v >= (postgres[0] as number))).toEqual(postgres);
+  });
+
+  it('refuse a database newer than the code', () => {
+    const known = migrationsOf('sqlite');
+    expect(() => assertKnownSchema([1, 2, (known.at(-1)?.version ?? 0) + 1], known, '/data/driveway.sqlite')).toThrow(SchemaTooNewError);
+    expect(() => assertKnownSchema([1, 2], known, 'x')).not.toThrow();
+  });
+});
