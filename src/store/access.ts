@@ -17,7 +17,7 @@
  * shares at once; issue 14). Nothing while the node lies in its owner's trash. Asked only when
  * the caller does not own the node (or holds less than everything through a group): one index
  * probe when the caller has no private share at all, else one walk up the node's ancestry
- * (db/shares.ts privateSharesReaching) and two primary-key lookups per distinct creator.
+ * (storage/shares.ts privateSharesReaching) and two primary-key lookups per distinct creator.
  * Grants from a membership and from shares add up. Public and upload links are held to their
  * creator's access in the same way (creatorAccess, asked by ops/public-links.ts).
  *
@@ -25,11 +25,11 @@
  * admin) may change it; non-members get 404, members who are not administrators 403.
  */
 import type { AuthenticatedUser } from './sessions.js';
-import type { Db } from './db/database.js';
-import { getGroup, membershipOf, type GroupRow, type Membership } from './db/groups.js';
-import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './db/nodes.js';
-import { privateSharesReaching } from './db/shares.js';
-import { getUserByUuid } from './db/users.js';
+import type { Db } from './storage/dialects/sqlite-open.js';
+import { getGroup, membershipOf, type GroupRow, type Membership } from './storage/groups.js';
+import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './storage/nodes.js';
+import { privateSharesReaching } from './storage/shares.js';
+import { getUserByUuid } from './storage/users.js';
 import { forbidden, notFound, StoreHttpError } from './envelope.js';
 
 export type Permission = 'read' | 'write' | 'delete' | 'download';

@@ -8,7 +8,7 @@ import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { LoginLimiter } from '../common/login-limiter.js';
 import type { BlobBackend } from './blobs/blob-backend.js';
-import type { Db } from './db/database.js';
+import type { Db } from './storage/dialects/sqlite-open.js';
 import type { SessionKeys } from './sessions.js';
 import type { Mailer } from './ops/mail.js';
 import type { Durability } from './durability.js';

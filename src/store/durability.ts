@@ -1,13 +1,13 @@
 /**
  * "Answered means durable" for every store operation, whatever the transport: a request notes
  * the connection's change count when it starts (`mark`) and, before its answer goes out,
- * `settle` waits for a shared fsync of the WAL when the count moved (db/wal-sync.ts). A read-only
+ * `settle` waits for a shared fsync of the WAL when the count moved (storage/dialects/wal-sync.ts). A read-only
  * request that overlapped a write waits too, which costs it a fraction of a millisecond and keeps
  * the rule simple: nothing that observed a change is answered before the change is on disk.
  * HTTP routes get it from app.ts's hooks; the in-process client wraps each call.
  */
-import type { Db } from './db/database.js';
-import { WalSync } from './db/wal-sync.js';
+import type { Db } from './storage/dialects/sqlite-open.js';
+import { WalSync } from './storage/dialects/wal-sync.js';
 
 export class Durability {
   private readonly wal: WalSync;

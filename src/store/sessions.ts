@@ -11,7 +11,7 @@ import path from 'node:path';
 import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
-import type { Db } from './db/database.js';
+import type { Db } from './storage/dialects/sqlite-open.js';
 
 export interface SessionKeys {
   jwtSecret: Uint8Array;

@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createStoreClient, nodeId, type NodeEntry, type NodeId, type RawResponse, type HttpStoreClient, type StoreSession } from '../../src/store-client/index.js';
-import type { NodeRow } from '../../src/store/db/nodes.js';
+import type { NodeRow } from '../../src/store/storage/nodes.js';
 import type { TestStore } from './start-store.js';
 
 export const USER_PASSWORD = 'Secret-Passw0rd';

@@ -29,7 +29,7 @@ export function frozenStoreSuite(use: (fixture: StoreFixture) => void, options: 
 import type { Dispatcher } from 'undici';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
-import type { UserRow } from '../../src/store/db/users.js';
+import type { UserRow } from '../../src/store/storage/users.js';
 import type { TestStore, TestStoreOptions } from './start-store.js';
 import { storeFixture, type StoreFixture } from './store-fixture.js';
 

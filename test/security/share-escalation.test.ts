@@ -12,7 +12,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertShare, type LinkType } from '../../src/store/db/shares.js';
+import { insertShare, type LinkType } from '../../src/store/storage/shares.js';
 import { hashLinkToken } from '../../src/store/ops/shares.js';
 import { bridgeRequests } from '../helpers/dav-requests.js';
 import { call, dataOf, groupAdmin, type GroupAdmin } from '../helpers/groups.js';

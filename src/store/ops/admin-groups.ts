@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { StoreContext } from '../context.js';
-import type { Db } from '../db/database.js';
-import { deleteGroupRow, getGroup as getGroupRow, groupsOfOrg, insertGroup, isGroupNameTaken, updateGroup, type GroupPatch, type GroupRow } from '../db/groups.js';
-import { createTopLevelFolders } from '../db/nodes.js';
+import type { Db } from '../storage/dialects/sqlite-open.js';
+import { deleteGroupRow, getGroup as getGroupRow, groupsOfOrg, insertGroup, isGroupNameTaken, updateGroup, type GroupPatch, type GroupRow } from '../storage/groups.js';
+import { createTopLevelFolders } from '../storage/nodes.js';
 import { conflict, invalid } from '../envelope.js';
 import { groupNotFound } from '../access.js';
 import { adminCreateGroupSchema, adminUpdateGroupSchema, type AdminGroupRecord } from '../schemas/groups.js';

@@ -18,9 +18,9 @@ import {
   insertAppPassword,
   listAppPasswords,
   type AppPasswordRow,
-} from '../db/app-passwords.js';
-import type { Db } from '../db/database.js';
-import { isUuid } from '../db/nodes.js';
+} from '../storage/app-passwords.js';
+import type { Db } from '../storage/dialects/sqlite-open.js';
+import { isUuid } from '../storage/nodes.js';
 import { conflict, forbidden, StoreHttpError } from '../envelope.js';
 import { revokeAppPasswordSessions, type AuthenticatedUser } from '../sessions.js';
 import { parseInput, textLine } from './input.js';

@@ -20,11 +20,11 @@ import {
   requestsOf,
   type ShareRequestRow,
   type Workspace,
-} from '../db/approvals.js';
-import { isUuid } from '../db/nodes.js';
-import { orgOfOwner, ownerName } from '../db/owner-data.js';
-import { getSnapshot, releaseSnapshot } from '../db/snapshots.js';
-import { getUserByUuid } from '../db/users.js';
+} from '../storage/approvals.js';
+import { isUuid } from '../storage/nodes.js';
+import { orgOfOwner, ownerName } from '../storage/owner-data.js';
+import { getSnapshot, releaseSnapshot } from '../storage/snapshots.js';
+import { getUserByUuid } from '../storage/users.js';
 import { conflict, forbidden, invalid, notFound } from '../envelope.js';
 import { approverBodySchema, decisionBodySchema, shareTypeParam, type ApproverRecord, type PendingShareRecord } from '../schemas/shares.js';
 import type { AuthenticatedUser } from '../sessions.js';

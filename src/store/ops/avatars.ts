@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { StoreContext } from '../context.js';
-import type { Db } from '../db/database.js';
+import type { Db } from '../storage/dialects/sqlite-open.js';
 import { invalid } from '../envelope.js';
 
 export type AvatarType = 'image/png' | 'image/jpeg';

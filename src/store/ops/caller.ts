@@ -1,6 +1,6 @@
 /** The caller's own user row, for the current-user operations. */
 import type { StoreContext } from '../context.js';
-import { getUserByUuid, type UserRow } from '../db/users.js';
+import { getUserByUuid, type UserRow } from '../storage/users.js';
 import { unauthenticated } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
 

@@ -5,7 +5,7 @@
  * endpoints and the administrator endpoints answer the same fields.
  */
 import type { StoreContext } from '../context.js';
-import { memberCount, type GroupRow, type MemberWithUser, type Permissions } from '../db/groups.js';
+import { memberCount, type GroupRow, type MemberWithUser, type Permissions } from '../storage/groups.js';
 import type { AdminGroupRecord, GroupEntry, GroupProfile, MemberRecord, PermissionFields } from '../schemas/groups.js';
 import { avatarUrl } from './avatars.js';
 

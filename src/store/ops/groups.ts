@@ -5,8 +5,8 @@
  * emailed to the active members. Members, tags and the WebDrive endpoint have their own modules.
  */
 import type { StoreContext } from '../context.js';
-import { groupsOfOrg, membersOf, membershipsInOrg, touchGroup, type Permissions } from '../db/groups.js';
-import { getUserByUuid } from '../db/users.js';
+import { groupsOfOrg, membersOf, membershipsInOrg, touchGroup, type Permissions } from '../storage/groups.js';
+import { getUserByUuid } from '../storage/users.js';
 import { forbidden } from '../envelope.js';
 import { resolveGroup, type GroupAccess } from '../access.js';
 import { groupProfileSchema, groupsQuerySchema, type GroupDetails, type GroupEntry } from '../schemas/groups.js';

@@ -8,8 +8,8 @@
  */
 import type { StoreContext } from '../context.js';
 import { resolveGroup } from '../access.js';
-import { acceptIncoming, getIncomingShare, pendingFor, rejectIncoming, type IncomingShareRow } from '../db/incoming-shares.js';
-import { isUuid } from '../db/nodes.js';
+import { acceptIncoming, getIncomingShare, pendingFor, rejectIncoming, type IncomingShareRow } from '../storage/incoming-shares.js';
+import { isUuid } from '../storage/nodes.js';
 import { conflict, forbidden, notFound } from '../envelope.js';
 import { answerIncomingSchema, type IncomingAnswerRecord, type PendingIncomingRecord } from '../schemas/shares.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -8,9 +8,9 @@
  */
 import { logFailedLogin } from '../../common/login-log.js';
 import type { StoreContext } from '../context.js';
-import { appPasswordOf, touchAppPassword } from '../db/app-passwords.js';
-import { recordLoginEvent, type LoginAction, type LoginStatus } from '../db/login-history.js';
-import { getUserByUsername, getUserByUuid, setTwofaLastStep } from '../db/users.js';
+import { appPasswordOf, touchAppPassword } from '../storage/app-passwords.js';
+import { recordLoginEvent, type LoginAction, type LoginStatus } from '../storage/login-history.js';
+import { getUserByUsername, getUserByUuid, setTwofaLastStep } from '../storage/users.js';
 import { StoreHttpError, unauthenticated } from '../envelope.js';
 import type { ClientInfo } from '../client-ip.js';
 import { verifyPassword } from '../passwords.js';

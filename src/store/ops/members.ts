@@ -5,9 +5,9 @@
  * A member must belong to the group's organization. One transaction per change.
  */
 import type { StoreContext } from '../context.js';
-import { deleteMembership, membersOf, membershipOf, upsertMembership, type GroupRow } from '../db/groups.js';
-import { isUuid } from '../db/nodes.js';
-import { getUserByUuid, type UserRow } from '../db/users.js';
+import { deleteMembership, membersOf, membershipOf, upsertMembership, type GroupRow } from '../storage/groups.js';
+import { isUuid } from '../storage/nodes.js';
+import { getUserByUuid, type UserRow } from '../storage/users.js';
 import { conflict, notFound, StoreHttpError } from '../envelope.js';
 import { resolveGroup } from '../access.js';
 import { addMemberSchema, permissionFieldsSchema, type MemberRecord } from '../schemas/groups.js';

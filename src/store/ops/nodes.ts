@@ -3,15 +3,15 @@
  * move_to, share_copy_with), DELETE, details, path, dirlist and myaccess. Every identifier, targets included,
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an unknown
  * one; a move or copy to another owner (a user's tree and a group's, or two groups) also passes
- * assertMayLeaveOwner. The tree rules live in db/tree.ts, sharing in ops/share-copy.ts; this
+ * assertMayLeaveOwner. The tree rules live in storage/tree.ts, sharing in ops/share-copy.ts; this
  * module validates and resolves.
  * HTTP routes (routes/nodes.ts) and the in-process client (local-client.ts) both call it.
  */
 import type { StoreContext } from '../context.js';
 import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
-import { ancestry, publicId, type NodeRow } from '../db/nodes.js';
-import { ownerName } from '../db/owner-data.js';
-import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../db/shares.js';
+import { ancestry, publicId, type NodeRow } from '../storage/nodes.js';
+import { ownerName } from '../storage/owner-data.js';
+import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../storage/shares.js';
 import {
   copyInto,
   createFolder,
@@ -26,7 +26,7 @@ import {
   trash,
   type ListedNode,
   type TreeWrite,
-} from '../db/tree.js';
+} from '../storage/tree.js';
 import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
-import { setNotifications } from '../db/users.js';
+import { setNotifications } from '../storage/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';
 import { parseInput } from './input.js';

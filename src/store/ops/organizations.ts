@@ -14,7 +14,7 @@ import {
   listOrganizations as listOrganizationRows,
   updateOrganization as updateOrganizationRow,
   type OrganizationRow,
-} from '../db/organizations.js';
+} from '../storage/organizations.js';
 import { conflict, forbidden } from '../envelope.js';
 import { createOrganizationSchema, updateOrganizationSchema, type OrganizationRecord } from '../schemas/organizations.js';
 import type { AuthenticatedUser } from '../sessions.js';

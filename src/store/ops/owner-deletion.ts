@@ -11,16 +11,16 @@
  * after the commit. Who may delete whom is the caller's to check first.
  */
 import type { StoreContext } from '../context.js';
-import { getGroup } from '../db/groups.js';
-import { isUuid } from '../db/nodes.js';
-import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../db/owner-data.js';
-import { getUserByUuid } from '../db/users.js';
-import { releaseEndpoint } from '../db/webdrive.js';
-import type { Db } from '../db/database.js';
-import { deleteShareRequest, requestsTouching } from '../db/approvals.js';
-import { dropIncomingOf } from '../db/incoming-shares.js';
-import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../db/shares.js';
-import { releaseSnapshot } from '../db/snapshots.js';
+import { getGroup } from '../storage/groups.js';
+import { isUuid } from '../storage/nodes.js';
+import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../storage/owner-data.js';
+import { getUserByUuid } from '../storage/users.js';
+import { releaseEndpoint } from '../storage/webdrive.js';
+import type { Db } from '../storage/dialects/sqlite-open.js';
+import { deleteShareRequest, requestsTouching } from '../storage/approvals.js';
+import { dropIncomingOf } from '../storage/incoming-shares.js';
+import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../storage/shares.js';
+import { releaseSnapshot } from '../storage/snapshots.js';
 import { invalid, notFound } from '../envelope.js';
 import { deleteOwnerQuerySchema } from '../schemas/groups.js';
 import { storeAvatar } from './avatars.js';

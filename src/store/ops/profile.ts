@@ -7,8 +7,8 @@
  */
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
-import { deleteUserAppPasswords } from '../db/app-passwords.js';
-import { updateUser, type UserRow } from '../db/users.js';
+import { deleteUserAppPasswords } from '../storage/app-passwords.js';
+import { updateUser, type UserRow } from '../storage/users.js';
 import { invalid, unauthenticated } from '../envelope.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js';
 import type { UserProfileBody } from '../schemas/users.js';

@@ -11,11 +11,11 @@
 import { logFailedLogin } from '../../common/login-log.js';
 import { creatorAccess, type Permission } from '../access.js';
 import type { StoreContext } from '../context.js';
-import { addBlobRef, assertRoom, remainingBytes } from '../db/blobs.js';
-import { insertNewFile, type UploadResult } from '../db/files.js';
-import { getChildByName, getNode, listChildren, type NodeRow } from '../db/nodes.js';
-import { getShare, shareByTokenHash, type ShareRow } from '../db/shares.js';
-import { freeName, isInTrash } from '../db/tree.js';
+import { addBlobRef, assertRoom, remainingBytes } from '../storage/blobs.js';
+import { insertNewFile, type UploadResult } from '../storage/files.js';
+import { getChildByName, getNode, listChildren, type NodeRow } from '../storage/nodes.js';
+import { getShare, shareByTokenHash, type ShareRow } from '../storage/shares.js';
+import { freeName, isInTrash } from '../storage/tree.js';
 import { forbidden, notFound, StoreHttpError, unauthenticated } from '../envelope.js';
 import { verifyPassword } from '../passwords.js';
 import { hashLinkToken } from './shares.js';

@@ -4,10 +4,10 @@
  * unknown one (404 naming it), so nothing leaks across organizations. Never the sharer.
  */
 import type { StoreContext } from '../context.js';
-import { getGroup } from '../db/groups.js';
-import type { Recipient } from '../db/incoming-shares.js';
-import { isUuid } from '../db/nodes.js';
-import { getUserByUuid } from '../db/users.js';
+import { getGroup } from '../storage/groups.js';
+import type { Recipient } from '../storage/incoming-shares.js';
+import { isUuid } from '../storage/nodes.js';
+import { getUserByUuid } from '../storage/users.js';
 import { invalid, notFound } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
 

@@ -7,8 +7,8 @@
  */
 import type { StoreContext } from '../context.js';
 import { resolveNodeAccess } from '../access.js';
-import { acceptIncoming, getIncomingShare, offerSnapshot, type IncomingShareRow } from '../db/incoming-shares.js';
-import { cloneSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../db/snapshots.js';
+import { acceptIncoming, getIncomingShare, offerSnapshot, type IncomingShareRow } from '../storage/incoming-shares.js';
+import { cloneSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../storage/snapshots.js';
 import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';

@@ -5,10 +5,10 @@
  * the caller's transaction; deciding and withdrawing are ops/approvals.ts's.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../db/database.js';
-import { insertShareRequest, needsApproval, type ShareType } from '../db/approvals.js';
-import type { NodeRow } from '../db/nodes.js';
-import { isInTrash } from '../db/tree.js';
+import type { Db } from '../storage/dialects/sqlite-open.js';
+import { insertShareRequest, needsApproval, type ShareType } from '../storage/approvals.js';
+import type { NodeRow } from '../storage/nodes.js';
+import { isInTrash } from '../storage/tree.js';
 import { conflict, forbidden } from '../envelope.js';
 
 /** Top-level folders are never shared (403 `top_level_immutable`), nor nodes in trash (409 `node_in_trash`). */

@@ -9,11 +9,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { StoreContext } from '../context.js';
 import { accessTo, assertMayGive, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
-import type { ShareRequestRow } from '../db/approvals.js';
-import { getNode, isUuid, type NodeRow } from '../db/nodes.js';
-import { orgOfOwner } from '../db/owner-data.js';
-import { deleteShare, getShare, insertShare, recipientsOf, sharesByCreator, sharesOfNode, type LinkType, type ShareRow } from '../db/shares.js';
-import { isInTrash } from '../db/tree.js';
+import type { ShareRequestRow } from '../storage/approvals.js';
+import { getNode, isUuid, type NodeRow } from '../storage/nodes.js';
+import { orgOfOwner } from '../storage/owner-data.js';
+import { deleteShare, getShare, insertShare, recipientsOf, sharesByCreator, sharesOfNode, type LinkType, type ShareRow } from '../storage/shares.js';
+import { isInTrash } from '../storage/tree.js';
 import { conflict, invalid, notFound } from '../envelope.js';
 import { hashPassword } from '../passwords.js';
 import { createLinkSchema, type ShareRecord } from '../schemas/shares.js';

@@ -4,7 +4,7 @@
  * `store.tagClasses`; its name is unique in the group, case-insensitively.
  */
 import type { StoreContext } from '../context.js';
-import { insertTag, tagsOf, type TagRow } from '../db/groups.js';
+import { insertTag, tagsOf, type TagRow } from '../storage/groups.js';
 import { conflict, forbidden, invalid } from '../envelope.js';
 import { resolveGroup } from '../access.js';
 import { tagSchema, tagsQuerySchema, type TagRecord } from '../schemas/groups.js';

@@ -9,8 +9,8 @@
 import { Secret, TOTP } from 'otpauth';
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
-import { deleteUserAppPasswords } from '../db/app-passwords.js';
-import { setTwofa } from '../db/users.js';
+import { deleteUserAppPasswords } from '../storage/app-passwords.js';
+import { setTwofa } from '../storage/users.js';
 import { conflict } from '../envelope.js';
 import { revokeOtherSessions, type AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';

@@ -10,9 +10,9 @@ import type { Readable } from 'node:stream';
 import { resolveNode } from '../access.js';
 import type { StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
-import { remainingBytes } from '../db/blobs.js';
-import { assertUploadTarget, commitUpload, createUploadToken, type UploadResult } from '../db/files.js';
-import type { NodeRow } from '../db/nodes.js';
+import { remainingBytes } from '../storage/blobs.js';
+import { assertUploadTarget, commitUpload, createUploadToken, type UploadResult } from '../storage/files.js';
+import type { NodeRow } from '../storage/nodes.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
 

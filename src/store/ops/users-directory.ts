@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
-import { listOrganizationUsers } from '../db/users.js';
+import { listOrganizationUsers } from '../storage/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { avatarUrl } from './avatars.js';
 import { parseInput } from './input.js';

@@ -10,7 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf } from '../app.js';
 import type { StoreContext } from '../context.js';
-import { getRevision } from '../db/files.js';
+import { getRevision } from '../storage/files.js';
 import { notFound, success } from '../envelope.js';
 import { commitLinkUpload, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
 import { receiveFilePart } from './receive-file.js';

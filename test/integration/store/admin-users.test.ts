@@ -9,7 +9,7 @@ import { verifyPassword } from '../../../src/store/passwords.js';
 import { createStoreClient, type RawResponse, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { uploadFile } from '../../helpers/seed.js';
-import type { UserRow } from '../../../src/store/db/users.js';
+import type { UserRow } from '../../../src/store/storage/users.js';
 
 const PASSWORD = 'Valid-Passw0rd';
 

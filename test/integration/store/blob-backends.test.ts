@@ -14,9 +14,9 @@ import { BlobMissingError, type BlobBackend, type BlobLedger } from '../../../sr
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';
-import { sqliteBlobLedger } from '../../../src/store/db/blob-ledger.js';
-import { addBlobRef } from '../../../src/store/db/blobs.js';
-import { openDatabase, type Db } from '../../../src/store/db/database.js';
+import { sqliteBlobLedger } from '../../../src/store/storage/blob-ledger.js';
+import { addBlobRef } from '../../../src/store/storage/blobs.js';
+import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
-import { openDatabase } from '../../../src/store/db/database.js';
+import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import { USER_PASSWORD, type Seeder } from '../../helpers/seed.js';
 import { call, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';

@@ -9,7 +9,7 @@ import { loadConfig } from '../../../src/common/config.js';
 import { systemClock } from '../../../src/common/clock.js';
 import { createLogger } from '../../../src/common/logger.js';
 import type { StoreContext } from '../../../src/store/context.js';
-import { openDatabase } from '../../../src/store/db/database.js';
+import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { StoreHttpError } from '../../../src/store/envelope.js';
 import { avatarAt, avatarUrl, decodeAvatar, storeAvatar } from '../../../src/store/ops/avatars.js';
 import { dataUrl, jpegBytes, pngBytes } from '../../helpers/images.js';

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../../src/store/db/database.js';
-import { createTopLevelFolders, getNode, getTopLevel, topKindOf, type NodeRow } from '../../../src/store/db/nodes.js';
+import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
+import { createTopLevelFolders, getNode, getTopLevel, topKindOf, type NodeRow } from '../../../src/store/storage/nodes.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 /** Every migration file's version, so each new migration is expected without editing this test. */

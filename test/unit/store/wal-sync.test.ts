@@ -1,12 +1,12 @@
 /**
- * Group commit (db/wal-sync.ts, durability.ts) on a real database file: a request that wrote
+ * Group commit (storage/dialects/wal-sync.ts, durability.ts) on a real database file: a request that wrote
  * waits for an fsync that started after its commit, concurrent writers share fsyncs, a request
  * that changed nothing waits for none, and a missing WAL file is nothing to flush.
  */
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../../src/store/db/database.js';
-import { WalSync } from '../../../src/store/db/wal-sync.js';
+import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
+import { WalSync } from '../../../src/store/storage/dialects/wal-sync.js';
 import { Durability } from '../../../src/store/durability.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 

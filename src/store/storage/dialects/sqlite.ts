@@ -1,7 +1,7 @@
 /**
  * The SQLite dialect of the storage layer (sql.ts), over one better-sqlite3 connection: the
  * embedded default. Statements run synchronously on the event loop (microseconds each; the
- * statement cache of db/database.ts keeps them compiled), wrapped in resolved promises.
+ * statement cache of storage/dialects/sqlite-open.ts keeps them compiled), wrapped in resolved promises.
  *
  * One connection means one transaction at a time: `transaction()` takes the connection's gate
  * (BEGIN IMMEDIATE ... COMMIT), and a query on the root handle made while another flow holds it

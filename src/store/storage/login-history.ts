@@ -5,7 +5,7 @@
  * bound, so a spraying attacker cannot grow the file. Never pass a password, token or key in
  * any field.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 export type LoginAction = 'login' | 'logout';
 export type LoginStatus = 'success' | 'failure';

@@ -13,8 +13,8 @@
  *   that a restart forgets answers 410 like an expired one (the client asks for another).
  */
 import Database, { type Statement } from 'better-sqlite3';
-import { installTopKindCache } from './nodes.js';
-import { assertKnownSchema, migrationsOf } from '../storage/migrations.js';
+import { installTopKindCache } from '../nodes.js';
+import { assertKnownSchema, migrationsOf } from '../migrations.js';
 
 export type Db = Database.Database;
 
@@ -23,7 +23,7 @@ export function openDatabase(file: string): Db {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   // Commits are made durable by a shared fsync of the WAL before anything is answered
-  // (db/wal-sync.ts, durability.ts), not by one inside every commit on the event loop.
+  // (storage/dialects/wal-sync.ts, durability.ts), not by one inside every commit on the event loop.
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');

@@ -3,7 +3,7 @@
  * who may add approvers, decide or withdraw is ops/approvals.ts's to check. Multi-row writes run
  * inside the caller's transaction.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import type { OwnerType } from './nodes.js';
 
 export const SHARE_TYPES = ['public', 'private', 'upload', 'share_copy'] as const;

@@ -2,7 +2,7 @@
  * Blob reference counts and owner disk usage. Call inside the transaction that changes the
  * rows referring to blobs; unlink files only after that transaction committed.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import type { OwnerType } from './nodes.js';
 import { quotaExceeded } from '../envelope.js';
 

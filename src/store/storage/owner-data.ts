@@ -4,7 +4,7 @@
  * deletes the owner's row. Never touches blob files: purging returns the blobs that lost their
  * last reference, and the caller unlinks them after the commit.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import { adjustUsage, OWNER_TABLE, releaseBlobRef, remainingBytes } from './blobs.js';
 import { getTopLevel, type OwnerType } from './nodes.js';
 import { createFolder, freeName } from './tree.js';

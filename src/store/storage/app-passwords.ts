@@ -3,7 +3,7 @@
  * module never sees the password itself (ops/app-passwords.ts makes and hashes it). Callers run
  * multi-row writes inside their own `db.transaction`.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 export interface AppPasswordRow {
   uuid: string;

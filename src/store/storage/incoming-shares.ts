@@ -5,7 +5,7 @@
  * caller's transaction; released blobs are returned for unlinking after the commit.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import { getTopLevel, type OwnerType } from './nodes.js';
 import { materialiseSnapshot, releaseSnapshot, type SnapshotRow } from './snapshots.js';
 import type { TreeWrite } from './tree.js';

@@ -1,10 +1,10 @@
 /**
  * Node rows and the lookups every route shares: top-level folders, identifiers in both
  * forms (`home`, `home:<owner_uuid>`), children. Tree-changing operations (mkdir, rename,
- * move, copy, delete) live in db/tree.ts; uploads in db/files.ts.
+ * move, copy, delete) live in storage/tree.ts; uploads in storage/files.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 export const TOP_LEVEL_KINDS = [
   'home',

@@ -7,7 +7,7 @@
  * its commit. Run inside the caller's transaction; who may do what is decided in ops/.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import { adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
 import { touch, type NodeRow } from './nodes.js';
 import { addEntryRefs, entriesBytes, freeName, insertTree, latestSubtree, type TreeEntry, type TreeWrite } from './tree.js';

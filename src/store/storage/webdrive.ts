@@ -4,7 +4,7 @@
  * drive, whoever owns it. Who may read or set an owner's endpoint is decided in ops/; this
  * module only keeps the rule and the rows.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import type { OwnerType } from './nodes.js';
 
 /**

@@ -2,7 +2,7 @@
  * Organization rows (migration 008). An organization separates users and groups (ops/ decide
  * what that means for each endpoint); this module only keeps the rows and counts what is in one.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 export const DEFAULT_ORG = 'default';
 

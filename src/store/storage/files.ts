@@ -6,7 +6,7 @@
  * caller stages and renames the bytes before commitUpload and unlinks them if it throws.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import { addBlobRef, adjustUsage, usageOf } from './blobs.js';
 import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { permissionsOn, resolveNode } from '../access.js';

@@ -3,7 +3,7 @@
  * change a group is decided by access.ts and ops/, and the permission values are checked by the
  * schemas before they get here. Permission lists are stored as JSON arrays.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 export type InboxPolicy = 'members' | 'admins';
 

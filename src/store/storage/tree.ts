@@ -8,7 +8,7 @@
  * needs (children with the caller's stars, favorites) live here too.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import { addBlobRef, adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
 import { getChildByName, getTopLevel, isSelfOrDescendant, outsideTrash, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { conflict, forbidden } from '../envelope.js';

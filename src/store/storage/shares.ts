@@ -4,7 +4,7 @@
  * remove one is ops/shares.ts's to decide, and what a share grants is access.ts's (it
  * asks privateSharesReaching here). A share goes with its node (ON DELETE CASCADE).
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 import { outsideTrash, type NodeRow, type OwnerType } from './nodes.js';
 
 export type LinkType = 'public' | 'private' | 'upload';

@@ -3,7 +3,7 @@
  * passwords, check rules or revoke sessions (ops/ and sessions.ts do), and it never sees a plain
  * password. Callers run multi-row writes inside their own `db.transaction`.
  */
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 export interface UserRow {
   uuid: string;

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
 import { isBlobReferenced } from './blobs.js';
-import type { Db } from './database.js';
+import type { Db } from './dialects/sqlite-open.js';
 
 interface IntentRow {
   id: string;

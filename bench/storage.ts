@@ -1,0 +1,76 @@
+/**
+ * In-process storage microbenchmark: `npx tsx bench/storage.ts`. Builds the store app over a
+ * fresh SQLite file and blob folder in a temp dir (no listening socket) and, through
+ * createLocalClient (the bridge's transport under `npm start`), measures:
+ *   - 2,000 uploads of 4 KiB into one folder, one at a time and with 4 in flight;
+ *   - listing that folder after 10,000 entries are in it (best of 20 listings, warm).
+ * Figures only; nothing is asserted. BENCH_SMALL_FILES / BENCH_LIST_ENTRIES override the counts.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../src/common/clock.js';
+import { loadConfig } from '../src/common/config.js';
+import { createLogger } from '../src/common/logger.js';
+import { buildStoreApp } from '../src/store/app.js';
+import { createLocalClient } from '../src/store/local-client.js';
+import type { NodeId } from '../src/store-client/types.js';
+
+const SMALL = Number(process.env.BENCH_SMALL_FILES ?? 2000);
+const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 10_000);
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'driveway-bench-storage-'));
+  const password = 'Bench-Passw0rd-1a';
+  const config = loadConfig({
+    env: {},
+    flags: { dataDir, host: '127.0.0.1', logLevel: 'silent', 'store.port': 0, 'store.adminPassword': password, 'store.scryptCost': 1024 },
+  });
+  const built = await buildStoreApp({ config, clock: new ManualClock(), logger: createLogger('silent') });
+  try {
+    const client = createLocalClient(built.ctx);
+    const s = await client.login('admin', password);
+    const home = 'home' as NodeId;
+    await client.createFolder(s, home, 'small');
+    await client.createFolder(s, home, 'small4');
+    const entries = await client.listFolder(s, home);
+    const folder = entries.find((e) => e.name === 'small')!.id;
+    const folder4 = entries.find((e) => e.name === 'small4')!.id;
+    const body = randomBytes(4096);
+
+    let t0 = performance.now();
+    for (let i = 0; i < SMALL; i++) await client.upload(s, { folder, name: `f${i}.bin` }, body, body.length);
+    const serialMs = performance.now() - t0;
+
+    t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < SMALL) {
+          const i = next++;
+          await client.upload(s, { folder: folder4, name: `f${i}.bin` }, body, body.length);
+        }
+      }),
+    );
+    const parallelMs = performance.now() - t0;
+
+    // Fill `small` up to ENTRIES entries (folders are cheap to make), then list it warm.
+    for (let i = SMALL; i < ENTRIES; i++) await client.createFolder(s, folder, `d${i}`);
+    let best = Infinity;
+    let count = 0;
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      count = (await client.listFolder(s, folder)).length;
+      best = Math.min(best, performance.now() - t);
+    }
+    console.log(`uploads 4 KiB x${SMALL}, serial:     ${serialMs.toFixed(0)} ms (${((SMALL * 1000) / serialMs).toFixed(0)}/s)`);
+    console.log(`uploads 4 KiB x${SMALL}, 4 parallel: ${parallelMs.toFixed(0)} ms (${((SMALL * 1000) / parallelMs).toFixed(0)}/s)`);
+    console.log(`listing ${count} entries, best of 20: ${best.toFixed(1)} ms`);
+  } finally {
+    await built.app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
