@@ -25,7 +25,7 @@
  * admin) may change it; non-members get 404, members who are not administrators 403.
  */
 import type { AuthenticatedUser } from './sessions.js';
-import type { Db } from './storage/dialects/sqlite-open.js';
+import type { Sql } from './storage/sql.js';
 import { getGroup, membershipOf, type GroupRow, type Membership } from './storage/groups.js';
 import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './storage/nodes.js';
 import { privateSharesReaching } from './storage/shares.js';
@@ -49,10 +49,10 @@ const NONE: NodeAccess = { visible: false, granted: [] };
 /** Who holds access on their own account: a session's caller, or the creator a share or link speaks for. */
 type Holder = Pick<AuthenticatedUser, 'userUuid' | 'isBuiltin'>;
 
-function ownAccess(db: Db, holder: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): NodeAccess {
+async function ownAccess(sql: Sql, holder: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
   if (node.owner_type === 'User') return node.owner_uuid === holder.userUuid ? FULL : NONE;
   if (holder.isBuiltin) return FULL;
-  const membership = membershipOf(db, node.owner_uuid, holder.userUuid);
+  const membership = (await membershipOf(sql, node.owner_uuid, holder.userUuid));
   if (!membership) return NONE;
   if (membership.isAdmin) return FULL;
   return { visible: true, granted: ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p)) };
@@ -63,11 +63,11 @@ function ownAccess(db: Db, holder: Holder, node: Pick<NodeRow, 'owner_type' | 'o
  * membership, built-in admin; never through another share): nothing once they were deleted
  * (`creatorUuid` null) or deactivated, or left the group. A share gives at most this.
  */
-export function creatorAccess(db: Db, creatorUuid: string | null, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): readonly Permission[] {
+export async function creatorAccess(sql: Sql, creatorUuid: string | null, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<readonly Permission[]> {
   if (creatorUuid === null) return [];
-  const creator = getUserByUuid(db, creatorUuid);
+  const creator = (await getUserByUuid(sql, creatorUuid));
   if (!creator || creator.is_active !== 1) return [];
-  return ownAccess(db, { userUuid: creator.uuid, isBuiltin: creator.is_builtin === 1 }, node).granted;
+  return (await ownAccess(sql, { userUuid: creator.uuid, isBuiltin: creator.is_builtin === 1 }, node)).granted;
 }
 
 /**
@@ -75,8 +75,8 @@ export function creatorAccess(db: Db, creatorUuid: string | null, node: Pick<Nod
  * `write` when writable, `delete` below (never at) a writable shared node, each only as far as
  * the share's creator holds it on the node now; the shares add up. Undefined when none gives anything.
  */
-function sharedAccess(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): { granted: Permission[]; root: string; recipientUuid: string } | undefined {
-  const reaching = privateSharesReaching(db, node.uuid, caller.userUuid);
+async function sharedAccess(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<{ granted: Permission[]; root: string; recipientUuid: string } | undefined> {
+  const reaching = (await privateSharesReaching(sql, node.uuid, caller.userUuid));
   if (reaching.length === 0) return undefined;
   // Every share on one node's ancestry has the node's owner; a creator's access is asked once.
   const held = new Map<string | null, readonly Permission[]>();
@@ -84,7 +84,7 @@ function sharedAccess(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uu
   let topmost: (typeof reaching)[number] | undefined;
   for (const share of reaching) {
     let creator = held.get(share.creatorUuid);
-    if (!creator) held.set(share.creatorUuid, (creator = creatorAccess(db, share.creatorUuid, node)));
+    if (!creator) held.set(share.creatorUuid, (creator = (await creatorAccess(sql, share.creatorUuid, node))));
     const offered: Permission[] = ['read', 'download'];
     if (share.writable) offered.push('write');
     if (share.writable && share.depth > 0) offered.push('delete');
@@ -97,10 +97,10 @@ function sharedAccess(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uu
   return { granted: ALL_PERMISSIONS.filter((p) => granted.has(p)), root: topmost.root, recipientUuid: topmost.recipientUuid };
 }
 
-export function accessTo(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): NodeAccess {
-  const own = ownAccess(db, caller, node);
+export async function accessTo(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
+  const own = (await ownAccess(sql, caller, node));
   if (own.granted.length === ALL_PERMISSIONS.length) return own;
-  const shared = sharedAccess(db, caller, node);
+  const shared = (await sharedAccess(sql, caller, node));
   if (!shared) return own;
   const granted = ALL_PERMISSIONS.filter((p) => own.granted.includes(p) || shared.granted.includes(p));
   const access: NodeAccess = { visible: true, granted };
@@ -114,8 +114,8 @@ export function accessTo(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 
  * writable private share also `write`, an upload link `write`. (`delete` below a writable shared
  * node is given only while the creator holds it: sharedAccess.) Checked again at every use.
  */
-export function assertMayGive(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, type: 'public' | 'private' | 'upload', writable: boolean): void {
-  const held = ownAccess(db, caller, node).granted;
+export async function assertMayGive(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, type: 'public' | 'private' | 'upload', writable: boolean): Promise<void> {
+  const held = (await ownAccess(sql, caller, node)).granted;
   const needed: Permission[] = type === 'upload' ? ['write'] : writable ? ['read', 'download', 'write'] : ['read', 'download'];
   const what = type === 'upload' ? 'an upload link' : type === 'public' ? 'a public link' : writable ? 'a writable private share' : 'a private share';
   const missing = needed.filter((p) => !held.includes(p));
@@ -123,8 +123,8 @@ export function assertMayGive(db: Db, caller: AuthenticatedUser, node: Pick<Node
 }
 
 /** Permissions `caller` holds on `node` (what myaccess answers); empty when the node is not theirs to see. */
-export function permissionsOn(db: Db, caller: AuthenticatedUser, node: NodeRow): Permission[] {
-  return [...accessTo(db, caller, node).granted];
+export async function permissionsOn(sql: Sql, caller: AuthenticatedUser, node: NodeRow): Promise<Permission[]> {
+  return [...(await accessTo(sql, caller, node)).granted];
 }
 
 /**
@@ -132,25 +132,25 @@ export function permissionsOn(db: Db, caller: AuthenticatedUser, node: NodeRow):
  * node the caller sees and that grants `permission` (`visible`: no permission asked, as for
  * myaccess). Throws 404 when unknown or invisible, 403 when visible without the permission.
  */
-export function resolveNode(db: Db, caller: AuthenticatedUser, identifier: string, permission: Permission | 'visible' = 'read'): NodeRow {
-  return resolveNodeAccess(db, caller, identifier, permission).node;
+export async function resolveNode(sql: Sql, caller: AuthenticatedUser, identifier: string, permission: Permission | 'visible' = 'read'): Promise<NodeRow> {
+  return (await resolveNodeAccess(sql, caller, identifier, permission)).node;
 }
 
 /** resolveNode, answering also the access it found (whether a private share is the way in). */
-export function resolveNodeAccess(
-  db: Db,
+export async function resolveNodeAccess(
+  sql: Sql,
   caller: AuthenticatedUser,
   identifier: string,
   permission: Permission | 'visible' = 'read',
-): { node: NodeRow; access: NodeAccess } {
+): Promise<{ node: NodeRow; access: NodeAccess }> {
   const parsed = parseIdentifier(identifier);
   if (!parsed) throw notFound();
   const node =
     parsed.kind === 'uuid'
-      ? getNode(db, parsed.uuid as string)
-      : getTopLevel(db, parsed.owner ?? caller.userUuid, parsed.top as NonNullable<typeof parsed.top>);
+      ? (await getNode(sql, parsed.uuid as string))
+      : (await getTopLevel(sql, parsed.owner ?? caller.userUuid, parsed.top as NonNullable<typeof parsed.top>));
   if (!node) throw notFound();
-  const access = accessTo(db, caller, node);
+  const access = (await accessTo(sql, caller, node));
   if (!access.visible) throw notFound();
   if (permission !== 'visible' && !access.granted.includes(permission)) throw forbidden(`${permission} permission required`);
   return { node, access };
@@ -178,13 +178,13 @@ export type SharePermission = 'public_create' | 'public_delete' | 'private_creat
  * group's administrators, and members holding the share permission asked for (`list`: any
  * member). 403 otherwise, naming what is missing.
  */
-export function assertSharePermission(db: Db, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, needed: SharePermission | 'list'): void {
+export async function assertSharePermission(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, needed: SharePermission | 'list'): Promise<void> {
   if (node.owner_type === 'User') {
     if (node.owner_uuid === caller.userUuid) return;
     throw forbidden("only the node's owner manages its shares");
   }
   if (caller.isBuiltin) return;
-  const membership = membershipOf(db, node.owner_uuid, caller.userUuid);
+  const membership = (await membershipOf(sql, node.owner_uuid, caller.userUuid));
   if (!membership) throw forbidden("only the group's members manage the shares of its nodes");
   if (membership.isAdmin || needed === 'list' || membership.sharePermissions.includes(needed)) return;
   throw forbidden(`${needed} share permission required`);
@@ -206,11 +206,11 @@ export const groupNotFound = (): StoreHttpError => notFound('group not found');
  * for an unknown or malformed UUID and for non-members, 403 for members lacking `admin`. The
  * built-in admin acts as an administrator of every group (as on the group's nodes).
  */
-export function resolveGroup(db: Db, caller: AuthenticatedUser, rawUuid: string, role: GroupRole): GroupAccess {
+export async function resolveGroup(sql: Sql, caller: AuthenticatedUser, rawUuid: string, role: GroupRole): Promise<GroupAccess> {
   if (!isUuid(rawUuid)) throw groupNotFound();
-  const group = getGroup(db, rawUuid.toLowerCase());
+  const group = (await getGroup(sql, rawUuid.toLowerCase()));
   if (!group) throw groupNotFound();
-  const membership = membershipOf(db, group.uuid, caller.userUuid);
+  const membership = (await membershipOf(sql, group.uuid, caller.userUuid));
   const isGroupAdmin = caller.isBuiltin || membership?.isAdmin === true;
   if (!membership && !isGroupAdmin) throw groupNotFound();
   if (role === 'admin' && !isGroupAdmin) throw forbidden('group administrator privileges required');

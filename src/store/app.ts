@@ -14,7 +14,9 @@ import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import type { StoreContext } from './context.js';
 import { openDatabase } from './storage/dialects/sqlite-open.js';
-import { sqliteBlobLedger } from './storage/blob-ledger.js';
+import { SqliteStorage } from './storage/dialects/sqlite.js';
+import type { Sql } from './storage/sql.js';
+import { storageBlobLedger } from './storage/blob-ledger.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
 import { createTopLevelFolders } from './storage/nodes.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
@@ -88,8 +90,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const db = openDatabase(dbFile);
+  const storage = new SqliteStorage(db);
   const durability = new Durability(db, dbFile);
-  const blobs = createBlobBackend(config, sqliteBlobLedger(db), () => clock.now(), log.child({ part: 'blobs' }));
+  const blobs = createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
   await blobs.init();
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
@@ -100,7 +103,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
-  const ctx: StoreContext = { db, blobs, config, clock, log, keys, loginLimiter, linkLimiter, unknownUserHash, mailer, durability };
+  const ctx: StoreContext = { storage, db, blobs, config, clock, log, keys, loginLimiter, linkLimiter, unknownUserHash, mailer, durability };
   await bootstrapAdmin(ctx);
 
   const app: FastifyInstance = Fastify({
@@ -150,11 +153,11 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated('missing bearer token');
-    const caller = await authenticateToken(db, keys, clock, match[1] as string);
+    const caller = await authenticateToken(storage.sql, keys, clock, match[1] as string);
     if (!caller) throw unauthenticated('invalid, expired or revoked token');
     request.caller = caller;
-    if (policy) admitCaller(ctx, caller, policy);
-    else refuseExpiredPassword(ctx, caller);
+    if (policy) await admitCaller(ctx, caller, policy);
+    else await refuseExpiredPassword(ctx, caller);
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -224,7 +227,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     mailer?.close();
     await blobs.close();
     await durability.close();
-    db.close();
+    await storage.close();
   });
   return { app, ctx, routes };
 }
@@ -235,8 +238,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
  * location is logged, never the value.
  */
 async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
-  const { db, config, clock, log } = ctx;
-  if (db.prepare('SELECT 1 FROM users WHERE is_builtin = 1').get()) return;
+  const { storage, config, clock, log } = ctx;
+  const exists = (sql: Sql) => sql.get('SELECT 1 FROM users WHERE is_builtin = 1');
+  if (await exists(storage.sql)) return;
   let password = config.store.adminPassword;
   if (!password) {
     password = generatePassword();
@@ -247,11 +251,14 @@ async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
   const hash = await hashPassword(password, config.store.scryptCost);
   const now = clock.now();
   const uuid = randomUUID();
-  db.transaction(() => {
-    db.prepare(
+  await storage.sql.transaction(async (tx) => {
+    // Another instance starting at the same moment may have made it meanwhile.
+    if (await exists(tx)) return;
+    await tx.run(
       `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, created, updated, password_changed)
        VALUES (?, 'admin', 'admin', 'Administrator', ?, 1, 1, 1, ?, ?, ?)`,
-    ).run(uuid, hash, now, now, now);
-    createTopLevelFolders(db, 'User', uuid, now);
-  })();
+      [uuid, hash, now, now, now],
+    );
+    await createTopLevelFolders(tx, 'User', uuid, now);
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * What every store route and operation receives: the database, blobs, configuration, clock,
+ * What every store route and operation receives: the storage layer, blobs, configuration, clock,
  * logger, mailer, and the login state one store shares across transports (HTTP routes and the
  * in-process client must count failed logins together).
  */
@@ -9,12 +9,19 @@ import type { Logger } from '../common/logger.js';
 import type { LoginLimiter } from '../common/login-limiter.js';
 import type { BlobBackend } from './blobs/blob-backend.js';
 import type { Db } from './storage/dialects/sqlite-open.js';
+import type { Sql, Storage } from './storage/sql.js';
 import type { SessionKeys } from './sessions.js';
 import type { Mailer } from './ops/mail.js';
 import type { Durability } from './durability.js';
 
 export interface StoreContext {
-  db: Db;
+  /** The storage layer: every operation's queries go through `storage.sql` (storage/sql.ts). */
+  storage: Storage;
+  /**
+   * The raw SQLite connection, only for what SQLite alone has (durability's change count and WAL
+   * fsync, the top-kind cache's TEMP trigger); undefined under PostgreSQL.
+   */
+  db: Db | undefined;
   blobs: BlobBackend;
   config: Config;
   clock: Clock;
@@ -29,4 +36,17 @@ export interface StoreContext {
   mailer: Mailer | undefined;
   /** Makes what an operation wrote durable before it is answered (group commit). */
   durability: Durability;
+}
+
+/**
+ * `ctx` with its queries on `tx`: what an operation hands to the helpers that take a context
+ * (recording a login, naming a recipient, reading preferences) from inside its transaction, so
+ * they read and write in it instead of waiting for it on the root handle.
+ */
+export function withSql(ctx: StoreContext, tx: Sql): StoreContext {
+  const { storage } = ctx;
+  return {
+    ...ctx,
+    storage: { dialect: storage.dialect, sql: tx, schemaVersion: () => storage.schemaVersion(), close: () => storage.close() },
+  };
 }

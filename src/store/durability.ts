@@ -12,8 +12,12 @@ import { WalSync } from './storage/dialects/wal-sync.js';
 export class Durability {
   private readonly wal: WalSync;
 
+  /**
+   * `db` is the SQLite connection, or undefined for a database whose commits are durable by
+   * themselves (PostgreSQL: a COMMIT returns once it is flushed), where mark and settle do nothing.
+   */
   constructor(
-    private readonly db: Db,
+    private readonly db: Db | undefined,
     databaseFile: string,
   ) {
     this.wal = new WalSync(`${databaseFile}-wal`);
@@ -21,12 +25,13 @@ export class Durability {
 
   /** The connection's change count (SQLite total_changes()): the mark to settle against. */
   mark(): number {
+    if (!this.db?.open) return 0;
     return this.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
   }
 
   /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did. */
   async settle(mark: number): Promise<void> {
-    if (this.db.open && this.mark() !== mark) await this.wal.sync();
+    if (this.db?.open && this.mark() !== mark) await this.wal.sync();
   }
 
   /** Runs `work` and answers its result only once what it wrote is durable. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
-import type { Db } from './storage/dialects/sqlite-open.js';
+import type { Sql } from './storage/sql.js';
 
 export interface SessionKeys {
   jwtSecret: Uint8Array;
@@ -60,16 +60,14 @@ export async function signSession(keys: SessionKeys, clock: Clock, userUuid: str
 }
 
 /** Stores a signed session; until then its token is refused (no row). */
-export function insertSession(db: Db, session: SignedSession, origin: { ip: string; appPasswordUuid?: string }): void {
-  db.prepare('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip, app_password_uuid) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-    session.sessionId,
+export async function insertSession(sql: Sql, session: SignedSession, origin: { ip: string; appPasswordUuid?: string }): Promise<void> {
+  (await sql.run('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip, app_password_uuid) VALUES (?, ?, ?, ?, ?, ?, ?)', [session.sessionId,
     session.userUuid,
     session.fileaccesskey,
     session.createdMs,
     session.expiresMs,
     origin.ip,
-    origin.appPasswordUuid ?? null,
-  );
+    origin.appPasswordUuid ?? null]));
 }
 
 export interface AuthenticatedUser {
@@ -112,10 +110,10 @@ function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefine
 }
 
 /** Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its user inactive. */
-export async function authenticateToken(db: Db, keys: SessionKeys, clock: Clock, token: string): Promise<AuthenticatedUser | undefined> {
+export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Clock, token: string): Promise<AuthenticatedUser | undefined> {
   const claims = await verifiedClaims(keys, clock, token);
   if (!claims) return undefined;
-  const user = sessionUser(db, clock.now(), claims.jti);
+  const user = (await sessionUser(sql, clock.now(), claims.jti));
   return user?.userUuid === claims.sub ? user : undefined;
 }
 
@@ -154,29 +152,29 @@ async function verifiedClaims(keys: SessionKeys, clock: Clock, token: string): P
 }
 
 /** The live session `sessionId` with its active user (upload tokens name their session; a change that awaited re-checks its caller). */
-export function sessionUser(db: Db, nowMs: number, sessionId: string): AuthenticatedUser | undefined {
-  return toUser(db.prepare(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'id')).get(sessionId, nowMs) as ActiveSessionRow | undefined);
+export async function sessionUser(sql: Sql, nowMs: number, sessionId: string): Promise<AuthenticatedUser | undefined> {
+  return toUser((await sql.get(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'id'), [sessionId, nowMs])) as ActiveSessionRow | undefined);
 }
 
 /** Resolves a fileaccesskey from a view/download URL to its live session. */
-export function authenticateFileAccessKey(db: Db, clock: Clock, key: string): AuthenticatedUser | undefined {
-  return toUser(db.prepare(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'fileaccesskey')).get(key, clock.now()) as ActiveSessionRow | undefined);
+export async function authenticateFileAccessKey(sql: Sql, clock: Clock, key: string): Promise<AuthenticatedUser | undefined> {
+  return toUser((await sql.get(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'fileaccesskey'), [key, clock.now()])) as ActiveSessionRow | undefined);
 }
 
-export function revokeSession(db: Db, clock: Clock, sessionId: string): void {
-  db.prepare('UPDATE sessions SET revoked = ? WHERE id = ? AND revoked IS NULL').run(clock.now(), sessionId);
+export async function revokeSession(sql: Sql, clock: Clock, sessionId: string): Promise<void> {
+  (await sql.run('UPDATE sessions SET revoked = ? WHERE id = ? AND revoked IS NULL', [clock.now(), sessionId]));
 }
 
-export function revokeUserSessions(db: Db, clock: Clock, userUuid: string): void {
-  db.prepare('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND revoked IS NULL').run(clock.now(), userUuid);
+export async function revokeUserSessions(sql: Sql, clock: Clock, userUuid: string): Promise<void> {
+  (await sql.run('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND revoked IS NULL', [clock.now(), userUuid]));
 }
 
 /** Ends every session of the user except `keepSessionId` (the caller's). */
-export function revokeOtherSessions(db: Db, clock: Clock, userUuid: string, keepSessionId: string): void {
-  db.prepare('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND id <> ? AND revoked IS NULL').run(clock.now(), userUuid, keepSessionId);
+export async function revokeOtherSessions(sql: Sql, clock: Clock, userUuid: string, keepSessionId: string): Promise<void> {
+  (await sql.run('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND id <> ? AND revoked IS NULL', [clock.now(), userUuid, keepSessionId]));
 }
 
 /** Ends the sessions opened with one app password. */
-export function revokeAppPasswordSessions(db: Db, clock: Clock, appPasswordUuid: string): void {
-  db.prepare('UPDATE sessions SET revoked = ? WHERE app_password_uuid = ? AND revoked IS NULL').run(clock.now(), appPasswordUuid);
+export async function revokeAppPasswordSessions(sql: Sql, clock: Clock, appPasswordUuid: string): Promise<void> {
+  (await sql.run('UPDATE sessions SET revoked = ? WHERE app_password_uuid = ? AND revoked IS NULL', [clock.now(), appPasswordUuid]));
 }

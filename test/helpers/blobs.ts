@@ -22,7 +22,7 @@ async function readAll(stream: Readable): Promise<Buffer> {
 
 /** The bytes of a blob (or of `range` of it): its row's for a small one, else the backend's. */
 export async function blobBytes(store: { ctx: StoreContext }, hash: string, range?: { start: number; end: number }): Promise<Buffer> {
-  const inline = inlineBlob(store.ctx.db, hash);
+  const inline = (await inlineBlob(store.ctx.storage.sql, hash));
   if (inline) return range ? inline.subarray(range.start, range.end + 1) : inline;
   const reader = await store.ctx.blobs.get(hash, range);
   return readAll(reader.kind === 'file' ? reader.stream() : reader.body);

@@ -65,26 +65,26 @@ export interface GroupUsage {
 }
 
 export function groupUsage(store: TestStore, groupUuid: string): GroupUsage | undefined {
-  return store.ctx.db.prepare('SELECT disk_quota, disk_used FROM groups WHERE uuid = ?').get(groupUuid) as GroupUsage | undefined;
+  return store.ctx.db!.prepare('SELECT disk_quota, disk_used FROM groups WHERE uuid = ?').get(groupUuid) as GroupUsage | undefined;
 }
 
 /** Bytes of every revision the owner's nodes hold: what `disk_used` must equal. */
 export function storedBytes(store: TestStore, ownerUuid: string): number {
   return (
-    store.ctx.db
+    store.ctx.db!
       .prepare('SELECT COALESCE(SUM(r.size), 0) AS n FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
       .get(ownerUuid) as { n: number }
   ).n;
 }
 
 export function membershipRow(store: TestStore, groupUuid: string, userUuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db.prepare('SELECT * FROM group_members WHERE group_uuid = ? AND user_uuid = ?').get(groupUuid, userUuid) as
+  return store.ctx.db!.prepare('SELECT * FROM group_members WHERE group_uuid = ? AND user_uuid = ?').get(groupUuid, userUuid) as
     | Record<string, unknown>
     | undefined;
 }
 
 export function countRows(store: TestStore, sql: string, ...params: unknown[]): number {
-  return (store.ctx.db.prepare(sql).get(...params) as { n: number }).n;
+  return (store.ctx.db!.prepare(sql).get(...params) as { n: number }).n;
 }
 
 /** A real store with a seeder and the administrator's group actions: what the group suites start from. */

@@ -87,22 +87,22 @@ export const sha256Of = (content: string | Buffer): string => createHash('sha256
 export { contentHashOf as blobHashOf } from '../../src/store/blobs/staging.js';
 
 export function nodeRow(store: TestStore, uuid: string): NodeRow | undefined {
-  return store.ctx.db.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
+  return store.ctx.db!.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
 }
 
 export function topLevelRow(store: TestStore, ownerUuid: string, kind: string): NodeRow {
-  const row = store.ctx.db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind = ?').get(ownerUuid, kind) as NodeRow | undefined;
+  const row = store.ctx.db!.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind = ?').get(ownerUuid, kind) as NodeRow | undefined;
   if (!row) throw new Error(`user ${ownerUuid} has no ${kind}`);
   return row;
 }
 
 export function diskUsed(store: TestStore, userUuid: string): number {
-  return (store.ctx.db.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(userUuid) as { disk_used: number }).disk_used;
+  return (store.ctx.db!.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(userUuid) as { disk_used: number }).disk_used;
 }
 
 /** Reference count of a blob; 0 when it has no row. */
 export function blobRefs(store: TestStore, hash: string): number {
-  const row = store.ctx.db.prepare('SELECT refs FROM blobs WHERE hash = ?').get(hash) as { refs: number } | undefined;
+  const row = store.ctx.db!.prepare('SELECT refs FROM blobs WHERE hash = ?').get(hash) as { refs: number } | undefined;
   return row?.refs ?? 0;
 }
 
@@ -112,7 +112,7 @@ export function blobFileExists(store: TestStore, hash: string): boolean {
 
 /** Whether the store still keeps a blob's bytes: in its database row (small blobs) or as a file. */
 export function blobStored(store: TestStore, hash: string): boolean {
-  const row = store.ctx.db.prepare('SELECT data IS NOT NULL AS inline FROM blobs WHERE hash = ?').get(hash) as { inline: number } | undefined;
+  const row = store.ctx.db!.prepare('SELECT data IS NOT NULL AS inline FROM blobs WHERE hash = ?').get(hash) as { inline: number } | undefined;
   return row?.inline === 1 || blobFileExists(store, hash);
 }
 

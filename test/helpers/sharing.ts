@@ -32,16 +32,16 @@ export function expectError(res: RawResponse, status: number, code: string, msg?
 export function blobFolderBytes(store: TestStore): number {
   // Wherever the store keeps them: blob files, and small blobs' bytes in their rows.
   const fileBytes = blobFiles(store).reduce((sum, hash) => sum + statSync(localBlobs(store).pathOf(hash)).size, 0);
-  const rowBytes = (store.ctx.db.prepare('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL').get() as { n: number }).n;
+  const rowBytes = (store.ctx.db!.prepare('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL').get() as { n: number }).n;
   return fileBytes + rowBytes;
 }
 
 export function incomingRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db.prepare('SELECT * FROM incoming_shares WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
+  return store.ctx.db!.prepare('SELECT * FROM incoming_shares WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
 }
 
 export function requestRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db.prepare('SELECT * FROM share_requests WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
+  return store.ctx.db!.prepare('SELECT * FROM share_requests WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
 }
 
 /** How many snapshots (and their entries) are held at all. */
@@ -53,12 +53,12 @@ export function snapshotCounts(store: TestStore): { snapshots: number; entries: 
 }
 
 export function groupDiskUsed(store: TestStore, groupUuid: string): number {
-  return (store.ctx.db.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid) as { disk_used: number }).disk_used;
+  return (store.ctx.db!.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid) as { disk_used: number }).disk_used;
 }
 
 /** Children of a folder by name, straight from the rows. */
 export function childNames(store: TestStore, folderUuid: string): string[] {
-  return (store.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
+  return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
 }
 
 export interface Fetched {

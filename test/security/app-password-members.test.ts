@@ -66,8 +66,8 @@ describe('an app-password session and group administration', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject(APP_PASSWORD_REFUSAL);
     }
-    expect(f.store.ctx.db.prepare('SELECT name FROM groups WHERE uuid = ?').get(team)).toEqual({ name: 'Team' });
-    expect(f.store.ctx.db.prepare('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
+    expect(f.store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(team)).toEqual({ name: 'Team' });
+    expect(f.store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
   });
 
   it('is refused the same for another group’s, another user’s or nobody’s UUIDs: no answer tells them apart', async () => {

@@ -39,14 +39,14 @@ describe('a share gives at most what its creator holds', () => {
   const { davAs } = bridgeRequests(() => f);
   const dav = (as: DavUser, method: string, path: string, body?: string) => davAs(as, method, path, {}, body);
   const api = (as: DavUser, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, json?: unknown) => call(f.client, as.session, method, path, json);
-  const sharesOn = (node: string): number => (f.store.ctx.db.prepare('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?').get(node) as { n: number }).n;
+  const sharesOn = (node: string): number => (f.store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?').get(node) as { n: number }).n;
   const planContent = async (): Promise<string> => (await dav(owner, 'GET', `/groups/${VAULT}/home/Secrets/plan.txt`)).text;
 
   /** A share as a database written by the code before this fix holds it (that code let it be made). */
-  function legacyShare(type: LinkType, node: string, creator: string, options: { writable?: boolean; recipients?: Array<{ type: 'User' | 'Group'; uuid: string }> } = {}): string {
+  async function legacyShare(type: LinkType, node: string, creator: string, options: { writable?: boolean; recipients?: Array<{ type: 'User' | 'Group'; uuid: string }> } = {}): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    insertShare(
-      f.store.ctx.db,
+    (await insertShare(
+      f.store.ctx.storage.sql,
       {
         uuid: randomUUID(),
         type,
@@ -59,7 +59,7 @@ describe('a share gives at most what its creator holds', () => {
         created: Date.now(),
       },
       options.recipients ?? [],
-    );
+    ));
     return token;
   }
 
@@ -125,7 +125,7 @@ describe('a share gives at most what its creator holds', () => {
 
   describe('when it is used', () => {
     it('gives nothing beyond its creator’s access through a writable share the old code let a read-only member make', async () => {
-      legacyShare('private', secrets, mallory.uuid, { writable: true, recipients: [{ type: 'Group', uuid: side }] });
+      await legacyShare('private', secrets, mallory.uuid, { writable: true, recipients: [{ type: 'Group', uuid: side }] });
       // Through the bridge, as the member of the recipient group: reads only.
       expect((await dav(mallory, 'GET', `${SIDE_SHARED}/Secrets/plan.txt`)).text).toBe('the vault plan');
       expect((await dav(mallory, 'PUT', `${SIDE_SHARED}/Secrets/plan.txt`, 'overwritten')).status).toBe(403);
@@ -143,9 +143,9 @@ describe('a share gives at most what its creator holds', () => {
     it('serves no public link the old code let a member without download make, nor an upload link from one without write', async () => {
       const peeker = await f.newDavUser();
       await ga.member(vault, peeker.uuid, { node_permissions: ['read'], share_permissions: ALL_SHARE });
-      const publicToken = legacyShare('public', plan, peeker.uuid);
-      const folderToken = legacyShare('public', secrets, peeker.uuid);
-      const uploadToken = legacyShare('upload', secrets, mallory.uuid);
+      const publicToken = await legacyShare('public', plan, peeker.uuid);
+      const folderToken = await legacyShare('public', secrets, peeker.uuid);
+      const uploadToken = await legacyShare('upload', secrets, mallory.uuid);
       for (const path of [`/public/${publicToken}`, `/public/${folderToken}`, `/public/${folderToken}/plan.txt`]) {
         const res = await fetchRaw(f.store, path);
         expect({ path, status: res.status }).toEqual({ path, status: 404 });

@@ -30,10 +30,10 @@ export function requireBuiltinAdmin(caller: AuthenticatedUser): void {
 }
 
 /** The organization an admin call works on: `org_id` of the query, else the caller's own. */
-export function targetOrganization(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): OrganizationRow {
+export async function targetOrganization(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<OrganizationRow> {
   const orgId = parseInput(orgQuerySchema, query).org_id ?? caller.orgId;
   if (!caller.isBuiltin && orgId !== caller.orgId) throw forbidden('org_id: only the built-in admin may act on another organization');
-  const org = getOrganization(ctx.db, orgId);
+  const org = (await getOrganization(ctx.storage.sql, orgId));
   if (!org) throw organizationNotFound();
   return org;
 }
@@ -43,15 +43,15 @@ function mayAdminister(caller: AuthenticatedUser, orgId: string): boolean {
 }
 
 /** A user the caller may administer, or 404: unknown, malformed and other-organization look the same. */
-export function administeredUser(ctx: StoreContext, caller: AuthenticatedUser, rawUuid: string): UserRow {
-  const user = isUuid(rawUuid) ? getUserByUuid(ctx.db, rawUuid.toLowerCase()) : undefined;
+export async function administeredUser(ctx: StoreContext, caller: AuthenticatedUser, rawUuid: string): Promise<UserRow> {
+  const user = isUuid(rawUuid) ? (await getUserByUuid(ctx.storage.sql, rawUuid.toLowerCase())) : undefined;
   if (!user || !mayAdminister(caller, user.org_id)) throw userNotFound();
   return user;
 }
 
 /** A group the caller may administer, or 404 as for users. */
-export function administeredGroup(ctx: StoreContext, caller: AuthenticatedUser, rawUuid: string): GroupRow {
-  const group = isUuid(rawUuid) ? getGroup(ctx.db, rawUuid.toLowerCase()) : undefined;
+export async function administeredGroup(ctx: StoreContext, caller: AuthenticatedUser, rawUuid: string): Promise<GroupRow> {
+  const group = isUuid(rawUuid) ? (await getGroup(ctx.storage.sql, rawUuid.toLowerCase())) : undefined;
   if (!group || !mayAdminister(caller, group.org_id)) throw groupNotFound();
   return group;
 }

@@ -6,6 +6,7 @@
  * or hashes.
  */
 import { randomUUID } from 'node:crypto';
+import { mapInOrder } from '../in-order.js';
 import type { StoreContext } from '../context.js';
 import { getGroup, membershipOf, membershipsInOrg, upsertMembership, type NamedMembership } from '../storage/groups.js';
 import { createTopLevelFolders, isUuid } from '../storage/nodes.js';
@@ -32,19 +33,19 @@ function assertPassword(password: string): void {
 }
 
 /** -1 (unlimited by policy) only where the user's organization allows it; nothing below -1. */
-function assertUnlimitedAllowed(ctx: StoreContext, orgId: string, quota: number | undefined): void {
+async function assertUnlimitedAllowed(ctx: StoreContext, orgId: string, quota: number | undefined): Promise<void> {
   if (quota !== undefined && quota < -1) throw invalid('disk_quota must be -1, 0 or a positive number of bytes');
   if (quota !== -1) return;
-  if (getOrganization(ctx.db, orgId)?.allow_unlimited_quota !== 1) {
+  if ((await getOrganization(ctx.storage.sql, orgId))?.allow_unlimited_quota !== 1) {
     throw invalid(`disk_quota: -1 (unlimited) is not allowed in organization "${orgId}"`);
   }
 }
 
-function entries(ctx: StoreContext, memberships: NamedMembership[]): GroupEntry[] {
-  return memberships.map((m) => groupEntry(ctx, { uuid: m.groupUuid, name: m.groupName }, m));
+function entries(ctx: StoreContext, memberships: NamedMembership[]): Promise<GroupEntry[]> {
+  return mapInOrder(memberships, (m) => groupEntry(ctx, { uuid: m.groupUuid, name: m.groupName }, m));
 }
 
-function record(ctx: StoreContext, user: UserRow, groups: GroupEntry[]): AdminUserRecord {
+async function record(ctx: StoreContext, user: UserRow, groups: GroupEntry[]): Promise<AdminUserRecord> {
   return {
     uuid: user.uuid,
     fullname: user.fullname,
@@ -56,7 +57,7 @@ function record(ctx: StoreContext, user: UserRow, groups: GroupEntry[]): AdminUs
     disk_used: user.disk_used,
     twofa: user.twofa === 1,
     comment: user.comment,
-    avatar: avatarUrl(ctx, user.uuid),
+    avatar: (await avatarUrl(ctx, user.uuid)),
     created: user.created,
     updated: user.updated,
     groups,
@@ -64,36 +65,36 @@ function record(ctx: StoreContext, user: UserRow, groups: GroupEntry[]): AdminUs
 }
 
 /** Every user of the organization (`org_id`, else the caller's), each with their groups. */
-export function listUsers(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): AdminUserRecord[] {
+export async function listUsers(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<AdminUserRecord[]> {
   requireAdmin(caller);
-  const org = targetOrganization(ctx, caller, query);
+  const org = (await targetOrganization(ctx, caller, query));
   const byUser = new Map<string, NamedMembership[]>();
-  for (const m of membershipsInOrg(ctx.db, org.id)) byUser.set(m.userUuid, [...(byUser.get(m.userUuid) ?? []), m]);
-  return usersOfOrg(ctx.db, org.id).map((user) => record(ctx, user, entries(ctx, byUser.get(user.uuid) ?? [])));
+  for (const m of (await membershipsInOrg(ctx.storage.sql, org.id))) byUser.set(m.userUuid, [...(byUser.get(m.userUuid) ?? []), m]);
+  return mapInOrder(await usersOfOrg(ctx.storage.sql, org.id), async (user) => record(ctx, user, await entries(ctx, byUser.get(user.uuid) ?? [])));
 }
 
-export function getUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): AdminUserRecord {
+export async function getUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): Promise<AdminUserRecord> {
   requireAdmin(caller);
-  const user = administeredUser(ctx, caller, userUuid);
-  return record(ctx, user, entries(ctx, membershipsInOrg(ctx.db, user.org_id, user.uuid)));
+  const user = (await administeredUser(ctx, caller, userUuid));
+  return record(ctx, user, await entries(ctx, (await membershipsInOrg(ctx.storage.sql, user.org_id, user.uuid))));
 }
 
 /** Creates the user and its seven top-level folders in one transaction; answers its UUID. */
 export async function createUser(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, body: unknown): Promise<{ uuid: string }> {
   requireAdmin(caller);
-  const org = targetOrganization(ctx, caller, query);
+  const org = (await targetOrganization(ctx, caller, query));
   const input = parseInput(adminCreateUserBodySchema, body);
   assertPassword(input.password);
-  assertUnlimitedAllowed(ctx, org.id, input.disk_quota);
-  const { db, clock, config } = ctx;
+  (await assertUnlimitedAllowed(ctx, org.id, input.disk_quota));
+  const { storage: { sql }, clock, config } = ctx;
   // Checked before hashing (cheap refusal) and again in the transaction (the hash awaited).
-  if (isEmailTaken(db, input.email)) throw emailTaken();
+  if ((await isEmailTaken(sql, input.email))) throw emailTaken();
   const passwordHash = await hashPassword(input.password, config.store.scryptCost);
   const uuid = randomUUID();
   const now = clock.now();
-  db.transaction(() => {
-    if (isEmailTaken(db, input.email)) throw emailTaken();
-    insertUser(db, {
+  (await sql.transaction(async (tx) => {
+    if ((await isEmailTaken(tx, input.email))) throw emailTaken();
+    (await insertUser(tx, {
       uuid,
       email: input.email,
       fullname: input.fullname,
@@ -104,9 +105,9 @@ export async function createUser(ctx: StoreContext, caller: AuthenticatedUser, q
       diskQuotaBytes: input.disk_quota,
       comment: input.comment ?? '',
       nowMs: now,
-    });
-    createTopLevelFolders(db, 'User', uuid, now);
-  })();
+    }));
+    (await createTopLevelFolders(tx, 'User', uuid, now));
+  }));
   return { uuid };
 }
 
@@ -117,7 +118,7 @@ export async function createUser(ctx: StoreContext, caller: AuthenticatedUser, q
  */
 export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, body: unknown): Promise<void> {
   requireAdmin(caller);
-  const target = administeredUser(ctx, caller, userUuid);
+  const target = (await administeredUser(ctx, caller, userUuid));
   const input = parseInput(adminUpdateUserBodySchema, body);
   if (target.is_builtin === 1) {
     if (!caller.isBuiltin) throw forbidden('only the built-in admin may change the built-in admin');
@@ -127,9 +128,9 @@ export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, u
   }
   if (input.twofa === true) throw invalid('twofa can only be disabled here; users enable it themselves');
   if (input.password !== undefined) assertPassword(input.password);
-  assertUnlimitedAllowed(ctx, target.org_id, input.disk_quota);
-  const { db, clock, config } = ctx;
-  if (input.email !== undefined && isEmailTaken(db, input.email, target.uuid)) throw emailTaken();
+  (await assertUnlimitedAllowed(ctx, target.org_id, input.disk_quota));
+  const { storage: { sql }, clock, config } = ctx;
+  if (input.email !== undefined && (await isEmailTaken(sql, input.email, target.uuid))) throw emailTaken();
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password, config.store.scryptCost);
 
   const patch: UserPatch = {
@@ -142,39 +143,39 @@ export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, u
     disableTwofa: input.twofa === false,
     comment: input.comment,
   };
-  db.transaction(() => {
+  (await sql.transaction(async (tx) => {
     // Re-read inside the transaction: usage may have grown while the password was hashed.
-    const current = getUserByUuid(db, target.uuid);
+    const current = (await getUserByUuid(tx, target.uuid));
     if (!current) throw userNotFound();
     const quota = input.disk_quota;
     if (quota !== undefined && quota > 0 && quota <= current.disk_used) {
       throw invalid(`disk_quota must exceed current usage (${current.disk_used} bytes) unless it is 0`);
     }
-    if (input.email !== undefined && isEmailTaken(db, input.email, target.uuid)) throw emailTaken();
-    updateUserRow(db, target.uuid, patch, clock.now());
+    if (input.email !== undefined && (await isEmailTaken(tx, input.email, target.uuid))) throw emailTaken();
+    (await updateUserRow(tx, target.uuid, patch, clock.now()));
     // A deactivated user or a reset password ends every session of that user at once; a reset
     // also deletes the app passwords (one made by whoever knew the old password must not last).
-    if (input.is_active === false || passwordHash !== undefined) revokeUserSessions(db, clock, target.uuid);
-    if (passwordHash !== undefined) deleteUserAppPasswords(db, target.uuid);
-  })();
+    if (input.is_active === false || passwordHash !== undefined) (await revokeUserSessions(tx, clock, target.uuid));
+    if (passwordHash !== undefined) (await deleteUserAppPasswords(tx, target.uuid));
+  }));
 }
 
 /** Deletes the user (ops/owner-deletion.ts says what goes with them). */
 export async function deleteUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, query: unknown): Promise<TransferRecord | undefined> {
   requireAdmin(caller);
-  const target = administeredUser(ctx, caller, userUuid);
+  const target = (await administeredUser(ctx, caller, userUuid));
   if (target.is_builtin === 1) throw forbidden('the built-in admin cannot be deleted');
   if (target.uuid === caller.userUuid) throw forbidden('administrators cannot delete their own account');
-  return deleteOwner(ctx, { type: 'User', uuid: target.uuid, name: target.fullname, orgId: target.org_id }, query, (db) =>
-    deleteUserRow(db, target.uuid),
+  return deleteOwner(ctx, { type: 'User', uuid: target.uuid, name: target.fullname, orgId: target.org_id }, query, (sql) =>
+    deleteUserRow(sql, target.uuid),
   );
 }
 
 /** The user's groups, as SPEC's Group entries (`is_admin`: the user administers the group). */
-export function userGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): GroupEntry[] {
+export async function userGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): Promise<GroupEntry[]> {
   requireAdmin(caller);
-  const user = administeredUser(ctx, caller, userUuid);
-  return entries(ctx, membershipsInOrg(ctx.db, user.org_id, user.uuid));
+  const user = (await administeredUser(ctx, caller, userUuid));
+  return entries(ctx, (await membershipsInOrg(ctx.storage.sql, user.org_id, user.uuid)));
 }
 
 /**
@@ -182,18 +183,18 @@ export function userGroups(ctx: StoreContext, caller: AuthenticatedUser, userUui
  * of an existing membership with the fields given; groups left out are unchanged. All or
  * nothing: one unknown group (404 naming it) changes nothing. Answers the user's groups.
  */
-export function assignUserGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, body: unknown): GroupEntry[] {
+export async function assignUserGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, body: unknown): Promise<GroupEntry[]> {
   requireAdmin(caller);
-  const user = administeredUser(ctx, caller, userUuid);
+  const user = (await administeredUser(ctx, caller, userUuid));
   const input = parseInput(assignGroupsSchema, body);
-  const { db, clock } = ctx;
-  db.transaction(() => {
+  const { storage: { sql }, clock } = ctx;
+  (await sql.transaction(async (tx) => {
     for (const [rawUuid, fields] of Object.entries(input.groups)) {
-      const group = isUuid(rawUuid) ? getGroup(db, rawUuid.toLowerCase()) : undefined;
+      const group = isUuid(rawUuid) ? (await getGroup(tx, rawUuid.toLowerCase())) : undefined;
       if (!group || group.org_id !== user.org_id) throw notFound(`groups.${rawUuid}: no such group in the user's organization`);
-      const current = membershipOf(db, group.uuid, user.uuid) ?? NEW_MEMBER;
-      upsertMembership(db, group.uuid, user.uuid, withPermissionFields(current, fields), clock.now());
+      const current = (await membershipOf(tx, group.uuid, user.uuid)) ?? NEW_MEMBER;
+      (await upsertMembership(tx, group.uuid, user.uuid, withPermissionFields(current, fields), clock.now()));
     }
-  })();
-  return entries(ctx, membershipsInOrg(db, user.org_id, user.uuid));
+  }));
+  return entries(ctx, (await membershipsInOrg(sql, user.org_id, user.uuid)));
 }

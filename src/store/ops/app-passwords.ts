@@ -19,7 +19,7 @@ import {
   listAppPasswords,
   type AppPasswordRow,
 } from '../storage/app-passwords.js';
-import type { Db } from '../storage/dialects/sqlite-open.js';
+import type { Sql } from '../storage/sql.js';
 import { isUuid } from '../storage/nodes.js';
 import { conflict, forbidden, StoreHttpError } from '../envelope.js';
 import { revokeAppPasswordSessions, type AuthenticatedUser } from '../sessions.js';
@@ -77,11 +77,11 @@ function hashOf(canonical: string): string {
 }
 
 /** The user's app password that `typed` is, if any. */
-export function matchAppPassword(db: Db, userUuid: string, typed: string): AppPasswordRow | undefined {
+export async function matchAppPassword(sql: Sql, userUuid: string, typed: string): Promise<AppPasswordRow | undefined> {
   const canonical = canonicalAppPassword(typed);
   if (canonical === undefined) return undefined;
   const wanted = hashOf(canonical);
-  const row = appPasswordByHash(db, userUuid, wanted);
+  const row = (await appPasswordByHash(sql, userUuid, wanted));
   return row && timingSafeEqual(Buffer.from(row.secret_hash, 'hex'), Buffer.from(wanted, 'hex')) ? row : undefined;
 }
 
@@ -96,34 +96,34 @@ function recordOf(row: AppPasswordRow): AppPasswordRecord {
   return { uuid: row.uuid, name: row.name, created: row.created, last_used: row.last_used };
 }
 
-export function listUserAppPasswords(ctx: StoreContext, caller: AuthenticatedUser): AppPasswordRecord[] {
-  return listAppPasswords(ctx.db, caller.userUuid).map(recordOf);
+export async function listUserAppPasswords(ctx: StoreContext, caller: AuthenticatedUser): Promise<AppPasswordRecord[]> {
+  return (await listAppPasswords(ctx.storage.sql, caller.userUuid)).map(recordOf);
 }
 
 /** Makes an app password; 409 `too_many_app_passwords` at the bound. */
-export function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): CreatedAppPassword {
+export async function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<CreatedAppPassword> {
   const { name } = parseInput(createSchema, body);
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
   const password = generateAppPassword();
   const row = { uuid: randomUUID(), user_uuid: caller.userUuid, name, secret_hash: hashOf(canonicalAppPassword(password) as string), created: clock.now() };
-  db.transaction(() => {
-    if (countAppPasswords(db, caller.userUuid) >= MAX_APP_PASSWORDS) {
+  (await sql.transaction(async (tx) => {
+    if ((await countAppPasswords(tx, caller.userUuid)) >= MAX_APP_PASSWORDS) {
       throw conflict(`at most ${MAX_APP_PASSWORDS} app passwords; delete one first`, 'too_many_app_passwords');
     }
-    insertAppPassword(db, row);
-  })();
+    (await insertAppPassword(tx, row));
+  }));
   return { ...recordOf({ ...row, last_used: null }), password };
 }
 
 /** Deletes one of the caller's app passwords and ends the sessions it opened; 404 when not theirs. */
-export function deleteUserAppPassword(ctx: StoreContext, caller: AuthenticatedUser, uuid: string): void {
-  const { db, clock } = ctx;
+export async function deleteUserAppPassword(ctx: StoreContext, caller: AuthenticatedUser, uuid: string): Promise<void> {
+  const { storage: { sql }, clock } = ctx;
   const notFound = new StoreHttpError(404, 'not_found', 'app password not found');
   if (!isUuid(uuid)) throw notFound;
-  db.transaction(() => {
-    const row = appPasswordOf(db, caller.userUuid, uuid.toLowerCase());
+  (await sql.transaction(async (tx) => {
+    const row = (await appPasswordOf(tx, caller.userUuid, uuid.toLowerCase()));
     if (!row) throw notFound;
-    revokeAppPasswordSessions(db, clock, row.uuid);
-    deleteAppPassword(db, row.uuid);
-  })();
+    (await revokeAppPasswordSessions(tx, clock, row.uuid));
+    (await deleteAppPassword(tx, row.uuid));
+  }));
 }

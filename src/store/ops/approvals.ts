@@ -8,6 +8,8 @@
  * blob files that lost their last reference are unlinked after it.
  */
 import type { StoreContext } from '../context.js';
+import { withSql } from '../context.js';
+import { flatMapInOrder, mapInOrder } from '../in-order.js';
 import {
   approversOf,
   closeShareRequest,
@@ -38,19 +40,19 @@ import { createLinkFromRequest } from './shares.js';
 /** Which administrator door a call came through. */
 export type WorkspaceDoor = 'users' | 'groups';
 
-function workspaceOf(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, rawUuid: string): Workspace & { orgId: string } {
+async function workspaceOf(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, rawUuid: string): Promise<Workspace & { orgId: string }> {
   requireAdmin(caller);
   if (door === 'users') {
-    const user = administeredUser(ctx, caller, rawUuid);
+    const user = (await administeredUser(ctx, caller, rawUuid));
     return { type: 'User', uuid: user.uuid, orgId: user.org_id };
   }
-  const group = administeredGroup(ctx, caller, rawUuid);
+  const group = (await administeredGroup(ctx, caller, rawUuid));
   return { type: 'Group', uuid: group.uuid, orgId: group.org_id };
 }
 
-export function listApprovers(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string): ApproverRecord[] {
-  const workspace = workspaceOf(ctx, caller, door, workspaceUuid);
-  return approversOf(ctx.db, workspace.uuid).map((a) => ({
+export async function listApprovers(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string): Promise<ApproverRecord[]> {
+  const workspace = (await workspaceOf(ctx, caller, door, workspaceUuid));
+  return (await approversOf(ctx.storage.sql, workspace.uuid)).map((a) => ({
     approver_id: a.approver_uuid,
     share_type: a.share_type,
     fullname: a.fullname,
@@ -63,30 +65,30 @@ export function listApprovers(ctx: StoreContext, caller: AuthenticatedUser, door
  * Adds `approver_id` (a user of the workspace's organization, 404 otherwise; never the
  * workspace's own user, 400) for `share_type`; 409 `approver_exists` when it is one already.
  */
-export function addApprover(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string, body: unknown): ApproverRecord[] {
-  const workspace = workspaceOf(ctx, caller, door, workspaceUuid);
+export async function addApprover(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string, body: unknown): Promise<ApproverRecord[]> {
+  const workspace = (await workspaceOf(ctx, caller, door, workspaceUuid));
   const input = parseInput(approverBodySchema, body);
-  const user = isUuid(input.approver_id) ? getUserByUuid(ctx.db, input.approver_id.toLowerCase()) : undefined;
+  const user = isUuid(input.approver_id) ? (await getUserByUuid(ctx.storage.sql, input.approver_id.toLowerCase())) : undefined;
   if (!user || user.org_id !== workspace.orgId) throw notFound("approver_id: no such user in the workspace's organization");
   if (user.uuid === workspace.uuid) throw invalid('approver_id: a user cannot approve the shares of their own workspace');
-  if (!insertApprover(ctx.db, workspace, input.share_type, user.uuid, ctx.clock.now())) {
+  if (!(await insertApprover(ctx.storage.sql, workspace, input.share_type, user.uuid, ctx.clock.now()))) {
     throw conflict(`approver_id: already approves ${input.share_type} shares of this workspace`, 'approver_exists');
   }
   return listApprovers(ctx, caller, door, workspace.uuid);
 }
 
 /** Removes one approver of one type (404 when it is none). Pending requests stay pending. */
-export function removeApprover(
+export async function removeApprover(
   ctx: StoreContext,
   caller: AuthenticatedUser,
   door: WorkspaceDoor,
   workspaceUuid: string,
   approverUuid: string,
   rawType: string,
-): void {
-  const workspace = workspaceOf(ctx, caller, door, workspaceUuid);
+): Promise<void> {
+  const workspace = (await workspaceOf(ctx, caller, door, workspaceUuid));
   const type = parseInput(shareTypeParam, rawType);
-  if (!isUuid(approverUuid) || !deleteApprover(ctx.db, workspace.uuid, type, approverUuid.toLowerCase())) throw notFound('approver not found');
+  if (!isUuid(approverUuid) || !(await deleteApprover(ctx.storage.sql, workspace.uuid, type, approverUuid.toLowerCase()))) throw notFound('approver not found');
 }
 
 interface StoredDetails {
@@ -113,22 +115,22 @@ function shareInfo(row: ShareRequestRow): Record<string, unknown> {
   }
 }
 
-function nameOf(ctx: StoreContext, type: 'User' | 'Group', uuid: string | null): string {
-  return uuid === null ? '' : ownerName(ctx.db, { type, uuid });
+async function nameOf(ctx: StoreContext, type: 'User' | 'Group', uuid: string | null): Promise<string> {
+  return uuid === null ? '' : (await ownerName(ctx.storage.sql, { type, uuid }));
 }
 
-function pendingRecord(ctx: StoreContext, row: ShareRequestRow): PendingShareRecord {
+async function pendingRecord(ctx: StoreContext, row: ShareRequestRow): Promise<PendingShareRecord> {
   return {
     pending_uuid: row.uuid,
     workspace_id: row.workspace_uuid,
     workspace_type: row.workspace_type,
-    workspace_name: nameOf(ctx, row.workspace_type, row.workspace_uuid),
+    workspace_name: (await nameOf(ctx, row.workspace_type, row.workspace_uuid)),
     share_type: row.share_type,
     requested_at: row.requested_at,
     comment: row.comment,
     share_info: shareInfo(row),
     requester_uuid: row.requester_uuid,
-    requester_fullname: nameOf(ctx, 'User', row.requester_uuid),
+    requester_fullname: (await nameOf(ctx, 'User', row.requester_uuid)),
     state: row.state,
     decided_at: row.decided_at,
     approval_comment: row.decision_comment,
@@ -136,13 +138,13 @@ function pendingRecord(ctx: StoreContext, row: ShareRequestRow): PendingShareRec
 }
 
 /** GET /api/pending_shares: the pending requests the caller approves. */
-export function listPendingShares(ctx: StoreContext, caller: AuthenticatedUser): PendingShareRecord[] {
-  return pendingForApprover(ctx.db, caller.userUuid).map((row) => pendingRecord(ctx, row));
+export async function listPendingShares(ctx: StoreContext, caller: AuthenticatedUser): Promise<PendingShareRecord[]> {
+  return mapInOrder(await pendingForApprover(ctx.storage.sql, caller.userUuid), (row) => pendingRecord(ctx, row));
 }
 
 /** GET /api/my_pending_shares: the caller's requests, pending and decided (withdrawn ones leave the list). */
-export function listMyPendingShares(ctx: StoreContext, caller: AuthenticatedUser): PendingShareRecord[] {
-  return requestsOf(ctx.db, caller.userUuid).map((row) => pendingRecord(ctx, row));
+export async function listMyPendingShares(ctx: StoreContext, caller: AuthenticatedUser): Promise<PendingShareRecord[]> {
+  return mapInOrder(await requestsOf(ctx.storage.sql, caller.userUuid), (row) => pendingRecord(ctx, row));
 }
 
 const requestNotFound = () => notFound('pending share not found');
@@ -155,18 +157,18 @@ function assertPending(row: ShareRequestRow): void {
  * Carries out an approved request (its snapshot detached from it already); answers the share a
  * link request made, and the blobs no row refers to any more.
  */
-function carryOut(ctx: StoreContext, row: ShareRequestRow, nowMs: number): { resultUuid: string | null; unreferenced: string[] } {
-  if (row.share_type !== 'share_copy') return { resultUuid: createLinkFromRequest(ctx, row, nowMs), unreferenced: [] };
-  const snapshot = row.snapshot_uuid === null ? undefined : getSnapshot(ctx.db, row.snapshot_uuid);
+async function carryOut(ctx: StoreContext, row: ShareRequestRow, nowMs: number): Promise<{ resultUuid: string | null; unreferenced: string[] }> {
+  if (row.share_type !== 'share_copy') return { resultUuid: (await createLinkFromRequest(ctx, row, nowMs)), unreferenced: [] };
+  const snapshot = row.snapshot_uuid === null ? undefined : (await getSnapshot(ctx.storage.sql, row.snapshot_uuid));
   if (!snapshot) throw new Error(`share_copy request ${row.uuid} holds no snapshot`);
-  const orgId = orgOfOwner(ctx.db, { type: row.workspace_type, uuid: row.workspace_uuid });
+  const orgId = (await orgOfOwner(ctx.storage.sql, { type: row.workspace_type, uuid: row.workspace_uuid }));
   // Recipients deleted since the request are left out.
-  const recipients = ((JSON.parse(row.details) as StoredDetails).recipients ?? []).flatMap((r): NamedRecipient[] => {
-    const current = recipientInOrg(ctx, orgId, r.uuid);
+  const recipients = await flatMapInOrder((JSON.parse(row.details) as StoredDetails).recipients ?? [], async (r): Promise<NamedRecipient[]> => {
+    const current = (await recipientInOrg(ctx, orgId, r.uuid));
     return current ? [current] : [];
   });
-  const sharer = { uuid: row.requester_uuid ?? '', fullname: nameOf(ctx, 'User', row.requester_uuid) };
-  return { resultUuid: null, unreferenced: offerToAll(ctx, snapshot, recipients, sharer, nowMs) };
+  const sharer = { uuid: row.requester_uuid ?? '', fullname: (await nameOf(ctx, 'User', row.requester_uuid)) };
+  return { resultUuid: null, unreferenced: (await offerToAll(ctx, snapshot, recipients, sharer, nowMs)) };
 }
 
 /**
@@ -176,36 +178,37 @@ function carryOut(ctx: StoreContext, row: ShareRequestRow, nowMs: number): { res
  */
 export async function decideShare(ctx: StoreContext, caller: AuthenticatedUser, pendingUuid: string, body: unknown): Promise<PendingShareRecord> {
   const input = parseInput(decisionBodySchema, body);
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
   const now = clock.now();
   let unreferenced: string[] = [];
-  db.transaction(() => {
-    const row = isUuid(pendingUuid) ? getShareRequest(db, pendingUuid.toLowerCase()) : undefined;
-    if (!row || !isApprover(db, row.workspace_uuid, row.share_type, caller.userUuid)) throw requestNotFound();
+  (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const row = isUuid(pendingUuid) ? (await getShareRequest(tx, pendingUuid.toLowerCase())) : undefined;
+    if (!row || !(await isApprover(tx, row.workspace_uuid, row.share_type, caller.userUuid))) throw requestNotFound();
     assertPending(row);
     if (row.requester_uuid === caller.userUuid) throw forbidden('the requester cannot decide their own request');
     // The request lets go of its copy: approving hands it to the recipients, rejecting discards it.
-    detachRequestSnapshot(db, row.uuid);
+    (await detachRequestSnapshot(tx, row.uuid));
     let resultUuid: string | null = null;
-    if (input.status === 'approved') ({ resultUuid, unreferenced } = carryOut(ctx, row, now));
-    else if (row.snapshot_uuid !== null) unreferenced = releaseSnapshot(db, row.snapshot_uuid);
-    closeShareRequest(db, row.uuid, { state: input.status, byUuid: caller.userUuid, comment: input.comment ?? '', resultUuid, nowMs: now });
-  })();
+    if (input.status === 'approved') ({ resultUuid, unreferenced } = (await carryOut(txCtx, row, now)));
+    else if (row.snapshot_uuid !== null) unreferenced = (await releaseSnapshot(tx, row.snapshot_uuid));
+    (await closeShareRequest(tx, row.uuid, { state: input.status, byUuid: caller.userUuid, comment: input.comment ?? '', resultUuid, nowMs: now }));
+  }));
   await removeBlobFiles(ctx, unreferenced);
-  return pendingRecord(ctx, getShareRequest(db, pendingUuid.toLowerCase()) as ShareRequestRow);
+  return pendingRecord(ctx, (await getShareRequest(sql, pendingUuid.toLowerCase())) as ShareRequestRow);
 }
 
 /** DELETE /api/my_pending_shares/{uuid}: 404 unless the caller made it, 409 `request_decided` once decided. */
 export async function withdrawShare(ctx: StoreContext, caller: AuthenticatedUser, pendingUuid: string): Promise<PendingShareRecord> {
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
   let unreferenced: string[] = [];
-  db.transaction(() => {
-    const row = isUuid(pendingUuid) ? getShareRequest(db, pendingUuid.toLowerCase()) : undefined;
+  (await sql.transaction(async (tx) => {
+    const row = isUuid(pendingUuid) ? (await getShareRequest(tx, pendingUuid.toLowerCase())) : undefined;
     if (!row || row.requester_uuid !== caller.userUuid) throw requestNotFound();
     assertPending(row);
-    closeShareRequest(db, row.uuid, { state: 'withdrawn', byUuid: caller.userUuid, comment: '', resultUuid: null, nowMs: clock.now() });
-    if (row.snapshot_uuid !== null) unreferenced = releaseSnapshot(db, row.snapshot_uuid);
-  })();
+    (await closeShareRequest(tx, row.uuid, { state: 'withdrawn', byUuid: caller.userUuid, comment: '', resultUuid: null, nowMs: clock.now() }));
+    if (row.snapshot_uuid !== null) unreferenced = (await releaseSnapshot(tx, row.snapshot_uuid));
+  }));
   await removeBlobFiles(ctx, unreferenced);
-  return pendingRecord(ctx, getShareRequest(db, pendingUuid.toLowerCase()) as ShareRequestRow);
+  return pendingRecord(ctx, (await getShareRequest(sql, pendingUuid.toLowerCase())) as ShareRequestRow);
 }

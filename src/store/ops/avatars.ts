@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { StoreContext } from '../context.js';
-import type { Db } from '../storage/dialects/sqlite-open.js';
+import type { Sql } from '../storage/sql.js';
 import { invalid } from '../envelope.js';
 
 export type AvatarType = 'image/png' | 'image/jpeg';
@@ -58,17 +58,15 @@ export function decodeAvatar(value: string, maxBytes: number, field = 'avatar'):
 }
 
 /** Stores (or with null removes) an owner's avatar. Run inside the caller's transaction when it changes more. */
-export function storeAvatar(db: Db, ownerUuid: string, avatar: Avatar | null, nowMs: number): void {
+export async function storeAvatar(sql: Sql, ownerUuid: string, avatar: Avatar | null, nowMs: number): Promise<void> {
   if (avatar === null) {
-    db.prepare('DELETE FROM avatars WHERE owner_uuid = ?').run(ownerUuid);
+    (await sql.run('DELETE FROM avatars WHERE owner_uuid = ?', [ownerUuid]));
     return;
   }
   const version = createHash('sha256').update(avatar.bytes).digest('base64url').slice(0, 16);
-  db.prepare(
-    `INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, ?, ?, ?, ?)
+  (await sql.run(`INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT(owner_uuid) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
-       version = excluded.version, updated = excluded.updated`,
-  ).run(ownerUuid, avatar.contentType, avatar.bytes, version, nowMs);
+       version = excluded.version, updated = excluded.updated`, [ownerUuid, avatar.contentType, avatar.bytes, version, nowMs]));
 }
 
 /**
@@ -76,8 +74,8 @@ export function storeAvatar(db: Db, ownerUuid: string, avatar: Avatar | null, no
  * otherwise `/avatars/<owner>/<version>`, absolute when `store.publicUrl` is set, else a path
  * below the store's base URL (SPEC's profile calls it "path to the avatar").
  */
-export function avatarUrl(ctx: StoreContext, ownerUuid: string): string {
-  const row = ctx.db.prepare('SELECT version FROM avatars WHERE owner_uuid = ?').get(ownerUuid) as { version: string } | undefined;
+export async function avatarUrl(ctx: StoreContext, ownerUuid: string): Promise<string> {
+  const row = (await ctx.storage.sql.get('SELECT version FROM avatars WHERE owner_uuid = ?', [ownerUuid])) as { version: string } | undefined;
   if (!row) return '';
   const base = ctx.config.store.publicUrl?.replace(/\/+$/, '') ?? '';
   return `${base}/avatars/${ownerUuid}/${row.version}`;
@@ -91,8 +89,8 @@ export interface ServedAvatar {
 }
 
 /** The avatar behind a link, or undefined when the owner has none or the version is not current. */
-export function avatarAt(db: Db, ownerUuid: string, version: string): ServedAvatar | undefined {
-  const row = db.prepare('SELECT content_type, bytes, version, updated FROM avatars WHERE owner_uuid = ? AND version = ?').get(ownerUuid, version) as
+export async function avatarAt(sql: Sql, ownerUuid: string, version: string): Promise<ServedAvatar | undefined> {
+  const row = (await sql.get('SELECT content_type, bytes, version, updated FROM avatars WHERE owner_uuid = ? AND version = ?', [ownerUuid, version])) as
     | { content_type: AvatarType; bytes: Buffer; version: string; updated: number }
     | undefined;
   return row && { contentType: row.content_type, bytes: row.bytes, version: row.version, updatedMs: row.updated };

@@ -31,12 +31,12 @@ export interface FileVersion {
  * folder (it has no bytes: answering as for an unknown id keeps the two apart from nobody) and an
  * unknown revision; 403 when the caller sees the file without `download`.
  */
-export function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, uuid: string, version: string = LATEST_VERSION): FileVersion {
+export async function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, uuid: string, version: string = LATEST_VERSION): Promise<FileVersion> {
   if (!/^\d{1,20}$/.test(version)) throw invalid(`version must be a revision number or ${LATEST_VERSION}`);
-  const node = resolveNode(ctx.db, caller, uuid, 'download');
+  const node = (await resolveNode(ctx.storage.sql, caller, uuid, 'download'));
   if (node.type !== 'File' || node.revision === null) throw notFound();
   const wanted = version === LATEST_VERSION ? node.revision : Number(version);
-  const revision = Number.isSafeInteger(wanted) ? getRevision(ctx.db, node.uuid, wanted) : undefined;
+  const revision = Number.isSafeInteger(wanted) ? (await getRevision(ctx.storage.sql, node.uuid, wanted)) : undefined;
   if (!revision) throw notFound('no such revision');
   return { node, revision, etag: `"${node.uuid}-${revision.revision}"` };
 }
@@ -59,7 +59,7 @@ export type OpenBlob = { inline: Buffer } | { reader: BlobReader };
  */
 export async function openBlob(ctx: StoreContext, file: FileVersion, range?: BlobRange): Promise<OpenBlob> {
   const hash = file.revision.blob_hash;
-  const inline = inlineBlob(ctx.db, hash);
+  const inline = (await inlineBlob(ctx.storage.sql, hash));
   if (inline) return { inline };
   try {
     return { reader: await ctx.blobs.get(hash, range) };

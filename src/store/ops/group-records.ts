@@ -32,36 +32,36 @@ export function permissionFields(p: Permissions | undefined): Pick<GroupEntry, '
 }
 
 /** SPEC "Group entry"; a caller who is not a member (show=all) gets `is_admin` false and empty lists. */
-export function groupEntry(ctx: StoreContext, group: { uuid: string; name: string }, membership: Permissions | undefined): GroupEntry {
-  return { group_uuid: group.uuid, group_name: group.name, ...permissionFields(membership), avatar: avatarUrl(ctx, group.uuid) };
+export async function groupEntry(ctx: StoreContext, group: { uuid: string; name: string }, membership: Permissions | undefined): Promise<GroupEntry> {
+  return { group_uuid: group.uuid, group_name: group.name, ...permissionFields(membership), avatar: (await avatarUrl(ctx, group.uuid)) };
 }
 
-export function groupProfile(ctx: StoreContext, group: GroupRow): GroupProfile {
+export async function groupProfile(ctx: StoreContext, group: GroupRow): Promise<GroupProfile> {
   return {
     group_uuid: group.uuid,
     group_name: group.name,
     description: group.description,
-    avatar: avatarUrl(ctx, group.uuid),
+    avatar: (await avatarUrl(ctx, group.uuid)),
     disk_quota: group.disk_quota,
     disk_used: group.disk_used,
     accept_incoming: group.accept_incoming,
     private_shares_notify: group.private_shares_notify,
-    member_count: memberCount(ctx.db, group.uuid),
+    member_count: (await memberCount(ctx.storage.sql, group.uuid)),
     created: group.created,
     updated: group.updated,
   };
 }
 
-export function adminGroupRecord(ctx: StoreContext, group: GroupRow): AdminGroupRecord {
-  return { ...groupProfile(ctx, group), org_id: group.org_id };
+export async function adminGroupRecord(ctx: StoreContext, group: GroupRow): Promise<AdminGroupRecord> {
+  return { ...(await groupProfile(ctx, group)), org_id: group.org_id };
 }
 
-export function memberRecord(ctx: StoreContext, member: MemberWithUser): MemberRecord {
+export async function memberRecord(ctx: StoreContext, member: MemberWithUser): Promise<MemberRecord> {
   return {
     user_uuid: member.userUuid,
     fullname: member.fullname,
     email: member.email,
-    avatar: avatarUrl(ctx, member.userUuid),
+    avatar: (await avatarUrl(ctx, member.userUuid)),
     is_active: member.isActive,
     ...permissionFields(member),
     added: member.addedMs,

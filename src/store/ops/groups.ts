@@ -5,6 +5,7 @@
  * emailed to the active members. Members, tags and the WebDrive endpoint have their own modules.
  */
 import type { StoreContext } from '../context.js';
+import { filterInOrder, mapInOrder } from '../in-order.js';
 import { groupsOfOrg, membersOf, membershipsInOrg, touchGroup, type Permissions } from '../storage/groups.js';
 import { getUserByUuid } from '../storage/users.js';
 import { forbidden } from '../envelope.js';
@@ -19,21 +20,21 @@ import { wantsAlert } from './notifications.js';
 import { emailNotConfigured } from './mail.js';
 
 /** The caller's groups by name; with `show=all`, every group of the caller's organization (403 when the server does not allow it). */
-export function listMyGroups(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): GroupEntry[] {
+export async function listMyGroups(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<GroupEntry[]> {
   const { show } = parseInput(groupsQuerySchema, query);
-  const mine = membershipsInOrg(ctx.db, caller.orgId, caller.userUuid);
-  if (show !== 'all') return mine.map((m) => groupEntry(ctx, { uuid: m.groupUuid, name: m.groupName }, m));
+  const mine = (await membershipsInOrg(ctx.storage.sql, caller.orgId, caller.userUuid));
+  if (show !== 'all') return mapInOrder(mine, (m) => groupEntry(ctx, { uuid: m.groupUuid, name: m.groupName }, m));
   if (!ctx.config.store.shareWithAllGroups) throw forbidden('show: listing all groups is disabled on this server (store.shareWithAllGroups)');
   const byGroup = new Map<string, Permissions>(mine.map((m) => [m.groupUuid, m]));
-  return groupsOfOrg(ctx.db, caller.orgId).map((group) => groupEntry(ctx, group, byGroup.get(group.uuid)));
+  return mapInOrder(await groupsOfOrg(ctx.storage.sql, caller.orgId), (group) => groupEntry(ctx, group, byGroup.get(group.uuid)));
 }
 
-function details(ctx: StoreContext, access: GroupAccess): GroupDetails {
-  return { ...groupProfile(ctx, access.group), ...permissionFields(access.membership), is_admin: access.isGroupAdmin };
+async function details(ctx: StoreContext, access: GroupAccess): Promise<GroupDetails> {
+  return { ...(await groupProfile(ctx, access.group)), ...permissionFields(access.membership), is_admin: access.isGroupAdmin };
 }
 
-export function getGroupDetails(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): GroupDetails {
-  return details(ctx, resolveGroup(ctx.db, caller, groupUuid, 'member'));
+export async function getGroupDetails(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<GroupDetails> {
+  return details(ctx, (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member')));
 }
 
 export interface ProfileUpdate {
@@ -49,25 +50,25 @@ export interface ProfileUpdate {
  * server that refuses it answers 502 `email_failed` after the other changes were saved.
  */
 export async function updateGroupProfile(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<ProfileUpdate> {
-  const access = resolveGroup(ctx.db, caller, groupUuid, 'admin');
+  const access = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin'));
   const input = parseInput(groupProfileSchema, body);
   const avatar = input.avatar === undefined ? undefined : decodeAvatar(input.avatar, ctx.config.store.avatarMaxBytes);
-  const { db, clock, mailer } = ctx;
+  const { storage: { sql }, clock, mailer } = ctx;
   if (input.broadcast_message !== undefined && !mailer) throw emailNotConfigured();
   const now = clock.now();
-  const saved = db.transaction(() => {
-    const row = saveGroupChanges(db, access.group, {
+  const saved = (await sql.transaction(async (tx) => {
+    const row = (await saveGroupChanges(tx, access.group, {
       name: input.name,
       description: input.description,
       acceptIncoming: input.accept_incoming,
       privateSharesNotify: input.private_shares_notify,
-    }, now);
+    }, now));
     if (avatar === undefined) return row;
-    storeAvatar(db, row.uuid, avatar, now);
-    touchGroup(db, row.uuid, now);
+    (await storeAvatar(tx, row.uuid, avatar, now));
+    (await touchGroup(tx, row.uuid, now));
     return { ...row, updated: now };
-  })();
-  const update: ProfileUpdate = { details: details(ctx, { ...access, group: saved }) };
+  }));
+  const update: ProfileUpdate = { details: (await details(ctx, { ...access, group: saved })) };
   if (input.broadcast_message !== undefined && mailer) {
     update.broadcastRecipients = await broadcast(ctx, caller, saved.uuid, saved.name, input.broadcast_message);
   }
@@ -80,11 +81,14 @@ export async function updateGroupProfile(ctx: StoreContext, caller: Authenticate
  * resources (`email_alert_group_owned`, on by default).
  */
 async function broadcast(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, groupName: string, message: string): Promise<number> {
-  const to = membersOf(ctx.db, groupUuid)
-    .filter((member) => member.isActive && member.email.includes('@') && wantsAlert(ctx, member.userUuid, 'email_alert_group_owned'))
-    .map((member) => member.email);
+  const to = (
+    await filterInOrder(
+      await membersOf(ctx.storage.sql, groupUuid),
+      async (member) => member.isActive && member.email.includes('@') && (await wantsAlert(ctx, member.userUuid, 'email_alert_group_owned')),
+    )
+  ).map((member) => member.email);
   if (to.length === 0 || !ctx.mailer) return 0;
-  const sender = getUserByUuid(ctx.db, caller.userUuid)?.fullname ?? 'a group administrator';
+  const sender = (await getUserByUuid(ctx.storage.sql, caller.userUuid))?.fullname ?? 'a group administrator';
   await ctx.mailer.send({
     to,
     subject: `[${groupName}] Message from ${sender}`,

@@ -29,14 +29,14 @@ function record(row: IncomingShareRow): PendingIncomingRecord {
   };
 }
 
-export function listUserIncoming(ctx: StoreContext, caller: AuthenticatedUser): PendingIncomingRecord[] {
-  return pendingFor(ctx.db, caller.userUuid).map(record);
+export async function listUserIncoming(ctx: StoreContext, caller: AuthenticatedUser): Promise<PendingIncomingRecord[]> {
+  return (await pendingFor(ctx.storage.sql, caller.userUuid)).map(record);
 }
 
 /** Members of the group read its list. */
-export function listGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): PendingIncomingRecord[] {
-  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'member');
-  return pendingFor(ctx.db, group.uuid).map(record);
+export async function listGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<PendingIncomingRecord[]> {
+  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
+  return (await pendingFor(ctx.storage.sql, group.uuid)).map(record);
 }
 
 /**
@@ -45,20 +45,20 @@ export function listGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, 
  */
 async function answer(ctx: StoreContext, caller: AuthenticatedUser, recipientUuid: string, body: unknown): Promise<IncomingAnswerRecord> {
   const input = parseInput(answerIncomingSchema, body);
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
   const now = clock.now();
   let unreferenced: string[] = [];
-  const result = db.transaction((): IncomingAnswerRecord => {
-    const share = isUuid(input.uuid) ? getIncomingShare(db, input.uuid.toLowerCase()) : undefined;
+  const result = (await sql.transaction(async (tx): Promise<IncomingAnswerRecord> => {
+    const share = isUuid(input.uuid) ? (await getIncomingShare(tx, input.uuid.toLowerCase())) : undefined;
     if (!share || share.recipient_uuid !== recipientUuid) throw notFound('uuid: no such incoming share');
     if (share.state !== 'pending') throw conflict(`uuid: the share was ${share.state} already`, 'share_answered');
     if (input.action === 'reject') {
-      unreferenced = rejectIncoming(db, share, caller.userUuid, now);
+      unreferenced = (await rejectIncoming(tx, share, caller.userUuid, now));
       return { uuid: share.uuid, state: 'rejected' };
     }
-    const nodeUuid = acceptIncoming({ db, now, callerUuid: caller.userUuid }, share, caller.userUuid);
+    const nodeUuid = (await acceptIncoming({ sql: tx, now, callerUuid: caller.userUuid }, share, caller.userUuid));
     return { uuid: share.uuid, state: 'accepted', node_uuid: nodeUuid };
-  })();
+  }));
   await removeBlobFiles(ctx, unreferenced);
   return result;
 }
@@ -68,8 +68,8 @@ export function answerUserIncoming(ctx: StoreContext, caller: AuthenticatedUser,
 }
 
 /** 404 for non-members; 403 for members while `accept_incoming` is `admins` and they do not administer the group. */
-export function answerGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<IncomingAnswerRecord> {
-  const { group, isGroupAdmin } = resolveGroup(ctx.db, caller, groupUuid, 'member');
+export async function answerGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<IncomingAnswerRecord> {
+  const { group, isGroupAdmin } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
   if (group.accept_incoming === 'admins' && !isGroupAdmin) {
     throw forbidden("only the group's administrators answer its incoming shares (accept_incoming is admins)");
   }

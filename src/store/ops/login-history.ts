@@ -16,8 +16,8 @@ export interface LoginHistoryEntry {
   timestamp: number;
 }
 
-export function getLoginHistory(ctx: StoreContext, caller: AuthenticatedUser): LoginHistoryEntry[] {
-  return listLoginEvents(ctx.db, caller.userUuid).map((row) => {
+export async function getLoginHistory(ctx: StoreContext, caller: AuthenticatedUser): Promise<LoginHistoryEntry[]> {
+  return (await listLoginEvents(ctx.storage.sql, caller.userUuid)).map((row) => {
     const entry: LoginHistoryEntry = { action: row.action, action_args: row.action_args, ip_address: row.ip_address, status: row.status, timestamp: row.timestamp };
     if (row.error_details !== '') entry.error_details = row.error_details;
     return entry;

@@ -7,6 +7,7 @@
  * record a password, code, token or fileaccesskey.
  */
 import { logFailedLogin } from '../../common/login-log.js';
+import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
 import { appPasswordOf, touchAppPassword } from '../storage/app-passwords.js';
 import { recordLoginEvent, type LoginAction, type LoginStatus } from '../storage/login-history.js';
@@ -29,13 +30,13 @@ function describe(client: ClientInfo, how?: string): string {
   return [how, client.userAgent && `client: ${client.userAgent}`].filter(Boolean).join('; ');
 }
 
-function record(
+async function record(
   ctx: StoreContext,
   client: ClientInfo,
   event: { userUuid: string | undefined; action?: LoginAction; status: LoginStatus; how?: string; error?: string },
-): void {
-  recordLoginEvent(
-    ctx.db,
+): Promise<void> {
+  (await recordLoginEvent(
+    ctx.storage.sql,
     {
       userUuid: event.userUuid,
       action: event.action ?? 'login',
@@ -46,7 +47,7 @@ function record(
       timestampMs: ctx.clock.now(),
     },
     ctx.config.store.loginHistoryPerUser,
-  );
+  ));
 }
 
 /**
@@ -59,14 +60,14 @@ function record(
  */
 export async function login(ctx: StoreContext, body: unknown, client: ClientInfo): Promise<SessionBody> {
   const { username, password, code } = parseInput(loginBodySchema, body);
-  const { db, clock, config, loginLimiter: limiter } = ctx;
+  const { storage: { sql }, clock, config, loginLimiter: limiter } = ctx;
   const logRefusal = (reason: string): void => {
     if (!client.relayed) logFailedLogin(ctx.log, 'api', username, client.ip, reason);
   };
 
   const reservation = await limiter.reserve(username, client.ip);
   if (!reservation.allowed) {
-    record(ctx, client, { userUuid: getUserByUsername(db, username)?.uuid, status: 'failure', error: 'rate limited' });
+    (await record(ctx, client, { userUuid: (await getUserByUsername(sql, username))?.uuid, status: 'failure', error: 'rate limited' }));
     logRefusal('rate limited');
     throw new StoreHttpError(429, 'rate_limited', 'too many failed logins; try again later', { 'Retry-After': String(reservation.retryAfterSec) });
   }
@@ -81,14 +82,14 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
   async function verifiedLogin(): Promise<SessionBody> {
     const refuse = async (userUuid: string | undefined, error: string): Promise<StoreHttpError> => {
       await attempt.failed();
-      record(ctx, client, { userUuid, status: 'failure', error });
+      (await record(ctx, client, { userUuid, status: 'failure', error }));
       logRefusal(error);
       return unauthenticated(BAD_CREDENTIALS);
     };
 
-    const user = getUserByUsername(db, username);
+    const user = (await getUserByUsername(sql, username));
     // An app password is random: a hash lookup finds it, and scrypt is for the account password.
-    const app = user ? matchAppPassword(db, user.uuid, password) : undefined;
+    const app = user ? (await matchAppPassword(sql, user.uuid, password)) : undefined;
     const passwordOk = app !== undefined || (await verifyPassword(password, user?.password_hash ?? ctx.unknownUserHash));
     if (!user) throw await refuse(undefined, 'unknown user');
     if (!passwordOk) throw await refuse(user.uuid, 'wrong password');
@@ -97,9 +98,9 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
 
     // Nothing awaits from here on: the state read now (2FA, replay guard, the app password) is
     // the state the session is stored against, with no other request in between.
-    const fresh = getUserByUuid(db, user.uuid);
+    const fresh = (await getUserByUuid(sql, user.uuid));
     if (!fresh || fresh.is_active !== 1) throw await refuse(user.uuid, 'inactive account');
-    const stillValid = app ? appPasswordOf(db, user.uuid, app.uuid) !== undefined : fresh.password_hash === user.password_hash;
+    const stillValid = app ? (await appPasswordOf(sql, user.uuid, app.uuid)) !== undefined : fresh.password_hash === user.password_hash;
     if (!stillValid) throw await refuse(user.uuid, app ? 'revoked app password' : 'wrong password');
 
     let how = app ? `app password "${app.name}"` : 'password';
@@ -108,7 +109,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
       if (code === undefined || code.trim() === '') {
         // Not counted as a failure: the password was right, the client only has to ask for the code.
         await attempt.released();
-        record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' });
+        (await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' }));
         throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app in the field "code" of the login body');
       }
       how = 'password and two-factor code';
@@ -116,7 +117,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
       if (!checked.ok) {
         const error = checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code';
         await attempt.failed();
-        record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error });
+        (await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error }));
         logRefusal(error);
         throw new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code is needed');
       }
@@ -124,12 +125,13 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
     }
     const expired = !app && isPasswordExpired(ctx, fresh.password_changed);
 
-    db.transaction(() => {
-      if (step !== undefined) setTwofaLastStep(db, user.uuid, step);
-      insertSession(db, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
-      if (app) touchAppPassword(db, app.uuid, clock.now());
-      record(ctx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
-    })();
+    (await sql.transaction(async (tx) => {
+      const txCtx = withSql(ctx, tx);
+      if (step !== undefined) (await setTwofaLastStep(tx, user.uuid, step));
+      (await insertSession(tx, signed, { ip: client.ip, appPasswordUuid: app?.uuid }));
+      if (app) (await touchAppPassword(tx, app.uuid, clock.now()));
+      (await record(txCtx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how }));
+    }));
     await attempt.succeeded();
 
     const session: SessionBody = {
@@ -140,7 +142,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
       is_admin: fresh.is_admin === 1,
       fullname: fresh.fullname,
       fileaccesskey: signed.fileaccesskey,
-      avatar: avatarUrl(ctx, user.uuid),
+      avatar: (await avatarUrl(ctx, user.uuid)),
     };
     if (expired) session.password_expired = true;
     return session;
@@ -148,10 +150,11 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
 }
 
 /** Ends the caller's session (its token and fileaccesskey) and records the logout. */
-export function logout(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, client: ClientInfo): void {
+export async function logout(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, client: ClientInfo): Promise<void> {
   parseInput(logoutQuerySchema, query);
-  ctx.db.transaction(() => {
-    revokeSession(ctx.db, ctx.clock, caller.sessionId);
-    record(ctx, client, { userUuid: caller.userUuid, action: 'logout', status: 'success' });
-  })();
+  (await ctx.storage.sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    (await revokeSession(tx, ctx.clock, caller.sessionId));
+    (await record(txCtx, client, { userUuid: caller.userUuid, action: 'logout', status: 'success' }));
+  }));
 }

@@ -5,6 +5,7 @@
  * A member must belong to the group's organization. One transaction per change.
  */
 import type { StoreContext } from '../context.js';
+import { mapInOrder } from '../in-order.js';
 import { deleteMembership, membersOf, membershipOf, upsertMembership, type GroupRow } from '../storage/groups.js';
 import { isUuid } from '../storage/nodes.js';
 import { getUserByUuid, type UserRow } from '../storage/users.js';
@@ -22,23 +23,23 @@ export type GroupDoor = 'groups' | 'admin';
 const memberNotFound = (): StoreHttpError => notFound('member not found');
 
 /** The group a call may read (`change` false) or change, as its door decides. */
-function groupThrough(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, rawUuid: string, change: boolean): GroupRow {
+async function groupThrough(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, rawUuid: string, change: boolean): Promise<GroupRow> {
   if (door === 'admin') {
     requireAdmin(caller);
     return administeredGroup(ctx, caller, rawUuid);
   }
-  return resolveGroup(ctx.db, caller, rawUuid, change ? 'admin' : 'member').group;
+  return (await resolveGroup(ctx.storage.sql, caller, rawUuid, change ? 'admin' : 'member')).group;
 }
 
 /** A user of the group's organization named by `field`, or 404 naming the field. */
-function userInOrg(ctx: StoreContext, orgId: string, rawUuid: string, field: string): UserRow {
-  const user = isUuid(rawUuid) ? getUserByUuid(ctx.db, rawUuid.toLowerCase()) : undefined;
+async function userInOrg(ctx: StoreContext, orgId: string, rawUuid: string, field: string): Promise<UserRow> {
+  const user = isUuid(rawUuid) ? (await getUserByUuid(ctx.storage.sql, rawUuid.toLowerCase())) : undefined;
   if (!user || user.org_id !== orgId) throw notFound(`${field}: no such user in the group's organization`);
   return user;
 }
 
-function recordOf(ctx: StoreContext, groupUuid: string, userUuid: string): MemberRecord {
-  const [member] = membersOf(ctx.db, groupUuid, userUuid);
+async function recordOf(ctx: StoreContext, groupUuid: string, userUuid: string): Promise<MemberRecord> {
+  const [member] = (await membersOf(ctx.storage.sql, groupUuid, userUuid));
   if (!member) throw memberNotFound();
   return memberRecord(ctx, member);
 }
@@ -48,51 +49,51 @@ function memberUuid(rawUuid: string): string {
   return rawUuid.toLowerCase();
 }
 
-export function listMembers(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string): MemberRecord[] {
-  const group = groupThrough(ctx, caller, door, groupUuid, false);
-  return membersOf(ctx.db, group.uuid).map((member) => memberRecord(ctx, member));
+export async function listMembers(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string): Promise<MemberRecord[]> {
+  const group = (await groupThrough(ctx, caller, door, groupUuid, false));
+  return mapInOrder(await membersOf(ctx.storage.sql, group.uuid), (member) => memberRecord(ctx, member));
 }
 
-export function getMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, userUuid: string): MemberRecord {
-  const group = groupThrough(ctx, caller, door, groupUuid, false);
+export async function getMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, userUuid: string): Promise<MemberRecord> {
+  const group = (await groupThrough(ctx, caller, door, groupUuid, false));
   return recordOf(ctx, group.uuid, memberUuid(userUuid));
 }
 
 /** Adds `body.user` with `body.permissions` (fields left out: NEW_MEMBER's). 409 `already_member`. */
-export function addMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, body: unknown): MemberRecord {
-  const group = groupThrough(ctx, caller, door, groupUuid, true);
+export async function addMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, body: unknown): Promise<MemberRecord> {
+  const group = (await groupThrough(ctx, caller, door, groupUuid, true));
   const input = parseInput(addMemberSchema, body);
-  const { db, clock } = ctx;
-  const user = userInOrg(ctx, group.org_id, input.user, 'user');
-  db.transaction(() => {
-    if (membershipOf(db, group.uuid, user.uuid)) throw conflict('user: already a member of the group', 'already_member');
-    upsertMembership(db, group.uuid, user.uuid, withPermissionFields(NEW_MEMBER, input.permissions), clock.now());
-  })();
+  const { storage: { sql }, clock } = ctx;
+  const user = (await userInOrg(ctx, group.org_id, input.user, 'user'));
+  (await sql.transaction(async (tx) => {
+    if ((await membershipOf(tx, group.uuid, user.uuid))) throw conflict('user: already a member of the group', 'already_member');
+    (await upsertMembership(tx, group.uuid, user.uuid, withPermissionFields(NEW_MEMBER, input.permissions), clock.now()));
+  }));
   return recordOf(ctx, group.uuid, user.uuid);
 }
 
 /** Replaces the permission fields given; the others stay. */
-export function updateMember(
+export async function updateMember(
   ctx: StoreContext,
   caller: AuthenticatedUser,
   door: GroupDoor,
   groupUuid: string,
   userUuid: string,
   body: unknown,
-): MemberRecord {
-  const group = groupThrough(ctx, caller, door, groupUuid, true);
+): Promise<MemberRecord> {
+  const group = (await groupThrough(ctx, caller, door, groupUuid, true));
   const fields = parseInput(permissionFieldsSchema, body);
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
   const uuid = memberUuid(userUuid);
-  db.transaction(() => {
-    const current = membershipOf(db, group.uuid, uuid);
+  (await sql.transaction(async (tx) => {
+    const current = (await membershipOf(tx, group.uuid, uuid));
     if (!current) throw memberNotFound();
-    upsertMembership(db, group.uuid, uuid, withPermissionFields(current, fields), clock.now());
-  })();
+    (await upsertMembership(tx, group.uuid, uuid, withPermissionFields(current, fields), clock.now()));
+  }));
   return recordOf(ctx, group.uuid, uuid);
 }
 
-export function removeMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, userUuid: string): void {
-  const group = groupThrough(ctx, caller, door, groupUuid, true);
-  if (!deleteMembership(ctx.db, group.uuid, memberUuid(userUuid))) throw memberNotFound();
+export async function removeMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, userUuid: string): Promise<void> {
+  const group = (await groupThrough(ctx, caller, door, groupUuid, true));
+  if (!(await deleteMembership(ctx.storage.sql, group.uuid, memberUuid(userUuid)))) throw memberNotFound();
 }

@@ -8,6 +8,7 @@
  * HTTP routes (routes/nodes.ts) and the in-process client (local-client.ts) both call it.
  */
 import type { StoreContext } from '../context.js';
+import { filterInOrder } from '../in-order.js';
 import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
 import { ancestry, publicId, type NodeRow } from '../storage/nodes.js';
 import { ownerName } from '../storage/owner-data.js';
@@ -35,7 +36,7 @@ import { removeBlobFiles } from './blob-files.js';
 import { shareCopyWith } from './share-copy.js';
 
 function writeOf(ctx: StoreContext, caller: AuthenticatedUser): TreeWrite {
-  return { db: ctx.db, now: ctx.clock.now(), callerUuid: caller.userUuid };
+  return { sql: ctx.storage.sql, now: ctx.clock.now(), callerUuid: caller.userUuid };
 }
 
 const NO_SHARES: ShareCounts = { publicShares: 0, privateShares: 0 };
@@ -59,11 +60,11 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
 }
 
 /** Listed nodes the caller may read, with the caller's stars and the share counts (one query each, whatever the count). */
-function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): DirEntry[] {
-  const readable = nodes.filter((node) => permissionsOn(ctx.db, caller, node).includes('read'));
+async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): Promise<DirEntry[]> {
+  const readable = await filterInOrder(nodes, async (node) => (await permissionsOn(ctx.storage.sql, caller, node)).includes('read'));
   const uuids = readable.map((node) => node.uuid);
-  const counts = shareCountsOf(ctx.db, uuids);
-  const starred = starredAmong(ctx.db, caller.userUuid, uuids);
+  const counts = (await shareCountsOf(ctx.storage.sql, uuids));
+  const starred = (await starredAmong(ctx.storage.sql, caller.userUuid, uuids));
   return readable.map((node) => toDirEntry({ ...node, is_starred: starred.has(node.uuid) }, caller.userUuid, counts));
 }
 
@@ -79,39 +80,39 @@ export interface NodeOperationResult {
 export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<NodeOperationResult> {
   const parsed = parseNodeOperation(body);
   if (!parsed.ok) throw invalid(parsed.problem);
-  const { db } = ctx;
+  const { sql } = ctx.storage;
   const operation = parsed.operation;
   switch (operation.op) {
     case 'newDir': {
       const name = assertValidName(operation.name);
-      createFolder(writeOf(ctx, caller), resolveNode(db, caller, id, 'write'), name);
+      (await createFolder(writeOf(ctx, caller), (await resolveNode(sql, caller, id, 'write')), name));
       return {};
     }
     case 'rename': {
       const name = assertValidName(operation.name);
-      rename(writeOf(ctx, caller), resolveNode(db, caller, id, 'write'), name);
+      (await rename(writeOf(ctx, caller), (await resolveNode(sql, caller, id, 'write')), name));
       return {};
     }
     case 'star':
-      setStarred(writeOf(ctx, caller), resolveNode(db, caller, id, 'read'), operation.starred);
+      (await setStarred(writeOf(ctx, caller), (await resolveNode(sql, caller, id, 'read')), operation.starred));
       return {};
     case 'copyTo': {
-      const { node: source, access } = resolveNodeAccess(db, caller, id, 'read');
-      const target = resolveNode(db, caller, operation.target, 'write');
+      const { node: source, access } = (await resolveNodeAccess(sql, caller, id, 'read'));
+      const target = (await resolveNode(sql, caller, operation.target, 'write'));
       assertMayLeaveOwner(access, source, target, 'copy');
-      copyInto(writeOf(ctx, caller), source, target);
+      (await copyInto(writeOf(ctx, caller), source, target));
       return {};
     }
     case 'moveTo': {
-      const { node: source, access } = resolveNodeAccess(db, caller, id, 'write');
-      const target = resolveNode(db, caller, operation.target, 'write');
+      const { node: source, access } = (await resolveNodeAccess(sql, caller, id, 'write'));
+      const target = (await resolveNode(sql, caller, operation.target, 'write'));
       assertMayLeaveOwner(access, source, target, 'move');
-      moveInto(writeOf(ctx, caller), source, target);
+      (await moveInto(writeOf(ctx, caller), source, target));
       return {};
     }
     case 'shareCopyWith': {
       // Waiting for an approver (3.0) answers the request's UUID instead of sharing now.
-      const { pendingUuid } = shareCopyWith(ctx, caller, id, operation.recipients, operation.comment);
+      const { pendingUuid } = (await shareCopyWith(ctx, caller, id, operation.recipients, operation.comment));
       return pendingUuid === undefined ? {} : { pendingUuid };
     }
   }
@@ -119,24 +120,24 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
 
 /** DELETE: into the owner's trash, or for good inside it (the freed blob files go after the commit). */
 export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<void> {
-  const node = resolveNode(ctx.db, caller, id, 'delete');
-  if (node.top_kind === null && isInTrash(ctx.db, node)) {
-    const unreferenced = purge(writeOf(ctx, caller), node);
+  const node = (await resolveNode(ctx.storage.sql, caller, id, 'delete'));
+  if (node.top_kind === null && (await isInTrash(ctx.storage.sql, node))) {
+    const unreferenced = (await purge(writeOf(ctx, caller), node));
     await removeBlobFiles(ctx, unreferenced);
   } else {
-    trash(writeOf(ctx, caller), node);
+    (await trash(writeOf(ctx, caller), node));
   }
 }
 
-export function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): NodeDetails {
-  const node = resolveNode(ctx.db, caller, id, 'read');
+export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {
+  const node = (await resolveNode(ctx.storage.sql, caller, id, 'read'));
   return {
     name: node.name,
     type: node.type,
     uuid: publicId(node, caller.userUuid),
     owner_type: node.owner_type,
     owner_uuid: node.owner_uuid,
-    owner_fullname: ownerName(ctx.db, { type: node.owner_type, uuid: node.owner_uuid }),
+    owner_fullname: (await ownerName(ctx.storage.sql, { type: node.owner_type, uuid: node.owner_uuid })),
     created: node.created,
     updated: node.updated,
   };
@@ -147,9 +148,9 @@ export function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: st
  * at the `shared_with_you` it is listed in (the caller's, or a group's), then the shared node:
  * nothing above the shared node is shown.
  */
-export function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id: string): PathEntry[] {
-  const { node, access } = resolveNodeAccess(ctx.db, caller, id, 'read');
-  let chain = ancestry(ctx.db, node);
+export async function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<PathEntry[]> {
+  const { node, access } = (await resolveNodeAccess(ctx.storage.sql, caller, id, 'read'));
+  let chain = (await ancestry(ctx.storage.sql, node));
   const share = access.viaShare;
   if (share) {
     chain = chain.slice(chain.findIndex((row) => row.uuid === share.root));
@@ -160,26 +161,26 @@ export function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id: strin
 }
 
 /** dirlist: a folder's entries, or what a derived folder (favorites, the share folders) shows. */
-export function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: string): DirEntry[] {
-  const { db } = ctx;
-  const folder = resolveNode(db, caller, id, 'read');
+export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<DirEntry[]> {
+  const { sql } = ctx.storage;
+  const folder = (await resolveNode(sql, caller, id, 'read'));
   if (folder.type !== 'Dir') throw conflict('the node is not a folder', 'not_a_folder');
   switch (folder.top_kind) {
     case 'favorites':
-      return entriesOf(ctx, caller, listFavorites(db, folder.owner_uuid, caller.userUuid));
+      return entriesOf(ctx, caller, await listFavorites(sql, folder.owner_uuid, caller.userUuid));
     case 'public_shares':
     case 'private_shares':
-      return entriesOf(ctx, caller, ownerNodesWithShares(db, folder.owner_uuid, folder.top_kind === 'public_shares' ? 'public' : 'private'));
+      return entriesOf(ctx, caller, await ownerNodesWithShares(sql, folder.owner_uuid, folder.top_kind === 'public_shares' ? 'public' : 'private'));
     case 'shared_with_you':
-      return entriesOf(ctx, caller, nodesSharedWith(db, folder.owner_uuid));
+      return entriesOf(ctx, caller, await nodesSharedWith(sql, folder.owner_uuid));
     default: {
-      const counts = shareCountsIn(db, folder.uuid);
-      return listChildrenWithStars(db, folder.uuid, caller.userUuid).map((node) => toDirEntry(node, caller.userUuid, counts));
+      const counts = (await shareCountsIn(sql, folder.uuid));
+      return (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
     }
   }
 }
 
 /** myaccess: what the caller may do with any node they see, even without `read`. */
-export function myAccess(ctx: StoreContext, caller: AuthenticatedUser, id: string): Permission[] {
-  return [...resolveNodeAccess(ctx.db, caller, id, 'visible').access.granted];
+export async function myAccess(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<Permission[]> {
+  return [...(await resolveNodeAccess(ctx.storage.sql, caller, id, 'visible')).access.granted];
 }

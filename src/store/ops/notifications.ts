@@ -5,6 +5,7 @@
  * values that are not booleans are refused (400 naming the key).
  */
 import { z } from 'zod';
+import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
 import { setNotifications } from '../storage/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -53,27 +54,28 @@ function storedSettings(json: string): Partial<NotificationSettings> {
   return stored;
 }
 
-function storedOf(ctx: StoreContext, caller: AuthenticatedUser): Partial<NotificationSettings> {
-  return storedSettings(callerRow(ctx, caller).notifications);
+async function storedOf(ctx: StoreContext, caller: AuthenticatedUser): Promise<Partial<NotificationSettings>> {
+  return storedSettings((await callerRow(ctx, caller)).notifications);
 }
 
 /** Whether the user wants alerts of this kind (their setting, or the default). */
-export function wantsAlert(ctx: StoreContext, userUuid: string, key: NotificationKey): boolean {
-  const row = ctx.db.prepare('SELECT notifications FROM users WHERE uuid = ?').get(userUuid) as { notifications: string } | undefined;
+export async function wantsAlert(ctx: StoreContext, userUuid: string, key: NotificationKey): Promise<boolean> {
+  const row = (await ctx.storage.sql.get('SELECT notifications FROM users WHERE uuid = ?', [userUuid])) as { notifications: string } | undefined;
   return (row ? storedSettings(row.notifications)[key] : undefined) ?? NOTIFICATION_DEFAULTS[key];
 }
 
-export function getNotifications(ctx: StoreContext, caller: AuthenticatedUser): NotificationSettings {
-  return { ...NOTIFICATION_DEFAULTS, ...storedOf(ctx, caller) };
+export async function getNotifications(ctx: StoreContext, caller: AuthenticatedUser): Promise<NotificationSettings> {
+  return { ...NOTIFICATION_DEFAULTS, ...(await storedOf(ctx, caller)) };
 }
 
 /** Sets the named keys; answers every setting after the change. */
-export function updateNotifications(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): NotificationSettings {
+export async function updateNotifications(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<NotificationSettings> {
   const input = parseInput(updateSchema, body);
   const changes = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<NotificationSettings>;
-  return ctx.db.transaction(() => {
-    const stored = { ...storedOf(ctx, caller), ...changes };
-    if (Object.keys(changes).length > 0) setNotifications(ctx.db, caller.userUuid, JSON.stringify(stored), ctx.clock.now());
+  return (await ctx.storage.sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const stored = { ...(await storedOf(txCtx, caller)), ...changes };
+    if (Object.keys(changes).length > 0) (await setNotifications(tx, caller.userUuid, JSON.stringify(stored), ctx.clock.now()));
     return { ...NOTIFICATION_DEFAULTS, ...stored };
-  })();
+  }));
 }

@@ -5,6 +5,8 @@
  * and unlimited quotas cannot be forbidden while a user has one.
  */
 import type { StoreContext } from '../context.js';
+import { withSql } from '../context.js';
+import { mapInOrder } from '../in-order.js';
 import {
   countsOf,
   DEFAULT_ORG,
@@ -21,8 +23,8 @@ import type { AuthenticatedUser } from '../sessions.js';
 import { organizationNotFound, requireAdmin, requireBuiltinAdmin } from './admin-scope.js';
 import { parseInput } from './input.js';
 
-function record(ctx: StoreContext, org: OrganizationRow): OrganizationRecord {
-  const counts = countsOf(ctx.db, org.id);
+async function record(ctx: StoreContext, org: OrganizationRow): Promise<OrganizationRecord> {
+  const counts = (await countsOf(ctx.storage.sql, org.id));
   return {
     id: org.id,
     name: org.name,
@@ -34,60 +36,62 @@ function record(ctx: StoreContext, org: OrganizationRow): OrganizationRecord {
   };
 }
 
-function existing(ctx: StoreContext, id: string): OrganizationRow {
-  const org = getOrganizationRow(ctx.db, id);
+async function existing(ctx: StoreContext, id: string): Promise<OrganizationRow> {
+  const org = (await getOrganizationRow(ctx.storage.sql, id));
   if (!org) throw organizationNotFound();
   return org;
 }
 
-export function listOrganizations(ctx: StoreContext, caller: AuthenticatedUser): OrganizationRecord[] {
+export async function listOrganizations(ctx: StoreContext, caller: AuthenticatedUser): Promise<OrganizationRecord[]> {
   requireBuiltinAdmin(caller);
-  return listOrganizationRows(ctx.db).map((org) => record(ctx, org));
+  return mapInOrder(await listOrganizationRows(ctx.storage.sql), (org) => record(ctx, org));
 }
 
-export function createOrganization(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): OrganizationRecord {
+export async function createOrganization(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<OrganizationRecord> {
   requireBuiltinAdmin(caller);
   const input = parseInput(createOrganizationSchema, body);
-  const { db, clock } = ctx;
-  db.transaction(() => {
-    if (getOrganizationRow(db, input.id)) throw conflict('id: an organization with this id exists', 'organization_exists');
-    insertOrganization(db, { id: input.id, name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota ?? false, nowMs: clock.now() });
-  })();
-  return record(ctx, existing(ctx, input.id));
+  const { storage: { sql }, clock } = ctx;
+  (await sql.transaction(async (tx) => {
+    if ((await getOrganizationRow(tx, input.id))) throw conflict('id: an organization with this id exists', 'organization_exists');
+    (await insertOrganization(tx, { id: input.id, name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota ?? false, nowMs: clock.now() }));
+  }));
+  return record(ctx, (await existing(ctx, input.id)));
 }
 
 /** The built-in admin reads any organization; another administrator only their own (403 otherwise). */
-export function getOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string): OrganizationRecord {
+export async function getOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<OrganizationRecord> {
   requireAdmin(caller);
   if (!caller.isBuiltin && id !== caller.orgId) throw forbidden('only the built-in admin may read another organization');
-  return record(ctx, existing(ctx, id));
+  return record(ctx, (await existing(ctx, id)));
 }
 
-export function updateOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): OrganizationRecord {
+export async function updateOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<OrganizationRecord> {
   requireBuiltinAdmin(caller);
   const input = parseInput(updateOrganizationSchema, body);
-  const { db, clock } = ctx;
-  db.transaction(() => {
-    existing(ctx, id);
-    const unlimited = countsOf(db, id).unlimitedUsers;
+  const { storage: { sql }, clock } = ctx;
+  (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    (await existing(txCtx, id));
+    const unlimited = (await countsOf(tx, id)).unlimitedUsers;
     if (input.allow_unlimited_quota === false && unlimited > 0) {
       throw conflict(`allow_unlimited_quota: ${unlimited} user(s) of the organization have disk_quota -1; give them a quota first`, 'organization_in_use');
     }
-    updateOrganizationRow(db, id, { name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota }, clock.now());
-  })();
-  return record(ctx, existing(ctx, id));
+    (await updateOrganizationRow(tx, id, { name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota }, clock.now()));
+  }));
+  return record(ctx, (await existing(ctx, id)));
 }
 
-export function deleteOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string): void {
+export async function deleteOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<void> {
   requireBuiltinAdmin(caller);
-  const { db } = ctx;
-  db.transaction(() => {
-    existing(ctx, id);
+  const { sql } = ctx.storage;
+  (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    (await existing(txCtx, id));
     if (id === DEFAULT_ORG) throw forbidden('the default organization cannot be deleted');
-    const counts = countsOf(db, id);
+    const counts = (await countsOf(tx, id));
     if (counts.users > 0 || counts.groups > 0) {
       throw conflict(`the organization still has ${counts.users} user(s) and ${counts.groups} group(s); delete them first`, 'organization_in_use');
     }
-    deleteOrganizationRow(db, id);
-  })();
+    (await deleteOrganizationRow(tx, id));
+  }));
 }

@@ -16,7 +16,7 @@ import { isUuid } from '../storage/nodes.js';
 import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../storage/owner-data.js';
 import { getUserByUuid } from '../storage/users.js';
 import { releaseEndpoint } from '../storage/webdrive.js';
-import type { Db } from '../storage/dialects/sqlite-open.js';
+import type { Sql } from '../storage/sql.js';
 import { deleteShareRequest, requestsTouching } from '../storage/approvals.js';
 import { dropIncomingOf } from '../storage/incoming-shares.js';
 import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../storage/shares.js';
@@ -40,10 +40,10 @@ export interface TransferRecord {
 }
 
 /** The user or group of the owner's organization that `transfer_data_to` names; 404 or 400 naming the field. */
-function receiverOf(ctx: StoreContext, owner: DeletedOwner, rawUuid: string): Owner {
+async function receiverOf(ctx: StoreContext, owner: DeletedOwner, rawUuid: string): Promise<Owner> {
   const uuid = rawUuid.toLowerCase();
-  const user = isUuid(uuid) ? getUserByUuid(ctx.db, uuid) : undefined;
-  const group = isUuid(uuid) && !user ? getGroup(ctx.db, uuid) : undefined;
+  const user = isUuid(uuid) ? (await getUserByUuid(ctx.storage.sql, uuid)) : undefined;
+  const group = isUuid(uuid) && !user ? (await getGroup(ctx.storage.sql, uuid)) : undefined;
   const orgId = user?.org_id ?? group?.org_id;
   if (orgId !== owner.orgId) throw notFound('transfer_data_to: no such user or group in the organization');
   if (uuid === owner.uuid) throw invalid('transfer_data_to: the data cannot be transferred to the deleted owner itself');
@@ -55,16 +55,16 @@ function receiverOf(ctx: StoreContext, owner: DeletedOwner, rawUuid: string): Ow
  * the link types whose shares on the owner's nodes go before a transfer. Returns the blobs no row
  * refers to any more.
  */
-function forgetSharing(db: Db, owner: Owner, removed: readonly LinkType[]): string[] {
+async function forgetSharing(sql: Sql, owner: Owner, removed: readonly LinkType[]): Promise<string[]> {
   const unreferenced: string[] = [];
-  for (const request of requestsTouching(db, owner.uuid)) {
-    deleteShareRequest(db, request.uuid);
-    if (request.snapshot_uuid !== null) unreferenced.push(...releaseSnapshot(db, request.snapshot_uuid));
+  for (const request of (await requestsTouching(sql, owner.uuid))) {
+    (await deleteShareRequest(sql, request.uuid));
+    if (request.snapshot_uuid !== null) unreferenced.push(...(await releaseSnapshot(sql, request.snapshot_uuid)));
   }
-  db.prepare('DELETE FROM approvers WHERE workspace_uuid = ?').run(owner.uuid);
-  unreferenced.push(...dropIncomingOf(db, owner.uuid));
-  dropRecipient(db, owner.uuid);
-  deleteOwnerShares(db, owner.uuid, removed);
+  (await sql.run('DELETE FROM approvers WHERE workspace_uuid = ?', [owner.uuid]));
+  unreferenced.push(...(await dropIncomingOf(sql, owner.uuid)));
+  (await dropRecipient(sql, owner.uuid));
+  (await deleteOwnerShares(sql, owner.uuid, removed));
   return unreferenced;
 }
 
@@ -72,28 +72,28 @@ export async function deleteOwner(
   ctx: StoreContext,
   owner: DeletedOwner,
   query: unknown,
-  deleteRow: (db: Db) => void,
+  deleteRow: (sql: Sql) => void,
 ): Promise<TransferRecord | undefined> {
   const input = parseInput(deleteOwnerQuerySchema, query);
-  const receiver = input.transfer_data_to === undefined ? undefined : receiverOf(ctx, owner, input.transfer_data_to);
-  const { db, clock } = ctx;
+  const receiver = input.transfer_data_to === undefined ? undefined : (await receiverOf(ctx, owner, input.transfer_data_to));
+  const { storage: { sql }, clock } = ctx;
   const now = clock.now();
   let unreferenced: string[] = [];
   let folder = '';
-  db.transaction(() => {
+  (await sql.transaction(async (tx) => {
     // Without a receiver the shares of the owner's nodes go with the nodes (ON DELETE CASCADE).
     const removed: LinkType[] = [];
     if (input.delete_all_public_shares === true) removed.push('public', 'upload');
     if (input.delete_all_private_shares === true) removed.push('private');
-    unreferenced = forgetSharing(db, owner, receiver ? removed : []);
+    unreferenced = (await forgetSharing(tx, owner, receiver ? removed : []));
     // A share gives at most what its creator holds (access.ts): a user receiving the nodes vouches for the owner's shares on them.
-    if (receiver?.type === 'User') reassignOwnerShares(db, owner.uuid, receiver.uuid);
-    if (receiver) folder = transferOwnerNodes(db, owner, receiver, now);
-    else unreferenced.push(...purgeOwnerNodes(db, owner));
-    storeAvatar(db, owner.uuid, null, now);
-    releaseEndpoint(db, owner.uuid);
-    deleteRow(db);
-  })();
+    if (receiver?.type === 'User') (await reassignOwnerShares(tx, owner.uuid, receiver.uuid));
+    if (receiver) folder = (await transferOwnerNodes(tx, owner, receiver, now));
+    else unreferenced.push(...(await purgeOwnerNodes(tx, owner)));
+    (await storeAvatar(tx, owner.uuid, null, now));
+    (await releaseEndpoint(tx, owner.uuid));
+    deleteRow(tx);
+  }));
   await removeBlobFiles(ctx, [...new Set(unreferenced)]);
   return receiver ? { transferred_to: receiver.uuid, folder } : undefined;
 }

@@ -6,6 +6,7 @@
  * password's restriction. Never exposes the password hash or the TOTP secret.
  */
 import { z } from 'zod';
+import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
 import { deleteUserAppPasswords } from '../storage/app-passwords.js';
 import { updateUser, type UserRow } from '../storage/users.js';
@@ -25,14 +26,14 @@ const updateSchema = z.strictObject({
   avatar: z.string({ error: 'must be a string: a base64 data URL, or "" for the default picture' }).optional(),
 });
 
-function profileOf(ctx: StoreContext, user: UserRow): UserProfileBody {
+async function profileOf(ctx: StoreContext, user: UserRow): Promise<UserProfileBody> {
   const profile: UserProfileBody = {
     uuid: user.uuid,
     fullname: user.fullname,
     email: user.email,
     is_active: user.is_active === 1,
     is_admin: user.is_admin === 1,
-    avatar: avatarUrl(ctx, user.uuid),
+    avatar: (await avatarUrl(ctx, user.uuid)),
     disk_quota: user.disk_quota,
     disk_used: user.disk_used,
     twofa: user.twofa === 1,
@@ -43,14 +44,14 @@ function profileOf(ctx: StoreContext, user: UserRow): UserProfileBody {
   return profile;
 }
 
-export function getProfile(ctx: StoreContext, caller: AuthenticatedUser): UserProfileBody {
-  return profileOf(ctx, callerRow(ctx, caller));
+export async function getProfile(ctx: StoreContext, caller: AuthenticatedUser): Promise<UserProfileBody> {
+  return profileOf(ctx, (await callerRow(ctx, caller)));
 }
 
 /** Applies the given fields in one transaction; 400 naming the field, 403 for a password change from an app password session. */
 export async function updateProfile(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<UserProfileBody> {
   const input = parseInput(updateSchema, body);
-  const { db, clock, config } = ctx;
+  const { storage: { sql }, clock, config } = ctx;
   let passwordHash: string | undefined;
   if (input.password !== undefined) {
     refuseAppPasswordSession(caller, 'change the password');
@@ -60,25 +61,26 @@ export async function updateProfile(ctx: StoreContext, caller: AuthenticatedUser
   const avatar = input.avatar === undefined ? undefined : decodeAvatar(input.avatar, config.store.avatarMaxBytes, 'avatar');
   if (input.password !== undefined) {
     // Re-setting the same password would lift an expiry without changing anything.
-    if (await verifyPassword(input.password, callerRow(ctx, caller).password_hash)) {
+    if (await verifyPassword(input.password, (await callerRow(ctx, caller)).password_hash)) {
       throw invalid('password must differ from the current password', 'invalid_password');
     }
     passwordHash = await hashPassword(input.password, config.store.scryptCost);
   }
 
-  const user = db.transaction(() => {
+  const user = (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
     // The hashing awaited: the caller may have been logged out or deactivated meanwhile.
-    if (!sessionUser(db, clock.now(), caller.sessionId)) throw unauthenticated();
+    if (!(await sessionUser(tx, clock.now(), caller.sessionId))) throw unauthenticated();
     const now = clock.now();
     if (input.fullname !== undefined || passwordHash !== undefined) {
-      updateUser(db, caller.userUuid, { fullname: input.fullname, passwordHash }, now);
+      (await updateUser(tx, caller.userUuid, { fullname: input.fullname, passwordHash }, now));
     }
-    if (avatar !== undefined) storeAvatar(db, caller.userUuid, avatar, now);
+    if (avatar !== undefined) (await storeAvatar(tx, caller.userUuid, avatar, now));
     if (passwordHash !== undefined) {
-      revokeOtherSessions(db, clock, caller.userUuid, caller.sessionId);
-      deleteUserAppPasswords(db, caller.userUuid);
+      (await revokeOtherSessions(tx, clock, caller.userUuid, caller.sessionId));
+      (await deleteUserAppPasswords(tx, caller.userUuid));
     }
-    return callerRow(ctx, caller);
-  })();
+    return callerRow(txCtx, caller);
+  }));
   return profileOf(ctx, user);
 }

@@ -9,6 +9,7 @@
  * never overwriting (a clash gets a numbered name), counted against the folder owner's quota.
  */
 import { logFailedLogin } from '../../common/login-log.js';
+import { withSql } from '../context.js';
 import { creatorAccess, type Permission } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { addBlobRef, assertRoom, remainingBytes } from '../storage/blobs.js';
@@ -28,13 +29,13 @@ export interface OpenedLink {
 const linkNotFound = () => notFound('no such link');
 
 /** The live share and node behind a link (404 removed, unknown or in trash; 410 expired). */
-function liveLink(ctx: StoreContext, share: ShareRow | undefined): OpenedLink {
+async function liveLink(ctx: StoreContext, share: ShareRow | undefined): Promise<OpenedLink> {
   if (!share || share.type === 'private') throw linkNotFound();
-  const node = getNode(ctx.db, share.node_uuid);
-  if (!node || isInTrash(ctx.db, node)) throw linkNotFound();
+  const node = (await getNode(ctx.storage.sql, share.node_uuid));
+  if (!node || (await isInTrash(ctx.storage.sql, node))) throw linkNotFound();
   if (share.expires !== null && ctx.clock.now() >= share.expires) throw new StoreHttpError(410, 'link_expired', 'this link has expired');
   // A link gives at most what its creator holds now (access.ts): one whose creator lost it is as gone.
-  const held = creatorAccess(ctx.db, share.creator_uuid, node);
+  const held = (await creatorAccess(ctx.storage.sql, share.creator_uuid, node));
   const needed = share.type === 'upload' ? ['write'] : ['read', 'download'];
   if (!needed.every((p) => held.includes(p as Permission))) throw linkNotFound();
   return { share, node };
@@ -56,7 +57,7 @@ const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="driveway link", charset="U
  * passwords for this link from this address (or for this link from anywhere) are blocked.
  */
 export async function openLink(ctx: StoreContext, token: string, authorization: string | undefined, ip: string): Promise<OpenedLink> {
-  const link = liveLink(ctx, shareByTokenHash(ctx.db, hashLinkToken(token)));
+  const link = (await liveLink(ctx, (await shareByTokenHash(ctx.storage.sql, hashLinkToken(token)))));
   if (link.share.password_hash === null) return link;
   // Counted per link, and per link and address: one address's guesses block it on this link
   // only. Counted before the password is checked (login-limiter.ts), so parallel guesses never
@@ -84,15 +85,15 @@ export async function openLink(ctx: StoreContext, token: string, authorization: 
     await attempt.failed();
   }
   // The password check awaited: the link may have been removed meanwhile.
-  return liveLink(ctx, getShare(ctx.db, shareUuid));
+  return liveLink(ctx, (await getShare(ctx.storage.sql, shareUuid)));
 }
 
 /** The node a public link reads at `segments` below its node (names, decoded); 404 when there is none. */
-export function nodeInLink(ctx: StoreContext, link: OpenedLink, segments: readonly string[]): NodeRow {
+export async function nodeInLink(ctx: StoreContext, link: OpenedLink, segments: readonly string[]): Promise<NodeRow> {
   if (link.share.type !== 'public') throw forbidden('this link accepts uploads only');
   let node = link.node;
   for (const name of segments) {
-    const child = node.type === 'Dir' ? getChildByName(ctx.db, node.uuid, name) : undefined;
+    const child = node.type === 'Dir' ? (await getChildByName(ctx.storage.sql, node.uuid, name)) : undefined;
     if (!child) throw notFound('nothing of that name behind this link');
     node = child;
   }
@@ -106,8 +107,8 @@ export interface LinkListing {
 }
 
 /** A folder behind a public link: its entries, folders first, by name. No UUIDs. */
-export function listLinkFolder(ctx: StoreContext, folder: NodeRow): LinkListing {
-  const entries = listChildren(ctx.db, folder.uuid).map((n) => {
+export async function listLinkFolder(ctx: StoreContext, folder: NodeRow): Promise<LinkListing> {
+  const entries = (await listChildren(ctx.storage.sql, folder.uuid)).map((n) => {
     const entry: LinkListing['entries'][number] = { name: n.name, type: n.type, size: n.type === 'File' ? n.size : 0, updated: n.updated };
     if (n.type === 'File' && n.revision !== null) entry.revision = n.revision;
     return entry;
@@ -116,9 +117,9 @@ export function listLinkFolder(ctx: StoreContext, folder: NodeRow): LinkListing 
 }
 
 /** Throws unless `link` takes uploads (403 for a public link); answers the bytes its folder's owner may still add. */
-export function uploadRoom(ctx: StoreContext, link: OpenedLink): number {
+export async function uploadRoom(ctx: StoreContext, link: OpenedLink): Promise<number> {
   if (link.share.type !== 'upload') throw forbidden('this link does not accept uploads');
-  return remainingBytes(ctx.db, link.node.owner_type, link.node.owner_uuid);
+  return remainingBytes(ctx.storage.sql, link.node.owner_type, link.node.owner_uuid);
 }
 
 /**
@@ -126,13 +127,14 @@ export function uploadRoom(ctx: StoreContext, link: OpenedLink): number {
  * again (removed, expired, folder trashed meanwhile), under a free name (`name (2).ext` on a
  * clash), within the folder owner's quota (507).
  */
-export function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: string, blob: { hash: string; sizeBytes: number; inline?: Buffer }): UploadResult {
-  const { db, clock } = ctx;
-  return db.transaction(() => {
-    const { node: folder } = liveLink(ctx, getShare(db, shareUuid));
-    assertRoom(db, folder, blob.sizeBytes);
+export async function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: string, blob: { hash: string; sizeBytes: number; inline?: Buffer }): Promise<UploadResult> {
+  const { storage: { sql }, clock } = ctx;
+  return (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const { node: folder } = (await liveLink(txCtx, (await getShare(tx, shareUuid))));
+    (await assertRoom(tx, folder, blob.sizeBytes));
     // A small blob's bytes go into its row here, or they would be lost (blob-store.ts stage()).
-    addBlobRef(db, blob.hash, blob.sizeBytes, 1, blob.inline);
-    return insertNewFile(db, folder, freeName(db, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);
-  })();
+    (await addBlobRef(tx, blob.hash, blob.sizeBytes, 1, blob.inline));
+    return insertNewFile(tx, folder, (await freeName(tx, folder.uuid, name, 'File')), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);
+  }));
 }

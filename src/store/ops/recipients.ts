@@ -25,10 +25,10 @@ export interface RecipientRecord {
 export const recipientRecord = (r: NamedRecipient): RecipientRecord => ({ uuid: r.uuid, type: r.type, name: r.name });
 
 /** A user or group of `orgId`, or undefined. */
-export function recipientInOrg(ctx: StoreContext, orgId: string, uuid: string): NamedRecipient | undefined {
-  const user = getUserByUuid(ctx.db, uuid);
+export async function recipientInOrg(ctx: StoreContext, orgId: string, uuid: string): Promise<NamedRecipient | undefined> {
+  const user = (await getUserByUuid(ctx.storage.sql, uuid));
   if (user) return user.org_id === orgId ? { type: 'User', uuid, name: user.fullname } : undefined;
-  const group = getGroup(ctx.db, uuid);
+  const group = (await getGroup(ctx.storage.sql, uuid));
   return group?.org_id === orgId ? { type: 'Group', uuid, name: group.name } : undefined;
 }
 
@@ -36,7 +36,7 @@ export function recipientInOrg(ctx: StoreContext, orgId: string, uuid: string): 
  * Resolves the UUIDs of `field` (duplicates dropped, order kept): 400 for a malformed one or the
  * caller, 404 for one that is no user or group of the caller's organization.
  */
-export function resolveRecipients(ctx: StoreContext, caller: AuthenticatedUser, raw: readonly string[], field: string): NamedRecipient[] {
+export async function resolveRecipients(ctx: StoreContext, caller: AuthenticatedUser, raw: readonly string[], field: string): Promise<NamedRecipient[]> {
   const seen = new Set<string>();
   const resolved: NamedRecipient[] = [];
   for (const [index, value] of raw.entries()) {
@@ -45,7 +45,7 @@ export function resolveRecipients(ctx: StoreContext, caller: AuthenticatedUser, 
     if (seen.has(uuid)) continue;
     seen.add(uuid);
     if (uuid === caller.userUuid) throw invalid(`${field}.${index}: you cannot share with yourself`);
-    const recipient = recipientInOrg(ctx, caller.orgId, uuid);
+    const recipient = (await recipientInOrg(ctx, caller.orgId, uuid));
     if (!recipient) throw notFound(`${field}: no user or group ${uuid} in your organization`);
     resolved.push(recipient);
   }

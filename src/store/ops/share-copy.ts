@@ -6,6 +6,8 @@
  * `share_copy` approver, the snapshot waits in an approval request instead. One transaction.
  */
 import type { StoreContext } from '../context.js';
+import { withSql } from '../context.js';
+import { mapInOrder } from '../in-order.js';
 import { resolveNodeAccess } from '../access.js';
 import { acceptIncoming, getIncomingShare, offerSnapshot, type IncomingShareRow } from '../storage/incoming-shares.js';
 import { cloneSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../storage/snapshots.js';
@@ -26,15 +28,15 @@ export interface Sharer {
  * without room). Without recipients the snapshot is released. Runs in the caller's transaction;
  * returns the blobs no row refers to any more.
  */
-export function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recipients: readonly NamedRecipient[], sharer: Sharer, nowMs: number): string[] {
-  const { db } = ctx;
-  if (recipients.length === 0) return releaseSnapshot(db, snapshot.uuid);
-  const held = recipients.map((_, index) => (index === 0 ? snapshot : cloneSnapshot(db, snapshot.uuid, nowMs)));
+export async function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recipients: readonly NamedRecipient[], sharer: Sharer, nowMs: number): Promise<string[]> {
+  const { sql } = ctx.storage;
+  if (recipients.length === 0) return releaseSnapshot(sql, snapshot.uuid);
+  const held = await mapInOrder(recipients, async (_, index) => (index === 0 ? snapshot : await cloneSnapshot(sql, snapshot.uuid, nowMs)));
   for (const [index, recipient] of recipients.entries()) {
-    const uuid = offerSnapshot(db, held[index] as SnapshotRow, recipient, sharer, nowMs);
+    const uuid = (await offerSnapshot(sql, held[index] as SnapshotRow, recipient, sharer, nowMs));
     if (ctx.config.store.edition === '3.0') continue;
     try {
-      acceptIncoming({ db, now: nowMs, callerUuid: sharer.uuid }, getIncomingShare(db, uuid) as IncomingShareRow, null);
+      (await acceptIncoming({ sql, now: nowMs, callerUuid: sharer.uuid }, (await getIncomingShare(sql, uuid)) as IncomingShareRow, null));
     } catch (err) {
       if (err instanceof StoreHttpError && err.code === 'quota_exceeded') throw quotaExceeded(`share_copy_with: ${recipient.uuid} has no room for the copy`);
       throw err;
@@ -47,22 +49,23 @@ export function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recipients:
  * Shares a copy of `nodeId`: the caller needs `read` and `download` on it. Answers the
  * request's UUID when it awaits approval.
  */
-export function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, raw: readonly string[], comment: string): { pendingUuid?: string } {
-  const { db, clock, config } = ctx;
-  const { node, access } = resolveNodeAccess(db, caller, nodeId, 'read');
+export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, raw: readonly string[], comment: string): Promise<{ pendingUuid?: string }> {
+  const { storage: { sql }, clock, config } = ctx;
+  const { node, access } = (await resolveNodeAccess(sql, caller, nodeId, 'read'));
   if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
-  assertShareable(db, node);
-  const recipients = resolveRecipients(ctx, caller, raw, 'share_copy_with');
-  const sharer = { uuid: caller.userUuid, fullname: callerRow(ctx, caller).fullname };
+  (await assertShareable(sql, node));
+  const recipients = (await resolveRecipients(ctx, caller, raw, 'share_copy_with'));
+  const sharer = { uuid: caller.userUuid, fullname: (await callerRow(ctx, caller)).fullname };
   const now = clock.now();
-  return db.transaction(() => {
-    const snapshot = takeSnapshot(db, node, now);
-    if (!mustAwaitApproval(db, config.store.edition, node, 'share_copy')) {
-      offerToAll(ctx, snapshot, recipients, sharer, now);
+  return (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const snapshot = (await takeSnapshot(tx, node, now));
+    if (!(await mustAwaitApproval(tx, config.store.edition, node, 'share_copy'))) {
+      (await offerToAll(txCtx, snapshot, recipients, sharer, now));
       return {};
     }
     const details = { recipients: recipients.map(recipientRecord), size: snapshot.bytes };
-    const pendingUuid = openShareRequest(db, { type: 'share_copy', node, requesterUuid: caller.userUuid, comment, details, snapshotUuid: snapshot.uuid, nowMs: now });
+    const pendingUuid = (await openShareRequest(tx, { type: 'share_copy', node, requesterUuid: caller.userUuid, comment, details, snapshotUuid: snapshot.uuid, nowMs: now }));
     return { pendingUuid };
-  })();
+  }));
 }

@@ -5,21 +5,21 @@
  * the caller's transaction; deciding and withdrawing are ops/approvals.ts's.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../storage/dialects/sqlite-open.js';
+import type { Sql } from '../storage/sql.js';
 import { insertShareRequest, needsApproval, type ShareType } from '../storage/approvals.js';
 import type { NodeRow } from '../storage/nodes.js';
 import { isInTrash } from '../storage/tree.js';
 import { conflict, forbidden } from '../envelope.js';
 
 /** Top-level folders are never shared (403 `top_level_immutable`), nor nodes in trash (409 `node_in_trash`). */
-export function assertShareable(db: Db, node: NodeRow): void {
+export async function assertShareable(sql: Sql, node: NodeRow): Promise<void> {
   if (node.top_kind !== null) throw forbidden('a top-level folder cannot be shared', 'top_level_immutable');
-  if (isInTrash(db, node)) throw conflict('a node in trash cannot be shared; restore it first', 'node_in_trash');
+  if ((await isInTrash(sql, node))) throw conflict('a node in trash cannot be shared; restore it first', 'node_in_trash');
 }
 
 /** Whether a share of `type` of `node` must wait for an approver. Edition 1.0 has no approval. */
-export function mustAwaitApproval(db: Db, edition: string, node: NodeRow, type: ShareType): boolean {
-  return edition === '3.0' && needsApproval(db, node.owner_uuid, type);
+export async function mustAwaitApproval(sql: Sql, edition: string, node: NodeRow, type: ShareType): Promise<boolean> {
+  return edition === '3.0' && (await needsApproval(sql, node.owner_uuid, type));
 }
 
 export interface RequestContent {
@@ -34,9 +34,9 @@ export interface RequestContent {
 }
 
 /** Records a pending request; answers its UUID (the `pending_uuid`). */
-export function openShareRequest(db: Db, content: RequestContent): string {
+export async function openShareRequest(sql: Sql, content: RequestContent): Promise<string> {
   const uuid = randomUUID();
-  insertShareRequest(db, {
+  (await insertShareRequest(sql, {
     uuid,
     workspace_type: content.node.owner_type,
     workspace_uuid: content.node.owner_uuid,
@@ -49,6 +49,6 @@ export function openShareRequest(db: Db, content: RequestContent): string {
     snapshot_uuid: content.snapshotUuid ?? null,
     comment: content.comment,
     requested_at: content.nowMs,
-  });
+  }));
   return uuid;
 }

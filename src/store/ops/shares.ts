@@ -7,6 +7,8 @@
  * once, in the answer that made it; only its SHA-256 is stored, and a password only as scrypt.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { withSql } from '../context.js';
+import { flatMapInOrder, mapInOrder } from '../in-order.js';
 import type { StoreContext } from '../context.js';
 import { accessTo, assertMayGive, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
 import type { ShareRequestRow } from '../storage/approvals.js';
@@ -44,7 +46,7 @@ interface LinkDetails {
   recipients?: RecipientRecord[];
 }
 
-function shareRecord(ctx: StoreContext, share: ShareRow, node: NodeRow): ShareRecord {
+async function shareRecord(ctx: StoreContext, share: ShareRow, node: NodeRow): Promise<ShareRecord> {
   const record: ShareRecord = {
     share_uuid: share.uuid,
     type: share.type,
@@ -59,11 +61,11 @@ function shareRecord(ctx: StoreContext, share: ShareRow, node: NodeRow): ShareRe
   };
   if (share.type === 'private') {
     record.writable = share.writable === 1;
-    const org = ownerOrg(ctx, node);
-    record.recipients = recipientsOf(ctx.db, share.uuid).map((r) => ({
+    const org = await ownerOrg(ctx, node);
+    record.recipients = await mapInOrder(await recipientsOf(ctx.storage.sql, share.uuid), async (r) => ({
       uuid: r.recipient_uuid,
       type: r.recipient_type,
-      name: recipientInOrg(ctx, org, r.recipient_uuid)?.name ?? '',
+      name: (await recipientInOrg(ctx, org, r.recipient_uuid))?.name ?? '',
     }));
   } else {
     record.password_protected = share.password_hash !== null;
@@ -71,10 +73,10 @@ function shareRecord(ctx: StoreContext, share: ShareRow, node: NodeRow): ShareRe
   return record;
 }
 
-const ownerOrg = (ctx: StoreContext, node: NodeRow): string => orgOfOwner(ctx.db, { type: node.owner_type, uuid: node.owner_uuid });
+const ownerOrg = (ctx: StoreContext, node: NodeRow): Promise<string> => orgOfOwner(ctx.storage.sql, { type: node.owner_type, uuid: node.owner_uuid });
 
 /** Inserts the share `details` describe on `node`; answers the row. Runs in the caller's transaction. */
-function insertLink(ctx: StoreContext, type: LinkType, node: NodeRow, creatorUuid: string | null, details: LinkDetails, nowMs: number): ShareRow {
+async function insertLink(ctx: StoreContext, type: LinkType, node: NodeRow, creatorUuid: string | null, details: LinkDetails, nowMs: number): Promise<ShareRow> {
   const row: ShareRow = {
     uuid: randomUUID(),
     type,
@@ -86,7 +88,7 @@ function insertLink(ctx: StoreContext, type: LinkType, node: NodeRow, creatorUui
     writable: details.writable ? 1 : 0,
     created: nowMs,
   };
-  insertShare(ctx.db, row, details.recipients ?? []);
+  (await insertShare(ctx.storage.sql, row, details.recipients ?? []));
   return row;
 }
 
@@ -100,15 +102,15 @@ export type CreatedShare = ShareRecord | { pending_uuid: string; token?: string;
 /** POST /api/nodes/{uuid}/shares. */
 export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, body: unknown): Promise<CreatedShare> {
   const input = parseInput(createLinkSchema, body);
-  const { db, clock, config } = ctx;
-  const node = resolveNode(db, caller, nodeId, 'read');
-  assertSharePermission(db, caller, node, PERMISSION[input.type].create);
-  assertMayGive(db, caller, node, input.type, input.type === 'private' && input.writable === true);
-  assertShareable(db, node);
+  const { storage: { sql }, clock, config } = ctx;
+  const node = (await resolveNode(sql, caller, nodeId, 'read'));
+  (await assertSharePermission(sql, caller, node, PERMISSION[input.type].create));
+  (await assertMayGive(sql, caller, node, input.type, input.type === 'private' && input.writable === true));
+  (await assertShareable(sql, node));
   const details: LinkDetails = {};
   let token: string | undefined;
   if (input.type === 'private') {
-    const recipients = resolveRecipients(ctx, caller, input.recipients, 'recipients');
+    const recipients = (await resolveRecipients(ctx, caller, input.recipients, 'recipients'));
     if (recipients.some((r) => r.uuid === node.owner_uuid)) throw invalid('recipients: the group owns the node already');
     details.recipients = recipients.map(recipientRecord);
     details.writable = input.writable ?? false;
@@ -123,18 +125,19 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
     details.token_hash = hashLinkToken(token);
   }
   const links = token === undefined ? {} : { token, url: linkUrl(ctx, token) };
-  return db.transaction((): CreatedShare => {
+  return (await sql.transaction(async (tx): Promise<CreatedShare> => {
+    const txCtx = withSql(ctx, tx);
     // The password hash awaited: the node may have gone or moved to trash meanwhile.
-    const current = getNode(db, node.uuid);
+    const current = (await getNode(tx, node.uuid));
     if (!current) throw notFound();
-    assertShareable(db, current);
+    (await assertShareable(tx, current));
     const now = clock.now();
-    if (mustAwaitApproval(db, config.store.edition, current, input.type)) {
+    if ((await mustAwaitApproval(tx, config.store.edition, current, input.type))) {
       const comment = input.comment ?? '';
-      return { pending_uuid: openShareRequest(db, { type: input.type, node: current, requesterUuid: caller.userUuid, comment, details, nowMs: now }), ...links };
+      return { pending_uuid: (await openShareRequest(tx, { type: input.type, node: current, requesterUuid: caller.userUuid, comment, details, nowMs: now })), ...links };
     }
-    return { ...shareRecord(ctx, insertLink(ctx, input.type, current, caller.userUuid, details, now), current), ...links };
-  })();
+    return { ...(await shareRecord(txCtx, (await insertLink(txCtx, input.type, current, caller.userUuid, details, now)), current)), ...links };
+  }));
 }
 
 /**
@@ -143,43 +146,47 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
  * `request_expired` once the `expires` it asks for has passed (the request stays pending).
  * Recipients deleted since are left out. Answers the new share's UUID.
  */
-export function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRow, nowMs: number): string {
-  const node = request.node_uuid === null ? undefined : getNode(ctx.db, request.node_uuid);
+export async function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRow, nowMs: number): Promise<string> {
+  const node = request.node_uuid === null ? undefined : (await getNode(ctx.storage.sql, request.node_uuid));
   if (!node) throw conflict('the node of this request was deleted; reject the request', 'node_gone');
-  if (isInTrash(ctx.db, node)) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
+  if ((await isInTrash(ctx.storage.sql, node))) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
   const details = JSON.parse(request.details) as LinkDetails;
   // Checked again now: a link whose expiry passed while it waited would be born dead, or live on a stale promise.
   if (details.expires !== undefined && nowMs >= details.expires) {
     throw conflict(`the link this request asks for expired at ${new Date(details.expires).toISOString()}; reject the request (the requester may ask again)`, 'request_expired');
   }
-  const orgId = ownerOrg(ctx, node);
-  details.recipients = details.recipients?.filter((r) => recipientInOrg(ctx, orgId, r.uuid) !== undefined);
-  return insertLink(ctx, request.share_type as LinkType, node, request.requester_uuid, details, nowMs).uuid;
+  const orgId = await ownerOrg(ctx, node);
+  if (details.recipients) {
+    const kept = [];
+    for (const r of details.recipients) if ((await recipientInOrg(ctx, orgId, r.uuid)) !== undefined) kept.push(r);
+    details.recipients = kept;
+  }
+  return (await insertLink(ctx, request.share_type as LinkType, node, request.requester_uuid, details, nowMs)).uuid;
 }
 
 /** GET /api/nodes/{uuid}/shares: whoever manages the node's shares (any member of its group). */
-export function listNodeShares(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string): ShareRecord[] {
-  const node = resolveNode(ctx.db, caller, nodeId, 'read');
-  assertSharePermission(ctx.db, caller, node, 'list');
-  return sharesOfNode(ctx.db, node.uuid).map((share) => shareRecord(ctx, share, node));
+export async function listNodeShares(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string): Promise<ShareRecord[]> {
+  const node = (await resolveNode(ctx.storage.sql, caller, nodeId, 'read'));
+  (await assertSharePermission(ctx.storage.sql, caller, node, 'list'));
+  return mapInOrder(await sharesOfNode(ctx.storage.sql, node.uuid), (share) => shareRecord(ctx, share, node));
 }
 
 /** GET /api/shares: the shares the caller made, on nodes they still see. */
-export function listMyShares(ctx: StoreContext, caller: AuthenticatedUser): ShareRecord[] {
-  return sharesByCreator(ctx.db, caller.userUuid).flatMap((share) => {
-    const node = getNode(ctx.db, share.node_uuid);
-    return node && accessTo(ctx.db, caller, node).visible ? [shareRecord(ctx, share, node)] : [];
+export async function listMyShares(ctx: StoreContext, caller: AuthenticatedUser): Promise<ShareRecord[]> {
+  return flatMapInOrder(await sharesByCreator(ctx.storage.sql, caller.userUuid), async (share) => {
+    const node = (await getNode(ctx.storage.sql, share.node_uuid));
+    return node && (await accessTo(ctx.storage.sql, caller, node)).visible ? [(await shareRecord(ctx, share, node))] : [];
   });
 }
 
 const shareNotFound = () => notFound('share not found');
 
 /** DELETE /api/shares/{uuid}: 404 unless the caller sees the node, 403 without the `*_delete` share permission. */
-export function removeShare(ctx: StoreContext, caller: AuthenticatedUser, shareUuid: string): void {
-  const { db } = ctx;
-  const share = isUuid(shareUuid) ? getShare(db, shareUuid.toLowerCase()) : undefined;
-  const node = share && getNode(db, share.node_uuid);
-  if (!share || !node || !accessTo(db, caller, node).visible) throw shareNotFound();
-  assertSharePermission(db, caller, node, PERMISSION[share.type].delete);
-  deleteShare(db, share.uuid);
+export async function removeShare(ctx: StoreContext, caller: AuthenticatedUser, shareUuid: string): Promise<void> {
+  const { sql } = ctx.storage;
+  const share = isUuid(shareUuid) ? (await getShare(sql, shareUuid.toLowerCase())) : undefined;
+  const node = share && (await getNode(sql, share.node_uuid));
+  if (!share || !node || !(await accessTo(sql, caller, node)).visible) throw shareNotFound();
+  (await assertSharePermission(sql, caller, node, PERMISSION[share.type].delete));
+  (await deleteShare(sql, share.uuid));
 }

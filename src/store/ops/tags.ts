@@ -14,20 +14,20 @@ import { parseInput } from './input.js';
 const record = (row: TagRow): TagRecord => ({ name: row.name, class: row.class, creator_uuid: row.creator_uuid, created: row.created });
 
 /** The group's tags by name; `limit` (0 or absent: all) caps how many. */
-export function listTags(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, query: unknown): TagRecord[] {
-  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'member');
+export async function listTags(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, query: unknown): Promise<TagRecord[]> {
+  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
   const { limit } = parseInput(tagsQuerySchema, query);
-  return tagsOf(ctx.db, group.uuid, limit ?? 0).map(record);
+  return (await tagsOf(ctx.storage.sql, group.uuid, limit ?? 0)).map(record);
 }
 
-export function createTag(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): TagRecord {
-  const { group, membership, isGroupAdmin } = resolveGroup(ctx.db, caller, groupUuid, 'member');
+export async function createTag(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<TagRecord> {
+  const { group, membership, isGroupAdmin } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
   if (!isGroupAdmin && !membership?.tagPermissions.includes('create')) throw forbidden('the create tag permission is required');
   const input = parseInput(tagSchema, body);
   const classes = ctx.config.store.tagClasses;
   if (!classes.includes(input.class)) throw invalid(`class: unknown tag class ${JSON.stringify(input.class)}; allowed: ${classes.join(', ')}`);
   const row: TagRow = { name: input.name, class: input.class, creator_uuid: caller.userUuid, created: ctx.clock.now() };
-  if (!insertTag(ctx.db, group.uuid, { name: row.name, class: row.class, creatorUuid: caller.userUuid, nowMs: row.created })) {
+  if (!(await insertTag(ctx.storage.sql, group.uuid, { name: row.name, class: row.class, creatorUuid: caller.userUuid, nowMs: row.created }))) {
     throw conflict('name: the group has a tag of this name', 'tag_exists');
   }
   return record(row);

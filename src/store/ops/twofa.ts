@@ -7,6 +7,7 @@
  * nothing let in by the password alone keeps working. The secret is never shown again.
  */
 import { Secret, TOTP } from 'otpauth';
+import { withSql } from '../context.js';
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
 import { deleteUserAppPasswords } from '../storage/app-passwords.js';
@@ -41,32 +42,34 @@ export function checkTwofaCode(secretBase32: string, code: string, nowMs: number
   return { ok: true, step };
 }
 
-export function getTwofa(ctx: StoreContext, caller: AuthenticatedUser): TwofaStatus {
-  return { twofa: callerRow(ctx, caller).twofa === 1 };
+export async function getTwofa(ctx: StoreContext, caller: AuthenticatedUser): Promise<TwofaStatus> {
+  return { twofa: (await callerRow(ctx, caller)).twofa === 1 };
 }
 
 /**
  * `{twofa: true}` enables (409 `twofa_enabled` when already on); `{twofa: false}` disables, and
  * succeeds without change when it is off. Refused to sessions opened with an app password (policy.ts).
  */
-export function setTwofaState(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): TwofaStatus {
+export async function setTwofaState(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<TwofaStatus> {
   const { twofa } = parseInput(setSchema, body);
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
   if (!twofa) {
-    db.transaction(() => {
-      if (callerRow(ctx, caller).twofa === 1) setTwofa(db, caller.userUuid, null, clock.now());
-    })();
+    (await sql.transaction(async (tx) => {
+      const txCtx = withSql(ctx, tx);
+      if ((await callerRow(txCtx, caller)).twofa === 1) (await setTwofa(tx, caller.userUuid, null, clock.now()));
+    }));
     return { twofa: false };
   }
   const secret = new Secret({ size: 20 });
-  const user = db.transaction(() => {
-    const row = callerRow(ctx, caller);
+  const user = (await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const row = (await callerRow(txCtx, caller));
     if (row.twofa === 1) throw conflict('two-factor authentication is already enabled', 'twofa_enabled');
-    setTwofa(db, row.uuid, secret.base32, clock.now());
-    revokeOtherSessions(db, clock, row.uuid, caller.sessionId);
-    deleteUserAppPasswords(db, row.uuid);
+    (await setTwofa(tx, row.uuid, secret.base32, clock.now()));
+    (await revokeOtherSessions(tx, clock, row.uuid, caller.sessionId));
+    (await deleteUserAppPasswords(tx, row.uuid));
     return row;
-  })();
+  }));
   const uri = new TOTP({ ...TOTP_PARAMS, issuer: ISSUER, label: user.email, secret }).toString();
   return { twofa: true, secret_twofa: secret.base32, otpauth_uri: uri };
 }

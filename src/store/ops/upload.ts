@@ -23,15 +23,15 @@ export interface UploadToken {
 }
 
 /** Step 1: a single-use token for a folder (new file) or a file (new revision); `write` needed. */
-export function issueUploadToken(ctx: StoreContext, caller: AuthenticatedUser, id: string): UploadToken {
-  const target = resolveNode(ctx.db, caller, id, 'write');
-  return { token: createUploadToken(ctx.db, ctx.clock.now(), caller, target), kind: target.type === 'Dir' ? 'file' : 'revision' };
+export async function issueUploadToken(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<UploadToken> {
+  const target = (await resolveNode(ctx.storage.sql, caller, id, 'write'));
+  return { token: (await createUploadToken(ctx.storage.sql, ctx.clock.now(), caller, target)), kind: target.type === 'Dir' ? 'file' : 'revision' };
 }
 
 /** Where an upload goes, checked before a byte is read: `write` on the target, not in trash or a virtual folder. */
-export function uploadTarget(ctx: StoreContext, uploader: AuthenticatedUser, id: string): NodeRow {
-  const target = resolveNode(ctx.db, uploader, id, 'write');
-  assertUploadTarget(ctx.db, target);
+export async function uploadTarget(ctx: StoreContext, uploader: AuthenticatedUser, id: string): Promise<NodeRow> {
+  const target = (await resolveNode(ctx.storage.sql, uploader, id, 'write'));
+  (await assertUploadTarget(ctx.storage.sql, target));
   return target;
 }
 
@@ -74,7 +74,7 @@ export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, rec
 /** Records a staged blob as `name` in `target` (a folder), or as a new revision of `target` (a file). */
 export async function recordUpload(ctx: StoreContext, uploader: AuthenticatedUser, target: NodeRow, name: string, staged: StagedBlob): Promise<UploadResult> {
   const result = await commitStaged(ctx, staged, () =>
-    commitUpload(ctx.db, {
+    commitUpload(ctx.storage.sql, {
       uploader,
       targetUuid: target.uuid,
       name,
@@ -100,6 +100,6 @@ export async function storeFile(
   source: Readable | Buffer,
   options: StoreFileOptions = {},
 ): Promise<UploadResult> {
-  const staged = await ctx.blobs.stage(source, remainingBytes(ctx.db, target.owner_type, target.owner_uuid), options.signal);
+  const staged = await ctx.blobs.stage(source, (await remainingBytes(ctx.storage.sql, target.owner_type, target.owner_uuid)), options.signal);
   return recordUpload(ctx, uploader, target, name, staged);
 }

@@ -6,6 +6,7 @@
  * user of another organization.
  */
 import { z } from 'zod';
+import { mapInOrder } from '../in-order.js';
 import type { StoreContext } from '../context.js';
 import { listOrganizationUsers } from '../storage/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -28,15 +29,15 @@ const querySchema = z.object({
   format: z.enum(['short', 'short_active'], { error: 'must be "short" or "short_active", or left out' }).optional(),
 });
 
-export function listUsers(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): ShortDirectoryEntry[] | DirectoryEntry[] {
+export async function listUsers(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<ShortDirectoryEntry[] | DirectoryEntry[]> {
   const { format } = parseInput(querySchema, query);
-  const rows = listOrganizationUsers(ctx.db, caller.orgId, format === 'short_active');
+  const rows = (await listOrganizationUsers(ctx.storage.sql, caller.orgId, format === 'short_active'));
   if (format !== undefined) return rows.map((row) => ({ uuid: row.uuid, fullname: row.fullname, email: row.email }));
-  return rows.map((row) => ({
+  return mapInOrder(rows, async (row) => ({
     uuid: row.uuid,
     fullname: row.fullname,
     email: row.email,
-    avatar: avatarUrl(ctx, row.uuid),
+    avatar: (await avatarUrl(ctx, row.uuid)),
     is_active: row.is_active === 1,
     is_admin: row.is_admin === 1,
   }));

@@ -34,24 +34,24 @@ export function webdriveRecord(ctx: StoreContext, endpoint: string | undefined):
   return { endpoint, url: `${bridgePublicUrl(ctx.config)}/webdrive/${endpoint}/` };
 }
 
-export function getUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): WebdriveRecord {
-  return webdriveRecord(ctx, endpointOf(ctx.db, caller.userUuid)?.endpoint);
+export async function getUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): Promise<WebdriveRecord> {
+  return webdriveRecord(ctx, (await endpointOf(ctx.storage.sql, caller.userUuid))?.endpoint);
 }
 
 /** Creates or replaces the caller's endpoint; the old name is free again at once. 409 when taken. */
-export function setUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): WebdriveRecord {
+export async function setUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<WebdriveRecord> {
   const { endpoint } = parseInput(setUserEndpointSchema, body);
-  const { db, clock } = ctx;
-  db.transaction(() => {
-    const claimed = claimEndpoint(db, { endpoint, ownerType: 'User', ownerUuid: caller.userUuid, showUrlToGroupMembers: true, nowMs: clock.now() });
+  const { storage: { sql }, clock } = ctx;
+  (await sql.transaction(async (tx) => {
+    const claimed = (await claimEndpoint(tx, { endpoint, ownerType: 'User', ownerUuid: caller.userUuid, showUrlToGroupMembers: true, nowMs: clock.now() }));
     if (!claimed) throw endpointTaken();
-  })();
+  }));
   return webdriveRecord(ctx, endpoint);
 }
 
 /** Frees the caller's endpoint. Deleting when there is none succeeds too (idempotent). */
-export function deleteUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): boolean {
-  return releaseEndpoint(ctx.db, caller.userUuid);
+export async function deleteUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): Promise<boolean> {
+  return releaseEndpoint(ctx.storage.sql, caller.userUuid);
 }
 
 /** `data` of the group WebDrive answers; `show_url_to_group_members` is true while there is no endpoint. */
@@ -69,29 +69,29 @@ function groupRecord(ctx: StoreContext, endpoint: string | undefined, shown: boo
 }
 
 /** Members read it; while it is hidden from members, only group administrators do (403). */
-export function getGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): GroupWebdriveRecord {
-  const { group, isGroupAdmin } = resolveGroup(ctx.db, caller, groupUuid, 'member');
-  const row = endpointOf(ctx.db, group.uuid);
+export async function getGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<GroupWebdriveRecord> {
+  const { group, isGroupAdmin } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
+  const row = (await endpointOf(ctx.storage.sql, group.uuid));
   const shown = row ? row.show_url_to_group_members === 1 : true;
   if (!shown && !isGroupAdmin) throw forbidden('the group administrators do not show the WebDrive URL to members');
   return groupRecord(ctx, row?.endpoint, shown);
 }
 
 /** Creates or replaces the group's endpoint (`show_url_to_group_members` defaults to true). 409 when taken. */
-export function setGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): GroupWebdriveRecord {
-  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'admin');
+export async function setGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<GroupWebdriveRecord> {
+  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin'));
   const input = parseInput(setGroupEndpointSchema, body);
   const shown = input.show_url_to_group_members ?? true;
-  const { db, clock } = ctx;
-  db.transaction(() => {
+  const { storage: { sql }, clock } = ctx;
+  (await sql.transaction(async (tx) => {
     const claim = { endpoint: input.endpoint, ownerType: 'Group' as const, ownerUuid: group.uuid, showUrlToGroupMembers: shown, nowMs: clock.now() };
-    if (!claimEndpoint(db, claim)) throw endpointTaken();
-  })();
+    if (!(await claimEndpoint(tx, claim))) throw endpointTaken();
+  }));
   return groupRecord(ctx, input.endpoint, shown);
 }
 
 /** Frees the group's endpoint; idempotent like the user's. */
-export function deleteGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): boolean {
-  const { group } = resolveGroup(ctx.db, caller, groupUuid, 'admin');
-  return releaseEndpoint(ctx.db, group.uuid);
+export async function deleteGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<boolean> {
+  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin'));
+  return releaseEndpoint(ctx.storage.sql, group.uuid);
 }

@@ -17,7 +17,7 @@ export async function avatarRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     url: '/avatars/:owner/:version',
     handler: async (request, reply) => {
       const parsed = params.safeParse(request.params);
-      const avatar = parsed.success ? avatarAt(ctx.db, parsed.data.owner.toLowerCase(), parsed.data.version) : undefined;
+      const avatar = parsed.success ? (await avatarAt(ctx.storage.sql, parsed.data.owner.toLowerCase(), parsed.data.version)) : undefined;
       if (!avatar) throw notFound('no such avatar');
       const etag = `"${avatar.version}"`;
       void reply

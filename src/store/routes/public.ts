@@ -31,9 +31,9 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Pro
   const read = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const link = await open(ctx, request);
     const rest = (request.params as { '*'?: string })['*'] ?? '';
-    const node = nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== ''));
-    if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', listLinkFolder(ctx, node)));
-    const revision = node.revision === null ? undefined : getRevision(ctx.db, node.uuid, node.revision);
+    const node = (await nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== '')));
+    if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', (await listLinkFolder(ctx, node))));
+    const revision = node.revision === null ? undefined : (await getRevision(ctx.storage.sql, node.uuid, node.revision));
     if (!revision) throw notFound('nothing of that name behind this link');
     return sendFileVersion(ctx, request, reply, { node, revision, etag: `"${node.uuid}-${revision.revision}"` }, 'download');
   };
@@ -42,7 +42,7 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Pro
 
   app.post('/public/:token/upload', async (request) => {
     const link = await open(ctx, request);
-    const { staged, name } = await receiveFilePart(ctx, request, uploadRoom(ctx, link), true);
+    const { staged, name } = await receiveFilePart(ctx, request, await uploadRoom(ctx, link), true);
     const result = await commitStaged(ctx, staged, () => commitLinkUpload(ctx, link.share.uuid, name as string, staged));
     return success('file uploaded', { name: result.name, size: result.size });
   });

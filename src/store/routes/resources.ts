@@ -22,7 +22,7 @@ const params = z.object({
 
 export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
-  const { db, clock } = ctx;
+  const { storage: { sql }, clock } = ctx;
 
   const serve = (disposition: Disposition) =>
     app.route({
@@ -34,10 +34,10 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
         const parsed = params.safeParse(request.params);
         if (!parsed.success) throw notFound();
         const { key, uuid, version } = parsed.data;
-        const caller = authenticateFileAccessKey(db, clock, key);
+        const caller = (await authenticateFileAccessKey(sql, clock, key));
         if (!caller) throw unauthenticated('invalid, expired or revoked file access key');
         admitCaller(ctx, caller, requirePolicy(request.method, request.routeOptions.url));
-        return sendFileVersion(ctx, request, reply, fileVersion(ctx, caller, uuid, version), disposition);
+        return sendFileVersion(ctx, request, reply, (await fileVersion(ctx, caller, uuid, version)), disposition);
       },
     });
 

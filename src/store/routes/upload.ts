@@ -22,7 +22,7 @@ const nodeParams = z.object({ id: z.string().min(1).max(200) });
 const tokenParams = z.object({ token: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/) });
 
 export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
-  const { db, clock, config } = ctx;
+  const { storage: { sql }, clock, config } = ctx;
 
   // Stream mode only: nothing is buffered or written to the OS temp folder by the plugin.
   // preservePath keeps the name as sent, so "a/b" is refused by the name rule rather than
@@ -36,18 +36,18 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
   app.get('/api/nodes/:id/upload', async (request) => {
     const params = nodeParams.safeParse(request.params);
     if (!params.success) throw invalid('invalid node identifier');
-    const { token, kind } = issueUploadToken(ctx, callerOf(request), params.data.id);
+    const { token, kind } = (await issueUploadToken(ctx, callerOf(request), params.data.id));
     return { token, status: 'success', msg: kind === 'file' ? 'upload token for a new file' : 'upload token for a new revision' };
   });
 
   app.post('/upload/:token', async (request, reply) => {
     const params = tokenParams.safeParse(request.params);
     // A token that cannot have been issued is unknown, like any other unknown token.
-    const grant = consumeUploadToken(db, params.success ? params.data.token : '', clock.now(), config.store.uploadTokenTtlMs);
-    const uploader = uploaderOf(db, grant, clock.now());
+    const grant = (await consumeUploadToken(sql, params.success ? params.data.token : '', clock.now(), config.store.uploadTokenTtlMs));
+    const uploader = (await uploaderOf(sql, grant, clock.now()));
     admitCaller(ctx, uploader, requirePolicy(request.method, request.routeOptions.url));
-    const target = uploadTarget(ctx, uploader, grant.targetUuid);
-    const received = await receiveFilePart(ctx, request, remainingBytes(db, target.owner_type, target.owner_uuid), target.type === 'Dir');
+    const target = (await uploadTarget(ctx, uploader, grant.targetUuid));
+    const received = await receiveFilePart(ctx, request, (await remainingBytes(sql, target.owner_type, target.owner_uuid)), target.type === 'Dir');
     const result = await recordUpload(ctx, uploader, target, received.name ?? target.name, received.staged);
     return reply.code(200).send(success(result.revision === 1 ? 'file uploaded' : 'revision uploaded', result));
   });

@@ -1,9 +1,9 @@
 /**
  * App password rows (table `app_passwords`). Only the SHA-256 of a password is stored; this
  * module never sees the password itself (ops/app-passwords.ts makes and hashes it). Callers run
- * multi-row writes inside their own `db.transaction`.
+ * multi-row writes inside their own `sql.transaction`.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 
 export interface AppPasswordRow {
   uuid: string;
@@ -14,41 +14,39 @@ export interface AppPasswordRow {
   last_used: number | null;
 }
 
-export function insertAppPassword(db: Db, row: Omit<AppPasswordRow, 'last_used'>): void {
-  db.prepare('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created) VALUES (?, ?, ?, ?, ?)').run(
-    row.uuid,
+export async function insertAppPassword(sql: Sql, row: Omit<AppPasswordRow, 'last_used'>): Promise<void> {
+  (await sql.run('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created) VALUES (?, ?, ?, ?, ?)', [row.uuid,
     row.user_uuid,
     row.name,
     row.secret_hash,
-    row.created,
-  );
+    row.created]));
 }
 
 /** A user's app passwords, newest first. */
-export function listAppPasswords(db: Db, userUuid: string): AppPasswordRow[] {
-  return db.prepare('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created DESC, rowid DESC').all(userUuid) as AppPasswordRow[];
+export async function listAppPasswords(sql: Sql, userUuid: string): Promise<AppPasswordRow[]> {
+  return (await sql.all('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created DESC, rowid DESC', [userUuid])) as AppPasswordRow[];
 }
 
-export function countAppPasswords(db: Db, userUuid: string): number {
-  return (db.prepare('SELECT COUNT(*) AS n FROM app_passwords WHERE user_uuid = ?').get(userUuid) as { n: number }).n;
+export async function countAppPasswords(sql: Sql, userUuid: string): Promise<number> {
+  return ((await sql.get('SELECT COUNT(*) AS n FROM app_passwords WHERE user_uuid = ?', [userUuid])) as { n: number }).n;
 }
 
-export function appPasswordOf(db: Db, userUuid: string, uuid: string): AppPasswordRow | undefined {
-  return db.prepare('SELECT * FROM app_passwords WHERE user_uuid = ? AND uuid = ?').get(userUuid, uuid) as AppPasswordRow | undefined;
+export async function appPasswordOf(sql: Sql, userUuid: string, uuid: string): Promise<AppPasswordRow | undefined> {
+  return (await sql.get('SELECT * FROM app_passwords WHERE user_uuid = ? AND uuid = ?', [userUuid, uuid])) as AppPasswordRow | undefined;
 }
 
-export function appPasswordByHash(db: Db, userUuid: string, secretHash: string): AppPasswordRow | undefined {
-  return db.prepare('SELECT * FROM app_passwords WHERE user_uuid = ? AND secret_hash = ?').get(userUuid, secretHash) as AppPasswordRow | undefined;
+export async function appPasswordByHash(sql: Sql, userUuid: string, secretHash: string): Promise<AppPasswordRow | undefined> {
+  return (await sql.get('SELECT * FROM app_passwords WHERE user_uuid = ? AND secret_hash = ?', [userUuid, secretHash])) as AppPasswordRow | undefined;
 }
 
-export function touchAppPassword(db: Db, uuid: string, nowMs: number): void {
-  db.prepare('UPDATE app_passwords SET last_used = ? WHERE uuid = ?').run(nowMs, uuid);
+export async function touchAppPassword(sql: Sql, uuid: string, nowMs: number): Promise<void> {
+  (await sql.run('UPDATE app_passwords SET last_used = ? WHERE uuid = ?', [nowMs, uuid]));
 }
 
-export function deleteAppPassword(db: Db, uuid: string): void {
-  db.prepare('DELETE FROM app_passwords WHERE uuid = ?').run(uuid);
+export async function deleteAppPassword(sql: Sql, uuid: string): Promise<void> {
+  (await sql.run('DELETE FROM app_passwords WHERE uuid = ?', [uuid]));
 }
 
-export function deleteUserAppPasswords(db: Db, userUuid: string): void {
-  db.prepare('DELETE FROM app_passwords WHERE user_uuid = ?').run(userUuid);
+export async function deleteUserAppPasswords(sql: Sql, userUuid: string): Promise<void> {
+  (await sql.run('DELETE FROM app_passwords WHERE user_uuid = ?', [userUuid]));
 }

@@ -1,13 +1,13 @@
 /**
- * The database side of the blob backends (blobs/blob-backend.ts BlobLedger) over SQLite: which
- * blobs rows refer to, and the intents of uploads and deletes (migration 011). Each method is
- * one statement or one immediate transaction, so the check and the marker of beginDelete and
- * beginUpload cannot interleave, in this process or another one on the same file.
+ * The database side of the blob backends (blobs/blob-backend.ts BlobLedger): which blobs rows
+ * refer to, and the intents of uploads and deletes (migration 011). Each method is one statement
+ * or one transaction, so the check and the marker of beginDelete and beginUpload cannot
+ * interleave, in this process or another instance on the same database.
  */
 import { randomUUID } from 'node:crypto';
 import type { BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
 import { isBlobReferenced } from './blobs.js';
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 
 interface IntentRow {
   id: string;
@@ -17,45 +17,47 @@ interface IntentRow {
   expires: number;
 }
 
-export function sqliteBlobLedger(db: Db): BlobLedger {
-  const beginUpload = db.transaction((hash: string, key: string, nowMs: number, expiresMs: number): string | undefined => {
-    const deleting = db.prepare("SELECT 1 FROM blob_intents WHERE hash = ? AND kind = 'delete' AND expires > ?").get(hash, nowMs);
-    if (deleting) return undefined;
-    const id = randomUUID();
-    db.prepare("INSERT INTO blob_intents (id, kind, hash, key, created, expires) VALUES (?, 'upload', ?, ?, ?, ?)").run(id, hash, key, nowMs, expiresMs);
-    return id;
-  });
-  const beginDelete = db.transaction((hash: string, nowMs: number, expiresMs: number): string | undefined => {
-    // Markers a crash left behind (a delete never finished) expire; drop them here.
-    db.prepare("DELETE FROM blob_intents WHERE kind = 'delete' AND expires <= ?").run(nowMs);
-    if (isBlobReferenced(db, hash)) return undefined;
-    const busy = db.prepare('SELECT 1 FROM blob_intents WHERE hash = ? AND expires > ?').get(hash, nowMs);
-    if (busy) return undefined;
-    const id = randomUUID();
-    db.prepare("INSERT INTO blob_intents (id, kind, hash, key, created, expires) VALUES (?, 'delete', ?, '', ?, ?)").run(id, hash, nowMs, expiresMs);
-    return id;
-  });
+export function storageBlobLedger(sql: Sql): BlobLedger {
   return {
-    isReferenced: async (hash) => isBlobReferenced(db, hash),
-    beginUpload: async (hash, key, nowMs, expiresMs) => beginUpload.immediate(hash, key, nowMs, expiresMs),
+    isReferenced: (hash) => isBlobReferenced(sql, hash),
+    beginUpload: (hash, key, nowMs, expiresMs) =>
+      sql.transaction(async (tx) => {
+        const deleting = await tx.get("SELECT 1 FROM blob_intents WHERE hash = ? AND kind = 'delete' AND expires > ?", [hash, nowMs]);
+        if (deleting) return undefined;
+        const id = randomUUID();
+        await tx.run("INSERT INTO blob_intents (id, kind, hash, key, created, expires) VALUES (?, 'upload', ?, ?, ?, ?)", [id, hash, key, nowMs, expiresMs]);
+        return id;
+      }),
     updateUpload: async (id, change) => {
-      if (change.uploadId !== undefined) db.prepare('UPDATE blob_intents SET upload_id = ? WHERE id = ?').run(change.uploadId, id);
-      if (change.expiresMs !== undefined) db.prepare('UPDATE blob_intents SET expires = ? WHERE id = ?').run(change.expiresMs, id);
+      if (change.uploadId === undefined && change.expiresMs === undefined) return;
+      await sql.transaction(async (tx) => {
+        if (change.uploadId !== undefined) await tx.run('UPDATE blob_intents SET upload_id = ? WHERE id = ?', [change.uploadId, id]);
+        if (change.expiresMs !== undefined) await tx.run('UPDATE blob_intents SET expires = ? WHERE id = ?', [change.expiresMs, id]);
+      });
     },
     endUpload: async (id) => {
-      db.prepare('DELETE FROM blob_intents WHERE id = ?').run(id);
+      await sql.run('DELETE FROM blob_intents WHERE id = ?', [id]);
     },
     expiredUploads: async (nowMs, limit) =>
       (
-        db
-          .prepare("SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE kind = 'upload' AND expires <= ? ORDER BY expires LIMIT ?")
-          .all(nowMs, limit) as IntentRow[]
-      ).map(
-        (row): UploadIntent => ({ id: row.id, hash: row.hash, key: row.key, uploadId: row.upload_id ?? undefined, expiresMs: row.expires }),
-      ),
-    beginDelete: async (hash, nowMs, expiresMs) => beginDelete.immediate(hash, nowMs, expiresMs),
+        await sql.all<IntentRow>(
+          "SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE kind = 'upload' AND expires <= ? ORDER BY expires LIMIT ?",
+          [nowMs, limit],
+        )
+      ).map((row): UploadIntent => ({ id: row.id, hash: row.hash, key: row.key, uploadId: row.upload_id ?? undefined, expiresMs: row.expires })),
+    beginDelete: (hash, nowMs, expiresMs) =>
+      sql.transaction(async (tx) => {
+        // Markers a crash left behind (a delete never finished) expire; drop them here.
+        await tx.run("DELETE FROM blob_intents WHERE kind = 'delete' AND expires <= ?", [nowMs]);
+        if (await isBlobReferenced(tx, hash)) return undefined;
+        const busy = await tx.get('SELECT 1 FROM blob_intents WHERE hash = ? AND expires > ?', [hash, nowMs]);
+        if (busy) return undefined;
+        const id = randomUUID();
+        await tx.run("INSERT INTO blob_intents (id, kind, hash, key, created, expires) VALUES (?, 'delete', ?, '', ?, ?)", [id, hash, nowMs, expiresMs]);
+        return id;
+      }),
     endDelete: async (id) => {
-      db.prepare('DELETE FROM blob_intents WHERE id = ?').run(id);
+      await sql.run('DELETE FROM blob_intents WHERE id = ?', [id]);
     },
   };
 }

@@ -3,7 +3,7 @@
  * change a group is decided by access.ts and ops/, and the permission values are checked by the
  * schemas before they get here. Permission lists are stored as JSON arrays.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 
 export type InboxPolicy = 'members' | 'admins';
 
@@ -20,30 +20,28 @@ export interface GroupRow {
   updated: number;
 }
 
-export function getGroup(db: Db, uuid: string): GroupRow | undefined {
-  return db.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as GroupRow | undefined;
+export async function getGroup(sql: Sql, uuid: string): Promise<GroupRow | undefined> {
+  return (await sql.get('SELECT * FROM groups WHERE uuid = ?', [uuid])) as GroupRow | undefined;
 }
 
 /** True when another group of the organization has this name (case-insensitive). */
-export function isGroupNameTaken(db: Db, orgId: string, name: string, exceptUuid?: string): boolean {
+export async function isGroupNameTaken(sql: Sql, orgId: string, name: string, exceptUuid?: string): Promise<boolean> {
   return (
-    db.prepare('SELECT 1 FROM groups WHERE org_id = ? AND name = ? COLLATE NOCASE AND uuid IS NOT ?').get(orgId, name, exceptUuid ?? null) !==
+    (await sql.get('SELECT 1 FROM groups WHERE org_id = ? AND name = ? COLLATE NOCASE AND uuid IS NOT ?', [orgId, name, exceptUuid ?? null])) !==
     undefined
   );
 }
 
-export function groupsOfOrg(db: Db, orgId: string): GroupRow[] {
-  return db.prepare('SELECT * FROM groups WHERE org_id = ? ORDER BY name COLLATE NOCASE, uuid').all(orgId) as GroupRow[];
+export async function groupsOfOrg(sql: Sql, orgId: string): Promise<GroupRow[]> {
+  return (await sql.all('SELECT * FROM groups WHERE org_id = ? ORDER BY name COLLATE NOCASE, uuid', [orgId])) as GroupRow[];
 }
 
-export function memberCount(db: Db, groupUuid: string): number {
-  return (db.prepare('SELECT COUNT(*) AS n FROM group_members WHERE group_uuid = ?').get(groupUuid) as { n: number }).n;
+export async function memberCount(sql: Sql, groupUuid: string): Promise<number> {
+  return ((await sql.get('SELECT COUNT(*) AS n FROM group_members WHERE group_uuid = ?', [groupUuid])) as { n: number }).n;
 }
 
-export function insertGroup(db: Db, group: { uuid: string; orgId: string; name: string; description: string; diskQuotaBytes: number; nowMs: number }): void {
-  db.prepare(
-    `INSERT INTO groups (uuid, org_id, name, description, disk_quota, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(group.uuid, group.orgId, group.name, group.description, group.diskQuotaBytes, group.nowMs, group.nowMs);
+export async function insertGroup(sql: Sql, group: { uuid: string; orgId: string; name: string; description: string; diskQuotaBytes: number; nowMs: number }): Promise<void> {
+  (await sql.run(`INSERT INTO groups (uuid, org_id, name, description, disk_quota, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)`, [group.uuid, group.orgId, group.name, group.description, group.diskQuotaBytes, group.nowMs, group.nowMs]));
 }
 
 export interface GroupPatch {
@@ -54,30 +52,26 @@ export interface GroupPatch {
   privateSharesNotify?: InboxPolicy;
 }
 
-export function updateGroup(db: Db, uuid: string, patch: GroupPatch, nowMs: number): void {
-  db.prepare(
-    `UPDATE groups SET name = COALESCE(?, name), description = COALESCE(?, description), disk_quota = COALESCE(?, disk_quota),
+export async function updateGroup(sql: Sql, uuid: string, patch: GroupPatch, nowMs: number): Promise<void> {
+  (await sql.run(`UPDATE groups SET name = COALESCE(?, name), description = COALESCE(?, description), disk_quota = COALESCE(?, disk_quota),
        accept_incoming = COALESCE(?, accept_incoming), private_shares_notify = COALESCE(?, private_shares_notify), updated = ?
-     WHERE uuid = ?`,
-  ).run(
-    patch.name ?? null,
+     WHERE uuid = ?`, [patch.name ?? null,
     patch.description ?? null,
     patch.diskQuotaBytes ?? null,
     patch.acceptIncoming ?? null,
     patch.privateSharesNotify ?? null,
     nowMs,
-    uuid,
-  );
+    uuid]));
 }
 
 /** Marks the group's profile as changed (its avatar, kept in another table). */
-export function touchGroup(db: Db, uuid: string, nowMs: number): void {
-  db.prepare('UPDATE groups SET updated = ? WHERE uuid = ?').run(nowMs, uuid);
+export async function touchGroup(sql: Sql, uuid: string, nowMs: number): Promise<void> {
+  (await sql.run('UPDATE groups SET updated = ? WHERE uuid = ?', [nowMs, uuid]));
 }
 
 /** Removes the row; memberships and tags go with it (ON DELETE CASCADE). Nodes are the caller's. */
-export function deleteGroupRow(db: Db, uuid: string): void {
-  db.prepare('DELETE FROM groups WHERE uuid = ?').run(uuid);
+export async function deleteGroupRow(sql: Sql, uuid: string): Promise<void> {
+  (await sql.run('DELETE FROM groups WHERE uuid = ?', [uuid]));
 }
 
 /** SPEC "Membership permission object", as stored. */
@@ -119,8 +113,8 @@ function toMembership(row: MembershipRow): Membership {
 }
 
 /** The membership of one user in one group: a primary-key lookup (access.ts runs it per request). */
-export function membershipOf(db: Db, groupUuid: string, userUuid: string): Membership | undefined {
-  const row = db.prepare(`SELECT ${MEMBERSHIP_COLUMNS} FROM group_members m WHERE m.group_uuid = ? AND m.user_uuid = ?`).get(groupUuid, userUuid) as
+export async function membershipOf(sql: Sql, groupUuid: string, userUuid: string): Promise<Membership | undefined> {
+  const row = (await sql.get(`SELECT ${MEMBERSHIP_COLUMNS} FROM group_members m WHERE m.group_uuid = ? AND m.user_uuid = ?`, [groupUuid, userUuid])) as
     | MembershipRow
     | undefined;
   return row && toMembership(row);
@@ -132,13 +126,9 @@ export interface NamedMembership extends Membership {
 }
 
 /** Memberships of the users given (all when `userUuid` is undefined) in one organization's groups, by group name. */
-export function membershipsInOrg(db: Db, orgId: string, userUuid?: string): NamedMembership[] {
-  const rows = db
-    .prepare(
-      `SELECT ${MEMBERSHIP_COLUMNS}, g.name AS group_name FROM group_members m JOIN groups g ON g.uuid = m.group_uuid
-       WHERE g.org_id = @org AND (@user IS NULL OR m.user_uuid = @user) ORDER BY g.name COLLATE NOCASE, g.uuid`,
-    )
-    .all({ org: orgId, user: userUuid ?? null }) as Array<MembershipRow & { group_name: string }>;
+export async function membershipsInOrg(sql: Sql, orgId: string, userUuid?: string): Promise<NamedMembership[]> {
+  const rows = (await sql.all(`SELECT ${MEMBERSHIP_COLUMNS}, g.name AS group_name FROM group_members m JOIN groups g ON g.uuid = m.group_uuid
+       WHERE g.org_id = @org AND (@user IS NULL OR m.user_uuid = @user) ORDER BY g.name COLLATE NOCASE, g.uuid`, { org: orgId, user: userUuid ?? null })) as Array<MembershipRow & { group_name: string }>;
   return rows.map((row) => ({ ...toMembership(row), groupName: row.group_name }));
 }
 
@@ -149,36 +139,28 @@ export interface MemberWithUser extends Membership {
   isActive: boolean;
 }
 
-export function membersOf(db: Db, groupUuid: string, userUuid?: string): MemberWithUser[] {
-  const rows = db
-    .prepare(
-      `SELECT ${MEMBERSHIP_COLUMNS}, u.fullname, u.email, u.is_active FROM group_members m JOIN users u ON u.uuid = m.user_uuid
-       WHERE m.group_uuid = @group AND (@user IS NULL OR m.user_uuid = @user) ORDER BY u.fullname COLLATE NOCASE, u.uuid`,
-    )
-    .all({ group: groupUuid, user: userUuid ?? null }) as Array<MembershipRow & { fullname: string; email: string; is_active: number }>;
+export async function membersOf(sql: Sql, groupUuid: string, userUuid?: string): Promise<MemberWithUser[]> {
+  const rows = (await sql.all(`SELECT ${MEMBERSHIP_COLUMNS}, u.fullname, u.email, u.is_active FROM group_members m JOIN users u ON u.uuid = m.user_uuid
+       WHERE m.group_uuid = @group AND (@user IS NULL OR m.user_uuid = @user) ORDER BY u.fullname COLLATE NOCASE, u.uuid`, { group: groupUuid, user: userUuid ?? null })) as Array<MembershipRow & { fullname: string; email: string; is_active: number }>;
   return rows.map((row) => ({ ...toMembership(row), fullname: row.fullname, email: row.email, isActive: row.is_active === 1 }));
 }
 
 /** Adds the membership, or replaces its permissions when it exists. */
-export function upsertMembership(db: Db, groupUuid: string, userUuid: string, p: Permissions, nowMs: number): void {
-  db.prepare(
-    `INSERT INTO group_members (group_uuid, user_uuid, is_admin, node_permissions, tag_permissions, share_permissions, added)
+export async function upsertMembership(sql: Sql, groupUuid: string, userUuid: string, p: Permissions, nowMs: number): Promise<void> {
+  (await sql.run(`INSERT INTO group_members (group_uuid, user_uuid, is_admin, node_permissions, tag_permissions, share_permissions, added)
      VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(group_uuid, user_uuid) DO UPDATE SET is_admin = excluded.is_admin, node_permissions = excluded.node_permissions,
-       tag_permissions = excluded.tag_permissions, share_permissions = excluded.share_permissions`,
-  ).run(
-    groupUuid,
+       tag_permissions = excluded.tag_permissions, share_permissions = excluded.share_permissions`, [groupUuid,
     userUuid,
     p.isAdmin ? 1 : 0,
     JSON.stringify(p.nodePermissions),
     JSON.stringify(p.tagPermissions),
     JSON.stringify(p.sharePermissions),
-    nowMs,
-  );
+    nowMs]));
 }
 
-export function deleteMembership(db: Db, groupUuid: string, userUuid: string): boolean {
-  return db.prepare('DELETE FROM group_members WHERE group_uuid = ? AND user_uuid = ?').run(groupUuid, userUuid).changes > 0;
+export async function deleteMembership(sql: Sql, groupUuid: string, userUuid: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM group_members WHERE group_uuid = ? AND user_uuid = ?', [groupUuid, userUuid])).changes > 0;
 }
 
 export interface TagRow {
@@ -189,16 +171,12 @@ export interface TagRow {
 }
 
 /** The group's tags by name; `limit` 0 means all of them. */
-export function tagsOf(db: Db, groupUuid: string, limit: number): TagRow[] {
-  return db
-    .prepare('SELECT name, class, creator_uuid, created FROM group_tags WHERE group_uuid = ? ORDER BY name COLLATE NOCASE LIMIT ?')
-    .all(groupUuid, limit > 0 ? limit : -1) as TagRow[];
+export async function tagsOf(sql: Sql, groupUuid: string, limit: number): Promise<TagRow[]> {
+  return (await sql.all('SELECT name, class, creator_uuid, created FROM group_tags WHERE group_uuid = ? ORDER BY name COLLATE NOCASE LIMIT ?', [groupUuid, limit > 0 ? limit : -1])) as TagRow[];
 }
 
 /** Inserts the tag; false when the group has one of that name (case-insensitive). */
-export function insertTag(db: Db, groupUuid: string, tag: { name: string; class: string; creatorUuid: string; nowMs: number }): boolean {
-  const result = db
-    .prepare('INSERT OR IGNORE INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?)')
-    .run(groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs);
+export async function insertTag(sql: Sql, groupUuid: string, tag: { name: string; class: string; creatorUuid: string; nowMs: number }): Promise<boolean> {
+  const result = (await sql.run('INSERT OR IGNORE INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?)', [groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs]));
   return result.changes > 0;
 }

@@ -5,7 +5,7 @@
  * bound, so a spraying attacker cannot grow the file. Never pass a password, token or key in
  * any field.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 
 export type LoginAction = 'login' | 'logout';
 export type LoginStatus = 'success' | 'failure';
@@ -31,23 +31,17 @@ export interface LoginEventRow {
 }
 
 /** Appends one event and prunes its owner's history to the newest `keep` rows. */
-export function recordLoginEvent(db: Db, event: LoginEvent, keep: number): void {
+export async function recordLoginEvent(sql: Sql, event: LoginEvent, keep: number): Promise<void> {
   const owner = event.userUuid ?? null;
-  db.transaction(() => {
-    db.prepare(
-      `INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs);
-    db.prepare(
-      `DELETE FROM login_events WHERE user_uuid IS ?
-         AND id <= (SELECT id FROM login_events WHERE user_uuid IS ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
-    ).run(owner, owner, keep);
-  })();
+  (await sql.transaction(async (tx) => {
+    (await tx.run(`INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`, [owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs]));
+    (await tx.run(`DELETE FROM login_events WHERE user_uuid IS ?
+         AND id <= (SELECT id FROM login_events WHERE user_uuid IS ? ORDER BY id DESC LIMIT 1 OFFSET ?)`, [owner, owner, keep]));
+  }));
 }
 
 /** A user's history, newest first. */
-export function listLoginEvents(db: Db, userUuid: string): LoginEventRow[] {
-  return db
-    .prepare('SELECT action, action_args, error_details, ip_address, status, timestamp FROM login_events WHERE user_uuid = ? ORDER BY id DESC')
-    .all(userUuid) as LoginEventRow[];
+export async function listLoginEvents(sql: Sql, userUuid: string): Promise<LoginEventRow[]> {
+  return (await sql.all('SELECT action, action_args, error_details, ip_address, status, timestamp FROM login_events WHERE user_uuid = ? ORDER BY id DESC', [userUuid])) as LoginEventRow[];
 }

@@ -2,7 +2,7 @@
  * Organization rows (migration 008). An organization separates users and groups (ops/ decide
  * what that means for each endpoint); this module only keeps the rows and counts what is in one.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 
 export const DEFAULT_ORG = 'default';
 
@@ -14,33 +14,29 @@ export interface OrganizationRow {
   updated: number;
 }
 
-export function getOrganization(db: Db, id: string): OrganizationRow | undefined {
-  return db.prepare('SELECT * FROM organizations WHERE id = ?').get(id) as OrganizationRow | undefined;
+export async function getOrganization(sql: Sql, id: string): Promise<OrganizationRow | undefined> {
+  return (await sql.get('SELECT * FROM organizations WHERE id = ?', [id])) as OrganizationRow | undefined;
 }
 
-export function listOrganizations(db: Db): OrganizationRow[] {
-  return db.prepare('SELECT * FROM organizations ORDER BY id').all() as OrganizationRow[];
+export async function listOrganizations(sql: Sql): Promise<OrganizationRow[]> {
+  return (await sql.all('SELECT * FROM organizations ORDER BY id')) as OrganizationRow[];
 }
 
-export function insertOrganization(db: Db, org: { id: string; name: string; allowUnlimitedQuota: boolean; nowMs: number }): void {
-  db.prepare('INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated) VALUES (?, ?, ?, ?, ?)').run(
-    org.id,
+export async function insertOrganization(sql: Sql, org: { id: string; name: string; allowUnlimitedQuota: boolean; nowMs: number }): Promise<void> {
+  (await sql.run('INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated) VALUES (?, ?, ?, ?, ?)', [org.id,
     org.name,
     org.allowUnlimitedQuota ? 1 : 0,
     org.nowMs,
-    org.nowMs,
-  );
+    org.nowMs]));
 }
 
-export function updateOrganization(db: Db, id: string, patch: { name?: string; allowUnlimitedQuota?: boolean }, nowMs: number): void {
-  db.prepare(
-    `UPDATE organizations SET name = COALESCE(?, name), allow_unlimited_quota = COALESCE(?, allow_unlimited_quota), updated = ?
-     WHERE id = ?`,
-  ).run(patch.name ?? null, patch.allowUnlimitedQuota === undefined ? null : patch.allowUnlimitedQuota ? 1 : 0, nowMs, id);
+export async function updateOrganization(sql: Sql, id: string, patch: { name?: string; allowUnlimitedQuota?: boolean }, nowMs: number): Promise<void> {
+  (await sql.run(`UPDATE organizations SET name = COALESCE(?, name), allow_unlimited_quota = COALESCE(?, allow_unlimited_quota), updated = ?
+     WHERE id = ?`, [patch.name ?? null, patch.allowUnlimitedQuota === undefined ? null : patch.allowUnlimitedQuota ? 1 : 0, nowMs, id]));
 }
 
-export function deleteOrganization(db: Db, id: string): void {
-  db.prepare('DELETE FROM organizations WHERE id = ?').run(id);
+export async function deleteOrganization(sql: Sql, id: string): Promise<void> {
+  (await sql.run('DELETE FROM organizations WHERE id = ?', [id]));
 }
 
 export interface OrganizationCounts {
@@ -50,12 +46,8 @@ export interface OrganizationCounts {
   unlimitedUsers: number;
 }
 
-export function countsOf(db: Db, id: string): OrganizationCounts {
-  return db
-    .prepare(
-      `SELECT (SELECT COUNT(*) FROM users WHERE org_id = @id) AS users,
+export async function countsOf(sql: Sql, id: string): Promise<OrganizationCounts> {
+  return (await sql.get(`SELECT (SELECT COUNT(*) FROM users WHERE org_id = @id) AS users,
               (SELECT COUNT(*) FROM groups WHERE org_id = @id) AS groups,
-              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota = -1) AS unlimitedUsers`,
-    )
-    .get({ id }) as OrganizationCounts;
+              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota = -1) AS unlimitedUsers`, { id })) as OrganizationCounts;
 }

@@ -4,7 +4,7 @@
  * deletes the owner's row. Never touches blob files: purging returns the blobs that lost their
  * last reference, and the caller unlinks them after the commit.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 import { adjustUsage, OWNER_TABLE, releaseBlobRef, remainingBytes } from './blobs.js';
 import { getTopLevel, type OwnerType } from './nodes.js';
 import { createFolder, freeName } from './tree.js';
@@ -16,28 +16,26 @@ export interface Owner {
 }
 
 /** The organization of a user or group ('' when it is gone). */
-export function orgOfOwner(db: Db, owner: Owner): string {
-  return (db.prepare(`SELECT org_id FROM ${OWNER_TABLE[owner.type]} WHERE uuid = ?`).get(owner.uuid) as { org_id: string } | undefined)?.org_id ?? '';
+export async function orgOfOwner(sql: Sql, owner: Owner): Promise<string> {
+  return ((await sql.get(`SELECT org_id FROM ${OWNER_TABLE[owner.type]} WHERE uuid = ?`, [owner.uuid])) as { org_id: string } | undefined)?.org_id ?? '';
 }
 
 /** A user's full name or a group's name ('' when it is gone). */
-export function ownerName(db: Db, owner: Owner): string {
+export async function ownerName(sql: Sql, owner: Owner): Promise<string> {
   const column = owner.type === 'User' ? 'fullname' : 'name';
-  return (db.prepare(`SELECT ${column} AS name FROM ${OWNER_TABLE[owner.type]} WHERE uuid = ?`).get(owner.uuid) as { name: string } | undefined)?.name ?? '';
+  return ((await sql.get(`SELECT ${column} AS name FROM ${OWNER_TABLE[owner.type]} WHERE uuid = ?`, [owner.uuid])) as { name: string } | undefined)?.name ?? '';
 }
 
 /**
  * Removes every node of `owner` (revisions and stars go with them) and releases their blob
  * references. Returns the hashes no row refers to any more.
  */
-export function purgeOwnerNodes(db: Db, owner: Owner): string[] {
-  const hashes = db
-    .prepare('SELECT r.blob_hash AS hash FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
-    .all(owner.uuid) as Array<{ hash: string }>;
+export async function purgeOwnerNodes(sql: Sql, owner: Owner): Promise<string[]> {
+  const hashes = (await sql.all('SELECT r.blob_hash AS hash FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?', [owner.uuid])) as Array<{ hash: string }>;
   // One statement: the parent references inside the tree are checked once it is all gone.
-  db.prepare('DELETE FROM nodes WHERE owner_uuid = ?').run(owner.uuid);
+  (await sql.run('DELETE FROM nodes WHERE owner_uuid = ?', [owner.uuid]));
   const unreferenced = new Set<string>();
-  for (const { hash } of hashes) if (releaseBlobRef(db, hash)) unreferenced.add(hash);
+  for (const { hash } of hashes) if ((await releaseBlobRef(sql, hash))) unreferenced.add(hash);
   return [...unreferenced];
 }
 
@@ -56,30 +54,28 @@ function folderNameFor(ownerName: string): string {
  * their origin. The bytes move from one usage to the other, within the receiver's quota (507,
  * nothing changed). The emptied top-level folders of `from` are removed. Returns the folder's name.
  */
-export function transferOwnerNodes(db: Db, from: Owner & { name: string }, to: Owner, nowMs: number): string {
-  const { bytes } = db
-    .prepare('SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
-    .get(from.uuid) as { bytes: number };
-  if (bytes > remainingBytes(db, to.type, to.uuid)) {
+export async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: Owner, nowMs: number): Promise<string> {
+  const { bytes } = (await sql.get('SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?', [from.uuid])) as { bytes: number };
+  if (bytes > (await remainingBytes(sql, to.type, to.uuid))) {
     throw quotaExceeded(`transfer_data_to: the receiver's disk_quota cannot hold the ${bytes} bytes to transfer`);
   }
-  const home = getTopLevel(db, to.uuid, 'home');
+  const home = (await getTopLevel(sql, to.uuid, 'home'));
   if (!home) throw new Error(`owner ${to.uuid} has no home folder`);
-  const name = freeName(db, home.uuid, folderNameFor(from.name), 'Dir');
+  const name = (await freeName(sql, home.uuid, folderNameFor(from.name), 'Dir'));
 
-  const write = { db, now: nowMs, callerUuid: to.uuid };
-  const folder = createFolder(write, home, name);
-  const tops = db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind IS NOT NULL ORDER BY top_kind').all(from.uuid) as Array<{
+  const write = { sql, now: nowMs, callerUuid: to.uuid };
+  const folder = (await createFolder(write, home, name));
+  const tops = (await sql.all('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind IS NOT NULL ORDER BY top_kind', [from.uuid])) as Array<{
     uuid: string;
     top_kind: string;
   }>;
   for (const top of tops) {
-    if (db.prepare('SELECT 1 FROM nodes WHERE parent_uuid = ? LIMIT 1').get(top.uuid) === undefined) continue;
-    const holder = createFolder(write, folder, top.top_kind);
-    db.prepare('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE parent_uuid = ?').run(holder.uuid, top.uuid);
+    if ((await sql.get('SELECT 1 FROM nodes WHERE parent_uuid = ? LIMIT 1', [top.uuid])) === undefined) continue;
+    const holder = (await createFolder(write, folder, top.top_kind));
+    (await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE parent_uuid = ?', [holder.uuid, top.uuid]));
   }
-  db.prepare('UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE owner_uuid = ? AND top_kind IS NULL').run(to.uuid, to.type, from.uuid);
-  db.prepare('DELETE FROM nodes WHERE owner_uuid = ?').run(from.uuid);
-  adjustUsage(db, to.type, to.uuid, bytes);
+  (await sql.run('UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE owner_uuid = ? AND top_kind IS NULL', [to.uuid, to.type, from.uuid]));
+  (await sql.run('DELETE FROM nodes WHERE owner_uuid = ?', [from.uuid]));
+  (await adjustUsage(sql, to.type, to.uuid, bytes));
   return name;
 }

@@ -4,7 +4,7 @@
  * remove one is ops/shares.ts's to decide, and what a share grants is access.ts's (it
  * asks privateSharesReaching here). A share goes with its node (ON DELETE CASCADE).
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 import { outsideTrash, type NodeRow, type OwnerType } from './nodes.js';
 
 export type LinkType = 'public' | 'private' | 'upload';
@@ -27,37 +27,36 @@ export interface ShareRecipientRow {
   recipient_uuid: string;
 }
 
-export function insertShare(db: Db, share: ShareRow, recipients: ReadonlyArray<{ type: OwnerType; uuid: string }>): void {
-  db.prepare(
-    `INSERT INTO shares (uuid, type, node_uuid, creator_uuid, token_hash, password_hash, expires, writable, created)
-     VALUES (@uuid, @type, @node_uuid, @creator_uuid, @token_hash, @password_hash, @expires, @writable, @created)`,
-  ).run(share);
-  const insert = db.prepare('INSERT OR IGNORE INTO share_recipients (share_uuid, recipient_type, recipient_uuid) VALUES (?, ?, ?)');
-  for (const r of recipients) insert.run(share.uuid, r.type, r.uuid);
+export async function insertShare(sql: Sql, share: ShareRow, recipients: ReadonlyArray<{ type: OwnerType; uuid: string }>): Promise<void> {
+  (await sql.run(`INSERT INTO shares (uuid, type, node_uuid, creator_uuid, token_hash, password_hash, expires, writable, created)
+     VALUES (@uuid, @type, @node_uuid, @creator_uuid, @token_hash, @password_hash, @expires, @writable, @created)`, { ...share }));
+  for (const r of recipients) {
+    await sql.run('INSERT INTO share_recipients (share_uuid, recipient_type, recipient_uuid) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [share.uuid, r.type, r.uuid]);
+  }
 }
 
-export function getShare(db: Db, uuid: string): ShareRow | undefined {
-  return db.prepare('SELECT * FROM shares WHERE uuid = ?').get(uuid) as ShareRow | undefined;
+export async function getShare(sql: Sql, uuid: string): Promise<ShareRow | undefined> {
+  return (await sql.get('SELECT * FROM shares WHERE uuid = ?', [uuid])) as ShareRow | undefined;
 }
 
-export function shareByTokenHash(db: Db, tokenHash: string): ShareRow | undefined {
-  return db.prepare('SELECT * FROM shares WHERE token_hash = ?').get(tokenHash) as ShareRow | undefined;
+export async function shareByTokenHash(sql: Sql, tokenHash: string): Promise<ShareRow | undefined> {
+  return (await sql.get('SELECT * FROM shares WHERE token_hash = ?', [tokenHash])) as ShareRow | undefined;
 }
 
-export function sharesOfNode(db: Db, nodeUuid: string): ShareRow[] {
-  return db.prepare('SELECT * FROM shares WHERE node_uuid = ? ORDER BY created, uuid').all(nodeUuid) as ShareRow[];
+export async function sharesOfNode(sql: Sql, nodeUuid: string): Promise<ShareRow[]> {
+  return (await sql.all('SELECT * FROM shares WHERE node_uuid = ? ORDER BY created, uuid', [nodeUuid])) as ShareRow[];
 }
 
-export function sharesByCreator(db: Db, userUuid: string): ShareRow[] {
-  return db.prepare('SELECT * FROM shares WHERE creator_uuid = ? ORDER BY created, uuid').all(userUuid) as ShareRow[];
+export async function sharesByCreator(sql: Sql, userUuid: string): Promise<ShareRow[]> {
+  return (await sql.all('SELECT * FROM shares WHERE creator_uuid = ? ORDER BY created, uuid', [userUuid])) as ShareRow[];
 }
 
-export function recipientsOf(db: Db, shareUuid: string): ShareRecipientRow[] {
-  return db.prepare('SELECT * FROM share_recipients WHERE share_uuid = ? ORDER BY recipient_uuid').all(shareUuid) as ShareRecipientRow[];
+export async function recipientsOf(sql: Sql, shareUuid: string): Promise<ShareRecipientRow[]> {
+  return (await sql.all('SELECT * FROM share_recipients WHERE share_uuid = ? ORDER BY recipient_uuid', [shareUuid])) as ShareRecipientRow[];
 }
 
-export function deleteShare(db: Db, uuid: string): boolean {
-  return db.prepare('DELETE FROM shares WHERE uuid = ?').run(uuid).changes > 0;
+export async function deleteShare(sql: Sql, uuid: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM shares WHERE uuid = ?', [uuid])).changes > 0;
 }
 
 export interface ShareCounts {
@@ -74,33 +73,29 @@ function toCountMap(rows: CountRow[]): Map<string, ShareCounts> {
 const COUNT_COLUMNS = `s.node_uuid AS uuid, SUM(s.type <> 'private') AS pub, SUM(s.type = 'private') AS priv`;
 
 /** Share counts of the children of a folder, in one grouped query (public counts upload links too). */
-export function shareCountsIn(db: Db, folderUuid: string): Map<string, ShareCounts> {
+export async function shareCountsIn(sql: Sql, folderUuid: string): Promise<Map<string, ShareCounts>> {
   return toCountMap(
-    db
-      .prepare(`SELECT ${COUNT_COLUMNS} FROM shares s JOIN nodes n ON n.uuid = s.node_uuid WHERE n.parent_uuid = ? GROUP BY s.node_uuid`)
-      .all(folderUuid) as CountRow[],
+    (await sql.all(`SELECT ${COUNT_COLUMNS} FROM shares s JOIN nodes n ON n.uuid = s.node_uuid WHERE n.parent_uuid = ? GROUP BY s.node_uuid`, [folderUuid])) as CountRow[],
   );
 }
 
 /** Share counts of the nodes given, in one grouped query. */
-export function shareCountsOf(db: Db, nodeUuids: readonly string[]): Map<string, ShareCounts> {
+export async function shareCountsOf(sql: Sql, nodeUuids: readonly string[]): Promise<Map<string, ShareCounts>> {
   if (nodeUuids.length === 0) return new Map();
   return toCountMap(
-    db
-      .prepare(`SELECT ${COUNT_COLUMNS} FROM shares s WHERE s.node_uuid IN (SELECT value FROM json_each(?)) GROUP BY s.node_uuid`)
-      .all(JSON.stringify(nodeUuids)) as CountRow[],
+    (await sql.all(`SELECT ${COUNT_COLUMNS} FROM shares s WHERE s.node_uuid IN (SELECT value FROM json_each(?)) GROUP BY s.node_uuid`, [JSON.stringify(nodeUuids)])) as CountRow[],
   );
 }
 
 /** What `public_shares` (kind `public`: public and upload links) or `private_shares` of an owner lists. */
-export function ownerNodesWithShares(db: Db, ownerUuid: string, kind: 'public' | 'private'): NodeRow[] {
+export function ownerNodesWithShares(sql: Sql, ownerUuid: string, kind: 'public' | 'private'): Promise<NodeRow[]> {
   const types = kind === 'public' ? `('public', 'upload')` : `('private')`;
-  return outsideTrash(db, `SELECT s.node_uuid FROM shares s JOIN nodes o ON o.uuid = s.node_uuid WHERE o.owner_uuid = ? AND s.type IN ${types}`, ownerUuid);
+  return outsideTrash(sql, `SELECT s.node_uuid FROM shares s JOIN nodes o ON o.uuid = s.node_uuid WHERE o.owner_uuid = ? AND s.type IN ${types}`, ownerUuid);
 }
 
 /** What `shared_with_you` of a user or group lists: nodes privately shared with it. */
-export function nodesSharedWith(db: Db, recipientUuid: string): NodeRow[] {
-  return outsideTrash(db, `SELECT s.node_uuid FROM share_recipients r JOIN shares s ON s.uuid = r.share_uuid WHERE r.recipient_uuid = ?`, recipientUuid);
+export function nodesSharedWith(sql: Sql, recipientUuid: string): Promise<NodeRow[]> {
+  return outsideTrash(sql, `SELECT s.node_uuid FROM share_recipients r JOIN shares s ON s.uuid = r.share_uuid WHERE r.recipient_uuid = ?`, recipientUuid);
 }
 
 /** One private share reaching a node for a caller: what access.ts needs to decide what it gives. */
@@ -120,12 +115,10 @@ export interface PrivateShareReach {
  * first: one index probe when the user has none at all, else one walk up the node's ancestry.
  * None while the node lies in trash.
  */
-export function privateSharesReaching(db: Db, nodeUuid: string, userUuid: string): PrivateShareReach[] {
+export async function privateSharesReaching(sql: Sql, nodeUuid: string, userUuid: string): Promise<PrivateShareReach[]> {
   const mine = `r.recipient_uuid = @user OR r.recipient_uuid IN (SELECT group_uuid FROM group_members WHERE user_uuid = @user)`;
-  if (db.prepare(`SELECT 1 FROM share_recipients r WHERE ${mine} LIMIT 1`).get({ user: userUuid }) === undefined) return [];
-  const rows = db
-    .prepare(
-      `WITH RECURSIVE up(uuid, parent, depth, top_kind) AS (
+  if ((await sql.get(`SELECT 1 FROM share_recipients r WHERE ${mine} LIMIT 1`, { user: userUuid })) === undefined) return [];
+  const rows = (await sql.all(`WITH RECURSIVE up(uuid, parent, depth, top_kind) AS (
          SELECT uuid, parent_uuid, 0, top_kind FROM nodes WHERE uuid = @node
          UNION ALL
          SELECT n.uuid, n.parent_uuid, up.depth + 1, n.top_kind FROM nodes n JOIN up ON n.uuid = up.parent
@@ -134,28 +127,24 @@ export function privateSharesReaching(db: Db, nodeUuid: string, userUuid: string
        FROM up JOIN shares s ON s.node_uuid = up.uuid AND s.type = 'private'
        JOIN share_recipients r ON r.share_uuid = s.uuid
        WHERE ${mine}
-       ORDER BY up.depth DESC`,
-    )
-    .all({ node: nodeUuid, user: userUuid }) as Array<{ root: string; depth: number; writable: number; recipient_uuid: string; creator_uuid: string | null; top: string | null }>;
+       ORDER BY up.depth DESC`, { node: nodeUuid, user: userUuid })) as Array<{ root: string; depth: number; writable: number; recipient_uuid: string; creator_uuid: string | null; top: string | null }>;
   if (rows.length === 0 || rows[0]?.top === 'trash') return [];
   return rows.map((r) => ({ root: r.root, depth: r.depth, writable: r.writable === 1, recipientUuid: r.recipient_uuid, creatorUuid: r.creator_uuid }));
 }
 
 /** Hands the shares on an owner's nodes to the user those nodes are transferred to (the receiver vouches for them now). */
-export function reassignOwnerShares(db: Db, ownerUuid: string, receiverUuid: string): void {
-  db.prepare('UPDATE shares SET creator_uuid = ? WHERE node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)').run(receiverUuid, ownerUuid);
+export async function reassignOwnerShares(sql: Sql, ownerUuid: string, receiverUuid: string): Promise<void> {
+  (await sql.run('UPDATE shares SET creator_uuid = ? WHERE node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)', [receiverUuid, ownerUuid]));
 }
 
 /** Removes a deleted user or group from every private share; a share left without recipients goes. */
-export function dropRecipient(db: Db, recipientUuid: string): void {
-  db.prepare('DELETE FROM share_recipients WHERE recipient_uuid = ?').run(recipientUuid);
-  db.prepare(`DELETE FROM shares WHERE type = 'private' AND NOT EXISTS (SELECT 1 FROM share_recipients r WHERE r.share_uuid = shares.uuid)`).run();
+export async function dropRecipient(sql: Sql, recipientUuid: string): Promise<void> {
+  (await sql.run('DELETE FROM share_recipients WHERE recipient_uuid = ?', [recipientUuid]));
+  (await sql.run(`DELETE FROM shares WHERE type = 'private' AND NOT EXISTS (SELECT 1 FROM share_recipients r WHERE r.share_uuid = shares.uuid)`));
 }
 
 /** Removes the shares of the given types on every node of an owner (a transfer with delete_all_*_shares). */
-export function deleteOwnerShares(db: Db, ownerUuid: string, types: readonly LinkType[]): void {
+export async function deleteOwnerShares(sql: Sql, ownerUuid: string, types: readonly LinkType[]): Promise<void> {
   if (types.length === 0) return;
-  db.prepare(
-    `DELETE FROM shares WHERE type IN (SELECT value FROM json_each(?)) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`,
-  ).run(JSON.stringify(types), ownerUuid);
+  (await sql.run(`DELETE FROM shares WHERE type IN (SELECT value FROM json_each(?)) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`, [JSON.stringify(types), ownerUuid]));
 }

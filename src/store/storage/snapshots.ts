@@ -7,7 +7,7 @@
  * its commit. Run inside the caller's transaction; who may do what is decided in ops/.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 import { adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
 import { touch, type NodeRow } from './nodes.js';
 import { addEntryRefs, entriesBytes, freeName, insertTree, latestSubtree, type TreeEntry, type TreeWrite } from './tree.js';
@@ -21,57 +21,60 @@ export interface SnapshotRow {
   created: number;
 }
 
-function insertSnapshot(db: Db, head: SnapshotRow, entries: readonly TreeEntry[]): void {
-  db.prepare('INSERT INTO snapshots (uuid, source_uuid, name, type, bytes, created) VALUES (?, ?, ?, ?, ?, ?)').run(
-    head.uuid,
+async function insertSnapshot(sql: Sql, head: SnapshotRow, entries: readonly TreeEntry[]): Promise<void> {
+  (await sql.run('INSERT INTO snapshots (uuid, source_uuid, name, type, bytes, created) VALUES (?, ?, ?, ?, ?, ?)', [head.uuid,
     head.source_uuid,
     head.name,
     head.type,
     head.bytes,
-    head.created,
-  );
-  const insert = db.prepare('INSERT INTO snapshot_entries (snapshot_uuid, id, parent_id, name, type, blob_hash, size) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    head.created]));
   const idOf = new Map<string | number, number>();
   for (const [id, entry] of entries.entries()) {
     idOf.set(entry.key, id);
     const parentId = entry.parentKey === null ? null : idOf.get(entry.parentKey);
     if (parentId === undefined) throw new Error(`snapshot entry ${entry.key} reached before its parent`);
-    insert.run(head.uuid, id, parentId, entry.name, entry.type, entry.blobHash, entry.size);
+    await sql.run('INSERT INTO snapshot_entries (snapshot_uuid, id, parent_id, name, type, blob_hash, size) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      head.uuid,
+      id,
+      parentId,
+      entry.name,
+      entry.type,
+      entry.blobHash,
+      entry.size,
+    ]);
   }
-  addEntryRefs(db, entries);
+  (await addEntryRefs(sql, entries));
 }
 
 /** Takes a snapshot of `node` and its subtree (each file's latest revision). */
-export function takeSnapshot(db: Db, node: NodeRow, nowMs: number): SnapshotRow {
-  const entries = latestSubtree(db, node.uuid);
+export async function takeSnapshot(sql: Sql, node: NodeRow, nowMs: number): Promise<SnapshotRow> {
+  const entries = (await latestSubtree(sql, node.uuid));
   const head: SnapshotRow = { uuid: randomUUID(), source_uuid: node.uuid, name: node.name, type: node.type, bytes: entriesBytes(entries), created: nowMs };
-  insertSnapshot(db, head, entries);
+  (await insertSnapshot(sql, head, entries));
   return head;
 }
 
-export function getSnapshot(db: Db, uuid: string): SnapshotRow | undefined {
-  return db.prepare('SELECT * FROM snapshots WHERE uuid = ?').get(uuid) as SnapshotRow | undefined;
+export async function getSnapshot(sql: Sql, uuid: string): Promise<SnapshotRow | undefined> {
+  return (await sql.get('SELECT * FROM snapshots WHERE uuid = ?', [uuid])) as SnapshotRow | undefined;
 }
 
-function entriesOf(db: Db, uuid: string): TreeEntry[] {
-  const rows = db
-    .prepare('SELECT id, parent_id, name, type, blob_hash, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id')
-    .all(uuid) as Array<{ id: number; parent_id: number | null; name: string; type: 'Dir' | 'File'; blob_hash: string | null; size: number }>;
+async function entriesOf(sql: Sql, uuid: string): Promise<TreeEntry[]> {
+  const rows = (await sql.all('SELECT id, parent_id, name, type, blob_hash, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id', [uuid])) as Array<{ id: number; parent_id: number | null; name: string; type: 'Dir' | 'File'; blob_hash: string | null; size: number }>;
   return rows.map((r) => ({ key: r.id, parentKey: r.parent_id, name: r.name, type: r.type, blobHash: r.blob_hash, size: r.size }));
 }
 
 /** A second snapshot with the same content and references of its own (one per recipient). */
-export function cloneSnapshot(db: Db, uuid: string, nowMs: number): SnapshotRow {
-  const source = getSnapshot(db, uuid);
+export async function cloneSnapshot(sql: Sql, uuid: string, nowMs: number): Promise<SnapshotRow> {
+  const source = (await getSnapshot(sql, uuid));
   if (!source) throw new Error(`no snapshot ${uuid}`);
   const head: SnapshotRow = { ...source, uuid: randomUUID(), created: nowMs };
-  insertSnapshot(db, head, entriesOf(db, uuid));
+  (await insertSnapshot(sql, head, (await entriesOf(sql, uuid))));
   return head;
 }
 
-function deleteSnapshotRows(db: Db, uuid: string): void {
-  db.prepare('DELETE FROM snapshot_entries WHERE snapshot_uuid = ?').run(uuid);
-  db.prepare('DELETE FROM snapshots WHERE uuid = ?').run(uuid);
+async function deleteSnapshotRows(sql: Sql, uuid: string): Promise<void> {
+  (await sql.run('DELETE FROM snapshot_entries WHERE snapshot_uuid = ?', [uuid]));
+  (await sql.run('DELETE FROM snapshots WHERE uuid = ?', [uuid]));
 }
 
 /**
@@ -80,25 +83,25 @@ function deleteSnapshotRows(db: Db, uuid: string): void {
  * references become the revisions' and the snapshot goes. The bytes join the owner's usage,
  * within its quota (507, nothing changed). Returns the new root's UUID.
  */
-export function materialiseSnapshot(w: TreeWrite, uuid: string, folder: NodeRow): string {
-  const { db, now } = w;
-  const head = getSnapshot(db, uuid);
+export async function materialiseSnapshot(w: TreeWrite, uuid: string, folder: NodeRow): Promise<string> {
+  const { sql, now } = w;
+  const head = (await getSnapshot(sql, uuid));
   if (!head) throw new Error(`no snapshot ${uuid}`);
-  assertRoom(db, folder, head.bytes);
-  const rootUuid = insertTree(w, entriesOf(db, uuid), folder, freeName(db, folder.uuid, head.name, head.type));
-  adjustUsage(db, folder.owner_type, folder.owner_uuid, head.bytes);
-  touch(db, folder.uuid, now);
-  deleteSnapshotRows(db, uuid);
+  (await assertRoom(sql, folder, head.bytes));
+  const rootUuid = (await insertTree(w, (await entriesOf(sql, uuid)), folder, (await freeName(sql, folder.uuid, head.name, head.type))));
+  (await adjustUsage(sql, folder.owner_type, folder.owner_uuid, head.bytes));
+  (await touch(sql, folder.uuid, now));
+  (await deleteSnapshotRows(sql, uuid));
   return rootUuid;
 }
 
 /** Drops the snapshot and its references; returns the hashes of blobs no row refers to any more. */
-export function releaseSnapshot(db: Db, uuid: string): string[] {
-  const hashes = db.prepare('SELECT blob_hash AS hash FROM snapshot_entries WHERE snapshot_uuid = ? AND blob_hash IS NOT NULL').all(uuid) as Array<{
+export async function releaseSnapshot(sql: Sql, uuid: string): Promise<string[]> {
+  const hashes = (await sql.all('SELECT blob_hash AS hash FROM snapshot_entries WHERE snapshot_uuid = ? AND blob_hash IS NOT NULL', [uuid])) as Array<{
     hash: string;
   }>;
-  deleteSnapshotRows(db, uuid);
+  (await deleteSnapshotRows(sql, uuid));
   const unreferenced = new Set<string>();
-  for (const { hash } of hashes) if (releaseBlobRef(db, hash)) unreferenced.add(hash);
+  for (const { hash } of hashes) if ((await releaseBlobRef(sql, hash))) unreferenced.add(hash);
   return [...unreferenced];
 }

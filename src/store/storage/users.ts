@@ -1,9 +1,9 @@
 /**
  * User rows: the SQL for users, their 2FA state and notification settings. It does not hash
  * passwords, check rules or revoke sessions (ops/ and sessions.ts do), and it never sees a plain
- * password. Callers run multi-row writes inside their own `db.transaction`.
+ * password. Callers run multi-row writes inside their own `sql.transaction`.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 
 export interface UserRow {
   uuid: string;
@@ -30,23 +30,21 @@ export interface UserRow {
   notifications: string;
 }
 
-export function getUserByUuid(db: Db, uuid: string): UserRow | undefined {
-  return db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
+export async function getUserByUuid(sql: Sql, uuid: string): Promise<UserRow | undefined> {
+  return (await sql.get('SELECT * FROM users WHERE uuid = ?', [uuid])) as UserRow | undefined;
 }
 
 /** `username` is compared case-insensitively (the column is COLLATE NOCASE). */
-export function getUserByUsername(db: Db, username: string): UserRow | undefined {
-  return db.prepare('SELECT * FROM users WHERE username = ?').get(username) as UserRow | undefined;
+export async function getUserByUsername(sql: Sql, username: string): Promise<UserRow | undefined> {
+  return (await sql.get('SELECT * FROM users WHERE username = ?', [username])) as UserRow | undefined;
 }
 
 /**
  * True when another user already has this email (case-insensitive), either as email or as
  * login name; `exceptUuid` leaves out the user being updated.
  */
-export function isEmailTaken(db: Db, email: string, exceptUuid?: string): boolean {
-  const row = db
-    .prepare('SELECT 1 FROM users WHERE (email = ? COLLATE NOCASE OR username = ? COLLATE NOCASE) AND uuid IS NOT ? LIMIT 1')
-    .get(email, email, exceptUuid ?? null);
+export async function isEmailTaken(sql: Sql, email: string, exceptUuid?: string): Promise<boolean> {
+  const row = (await sql.get('SELECT 1 FROM users WHERE (email = ? COLLATE NOCASE OR username = ? COLLATE NOCASE) AND uuid IS NOT ? LIMIT 1', [email, email, exceptUuid ?? null]));
   return row !== undefined;
 }
 
@@ -64,13 +62,10 @@ export interface NewUser {
 }
 
 /** Inserts a (non built-in) user whose login name is their email. */
-export function insertUser(db: Db, user: NewUser): void {
-  db.prepare(
-    `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, org_id,
+export async function insertUser(sql: Sql, user: NewUser): Promise<void> {
+  (await sql.run(`INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, org_id,
                         disk_quota, comment, created, updated, password_changed)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    user.uuid,
+     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`, [user.uuid,
     user.email,
     user.email,
     user.fullname,
@@ -82,8 +77,7 @@ export function insertUser(db: Db, user: NewUser): void {
     user.comment,
     user.nowMs,
     user.nowMs,
-    user.nowMs,
-  );
+    user.nowMs]));
 }
 
 export interface UserPatch {
@@ -102,7 +96,7 @@ export interface UserPatch {
  * Applies the given fields and bumps `updated`. A new email also becomes the login name,
  * except for the built-in admin, whose login name stays `admin`.
  */
-export function updateUser(db: Db, uuid: string, patch: UserPatch, nowMs: number): void {
+export async function updateUser(sql: Sql, uuid: string, patch: UserPatch, nowMs: number): Promise<void> {
   const sets: string[] = [];
   const values: Array<string | number | null> = [];
   const set = (column: string, value: string | number | null): void => {
@@ -129,21 +123,21 @@ export function updateUser(db: Db, uuid: string, patch: UserPatch, nowMs: number
   }
   if (patch.comment !== undefined) set('comment', patch.comment);
   set('updated', nowMs);
-  db.prepare(`UPDATE users SET ${sets.join(', ')} WHERE uuid = ?`).run(...values, uuid);
+  (await sql.run(`UPDATE users SET ${sets.join(', ')} WHERE uuid = ?`, [...values, uuid]));
 }
 
 /** Turns 2FA on with a new secret (the replay guard starts over), or off forgetting both. */
-export function setTwofa(db: Db, uuid: string, secret: string | null, nowMs: number): void {
-  db.prepare('UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = NULL, updated = ? WHERE uuid = ?').run(secret === null ? 0 : 1, secret, nowMs, uuid);
+export async function setTwofa(sql: Sql, uuid: string, secret: string | null, nowMs: number): Promise<void> {
+  (await sql.run('UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = NULL, updated = ? WHERE uuid = ?', [secret === null ? 0 : 1, secret, nowMs, uuid]));
 }
 
 /** Remembers the time step of an accepted TOTP code. */
-export function setTwofaLastStep(db: Db, uuid: string, step: number): void {
-  db.prepare('UPDATE users SET twofa_last_step = ? WHERE uuid = ?').run(step, uuid);
+export async function setTwofaLastStep(sql: Sql, uuid: string, step: number): Promise<void> {
+  (await sql.run('UPDATE users SET twofa_last_step = ? WHERE uuid = ?', [step, uuid]));
 }
 
-export function setNotifications(db: Db, uuid: string, json: string, nowMs: number): void {
-  db.prepare('UPDATE users SET notifications = ?, updated = ? WHERE uuid = ?').run(json, nowMs, uuid);
+export async function setNotifications(sql: Sql, uuid: string, json: string, nowMs: number): Promise<void> {
+  (await sql.run('UPDATE users SET notifications = ?, updated = ? WHERE uuid = ?', [json, nowMs, uuid]));
 }
 
 export interface DirectoryRow {
@@ -155,24 +149,20 @@ export interface DirectoryRow {
 }
 
 /** The users of one organization (active ones only on request), by name. */
-export function listOrganizationUsers(db: Db, orgId: string, activeOnly: boolean): DirectoryRow[] {
-  return db
-    .prepare(
-      `SELECT uuid, fullname, email, is_active, is_admin FROM users
-       WHERE org_id = ? AND (? = 0 OR is_active = 1) ORDER BY fullname COLLATE NOCASE, uuid`,
-    )
-    .all(orgId, activeOnly ? 1 : 0) as DirectoryRow[];
+export async function listOrganizationUsers(sql: Sql, orgId: string, activeOnly: boolean): Promise<DirectoryRow[]> {
+  return (await sql.all(`SELECT uuid, fullname, email, is_active, is_admin FROM users
+       WHERE org_id = ? AND (? = 0 OR is_active = 1) ORDER BY fullname COLLATE NOCASE, uuid`, [orgId, activeOnly ? 1 : 0])) as DirectoryRow[];
 }
 
 /**
  * Removes the user's row; sessions, stars, login history and group memberships go with it
  * (ON DELETE CASCADE). Nodes, avatar and WebDrive endpoint are the caller's (ops/owner-deletion.ts).
  */
-export function deleteUserRow(db: Db, uuid: string): void {
-  db.prepare('DELETE FROM users WHERE uuid = ?').run(uuid);
+export async function deleteUserRow(sql: Sql, uuid: string): Promise<void> {
+  (await sql.run('DELETE FROM users WHERE uuid = ?', [uuid]));
 }
 
 /** Users of an organization, by full name. */
-export function usersOfOrg(db: Db, orgId: string): UserRow[] {
-  return db.prepare('SELECT * FROM users WHERE org_id = ? ORDER BY fullname COLLATE NOCASE, uuid').all(orgId) as UserRow[];
+export async function usersOfOrg(sql: Sql, orgId: string): Promise<UserRow[]> {
+  return (await sql.all('SELECT * FROM users WHERE org_id = ? ORDER BY fullname COLLATE NOCASE, uuid', [orgId])) as UserRow[];
 }

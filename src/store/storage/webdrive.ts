@@ -4,7 +4,7 @@
  * drive, whoever owns it. Who may read or set an owner's endpoint is decided in ops/; this
  * module only keeps the rule and the rows.
  */
-import type { Db } from './dialects/sqlite-open.js';
+import type { Sql } from './sql.js';
 import type { OwnerType } from './nodes.js';
 
 /**
@@ -31,34 +31,32 @@ export interface EndpointRow {
   created: number;
 }
 
-export function endpointOf(db: Db, ownerUuid: string): EndpointRow | undefined {
-  return db.prepare('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?').get(ownerUuid) as EndpointRow | undefined;
+export async function endpointOf(sql: Sql, ownerUuid: string): Promise<EndpointRow | undefined> {
+  return (await sql.get('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?', [ownerUuid])) as EndpointRow | undefined;
 }
 
-export function endpointNamed(db: Db, endpoint: string): EndpointRow | undefined {
-  return db.prepare('SELECT * FROM webdrive_endpoints WHERE endpoint = ?').get(endpoint) as EndpointRow | undefined;
+export async function endpointNamed(sql: Sql, endpoint: string): Promise<EndpointRow | undefined> {
+  return (await sql.get('SELECT * FROM webdrive_endpoints WHERE endpoint = ?', [endpoint])) as EndpointRow | undefined;
 }
 
 /**
  * Gives `endpoint` to the owner, replacing (and so freeing) the owner's previous one. Returns
  * false, writing nothing, when another owner holds the name. Run inside the caller's transaction.
  */
-export function claimEndpoint(
-  db: Db,
+export async function claimEndpoint(
+  sql: Sql,
   claim: { endpoint: string; ownerType: OwnerType; ownerUuid: string; showUrlToGroupMembers: boolean; nowMs: number },
-): boolean {
-  const holder = endpointNamed(db, claim.endpoint);
+): Promise<boolean> {
+  const holder = (await endpointNamed(sql, claim.endpoint));
   if (holder && holder.owner_uuid !== claim.ownerUuid) return false;
-  const previous = endpointOf(db, claim.ownerUuid);
+  const previous = (await endpointOf(sql, claim.ownerUuid));
   const created = previous?.endpoint === claim.endpoint ? previous.created : claim.nowMs;
-  db.prepare('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?').run(claim.ownerUuid);
-  db.prepare(
-    'INSERT INTO webdrive_endpoints (endpoint, owner_type, owner_uuid, show_url_to_group_members, created) VALUES (?, ?, ?, ?, ?)',
-  ).run(claim.endpoint, claim.ownerType, claim.ownerUuid, claim.showUrlToGroupMembers ? 1 : 0, created);
+  (await sql.run('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?', [claim.ownerUuid]));
+  (await sql.run('INSERT INTO webdrive_endpoints (endpoint, owner_type, owner_uuid, show_url_to_group_members, created) VALUES (?, ?, ?, ?, ?)', [claim.endpoint, claim.ownerType, claim.ownerUuid, claim.showUrlToGroupMembers ? 1 : 0, created]));
   return true;
 }
 
 /** Frees the owner's endpoint; returns whether there was one. */
-export function releaseEndpoint(db: Db, ownerUuid: string): boolean {
-  return db.prepare('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?').run(ownerUuid).changes > 0;
+export async function releaseEndpoint(sql: Sql, ownerUuid: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?', [ownerUuid])).changes > 0;
 }

@@ -100,7 +100,7 @@ describe('the query of a deletion', () => {
 
 describe('who may be deleted', () => {
   it('never the built-in admin, and nobody’s own account (403)', async () => {
-    const builtin = (store.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
+    const builtin = (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
     expect((await del(`/api/admin/users/${builtin}?confirm_delete=yes`)).body).toEqual({
       status: 'error',
       code: 'forbidden',
@@ -131,13 +131,13 @@ describe('deleting a user without transfer', () => {
     const inGroup = await uploadFile(seeder.client, user.session, `home:${group}`, 'group file.txt', unique('group'));
     await seeder.client.setStarred(user.session, inGroup, true);
     await dataOf(call(seeder.client, user.session, 'POST', '/api/user/webdrive', { endpoint: 'leaving' }));
-    store.ctx.db.prepare("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)").run(user.uuid, pngBytes());
+    store.ctx.db!.prepare("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)").run(user.uuid, pngBytes());
     const otherBefore = diskUsed(store, other.uuid);
 
     const res = await del(`/api/admin/users/${user.uuid}?confirm_delete=yes`);
     expect(res.body).toEqual({ status: 'success', msg: 'user deleted' });
 
-    const { db } = store.ctx;
+    const db = store.ctx.db!;
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(0);
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', user.uuid)).toBe(0);
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM revisions WHERE node_uuid IN (?, ?, ?)', t.file, t.incoming, t.trashed)).toBe(0);
@@ -175,7 +175,7 @@ describe('deleting a user with transfer_data_to', () => {
     const data = await dataOf(del(`/api/admin/users/${user.uuid}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`));
     expect(data).toEqual({ transferred_to: receiver.uuid, folder: 'Tessa Transfer' });
 
-    const holder = store.ctx.db.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(topLevelRow(store, receiver.uuid, 'home').uuid, 'Tessa Transfer') as {
+    const holder = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(topLevelRow(store, receiver.uuid, 'home').uuid, 'Tessa Transfer') as {
       uuid: string;
     };
     const listing = async (id: string) => (await seeder.client.listFolder(receiver.session, nodeId(id))).map((e) => e.name);
@@ -270,7 +270,7 @@ describe('deleting a group', () => {
     const first = await filledGroup();
     const receiver = await newUser();
     const bytes = storedBytes(store, first.group);
-    const groupName = (store.ctx.db.prepare('SELECT name FROM groups WHERE uuid = ?').get(first.group) as { name: string }).name;
+    const groupName = (store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(first.group) as { name: string }).name;
     expect(await dataOf(del(`/api/admin/groups/${first.group}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`))).toEqual({
       transferred_to: receiver.uuid,
       folder: groupName,

@@ -20,7 +20,7 @@ let admin: StoreSession;
 const api = (method: Method, path: string, json?: unknown, s: StoreSession = admin) => call(seeder.client, s, method, path, json);
 
 function groupRow(uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
+  return store.ctx.db!.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
 }
 
 beforeAll(async () => {

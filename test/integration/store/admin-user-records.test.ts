@@ -66,7 +66,7 @@ describe('GET /api/admin/users/{uuid}', () => {
     const jo = await seeder.user('Jo Detailed');
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${jo.uuid}`, { comment: 'watch this one' }));
     // Users set their avatar through PUT /api/user (issue 6); the row it stores is written here.
-    store.ctx.db.prepare("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)").run(jo.uuid, pngBytes());
+    store.ctx.db!.prepare("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)").run(jo.uuid, pngBytes());
     const data = await dataOf(call(seeder.client, admin, 'GET', `/api/admin/users/${jo.uuid.toUpperCase()}`));
     expect(data).toMatchObject({ uuid: jo.uuid, comment: 'watch this one', avatar: `/avatars/${jo.uuid}/v1`, groups: [] });
   });
@@ -157,10 +157,10 @@ describe('deactivating a user', () => {
 
   it('turns two-factor authentication off with twofa false', async () => {
     const nia = await seeder.user('Nia Twofactor');
-    store.ctx.db.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP' WHERE uuid = ?").run(nia.uuid);
+    store.ctx.db!.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP' WHERE uuid = ?").run(nia.uuid);
     expect(await dataOf(call(seeder.client, admin, 'GET', `/api/admin/users/${nia.uuid}`))).toMatchObject({ twofa: true });
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${nia.uuid}`, { twofa: false }));
-    expect(store.ctx.db.prepare('SELECT twofa, twofa_secret FROM users WHERE uuid = ?').get(nia.uuid)).toEqual({ twofa: 0, twofa_secret: null });
+    expect(store.ctx.db!.prepare('SELECT twofa, twofa_secret FROM users WHERE uuid = ?').get(nia.uuid)).toEqual({ twofa: 0, twofa_secret: null });
     expect(await dataOf(call(seeder.client, admin, 'GET', `/api/admin/users/${nia.uuid}`))).toMatchObject({ twofa: false });
   });
 });

@@ -21,13 +21,13 @@ let emailCounter = 0;
 const uniqueEmail = (stem = 'user'): string => `${stem}.${++emailCounter}@example.org`;
 
 function userRow(uuid: string): UserRow | undefined {
-  return store.ctx.db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
+  return store.ctx.db!.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
 }
 function userCount(): number {
-  return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
+  return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
 }
 function builtinUuid(): string {
-  return (store.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
+  return (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
 }
 
 function validBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -107,7 +107,7 @@ describe('POST /api/admin/users', () => {
     expect(row.password_hash).not.toContain(PASSWORD);
     expect(await verifyPassword(PASSWORD, row.password_hash)).toBe(true);
 
-    const tops = store.ctx.db.prepare('SELECT top_kind, owner_type, type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind').all(uuid);
+    const tops = store.ctx.db!.prepare('SELECT top_kind, owner_type, type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind').all(uuid);
     expect(tops).toEqual(
       ['favorites', 'home', 'incoming', 'private_shares', 'public_shares', 'shared_with_you', 'trash'].map((k) => ({ top_kind: k, owner_type: 'User', type: 'Dir' })),
     );
@@ -365,7 +365,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
 
   it('disables two-factor authentication and forgets the secret and the replay guard', async () => {
     const { uuid } = await createUser();
-    store.ctx.db.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP', twofa_last_step = 58000000 WHERE uuid = ?").run(uuid);
+    store.ctx.db!.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP', twofa_last_step = 58000000 WHERE uuid = ?").run(uuid);
     expect((await put(admin, uuid, { twofa: false })).status).toBe(200);
     expect(userRow(uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
   });

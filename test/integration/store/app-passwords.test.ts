@@ -39,12 +39,12 @@ async function appLogin(user: TestUser, password: string): Promise<string> {
 }
 
 function rows(userUuid: string): Array<Record<string, unknown>> {
-  return f.store.ctx.db.prepare('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created').all(userUuid) as Array<Record<string, unknown>>;
+  return f.store.ctx.db!.prepare('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created').all(userUuid) as Array<Record<string, unknown>>;
 }
 
 function sessionOf(token: string): { app_password_uuid: string | null; revoked: number | null } {
   const jti = (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8')) as { jti: string }).jti;
-  return f.store.ctx.db.prepare('SELECT app_password_uuid, revoked FROM sessions WHERE id = ?').get(jti) as { app_password_uuid: string | null; revoked: number | null };
+  return f.store.ctx.db!.prepare('SELECT app_password_uuid, revoked FROM sessions WHERE id = ?').get(jti) as { app_password_uuid: string | null; revoked: number | null };
 }
 
 frozenStoreSuite((fixture) => {
@@ -70,7 +70,7 @@ describe('/api/user/app_passwords', () => {
     const listed = await list(user.session);
     expect(dataOf(listed)).toStrictEqual([{ uuid: data.uuid, name: 'laptop', created: data.created, last_used: null }]);
     expect(JSON.stringify(listed.body)).not.toContain(canonical.slice(0, 6));
-    expect(JSON.stringify(f.store.ctx.db.prepare('SELECT * FROM app_passwords').all())).not.toContain(canonical);
+    expect(JSON.stringify(f.store.ctx.db!.prepare('SELECT * FROM app_passwords').all())).not.toContain(canonical);
   });
 
   it('makes a different password every time', async () => {
@@ -212,7 +212,7 @@ describe('sessions opened with an app password', () => {
     const res = await apiCall(f.client, token, 'POST', '/api/admin/users', { fullname: 'Sneaky Admin', email: 'sneaky@example.org', password: 'Sneaky-Passw0rd', disk_quota: 0, is_active: true, is_admin: true });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ msg: expect.stringMatching(/app password/) });
-    expect(f.store.ctx.db.prepare("SELECT 1 FROM users WHERE email = 'sneaky@example.org'").get()).toBeUndefined();
+    expect(f.store.ctx.db!.prepare("SELECT 1 FROM users WHERE email = 'sneaky@example.org'").get()).toBeUndefined();
     expect((await remove(f.admin, adminApp.uuid)).status).toBe(200);
   });
 

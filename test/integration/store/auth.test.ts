@@ -25,11 +25,11 @@ interface SessionRowView {
 }
 
 function sessionRows(store: TestStore, userUuid: string): SessionRowView[] {
-  return store.ctx.db.prepare('SELECT * FROM sessions WHERE user_uuid = ? ORDER BY created').all(userUuid) as SessionRowView[];
+  return store.ctx.db!.prepare('SELECT * FROM sessions WHERE user_uuid = ? ORDER BY created').all(userUuid) as SessionRowView[];
 }
 
 function loginEvents(store: TestStore, userUuid: string | null): Array<Record<string, unknown>> {
-  return store.ctx.db
+  return store.ctx.db!
     .prepare('SELECT action, status, error_details, ip_address, action_args FROM login_events WHERE user_uuid IS ? ORDER BY id')
     .all(userUuid) as Array<Record<string, unknown>>;
 }
@@ -65,7 +65,7 @@ describe('POST /auth and sessions', () => {
   beforeAll(async () => {
     store = await startTestStore();
     client = createStoreClient(store.url, { retries: 0 });
-    adminUuid = (store.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
+    adminUuid = (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
   });
   // The lifetime test moves the clock by a day: every test gets a fresh admin session.
   beforeEach(async () => {
@@ -145,7 +145,7 @@ describe('POST /auth and sessions', () => {
 
   it('never stores a password or token in the login history', async () => {
     await rawLogin(client, 'nobody@example.org', 'Typed-Secret-1');
-    const dump = JSON.stringify(store.ctx.db.prepare('SELECT * FROM login_events').all());
+    const dump = JSON.stringify(store.ctx.db!.prepare('SELECT * FROM login_events').all());
     expect(dump).not.toContain('Typed-Secret-1');
     expect(dump).not.toContain(ADMIN_PASSWORD);
     expect(dump).not.toContain(USER_PASSWORD);
@@ -236,7 +236,7 @@ describe('POST /auth and sessions', () => {
       expect(res.body).toMatchObject({ code: 'unauthenticated' });
       const fresh = await client.login('admin', ADMIN_PASSWORD);
       expect((await rawGetUser(client, `Bearer ${fresh.token}`)).status).toBe(200);
-      expect(authenticateFileAccessKey(store.ctx.db, store.clock, session.fileAccessKey)).toBeUndefined();
+      expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, session.fileAccessKey))).toBeUndefined();
     });
   });
 
@@ -245,18 +245,18 @@ describe('POST /auth and sessions', () => {
       const uuid = await createUser('logout.user@example.org');
       const ending = await client.login('logout.user@example.org', USER_PASSWORD);
       const other = await client.login('logout.user@example.org', USER_PASSWORD);
-      expect(authenticateFileAccessKey(store.ctx.db, store.clock, ending.fileAccessKey)?.userUuid).toBe(uuid);
+      expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, ending.fileAccessKey))?.userUuid).toBe(uuid);
 
       const res = await client.http.requestRaw({ method: 'GET', path: '/api/user/logout', token: ending.token });
       expect(res.status).toBe(200);
       expect(res.body).toStrictEqual({ status: 'success', msg: 'logged out' });
 
       expect((await rawGetUser(client, `Bearer ${ending.token}`)).status).toBe(401);
-      expect(authenticateFileAccessKey(store.ctx.db, store.clock, ending.fileAccessKey)).toBeUndefined();
+      expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, ending.fileAccessKey))).toBeUndefined();
       expect(sessionRows(store, uuid).find((r) => r.fileaccesskey === ending.fileAccessKey)?.revoked).toEqual(expect.any(Number));
 
       expect((await rawGetUser(client, `Bearer ${other.token}`)).status).toBe(200);
-      expect(authenticateFileAccessKey(store.ctx.db, store.clock, other.fileAccessKey)?.userUuid).toBe(uuid);
+      expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, other.fileAccessKey))?.userUuid).toBe(uuid);
       expect(loginEvents(store, uuid).map((e) => `${String(e.action)}:${String(e.status)}`)).toEqual(['login:success', 'login:success', 'logout:success']);
     });
 
@@ -287,7 +287,7 @@ describe('POST /auth and sessions', () => {
       await client.updateUser(admin, uuid, { isActive: false });
       for (const s of sessions) {
         expect((await rawGetUser(client, `Bearer ${s.token}`)).status).toBe(401);
-        expect(authenticateFileAccessKey(store.ctx.db, store.clock, s.fileAccessKey)).toBeUndefined();
+        expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, s.fileAccessKey))).toBeUndefined();
       }
       expect(sessionRows(store, uuid).every((r) => r.revoked !== null)).toBe(true);
       const res = await rawLogin(client, 'deactivated@example.org', USER_PASSWORD);
@@ -376,8 +376,8 @@ describe('failed-login limit', () => {
     const ip = freshIp();
     for (let i = 0; i < 10; i += 1) await rawLogin(clientFrom(store, ip, opened), 'limited@example.org', 'Wrong-Passw0rd');
     for (let i = 0; i < 5; i += 1) expect((await rawLogin(clientFrom(store, ip, opened), 'limited@example.org', 'Wrong-Passw0rd')).status).toBe(429);
-    const uuid = (store.ctx.db.prepare("SELECT uuid FROM users WHERE username = 'limited@example.org'").get() as { uuid: string }).uuid;
-    const limited = store.ctx.db
+    const uuid = (store.ctx.db!.prepare("SELECT uuid FROM users WHERE username = 'limited@example.org'").get() as { uuid: string }).uuid;
+    const limited = store.ctx.db!
       .prepare("SELECT COUNT(*) AS n FROM login_events WHERE user_uuid = ? AND error_details = 'rate limited' AND ip_address = ?")
       .get(uuid, ip) as { n: number };
     expect(limited.n).toBe(5);

@@ -14,8 +14,10 @@ import { BlobMissingError, type BlobBackend, type BlobLedger } from '../../../sr
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';
-import { sqliteBlobLedger } from '../../../src/store/storage/blob-ledger.js';
+import { storageBlobLedger } from '../../../src/store/storage/blob-ledger.js';
 import { addBlobRef } from '../../../src/store/storage/blobs.js';
+import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
+import type { Sql } from '../../../src/store/storage/sql.js';
 import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
@@ -34,6 +36,7 @@ afterAll(async () => {
 
 interface Harness {
   db: Db;
+  sql: Sql;
   ledger: BlobLedger;
   /** The clock S3 intents are dated by. */
   clock: { ms: number };
@@ -66,18 +69,21 @@ let prefixCounter = 0;
 
 function localHarness(): Harness {
   const db = openDatabase(`${tmp.dir}/db.sqlite`);
-  const ledger = sqliteBlobLedger(db);
-  return { db, ledger, clock: { ms: Date.now() }, make: () => new LocalBlobBackend(`${tmp.dir}/data`, (hash) => ledger.isReferenced(hash)) };
+  const sql = new SqliteStorage(db).sql;
+  const ledger = storageBlobLedger(sql);
+  return { db, sql, ledger, clock: { ms: Date.now() }, make: () => new LocalBlobBackend(`${tmp.dir}/data`, (hash) => ledger.isReferenced(hash)) };
 }
 
 function s3Harness(): Harness {
   const db = openDatabase(`${tmp.dir}/db.sqlite`);
-  const ledger = sqliteBlobLedger(db);
+  const sql = new SqliteStorage(db).sql;
+  const ledger = storageBlobLedger(sql);
   const clock = { ms: Date.now() };
   // A prefix per test: one bucket, stores that do not see each other's objects.
   const prefix = `t${(prefixCounter += 1)}/`;
   return {
     db,
+    sql,
     ledger,
     clock,
     make: (options = {}) => {
@@ -182,7 +188,7 @@ describe.each([
     await expect(backend.get(gone)).rejects.toBeInstanceOf(BlobMissingError);
 
     const kept = await put(backend, Buffer.from('a row refers to me'));
-    addBlobRef(h.db, kept, 18);
+    await addBlobRef(h.sql, kept, 18);
     expect(await backend.remove(kept)).toBe(false);
     expect(await read(backend, kept)).toEqual(Buffer.from('a row refers to me'));
 
@@ -215,7 +221,7 @@ describe.each([
   it('collects only blobs unreferenced for longer than the grace period', async () => {
     const young = await put(backend, Buffer.from('young and unreferenced'));
     const referenced = await put(backend, Buffer.from('old and referenced'));
-    addBlobRef(h.db, referenced, 18);
+    await addBlobRef(h.sql, referenced, 18);
     expect(await backend.collectGarbage(HOUR)).toMatchObject({ seen: 2, removed: 0 });
     expect(await backend.head(young)).toBeDefined();
     // Two hours on (S3 counts from the server's LastModified; local from the file's mtime).
@@ -234,7 +240,7 @@ describe.each([
       ...h.ledger,
       isReferenced: async (asked) => {
         const seen = await h.ledger.isReferenced(asked);
-        if (asked === hash && !seen) addBlobRef(h.db, hash, bytes.length);
+        if (asked === hash && !seen) await addBlobRef(h.sql, hash, bytes.length);
         return seen;
       },
     };
@@ -289,7 +295,7 @@ describe.each([
       await backend.commit(orphan);
       const saved = await backend.stage(Readable.from([Buffer.from('uploaded, row committed, then it died')]), Number.POSITIVE_INFINITY, undefined, 0);
       await backend.commit(saved);
-      addBlobRef(h.db, saved.hash, saved.sizeBytes);
+      await addBlobRef(h.sql, saved.hash, saved.sizeBytes);
       // Neither is released: the process is gone. Another instance, after the intents expired:
       expect(intents(h.db).map((i) => i.hash).sort()).toEqual([orphan.hash, saved.hash].sort());
       const survivor = h.make();
@@ -316,7 +322,7 @@ describe.each([
       await (other as S3BlobBackend).client.send(new (await import('@aws-sdk/client-s3')).DeleteObjectCommand({ Bucket: s3.bucket, Key: (other as S3BlobBackend).keyOf(hash) }));
       await h.ledger.endDelete(marker as string);
       await uploading;
-      addBlobRef(h.db, hash, bytes.length);
+      await addBlobRef(h.sql, hash, bytes.length);
       await backend.release(hash);
       expect(await read(backend, hash)).toEqual(bytes);
       expect(intents(h.db)).toEqual([]);

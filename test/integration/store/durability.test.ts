@@ -37,11 +37,11 @@ async function partFileGrowing(tmpDir: string, minBytes: number): Promise<string
 }
 
 function nodeCount(store: TestStore): number {
-  return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM nodes').get() as { n: number }).n;
+  return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM nodes').get() as { n: number }).n;
 }
 
 function revisionCount(store: TestStore): number {
-  return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM revisions').get() as { n: number }).n;
+  return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM revisions').get() as { n: number }).n;
 }
 
 /**
@@ -246,10 +246,10 @@ describe('a store killed with SIGKILL mid-upload', () => {
       expect(filesIn(localBlobs(restarted).tmpDir)).toEqual([]);
       // The small file lives in its database row: only the large one has a blob file.
       expect(blobFiles(restarted)).toEqual([blobHashOf(SURVIVOR)]);
-      expect(inlineBlob(restarted.ctx.db, blobHashOf('small survivor'))?.toString()).toBe('small survivor');
-      const adminRow = restarted.ctx.db.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string };
+      expect((await inlineBlob(restarted.ctx.storage.sql, blobHashOf('small survivor')))?.toString()).toBe('small survivor');
+      const adminRow = restarted.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string };
       const home = topLevelRow(restarted, adminRow.uuid, 'home');
-      const names = restarted.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(home.uuid) as Array<{ name: string }>;
+      const names = restarted.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(home.uuid) as Array<{ name: string }>;
       expect(names.map((n) => n.name)).toEqual(['small.txt', 'survivor.txt']);
       expect(revisionCount(restarted)).toBe(2);
       expect(diskUsed(restarted, adminRow.uuid)).toBe(SURVIVOR.length + 14);
@@ -278,7 +278,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
         await client.upload(session, { folder: nodeId('home'), name: 'old.txt' }, Readable.from([Buffer.from(content)]), content.length);
         // Undo what migrations 003 and 004 did: SHA-256 addresses, the old columns. Later
         // migrations touch other tables and stay applied, so none of them has to be undone here.
-        const { db } = store.ctx;
+        const db = store.ctx.db!;
         const blobs = localBlobs(store);
         mkdirSync(path.dirname(blobs.pathOf(legacy)), { recursive: true });
         renameSync(blobs.pathOf(blobHashOf(content)), blobs.pathOf(legacy));

@@ -62,7 +62,7 @@ function expectExactUsage(...owners: Array<{ uuid: string; kind: 'User' | 'Group
 describe("a group's own tree", () => {
   it('has the seven top-level folders, reached through the qualified identifiers', async () => {
     const group = await groupWith(alice, ['read']);
-    const tops = store.ctx.db.prepare('SELECT top_kind, owner_type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind').all(group);
+    const tops = store.ctx.db!.prepare('SELECT top_kind, owner_type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind').all(group);
     expect(tops).toEqual(
       ['favorites', 'home', 'incoming', 'private_shares', 'public_shares', 'shared_with_you', 'trash'].map((k) => ({ top_kind: k, owner_type: 'Group' })),
     );
@@ -74,7 +74,7 @@ describe("a group's own tree", () => {
   it("names the group as owner in node details, and qualified identifiers in the path", async () => {
     const group = await groupWith(alice, ['read', 'write']);
     const folder = await createFolder(seeder.client, alice.session, `home:${group}`, 'plans');
-    const groupName = (store.ctx.db.prepare('SELECT name FROM groups WHERE uuid = ?').get(group) as { name: string }).name;
+    const groupName = (store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(group) as { name: string }).name;
     expect(await dataOf(call(seeder.client, alice.session, 'GET', `/api/nodes/${folder}`))).toMatchObject({
       name: 'plans',
       type: 'Dir',
@@ -237,7 +237,7 @@ describe('copying between a user and a group', () => {
     const content = bytes(120);
     const file = await uploadFile(seeder.client, user.session, 'home', 'original.bin', content);
     expect((await post(user, file, { copy_to: `home:${group}` })).status).toBe(204);
-    const copy = store.ctx.db.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(topLevelRow(store, group, 'home').uuid, 'original.bin') as {
+    const copy = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(topLevelRow(store, group, 'home').uuid, 'original.bin') as {
       uuid: string;
       owner_uuid: string;
       owner_type: string;
@@ -271,7 +271,7 @@ describe('copying between a user and a group', () => {
     const group = await groupWith(user, ['read', 'write'], 100);
     const file = await uploadFile(seeder.client, user.session, 'home', 'large.bin', bytes(101));
     expect((await post(user, file, { copy_to: `home:${group}` })).status).toBe(507);
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND top_kind IS NULL').get(group)).toEqual({ n: 0 });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND top_kind IS NULL').get(group)).toEqual({ n: 0 });
     expect(groupUsage(store, group)?.disk_used).toBe(0);
   });
 

@@ -142,12 +142,12 @@ const operations: NodeOperation[] = [
 ];
 
 function childNames(folderUuid: string): string[] {
-  return (store.ctx.db.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
+  return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
 }
 
 /** Every row of the scratch subtree and the group's usage: what a refused operation must leave as it was. */
 function snapshot(x: Scratch): unknown {
-  const { db } = store.ctx;
+  const db = store.ctx.db!;
   return {
     nodes: [x.folder, x.file, x.target, x.trashed].map((uuid) => nodeRow(store, uuid)),
     children: [x.folder, x.target].map(childNames),

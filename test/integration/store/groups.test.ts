@@ -28,7 +28,7 @@ let outsider: SeededUser;
 const api = (s: StoreSession, method: Method, path: string, json?: unknown) => call(seeder.client, s, method, path, json);
 
 function groupRow(uuid = group): Record<string, unknown> {
-  return store.ctx.db.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as Record<string, unknown>;
+  return store.ctx.db!.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as Record<string, unknown>;
 }
 
 beforeAll(async () => {
@@ -133,7 +133,7 @@ describe('PUT /api/groups/{uuid} (group administrators)', () => {
     expect((await dataOf<Array<{ avatar: string }>>(api(member.session, 'GET', '/api/groups')))[0]?.avatar).toBe(avatar);
     const jpeg = await dataOf(api(boss.session, 'PUT', `/api/groups/${group}`, { avatar: dataUrl(jpegBytes(), 'image/jpeg') }));
     expect(jpeg.avatar).not.toBe(avatar);
-    expect(store.ctx.db.prepare('SELECT content_type FROM avatars WHERE owner_uuid = ?').get(group)).toEqual({ content_type: 'image/jpeg' });
+    expect(store.ctx.db!.prepare('SELECT content_type FROM avatars WHERE owner_uuid = ?').get(group)).toEqual({ content_type: 'image/jpeg' });
     expect(await dataOf(api(boss.session, 'PUT', `/api/groups/${group}`, { avatar: '' }))).toMatchObject({ avatar: '' });
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', group)).toBe(0);
     expect((await seeder.client.http.requestRaw({ method: 'GET', path: avatar })).status).toBe(404);
@@ -222,7 +222,7 @@ describe('/api/groups/{uuid}/tags', () => {
   it('lets a member with the create tag permission create a tag of a configured class', async () => {
     const data = await dataOf(api(tagger.session, 'POST', `/api/groups/${group}/tags`, { name: 'Draft', class: 'status' }));
     expect(data).toEqual({ name: 'Draft', class: 'status', creator_uuid: tagger.uuid, created: expect.any(Number) });
-    expect(store.ctx.db.prepare('SELECT name, class, creator_uuid FROM group_tags WHERE group_uuid = ?').all(group)).toEqual([
+    expect(store.ctx.db!.prepare('SELECT name, class, creator_uuid FROM group_tags WHERE group_uuid = ?').all(group)).toEqual([
       { name: 'Draft', class: 'status', creator_uuid: tagger.uuid },
     ]);
   });
@@ -271,7 +271,7 @@ describe('/api/groups/{uuid}/webdrive', () => {
       url: 'https://dav.example.org/webdrive/design/',
       show_url_to_group_members: false,
     });
-    expect(store.ctx.db.prepare('SELECT endpoint, owner_type, show_url_to_group_members FROM webdrive_endpoints WHERE owner_uuid = ?').get(group)).toEqual({
+    expect(store.ctx.db!.prepare('SELECT endpoint, owner_type, show_url_to_group_members FROM webdrive_endpoints WHERE owner_uuid = ?').get(group)).toEqual({
       endpoint: 'design',
       owner_type: 'Group',
       show_url_to_group_members: 0,
@@ -290,7 +290,7 @@ describe('/api/groups/{uuid}/webdrive', () => {
     await dataOf(api(outsider.session, 'POST', '/api/user/webdrive', { endpoint: 'otto' }));
     expect((await api(boss.session, 'POST', `/api/groups/${group}/webdrive`, { endpoint: 'otto' })).body).toMatchObject({ code: 'endpoint_taken' });
     expect((await api(outsider.session, 'POST', '/api/user/webdrive', { endpoint: 'design' })).body).toMatchObject({ code: 'endpoint_taken' });
-    expect(store.ctx.db.prepare('SELECT endpoint FROM webdrive_endpoints WHERE owner_uuid = ?').get(group)).toEqual({ endpoint: 'design' });
+    expect(store.ctx.db!.prepare('SELECT endpoint FROM webdrive_endpoints WHERE owner_uuid = ?').get(group)).toEqual({ endpoint: 'design' });
   });
 
   it('refuses a malformed endpoint or flag (400 naming the field)', async () => {
@@ -333,7 +333,7 @@ describe('refusals on every group endpoint', () => {
   }
 
   function state(): unknown {
-    const { db } = store.ctx;
+    const db = store.ctx.db!;
     return {
       group: groupRow(),
       members: db.prepare('SELECT * FROM group_members WHERE group_uuid = ? ORDER BY user_uuid').all(group),

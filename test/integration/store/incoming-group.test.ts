@@ -52,7 +52,7 @@ const answer = (who: SeededUser | typeof seeder.admin, group: string, uuid: stri
 
 function stateOf(group: string): unknown {
   return {
-    incoming: store.ctx.db.prepare('SELECT uuid, state FROM incoming_shares WHERE recipient_uuid = ? ORDER BY uuid').all(group),
+    incoming: store.ctx.db!.prepare('SELECT uuid, state FROM incoming_shares WHERE recipient_uuid = ? ORDER BY uuid').all(group),
     snapshots: snapshotCounts(store),
     groupUsed: groupDiskUsed(store, group),
     memberUsed: diskUsed(store, member.uuid),

@@ -45,7 +45,7 @@ afterAll(async () => {
 
 /** Everything stored for a user (node rows, revisions, stars, usage) and the blob table. */
 function snapshot(userUuid: string): unknown {
-  const { db } = store.ctx;
+  const db = store.ctx.db!;
   return {
     nodes: db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? ORDER BY uuid').all(userUuid),
     revisions: db

@@ -93,7 +93,7 @@ describe('client address behind a trusted proxy', () => {
       const res = await postAuth(f.client, { username: user.email, password: user.password }, { 'x-forwarded-for': '198.51.100.23' });
       expect(res.status).toBe(200);
       expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'success', ip_address: '198.51.100.23' });
-      const session = f.store.ctx.db.prepare('SELECT ip FROM sessions WHERE fileaccesskey = ?').get((res.body as { fileaccesskey: string }).fileaccesskey);
+      const session = f.store.ctx.db!.prepare('SELECT ip FROM sessions WHERE fileaccesskey = ?').get((res.body as { fileaccesskey: string }).fileaccesskey);
       expect(session).toEqual({ ip: '198.51.100.23' });
 
       for (let i = 0; i < 10; i += 1) {

@@ -22,7 +22,7 @@ const orgs = (s: StoreSession, method: 'GET' | 'POST' | 'PUT' | 'DELETE', suffix
   call(seeder.client, s, method, `/api/admin/organizations${suffix}`, json);
 
 function orgRow(id: string): unknown {
-  return store.ctx.db.prepare('SELECT id, name, allow_unlimited_quota FROM organizations WHERE id = ?').get(id);
+  return store.ctx.db!.prepare('SELECT id, name, allow_unlimited_quota FROM organizations WHERE id = ?').get(id);
 }
 
 /** An administrator (not the built-in one) of organization `orgId`. */
@@ -237,8 +237,8 @@ describe('what an organization separates', () => {
       const res = await call(seeder.client, s, method, path, body);
       expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
     }
-    expect(store.ctx.db.prepare('SELECT name FROM groups WHERE uuid = ?').get(defaultGroup)).toEqual({ name: 'Engineering' });
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM users WHERE uuid = ?').get(defaultUser)).toEqual({ n: 1 });
+    expect(store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(defaultGroup)).toEqual({ name: 'Engineering' });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users WHERE uuid = ?').get(defaultUser)).toEqual({ n: 1 });
   });
 
   it('refuses members and group assignments across organizations (404 naming the field)', async () => {
@@ -248,7 +248,7 @@ describe('what an organization separates', () => {
     const assign = await call(seeder.client, admin, 'POST', `/api/admin/users/${globexUser}/groups`, { groups: { [defaultGroup]: {} } });
     expect(assign.status).toBe(404);
     expect(assign.body).toMatchObject({ msg: `groups.${defaultGroup}: no such group in the user's organization` });
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?').get(globexUser)).toEqual({ n: 0 });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?').get(globexUser)).toEqual({ n: 0 });
   });
 
   it('lists with show=all only the groups of the caller’s organization', async () => {
@@ -264,6 +264,6 @@ describe('what an organization separates', () => {
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ msg: 'transfer_data_to: no such user or group in the organization' });
     }
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM users WHERE uuid = ?').get(leaving)).toEqual({ n: 1 });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users WHERE uuid = ?').get(leaving)).toEqual({ n: 1 });
   });
 });

@@ -82,7 +82,7 @@ describe('password lifetime', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject(EXPIRED);
     }
-    expect(f.store.ctx.db.prepare("SELECT 1 FROM nodes WHERE name = 'blocked'").get()).toBeUndefined();
+    expect(f.store.ctx.db!.prepare("SELECT 1 FROM nodes WHERE name = 'blocked'").get()).toBeUndefined();
     expect((await apiCall(f.client, session.token, 'GET', '/api/user/logout')).status).toBe(200);
   });
 

@@ -43,7 +43,7 @@ function fileUrl(s: StoreSession, id: string, options: { version?: number | stri
 }
 
 function revisionCreated(id: string, revision: number): number {
-  return (store.ctx.db.prepare('SELECT created FROM revisions WHERE node_uuid = ? AND revision = ?').get(id, revision) as { created: number }).created;
+  return (store.ctx.db!.prepare('SELECT created FROM revisions WHERE node_uuid = ? AND revision = ?').get(id, revision) as { created: number }).created;
 }
 
 beforeAll(async () => {

@@ -39,7 +39,7 @@ async function objectKeys(): Promise<string[]> {
 }
 
 function intentCount(): number {
-  return (store.ctx.db.prepare('SELECT COUNT(*) AS n FROM blob_intents').get() as { n: number }).n;
+  return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM blob_intents').get() as { n: number }).n;
 }
 
 beforeAll(async () => {

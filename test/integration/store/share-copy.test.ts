@@ -63,7 +63,7 @@ const bytesOf = (...contents: string[]): number => contents.reduce((n, c) => n +
 
 /** Everything a refused or failed transition must leave as it was. */
 function stateOf(): unknown {
-  const { db } = store.ctx;
+  const db = store.ctx.db!;
   return {
     incoming: db.prepare('SELECT uuid, state, snapshot_uuid, node_uuid FROM incoming_shares ORDER BY uuid').all(),
     snapshots: snapshotCounts(store),
@@ -103,7 +103,7 @@ describe('sharing a copy', () => {
     });
     expect(incomingRow(store, offer!.uuid as string)).toMatchObject({ state: 'pending', recipient_type: 'User', recipient_uuid: bob.uuid, node_uuid: null });
     const snapshot = incomingRow(store, offer!.uuid as string)!.snapshot_uuid as string;
-    expect(store.ctx.db.prepare('SELECT id, parent_id, name, type, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id').all(snapshot)).toEqual([
+    expect(store.ctx.db!.prepare('SELECT id, parent_id, name, type, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id').all(snapshot)).toEqual([
       { id: 0, parent_id: null, name: nodeRow(store, t.folder)?.name, type: 'Dir', size: 0 },
       { id: 1, parent_id: 0, name: 'sub', type: 'Dir', size: 0 },
       { id: 2, parent_id: 0, name: 'a.txt', type: 'File', size: bytesOf(t.contentA) },
@@ -146,9 +146,9 @@ describe('sharing a copy', () => {
     const t = await report();
     const offer = await offerTo(bob, t);
     const { node_uuid: copyUuid } = await dataOf<{ node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
-    const [subCopy] = (store.ctx.db.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'sub'").all(copyUuid) as Array<{ uuid: string }>);
-    const aCopy = (store.ctx.db.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'").get(copyUuid) as { uuid: string }).uuid;
-    const bCopy = (store.ctx.db.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'b.txt'").get(subCopy!.uuid) as { uuid: string }).uuid;
+    const [subCopy] = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'sub'").all(copyUuid) as Array<{ uuid: string }>);
+    const aCopy = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'").get(copyUuid) as { uuid: string }).uuid;
+    const bCopy = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'b.txt'").get(subCopy!.uuid) as { uuid: string }).uuid;
 
     const blobBytes = blobFolderBytes(store);
     const newA = text('alice edits a');
@@ -176,7 +176,7 @@ describe('sharing a copy', () => {
     expect(blobRefs(store, blobHashOf(t.contentA))).toBe(1);
 
     const { node_uuid: copyUuid } = await dataOf<{ node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
-    const aCopy = (store.ctx.db.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'").get(copyUuid) as { uuid: string }).uuid;
+    const aCopy = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'").get(copyUuid) as { uuid: string }).uuid;
     expect(await readText(store, bob.session, aCopy)).toBe(t.contentA);
     expect(incomingRow(store, offer.uuid as string)?.source_uuid).toBeNull();
   });
@@ -223,7 +223,7 @@ describe('sharing a copy', () => {
     const t = await report();
     const refs = blobRefs(store, blobHashOf(t.contentA));
     expect((await shareCopy(alice, t.folder, [bob.uuid, group, bob.uuid.toUpperCase()])).status).toBe(204);
-    const rows = store.ctx.db.prepare('SELECT recipient_type, recipient_uuid, snapshot_uuid FROM incoming_shares WHERE source_uuid = ? ORDER BY recipient_type').all(t.folder) as Array<{
+    const rows = store.ctx.db!.prepare('SELECT recipient_type, recipient_uuid, snapshot_uuid FROM incoming_shares WHERE source_uuid = ? ORDER BY recipient_type').all(t.folder) as Array<{
       recipient_type: string;
       recipient_uuid: string;
       snapshot_uuid: string;
@@ -335,7 +335,7 @@ describe('refusals', () => {
 describe('each transition is one transaction', () => {
   /** Makes the statement starting with `sqlStart` fail, as a crash at that point would, while `work` runs. */
   async function failingAt<T>(sqlStart: string, work: () => Promise<T>): Promise<T> {
-    const { db } = store.ctx;
+    const db = store.ctx.db!;
     const prepare = db.prepare;
     db.prepare = ((sql: string) => {
       if (sql.trimStart().startsWith(sqlStart)) throw new Error(`simulated failure at: ${sqlStart}`);

@@ -63,7 +63,7 @@ describe('deleting a user without transfer', () => {
     const sent = text('sent');
     const sentFile = await uploadFile(seeder.client, user.session, 'home', 'sent.txt', sent);
     expect((await post(user, `/api/nodes/${sentFile}`, { share_copy_with: [friend.uuid] })).status).toBe(204);
-    const sentOffer = (store.ctx.db.prepare('SELECT uuid FROM incoming_shares WHERE source_uuid = ?').get(sentFile) as { uuid: string }).uuid;
+    const sentOffer = (store.ctx.db!.prepare('SELECT uuid FROM incoming_shares WHERE source_uuid = ?').get(sentFile) as { uuid: string }).uuid;
 
     expect((await as(seeder.client, admin, 'DELETE', `/api/admin/users/${user.uuid}?confirm_delete=yes`)).status).toBe(200);
 

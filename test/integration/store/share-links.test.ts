@@ -64,7 +64,7 @@ describe('a public link to a file', () => {
       url: `/public/${created.token}`,
     });
     // Only the token's hash is stored.
-    const row = store.ctx.db.prepare('SELECT * FROM shares WHERE uuid = ?').get(created.share_uuid) as Record<string, unknown>;
+    const row = store.ctx.db!.prepare('SELECT * FROM shares WHERE uuid = ?').get(created.share_uuid) as Record<string, unknown>;
     expect(JSON.stringify(row)).not.toContain(created.token);
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
     // Listed without the token afterwards.
@@ -107,7 +107,7 @@ describe('a public link to a file', () => {
     const file = await uploadFile(seeder.client, owner.session, 'home', `secret ${(counter += 1)}.txt`, 'classified');
     const created = await link(owner, file, { type: 'public', password: 'letmein' });
     expect(created.password_protected).toBe(true);
-    const row = store.ctx.db.prepare('SELECT password_hash FROM shares WHERE uuid = ?').get(created.share_uuid) as { password_hash: string };
+    const row = store.ctx.db!.prepare('SELECT password_hash FROM shares WHERE uuid = ?').get(created.share_uuid) as { password_hash: string };
     expect(row.password_hash).not.toContain('letmein');
 
     const none = await fetchRaw(store, created.url);
@@ -222,11 +222,11 @@ describe('an upload link', () => {
     expect({ status: res.status, body: res.json() }).toEqual({ status: 200, body: { status: 'success', msg: 'file uploaded', data: { name: 'report (2).txt', size: 15 } } });
     expect((await upload(`${created.url}/upload`, 'report.txt', 'another')).json()).toMatchObject({ data: { name: 'report (3).txt' } });
     expect(childNames(store, folder)).toEqual(['report (2).txt', 'report (3).txt', 'report.txt']);
-    const row = store.ctx.db.prepare("SELECT n.owner_uuid, r.uploader_uuid FROM nodes n JOIN revisions r ON r.node_uuid = n.uuid WHERE n.parent_uuid = ? AND n.name = 'report (2).txt'").get(folder);
+    const row = store.ctx.db!.prepare("SELECT n.owner_uuid, r.uploader_uuid FROM nodes n JOIN revisions r ON r.node_uuid = n.uuid WHERE n.parent_uuid = ? AND n.name = 'report (2).txt'").get(folder);
     expect(row).toEqual({ owner_uuid: owner.uuid, uploader_uuid: null });
     expect(diskUsed(store, owner.uuid)).toBe(used + 15 + 7);
     // The bytes themselves, read back by the owner (small files live in their blob row).
-    const stored = store.ctx.db.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'report (2).txt'").get(folder) as { uuid: string };
+    const stored = store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'report (2).txt'").get(folder) as { uuid: string };
     expect(await readText(store, owner.session, stored.uuid)).toBe('from a stranger');
   });
 

@@ -158,8 +158,8 @@ describe('DELETE inside trash', () => {
     expect(res.status).toBe(204);
     expect(diskUsed(store, alice.uuid)).toBe(usedWithFile - Buffer.byteLength(v1) - Buffer.byteLength(v2));
     expect(nodeRow(store, file)).toBeUndefined();
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM revisions WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM revisions WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
     for (const content of [v1, v2]) {
       expect(blobRefs(store, blobHashOf(content))).toBe(0);
       expect(blobStored(store, blobHashOf(content))).toBe(false);
@@ -230,7 +230,7 @@ describe('copy_to and blobs', () => {
     expect(blobFiles(store)).toEqual(filesBefore);
     expect(blobRefs(store, blobHashOf(content))).toBe(2);
     expect(diskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(content));
-    expect(store.ctx.db.prepare('SELECT revision, blob_hash, size, uploader_uuid FROM revisions WHERE node_uuid = ?').all(copy.id)).toEqual([
+    expect(store.ctx.db!.prepare('SELECT revision, blob_hash, size, uploader_uuid FROM revisions WHERE node_uuid = ?').all(copy.id)).toEqual([
       { revision: 1, blob_hash: blobHashOf(content), size: Buffer.byteLength(content), uploader_uuid: alice.uuid },
     ]);
   });

@@ -73,7 +73,7 @@ describe('GET/POST /api/user/2fa', () => {
     const other = await f.client.login(user.email, user.password);
     expect(dataOf(await twofa(user.session, { twofa: true }))).toMatchObject({ twofa: true });
     expect(await isLive(f.client, other)).toBe(false);
-    expect(authenticateFileAccessKey(f.store.ctx.db, f.store.clock, other.fileAccessKey)).toBeUndefined();
+    expect((await authenticateFileAccessKey(f.store.ctx.storage.sql, f.store.clock, other.fileAccessKey))).toBeUndefined();
     expect(await isLive(f.client, user.session)).toBe(true);
   });
 

@@ -58,11 +58,11 @@ async function uploadAs(user: SeededUser, target: string, filename: string, cont
 }
 
 function revisions(nodeUuid: string): RevisionRow[] {
-  return store.ctx.db.prepare('SELECT * FROM revisions WHERE node_uuid = ? ORDER BY revision').all(nodeUuid) as RevisionRow[];
+  return store.ctx.db!.prepare('SELECT * FROM revisions WHERE node_uuid = ? ORDER BY revision').all(nodeUuid) as RevisionRow[];
 }
 
 function childrenOf(folderUuid: string): Array<{ uuid: string; name: string; type: string }> {
-  return store.ctx.db.prepare('SELECT uuid, name, type FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{
+  return store.ctx.db!.prepare('SELECT uuid, name, type FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{
     uuid: string;
     name: string;
     type: string;
@@ -92,7 +92,7 @@ describe('GET /api/nodes/{id}/upload', () => {
     expect(res.status).toBe(200);
     const body = res.body as { token: string; status: string; msg: string };
     expect(body).toEqual({ token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), status: 'success', msg: expect.any(String) });
-    const row = store.ctx.db.prepare('SELECT token_hash, user_uuid, target_uuid, used FROM upload_tokens WHERE user_uuid = ?').get(ann.uuid);
+    const row = store.ctx.db!.prepare('SELECT token_hash, user_uuid, target_uuid, used FROM upload_tokens WHERE user_uuid = ?').get(ann.uuid);
     expect(row).toEqual({ token_hash: sha256Of(body.token), user_uuid: ann.uuid, target_uuid: ann.home, used: null });
   });
 
@@ -106,7 +106,7 @@ describe('GET /api/nodes/{id}/upload', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual(unknown.body);
     }
-    expect(store.ctx.db.prepare('SELECT COUNT(*) AS n FROM upload_tokens WHERE user_uuid = ?').get(ann.uuid)).toEqual({ n: 0 });
+    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM upload_tokens WHERE user_uuid = ?').get(ann.uuid)).toEqual({ n: 0 });
   });
 
   it.each(['favorites', 'public_shares', 'private_shares', 'shared_with_you', 'trash'])('refuses a token for %s (403 virtual_folder)', async (kind) => {
@@ -135,7 +135,7 @@ describe('GET /api/nodes/{id}/upload', () => {
 describe('POST /upload/{token}: files and revisions', () => {
   it('stores a new file at revision 1 and answers its uuid, name, revision and size', async () => {
     const ann = await newUser();
-    const before = store.ctx.db.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
+    const before = store.ctx.db!.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
     store.clock.advance(1_000);
     const res = await uploadAs(ann, 'home', 'notes.txt', 'hello, world');
     expect(res.status).toBe(200);
@@ -150,7 +150,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(rev).toMatchObject({ revision: 1, size: 12, blob_hash: blobHashOf('hello, world'), uploader_uuid: ann.uuid });
     expect(await blobContent(blobHashOf('hello, world'))).toBe('hello, world');
     expect(diskUsed(store, ann.uuid)).toBe(12);
-    const after = store.ctx.db.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
+    const after = store.ctx.db!.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
     expect(after.updated).toBeGreaterThan(before.updated);
     const listed = await client.listFolder(ann.session, nodeId('home'));
     expect(listed).toEqual([expect.objectContaining({ id: uuid, name: 'notes.txt', kind: 'file', sizeBytes: 12, revision: 1 })]);
@@ -162,9 +162,9 @@ describe('POST /upload/{token}: files and revisions', () => {
     const large = Buffer.alloc(INLINE_MAX_BYTES + 1, 7);
     expect((await uploadAs(ann, 'home', 'small.txt', small)).status).toBe(200);
     expect((await uploadAs(ann, 'home', 'large.bin', large)).status).toBe(200);
-    expect(inlineBlob(store.ctx.db, blobHashOf(small))?.toString()).toBe(small);
+    expect((await inlineBlob(store.ctx.storage.sql, blobHashOf(small)))?.toString()).toBe(small);
     expect(blobFileExists(store, blobHashOf(small))).toBe(false);
-    expect(inlineBlob(store.ctx.db, blobHashOf(large))).toBeUndefined();
+    expect((await inlineBlob(store.ctx.storage.sql, blobHashOf(large)))).toBeUndefined();
     expect(blobFileExists(store, blobHashOf(large))).toBe(true);
     expect(await blobContent(blobHashOf(large))).toBe(large.toString());
     expect(diskUsed(store, ann.uuid)).toBe(4096 + INLINE_MAX_BYTES + 1);
@@ -476,7 +476,7 @@ describe('quota', () => {
     await uploadAs(ann, 'home', 'a.txt', '1234567');
     await uploadAs(ann, (a.body as { data: { uuid: string } }).data.uuid, 'a.txt', '1');
     await uploadAs(ann, 'incoming', 'b.txt', '123');
-    const sum = store.ctx.db
+    const sum = store.ctx.db!
       .prepare('SELECT COALESCE(SUM(r.size), 0) AS total FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
       .get(ann.uuid) as { total: number };
     expect(sum.total).toBe(5 + 7 + 1 + 3);

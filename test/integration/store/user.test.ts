@@ -35,7 +35,7 @@ afterAll(async () => {
 
 describe('GET /api/user', () => {
   it('answers the built-in admin’s profile in the envelope, with exactly the SPEC fields', async () => {
-    const row = store.ctx.db.prepare('SELECT uuid, created FROM users WHERE is_builtin = 1').get() as { uuid: string; created: number };
+    const row = store.ctx.db!.prepare('SELECT uuid, created FROM users WHERE is_builtin = 1').get() as { uuid: string; created: number };
     const res = await getUser(admin);
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({
@@ -89,7 +89,7 @@ describe('GET /api/user', () => {
     await client.upload(session, { revisionOf: nodeId(file), name: 'report.txt' }, Readable.from([Buffer.alloc(100, 7)]), 100);
     profile = await client.currentUser(session);
     expect(profile.diskUsedBytes).toBe(1334);
-    const stored = store.ctx.db.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(uuid) as { disk_used: number };
+    const stored = store.ctx.db!.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(uuid) as { disk_used: number };
     expect(stored.disk_used).toBe(1334);
   });
 
@@ -217,7 +217,7 @@ describe('PUT /api/user', () => {
       expect((await fetchAvatar(first)).status).toBe(404);
       expect(dataOf(await put(me.session, { avatar: '' }))).toMatchObject({ avatar: '' });
       expect((await fetchAvatar(second)).status).toBe(404);
-      expect(store.ctx.db.prepare('SELECT 1 FROM avatars WHERE owner_uuid = ?').get(me.uuid)).toBeUndefined();
+      expect(store.ctx.db!.prepare('SELECT 1 FROM avatars WHERE owner_uuid = ?').get(me.uuid)).toBeUndefined();
     });
 
     it.each([

@@ -17,7 +17,7 @@ function call(user: TestUser | undefined, method: 'GET' | 'POST' | 'DELETE', jso
 }
 
 function rowOf(ownerUuid: string): { endpoint: string; owner_type: string } | undefined {
-  return f.store.ctx.db.prepare('SELECT endpoint, owner_type FROM webdrive_endpoints WHERE owner_uuid = ?').get(ownerUuid) as
+  return f.store.ctx.db!.prepare('SELECT endpoint, owner_type FROM webdrive_endpoints WHERE owner_uuid = ?').get(ownerUuid) as
     | { endpoint: string; owner_type: string }
     | undefined;
 }

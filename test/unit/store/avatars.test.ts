@@ -9,6 +9,7 @@ import { loadConfig } from '../../../src/common/config.js';
 import { systemClock } from '../../../src/common/clock.js';
 import { createLogger } from '../../../src/common/logger.js';
 import type { StoreContext } from '../../../src/store/context.js';
+import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { StoreHttpError } from '../../../src/store/envelope.js';
 import { avatarAt, avatarUrl, decodeAvatar, storeAvatar } from '../../../src/store/ops/avatars.js';
@@ -55,35 +56,37 @@ describe('decodeAvatar', () => {
 describe('avatar rows', () => {
   const tmp = makeTmpDir();
   const db = openDatabase(path.join(tmp.dir, 'avatars.sqlite'));
+  const storage = new SqliteStorage(db);
+  const sql = storage.sql;
   const config = loadConfig({ env: {}, flags: { dataDir: tmp.dir } });
-  const ctx = { db, config, clock: systemClock, log: createLogger('silent') } as unknown as StoreContext;
+  const ctx = { storage, db, config, clock: systemClock, log: createLogger('silent') } as unknown as StoreContext;
   const owner = '11111111-2222-4333-8444-555555555555';
   afterAll(() => {
     db.close();
     tmp.remove();
   });
 
-  it('links a stored avatar by a version that follows its bytes, and forgets old versions', () => {
-    expect(avatarUrl(ctx, owner)).toBe('');
-    storeAvatar(db, owner, { contentType: 'image/png', bytes: pngBytes() }, 1);
-    const first = avatarUrl(ctx, owner);
+  it('links a stored avatar by a version that follows its bytes, and forgets old versions', async () => {
+    expect((await avatarUrl(ctx, owner))).toBe('');
+    await storeAvatar(sql, owner, { contentType: 'image/png', bytes: pngBytes() }, 1);
+    const first = (await avatarUrl(ctx, owner));
     expect(first).toMatch(new RegExp(`^/avatars/${owner}/[\\w-]{16}$`));
     const firstVersion = first.split('/').pop() as string;
-    expect(avatarAt(db, owner, firstVersion)).toMatchObject({ contentType: 'image/png', bytes: pngBytes() });
+    expect(await avatarAt(sql, owner, firstVersion)).toMatchObject({ contentType: 'image/png', bytes: pngBytes() });
 
-    storeAvatar(db, owner, { contentType: 'image/jpeg', bytes: jpegBytes() }, 2);
-    const second = avatarUrl(ctx, owner);
+    await storeAvatar(sql, owner, { contentType: 'image/jpeg', bytes: jpegBytes() }, 2);
+    const second = (await avatarUrl(ctx, owner));
     expect(second).not.toBe(first);
-    expect(avatarAt(db, owner, firstVersion)).toBeUndefined();
-    expect(avatarAt(db, owner, second.split('/').pop() as string)?.contentType).toBe('image/jpeg');
+    expect(await avatarAt(sql, owner, firstVersion)).toBeUndefined();
+    expect((await avatarAt(sql, owner, second.split('/').pop() as string))?.contentType).toBe('image/jpeg');
 
-    storeAvatar(db, owner, null, 3);
-    expect(avatarUrl(ctx, owner)).toBe('');
+    await storeAvatar(sql, owner, null, 3);
+    expect((await avatarUrl(ctx, owner))).toBe('');
   });
 
-  it('makes the link absolute when store.publicUrl is set', () => {
-    storeAvatar(db, owner, { contentType: 'image/png', bytes: pngBytes() }, 4);
+  it('makes the link absolute when store.publicUrl is set', async () => {
+    await storeAvatar(sql, owner, { contentType: 'image/png', bytes: pngBytes() }, 4);
     const withBase = { ...ctx, config: { ...config, store: { ...config.store, publicUrl: 'https://files.example.org/' } } } as StoreContext;
-    expect(avatarUrl(withBase, owner)).toMatch(new RegExp(`^https://files\\.example\\.org/avatars/${owner}/`));
+    expect((await avatarUrl(withBase, owner))).toMatch(new RegExp(`^https://files\\.example\\.org/avatars/${owner}/`));
   });
 });

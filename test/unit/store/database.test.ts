@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
+import type { Sql } from '../../../src/store/storage/sql.js';
 import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { createTopLevelFolders, getNode, getTopLevel, topKindOf, type NodeRow } from '../../../src/store/storage/nodes.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
@@ -56,39 +58,39 @@ describe('openDatabase', () => {
 describe('topKindOf', () => {
   const owner = '00000000-0000-4000-8000-000000000001';
 
-  function folder(parent: NodeRow, name: string): NodeRow {
+  async function folder(sql: Sql, parent: NodeRow, name: string): Promise<NodeRow> {
     const uuid = randomUUID();
-    (db as Db).prepare(`INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated) VALUES (?, ?, 'User', ?, ?, 'Dir', 0, 0)`).run(uuid, owner, parent.uuid, name);
-    return getNode(db as Db, uuid) as NodeRow;
+    await sql.run(`INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated) VALUES (?, ?, 'User', ?, ?, 'Dir', 0, 0)`, [uuid, owner, parent.uuid, name]);
+    return (await getNode(sql, uuid)) as NodeRow;
   }
-  const moveTo = (node: NodeRow, parent: NodeRow): void => {
-    (db as Db).prepare('UPDATE nodes SET parent_uuid = ? WHERE uuid = ?').run(parent.uuid, node.uuid);
+  const moveTo = async (sql: Sql, node: NodeRow, parent: NodeRow): Promise<void> => {
+    await sql.run('UPDATE nodes SET parent_uuid = ? WHERE uuid = ?', [parent.uuid, node.uuid]);
   };
 
-  it('follows every move of the node or of a folder above it, committed or rolled back', () => {
+  it('follows every move of the node or of a folder above it, committed or rolled back', async () => {
     db = openDatabase(file);
-    const conn = db;
-    createTopLevelFolders(conn, 'User', owner, 0);
-    const home = getTopLevel(conn, owner, 'home') as NodeRow;
-    const trash = getTopLevel(conn, owner, 'trash') as NodeRow;
-    const outer = folder(home, 'outer');
-    const inner = folder(outer, 'inner');
-    expect([topKindOf(conn, home), topKindOf(conn, outer), topKindOf(conn, inner)]).toEqual(['home', 'home', 'home']);
+    const sql = new SqliteStorage(db).sql;
+    await createTopLevelFolders(sql, 'User', owner, 0);
+    const home = (await getTopLevel(sql, owner, 'home')) as NodeRow;
+    const trash = (await getTopLevel(sql, owner, 'trash')) as NodeRow;
+    const outer = await folder(sql, home, 'outer');
+    const inner = await folder(sql, outer, 'inner');
+    expect([await topKindOf(sql, home), await topKindOf(sql, outer), await topKindOf(sql, inner)]).toEqual(['home', 'home', 'home']);
 
     // An ancestor moves: the remembered answer for the node below it goes too.
-    moveTo(outer, trash);
-    expect(topKindOf(conn, inner)).toBe('trash');
-    moveTo(outer, home);
-    expect(topKindOf(conn, inner)).toBe('home');
+    await moveTo(sql, outer, trash);
+    expect(await topKindOf(sql, inner)).toBe('trash');
+    await moveTo(sql, outer, home);
+    expect(await topKindOf(sql, inner)).toBe('home');
 
     // A move inside a transaction that rolls back: inside, the new place; afterwards, the old.
-    expect(() =>
-      conn.transaction(() => {
-        moveTo(outer, trash);
-        expect(topKindOf(conn, inner)).toBe('trash');
+    await expect(
+      sql.transaction(async (tx) => {
+        await moveTo(tx, outer, trash);
+        expect(await topKindOf(tx, inner)).toBe('trash');
         throw new Error('roll back');
-      })(),
-    ).toThrow('roll back');
-    expect(topKindOf(conn, inner)).toBe('home');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await topKindOf(sql, inner)).toBe('home');
   });
 });

@@ -16,6 +16,18 @@ import { StorageConstraintError, type RunResult, type Sql, type SqlParams, type 
 
 type Db = Database.Database;
 
+/** Each handle's connection, for the few SQLite-only mechanisms (sqliteConnectionOf). */
+const connections = new WeakMap<Sql, Db>();
+
+/**
+ * The better-sqlite3 connection behind a SQLite dialect handle (root or transaction); undefined
+ * for any other handle. Only for what SQLite alone has (a TEMP trigger's cache, nodes.ts), each
+ * with a path that works without it.
+ */
+export function sqliteConnectionOf(sql: Sql): Db | undefined {
+  return connections.get(sql);
+}
+
 /** A FIFO mutex: the connection's one transaction at a time. */
 class Gate {
   private held = false;
@@ -108,6 +120,7 @@ export class SqliteStorage implements Storage {
       exec: (text) => gated(() => now.exec(text)),
       transaction: (work) => this.begin(work),
     };
+    connections.set(this.sql, db);
   }
 
   private async begin<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
@@ -161,6 +174,7 @@ export class SqliteStorage implements Storage {
         }
       },
     };
+    connections.set(handle, this.db);
     return handle;
   }
 
