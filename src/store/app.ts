@@ -156,8 +156,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     const caller = await authenticateToken(storage.sql, keys, clock, match[1] as string);
     if (!caller) throw unauthenticated('invalid, expired or revoked token');
     request.caller = caller;
-    if (policy) await admitCaller(ctx, caller, policy);
-    else await refuseExpiredPassword(ctx, caller);
+    if (policy) admitCaller(ctx, caller, policy);
+    else refuseExpiredPassword(ctx, caller);
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -49,7 +49,7 @@ export interface StoreFileOptions {
  * into its row), then runs `record`, the one metadata transaction that refers to it. When either
  * fails, the stored blob goes unless another row shares the bytes.
  */
-export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, record: () => T): Promise<T> {
+export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, record: () => Promise<T>): Promise<T> {
   const { blobs } = ctx;
   try {
     await blobs.commit(staged);
@@ -61,7 +61,7 @@ export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, rec
   }
   let recorded: T;
   try {
-    recorded = record();
+    recorded = await record();
   } catch (err) {
     await blobs.release(staged.hash);
     if (staged.tempPath !== undefined) await blobs.remove(staged.hash);
