@@ -15,7 +15,7 @@ import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js'
 import type { StoreContext } from './context.js';
 import { openDatabase } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
-import type { Sql } from './storage/sql.js';
+import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
 import { storageBlobLedger } from './storage/blob-ledger.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
 import { createTopLevelFolders } from './storage/nodes.js';
@@ -239,8 +239,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
  */
 async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
   const { storage, config, clock, log } = ctx;
-  const exists = (sql: Sql) => sql.get('SELECT 1 FROM users WHERE is_builtin = 1');
-  if (await exists(storage.sql)) return;
+  if (await hasBuiltinAdmin(storage.sql)) return;
   let password = config.store.adminPassword;
   if (!password) {
     password = generatePassword();
@@ -253,12 +252,8 @@ async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
   const uuid = randomUUID();
   await storage.sql.transaction(async (tx) => {
     // Another instance starting at the same moment may have made it meanwhile.
-    if (await exists(tx)) return;
-    await tx.run(
-      `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, created, updated, password_changed)
-       VALUES (?, 'admin', 'admin', 'Administrator', ?, 1, 1, 1, ?, ?, ?)`,
-      [uuid, hash, now, now, now],
-    );
+    if (await hasBuiltinAdmin(tx)) return;
+    await insertBuiltinAdmin(tx, uuid, hash, now);
     await createTopLevelFolders(tx, 'User', uuid, now);
   });
 }

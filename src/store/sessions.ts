@@ -11,6 +11,7 @@ import path from 'node:path';
 import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
+import { activeSession, insertSessionRow, revokeSessions, type ActiveSessionRow } from './storage/sessions.js';
 import type { Sql } from './storage/sql.js';
 
 export interface SessionKeys {
@@ -61,13 +62,7 @@ export async function signSession(keys: SessionKeys, clock: Clock, userUuid: str
 
 /** Stores a signed session; until then its token is refused (no row). */
 export async function insertSession(sql: Sql, session: SignedSession, origin: { ip: string; appPasswordUuid?: string }): Promise<void> {
-  (await sql.run('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip, app_password_uuid) VALUES (?, ?, ?, ?, ?, ?, ?)', [session.sessionId,
-    session.userUuid,
-    session.fileaccesskey,
-    session.createdMs,
-    session.expiresMs,
-    origin.ip,
-    origin.appPasswordUuid ?? null]));
+  await insertSessionRow(sql, { ...session, ip: origin.ip, appPasswordUuid: origin.appPasswordUuid ?? null });
 }
 
 export interface AuthenticatedUser {
@@ -81,20 +76,6 @@ export interface AuthenticatedUser {
   /** When the account password was last set (its age decides `password_expired`). */
   passwordChangedMs: number;
 }
-
-interface ActiveSessionRow {
-  user_uuid: string;
-  id: string;
-  is_admin: number;
-  is_builtin: number;
-  org_id: string;
-  app_password_uuid: string | null;
-  password_changed: number;
-}
-
-const ACTIVE_SESSION_SQL = `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed
-  FROM sessions s JOIN users u ON u.uuid = s.user_uuid
-  WHERE s.%COLUMN% = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1`;
 
 function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefined {
   if (!row) return undefined;
@@ -153,28 +134,28 @@ async function verifiedClaims(keys: SessionKeys, clock: Clock, token: string): P
 
 /** The live session `sessionId` with its active user (upload tokens name their session; a change that awaited re-checks its caller). */
 export async function sessionUser(sql: Sql, nowMs: number, sessionId: string): Promise<AuthenticatedUser | undefined> {
-  return toUser((await sql.get(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'id'), [sessionId, nowMs])) as ActiveSessionRow | undefined);
+  return toUser(await activeSession(sql, 'id', sessionId, nowMs));
 }
 
 /** Resolves a fileaccesskey from a view/download URL to its live session. */
 export async function authenticateFileAccessKey(sql: Sql, clock: Clock, key: string): Promise<AuthenticatedUser | undefined> {
-  return toUser((await sql.get(ACTIVE_SESSION_SQL.replace('%COLUMN%', 'fileaccesskey'), [key, clock.now()])) as ActiveSessionRow | undefined);
+  return toUser(await activeSession(sql, 'fileaccesskey', key, clock.now()));
 }
 
 export async function revokeSession(sql: Sql, clock: Clock, sessionId: string): Promise<void> {
-  (await sql.run('UPDATE sessions SET revoked = ? WHERE id = ? AND revoked IS NULL', [clock.now(), sessionId]));
+  await revokeSessions(sql, clock.now(), { sessionId });
 }
 
 export async function revokeUserSessions(sql: Sql, clock: Clock, userUuid: string): Promise<void> {
-  (await sql.run('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND revoked IS NULL', [clock.now(), userUuid]));
+  await revokeSessions(sql, clock.now(), { userUuid });
 }
 
 /** Ends every session of the user except `keepSessionId` (the caller's). */
 export async function revokeOtherSessions(sql: Sql, clock: Clock, userUuid: string, keepSessionId: string): Promise<void> {
-  (await sql.run('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND id <> ? AND revoked IS NULL', [clock.now(), userUuid, keepSessionId]));
+  await revokeSessions(sql, clock.now(), { userUuid, exceptSessionId: keepSessionId });
 }
 
 /** Ends the sessions opened with one app password. */
 export async function revokeAppPasswordSessions(sql: Sql, clock: Clock, appPasswordUuid: string): Promise<void> {
-  (await sql.run('UPDATE sessions SET revoked = ? WHERE app_password_uuid = ? AND revoked IS NULL', [clock.now(), appPasswordUuid]));
+  await revokeSessions(sql, clock.now(), { appPasswordUuid });
 }

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { StoreContext } from '../context.js';
+import { avatarRowAt, avatarVersionOf, deleteAvatar, putAvatar } from '../storage/avatars.js';
 import type { Sql } from '../storage/sql.js';
 import { invalid } from '../envelope.js';
 
@@ -60,13 +61,11 @@ export function decodeAvatar(value: string, maxBytes: number, field = 'avatar'):
 /** Stores (or with null removes) an owner's avatar. Run inside the caller's transaction when it changes more. */
 export async function storeAvatar(sql: Sql, ownerUuid: string, avatar: Avatar | null, nowMs: number): Promise<void> {
   if (avatar === null) {
-    (await sql.run('DELETE FROM avatars WHERE owner_uuid = ?', [ownerUuid]));
+    await deleteAvatar(sql, ownerUuid);
     return;
   }
   const version = createHash('sha256').update(avatar.bytes).digest('base64url').slice(0, 16);
-  (await sql.run(`INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT(owner_uuid) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
-       version = excluded.version, updated = excluded.updated`, [ownerUuid, avatar.contentType, avatar.bytes, version, nowMs]));
+  await putAvatar(sql, ownerUuid, { content_type: avatar.contentType, bytes: avatar.bytes, version, updated: nowMs });
 }
 
 /**
@@ -75,10 +74,10 @@ export async function storeAvatar(sql: Sql, ownerUuid: string, avatar: Avatar | 
  * below the store's base URL (SPEC's profile calls it "path to the avatar").
  */
 export async function avatarUrl(ctx: StoreContext, ownerUuid: string): Promise<string> {
-  const row = (await ctx.storage.sql.get('SELECT version FROM avatars WHERE owner_uuid = ?', [ownerUuid])) as { version: string } | undefined;
-  if (!row) return '';
+  const version = await avatarVersionOf(ctx.storage.sql, ownerUuid);
+  if (version === undefined) return '';
   const base = ctx.config.store.publicUrl?.replace(/\/+$/, '') ?? '';
-  return `${base}/avatars/${ownerUuid}/${row.version}`;
+  return `${base}/avatars/${ownerUuid}/${version}`;
 }
 
 export interface ServedAvatar {
@@ -90,8 +89,6 @@ export interface ServedAvatar {
 
 /** The avatar behind a link, or undefined when the owner has none or the version is not current. */
 export async function avatarAt(sql: Sql, ownerUuid: string, version: string): Promise<ServedAvatar | undefined> {
-  const row = (await sql.get('SELECT content_type, bytes, version, updated FROM avatars WHERE owner_uuid = ? AND version = ?', [ownerUuid, version])) as
-    | { content_type: AvatarType; bytes: Buffer; version: string; updated: number }
-    | undefined;
-  return row && { contentType: row.content_type, bytes: row.bytes, version: row.version, updatedMs: row.updated };
+  const row = await avatarRowAt(sql, ownerUuid, version);
+  return row && { contentType: row.content_type as AvatarType, bytes: row.bytes, version: row.version, updatedMs: row.updated };
 }

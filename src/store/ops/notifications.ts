@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
-import { setNotifications } from '../storage/users.js';
+import { notificationsOf, setNotifications } from '../storage/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';
 import { parseInput } from './input.js';
@@ -60,8 +60,8 @@ async function storedOf(ctx: StoreContext, caller: AuthenticatedUser): Promise<P
 
 /** Whether the user wants alerts of this kind (their setting, or the default). */
 export async function wantsAlert(ctx: StoreContext, userUuid: string, key: NotificationKey): Promise<boolean> {
-  const row = (await ctx.storage.sql.get('SELECT notifications FROM users WHERE uuid = ?', [userUuid])) as { notifications: string } | undefined;
-  return (row ? storedSettings(row.notifications)[key] : undefined) ?? NOTIFICATION_DEFAULTS[key];
+  const stored = await notificationsOf(ctx.storage.sql, userUuid);
+  return (stored === undefined ? undefined : storedSettings(stored)[key]) ?? NOTIFICATION_DEFAULTS[key];
 }
 
 export async function getNotifications(ctx: StoreContext, caller: AuthenticatedUser): Promise<NotificationSettings> {

@@ -17,7 +17,7 @@ import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../storage/owne
 import { getUserByUuid } from '../storage/users.js';
 import { releaseEndpoint } from '../storage/webdrive.js';
 import type { Sql } from '../storage/sql.js';
-import { deleteShareRequest, requestsTouching } from '../storage/approvals.js';
+import { deleteShareRequest, dropApproversOf, requestsTouching } from '../storage/approvals.js';
 import { dropIncomingOf } from '../storage/incoming-shares.js';
 import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../storage/shares.js';
 import { releaseSnapshot } from '../storage/snapshots.js';
@@ -61,7 +61,7 @@ async function forgetSharing(sql: Sql, owner: Owner, removed: readonly LinkType[
     (await deleteShareRequest(sql, request.uuid));
     if (request.snapshot_uuid !== null) unreferenced.push(...(await releaseSnapshot(sql, request.snapshot_uuid)));
   }
-  (await sql.run('DELETE FROM approvers WHERE workspace_uuid = ?', [owner.uuid]));
+  await dropApproversOf(sql, owner.uuid);
   unreferenced.push(...(await dropIncomingOf(sql, owner.uuid)));
   (await dropRecipient(sql, owner.uuid));
   (await deleteOwnerShares(sql, owner.uuid, removed));

@@ -24,7 +24,12 @@ export async function insertAppPassword(sql: Sql, row: Omit<AppPasswordRow, 'las
 
 /** A user's app passwords, newest first. */
 export async function listAppPasswords(sql: Sql, userUuid: string): Promise<AppPasswordRow[]> {
-  return (await sql.all('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created DESC, rowid DESC', [userUuid])) as AppPasswordRow[];
+  return (await sql.all(
+    // Newest first; of two made in the same millisecond, SQLite knows which came last (rowid),
+    // PostgreSQL has no insertion order to ask for, so there the uuid decides.
+    `SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created DESC, ${sql.dialect === 'sqlite' ? 'rowid' : 'uuid'} DESC`,
+    [userUuid],
+  )) as AppPasswordRow[];
 }
 
 export async function countAppPasswords(sql: Sql, userUuid: string): Promise<number> {

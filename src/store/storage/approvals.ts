@@ -4,7 +4,13 @@
  * inside the caller's transaction.
  */
 import type { Sql } from './sql.js';
+import { folded } from './portable.js';
 import type { OwnerType } from './nodes.js';
+
+/** Forgets every approver of a workspace (a deleted user or group). */
+export async function dropApproversOf(sql: Sql, workspaceUuid: string): Promise<void> {
+  await sql.run('DELETE FROM approvers WHERE workspace_uuid = ?', [workspaceUuid]);
+}
 
 export const SHARE_TYPES = ['public', 'private', 'upload', 'share_copy'] as const;
 export type ShareType = (typeof SHARE_TYPES)[number];
@@ -26,7 +32,7 @@ export interface ApproverRow {
 
 export async function approversOf(sql: Sql, workspaceUuid: string): Promise<ApproverRow[]> {
   return (await sql.all(`SELECT a.*, u.fullname, u.email FROM approvers a JOIN users u ON u.uuid = a.approver_uuid
-       WHERE a.workspace_uuid = ? ORDER BY a.share_type, u.fullname COLLATE NOCASE, u.uuid`, [workspaceUuid])) as ApproverRow[];
+       WHERE a.workspace_uuid = ? ORDER BY a.share_type, ${folded(sql, 'u.fullname')}, u.uuid`, [workspaceUuid])) as ApproverRow[];
 }
 
 /** Whether the workspace has any approver for `type` (a share of that type then waits for approval). */
@@ -44,7 +50,7 @@ export async function isApprover(sql: Sql, workspaceUuid: string, type: ShareTyp
 /** Adds the approver; false when it is one already. */
 export async function insertApprover(sql: Sql, workspace: Workspace, type: ShareType, approverUuid: string, nowMs: number): Promise<boolean> {
   return (
-    (await sql.run('INSERT OR IGNORE INTO approvers (workspace_type, workspace_uuid, share_type, approver_uuid, created) VALUES (?, ?, ?, ?, ?)', [workspace.type, workspace.uuid, type, approverUuid, nowMs])).changes > 0
+    (await sql.run('INSERT INTO approvers (workspace_type, workspace_uuid, share_type, approver_uuid, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [workspace.type, workspace.uuid, type, approverUuid, nowMs])).changes > 0
   );
 }
 

@@ -13,7 +13,7 @@ import { quotaExceeded } from '../envelope.js';
  */
 export async function addBlobRef(sql: Sql, hash: string, sizeBytes: number, count = 1, inline?: Buffer): Promise<void> {
   (await sql.run(`INSERT INTO blobs (hash, size, refs, data) VALUES (?, ?, ?, ?)
-     ON CONFLICT(hash) DO UPDATE SET refs = refs + excluded.refs`, [hash, sizeBytes, count, inline ?? null]));
+     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs`, [hash, sizeBytes, count, inline ?? null]));
 }
 
 /** The bytes of a blob kept in the database; undefined for one kept as a file (or unknown). */

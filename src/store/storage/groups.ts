@@ -4,6 +4,7 @@
  * schemas before they get here. Permission lists are stored as JSON arrays.
  */
 import type { Sql } from './sql.js';
+import { folded, nocase } from './portable.js';
 
 export type InboxPolicy = 'members' | 'admins';
 
@@ -27,13 +28,16 @@ export async function getGroup(sql: Sql, uuid: string): Promise<GroupRow | undef
 /** True when another group of the organization has this name (case-insensitive). */
 export async function isGroupNameTaken(sql: Sql, orgId: string, name: string, exceptUuid?: string): Promise<boolean> {
   return (
-    (await sql.get('SELECT 1 FROM groups WHERE org_id = ? AND name = ? COLLATE NOCASE AND uuid IS NOT ?', [orgId, name, exceptUuid ?? null])) !==
-    undefined
+    (await sql.get(`SELECT 1 FROM groups WHERE org_id = ? AND name = ?${nocase(sql)}${exceptUuid === undefined ? '' : ' AND uuid <> ?'}`, [
+      orgId,
+      name,
+      ...(exceptUuid === undefined ? [] : [exceptUuid]),
+    ])) !== undefined
   );
 }
 
 export async function groupsOfOrg(sql: Sql, orgId: string): Promise<GroupRow[]> {
-  return (await sql.all('SELECT * FROM groups WHERE org_id = ? ORDER BY name COLLATE NOCASE, uuid', [orgId])) as GroupRow[];
+  return (await sql.all(`SELECT * FROM groups WHERE org_id = ? ORDER BY name${nocase(sql)}, uuid`, [orgId])) as GroupRow[];
 }
 
 export async function memberCount(sql: Sql, groupUuid: string): Promise<number> {
@@ -128,7 +132,7 @@ export interface NamedMembership extends Membership {
 /** Memberships of the users given (all when `userUuid` is undefined) in one organization's groups, by group name. */
 export async function membershipsInOrg(sql: Sql, orgId: string, userUuid?: string): Promise<NamedMembership[]> {
   const rows = (await sql.all(`SELECT ${MEMBERSHIP_COLUMNS}, g.name AS group_name FROM group_members m JOIN groups g ON g.uuid = m.group_uuid
-       WHERE g.org_id = @org AND (@user IS NULL OR m.user_uuid = @user) ORDER BY g.name COLLATE NOCASE, g.uuid`, { org: orgId, user: userUuid ?? null })) as Array<MembershipRow & { group_name: string }>;
+       WHERE g.org_id = @org AND (@user IS NULL OR m.user_uuid = @user) ORDER BY g.name${nocase(sql)}, g.uuid`, { org: orgId, user: userUuid ?? null })) as Array<MembershipRow & { group_name: string }>;
   return rows.map((row) => ({ ...toMembership(row), groupName: row.group_name }));
 }
 
@@ -141,7 +145,7 @@ export interface MemberWithUser extends Membership {
 
 export async function membersOf(sql: Sql, groupUuid: string, userUuid?: string): Promise<MemberWithUser[]> {
   const rows = (await sql.all(`SELECT ${MEMBERSHIP_COLUMNS}, u.fullname, u.email, u.is_active FROM group_members m JOIN users u ON u.uuid = m.user_uuid
-       WHERE m.group_uuid = @group AND (@user IS NULL OR m.user_uuid = @user) ORDER BY u.fullname COLLATE NOCASE, u.uuid`, { group: groupUuid, user: userUuid ?? null })) as Array<MembershipRow & { fullname: string; email: string; is_active: number }>;
+       WHERE m.group_uuid = @group AND (@user IS NULL OR m.user_uuid = @user) ORDER BY ${folded(sql, 'u.fullname')}, u.uuid`, { group: groupUuid, user: userUuid ?? null })) as Array<MembershipRow & { fullname: string; email: string; is_active: number }>;
   return rows.map((row) => ({ ...toMembership(row), fullname: row.fullname, email: row.email, isActive: row.is_active === 1 }));
 }
 
@@ -172,11 +176,12 @@ export interface TagRow {
 
 /** The group's tags by name; `limit` 0 means all of them. */
 export async function tagsOf(sql: Sql, groupUuid: string, limit: number): Promise<TagRow[]> {
-  return (await sql.all('SELECT name, class, creator_uuid, created FROM group_tags WHERE group_uuid = ? ORDER BY name COLLATE NOCASE LIMIT ?', [groupUuid, limit > 0 ? limit : -1])) as TagRow[];
+  const all = `SELECT name, class, creator_uuid, created FROM group_tags WHERE group_uuid = ? ORDER BY name${nocase(sql)}`;
+  return (await (limit > 0 ? sql.all(`${all} LIMIT ?`, [groupUuid, limit]) : sql.all(all, [groupUuid]))) as TagRow[];
 }
 
 /** Inserts the tag; false when the group has one of that name (case-insensitive). */
 export async function insertTag(sql: Sql, groupUuid: string, tag: { name: string; class: string; creatorUuid: string; nowMs: number }): Promise<boolean> {
-  const result = (await sql.run('INSERT OR IGNORE INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?)', [groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs]));
+  const result = (await sql.run('INSERT INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs]));
   return result.changes > 0;
 }

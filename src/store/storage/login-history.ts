@@ -36,8 +36,14 @@ export async function recordLoginEvent(sql: Sql, event: LoginEvent, keep: number
   (await sql.transaction(async (tx) => {
     (await tx.run(`INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
        VALUES (?, ?, ?, ?, ?, ?, ?)`, [owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs]));
-    (await tx.run(`DELETE FROM login_events WHERE user_uuid IS ?
-         AND id <= (SELECT id FROM login_events WHERE user_uuid IS ? ORDER BY id DESC LIMIT 1 OFFSET ?)`, [owner, owner, keep]));
+    // `= ?` for an owner, `IS NULL` for the events of no user: both use the index in both dialects.
+    const ofOwner = owner === null ? 'user_uuid IS NULL' : 'user_uuid = ?';
+    const bound = owner === null ? [keep] : [owner, owner, keep];
+    await tx.run(
+      `DELETE FROM login_events WHERE ${ofOwner}
+         AND id <= (SELECT id FROM login_events WHERE ${ofOwner} ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+      bound,
+    );
   }));
 }
 

@@ -202,6 +202,6 @@ export async function outsideTrash(sql: Sql, candidates: string, ...params: unkn
        SELECT n.* FROM up
        JOIN nodes top ON top.uuid = up.uuid
        JOIN nodes n ON n.uuid = up.start
-       WHERE up.parent IS NULL AND top.top_kind IS NOT 'trash'
+       WHERE up.parent IS NULL AND (top.top_kind IS NULL OR top.top_kind <> 'trash')
        ORDER BY n.type = 'File', n.name, n.uuid`, [...params])) as NodeRow[];
 }

@@ -5,6 +5,7 @@
  * asks privateSharesReaching here). A share goes with its node (ON DELETE CASCADE).
  */
 import type { Sql } from './sql.js';
+import { jsonValues } from './portable.js';
 import { outsideTrash, type NodeRow, type OwnerType } from './nodes.js';
 
 export type LinkType = 'public' | 'private' | 'upload';
@@ -83,7 +84,7 @@ export async function shareCountsIn(sql: Sql, folderUuid: string): Promise<Map<s
 export async function shareCountsOf(sql: Sql, nodeUuids: readonly string[]): Promise<Map<string, ShareCounts>> {
   if (nodeUuids.length === 0) return new Map();
   return toCountMap(
-    (await sql.all(`SELECT ${COUNT_COLUMNS} FROM shares s WHERE s.node_uuid IN (SELECT value FROM json_each(?)) GROUP BY s.node_uuid`, [JSON.stringify(nodeUuids)])) as CountRow[],
+    (await sql.all(`SELECT ${COUNT_COLUMNS} FROM shares s WHERE s.node_uuid IN (${jsonValues(sql)}) GROUP BY s.node_uuid`, [JSON.stringify(nodeUuids)])) as CountRow[],
   );
 }
 
@@ -146,5 +147,5 @@ export async function dropRecipient(sql: Sql, recipientUuid: string): Promise<vo
 /** Removes the shares of the given types on every node of an owner (a transfer with delete_all_*_shares). */
 export async function deleteOwnerShares(sql: Sql, ownerUuid: string, types: readonly LinkType[]): Promise<void> {
   if (types.length === 0) return;
-  (await sql.run(`DELETE FROM shares WHERE type IN (SELECT value FROM json_each(?)) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`, [JSON.stringify(types), ownerUuid]));
+  (await sql.run(`DELETE FROM shares WHERE type IN (${jsonValues(sql)}) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`, [JSON.stringify(types), ownerUuid]));
 }

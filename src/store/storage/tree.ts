@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
+import { jsonValues } from './portable.js';
 import { addBlobRef, adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
 import { getChildByName, getTopLevel, isSelfOrDescendant, outsideTrash, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
 import { conflict, forbidden } from '../envelope.js';
@@ -332,7 +333,7 @@ export async function setStarred(w: TreeWrite, node: NodeRow, starred: boolean):
   if (starred) {
     // The favorites folder lists starred nodes; a starred top-level folder would list itself.
     assertNotTopLevel(node, 'starred');
-    (await sql.run('INSERT OR IGNORE INTO stars (user_uuid, node_uuid, created) VALUES (?, ?, ?)', [callerUuid, node.uuid, now]));
+    (await sql.run('INSERT INTO stars (user_uuid, node_uuid, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [callerUuid, node.uuid, now]));
   } else {
     (await sql.run('DELETE FROM stars WHERE user_uuid = ? AND node_uuid = ?', [callerUuid, node.uuid]));
   }
@@ -375,7 +376,7 @@ export async function listChildrenWithStars(sql: Sql, folderUuid: string, caller
 /** Which of `nodeUuids` the caller starred (one query). */
 export async function starredAmong(sql: Sql, callerUuid: string, nodeUuids: readonly string[]): Promise<Set<string>> {
   if (nodeUuids.length === 0) return new Set();
-  const rows = (await sql.all('SELECT node_uuid FROM stars WHERE user_uuid = ? AND node_uuid IN (SELECT value FROM json_each(?))', [callerUuid, JSON.stringify(nodeUuids)])) as Array<{ node_uuid: string }>;
+  const rows = (await sql.all(`SELECT node_uuid FROM stars WHERE user_uuid = ? AND node_uuid IN (${jsonValues(sql)})`, [callerUuid, JSON.stringify(nodeUuids)])) as Array<{ node_uuid: string }>;
   return new Set(rows.map((r) => r.node_uuid));
 }
 

@@ -4,6 +4,7 @@
  * password. Callers run multi-row writes inside their own `sql.transaction`.
  */
 import type { Sql } from './sql.js';
+import { folded, nocase } from './portable.js';
 
 export interface UserRow {
   uuid: string;
@@ -44,7 +45,12 @@ export async function getUserByUsername(sql: Sql, username: string): Promise<Use
  * login name; `exceptUuid` leaves out the user being updated.
  */
 export async function isEmailTaken(sql: Sql, email: string, exceptUuid?: string): Promise<boolean> {
-  const row = (await sql.get('SELECT 1 FROM users WHERE (email = ? COLLATE NOCASE OR username = ? COLLATE NOCASE) AND uuid IS NOT ? LIMIT 1', [email, email, exceptUuid ?? null]));
+  const except = exceptUuid === undefined ? '' : ' AND uuid <> ?';
+  const row = await sql.get(`SELECT 1 FROM users WHERE (${folded(sql, 'email')} = ${sql.dialect === 'sqlite' ? '?' : 'LOWER(?)'} OR username = ?${nocase(sql)})${except} LIMIT 1`, [
+    email,
+    email,
+    ...(exceptUuid === undefined ? [] : [exceptUuid]),
+  ]);
   return row !== undefined;
 }
 
@@ -136,6 +142,25 @@ export async function setTwofaLastStep(sql: Sql, uuid: string, step: number): Pr
   (await sql.run('UPDATE users SET twofa_last_step = ? WHERE uuid = ?', [step, uuid]));
 }
 
+/** The user's stored notification settings (JSON); undefined for no such user. */
+export async function notificationsOf(sql: Sql, uuid: string): Promise<string | undefined> {
+  return (await sql.get<{ notifications: string }>('SELECT notifications FROM users WHERE uuid = ?', [uuid]))?.notifications;
+}
+
+/** True once the built-in admin exists. */
+export async function hasBuiltinAdmin(sql: Sql): Promise<boolean> {
+  return (await sql.get('SELECT 1 FROM users WHERE is_builtin = 1')) !== undefined;
+}
+
+/** Inserts the built-in `admin` (no top-level folders: the caller makes them in the same transaction). */
+export async function insertBuiltinAdmin(sql: Sql, uuid: string, passwordHash: string, nowMs: number): Promise<void> {
+  await sql.run(
+    `INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, created, updated, password_changed)
+     VALUES (?, 'admin', 'admin', 'Administrator', ?, 1, 1, 1, ?, ?, ?)`,
+    [uuid, passwordHash, nowMs, nowMs, nowMs],
+  );
+}
+
 export async function setNotifications(sql: Sql, uuid: string, json: string, nowMs: number): Promise<void> {
   (await sql.run('UPDATE users SET notifications = ?, updated = ? WHERE uuid = ?', [json, nowMs, uuid]));
 }
@@ -151,7 +176,7 @@ export interface DirectoryRow {
 /** The users of one organization (active ones only on request), by name. */
 export async function listOrganizationUsers(sql: Sql, orgId: string, activeOnly: boolean): Promise<DirectoryRow[]> {
   return (await sql.all(`SELECT uuid, fullname, email, is_active, is_admin FROM users
-       WHERE org_id = ? AND (? = 0 OR is_active = 1) ORDER BY fullname COLLATE NOCASE, uuid`, [orgId, activeOnly ? 1 : 0])) as DirectoryRow[];
+       WHERE org_id = ? AND (? = 0 OR is_active = 1) ORDER BY ${folded(sql, 'fullname')}, uuid`, [orgId, activeOnly ? 1 : 0])) as DirectoryRow[];
 }
 
 /**
@@ -164,5 +189,5 @@ export async function deleteUserRow(sql: Sql, uuid: string): Promise<void> {
 
 /** Users of an organization, by full name. */
 export async function usersOfOrg(sql: Sql, orgId: string): Promise<UserRow[]> {
-  return (await sql.all('SELECT * FROM users WHERE org_id = ? ORDER BY fullname COLLATE NOCASE, uuid', [orgId])) as UserRow[];
+  return (await sql.all(`SELECT * FROM users WHERE org_id = ? ORDER BY ${folded(sql, 'fullname')}, uuid`, [orgId])) as UserRow[];
 }
