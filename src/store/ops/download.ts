@@ -10,7 +10,7 @@ import { resolveNode } from '../access.js';
 import type { BlobRange, BlobReader } from '../blobs/blob-backend.js';
 import type { StoreContext } from '../context.js';
 import { inlineBlob } from '../storage/blobs.js';
-import { getRevision, type RevisionRow } from '../storage/files.js';
+import { getRevision, type RevisionRow } from '../storage/revisions.js';
 import type { NodeRow } from '../storage/nodes.js';
 import { invalid, notFound } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -8,7 +8,8 @@
  */
 import type { StoreContext } from '../context.js';
 import { resolveGroup } from '../access.js';
-import { acceptIncoming, getIncomingShare, pendingFor, rejectIncoming, type IncomingShareRow } from '../storage/incoming-shares.js';
+import { getIncomingShare, pendingFor, rejectIncoming, type IncomingShareRow } from '../storage/incoming-shares.js';
+import { acceptIncoming } from './share-copy.js';
 import { isUuid } from '../storage/nodes.js';
 import { conflict, forbidden, notFound } from '../envelope.js';
 import { answerIncomingSchema, type IncomingAnswerRecord, type PendingIncomingRecord } from '../schemas/shares.js';

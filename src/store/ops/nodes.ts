@@ -13,21 +13,8 @@ import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, typ
 import { ancestry, publicId, type NodeRow } from '../storage/nodes.js';
 import { ownerName } from '../storage/owner-data.js';
 import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../storage/shares.js';
-import {
-  copyInto,
-  createFolder,
-  isInTrash,
-  listChildrenWithStars,
-  listFavorites,
-  moveInto,
-  purge,
-  rename,
-  setStarred,
-  starredAmong,
-  trash,
-  type ListedNode,
-  type TreeWrite,
-} from '../storage/tree.js';
+import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, type TreeWrite } from './tree.js';
+import { listChildrenWithStars, listFavorites, starredAmong, type ListedNode } from '../storage/nodes.js';
 import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';

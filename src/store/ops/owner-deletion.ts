@@ -13,7 +13,10 @@
 import type { StoreContext } from '../context.js';
 import { getGroup } from '../storage/groups.js';
 import { isUuid } from '../storage/nodes.js';
-import { purgeOwnerNodes, transferOwnerNodes, type Owner } from '../storage/owner-data.js';
+import { handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner } from '../storage/owner-data.js';
+import { adjustUsage, remainingBytes } from '../storage/blobs.js';
+import { getTopLevel } from '../storage/nodes.js';
+import { createFolder, freeName } from './tree.js';
 import { getUserByUuid } from '../storage/users.js';
 import { releaseEndpoint } from '../storage/webdrive.js';
 import type { Sql } from '../storage/sql.js';
@@ -21,7 +24,7 @@ import { deleteShareRequest, dropApproversOf, requestsTouching } from '../storag
 import { dropIncomingOf } from '../storage/incoming-shares.js';
 import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../storage/shares.js';
 import { releaseSnapshot } from '../storage/snapshots.js';
-import { invalid, notFound } from '../envelope.js';
+import { invalid, notFound, quotaExceeded } from '../envelope.js';
 import { deleteOwnerQuerySchema } from '../schemas/groups.js';
 import { storeAvatar } from './avatars.js';
 import { removeBlobFiles } from './blob-files.js';
@@ -96,4 +99,39 @@ export async function deleteOwner(
   }));
   await removeBlobFiles(ctx, [...new Set(unreferenced)]);
   return receiver ? { transferred_to: receiver.uuid, folder } : undefined;
+}
+
+/**
+ * Hands every node of `from` to `to`: a folder named after `from` (numbered when the name is
+ * taken) appears in the receiver's home, holding one folder per top-level folder of `from` that
+ * had content (`home`, `incoming`, `trash`), with that content inside. Nodes from trash forget
+ * their origin. The bytes move from one usage to the other, within the receiver's quota (507,
+ * nothing changed). The emptied top-level folders of `from` are removed. Returns the folder's name.
+ */
+async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: Owner, nowMs: number): Promise<string> {
+  const bytes = await ownerBytes(sql, from.uuid);
+  if (bytes > (await remainingBytes(sql, to.type, to.uuid))) {
+    throw quotaExceeded(`transfer_data_to: the receiver's disk_quota cannot hold the ${bytes} bytes to transfer`);
+  }
+  const home = (await getTopLevel(sql, to.uuid, 'home'));
+  if (!home) throw new Error(`owner ${to.uuid} has no home folder`);
+  const name = (await freeName(sql, home.uuid, folderNameFor(from.name), 'Dir'));
+
+  const write = { sql, now: nowMs, callerUuid: to.uuid };
+  const folder = (await createFolder(write, home, name));
+  for (const top of await nonEmptyTopLevels(sql, from.uuid)) {
+    const holder = await createFolder(write, folder, top.top_kind);
+    await moveChildren(sql, top.uuid, holder.uuid);
+  }
+  await handOverNodes(sql, from, to);
+  (await adjustUsage(sql, to.type, to.uuid, bytes));
+  return name;
+}
+
+/** A node name made from an owner's name: no `/` or NUL, at most 255 bytes, never empty. */
+function folderNameFor(ownerName: string): string {
+  let chars = Array.from(ownerName.replace(/[/\0]/g, '_').trim());
+  while (Buffer.byteLength(chars.join(''), 'utf8') > 240) chars = chars.slice(0, -1);
+  const name = chars.join('');
+  return name === '' || name === '.' || name === '..' ? 'deleted owner' : name;
 }

@@ -12,11 +12,12 @@ import { logFailedLogin } from '../../common/login-log.js';
 import { withSql } from '../context.js';
 import { creatorAccess, type Permission } from '../access.js';
 import type { StoreContext } from '../context.js';
-import { addBlobRef, assertRoom, remainingBytes } from '../storage/blobs.js';
-import { insertNewFile, type UploadResult } from '../storage/files.js';
+import { addBlobRef, remainingBytes } from '../storage/blobs.js';
+import { getRevision, insertNewFile, type UploadResult } from '../storage/revisions.js';
+import type { FileVersion } from './download.js';
 import { getChildByName, getNode, listChildren, type NodeRow } from '../storage/nodes.js';
 import { getShare, shareByTokenHash, type ShareRow } from '../storage/shares.js';
-import { freeName, isInTrash } from '../storage/tree.js';
+import { assertRoom, freeName, isInTrash } from './tree.js';
 import { forbidden, notFound, StoreHttpError, unauthenticated } from '../envelope.js';
 import { verifyPassword } from '../passwords.js';
 import { hashLinkToken } from './shares.js';
@@ -114,6 +115,13 @@ export async function listLinkFolder(ctx: StoreContext, folder: NodeRow): Promis
     return entry;
   });
   return { name: folder.name, type: 'Dir', entries };
+}
+
+/** The latest revision of a file behind a link, as a download answers it; 404 for a file with none. */
+export async function linkFileVersion(ctx: StoreContext, node: NodeRow): Promise<FileVersion> {
+  const revision = node.revision === null ? undefined : await getRevision(ctx.storage.sql, node.uuid, node.revision);
+  if (!revision) throw notFound('nothing of that name behind this link');
+  return { node, revision, etag: `"${node.uuid}-${revision.revision}"` };
 }
 
 /** Throws unless `link` takes uploads (403 for a public link); answers the bytes its folder's owner may still add. */

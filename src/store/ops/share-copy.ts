@@ -9,8 +9,11 @@ import type { StoreContext } from '../context.js';
 import { withSql } from '../context.js';
 import { mapInOrder } from '../in-order.js';
 import { resolveNodeAccess } from '../access.js';
-import { acceptIncoming, getIncomingShare, offerSnapshot, type IncomingShareRow } from '../storage/incoming-shares.js';
-import { cloneSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../storage/snapshots.js';
+import { getIncomingShare, markIncomingAccepted, offerSnapshot, setIncomingNode, type IncomingShareRow } from '../storage/incoming-shares.js';
+import { adjustUsage } from '../storage/blobs.js';
+import { getTopLevel, insertTree, touch, type NodeRow } from '../storage/nodes.js';
+import { cloneSnapshot, deleteSnapshotRows, entriesOf, getSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../storage/snapshots.js';
+import { assertRoom, freeName, type TreeWrite } from './tree.js';
 import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';
@@ -68,4 +71,37 @@ export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser
     const pendingUuid = (await openShareRequest(tx, { type: 'share_copy', node, requesterUuid: caller.userUuid, comment, details, snapshotUuid: snapshot.uuid, nowMs: now }));
     return { pendingUuid };
   }));
+}
+
+/**
+ * Creates the snapshot as new nodes in `folder` (its owner's), the root under a free name
+ * (`name (2)` on a clash, as trash numbers), each file at revision 1. The snapshot's blob
+ * references become the revisions' and the snapshot goes. The bytes join the owner's usage,
+ * within its quota (507, nothing changed). Returns the new root's UUID.
+ */
+export async function materialiseSnapshot(w: TreeWrite, uuid: string, folder: NodeRow): Promise<string> {
+  const { sql, now } = w;
+  const head = (await getSnapshot(sql, uuid));
+  if (!head) throw new Error(`no snapshot ${uuid}`);
+  (await assertRoom(sql, folder, head.bytes));
+  const rootUuid = await insertTree(sql, await entriesOf(sql, uuid), folder, await freeName(sql, folder.uuid, head.name, head.type), { now, uploaderUuid: w.callerUuid });
+  (await adjustUsage(sql, folder.owner_type, folder.owner_uuid, head.bytes));
+  (await touch(sql, folder.uuid, now));
+  (await deleteSnapshotRows(sql, uuid));
+  return rootUuid;
+}
+
+/**
+ * Accepts a pending share: its copy appears in the recipient's `incoming` (numbered on a name
+ * clash), within the recipient's quota (507, nothing changed). Returns the copy's UUID.
+ */
+export async function acceptIncoming(w: TreeWrite, share: IncomingShareRow, answeredBy: string | null): Promise<string> {
+  const { sql, now } = w;
+  const incoming = (await getTopLevel(sql, share.recipient_uuid, 'incoming'));
+  if (!incoming || share.snapshot_uuid === null) throw new Error(`incoming share ${share.uuid} cannot be accepted`);
+  const snapshotUuid = share.snapshot_uuid;
+  await markIncomingAccepted(sql, share.uuid, now, answeredBy);
+  const nodeUuid = (await materialiseSnapshot(w, snapshotUuid, incoming));
+  await setIncomingNode(sql, share.uuid, nodeUuid);
+  return nodeUuid;
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sql } from '../storage/sql.js';
 import { insertShareRequest, needsApproval, type ShareType } from '../storage/approvals.js';
 import type { NodeRow } from '../storage/nodes.js';
-import { isInTrash } from '../storage/tree.js';
+import { isInTrash } from './tree.js';
 import { conflict, forbidden } from '../envelope.js';
 
 /** Top-level folders are never shared (403 `top_level_immutable`), nor nodes in trash (409 `node_in_trash`). */

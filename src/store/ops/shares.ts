@@ -15,7 +15,7 @@ import type { ShareRequestRow } from '../storage/approvals.js';
 import { getNode, isUuid, type NodeRow } from '../storage/nodes.js';
 import { orgOfOwner } from '../storage/owner-data.js';
 import { deleteShare, getShare, insertShare, recipientsOf, sharesByCreator, sharesOfNode, type LinkType, type ShareRow } from '../storage/shares.js';
-import { isInTrash } from '../storage/tree.js';
+import { isInTrash } from './tree.js';
 import { conflict, invalid, notFound } from '../envelope.js';
 import { hashPassword } from '../passwords.js';
 import { createLinkSchema, type ShareRecord } from '../schemas/shares.js';

@@ -11,7 +11,8 @@ import { resolveNode } from '../access.js';
 import type { StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
 import { remainingBytes } from '../storage/blobs.js';
-import { assertUploadTarget, commitUpload, createUploadToken, type UploadResult } from '../storage/files.js';
+import { assertUploadTarget, commitUpload, consumeUploadToken, createUploadToken, uploaderOf } from './files.js';
+import type { UploadResult } from '../storage/revisions.js';
 import type { NodeRow } from '../storage/nodes.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -26,6 +27,27 @@ export interface UploadToken {
 export async function issueUploadToken(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<UploadToken> {
   const target = (await resolveNode(ctx.storage.sql, caller, id, 'write'));
   return { token: (await createUploadToken(ctx.storage.sql, ctx.clock.now(), caller, target)), kind: target.type === 'Dir' ? 'file' : 'revision' };
+}
+
+export interface RedeemedUpload {
+  uploader: AuthenticatedUser;
+  target: NodeRow;
+  /** Bytes the target's owner may still add (Infinity when unlimited). */
+  roomBytes: number;
+}
+
+/**
+ * Step 2 of the HTTP upload, before a byte of the body is read: the token is spent (410 when
+ * unknown, used or expired), the session that asked for it must still be live (401), `admit`
+ * applies the route's policy to the uploader, and the target is checked again.
+ */
+export async function redeemUploadToken(ctx: StoreContext, token: string, admit: (uploader: AuthenticatedUser) => void): Promise<RedeemedUpload> {
+  const { clock, config } = ctx;
+  const grant = await consumeUploadToken(ctx.storage.sql, token, clock.now(), config.store.uploadTokenTtlMs);
+  const uploader = await uploaderOf(ctx.storage.sql, grant, clock.now());
+  admit(uploader);
+  const target = await uploadTarget(ctx, uploader, grant.targetUuid);
+  return { uploader, target, roomBytes: await remainingBytes(ctx.storage.sql, target.owner_type, target.owner_uuid) };
 }
 
 /** Where an upload goes, checked before a byte is read: `write` on the target, not in trash or a virtual folder. */

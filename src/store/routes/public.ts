@@ -10,9 +10,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf } from '../app.js';
 import type { StoreContext } from '../context.js';
-import { getRevision } from '../storage/files.js';
 import { notFound, success } from '../envelope.js';
-import { commitLinkUpload, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
+import { commitLinkUpload, linkFileVersion, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
 import { receiveFilePart } from './receive-file.js';
 import { commitStaged } from '../ops/upload.js';
 import { sendFileVersion } from './send-file.js';
@@ -33,9 +32,7 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     const rest = (request.params as { '*'?: string })['*'] ?? '';
     const node = (await nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== '')));
     if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', (await listLinkFolder(ctx, node))));
-    const revision = node.revision === null ? undefined : (await getRevision(ctx.storage.sql, node.uuid, node.revision));
-    if (!revision) throw notFound('nothing of that name behind this link');
-    return sendFileVersion(ctx, request, reply, { node, revision, etag: `"${node.uuid}-${revision.revision}"` }, 'download');
+    return sendFileVersion(ctx, request, reply, await linkFileVersion(ctx, node), 'download');
   };
   app.route({ method: ['GET', 'HEAD'], url: '/public/:token', handler: read });
   app.route({ method: ['GET', 'HEAD'], url: '/public/:token/*', handler: read });

@@ -12,18 +12,14 @@ import { admitCaller, requirePolicy } from '../policy.js';
 import { z } from 'zod';
 import { callerOf } from '../app.js';
 import type { StoreContext } from '../context.js';
-import { remainingBytes } from '../storage/blobs.js';
-import { consumeUploadToken, uploaderOf } from '../storage/files.js';
 import { invalid, success } from '../envelope.js';
-import { issueUploadToken, recordUpload, uploadTarget } from '../ops/upload.js';
+import { issueUploadToken, recordUpload, redeemUploadToken } from '../ops/upload.js';
 import { receiveFilePart } from './receive-file.js';
 
 const nodeParams = z.object({ id: z.string().min(1).max(200) });
 const tokenParams = z.object({ token: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/) });
 
 export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
-  const { storage: { sql }, clock, config } = ctx;
-
   // Stream mode only: nothing is buffered or written to the OS temp folder by the plugin.
   // preservePath keeps the name as sent, so "a/b" is refused by the name rule rather than
   // silently shortened to "b".
@@ -43,11 +39,9 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
   app.post('/upload/:token', async (request, reply) => {
     const params = tokenParams.safeParse(request.params);
     // A token that cannot have been issued is unknown, like any other unknown token.
-    const grant = (await consumeUploadToken(sql, params.success ? params.data.token : '', clock.now(), config.store.uploadTokenTtlMs));
-    const uploader = (await uploaderOf(sql, grant, clock.now()));
-    admitCaller(ctx, uploader, requirePolicy(request.method, request.routeOptions.url));
-    const target = (await uploadTarget(ctx, uploader, grant.targetUuid));
-    const received = await receiveFilePart(ctx, request, (await remainingBytes(sql, target.owner_type, target.owner_uuid)), target.type === 'Dir');
+    const policy = requirePolicy(request.method, request.routeOptions.url);
+    const { uploader, target, roomBytes } = await redeemUploadToken(ctx, params.success ? params.data.token : '', (who) => admitCaller(ctx, who, policy));
+    const received = await receiveFilePart(ctx, request, roomBytes, target.type === 'Dir');
     const result = await recordUpload(ctx, uploader, target, received.name ?? target.name, received.staged);
     return reply.code(200).send(success(result.revision === 1 ? 'file uploaded' : 'revision uploaded', result));
   });

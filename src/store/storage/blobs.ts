@@ -4,7 +4,7 @@
  */
 import type { Sql } from './sql.js';
 import type { OwnerType } from './nodes.js';
-import { quotaExceeded } from '../envelope.js';
+import type { TreeEntry } from './nodes.js';
 
 /**
  * Adds `count` references to a blob, creating its row at the first. `inline` holds the bytes of
@@ -52,12 +52,20 @@ export async function remainingBytes(sql: Sql, ownerType: OwnerType, ownerUuid: 
   return Math.max(0, usage.quotaBytes - usage.usedBytes);
 }
 
-/** Refuses (507) `bytes` more for an owner they would take over its quota. */
-export async function assertRoom(sql: Sql, owner: { owner_type: OwnerType; owner_uuid: string }, bytes: number): Promise<void> {
-  if (bytes > (await remainingBytes(sql, owner.owner_type, owner.owner_uuid))) throw quotaExceeded();
-}
 
 export async function adjustUsage(sql: Sql, ownerType: OwnerType, ownerUuid: string, deltaBytes: number): Promise<void> {
   if (deltaBytes === 0) return;
   (await sql.run(`UPDATE ${OWNER_TABLE[ownerType]} SET disk_used = disk_used + ? WHERE uuid = ?`, [deltaBytes, ownerUuid]));
+}
+
+/** One reference per file entry, counted per blob. */
+export async function addEntryRefs(sql: Sql, entries: readonly TreeEntry[]): Promise<void> {
+  const refsByHash = new Map<string, { sizeBytes: number; count: number }>();
+  for (const entry of entries) {
+    if (entry.blobHash === null) continue;
+    const refs = refsByHash.get(entry.blobHash);
+    if (refs) refs.count += 1;
+    else refsByHash.set(entry.blobHash, { sizeBytes: entry.size, count: 1 });
+  }
+  for (const [hash, refs] of refsByHash) (await addBlobRef(sql, hash, refs.sizeBytes, refs.count));
 }

@@ -7,9 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
 import { flatMapInOrder } from '../in-order.js';
-import { getTopLevel, type OwnerType } from './nodes.js';
-import { materialiseSnapshot, releaseSnapshot, type SnapshotRow } from './snapshots.js';
-import type { TreeWrite } from './tree.js';
+import type { OwnerType } from './nodes.js';
+import { releaseSnapshot, type SnapshotRow } from './snapshots.js';
 
 export type IncomingState = 'pending' | 'accepted' | 'rejected';
 
@@ -53,21 +52,14 @@ export async function pendingFor(sql: Sql, recipientUuid: string): Promise<Incom
   return (await sql.all(`SELECT * FROM incoming_shares WHERE recipient_uuid = ? AND state = 'pending' ORDER BY shared_at, uuid`, [recipientUuid])) as IncomingShareRow[];
 }
 
-/**
- * Accepts a pending share: its copy appears in the recipient's `incoming` (numbered on a name
- * clash), within the recipient's quota (507, nothing changed). Returns the copy's UUID.
- */
-export async function acceptIncoming(w: TreeWrite, share: IncomingShareRow, answeredBy: string | null): Promise<string> {
-  const { sql, now } = w;
-  const incoming = (await getTopLevel(sql, share.recipient_uuid, 'incoming'));
-  if (!incoming || share.snapshot_uuid === null) throw new Error(`incoming share ${share.uuid} cannot be accepted`);
-  const snapshotUuid = share.snapshot_uuid;
-  (await sql.run(`UPDATE incoming_shares SET state = 'accepted', snapshot_uuid = NULL, answered_at = ?, answered_by = ? WHERE uuid = ?`, [now,
-    answeredBy,
-    share.uuid]));
-  const nodeUuid = (await materialiseSnapshot(w, snapshotUuid, incoming));
-  (await sql.run('UPDATE incoming_shares SET node_uuid = ? WHERE uuid = ?', [nodeUuid, share.uuid]));
-  return nodeUuid;
+/** Marks a pending share accepted; its snapshot is about to become nodes (ops/share-copy.ts). */
+export async function markIncomingAccepted(sql: Sql, shareUuid: string, nowMs: number, answeredBy: string | null): Promise<void> {
+  await sql.run(`UPDATE incoming_shares SET state = 'accepted', snapshot_uuid = NULL, answered_at = ?, answered_by = ? WHERE uuid = ?`, [nowMs, answeredBy, shareUuid]);
+}
+
+/** The copy an accepted share became. */
+export async function setIncomingNode(sql: Sql, shareUuid: string, nodeUuid: string): Promise<void> {
+  await sql.run('UPDATE incoming_shares SET node_uuid = ? WHERE uuid = ?', [nodeUuid, shareUuid]);
 }
 
 /** Rejects a pending share: its copy is discarded. Returns the blobs no row refers to any more. */

@@ -1,12 +1,14 @@
 /**
- * Node rows and the lookups every route shares: top-level folders, identifiers in both
- * forms (`home`, `home:<owner_uuid>`), children. Tree-changing operations (mkdir, rename,
- * move, copy, delete) live in storage/tree.ts; uploads in storage/files.ts.
+ * Nodes and trees: node rows and the lookups every route shares (top-level folders, identifiers
+ * in both forms `home`, `home:<owner_uuid>`, children, ancestry), the rows a tree change writes
+ * (subtrees, trash, stars) and the listing reads. No rules: what the tree allows is
+ * ops/tree.ts's, uploads ops/files.ts's.
  */
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { sqliteConnectionOf } from './dialects/sqlite.js';
 import type { Sql } from './sql.js';
+import { binaryOrder, jsonValues } from './portable.js';
 
 export const TOP_LEVEL_KINDS = [
   'home',
@@ -99,7 +101,7 @@ export async function getChildByName(sql: Sql, parentUuid: string, name: string)
 }
 
 export async function listChildren(sql: Sql, parentUuid: string): Promise<NodeRow[]> {
-  return (await sql.all(`SELECT * FROM nodes WHERE parent_uuid = ? ORDER BY type = 'File', name`, [parentUuid])) as NodeRow[];
+  return (await sql.all(`SELECT * FROM nodes WHERE parent_uuid = ? ORDER BY type = 'File', ${binaryOrder(sql, 'name')}`, [parentUuid])) as NodeRow[];
 }
 
 /** The chain from the top-level folder down to `node` (inclusive). */
@@ -203,5 +205,196 @@ export async function outsideTrash(sql: Sql, candidates: string, ...params: unkn
        JOIN nodes top ON top.uuid = up.uuid
        JOIN nodes n ON n.uuid = up.start
        WHERE up.parent IS NULL AND (top.top_kind IS NULL OR top.top_kind <> 'trash')
-       ORDER BY n.type = 'File', n.name, n.uuid`, [...params])) as NodeRow[];
+       ORDER BY n.type = 'File', ${binaryOrder(sql, 'n.name')}, n.uuid`, [...params])) as NodeRow[];
+}
+
+/** A node with its whole subtree: the recursive CTE the statements below start with. */
+const SUBTREE = `WITH RECURSIVE sub(uuid) AS (
+    SELECT ?
+    UNION ALL
+    SELECT n.uuid FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
+  )`;
+
+/** Bytes of every revision in the subtree of `nodeUuid` (what its owner's `disk_used` counts for it). */
+export async function subtreeBytes(sql: Sql, nodeUuid: string): Promise<number> {
+  const row = (await sql.get(`${SUBTREE} SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`, [nodeUuid])) as {
+    bytes: number;
+  };
+  return row.bytes;
+}
+
+/** Every node of the subtree of `nodeUuid` changes owner (the caller moves the usage). */
+export async function setSubtreeOwner(sql: Sql, nodeUuid: string, ownerType: OwnerType, ownerUuid: string): Promise<void> {
+  await sql.run(`${SUBTREE} UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE uuid IN (SELECT uuid FROM sub)`, [nodeUuid, ownerUuid, ownerType]);
+}
+
+/** The blob and size of every revision in the subtree of `nodeUuid`. */
+export function subtreeRevisions(sql: Sql, nodeUuid: string): Promise<Array<{ hash: string; size: number }>> {
+  return sql.all(`${SUBTREE} SELECT r.blob_hash AS hash, r.size FROM revisions r JOIN sub ON r.node_uuid = sub.uuid`, [nodeUuid]);
+}
+
+/**
+ * Deletes `nodeUuid` with its subtree. Revisions and stars go with their nodes (ON DELETE
+ * CASCADE); one statement, so the parent references inside the subtree are checked only once it
+ * is all gone.
+ */
+export async function deleteSubtree(sql: Sql, nodeUuid: string): Promise<void> {
+  await sql.run(`${SUBTREE} DELETE FROM nodes WHERE uuid IN (SELECT uuid FROM sub)`, [nodeUuid]);
+}
+
+/** Inserts a folder row (a file row comes with its revision: storage/revisions.ts). */
+export async function insertNode(sql: Sql, row: NodeRow): Promise<void> {
+  await sql.run(
+    `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated)
+     VALUES (?, ?, ?, ?, ?, 'Dir', ?, ?)`,
+    [row.uuid, row.owner_uuid, row.owner_type, row.parent_uuid, row.name, row.created, row.updated],
+  );
+}
+
+export async function renameNode(sql: Sql, uuid: string, name: string): Promise<void> {
+  await sql.run('UPDATE nodes SET name = ? WHERE uuid = ?', [name, uuid]);
+}
+
+/** Moves a node under another parent; out of trash it forgets where it was deleted from. */
+export async function reparentNode(sql: Sql, uuid: string, parentUuid: string): Promise<void> {
+  await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE uuid = ?', [parentUuid, uuid]);
+}
+
+/** Moves `node` into a trash folder as `name`, remembering the folder and name it came from. */
+export async function moveNodeToTrash(sql: Sql, node: Pick<NodeRow, 'uuid' | 'name' | 'parent_uuid'>, trashUuid: string, name: string): Promise<void> {
+  await sql.run('UPDATE nodes SET parent_uuid = ?, name = ?, trashed_from = ?, trashed_name = ? WHERE uuid = ?', [trashUuid, name, node.parent_uuid, node.name, node.uuid]);
+}
+
+export async function addStar(sql: Sql, userUuid: string, nodeUuid: string, nowMs: number): Promise<void> {
+  await sql.run('INSERT INTO stars (user_uuid, node_uuid, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [userUuid, nodeUuid, nowMs]);
+}
+
+export async function removeStar(sql: Sql, userUuid: string, nodeUuid: string): Promise<void> {
+  await sql.run('DELETE FROM stars WHERE user_uuid = ? AND node_uuid = ?', [userUuid, nodeUuid]);
+}
+
+/**
+ * One entry of a subtree to recreate, parents before children: `key` names it among the
+ * entries (a node UUID, or a snapshot entry id), `parentKey` its parent (null for the root).
+ * Files carry the blob and size of the revision the copy starts from.
+ */
+export interface TreeEntry {
+  key: string | number;
+  parentKey: string | number | null;
+  name: string;
+  type: 'Dir' | 'File';
+  blobHash: string | null;
+  size: number;
+}
+
+/** `node` and its subtree, parents before children, each file with its latest revision. */
+export async function latestSubtree(sql: Sql, nodeUuid: string): Promise<TreeEntry[]> {
+  const rows = (await sql.all(`WITH RECURSIVE sub(uuid, depth) AS (
+         SELECT ?, 0
+         UNION ALL
+         SELECT n.uuid, sub.depth + 1 FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid
+       )
+       SELECT n.uuid, n.parent_uuid, n.name, n.type, r.blob_hash, r.size AS blob_size
+       FROM sub JOIN nodes n ON n.uuid = sub.uuid
+       LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision
+       ORDER BY sub.depth`, [nodeUuid])) as Array<{ uuid: string; parent_uuid: string | null; name: string; type: 'Dir' | 'File'; blob_hash: string | null; blob_size: number | null }>;
+  return rows.map((row, index) => {
+    if (row.type === 'File' && (row.blob_hash === null || row.blob_size === null)) throw new Error(`file ${row.uuid} has no stored revision`);
+    return { key: row.uuid, parentKey: index === 0 ? null : row.parent_uuid, name: row.name, type: row.type, blobHash: row.blob_hash, size: row.blob_size ?? 0 };
+  });
+}
+
+/** Bytes of the file entries: what the copy adds to its owner's usage. */
+export function entriesBytes(entries: readonly TreeEntry[]): number {
+  let bytes = 0;
+  for (const entry of entries) if (entry.type === 'File') bytes += entry.size;
+  return bytes;
+}
+
+
+/**
+ * Creates `entries` as new nodes of `target`'s owner below `target`, the root named `rootName`,
+ * each file at revision 1. Adds no blob reference and changes no usage: the caller does (a copy
+ * adds references, an accepted share hands over the snapshot's). Returns the root's UUID.
+ */
+export async function insertTree(
+  sql: Sql,
+  entries: readonly TreeEntry[],
+  target: NodeRow,
+  rootName: string,
+  { now, uploaderUuid }: { now: number; uploaderUuid: string | null },
+): Promise<string> {
+  const newUuidOf = new Map<string | number, string>();
+  for (const [index, entry] of entries.entries()) {
+    const uuid = randomUUID();
+    newUuidOf.set(entry.key, uuid);
+    const parentUuid = index === 0 ? target.uuid : entry.parentKey === null ? undefined : newUuidOf.get(entry.parentKey);
+    if (parentUuid === undefined) throw new Error(`copy of ${entry.key} reached before its parent`);
+    const isFile = entry.type === 'File';
+    const name = index === 0 ? rootName : entry.name;
+    await sql.run(
+      `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated, revision, size)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [uuid, target.owner_uuid, target.owner_type, parentUuid, name, entry.type, now, now, isFile ? 1 : null, isFile ? entry.size : 0],
+    );
+    if (isFile) {
+      await sql.run('INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, 1, ?, ?, ?, ?)', [
+        uuid,
+        entry.blobHash,
+        entry.size,
+        now,
+        uploaderUuid,
+      ]);
+    }
+  }
+  return newUuidOf.get(entries[0]?.key ?? '') as string;
+}
+
+/** A folder entry as dirlist needs it, with the caller's star. */
+export interface ListedNode {
+  uuid: string;
+  owner_uuid: string;
+  top_kind: NodeRow['top_kind'];
+  name: string;
+  type: 'Dir' | 'File';
+  updated: number;
+  revision: number | null;
+  size: number;
+  is_starred: boolean;
+}
+
+type ListedRow = Omit<ListedNode, 'is_starred'>;
+const LISTED_COLUMNS = 'n.uuid, n.owner_uuid, n.top_kind, n.name, n.type, n.updated, n.revision, n.size';
+
+/**
+ * The children of `folderUuid`, folders first, then by name in byte order (SQLite's BINARY
+ * collation compares UTF-8 bytes). Two queries whatever the size: the rows, then the caller's
+ * stars among them, so a folder of 10,000 entries costs no more round trips than one of ten.
+ */
+export async function listChildrenWithStars(sql: Sql, folderUuid: string, callerUuid: string): Promise<ListedNode[]> {
+  const rows = (await sql.all(`SELECT ${LISTED_COLUMNS} FROM nodes n WHERE n.parent_uuid = ? ORDER BY n.type = 'File', ${binaryOrder(sql, 'n.name')}`, [folderUuid])) as ListedRow[];
+  const starred = new Set(
+    (
+      (await sql.all('SELECT s.node_uuid FROM stars s JOIN nodes n ON n.uuid = s.node_uuid WHERE s.user_uuid = ? AND n.parent_uuid = ?', [callerUuid, folderUuid])) as Array<{ node_uuid: string }>
+    ).map((r) => r.node_uuid),
+  );
+  // Filled in place: no second object per entry.
+  const listed = rows as ListedNode[];
+  for (const row of listed) row.is_starred = starred.has(row.uuid);
+  return listed;
+}
+
+/** Which of `nodeUuids` the caller starred (one query). */
+export async function starredAmong(sql: Sql, callerUuid: string, nodeUuids: readonly string[]): Promise<Set<string>> {
+  if (nodeUuids.length === 0) return new Set();
+  const rows = (await sql.all(`SELECT node_uuid FROM stars WHERE user_uuid = ? AND node_uuid IN (${jsonValues(sql)})`, [callerUuid, JSON.stringify(nodeUuids)])) as Array<{ node_uuid: string }>;
+  return new Set(rows.map((r) => r.node_uuid));
+}
+
+/**
+ * What `favorites` of `ownerUuid` lists: the caller's starred nodes of that owner, except those
+ * in trash (a deleted node is not a favorite until it is restored; its star is kept for then).
+ */
+export function listFavorites(sql: Sql, ownerUuid: string, callerUuid: string): Promise<NodeRow[]> {
+  return outsideTrash(sql, 'SELECT s.node_uuid FROM stars s JOIN nodes o ON o.uuid = s.node_uuid WHERE s.user_uuid = ? AND o.owner_uuid = ?', callerUuid, ownerUuid);
 }

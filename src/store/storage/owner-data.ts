@@ -5,10 +5,8 @@
  * last reference, and the caller unlinks them after the commit.
  */
 import type { Sql } from './sql.js';
-import { adjustUsage, OWNER_TABLE, releaseBlobRef, remainingBytes } from './blobs.js';
-import { getTopLevel, type OwnerType } from './nodes.js';
-import { createFolder, freeName } from './tree.js';
-import { quotaExceeded } from '../envelope.js';
+import { adjustUsage, OWNER_TABLE, releaseBlobRef } from './blobs.js';
+import type { OwnerType } from './nodes.js';
 
 export interface Owner {
   type: OwnerType;
@@ -39,43 +37,27 @@ export async function purgeOwnerNodes(sql: Sql, owner: Owner): Promise<string[]>
   return [...unreferenced];
 }
 
-/** A node name made from an owner's name: no `/` or NUL, at most 255 bytes, never empty. */
-function folderNameFor(ownerName: string): string {
-  let chars = Array.from(ownerName.replace(/[/\0]/g, '_').trim());
-  while (Buffer.byteLength(chars.join(''), 'utf8') > 240) chars = chars.slice(0, -1);
-  const name = chars.join('');
-  return name === '' || name === '.' || name === '..' ? 'deleted owner' : name;
+/** Bytes of every revision of the owner's nodes. */
+export async function ownerBytes(sql: Sql, ownerUuid: string): Promise<number> {
+  return ((await sql.get<{ bytes: number }>('SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?', [ownerUuid])) as { bytes: number }).bytes;
 }
 
-/**
- * Hands every node of `from` to `to`: a folder named after `from` (numbered when the name is
- * taken) appears in the receiver's home, holding one folder per top-level folder of `from` that
- * had content (`home`, `incoming`, `trash`), with that content inside. Nodes from trash forget
- * their origin. The bytes move from one usage to the other, within the receiver's quota (507,
- * nothing changed). The emptied top-level folders of `from` are removed. Returns the folder's name.
- */
-export async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: Owner, nowMs: number): Promise<string> {
-  const { bytes } = (await sql.get('SELECT COALESCE(SUM(r.size), 0) AS bytes FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?', [from.uuid])) as { bytes: number };
-  if (bytes > (await remainingBytes(sql, to.type, to.uuid))) {
-    throw quotaExceeded(`transfer_data_to: the receiver's disk_quota cannot hold the ${bytes} bytes to transfer`);
-  }
-  const home = (await getTopLevel(sql, to.uuid, 'home'));
-  if (!home) throw new Error(`owner ${to.uuid} has no home folder`);
-  const name = (await freeName(sql, home.uuid, folderNameFor(from.name), 'Dir'));
+/** The owner's top-level folders that hold anything. */
+export function nonEmptyTopLevels(sql: Sql, ownerUuid: string): Promise<Array<{ uuid: string; top_kind: string }>> {
+  return sql.all(
+    `SELECT t.uuid, t.top_kind FROM nodes t WHERE t.owner_uuid = ? AND t.top_kind IS NOT NULL
+       AND EXISTS (SELECT 1 FROM nodes c WHERE c.parent_uuid = t.uuid) ORDER BY t.top_kind`,
+    [ownerUuid],
+  );
+}
 
-  const write = { sql, now: nowMs, callerUuid: to.uuid };
-  const folder = (await createFolder(write, home, name));
-  const tops = (await sql.all('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind IS NOT NULL ORDER BY top_kind', [from.uuid])) as Array<{
-    uuid: string;
-    top_kind: string;
-  }>;
-  for (const top of tops) {
-    if ((await sql.get('SELECT 1 FROM nodes WHERE parent_uuid = ? LIMIT 1', [top.uuid])) === undefined) continue;
-    const holder = (await createFolder(write, folder, top.top_kind));
-    (await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE parent_uuid = ?', [holder.uuid, top.uuid]));
-  }
-  (await sql.run('UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE owner_uuid = ? AND top_kind IS NULL', [to.uuid, to.type, from.uuid]));
-  (await sql.run('DELETE FROM nodes WHERE owner_uuid = ?', [from.uuid]));
-  (await adjustUsage(sql, to.type, to.uuid, bytes));
-  return name;
+/** Moves every child of one folder into another; children from trash forget their origin. */
+export async function moveChildren(sql: Sql, fromParentUuid: string, toParentUuid: string): Promise<void> {
+  await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE parent_uuid = ?', [toParentUuid, fromParentUuid]);
+}
+
+/** Gives every node of `from` but its top-level folders to `to`, then deletes those folders (emptied first). */
+export async function handOverNodes(sql: Sql, from: Owner, to: Owner): Promise<void> {
+  await sql.run('UPDATE nodes SET owner_uuid = ?, owner_type = ? WHERE owner_uuid = ? AND top_kind IS NULL', [to.uuid, to.type, from.uuid]);
+  await sql.run('DELETE FROM nodes WHERE owner_uuid = ?', [from.uuid]);
 }

@@ -25,3 +25,11 @@ export function folded(sql: Sql, column: string): string {
 export function jsonValues(sql: Sql): string {
   return sql.dialect === 'sqlite' ? 'SELECT value FROM json_each(?)' : 'SELECT json_array_elements_text(CAST(? AS json))';
 }
+
+/**
+ * `column` ordered by its bytes (names in a listing: SQLite's BINARY collation compares UTF-8
+ * bytes; PostgreSQL's "C" collation does the same, whatever the database's locale).
+ */
+export function binaryOrder(sql: Sql, column: string): string {
+  return sql.dialect === 'sqlite' ? column : `${column} COLLATE "C"`;
+}

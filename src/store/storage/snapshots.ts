@@ -8,9 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
-import { adjustUsage, assertRoom, releaseBlobRef } from './blobs.js';
-import { touch, type NodeRow } from './nodes.js';
-import { addEntryRefs, entriesBytes, freeName, insertTree, latestSubtree, type TreeEntry, type TreeWrite } from './tree.js';
+import { addEntryRefs, releaseBlobRef } from './blobs.js';
+import { entriesBytes, latestSubtree, type NodeRow, type TreeEntry } from './nodes.js';
 
 export interface SnapshotRow {
   uuid: string;
@@ -58,7 +57,7 @@ export async function getSnapshot(sql: Sql, uuid: string): Promise<SnapshotRow |
   return (await sql.get('SELECT * FROM snapshots WHERE uuid = ?', [uuid])) as SnapshotRow | undefined;
 }
 
-async function entriesOf(sql: Sql, uuid: string): Promise<TreeEntry[]> {
+export async function entriesOf(sql: Sql, uuid: string): Promise<TreeEntry[]> {
   const rows = (await sql.all('SELECT id, parent_id, name, type, blob_hash, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id', [uuid])) as Array<{ id: number; parent_id: number | null; name: string; type: 'Dir' | 'File'; blob_hash: string | null; size: number }>;
   return rows.map((r) => ({ key: r.id, parentKey: r.parent_id, name: r.name, type: r.type, blobHash: r.blob_hash, size: r.size }));
 }
@@ -72,27 +71,9 @@ export async function cloneSnapshot(sql: Sql, uuid: string, nowMs: number): Prom
   return head;
 }
 
-async function deleteSnapshotRows(sql: Sql, uuid: string): Promise<void> {
+export async function deleteSnapshotRows(sql: Sql, uuid: string): Promise<void> {
   (await sql.run('DELETE FROM snapshot_entries WHERE snapshot_uuid = ?', [uuid]));
   (await sql.run('DELETE FROM snapshots WHERE uuid = ?', [uuid]));
-}
-
-/**
- * Creates the snapshot as new nodes in `folder` (its owner's), the root under a free name
- * (`name (2)` on a clash, as trash numbers), each file at revision 1. The snapshot's blob
- * references become the revisions' and the snapshot goes. The bytes join the owner's usage,
- * within its quota (507, nothing changed). Returns the new root's UUID.
- */
-export async function materialiseSnapshot(w: TreeWrite, uuid: string, folder: NodeRow): Promise<string> {
-  const { sql, now } = w;
-  const head = (await getSnapshot(sql, uuid));
-  if (!head) throw new Error(`no snapshot ${uuid}`);
-  (await assertRoom(sql, folder, head.bytes));
-  const rootUuid = (await insertTree(w, (await entriesOf(sql, uuid)), folder, (await freeName(sql, folder.uuid, head.name, head.type))));
-  (await adjustUsage(sql, folder.owner_type, folder.owner_uuid, head.bytes));
-  (await touch(sql, folder.uuid, now));
-  (await deleteSnapshotRows(sql, uuid));
-  return rootUuid;
 }
 
 /** Drops the snapshot and its references; returns the hashes of blobs no row refers to any more. */

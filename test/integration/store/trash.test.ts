@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
-import { numberedName } from '../../../src/store/storage/tree.js';
+import { numberedName } from '../../../src/store/ops/tree.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
   blobStored,

@@ -1,14 +1,24 @@
 /**
- * Files and their revisions (docs/store-semantics.md, "Upload"): upload tokens and the one
- * metadata transaction that records an uploaded blob as a new file or a new revision. Who may
+ * The rules of uploads (docs/store-semantics.md, "Upload"): upload tokens and the one metadata
+ * transaction that records an uploaded blob as a new file or a new revision (the rows:
+ * storage/revisions.ts). Who may
  * upload where is decided by resolveNode (access.ts); this module adds what the tree allows
  * (no uploads into virtual folders or trash) and the quota. It never touches blob files: the
  * caller stages and renames the bytes before commitUpload and unlinks them if it throws.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Sql } from './sql.js';
-import { addBlobRef, adjustUsage, usageOf } from './blobs.js';
-import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from './nodes.js';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Sql } from '../storage/sql.js';
+import { addBlobRef, adjustUsage, usageOf } from '../storage/blobs.js';
+import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from '../storage/nodes.js';
+import {
+  insertNewFile,
+  insertRevision,
+  insertUploadToken,
+  markUploadTokenUsed,
+  setFileRevision,
+  uploadTokenRow,
+  type UploadResult,
+} from '../storage/revisions.js';
 import { permissionsOn, resolveNode } from '../access.js';
 import { sessionUser, type AuthenticatedUser } from '../sessions.js';
 import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
@@ -16,26 +26,10 @@ import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } f
 /** Consumed and expired tokens are kept this long so a late retry learns why it failed. */
 const TOKEN_RETENTION_MS = 60_000;
 
-export interface RevisionRow {
-  node_uuid: string;
-  revision: number;
-  blob_hash: string;
-  size: number;
-  created: number;
-  uploader_uuid: string | null;
-}
-
 export interface UploadGrant {
   userUuid: string;
   sessionId: string;
   targetUuid: string;
-}
-
-export interface UploadResult {
-  uuid: string;
-  name: string;
-  revision: number;
-  size: number;
 }
 
 function hashToken(token: string): string {
@@ -62,14 +56,9 @@ export async function assertUploadTarget(sql: Sql, target: NodeRow): Promise<voi
 export async function createUploadToken(sql: Sql, now: number, caller: AuthenticatedUser, target: NodeRow): Promise<string> {
   (await assertUploadTarget(sql, target));
   const token = randomBytes(32).toString('base64url');
-  (await sql.transaction(async (tx) => {
-    (await tx.run('DELETE FROM upload_tokens WHERE created < ?', [now - TOKEN_RETENTION_MS]));
-    (await tx.run('INSERT INTO upload_tokens (token_hash, user_uuid, session_id, target_uuid, created) VALUES (?, ?, ?, ?, ?)', [hashToken(token),
-      caller.userUuid,
-      caller.sessionId,
-      target.uuid,
-      now]));
-  }));
+  await sql.transaction((tx) =>
+    insertUploadToken(tx, hashToken(token), { userUuid: caller.userUuid, sessionId: caller.sessionId, targetUuid: target.uuid, createdMs: now }, now - TOKEN_RETENTION_MS),
+  );
   return token;
 }
 
@@ -80,12 +69,11 @@ export async function createUploadToken(sql: Sql, now: number, caller: Authentic
  */
 export async function consumeUploadToken(sql: Sql, token: string, now: number, ttlMs: number): Promise<UploadGrant> {
   return (await sql.transaction(async (tx) => {
-    const row = (await tx.get('SELECT user_uuid, session_id, target_uuid, created, used FROM upload_tokens WHERE token_hash = ?', [hashToken(token)])) as
-      | { user_uuid: string; session_id: string; target_uuid: string; created: number; used: number | null }
-      | undefined;
+    const tokenHash = hashToken(token);
+    const row = await uploadTokenRow(tx, tokenHash);
     if (!row || row.used !== null) throw new StoreHttpError(410, 'upload_token_used', 'upload token unknown or already used');
     if (now - row.created > ttlMs) throw new StoreHttpError(410, 'upload_token_expired', 'upload token expired');
-    (await tx.run('UPDATE upload_tokens SET used = ? WHERE token_hash = ? AND used IS NULL', [now, hashToken(token)]));
+    if (!(await markUploadTokenUsed(tx, tokenHash, now))) throw new StoreHttpError(410, 'upload_token_used', 'upload token unknown or already used');
     return { userUuid: row.user_uuid, sessionId: row.session_id, targetUuid: row.target_uuid };
   }));
 }
@@ -143,7 +131,7 @@ export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<Uplo
     let result: UploadResult;
     if (file) {
       const revision = (file.revision ?? 0) + 1;
-      (await tx.run('UPDATE nodes SET revision = ?, size = ?, updated = ? WHERE uuid = ?', [revision, sizeBytes, now, file.uuid]));
+      await setFileRevision(tx, file.uuid, revision, sizeBytes, now);
       result = { uuid: file.uuid, name: file.name, revision, size: sizeBytes };
       (await insertRevision(tx, result.uuid, result.revision, upload, uploader.userUuid));
       (await adjustUsage(tx, owner.owner_type, owner.owner_uuid, sizeBytes));
@@ -155,37 +143,3 @@ export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<Uplo
   }));
 }
 
-async function insertRevision(sql: Sql, nodeUuid: string, revision: number, blob: StoredBlob, uploaderUuid: string | null): Promise<void> {
-  (await sql.run('INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, ?, ?, ?, ?, ?)', [nodeUuid,
-    revision,
-    blob.hash,
-    blob.sizeBytes,
-    blob.now,
-    uploaderUuid]));
-}
-
-/** A blob already referenced (addBlobRef), to record at `now`. */
-export interface StoredBlob {
-  hash: string;
-  sizeBytes: number;
-  now: number;
-}
-
-/**
- * Records `blob` as new file `name` (revision 1) in `folder`, adding its bytes to the folder
- * owner's usage and touching the folder. The caller checked the name, quota and blob reference.
- */
-export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blob: StoredBlob, uploaderUuid: string | null): Promise<UploadResult> {
-  const uuid = randomUUID();
-  (await sql.run(`INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
-     VALUES (?, ?, ?, ?, NULL, ?, 'File', ?, ?, 1, ?)`, [uuid, folder.owner_uuid, folder.owner_type, folder.uuid, name, blob.now, blob.now, blob.sizeBytes]));
-  (await insertRevision(sql, uuid, 1, blob, uploaderUuid));
-  (await adjustUsage(sql, folder.owner_type, folder.owner_uuid, blob.sizeBytes));
-  (await touch(sql, folder.uuid, blob.now));
-  return { uuid, name, revision: 1, size: blob.sizeBytes };
-}
-
-/** One revision of a file; undefined when the file has no such revision. */
-export async function getRevision(sql: Sql, nodeUuid: string, revision: number): Promise<RevisionRow | undefined> {
-  return (await sql.get('SELECT * FROM revisions WHERE node_uuid = ? AND revision = ?', [nodeUuid, revision])) as RevisionRow | undefined;
-}
