@@ -66,14 +66,18 @@ export async function listApprovers(ctx: StoreContext, caller: AuthenticatedUser
  * workspace's own user, 400) for `share_type`; 409 `approver_exists` when it is one already.
  */
 export async function addApprover(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string, body: unknown): Promise<ApproverRecord[]> {
-  const workspace = (await workspaceOf(ctx, caller, door, workspaceUuid));
   const input = parseInput(approverBodySchema, body);
-  const user = isUuid(input.approver_id) ? (await getUserByUuid(ctx.storage.sql, input.approver_id.toLowerCase())) : undefined;
-  if (!user || user.org_id !== workspace.orgId) throw notFound("approver_id: no such user in the workspace's organization");
-  if (user.uuid === workspace.uuid) throw invalid('approver_id: a user cannot approve the shares of their own workspace');
-  if (!(await insertApprover(ctx.storage.sql, workspace, input.share_type, user.uuid, ctx.clock.now()))) {
-    throw conflict(`approver_id: already approves ${input.share_type} shares of this workspace`, 'approver_exists');
-  }
+  const workspace = await ctx.storage.sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const workspace = await workspaceOf(txCtx, caller, door, workspaceUuid);
+    const user = isUuid(input.approver_id) ? await getUserByUuid(tx, input.approver_id.toLowerCase()) : undefined;
+    if (!user || user.org_id !== workspace.orgId) throw notFound("approver_id: no such user in the workspace's organization");
+    if (user.uuid === workspace.uuid) throw invalid('approver_id: a user cannot approve the shares of their own workspace');
+    if (!(await insertApprover(tx, workspace, input.share_type, user.uuid, ctx.clock.now()))) {
+      throw conflict(`approver_id: already approves ${input.share_type} shares of this workspace`, 'approver_exists');
+    }
+    return workspace;
+  });
   return listApprovers(ctx, caller, door, workspace.uuid);
 }
 
@@ -86,9 +90,11 @@ export async function removeApprover(
   approverUuid: string,
   rawType: string,
 ): Promise<void> {
-  const workspace = (await workspaceOf(ctx, caller, door, workspaceUuid));
-  const type = parseInput(shareTypeParam, rawType);
-  if (!isUuid(approverUuid) || !(await deleteApprover(ctx.storage.sql, workspace.uuid, type, approverUuid.toLowerCase()))) throw notFound('approver not found');
+  await ctx.storage.sql.transaction(async (tx) => {
+    const workspace = await workspaceOf(withSql(ctx, tx), caller, door, workspaceUuid);
+    const type = parseInput(shareTypeParam, rawType);
+    if (!isUuid(approverUuid) || !(await deleteApprover(tx, workspace.uuid, type, approverUuid.toLowerCase()))) throw notFound('approver not found');
+  });
 }
 
 interface StoredDetails {

@@ -4,7 +4,7 @@
  * `/api/admin/groups/{uuid}/users` (administrators of the group's organization; admin-scope.ts).
  * A member must belong to the group's organization. One transaction per change.
  */
-import type { StoreContext } from '../context.js';
+import { withSql, type StoreContext } from '../context.js';
 import { mapInOrder } from '../in-order.js';
 import { deleteMembership, membersOf, membershipOf, upsertMembership, type GroupRow } from '../storage/groups.js';
 import { isUuid } from '../storage/nodes.js';
@@ -94,6 +94,8 @@ export async function updateMember(
 }
 
 export async function removeMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, userUuid: string): Promise<void> {
-  const group = (await groupThrough(ctx, caller, door, groupUuid, true));
-  if (!(await deleteMembership(ctx.storage.sql, group.uuid, memberUuid(userUuid)))) throw memberNotFound();
+  await ctx.storage.sql.transaction(async (tx) => {
+    const group = await groupThrough(withSql(ctx, tx), caller, door, groupUuid, true);
+    if (!(await deleteMembership(tx, group.uuid, memberUuid(userUuid)))) throw memberNotFound();
+  });
 }

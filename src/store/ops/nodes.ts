@@ -8,6 +8,7 @@
  * HTTP routes (routes/nodes.ts) and the in-process client (local-client.ts) both call it.
  */
 import type { StoreContext } from '../context.js';
+import type { Sql } from '../storage/sql.js';
 import { filterInOrder } from '../in-order.js';
 import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
 import { ancestry, publicId, type NodeRow } from '../storage/nodes.js';
@@ -22,8 +23,8 @@ import { parseNodeOperation, type DirEntry, type NodeDetails, type PathEntry } f
 import { removeBlobFiles } from './blob-files.js';
 import { shareCopyWith } from './share-copy.js';
 
-function writeOf(ctx: StoreContext, caller: AuthenticatedUser): TreeWrite {
-  return { sql: ctx.storage.sql, now: ctx.clock.now(), callerUuid: caller.userUuid };
+function writeOf(ctx: StoreContext, caller: AuthenticatedUser, tx: Sql): TreeWrite {
+  return { sql: tx, now: ctx.clock.now(), callerUuid: caller.userUuid };
 }
 
 const NO_SHARES: ShareCounts = { publicShares: 0, privateShares: 0 };
@@ -62,41 +63,42 @@ export interface NodeOperationResult {
 
 /**
  * One POST /api/nodes/{id} operation. The body is validated before anything is resolved: a bad
- * body answers 400 whether or not the node exists, so validation never reveals existence.
+ * body answers 400 whether or not the node exists, so validation never reveals existence. The
+ * nodes are resolved (access included) in the transaction that changes them, so what was
+ * checked is what is changed, whatever another request commits meanwhile.
  */
 export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<NodeOperationResult> {
   const parsed = parseNodeOperation(body);
   if (!parsed.ok) throw invalid(parsed.problem);
-  const { sql } = ctx.storage;
   const operation = parsed.operation;
+  const inTransaction = (work: (tx: Sql) => Promise<void>): Promise<NodeOperationResult> => ctx.storage.sql.transaction(async (tx) => (await work(tx), {}));
   switch (operation.op) {
     case 'newDir': {
       const name = assertValidName(operation.name);
-      (await createFolder(writeOf(ctx, caller), (await resolveNode(sql, caller, id, 'write')), name));
-      return {};
+      return inTransaction(async (tx) => {
+        await createFolder(writeOf(ctx, caller, tx), await resolveNode(tx, caller, id, 'write'), name);
+      });
     }
     case 'rename': {
       const name = assertValidName(operation.name);
-      (await rename(writeOf(ctx, caller), (await resolveNode(sql, caller, id, 'write')), name));
-      return {};
+      return inTransaction(async (tx) => rename(writeOf(ctx, caller, tx), await resolveNode(tx, caller, id, 'write'), name));
     }
     case 'star':
-      (await setStarred(writeOf(ctx, caller), (await resolveNode(sql, caller, id, 'read')), operation.starred));
-      return {};
-    case 'copyTo': {
-      const { node: source, access } = (await resolveNodeAccess(sql, caller, id, 'read'));
-      const target = (await resolveNode(sql, caller, operation.target, 'write'));
-      assertMayLeaveOwner(access, source, target, 'copy');
-      (await copyInto(writeOf(ctx, caller), source, target));
-      return {};
-    }
-    case 'moveTo': {
-      const { node: source, access } = (await resolveNodeAccess(sql, caller, id, 'write'));
-      const target = (await resolveNode(sql, caller, operation.target, 'write'));
-      assertMayLeaveOwner(access, source, target, 'move');
-      (await moveInto(writeOf(ctx, caller), source, target));
-      return {};
-    }
+      return inTransaction(async (tx) => setStarred(writeOf(ctx, caller, tx), await resolveNode(tx, caller, id, 'read'), operation.starred));
+    case 'copyTo':
+      return inTransaction(async (tx) => {
+        const { node: source, access } = await resolveNodeAccess(tx, caller, id, 'read');
+        const target = await resolveNode(tx, caller, operation.target, 'write');
+        assertMayLeaveOwner(access, source, target, 'copy');
+        await copyInto(writeOf(ctx, caller, tx), source, target);
+      });
+    case 'moveTo':
+      return inTransaction(async (tx) => {
+        const { node: source, access } = await resolveNodeAccess(tx, caller, id, 'write');
+        const target = await resolveNode(tx, caller, operation.target, 'write');
+        assertMayLeaveOwner(access, source, target, 'move');
+        await moveInto(writeOf(ctx, caller, tx), source, target);
+      });
     case 'shareCopyWith': {
       // Waiting for an approver (3.0) answers the request's UUID instead of sharing now.
       const { pendingUuid } = (await shareCopyWith(ctx, caller, id, operation.recipients, operation.comment));
@@ -107,13 +109,13 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
 
 /** DELETE: into the owner's trash, or for good inside it (the freed blob files go after the commit). */
 export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<void> {
-  const node = (await resolveNode(ctx.storage.sql, caller, id, 'delete'));
-  if (node.top_kind === null && (await isInTrash(ctx.storage.sql, node))) {
-    const unreferenced = (await purge(writeOf(ctx, caller), node));
-    await removeBlobFiles(ctx, unreferenced);
-  } else {
-    (await trash(writeOf(ctx, caller), node));
-  }
+  const unreferenced = await ctx.storage.sql.transaction(async (tx): Promise<string[]> => {
+    const node = await resolveNode(tx, caller, id, 'delete');
+    if (node.top_kind === null && (await isInTrash(tx, node))) return purge(writeOf(ctx, caller, tx), node);
+    await trash(writeOf(ctx, caller, tx), node);
+    return [];
+  });
+  await removeBlobFiles(ctx, unreferenced);
 }
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {

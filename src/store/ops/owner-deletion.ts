@@ -10,7 +10,7 @@
  * `delete_all_private_shares` says they go. Blob files no row refers to any more are unlinked
  * after the commit. Who may delete whom is the caller's to check first.
  */
-import type { StoreContext } from '../context.js';
+import { withSql, type StoreContext } from '../context.js';
 import { getGroup } from '../storage/groups.js';
 import { isUuid } from '../storage/nodes.js';
 import { handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner } from '../storage/owner-data.js';
@@ -75,15 +75,17 @@ export async function deleteOwner(
   ctx: StoreContext,
   owner: DeletedOwner,
   query: unknown,
-  deleteRow: (sql: Sql) => void,
+  deleteRow: (sql: Sql) => Promise<unknown>,
 ): Promise<TransferRecord | undefined> {
   const input = parseInput(deleteOwnerQuerySchema, query);
-  const receiver = input.transfer_data_to === undefined ? undefined : (await receiverOf(ctx, owner, input.transfer_data_to));
   const { storage: { sql }, clock } = ctx;
   const now = clock.now();
   let unreferenced: string[] = [];
   let folder = '';
+  let receiver: Owner | undefined;
   (await sql.transaction(async (tx) => {
+    // Resolved here, so a receiver deleted meanwhile is a 404, not a transfer into nothing.
+    receiver = input.transfer_data_to === undefined ? undefined : await receiverOf(withSql(ctx, tx), owner, input.transfer_data_to);
     // Without a receiver the shares of the owner's nodes go with the nodes (ON DELETE CASCADE).
     const removed: LinkType[] = [];
     if (input.delete_all_public_shares === true) removed.push('public', 'upload');
@@ -95,7 +97,7 @@ export async function deleteOwner(
     else unreferenced.push(...(await purgeOwnerNodes(tx, owner)));
     (await storeAvatar(tx, owner.uuid, null, now));
     (await releaseEndpoint(tx, owner.uuid));
-    deleteRow(tx);
+    await deleteRow(tx);
   }));
   await removeBlobFiles(ctx, [...new Set(unreferenced)]);
   return receiver ? { transferred_to: receiver.uuid, folder } : undefined;

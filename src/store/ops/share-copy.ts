@@ -54,14 +54,15 @@ export async function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recip
  */
 export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, raw: readonly string[], comment: string): Promise<{ pendingUuid?: string }> {
   const { storage: { sql }, clock, config } = ctx;
-  const { node, access } = (await resolveNodeAccess(sql, caller, nodeId, 'read'));
-  if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
-  (await assertShareable(sql, node));
-  const recipients = (await resolveRecipients(ctx, caller, raw, 'share_copy_with'));
-  const sharer = { uuid: caller.userUuid, fullname: (await callerRow(ctx, caller)).fullname };
   const now = clock.now();
+  // Checked in the transaction that snapshots: what is copied is what the caller may read now.
   return (await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
+    const { node, access } = await resolveNodeAccess(tx, caller, nodeId, 'read');
+    if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
+    await assertShareable(tx, node);
+    const recipients = await resolveRecipients(txCtx, caller, raw, 'share_copy_with');
+    const sharer = { uuid: caller.userUuid, fullname: (await callerRow(txCtx, caller)).fullname };
     const snapshot = (await takeSnapshot(tx, node, now));
     if (!(await mustAwaitApproval(tx, config.store.edition, node, 'share_copy'))) {
       (await offerToAll(txCtx, snapshot, recipients, sharer, now));

@@ -127,10 +127,12 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
   const links = token === undefined ? {} : { token, url: linkUrl(ctx, token) };
   return (await sql.transaction(async (tx): Promise<CreatedShare> => {
     const txCtx = withSql(ctx, tx);
-    // The password hash awaited: the node may have gone or moved to trash meanwhile.
-    const current = (await getNode(tx, node.uuid));
-    if (!current) throw notFound();
-    (await assertShareable(tx, current));
+    // The password hash awaited: the node may have gone, moved (to trash, or where the caller
+    // may not share), or the caller's permissions changed meanwhile. Checked again here.
+    const current = await resolveNode(tx, caller, node.uuid, 'read');
+    await assertSharePermission(tx, caller, current, PERMISSION[input.type].create);
+    await assertMayGive(tx, caller, current, input.type, input.type === 'private' && input.writable === true);
+    await assertShareable(tx, current);
     const now = clock.now();
     if ((await mustAwaitApproval(tx, config.store.edition, current, input.type))) {
       const comment = input.comment ?? '';
@@ -183,10 +185,11 @@ const shareNotFound = () => notFound('share not found');
 
 /** DELETE /api/shares/{uuid}: 404 unless the caller sees the node, 403 without the `*_delete` share permission. */
 export async function removeShare(ctx: StoreContext, caller: AuthenticatedUser, shareUuid: string): Promise<void> {
-  const { sql } = ctx.storage;
-  const share = isUuid(shareUuid) ? (await getShare(sql, shareUuid.toLowerCase())) : undefined;
-  const node = share && (await getNode(sql, share.node_uuid));
-  if (!share || !node || !(await accessTo(sql, caller, node)).visible) throw shareNotFound();
-  (await assertSharePermission(sql, caller, node, PERMISSION[share.type].delete));
-  (await deleteShare(sql, share.uuid));
+  await ctx.storage.sql.transaction(async (tx) => {
+    const share = isUuid(shareUuid) ? await getShare(tx, shareUuid.toLowerCase()) : undefined;
+    const node = share && (await getNode(tx, share.node_uuid));
+    if (!share || !node || !(await accessTo(tx, caller, node)).visible) throw shareNotFound();
+    await assertSharePermission(tx, caller, node, PERMISSION[share.type].delete);
+    await deleteShare(tx, share.uuid);
+  });
 }

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
+import { createLocalClient } from '../../../src/store/local-client.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import {
   blobStored,
@@ -160,6 +161,24 @@ describe('moving between a user and a group', () => {
     expect(groupUsage(store, group)?.disk_used).toBe(600);
     expect(await dataOf(call(seeder.client, user.session, 'GET', `/api/nodes/${t.file}`))).toMatchObject({ owner_type: 'Group', owner_uuid: group });
     expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
+  });
+
+  it('moves the bytes once when two moves of one folder into two groups race (each resolves the folder in its own transaction)', async () => {
+    const user = await seeder.user('Rita Racer');
+    const one = await groupWith(user, ['read', 'write', 'delete'], 10_000);
+    const two = await groupWith(user, ['read', 'write', 'delete'], 10_000);
+    const local = createLocalClient(store.ctx);
+    for (let round = 0; round < 5; round += 1) {
+      const t = await userTree(user);
+      // In-process, as the bridge calls it: the two calls interleave at every await.
+      const moves = await Promise.allSettled([local.moveInto(user.session, nodeId(t.folder), nodeId(`home:${one}`)), local.moveInto(user.session, nodeId(t.folder), nodeId(`home:${two}`))]);
+      // Both may succeed (the second moves it on from the first group); nothing else fails.
+      expect(moves.filter((m) => m.status === 'rejected')).toEqual([]);
+      const owner = nodeRow(store, t.folder)?.owner_uuid;
+      expect([one, two]).toContain(owner);
+      for (const uuid of [t.file, t.sub, t.inner]) expect(nodeRow(store, uuid)?.owner_uuid).toBe(owner);
+      expectExactUsage({ uuid: user.uuid, kind: 'User' }, { uuid: one, kind: 'Group' }, { uuid: two, kind: 'Group' });
+    }
   });
 
   it('moves a subtree back out of the group with write and delete there', async () => {
