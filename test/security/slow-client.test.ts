@@ -12,6 +12,7 @@ import { uploadFile } from '../helpers/seed.js';
 import { multipartFile } from '../helpers/sharing.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
 import { davRequest } from '../helpers/dav-requests.js';
+import { loadConfig } from '../../src/common/config.js';
 
 const IDLE_MS = 600;
 const HEADERS_MS = 1_000;
@@ -85,6 +86,15 @@ beforeAll(async () => {
 });
 
 afterAll(() => f?.close());
+
+it('has defaults that let a 1 GiB upload at 1 MB/s pass and cut a stalled body within a minute', () => {
+  const { http } = loadConfig({ env: {} });
+  const oneGiBAtOneMBps = ((1024 ** 3) / 1_000_000) * 1000;
+  expect(http.requestTimeoutMs === 0 || http.requestTimeoutMs > 2 * oneGiBAtOneMBps).toBe(true);
+  expect(http.idleTimeoutMs).toBeGreaterThan(0);
+  expect(http.idleTimeoutMs).toBeLessThanOrEqual(60_000);
+  expect(http.headersTimeoutMs).toBeGreaterThan(0);
+});
 
 describe('the bridge', () => {
   const OLD = 'the old content, kept';
