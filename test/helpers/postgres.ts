@@ -27,6 +27,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { freeLoopbackPort } from './free-port.js';
 import { requireBinary, type RequireBinaryOptions, type RequiredBinary } from './require-binary.js';
+import { startWatchdog } from './watchdog.js';
 
 /** Where Debian's postgresql-<major> packages keep the server programs (off PATH). 15 is what .ci/run installs. */
 export const POSTGRES_BIN_DIRS = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'];
@@ -180,7 +181,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   const superPassword = randomBytes(18).toString('hex');
   const appPassword = randomBytes(18).toString('hex');
 
-  let watchdogPid: number | undefined;
+  let watchdog: { stop(): void } | undefined;
   let pid = 0;
   let port = 0;
   let stopped = false;
@@ -244,7 +245,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       }
     }
 
-    watchdogPid = startWatchdog(bin('pg_ctl'), dataDir, dir, runAs, env);
+    // If this worker dies without stop(): stop the cluster by its data directory, remove the folder.
+    watchdog = startWatchdog('"$1" stop -D "$2" -m immediate -w -t 20 >/dev/null 2>&1; rm -rf "$3"', [bin('pg_ctl'), dataDir, dir], { ...runAs, env });
 
     const adminUrl = `postgres://${SUPERUSER}:${superPassword}@127.0.0.1:${port}/postgres`;
     const urlFor = (database: string) => `postgres://${POSTGRES_APP_ROLE}:${appPassword}@127.0.0.1:${port}/${database}`;
@@ -306,7 +308,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         try {
           await stopServer();
         } finally {
-          stopWatchdog(watchdogPid);
+          watchdog?.stop();
           removeFolder();
         }
       },
@@ -318,36 +320,9 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       spawnSync(bin('pg_ctl'), ['stop', '-m', 'immediate', '-D', dataDir], { ...runAs, env, stdio: 'ignore' });
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
-    stopWatchdog(watchdogPid);
+    watchdog?.stop();
     removeFolder();
     throw err;
-  }
-}
-
-/**
- * A detached shell, as the server's user, that waits for this process to end and then stops the
- * cluster by its data directory and removes the folder: the cleanup when a worker is killed
- * before it could stop its cluster. /proc, not `kill -0`, since the postgres user may not signal root.
- */
-function startWatchdog(pgCtl: string, dataDir: string, dir: string, runAs: RunAs, env: NodeJS.ProcessEnv): number | undefined {
-  const script = 'while [ -d "/proc/$1" ]; do sleep 1; done; "$2" stop -D "$3" -m immediate -w -t 20 >/dev/null 2>&1; rm -rf "$4"';
-  const child = spawn('sh', ['-c', script, 'driveway-pg-watchdog', String(process.pid), pgCtl, dataDir, dir], {
-    ...runAs,
-    env,
-    detached: true,
-    stdio: 'ignore',
-  });
-  child.unref();
-  return child.pid;
-}
-
-function stopWatchdog(watchdogPid: number | undefined): void {
-  if (!watchdogPid) return;
-  try {
-    // Its own process group (detached): the shell and its `sleep`, nothing else.
-    process.kill(-watchdogPid, 'SIGTERM');
-  } catch {
-    // Already gone.
   }
 }
 
