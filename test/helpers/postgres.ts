@@ -289,7 +289,9 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       async createDatabase(name) {
         const database = name ?? `t${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
         if (!DATABASE_NAME.test(database)) throw new Error(`not a plain database name: ${database}`);
-        await asAdmin((client) => client.query(`CREATE DATABASE ${database} OWNER ${POSTGRES_APP_ROLE}`));
+        // FILE_COPY: with fsync off its checkpoint is cheap, and it is about twice as fast as
+        // PostgreSQL 15's default WAL_LOG for an empty template (20-50 ms here, connecting included).
+        await asAdmin((client) => client.query(`CREATE DATABASE ${database} OWNER ${POSTGRES_APP_ROLE} STRATEGY FILE_COPY`));
         return urlFor(database);
       },
       async dropDatabase(name) {
