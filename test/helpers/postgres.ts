@@ -25,6 +25,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { freeLoopbackPort } from './free-port.js';
 import { requireBinary, type RequireBinaryOptions, type RequiredBinary } from './require-binary.js';
 import { startWatchdog } from './watchdog.js';
@@ -159,6 +160,39 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
 const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 let databaseCounter = 0;
 
+async function asAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** createDatabase and dropDatabase over the superuser's URL; new databases belong to the app role of `appUrl`. */
+function databaseOps(adminUrl: string, appUrl: string): Pick<TestPostgres, 'createDatabase' | 'dropDatabase'> {
+  const urlFor = (database: string) => {
+    const url = new URL(appUrl);
+    url.pathname = `/${database}`;
+    return url.toString();
+  };
+  return {
+    async createDatabase(name) {
+      const database = name ?? `t${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
+      if (!DATABASE_NAME.test(database)) throw new Error(`not a plain database name: ${database}`);
+      // FILE_COPY: with fsync off its checkpoint is cheap, and it is about twice as fast as
+      // PostgreSQL 15's default WAL_LOG for an empty template (20-50 ms here, connecting included).
+      await asAdmin(adminUrl, (client) => client.query(`CREATE DATABASE ${database} OWNER ${POSTGRES_APP_ROLE} STRATEGY FILE_COPY`));
+      return urlFor(database);
+    },
+    async dropDatabase(name) {
+      if (!DATABASE_NAME.test(name)) throw new Error(`not a plain database name: ${name}`);
+      await asAdmin(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
 /** Starts a cluster of one's own. Throws, with the server's log, when it cannot. */
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const began = Date.now();
@@ -249,18 +283,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     watchdog = startWatchdog('"$1" stop -D "$2" -m immediate -w -t 20 >/dev/null 2>&1; rm -rf "$3"', [bin('pg_ctl'), dataDir, dir], { ...runAs, env });
 
     const adminUrl = `postgres://${SUPERUSER}:${superPassword}@127.0.0.1:${port}/postgres`;
-    const urlFor = (database: string) => `postgres://${POSTGRES_APP_ROLE}:${appPassword}@127.0.0.1:${port}/${database}`;
-    const asAdmin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      try {
-        return await work(client);
-      } finally {
-        await client.end();
-      }
-    };
-
-    await asAdmin(async (client) => {
+    const handleUrl = `postgres://${POSTGRES_APP_ROLE}:${appPassword}@127.0.0.1:${port}/${POSTGRES_APP_ROLE}`;
+    await asAdmin(adminUrl, async (client) => {
       await client.query(`CREATE ROLE ${POSTGRES_APP_ROLE} LOGIN CREATEDB PASSWORD '${appPassword}'`);
       await client.query(`CREATE DATABASE ${POSTGRES_APP_ROLE} OWNER ${POSTGRES_APP_ROLE}`);
     });
@@ -277,7 +301,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     };
 
     const handle: TestPostgres = {
-      url: urlFor(POSTGRES_APP_ROLE),
+      url: handleUrl,
       adminUrl,
       host: '127.0.0.1',
       port,
@@ -286,18 +310,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       get pid() {
         return pid;
       },
-      async createDatabase(name) {
-        const database = name ?? `t${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
-        if (!DATABASE_NAME.test(database)) throw new Error(`not a plain database name: ${database}`);
-        // FILE_COPY: with fsync off its checkpoint is cheap, and it is about twice as fast as
-        // PostgreSQL 15's default WAL_LOG for an empty template (20-50 ms here, connecting included).
-        await asAdmin((client) => client.query(`CREATE DATABASE ${database} OWNER ${POSTGRES_APP_ROLE} STRATEGY FILE_COPY`));
-        return urlFor(database);
-      },
-      async dropDatabase(name) {
-        if (!DATABASE_NAME.test(name)) throw new Error(`not a plain database name: ${name}`);
-        await asAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-      },
+      ...databaseOps(adminUrl, handleUrl),
       stopServer,
       startServer,
       async restart() {
@@ -328,20 +341,70 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   }
 }
 
+/** What the run-wide cluster (test/helpers/postgres-global-setup.ts) hands the workers. */
+export interface ProvidedPostgres {
+  url: string;
+  adminUrl: string;
+  port: number;
+  major: number;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** null: PostgreSQL is not installed (requirePostgres() skips or fails the suites). */
+    drivewayPostgres: ProvidedPostgres | null;
+  }
+}
+
+function providedPostgres(): ProvidedPostgres | undefined {
+  try {
+    return inject('drivewayPostgres') ?? undefined;
+  } catch {
+    return undefined; // not inside a vitest worker
+  }
+}
+
+/** A handle on the run-wide cluster: databases yes, but it is not this suite's to stop or restart. */
+function attach(provided: ProvidedPostgres): TestPostgres {
+  const notYours = async () => {
+    throw new Error("the run's shared PostgreSQL cluster is not a suite's to stop or restart; fault tests startPostgres() their own");
+  };
+  return {
+    url: provided.url,
+    adminUrl: provided.adminUrl,
+    host: '127.0.0.1',
+    port: provided.port,
+    major: provided.major,
+    startMs: 0,
+    pid: 0,
+    ...databaseOps(provided.adminUrl, provided.url),
+    stopServer: notYours,
+    startServer: notYours,
+    restart: notYours,
+    stop: notYours,
+  };
+}
+
 let shared: Promise<TestPostgres> | undefined;
 
 /**
- * This worker process's cluster, started on first call and shared by every suite the process
- * runs (each takes its own database with createDatabase). Stopped when the process exits; a
- * suite must not stop or restart it (fault tests start their own with startPostgres).
+ * The cluster every suite shares, each in databases of its own (createDatabase): the one the
+ * integration projects' globalSetup started for the whole run when there is one, otherwise one
+ * per worker process (a test file, as vitest isolates files), started on first call and stopped
+ * when the process exits. A suite must not stop or restart it (fault tests start their own).
  */
 export function sharedPostgres(): Promise<TestPostgres> {
   if (!shared) {
-    shared = startPostgres();
-    shared.then(
-      (cluster) => process.once('exit', () => stopAtExit(cluster)),
-      () => undefined,
-    );
+    const provided = providedPostgres();
+    if (provided) {
+      shared = Promise.resolve(attach(provided));
+    } else {
+      shared = startPostgres();
+      shared.then(
+        (cluster) => process.once('exit', () => stopAtExit(cluster)),
+        () => undefined,
+      );
+    }
   }
   return shared;
 }

@@ -2,12 +2,13 @@
  * The throwaway PostgreSQL of test/helpers/postgres.ts, held to what the scale-out suites rely
  * on: it listens on loopback only, the app role connects with its password (and a wrong one is
  * refused), a restart keeps committed data and comes back on the same port, databases made
- * per suite are isolated, and stop() leaves no server and no folder behind.
+ * per suite are isolated, and stop() leaves no server and no folder behind; the run's shared
+ * cluster (globalSetup) hands out databases and refuses to be restarted by a suite.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { POSTGRES_APP_ROLE, requirePostgres, sharedPostgres, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { freshPostgresDatabase, POSTGRES_APP_ROLE, requirePostgres, sharedPostgres, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
 
 const postgres = requirePostgres();
 
@@ -116,12 +117,20 @@ postgres.describe('a throwaway PostgreSQL cluster of its own', () => {
   });
 });
 
-postgres.describe("the worker's shared cluster", () => {
-  it('is one cluster per process, with a fresh database per caller', async () => {
+postgres.describe("the run's shared cluster", () => {
+  it("is the globalSetup's cluster for every file, a fresh database per caller, and not a suite's to restart", async () => {
+    const provided = inject('drivewayPostgres');
+    expect(provided, 'vitest.config.ts gives the integration project postgres-global-setup').not.toBeNull();
     const [first, second] = await Promise.all([sharedPostgres(), sharedPostgres()]);
     expect(first).toBe(second);
-    const url = await first!.createDatabase();
-    await query(url, 'CREATE TABLE t (x int)');
-    expect(await query(url, 'SELECT * FROM t')).toEqual([]);
+    expect(first!.port).toBe(provided!.port);
+    const [one, two] = await Promise.all([freshPostgresDatabase(), freshPostgresDatabase()]);
+    expect(one).not.toBe(two);
+    await query(one, 'CREATE TABLE t (x int)');
+    expect(await query(one, 'SELECT * FROM t')).toEqual([]);
+    await expect(query(two, 'SELECT * FROM t')).rejects.toThrow(/does not exist/);
+    await expect(first!.restart()).rejects.toThrow(/not a suite's to stop or restart/);
+    await expect(first!.stop()).rejects.toThrow(/not a suite's/);
+    expect(await query<{ n: number }>(first!.url, 'SELECT 3 AS n')).toEqual([{ n: 3 }]);
   });
 });
