@@ -13,9 +13,10 @@
  *     beforeAll(async () => { url = await (await sharedPostgres()).createDatabase(); });
  *   });
  *
- * sharedPostgres() is one cluster per vitest worker process, started on first use and stopped
- * when the process exits; startPostgres() is a cluster of one's own (fault tests that stop and
- * restart it). A watchdog started with each cluster stops it and removes its folder if the test
+ * sharedPostgres() is the run's cluster, started once by the integration projects' globalSetup
+ * (postgres-global-setup.ts) and handed to every worker; outside such a project, one per worker
+ * process, stopped when it exits. startPostgres() is a cluster of one's own (fault tests that
+ * stop and restart it). A watchdog started with each cluster stops it and removes its folder if the test
  * process dies without stopping it (kill -9 of a worker). Everything stopped is stopped by its
  * data directory (pg_ctl) or by the postmaster PID recorded at start, never by name.
  */
@@ -80,7 +81,7 @@ export interface TestPostgres {
   startServer(): Promise<void>;
   /** stopServer then startServer. */
   restart(): Promise<void>;
-  /** PID of the running postmaster (changes with each start). */
+  /** PID of the running postmaster (changes with each start); 0 on the run's shared cluster, which is not the suite's. */
   readonly pid: number;
   /** Stops the server and removes its folder. Idempotent. */
   stop(): Promise<void>;
