@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import { LocalBlobBackend } from '../../src/store/blobs/local.js';
 import type { StoreContext } from '../../src/store/context.js';
-import { inlineBlob } from '../../src/store/storage/blobs.js';
+import { inlineBlob } from '../../src/store/storage/revisions.js';
 
 /** The store's local backend; throws when the store runs another one. */
 export function localBlobs(store: { ctx: StoreContext }): LocalBlobBackend {

@@ -12,7 +12,7 @@
  * the garbage collector never takes bytes an upload of the same content is about to refer to.
  *
  * Which rows refer to a blob, and which uploads are under way, the backend asks a BlobLedger
- * (storage/blob-ledger.ts): the backends move bytes and never touch the database themselves.
+ * (storage/revisions.ts storageBlobLedger): the backends move bytes and never touch the database themselves.
  */
 import type { Readable } from 'node:stream';
 import type { StagedBlob } from './staging.js';

@@ -40,7 +40,7 @@ export interface StagedBlob {
   sizeBytes: number;
   /** The fsynced temp file of a blob kept by the backend. */
   tempPath?: string;
-  /** The bytes of a small blob, to be stored in its database row (storage/blobs.ts addBlobRef). */
+  /** The bytes of a small blob, to be stored in its database row (storage/revisions.ts addBlobRef). */
   inline?: Buffer;
 }
 

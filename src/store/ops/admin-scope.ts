@@ -6,9 +6,8 @@
  * organization is 403, and users and groups of another organization are unknown to them (404).
  */
 import type { StoreContext } from '../context.js';
-import { getGroup, type GroupRow } from '../storage/groups.js';
+import { getGroup, type GroupRow, getOrganization, type OrganizationRow } from '../storage/groups.js';
 import { isUuid } from '../storage/nodes.js';
-import { getOrganization, type OrganizationRow } from '../storage/organizations.js';
 import { getUserByUuid, type UserRow } from '../storage/users.js';
 import { forbidden, notFound, StoreHttpError } from '../envelope.js';
 import { groupNotFound } from '../access.js';

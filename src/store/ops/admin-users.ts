@@ -8,17 +8,25 @@
 import { randomUUID } from 'node:crypto';
 import { mapInOrder } from '../in-order.js';
 import type { StoreContext } from '../context.js';
-import { getGroup, membershipOf, membershipsInOrg, upsertMembership, type NamedMembership } from '../storage/groups.js';
+import { getGroup, membershipOf, membershipsInOrg, upsertMembership, type NamedMembership, getOrganization } from '../storage/groups.js';
 import { createTopLevelFolders, isUuid } from '../storage/nodes.js';
-import { getOrganization } from '../storage/organizations.js';
-import { deleteUserRow, getUserByUuid, insertUser, isEmailTaken, updateUser as updateUserRow, usersOfOrg, type UserPatch, type UserRow } from '../storage/users.js';
+import {
+  deleteUserRow,
+  getUserByUuid,
+  insertUser,
+  isEmailTaken,
+  updateUser as updateUserRow,
+  usersOfOrg,
+  type UserPatch,
+  type UserRow,
+  deleteUserAppPasswords,
+} from '../storage/users.js';
 import { conflict, forbidden, invalid, notFound } from '../envelope.js';
 import { hashPassword, passwordProblem } from '../passwords.js';
 import type { AdminUserRecord } from '../schemas/admin.js';
 import { assignGroupsSchema, type GroupEntry } from '../schemas/groups.js';
 import { adminCreateUserBodySchema, adminUpdateUserBodySchema } from '../schemas/users.js';
 import { revokeUserSessions, type AuthenticatedUser } from '../sessions.js';
-import { deleteUserAppPasswords } from '../storage/app-passwords.js';
 import { administeredUser, requireAdmin, targetOrganization, userNotFound } from './admin-scope.js';
 import { avatarUrl } from './avatars.js';
 import { groupEntry, NEW_MEMBER, withPermissionFields } from './group-records.js';

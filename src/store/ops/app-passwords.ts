@@ -18,9 +18,9 @@ import {
   insertAppPassword,
   listAppPasswords,
   type AppPasswordRow,
-} from '../storage/app-passwords.js';
-import type { Sql } from '../storage/sql.js';
+} from '../storage/users.js';
 import { isUuid } from '../storage/nodes.js';
+import type { Sql } from '../storage/sql.js';
 import { conflict, forbidden, StoreHttpError } from '../envelope.js';
 import { revokeAppPasswordSessions, type AuthenticatedUser } from '../sessions.js';
 import { parseInput, textLine } from './input.js';

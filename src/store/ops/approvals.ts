@@ -22,10 +22,10 @@ import {
   requestsOf,
   type ShareRequestRow,
   type Workspace,
-} from '../storage/approvals.js';
-import { isUuid } from '../storage/nodes.js';
-import { orgOfOwner, ownerName } from '../storage/owner-data.js';
-import { getSnapshot, releaseSnapshot } from '../storage/snapshots.js';
+  getSnapshot,
+  releaseSnapshot,
+} from '../storage/shares.js';
+import { isUuid, orgOfOwner, ownerName } from '../storage/nodes.js';
 import { getUserByUuid } from '../storage/users.js';
 import { conflict, forbidden, invalid, notFound } from '../envelope.js';
 import { approverBodySchema, decisionBodySchema, shareTypeParam, type ApproverRecord, type PendingShareRecord } from '../schemas/shares.js';

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { StoreContext } from '../context.js';
-import { avatarRowAt, avatarVersionOf, deleteAvatar, putAvatar } from '../storage/avatars.js';
+import { avatarRowAt, avatarVersionOf, deleteAvatar, putAvatar } from '../storage/users.js';
 import type { Sql } from '../storage/sql.js';
 import { invalid } from '../envelope.js';
 

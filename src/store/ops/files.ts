@@ -8,9 +8,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../storage/sql.js';
-import { addBlobRef, adjustUsage, usageOf } from '../storage/blobs.js';
-import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from '../storage/nodes.js';
 import {
+  addBlobRef,
+  adjustUsage,
+  usageOf,
   insertNewFile,
   insertRevision,
   insertUploadToken,
@@ -19,6 +20,7 @@ import {
   uploadTokenRow,
   type UploadResult,
 } from '../storage/revisions.js';
+import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from '../storage/nodes.js';
 import { permissionsOn, resolveNode } from '../access.js';
 import { sessionUser, type AuthenticatedUser } from '../sessions.js';
 import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';

@@ -8,9 +8,9 @@
  */
 import type { StoreContext } from '../context.js';
 import { resolveGroup } from '../access.js';
-import { getIncomingShare, pendingFor, rejectIncoming, type IncomingShareRow } from '../storage/incoming-shares.js';
-import { acceptIncoming } from './share-copy.js';
+import { getIncomingShare, pendingFor, rejectIncoming, type IncomingShareRow } from '../storage/shares.js';
 import { isUuid } from '../storage/nodes.js';
+import { acceptIncoming } from './share-copy.js';
 import { conflict, forbidden, notFound } from '../envelope.js';
 import { answerIncomingSchema, type IncomingAnswerRecord, type PendingIncomingRecord } from '../schemas/shares.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -1,10 +1,10 @@
 /**
  * The current user's login history (SPEC "Login history entry": GET /api/user/login_history):
  * every login attempt and logout, newest first, at most `store.loginHistoryPerUser` of them
- * (storage/login-history.ts prunes on insert). `error_details` is present only on failures.
+ * (storage/users.ts prunes on insert). `error_details` is present only on failures.
  */
 import type { StoreContext } from '../context.js';
-import { listLoginEvents, type LoginAction, type LoginStatus } from '../storage/login-history.js';
+import { listLoginEvents, type LoginAction, type LoginStatus } from '../storage/users.js';
 import type { AuthenticatedUser } from '../sessions.js';
 
 export interface LoginHistoryEntry {

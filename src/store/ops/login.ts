@@ -9,9 +9,16 @@
 import { logFailedLogin } from '../../common/login-log.js';
 import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
-import { appPasswordOf, touchAppPassword } from '../storage/app-passwords.js';
-import { recordLoginEvent, type LoginAction, type LoginStatus } from '../storage/login-history.js';
-import { getUserByUsername, getUserByUuid, setTwofaLastStep } from '../storage/users.js';
+import {
+  appPasswordOf,
+  touchAppPassword,
+  recordLoginEvent,
+  type LoginAction,
+  type LoginStatus,
+  getUserByUsername,
+  getUserByUuid,
+  setTwofaLastStep,
+} from '../storage/users.js';
 import { StoreHttpError, unauthenticated } from '../envelope.js';
 import type { ClientInfo } from '../client-ip.js';
 import { verifyPassword } from '../passwords.js';

@@ -3,7 +3,7 @@
  * move_to, share_copy_with), DELETE, details, path, dirlist and myaccess. Every identifier, targets included,
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an unknown
  * one; a move or copy to another owner (a user's tree and a group's, or two groups) also passes
- * assertMayLeaveOwner. The tree rules live in storage/tree.ts, sharing in ops/share-copy.ts; this
+ * assertMayLeaveOwner. The tree rules live in ops/tree.ts, sharing in ops/share-copy.ts; this
  * module validates and resolves.
  * HTTP routes (routes/nodes.ts) and the in-process client (local-client.ts) both call it.
  */
@@ -11,11 +11,18 @@ import type { StoreContext } from '../context.js';
 import type { Sql } from '../storage/sql.js';
 import { filterInOrder } from '../in-order.js';
 import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
-import { ancestry, publicId, type NodeRow } from '../storage/nodes.js';
-import { ownerName } from '../storage/owner-data.js';
+import {
+  ancestry,
+  publicId,
+  type NodeRow,
+  ownerName,
+  listChildrenWithStars,
+  listFavorites,
+  starredAmong,
+  type ListedNode,
+} from '../storage/nodes.js';
 import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../storage/shares.js';
 import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, type TreeWrite } from './tree.js';
-import { listChildrenWithStars, listFavorites, starredAmong, type ListedNode } from '../storage/nodes.js';
 import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -16,7 +16,7 @@ import {
   listOrganizations as listOrganizationRows,
   updateOrganization as updateOrganizationRow,
   type OrganizationRow,
-} from '../storage/organizations.js';
+} from '../storage/groups.js';
 import { conflict, forbidden } from '../envelope.js';
 import { createOrganizationSchema, updateOrganizationSchema, type OrganizationRecord } from '../schemas/organizations.js';
 import type { AuthenticatedUser } from '../sessions.js';

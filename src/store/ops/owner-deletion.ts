@@ -11,19 +11,23 @@
  * after the commit. Who may delete whom is the caller's to check first.
  */
 import { withSql, type StoreContext } from '../context.js';
-import { getGroup } from '../storage/groups.js';
-import { isUuid } from '../storage/nodes.js';
-import { handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner } from '../storage/owner-data.js';
-import { adjustUsage, remainingBytes } from '../storage/blobs.js';
-import { getTopLevel } from '../storage/nodes.js';
-import { createFolder, freeName } from './tree.js';
+import { getGroup, releaseEndpoint } from '../storage/groups.js';
+import { isUuid, handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner, getTopLevel } from '../storage/nodes.js';
+import { adjustUsage, remainingBytes } from '../storage/revisions.js';
 import { getUserByUuid } from '../storage/users.js';
-import { releaseEndpoint } from '../storage/webdrive.js';
+import {
+  deleteShareRequest,
+  dropApproversOf,
+  requestsTouching,
+  dropIncomingOf,
+  deleteOwnerShares,
+  dropRecipient,
+  reassignOwnerShares,
+  type LinkType,
+  releaseSnapshot,
+} from '../storage/shares.js';
+import { createFolder, freeName } from './tree.js';
 import type { Sql } from '../storage/sql.js';
-import { deleteShareRequest, dropApproversOf, requestsTouching } from '../storage/approvals.js';
-import { dropIncomingOf } from '../storage/incoming-shares.js';
-import { deleteOwnerShares, dropRecipient, reassignOwnerShares, type LinkType } from '../storage/shares.js';
-import { releaseSnapshot } from '../storage/snapshots.js';
 import { invalid, notFound, quotaExceeded } from '../envelope.js';
 import { deleteOwnerQuerySchema } from '../schemas/groups.js';
 import { storeAvatar } from './avatars.js';

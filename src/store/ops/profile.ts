@@ -8,8 +8,7 @@
 import { z } from 'zod';
 import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
-import { deleteUserAppPasswords } from '../storage/app-passwords.js';
-import { updateUser, type UserRow } from '../storage/users.js';
+import { deleteUserAppPasswords, updateUser, type UserRow } from '../storage/users.js';
 import { invalid, unauthenticated } from '../envelope.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js';
 import type { UserProfileBody } from '../schemas/users.js';

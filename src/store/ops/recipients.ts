@@ -5,7 +5,7 @@
  */
 import type { StoreContext } from '../context.js';
 import { getGroup } from '../storage/groups.js';
-import type { Recipient } from '../storage/incoming-shares.js';
+import type { Recipient } from '../storage/shares.js';
 import { isUuid } from '../storage/nodes.js';
 import { getUserByUuid } from '../storage/users.js';
 import { invalid, notFound } from '../envelope.js';

@@ -9,10 +9,22 @@ import type { StoreContext } from '../context.js';
 import { withSql } from '../context.js';
 import { mapInOrder } from '../in-order.js';
 import { resolveNodeAccess } from '../access.js';
-import { getIncomingShare, markIncomingAccepted, offerSnapshot, setIncomingNode, type IncomingShareRow } from '../storage/incoming-shares.js';
-import { adjustUsage } from '../storage/blobs.js';
+import {
+  getIncomingShare,
+  markIncomingAccepted,
+  offerSnapshot,
+  setIncomingNode,
+  type IncomingShareRow,
+  cloneSnapshot,
+  deleteSnapshotRows,
+  entriesOf,
+  getSnapshot,
+  releaseSnapshot,
+  takeSnapshot,
+  type SnapshotRow,
+} from '../storage/shares.js';
+import { adjustUsage } from '../storage/revisions.js';
 import { getTopLevel, insertTree, touch, type NodeRow } from '../storage/nodes.js';
-import { cloneSnapshot, deleteSnapshotRows, entriesOf, getSnapshot, releaseSnapshot, takeSnapshot, type SnapshotRow } from '../storage/snapshots.js';
 import { assertRoom, freeName, type TreeWrite } from './tree.js';
 import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../storage/sql.js';
-import { insertShareRequest, needsApproval, type ShareType } from '../storage/approvals.js';
+import { insertShareRequest, needsApproval, type ShareType } from '../storage/shares.js';
 import type { NodeRow } from '../storage/nodes.js';
 import { isInTrash } from './tree.js';
 import { conflict, forbidden } from '../envelope.js';

@@ -11,10 +11,18 @@ import { withSql } from '../context.js';
 import { flatMapInOrder, mapInOrder } from '../in-order.js';
 import type { StoreContext } from '../context.js';
 import { accessTo, assertMayGive, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
-import type { ShareRequestRow } from '../storage/approvals.js';
-import { getNode, isUuid, type NodeRow } from '../storage/nodes.js';
-import { orgOfOwner } from '../storage/owner-data.js';
-import { deleteShare, getShare, insertShare, recipientsOf, sharesByCreator, sharesOfNode, type LinkType, type ShareRow } from '../storage/shares.js';
+import {
+  type ShareRequestRow,
+  deleteShare,
+  getShare,
+  insertShare,
+  recipientsOf,
+  sharesByCreator,
+  sharesOfNode,
+  type LinkType,
+  type ShareRow,
+} from '../storage/shares.js';
+import { getNode, isUuid, type NodeRow, orgOfOwner } from '../storage/nodes.js';
 import { isInTrash } from './tree.js';
 import { conflict, invalid, notFound } from '../envelope.js';
 import { hashPassword } from '../passwords.js';

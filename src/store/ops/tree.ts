@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../storage/sql.js';
-import { addEntryRefs, adjustUsage, releaseBlobRef, remainingBytes } from '../storage/blobs.js';
+import { addEntryRefs, adjustUsage, releaseBlobRef, remainingBytes } from '../storage/revisions.js';
 import {
   addStar,
   deleteSubtree,

@@ -10,10 +10,9 @@ import type { Readable } from 'node:stream';
 import { resolveNode } from '../access.js';
 import type { StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
-import { remainingBytes } from '../storage/blobs.js';
-import { assertUploadTarget, commitUpload, consumeUploadToken, createUploadToken, uploaderOf } from './files.js';
-import type { UploadResult } from '../storage/revisions.js';
+import { remainingBytes, type UploadResult } from '../storage/revisions.js';
 import type { NodeRow } from '../storage/nodes.js';
+import { assertUploadTarget, commitUpload, consumeUploadToken, createUploadToken, uploaderOf } from './files.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
 

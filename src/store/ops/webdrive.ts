@@ -2,13 +2,13 @@
  * WebDrive endpoints of the current user (SPEC "Current user": GET/POST/DELETE
  * /api/user/webdrive) and of groups (SPEC "Groups for members": /api/groups/{uuid}/webdrive;
  * members read it unless `show_url_to_group_members` is false, group administrators set and
- * delete it). One table and rule for both (storage/webdrive.ts). The answer carries the URL to mount
+ * delete it). One table and rule for both (storage/groups.ts). The answer carries the URL to mount
  * (`bridge.publicUrl`, an extension) beside the name. Never reveals who holds a taken name.
  */
 import { z } from 'zod';
 import { bridgePublicUrl } from '../../common/config.js';
 import type { StoreContext } from '../context.js';
-import { claimEndpoint, endpointOf, endpointProblem, releaseEndpoint } from '../storage/webdrive.js';
+import { claimEndpoint, endpointOf, endpointProblem, releaseEndpoint } from '../storage/groups.js';
 import { conflict, forbidden } from '../envelope.js';
 import { resolveGroup } from '../access.js';
 import type { AuthenticatedUser } from '../sessions.js';

@@ -4,7 +4,7 @@
  * violation names the field. Rules that need the database live in ops/.
  */
 import { z } from 'zod';
-import { SHARE_TYPES } from '../storage/approvals.js';
+import { SHARE_TYPES } from '../storage/shares.js';
 
 const MAX_RECIPIENTS = 100;
 const MAX_COMMENT_CHARS = 1000;

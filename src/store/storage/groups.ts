@@ -1,10 +1,11 @@
 /**
- * Group rows, memberships and group tags (migration 008). Owns the SQL only: who may read or
+ * Groups and members, with organizations and WebDrive names (sections below). Group rows, memberships and group tags (migration 008). Owns the SQL only: who may read or
  * change a group is decided by access.ts and ops/, and the permission values are checked by the
  * schemas before they get here. Permission lists are stored as JSON arrays.
  */
 import type { Sql } from './sql.js';
 import { folded, nocase } from './portable.js';
+import type { OwnerType } from './nodes.js';
 
 export type InboxPolicy = 'members' | 'admins';
 
@@ -184,4 +185,122 @@ export async function tagsOf(sql: Sql, groupUuid: string, limit: number): Promis
 export async function insertTag(sql: Sql, groupUuid: string, tag: { name: string; class: string; creatorUuid: string; nowMs: number }): Promise<boolean> {
   const result = (await sql.run('INSERT INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs]));
   return result.changes > 0;
+}
+
+// ---- organizations
+
+/**
+ * Organization rows (migration 008). An organization separates users and groups (ops/ decide
+ * what that means for each endpoint); this module only keeps the rows and counts what is in one.
+ */
+
+export const DEFAULT_ORG = 'default';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  allow_unlimited_quota: number;
+  created: number;
+  updated: number;
+}
+
+export async function getOrganization(sql: Sql, id: string): Promise<OrganizationRow | undefined> {
+  return (await sql.get('SELECT * FROM organizations WHERE id = ?', [id])) as OrganizationRow | undefined;
+}
+
+export async function listOrganizations(sql: Sql): Promise<OrganizationRow[]> {
+  return (await sql.all('SELECT * FROM organizations ORDER BY id')) as OrganizationRow[];
+}
+
+export async function insertOrganization(sql: Sql, org: { id: string; name: string; allowUnlimitedQuota: boolean; nowMs: number }): Promise<void> {
+  (await sql.run('INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated) VALUES (?, ?, ?, ?, ?)', [org.id,
+    org.name,
+    org.allowUnlimitedQuota ? 1 : 0,
+    org.nowMs,
+    org.nowMs]));
+}
+
+export async function updateOrganization(sql: Sql, id: string, patch: { name?: string; allowUnlimitedQuota?: boolean }, nowMs: number): Promise<void> {
+  (await sql.run(`UPDATE organizations SET name = COALESCE(?, name), allow_unlimited_quota = COALESCE(?, allow_unlimited_quota), updated = ?
+     WHERE id = ?`, [patch.name ?? null, patch.allowUnlimitedQuota === undefined ? null : patch.allowUnlimitedQuota ? 1 : 0, nowMs, id]));
+}
+
+export async function deleteOrganization(sql: Sql, id: string): Promise<void> {
+  (await sql.run('DELETE FROM organizations WHERE id = ?', [id]));
+}
+
+export interface OrganizationCounts {
+  users: number;
+  groups: number;
+  /** Users with disk_quota -1 (unlimited by policy). */
+  unlimitedUsers: number;
+}
+
+export async function countsOf(sql: Sql, id: string): Promise<OrganizationCounts> {
+  return (await sql.get(`SELECT (SELECT COUNT(*) FROM users WHERE org_id = @id) AS users,
+              (SELECT COUNT(*) FROM groups WHERE org_id = @id) AS groups,
+              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota = -1) AS unlimitedUsers`, { id })) as OrganizationCounts;
+}
+
+// ---- webdrive
+
+/**
+ * WebDrive endpoint rows and the endpoint name rule (SPEC "WebDrive endpoint": 3 to 10
+ * lowercase alphanumeric characters). One namespace for users and groups: a name names one
+ * drive, whoever owns it. Who may read or set an owner's endpoint is decided in ops/; this
+ * module only keeps the rule and the rows.
+ */
+
+/**
+ * Names that would read as something else in a URL or a support conversation; refused for
+ * everyone. *Reason: `/webdrive/admin/` or `/webdrive/api/` suggests an official drive.*
+ */
+export const RESERVED_ENDPOINTS: ReadonlySet<string> = new Set([
+  'admin', 'administrator', 'api', 'auth', 'dav', 'driveway', 'groups', 'help', 'home', 'login', 'logout',
+  'public', 'root', 'security', 'shared', 'support', 'system', 'upload', 'webdav', 'webdrive', 'www',
+]);
+
+/** What is wrong with a proposed endpoint name, or undefined when it is acceptable. */
+export function endpointProblem(value: string): string | undefined {
+  if (!/^[a-z0-9]{3,10}$/.test(value)) return 'endpoint must be 3 to 10 lowercase letters (a-z) and digits';
+  if (RESERVED_ENDPOINTS.has(value)) return `endpoint "${value}" is reserved`;
+  return undefined;
+}
+
+export interface EndpointRow {
+  endpoint: string;
+  owner_type: OwnerType;
+  owner_uuid: string;
+  show_url_to_group_members: number;
+  created: number;
+}
+
+export async function endpointOf(sql: Sql, ownerUuid: string): Promise<EndpointRow | undefined> {
+  return (await sql.get('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?', [ownerUuid])) as EndpointRow | undefined;
+}
+
+export async function endpointNamed(sql: Sql, endpoint: string): Promise<EndpointRow | undefined> {
+  return (await sql.get('SELECT * FROM webdrive_endpoints WHERE endpoint = ?', [endpoint])) as EndpointRow | undefined;
+}
+
+/**
+ * Gives `endpoint` to the owner, replacing (and so freeing) the owner's previous one. Returns
+ * false, writing nothing, when another owner holds the name. Run inside the caller's transaction.
+ */
+export async function claimEndpoint(
+  sql: Sql,
+  claim: { endpoint: string; ownerType: OwnerType; ownerUuid: string; showUrlToGroupMembers: boolean; nowMs: number },
+): Promise<boolean> {
+  const holder = (await endpointNamed(sql, claim.endpoint));
+  if (holder && holder.owner_uuid !== claim.ownerUuid) return false;
+  const previous = (await endpointOf(sql, claim.ownerUuid));
+  const created = previous?.endpoint === claim.endpoint ? previous.created : claim.nowMs;
+  (await sql.run('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?', [claim.ownerUuid]));
+  (await sql.run('INSERT INTO webdrive_endpoints (endpoint, owner_type, owner_uuid, show_url_to_group_members, created) VALUES (?, ?, ?, ?, ?)', [claim.endpoint, claim.ownerType, claim.ownerUuid, claim.showUrlToGroupMembers ? 1 : 0, created]));
+  return true;
+}
+
+/** Frees the owner's endpoint; returns whether there was one. */
+export async function releaseEndpoint(sql: Sql, ownerUuid: string): Promise<boolean> {
+  return (await sql.run('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?', [ownerUuid])).changes > 0;
 }

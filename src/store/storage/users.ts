@@ -1,5 +1,6 @@
 /**
- * User rows: the SQL for users, their 2FA state and notification settings. It does not hash
+ * Users and credentials: user rows, app passwords, the login history and avatars (sections
+ * below). User rows: the SQL for users, their 2FA state and notification settings. It does not hash
  * passwords, check rules or revoke sessions (ops/ and sessions.ts do), and it never sees a plain
  * password. Callers run multi-row writes inside their own `sql.transaction`.
  */
@@ -190,4 +191,152 @@ export async function deleteUserRow(sql: Sql, uuid: string): Promise<void> {
 /** Users of an organization, by full name. */
 export async function usersOfOrg(sql: Sql, orgId: string): Promise<UserRow[]> {
   return (await sql.all(`SELECT * FROM users WHERE org_id = ? ORDER BY ${folded(sql, 'fullname')}, uuid`, [orgId])) as UserRow[];
+}
+
+// ---- app passwords
+
+/**
+ * App password rows (table `app_passwords`). Only the SHA-256 of a password is stored; this
+ * module never sees the password itself (ops/app-passwords.ts makes and hashes it). Callers run
+ * multi-row writes inside their own `sql.transaction`.
+ */
+
+export interface AppPasswordRow {
+  uuid: string;
+  user_uuid: string;
+  name: string;
+  secret_hash: string;
+  created: number;
+  last_used: number | null;
+}
+
+export async function insertAppPassword(sql: Sql, row: Omit<AppPasswordRow, 'last_used'>): Promise<void> {
+  (await sql.run('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created) VALUES (?, ?, ?, ?, ?)', [row.uuid,
+    row.user_uuid,
+    row.name,
+    row.secret_hash,
+    row.created]));
+}
+
+/** A user's app passwords, newest first. */
+export async function listAppPasswords(sql: Sql, userUuid: string): Promise<AppPasswordRow[]> {
+  return (await sql.all(
+    // Newest first; of two made in the same millisecond, SQLite knows which came last (rowid),
+    // PostgreSQL has no insertion order to ask for, so there the uuid decides.
+    `SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created DESC, ${sql.dialect === 'sqlite' ? 'rowid' : 'uuid'} DESC`,
+    [userUuid],
+  )) as AppPasswordRow[];
+}
+
+export async function countAppPasswords(sql: Sql, userUuid: string): Promise<number> {
+  return ((await sql.get('SELECT COUNT(*) AS n FROM app_passwords WHERE user_uuid = ?', [userUuid])) as { n: number }).n;
+}
+
+export async function appPasswordOf(sql: Sql, userUuid: string, uuid: string): Promise<AppPasswordRow | undefined> {
+  return (await sql.get('SELECT * FROM app_passwords WHERE user_uuid = ? AND uuid = ?', [userUuid, uuid])) as AppPasswordRow | undefined;
+}
+
+export async function appPasswordByHash(sql: Sql, userUuid: string, secretHash: string): Promise<AppPasswordRow | undefined> {
+  return (await sql.get('SELECT * FROM app_passwords WHERE user_uuid = ? AND secret_hash = ?', [userUuid, secretHash])) as AppPasswordRow | undefined;
+}
+
+export async function touchAppPassword(sql: Sql, uuid: string, nowMs: number): Promise<void> {
+  (await sql.run('UPDATE app_passwords SET last_used = ? WHERE uuid = ?', [nowMs, uuid]));
+}
+
+export async function deleteAppPassword(sql: Sql, uuid: string): Promise<void> {
+  (await sql.run('DELETE FROM app_passwords WHERE uuid = ?', [uuid]));
+}
+
+export async function deleteUserAppPasswords(sql: Sql, userUuid: string): Promise<void> {
+  (await sql.run('DELETE FROM app_passwords WHERE user_uuid = ?', [userUuid]));
+}
+
+// ---- login history
+
+/**
+ * The login history (table `login_events`): one row per login attempt and logout, newest first
+ * by id. Each owner keeps at most `keep` rows: an insert drops that owner's oldest beyond the
+ * bound, in the same transaction. Failures for unknown usernames have no owner and share one
+ * bound, so a spraying attacker cannot grow the file. Never pass a password, token or key in
+ * any field.
+ */
+
+export type LoginAction = 'login' | 'logout';
+export type LoginStatus = 'success' | 'failure';
+
+export interface LoginEvent {
+  /** Undefined when the username named nobody. */
+  userUuid?: string;
+  action: LoginAction;
+  actionArgs?: string;
+  errorDetails?: string;
+  ip: string;
+  status: LoginStatus;
+  timestampMs: number;
+}
+
+export interface LoginEventRow {
+  action: LoginAction;
+  action_args: string;
+  error_details: string;
+  ip_address: string;
+  status: LoginStatus;
+  timestamp: number;
+}
+
+/** Appends one event and prunes its owner's history to the newest `keep` rows. */
+export async function recordLoginEvent(sql: Sql, event: LoginEvent, keep: number): Promise<void> {
+  const owner = event.userUuid ?? null;
+  (await sql.transaction(async (tx) => {
+    (await tx.run(`INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`, [owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs]));
+    // `= ?` for an owner, `IS NULL` for the events of no user: both use the index in both dialects.
+    const ofOwner = owner === null ? 'user_uuid IS NULL' : 'user_uuid = ?';
+    const bound = owner === null ? [keep] : [owner, owner, keep];
+    await tx.run(
+      `DELETE FROM login_events WHERE ${ofOwner}
+         AND id <= (SELECT id FROM login_events WHERE ${ofOwner} ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+      bound,
+    );
+  }));
+}
+
+/** A user's history, newest first. */
+export async function listLoginEvents(sql: Sql, userUuid: string): Promise<LoginEventRow[]> {
+  return (await sql.all('SELECT action, action_args, error_details, ip_address, status, timestamp FROM login_events WHERE user_uuid = ? ORDER BY id DESC', [userUuid])) as LoginEventRow[];
+}
+
+// ---- avatars
+
+/** Avatar rows: one picture per owner (user or group), replaced whole; its version follows its bytes. */
+
+export interface AvatarRow {
+  content_type: string;
+  bytes: Buffer;
+  version: string;
+  updated: number;
+}
+
+export async function putAvatar(sql: Sql, ownerUuid: string, row: AvatarRow): Promise<void> {
+  await sql.run(
+    `INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT(owner_uuid) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
+       version = excluded.version, updated = excluded.updated`,
+    [ownerUuid, row.content_type, row.bytes, row.version, row.updated],
+  );
+}
+
+export async function deleteAvatar(sql: Sql, ownerUuid: string): Promise<void> {
+  await sql.run('DELETE FROM avatars WHERE owner_uuid = ?', [ownerUuid]);
+}
+
+/** The current version of the owner's avatar; undefined when there is none. */
+export async function avatarVersionOf(sql: Sql, ownerUuid: string): Promise<string | undefined> {
+  return (await sql.get<{ version: string }>('SELECT version FROM avatars WHERE owner_uuid = ?', [ownerUuid]))?.version;
+}
+
+/** The avatar of that version; undefined when the owner has none or another. */
+export function avatarRowAt(sql: Sql, ownerUuid: string, version: string): Promise<AvatarRow | undefined> {
+  return sql.get<AvatarRow>('SELECT content_type, bytes, version, updated FROM avatars WHERE owner_uuid = ? AND version = ?', [ownerUuid, version]);
 }

@@ -14,8 +14,7 @@ import { BlobMissingError, type BlobBackend, type BlobLedger } from '../../../sr
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';
-import { storageBlobLedger } from '../../../src/store/storage/blob-ledger.js';
-import { addBlobRef } from '../../../src/store/storage/blobs.js';
+import { storageBlobLedger, addBlobRef } from '../../../src/store/storage/revisions.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
 import type { Sql } from '../../../src/store/storage/sql.js';
 import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
