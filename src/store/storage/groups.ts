@@ -130,10 +130,16 @@ export interface NamedMembership extends Membership {
   groupName: string;
 }
 
+/**
+ * The clause that narrows memberships to one user, when one is given: written out or left out
+ * (PostgreSQL cannot type a parameter that is only compared with NULL).
+ */
+const ofUser = (userUuid: string | undefined): string => (userUuid === undefined ? '' : ' AND m.user_uuid = @user');
+
 /** Memberships of the users given (all when `userUuid` is undefined) in one organization's groups, by group name. */
 export async function membershipsInOrg(sql: Sql, orgId: string, userUuid?: string): Promise<NamedMembership[]> {
   const rows = (await sql.all(`SELECT ${MEMBERSHIP_COLUMNS}, g.name AS group_name FROM group_members m JOIN groups g ON g.uuid = m.group_uuid
-       WHERE g.org_id = @org AND (@user IS NULL OR m.user_uuid = @user) ORDER BY g.name${nocase(sql)}, g.uuid`, { org: orgId, user: userUuid ?? null })) as Array<MembershipRow & { group_name: string }>;
+       WHERE g.org_id = @org${ofUser(userUuid)} ORDER BY g.name${nocase(sql)}, g.uuid`, userUuid === undefined ? { org: orgId } : { org: orgId, user: userUuid })) as Array<MembershipRow & { group_name: string }>;
   return rows.map((row) => ({ ...toMembership(row), groupName: row.group_name }));
 }
 
@@ -146,7 +152,7 @@ export interface MemberWithUser extends Membership {
 
 export async function membersOf(sql: Sql, groupUuid: string, userUuid?: string): Promise<MemberWithUser[]> {
   const rows = (await sql.all(`SELECT ${MEMBERSHIP_COLUMNS}, u.fullname, u.email, u.is_active FROM group_members m JOIN users u ON u.uuid = m.user_uuid
-       WHERE m.group_uuid = @group AND (@user IS NULL OR m.user_uuid = @user) ORDER BY ${folded(sql, 'u.fullname')}, u.uuid`, { group: groupUuid, user: userUuid ?? null })) as Array<MembershipRow & { fullname: string; email: string; is_active: number }>;
+       WHERE m.group_uuid = @group${ofUser(userUuid)} ORDER BY ${folded(sql, 'u.fullname')}, u.uuid`, userUuid === undefined ? { group: groupUuid } : { group: groupUuid, user: userUuid })) as Array<MembershipRow & { fullname: string; email: string; is_active: number }>;
   return rows.map((row) => ({ ...toMembership(row), fullname: row.fullname, email: row.email, isActive: row.is_active === 1 }));
 }
 
@@ -239,7 +245,7 @@ export interface OrganizationCounts {
 export async function countsOf(sql: Sql, id: string): Promise<OrganizationCounts> {
   return (await sql.get(`SELECT (SELECT COUNT(*) FROM users WHERE org_id = @id) AS users,
               (SELECT COUNT(*) FROM groups WHERE org_id = @id) AS groups,
-              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota = -1) AS unlimitedUsers`, { id })) as OrganizationCounts;
+              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota = -1) AS "unlimitedUsers"`, { id })) as OrganizationCounts;
 }
 
 // ---- webdrive

@@ -148,7 +148,8 @@ export interface Usage {
 export const OWNER_TABLE: Record<OwnerType, string> = { User: 'users', Group: 'groups' };
 
 export async function usageOf(sql: Sql, ownerType: OwnerType, ownerUuid: string): Promise<Usage | undefined> {
-  return (await sql.get(`SELECT disk_quota AS quotaBytes, disk_used AS usedBytes FROM ${OWNER_TABLE[ownerType]} WHERE uuid = ?`, [ownerUuid])) as Usage | undefined;
+  // The aliases quoted: PostgreSQL folds unquoted names to lower case.
+  return sql.get<Usage>(`SELECT disk_quota AS "quotaBytes", disk_used AS "usedBytes" FROM ${OWNER_TABLE[ownerType]} WHERE uuid = ?`, [ownerUuid]);
 }
 
 /** Bytes the owner may still add; Infinity when unlimited. */

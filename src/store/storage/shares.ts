@@ -75,7 +75,8 @@ function toCountMap(rows: CountRow[]): Map<string, ShareCounts> {
   return new Map(rows.map((r) => [r.uuid, { publicShares: r.pub, privateShares: r.priv }]));
 }
 
-const COUNT_COLUMNS = `s.node_uuid AS uuid, SUM(s.type <> 'private') AS pub, SUM(s.type = 'private') AS priv`;
+// Counted with CASE: PostgreSQL sums no booleans.
+const COUNT_COLUMNS = `s.node_uuid AS uuid, SUM(CASE WHEN s.type <> 'private' THEN 1 ELSE 0 END) AS pub, SUM(CASE WHEN s.type = 'private' THEN 1 ELSE 0 END) AS priv`;
 
 /** Share counts of the children of a folder, in one grouped query (public counts upload links too). */
 export async function shareCountsIn(sql: Sql, folderUuid: string): Promise<Map<string, ShareCounts>> {

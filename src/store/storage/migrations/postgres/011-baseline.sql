@@ -114,6 +114,9 @@ CREATE TABLE organizations (
   created               BIGINT NOT NULL,
   updated               BIGINT NOT NULL
 );
+-- As SQLite's 008 made it: the organization every user and group starts in.
+INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated)
+  VALUES ('default', 'Default organization', 1, (EXTRACT(EPOCH FROM now()) * 1000)::BIGINT, (EXTRACT(EPOCH FROM now()) * 1000)::BIGINT);
 CREATE INDEX users_org ON users(org_id);
 CREATE TABLE groups (
   uuid                  TEXT PRIMARY KEY,
