@@ -59,6 +59,12 @@ export interface StoreAppOptions {
   config: Config;
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Refuse at once a query on the storage layer's root handle made inside a transaction (the
+   * SQLite dialect's checkRootUse). Tests turn it on; it costs a small upload about a tenth of
+   * its CPU, so a running store leaves it off (such a query then fails after a wait instead).
+   */
+  checkStorageUse?: boolean;
 }
 
 export interface StoreApp {
@@ -91,7 +97,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const db = openDatabase(dbFile);
-  const storage = new SqliteStorage(db);
+  const storage = new SqliteStorage(db, { checkRootUse: options.checkStorageUse ?? false });
   const durability = new Durability(db, dbFile);
   const blobs = createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
   await blobs.init();

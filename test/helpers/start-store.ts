@@ -43,7 +43,7 @@ export async function startTestStore(options: TestStoreOptions = {}): Promise<Te
     },
   });
   const clock = new ManualClock();
-  const running = await startStore({ config, clock, logger: options.logger ?? createLogger(config.logLevel) });
+  const running = await startStore({ config, clock, logger: options.logger ?? createLogger(config.logLevel), checkStorageUse: true });
   return {
     ...running,
     clock,

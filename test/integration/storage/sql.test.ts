@@ -104,6 +104,30 @@ describe('the SQLite dialect', () => {
     expect(await storage.sql.get('SELECT 1 AS one')).toEqual({ one: 1 });
   });
 
+  it('without the flow check, fails a root query inside a transaction after the gate timeout, and rolls the transaction back', async () => {
+    const unchecked = new SqliteStorage(new Database(path.join(tmp.dir, 'test.sqlite')), { checkRootUse: false, gateTimeoutMs: 50 });
+    try {
+      const started = Date.now();
+      await expect(
+        unchecked.sql.transaction(async (tx) => {
+          await tx.run("INSERT INTO t (id, name) VALUES (7, 'rolled back')");
+          await unchecked.sql.get('SELECT 1');
+        }),
+      ).rejects.toThrow(/waited 50 ms .*root handle inside a transaction/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(await unchecked.sql.get('SELECT name FROM t WHERE id = 7')).toBeUndefined();
+      // A query that merely waits for another flow's transaction is served once it commits.
+      const slow = unchecked.sql.transaction(async (tx) => {
+        await tx.run("INSERT INTO t (id, name) VALUES (8, 'committed')");
+        await tick();
+      });
+      expect(await unchecked.sql.get('SELECT name FROM t WHERE id = 8')).toEqual({ name: 'committed' });
+      await slow;
+    } finally {
+      await unchecked.close();
+    }
+  });
+
   it('refuses a transaction handle used after its end', async () => {
     let kept: Parameters<Parameters<Storage['sql']['transaction']>[0]>[0] | undefined;
     await storage.sql.transaction(async (tx) => {

@@ -7,8 +7,11 @@
  * (BEGIN IMMEDIATE ... COMMIT), and a query on the root handle made while another flow holds it
  * waits until the gate is free, so it never reads another request's uncommitted rows nor joins
  * its transaction. A query on the root handle from inside the flow that holds the gate would wait
- * for itself: the dialect knows the flow (AsyncLocalStorage, set only while a transaction runs) and
- * throws instead, a bug the PostgreSQL dialect would show as a deadlock or a stale read.
+ * for itself, a bug the PostgreSQL dialect would show as a deadlock or a stale read. With
+ * `checkRootUse` the dialect knows the flow (AsyncLocalStorage, set only while a transaction runs)
+ * and throws at once; without it (AsyncLocalStorage turns on promise hooks for the whole process,
+ * about a tenth of a small upload's CPU, so the store runs without it outside tests) such a wait
+ * fails after `gateTimeoutMs`, which no transaction of this dialect comes near: they do no I/O.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type Database from 'better-sqlite3';
@@ -28,10 +31,23 @@ export function sqliteConnectionOf(sql: Sql): Db | undefined {
   return connections.get(sql);
 }
 
-/** A FIFO mutex: the connection's one transaction at a time. */
+export interface SqliteStorageOptions {
+  /** Refuse a query on the root handle inside a transaction at once (AsyncLocalStorage). Default true. */
+  checkRootUse?: boolean;
+  /** How long a query or transaction waits for the connection before it fails. Default 30 s. */
+  gateTimeoutMs?: number;
+}
+
+/**
+ * A FIFO mutex: the connection's one transaction at a time. A waiter that waited `timeoutMs`
+ * fails; one watchdog timer runs while anyone waits (a timer per wait cost more than the wait).
+ */
 class Gate {
   private held = false;
-  private readonly waiters: Array<() => void> = [];
+  private readonly waiters: Array<{ resolve: () => void; reject: (err: Error) => void; since: number }> = [];
+  private watchdog: NodeJS.Timeout | undefined;
+
+  constructor(private readonly timeoutMs: number) {}
 
   get isHeld(): boolean {
     return this.held;
@@ -43,13 +59,32 @@ class Gate {
       this.held = true;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject, since: Date.now() });
+      this.watchdog ??= setInterval(() => this.expire(), Math.max(10, Math.min(1000, this.timeoutMs / 4))).unref();
+    });
   }
 
   release(): void {
     const next = this.waiters.shift();
-    if (next) next();
+    if (next) next.resolve();
     else this.held = false;
+    if (this.waiters.length === 0) this.stopWatchdog();
+  }
+
+  private expire(): void {
+    const limit = Date.now() - this.timeoutMs;
+    while (this.waiters.length > 0 && (this.waiters[0] as { since: number }).since <= limit) {
+      (this.waiters.shift() as { reject: (err: Error) => void }).reject(
+        new Error(`storage: waited ${this.timeoutMs} ms for the connection's transaction; a query on the root handle inside a transaction?`),
+      );
+    }
+    if (this.waiters.length === 0) this.stopWatchdog();
+  }
+
+  private stopWatchdog(): void {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
   }
 }
 
@@ -90,19 +125,26 @@ function direct(db: Db) {
 export class SqliteStorage implements Storage {
   readonly dialect = 'sqlite' as const;
   readonly sql: Sql;
-  private readonly gate = new Gate();
+  private readonly gate: Gate;
   /** The flow holding the gate, while a transaction runs. */
   private readonly holder = new AsyncLocalStorage<object>();
   /** Savepoints open in the running transaction (their names are by depth, so their statements are cached). */
   private depth = 0;
 
-  constructor(readonly db: Db) {
+  private readonly checkRootUse: boolean;
+
+  constructor(
+    readonly db: Db,
+    options: SqliteStorageOptions = {},
+  ) {
+    this.checkRootUse = options.checkRootUse ?? true;
+    this.gate = new Gate(options.gateTimeoutMs ?? 30_000);
     const now = direct(db);
     const storage = this;
     /** Runs `statement` now when no transaction is open, else once the gate is free. */
     const gated = async <T>(statement: () => T): Promise<T> => {
       if (!storage.gate.isHeld) return statement();
-      if (storage.holder.getStore() !== undefined) {
+      if (storage.checkRootUse && storage.holder.getStore() !== undefined) {
         throw new Error('storage: a query on the root handle inside a transaction; use the handle the transaction gave');
       }
       await storage.gate.acquire();
@@ -125,12 +167,11 @@ export class SqliteStorage implements Storage {
   }
 
   private async begin<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
-    if (this.holder.getStore() !== undefined) {
+    if (this.checkRootUse && this.holder.getStore() !== undefined) {
       throw new Error('storage: a transaction opened on the root handle inside a transaction; nest it on the handle the transaction gave');
     }
     await this.gate.acquire();
-    const token = {};
-    return this.holder.run(token, async () => {
+    const run = async (): Promise<T> => {
       let open = true;
       const tx = this.handle(() => open);
       try {
@@ -145,7 +186,8 @@ export class SqliteStorage implements Storage {
         open = false;
         this.gate.release();
       }
-    });
+    };
+    return this.checkRootUse ? this.holder.run({}, run) : run();
   }
 
   /** A transaction's handle; it refuses to run once its transaction has ended. */
