@@ -52,7 +52,7 @@ type Holder = Pick<AuthenticatedUser, 'userUuid' | 'isBuiltin'>;
 async function ownAccess(sql: Sql, holder: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
   if (node.owner_type === 'User') return node.owner_uuid === holder.userUuid ? FULL : NONE;
   if (holder.isBuiltin) return FULL;
-  const membership = (await membershipOf(sql, node.owner_uuid, holder.userUuid));
+  const membership = await membershipOf(sql, node.owner_uuid, holder.userUuid);
   if (!membership) return NONE;
   if (membership.isAdmin) return FULL;
   return { visible: true, granted: ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p)) };
@@ -65,7 +65,7 @@ async function ownAccess(sql: Sql, holder: Holder, node: Pick<NodeRow, 'owner_ty
  */
 export async function creatorAccess(sql: Sql, creatorUuid: string | null, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<readonly Permission[]> {
   if (creatorUuid === null) return [];
-  const creator = (await getUserByUuid(sql, creatorUuid));
+  const creator = await getUserByUuid(sql, creatorUuid);
   if (!creator || creator.is_active !== 1) return [];
   return (await ownAccess(sql, { userUuid: creator.uuid, isBuiltin: creator.is_builtin === 1 }, node)).granted;
 }
@@ -76,7 +76,7 @@ export async function creatorAccess(sql: Sql, creatorUuid: string | null, node: 
  * the share's creator holds it on the node now; the shares add up. Undefined when none gives anything.
  */
 async function sharedAccess(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<{ granted: Permission[]; root: string; recipientUuid: string } | undefined> {
-  const reaching = (await privateSharesReaching(sql, node.uuid, caller.userUuid));
+  const reaching = await privateSharesReaching(sql, node.uuid, caller.userUuid);
   if (reaching.length === 0) return undefined;
   // Every share on one node's ancestry has the node's owner; a creator's access is asked once.
   const held = new Map<string | null, readonly Permission[]>();
@@ -84,7 +84,7 @@ async function sharedAccess(sql: Sql, caller: AuthenticatedUser, node: Pick<Node
   let topmost: (typeof reaching)[number] | undefined;
   for (const share of reaching) {
     let creator = held.get(share.creatorUuid);
-    if (!creator) held.set(share.creatorUuid, (creator = (await creatorAccess(sql, share.creatorUuid, node))));
+    if (!creator) held.set(share.creatorUuid, (creator = await creatorAccess(sql, share.creatorUuid, node)));
     const offered: Permission[] = ['read', 'download'];
     if (share.writable) offered.push('write');
     if (share.writable && share.depth > 0) offered.push('delete');
@@ -98,9 +98,9 @@ async function sharedAccess(sql: Sql, caller: AuthenticatedUser, node: Pick<Node
 }
 
 export async function accessTo(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
-  const own = (await ownAccess(sql, caller, node));
+  const own = await ownAccess(sql, caller, node);
   if (own.granted.length === ALL_PERMISSIONS.length) return own;
-  const shared = (await sharedAccess(sql, caller, node));
+  const shared = await sharedAccess(sql, caller, node);
   if (!shared) return own;
   const granted = ALL_PERMISSIONS.filter((p) => own.granted.includes(p) || shared.granted.includes(p));
   const access: NodeAccess = { visible: true, granted };
@@ -150,7 +150,7 @@ export async function resolveNodeAccess(
       ? (await getNode(sql, parsed.uuid as string))
       : (await getTopLevel(sql, parsed.owner ?? caller.userUuid, parsed.top as NonNullable<typeof parsed.top>));
   if (!node) throw notFound();
-  const access = (await accessTo(sql, caller, node));
+  const access = await accessTo(sql, caller, node);
   if (!access.visible) throw notFound();
   if (permission !== 'visible' && !access.granted.includes(permission)) throw forbidden(`${permission} permission required`);
   return { node, access };
@@ -184,7 +184,7 @@ export async function assertSharePermission(sql: Sql, caller: AuthenticatedUser,
     throw forbidden("only the node's owner manages its shares");
   }
   if (caller.isBuiltin) return;
-  const membership = (await membershipOf(sql, node.owner_uuid, caller.userUuid));
+  const membership = await membershipOf(sql, node.owner_uuid, caller.userUuid);
   if (!membership) throw forbidden("only the group's members manage the shares of its nodes");
   if (membership.isAdmin || needed === 'list' || membership.sharePermissions.includes(needed)) return;
   throw forbidden(`${needed} share permission required`);
@@ -208,9 +208,9 @@ export const groupNotFound = (): StoreHttpError => notFound('group not found');
  */
 export async function resolveGroup(sql: Sql, caller: AuthenticatedUser, rawUuid: string, role: GroupRole): Promise<GroupAccess> {
   if (!isUuid(rawUuid)) throw groupNotFound();
-  const group = (await getGroup(sql, rawUuid.toLowerCase()));
+  const group = await getGroup(sql, rawUuid.toLowerCase());
   if (!group) throw groupNotFound();
-  const membership = (await membershipOf(sql, group.uuid, caller.userUuid));
+  const membership = await membershipOf(sql, group.uuid, caller.userUuid);
   const isGroupAdmin = caller.isBuiltin || membership?.isAdmin === true;
   if (!membership && !isGroupAdmin) throw groupNotFound();
   if (role === 'admin' && !isGroupAdmin) throw forbidden('group administrator privileges required');

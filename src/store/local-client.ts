@@ -84,7 +84,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
       call('auth.login', async () => toStoreSession(await login(ctx, { username, password }, clientOf(relay)))),
     logout: (s) => as('logout', 'auth.logout', s, (caller) => logout(ctx, caller, {}, { ip: defaultIp })),
     listFolder: (s, folder) => as('listFolder', 'nodes.listFolder', s, async (caller) => (await listFolder(ctx, caller, folder)).map(toNodeEntry)),
-    details: (s, node) => as('details', 'nodes.details', s, async (caller) => toNodeDetails((await nodeDetails(ctx, caller, node)))),
+    details: (s, node) => as('details', 'nodes.details', s, async (caller) => toNodeDetails(await nodeDetails(ctx, caller, node))),
     path: (s, node) => as('path', 'nodes.path', s, async (caller) => (await nodePath(ctx, caller, node)).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
     myAccess: (s, node) => as('myAccess', 'nodes.myAccess', s, (caller) => myAccess(ctx, caller, node)),
     createFolder: (s, parent, name) => nodeOp('createFolder', 'nodes.createFolder', s, parent, { new_dir: name }),
@@ -95,16 +95,16 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     remove: (s, node) => as('remove', 'nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
     upload: (s, target, body, _sizeBytes, signal) => as('upload', 'upload.send', s, (caller) => upload(caller, target, body, signal)),
     download: (s, file, _name, opts = {}) => as('download', 'resources.download', s, (caller) => download(caller, file, opts.range, opts.version)),
-    currentUser: (s) => as('currentUser', 'user.current', s, async (caller) => toUserProfile((await getProfile(ctx, caller)))),
-    userWebdrive: (s) => as('userWebdrive', 'user.webdrive', s, async (caller) => webdriveOf({ data: (await getUserWebdrive(ctx, caller)) })),
+    currentUser: (s) => as('currentUser', 'user.current', s, async (caller) => toUserProfile(await getProfile(ctx, caller))),
+    userWebdrive: (s) => as('userWebdrive', 'user.webdrive', s, async (caller) => webdriveOf({ data: await getUserWebdrive(ctx, caller) })),
     listGroups: (s) => as('listGroups', 'groups.list', s, async (caller) => (await listMyGroups(ctx, caller, {})).map(toGroupEntry)),
     groupWebdrive: (s, groupId) =>
-      as('groupWebdrive', 'groups.webdrive', s, async (caller) => webdriveOf({ data: (await getGroupWebdrive(ctx, caller, groupId)) })).catch((err: unknown) => {
+      as('groupWebdrive', 'groups.webdrive', s, async (caller) => webdriveOf({ data: await getGroupWebdrive(ctx, caller, groupId) })).catch((err: unknown) => {
         // As over HTTP: hidden from the caller, or not theirs, is simply no endpoint.
         if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden')) return undefined;
         throw err;
       }),
-    groupUsage: (s, groupId) => as('groupUsage', 'groups.details', s, async (caller) => usageOf((await getGroupDetails(ctx, caller, groupId)))),
+    groupUsage: (s, groupId) => as('groupUsage', 'groups.details', s, async (caller) => usageOf(await getGroupDetails(ctx, caller, groupId))),
     close: async () => undefined,
   };
 
@@ -124,14 +124,14 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
 
   /** Both upload steps in one: the target checks, then the bytes straight into storage. */
   async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable | Buffer, signal?: AbortSignal): Promise<UploadResult> {
-    const node = (await uploadTarget(ctx, caller, 'folder' in target ? target.folder : target.revisionOf));
+    const node = await uploadTarget(ctx, caller, 'folder' in target ? target.folder : target.revisionOf);
     const stored = await storeFile(ctx, caller, node, uploadName(node, target.name), body, signal ? { signal } : {});
     return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size };
   }
 
   /** The bytes of a revision, a range of it when asked (a range past the end fails as a 416 would). */
   async function download(caller: AuthenticatedUser, file: NodeId, range: ByteRange | undefined, version: number | string | undefined): Promise<Download> {
-    const found = (await fileVersion(ctx, caller, file, version === undefined ? undefined : String(version)));
+    const found = await fileVersion(ctx, caller, file, version === undefined ? undefined : String(version));
     const total = found.revision.size;
     const base = { etag: found.etag, lastModified: new Date(found.revision.created).toUTCString(), contentType: lookupMimeType(found.node.name) || 'application/octet-stream' };
     const whole = !range || total === 0;

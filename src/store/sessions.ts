@@ -94,7 +94,7 @@ function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefine
 export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Clock, token: string): Promise<AuthenticatedUser | undefined> {
   const claims = await verifiedClaims(keys, clock, token);
   if (!claims) return undefined;
-  const user = (await sessionUser(sql, clock.now(), claims.jti));
+  const user = await sessionUser(sql, clock.now(), claims.jti);
   return user?.userUuid === claims.sub ? user : undefined;
 }
 

@@ -27,56 +27,56 @@ const nameTaken = () => conflict('name: the organization has a group of this nam
  * not even `updated`. Returns the row as stored.
  */
 export async function saveGroupChanges(sql: Sql, group: GroupRow, patch: GroupPatch, nowMs: number): Promise<GroupRow> {
-  const current = (await getGroupRow(sql, group.uuid));
+  const current = await getGroupRow(sql, group.uuid);
   if (!current) throw groupNotFound();
   if (patch.name !== undefined && (await isGroupNameTaken(sql, current.org_id, patch.name, current.uuid))) throw nameTaken();
   const quota = patch.diskQuotaBytes;
   if (quota !== undefined && quota !== 0 && quota <= current.disk_used) {
     throw invalid(`disk_quota must exceed current usage (${current.disk_used} bytes) unless it is 0`);
   }
-  if (Object.values(patch).some((value) => value !== undefined)) (await updateGroup(sql, group.uuid, patch, nowMs));
+  if (Object.values(patch).some((value) => value !== undefined)) await updateGroup(sql, group.uuid, patch, nowMs);
   return (await getGroupRow(sql, group.uuid)) as GroupRow;
 }
 
 export async function listGroups(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<AdminGroupRecord[]> {
   requireAdmin(caller);
-  const org = (await targetOrganization(ctx, caller, query));
+  const org = await targetOrganization(ctx, caller, query);
   return mapInOrder(await groupsOfOrg(ctx.storage.sql, org.id), (group) => adminGroupRecord(ctx, group));
 }
 
 export async function createGroup(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, body: unknown): Promise<AdminGroupRecord> {
   requireAdmin(caller);
-  const org = (await targetOrganization(ctx, caller, query));
+  const org = await targetOrganization(ctx, caller, query);
   const input = parseInput(adminCreateGroupSchema, body);
   const { storage: { sql }, clock } = ctx;
   const uuid = randomUUID();
   const now = clock.now();
-  (await sql.transaction(async (tx) => {
-    if ((await isGroupNameTaken(tx, org.id, input.name))) throw nameTaken();
-    (await insertGroup(tx, { uuid, orgId: org.id, name: input.name, description: input.description ?? '', diskQuotaBytes: input.disk_quota, nowMs: now }));
-    (await createTopLevelFolders(tx, 'Group', uuid, now));
-  }));
+  await sql.transaction(async (tx) => {
+    if (await isGroupNameTaken(tx, org.id, input.name)) throw nameTaken();
+    await insertGroup(tx, { uuid, orgId: org.id, name: input.name, description: input.description ?? '', diskQuotaBytes: input.disk_quota, nowMs: now });
+    await createTopLevelFolders(tx, 'Group', uuid, now);
+  });
   return adminGroupRecord(ctx, (await getGroupRow(sql, uuid)) as GroupRow);
 }
 
 export async function getGroup(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<AdminGroupRecord> {
   requireAdmin(caller);
-  return adminGroupRecord(ctx, (await administeredGroup(ctx, caller, groupUuid)));
+  return adminGroupRecord(ctx, await administeredGroup(ctx, caller, groupUuid));
 }
 
 export async function updateAdminGroup(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<AdminGroupRecord> {
   requireAdmin(caller);
-  const group = (await administeredGroup(ctx, caller, groupUuid));
+  const group = await administeredGroup(ctx, caller, groupUuid);
   const input = parseInput(adminUpdateGroupSchema, body);
   const { storage: { sql }, clock } = ctx;
   const patch: GroupPatch = { name: input.name, description: input.description, diskQuotaBytes: input.disk_quota };
-  const saved = (await sql.transaction(async (tx) => saveGroupChanges(tx, group, patch, clock.now())));
+  const saved = await sql.transaction(async (tx) => saveGroupChanges(tx, group, patch, clock.now()));
   return adminGroupRecord(ctx, saved);
 }
 
 /** Deletes the group (ops/owner-deletion.ts says what goes with it). */
 export async function deleteGroup(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, query: unknown): Promise<TransferRecord | undefined> {
   requireAdmin(caller);
-  const group = (await administeredGroup(ctx, caller, groupUuid));
+  const group = await administeredGroup(ctx, caller, groupUuid);
   return deleteOwner(ctx, { type: 'Group', uuid: group.uuid, name: group.name, orgId: group.org_id }, query, (sql) => deleteGroupRow(sql, group.uuid));
 }

@@ -32,7 +32,7 @@ export function requireBuiltinAdmin(caller: AuthenticatedUser): void {
 export async function targetOrganization(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<OrganizationRow> {
   const orgId = parseInput(orgQuerySchema, query).org_id ?? caller.orgId;
   if (!caller.isBuiltin && orgId !== caller.orgId) throw forbidden('org_id: only the built-in admin may act on another organization');
-  const org = (await getOrganization(ctx.storage.sql, orgId));
+  const org = await getOrganization(ctx.storage.sql, orgId);
   if (!org) throw organizationNotFound();
   return org;
 }

@@ -65,7 +65,7 @@ async function record(ctx: StoreContext, user: UserRow, groups: GroupEntry[]): P
     disk_used: user.disk_used,
     twofa: user.twofa === 1,
     comment: user.comment,
-    avatar: (await avatarUrl(ctx, user.uuid)),
+    avatar: await avatarUrl(ctx, user.uuid),
     created: user.created,
     updated: user.updated,
     groups,
@@ -75,7 +75,7 @@ async function record(ctx: StoreContext, user: UserRow, groups: GroupEntry[]): P
 /** Every user of the organization (`org_id`, else the caller's), each with their groups. */
 export async function listUsers(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<AdminUserRecord[]> {
   requireAdmin(caller);
-  const org = (await targetOrganization(ctx, caller, query));
+  const org = await targetOrganization(ctx, caller, query);
   const byUser = new Map<string, NamedMembership[]>();
   for (const m of (await membershipsInOrg(ctx.storage.sql, org.id))) byUser.set(m.userUuid, [...(byUser.get(m.userUuid) ?? []), m]);
   return mapInOrder(await usersOfOrg(ctx.storage.sql, org.id), async (user) => record(ctx, user, await entries(ctx, byUser.get(user.uuid) ?? [])));
@@ -83,26 +83,26 @@ export async function listUsers(ctx: StoreContext, caller: AuthenticatedUser, qu
 
 export async function getUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): Promise<AdminUserRecord> {
   requireAdmin(caller);
-  const user = (await administeredUser(ctx, caller, userUuid));
-  return record(ctx, user, await entries(ctx, (await membershipsInOrg(ctx.storage.sql, user.org_id, user.uuid))));
+  const user = await administeredUser(ctx, caller, userUuid);
+  return record(ctx, user, await entries(ctx, await membershipsInOrg(ctx.storage.sql, user.org_id, user.uuid)));
 }
 
 /** Creates the user and its seven top-level folders in one transaction; answers its UUID. */
 export async function createUser(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, body: unknown): Promise<{ uuid: string }> {
   requireAdmin(caller);
-  const org = (await targetOrganization(ctx, caller, query));
+  const org = await targetOrganization(ctx, caller, query);
   const input = parseInput(adminCreateUserBodySchema, body);
   assertPassword(input.password);
-  (await assertUnlimitedAllowed(ctx, org.id, input.disk_quota));
+  await assertUnlimitedAllowed(ctx, org.id, input.disk_quota);
   const { storage: { sql }, clock, config } = ctx;
   // Checked before hashing (cheap refusal) and again in the transaction (the hash awaited).
-  if ((await isEmailTaken(sql, input.email))) throw emailTaken();
+  if (await isEmailTaken(sql, input.email)) throw emailTaken();
   const passwordHash = await hashPassword(input.password, config.store.scryptCost);
   const uuid = randomUUID();
   const now = clock.now();
-  (await sql.transaction(async (tx) => {
-    if ((await isEmailTaken(tx, input.email))) throw emailTaken();
-    (await insertUser(tx, {
+  await sql.transaction(async (tx) => {
+    if (await isEmailTaken(tx, input.email)) throw emailTaken();
+    await insertUser(tx, {
       uuid,
       email: input.email,
       fullname: input.fullname,
@@ -113,9 +113,9 @@ export async function createUser(ctx: StoreContext, caller: AuthenticatedUser, q
       diskQuotaBytes: input.disk_quota,
       comment: input.comment ?? '',
       nowMs: now,
-    }));
-    (await createTopLevelFolders(tx, 'User', uuid, now));
-  }));
+    });
+    await createTopLevelFolders(tx, 'User', uuid, now);
+  });
   return { uuid };
 }
 
@@ -126,7 +126,7 @@ export async function createUser(ctx: StoreContext, caller: AuthenticatedUser, q
  */
 export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, body: unknown): Promise<void> {
   requireAdmin(caller);
-  const target = (await administeredUser(ctx, caller, userUuid));
+  const target = await administeredUser(ctx, caller, userUuid);
   const input = parseInput(adminUpdateUserBodySchema, body);
   if (target.is_builtin === 1) {
     if (!caller.isBuiltin) throw forbidden('only the built-in admin may change the built-in admin');
@@ -136,7 +136,7 @@ export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, u
   }
   if (input.twofa === true) throw invalid('twofa can only be disabled here; users enable it themselves');
   if (input.password !== undefined) assertPassword(input.password);
-  (await assertUnlimitedAllowed(ctx, target.org_id, input.disk_quota));
+  await assertUnlimitedAllowed(ctx, target.org_id, input.disk_quota);
   const { storage: { sql }, clock, config } = ctx;
   if (input.email !== undefined && (await isEmailTaken(sql, input.email, target.uuid))) throw emailTaken();
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password, config.store.scryptCost);
@@ -151,27 +151,27 @@ export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, u
     disableTwofa: input.twofa === false,
     comment: input.comment,
   };
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     // Re-read inside the transaction: usage may have grown while the password was hashed.
-    const current = (await getUserByUuid(tx, target.uuid));
+    const current = await getUserByUuid(tx, target.uuid);
     if (!current) throw userNotFound();
     const quota = input.disk_quota;
     if (quota !== undefined && quota > 0 && quota <= current.disk_used) {
       throw invalid(`disk_quota must exceed current usage (${current.disk_used} bytes) unless it is 0`);
     }
     if (input.email !== undefined && (await isEmailTaken(tx, input.email, target.uuid))) throw emailTaken();
-    (await updateUserRow(tx, target.uuid, patch, clock.now()));
+    await updateUserRow(tx, target.uuid, patch, clock.now());
     // A deactivated user or a reset password ends every session of that user at once; a reset
     // also deletes the app passwords (one made by whoever knew the old password must not last).
-    if (input.is_active === false || passwordHash !== undefined) (await revokeUserSessions(tx, clock, target.uuid));
-    if (passwordHash !== undefined) (await deleteUserAppPasswords(tx, target.uuid));
-  }));
+    if (input.is_active === false || passwordHash !== undefined) await revokeUserSessions(tx, clock, target.uuid);
+    if (passwordHash !== undefined) await deleteUserAppPasswords(tx, target.uuid);
+  });
 }
 
 /** Deletes the user (ops/owner-deletion.ts says what goes with them). */
 export async function deleteUser(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, query: unknown): Promise<TransferRecord | undefined> {
   requireAdmin(caller);
-  const target = (await administeredUser(ctx, caller, userUuid));
+  const target = await administeredUser(ctx, caller, userUuid);
   if (target.is_builtin === 1) throw forbidden('the built-in admin cannot be deleted');
   if (target.uuid === caller.userUuid) throw forbidden('administrators cannot delete their own account');
   return deleteOwner(ctx, { type: 'User', uuid: target.uuid, name: target.fullname, orgId: target.org_id }, query, (sql) =>
@@ -182,8 +182,8 @@ export async function deleteUser(ctx: StoreContext, caller: AuthenticatedUser, u
 /** The user's groups, as SPEC's Group entries (`is_admin`: the user administers the group). */
 export async function userGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): Promise<GroupEntry[]> {
   requireAdmin(caller);
-  const user = (await administeredUser(ctx, caller, userUuid));
-  return entries(ctx, (await membershipsInOrg(ctx.storage.sql, user.org_id, user.uuid)));
+  const user = await administeredUser(ctx, caller, userUuid);
+  return entries(ctx, await membershipsInOrg(ctx.storage.sql, user.org_id, user.uuid));
 }
 
 /**
@@ -193,16 +193,16 @@ export async function userGroups(ctx: StoreContext, caller: AuthenticatedUser, u
  */
 export async function assignUserGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string, body: unknown): Promise<GroupEntry[]> {
   requireAdmin(caller);
-  const user = (await administeredUser(ctx, caller, userUuid));
+  const user = await administeredUser(ctx, caller, userUuid);
   const input = parseInput(assignGroupsSchema, body);
   const { storage: { sql }, clock } = ctx;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     for (const [rawUuid, fields] of Object.entries(input.groups)) {
       const group = isUuid(rawUuid) ? (await getGroup(tx, rawUuid.toLowerCase())) : undefined;
       if (!group || group.org_id !== user.org_id) throw notFound(`groups.${rawUuid}: no such group in the user's organization`);
       const current = (await membershipOf(tx, group.uuid, user.uuid)) ?? NEW_MEMBER;
-      (await upsertMembership(tx, group.uuid, user.uuid, withPermissionFields(current, fields), clock.now()));
+      await upsertMembership(tx, group.uuid, user.uuid, withPermissionFields(current, fields), clock.now());
     }
-  }));
-  return entries(ctx, (await membershipsInOrg(sql, user.org_id, user.uuid)));
+  });
+  return entries(ctx, await membershipsInOrg(sql, user.org_id, user.uuid));
 }

@@ -81,7 +81,7 @@ export async function matchAppPassword(sql: Sql, userUuid: string, typed: string
   const canonical = canonicalAppPassword(typed);
   if (canonical === undefined) return undefined;
   const wanted = hashOf(canonical);
-  const row = (await appPasswordByHash(sql, userUuid, wanted));
+  const row = await appPasswordByHash(sql, userUuid, wanted);
   return row && timingSafeEqual(Buffer.from(row.secret_hash, 'hex'), Buffer.from(wanted, 'hex')) ? row : undefined;
 }
 
@@ -106,12 +106,12 @@ export async function createAppPassword(ctx: StoreContext, caller: Authenticated
   const { storage: { sql }, clock } = ctx;
   const password = generateAppPassword();
   const row = { uuid: randomUUID(), user_uuid: caller.userUuid, name, secret_hash: hashOf(canonicalAppPassword(password) as string), created: clock.now() };
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     if ((await countAppPasswords(tx, caller.userUuid)) >= MAX_APP_PASSWORDS) {
       throw conflict(`at most ${MAX_APP_PASSWORDS} app passwords; delete one first`, 'too_many_app_passwords');
     }
-    (await insertAppPassword(tx, row));
-  }));
+    await insertAppPassword(tx, row);
+  });
   return { ...recordOf({ ...row, last_used: null }), password };
 }
 
@@ -120,10 +120,10 @@ export async function deleteUserAppPassword(ctx: StoreContext, caller: Authentic
   const { storage: { sql }, clock } = ctx;
   const notFound = new StoreHttpError(404, 'not_found', 'app password not found');
   if (!isUuid(uuid)) throw notFound;
-  (await sql.transaction(async (tx) => {
-    const row = (await appPasswordOf(tx, caller.userUuid, uuid.toLowerCase()));
+  await sql.transaction(async (tx) => {
+    const row = await appPasswordOf(tx, caller.userUuid, uuid.toLowerCase());
     if (!row) throw notFound;
-    (await revokeAppPasswordSessions(tx, clock, row.uuid));
-    (await deleteAppPassword(tx, row.uuid));
-  }));
+    await revokeAppPasswordSessions(tx, clock, row.uuid);
+    await deleteAppPassword(tx, row.uuid);
+  });
 }

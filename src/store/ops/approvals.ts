@@ -43,15 +43,15 @@ export type WorkspaceDoor = 'users' | 'groups';
 async function workspaceOf(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, rawUuid: string): Promise<Workspace & { orgId: string }> {
   requireAdmin(caller);
   if (door === 'users') {
-    const user = (await administeredUser(ctx, caller, rawUuid));
+    const user = await administeredUser(ctx, caller, rawUuid);
     return { type: 'User', uuid: user.uuid, orgId: user.org_id };
   }
-  const group = (await administeredGroup(ctx, caller, rawUuid));
+  const group = await administeredGroup(ctx, caller, rawUuid);
   return { type: 'Group', uuid: group.uuid, orgId: group.org_id };
 }
 
 export async function listApprovers(ctx: StoreContext, caller: AuthenticatedUser, door: WorkspaceDoor, workspaceUuid: string): Promise<ApproverRecord[]> {
-  const workspace = (await workspaceOf(ctx, caller, door, workspaceUuid));
+  const workspace = await workspaceOf(ctx, caller, door, workspaceUuid);
   return (await approversOf(ctx.storage.sql, workspace.uuid)).map((a) => ({
     approver_id: a.approver_uuid,
     share_type: a.share_type,
@@ -130,13 +130,13 @@ async function pendingRecord(ctx: StoreContext, row: ShareRequestRow): Promise<P
     pending_uuid: row.uuid,
     workspace_id: row.workspace_uuid,
     workspace_type: row.workspace_type,
-    workspace_name: (await nameOf(ctx, row.workspace_type, row.workspace_uuid)),
+    workspace_name: await nameOf(ctx, row.workspace_type, row.workspace_uuid),
     share_type: row.share_type,
     requested_at: row.requested_at,
     comment: row.comment,
     share_info: shareInfo(row),
     requester_uuid: row.requester_uuid,
-    requester_fullname: (await nameOf(ctx, 'User', row.requester_uuid)),
+    requester_fullname: await nameOf(ctx, 'User', row.requester_uuid),
     state: row.state,
     decided_at: row.decided_at,
     approval_comment: row.decision_comment,
@@ -164,17 +164,17 @@ function assertPending(row: ShareRequestRow): void {
  * link request made, and the blobs no row refers to any more.
  */
 async function carryOut(ctx: StoreContext, row: ShareRequestRow, nowMs: number): Promise<{ resultUuid: string | null; unreferenced: string[] }> {
-  if (row.share_type !== 'share_copy') return { resultUuid: (await createLinkFromRequest(ctx, row, nowMs)), unreferenced: [] };
+  if (row.share_type !== 'share_copy') return { resultUuid: await createLinkFromRequest(ctx, row, nowMs), unreferenced: [] };
   const snapshot = row.snapshot_uuid === null ? undefined : (await getSnapshot(ctx.storage.sql, row.snapshot_uuid));
   if (!snapshot) throw new Error(`share_copy request ${row.uuid} holds no snapshot`);
-  const orgId = (await orgOfOwner(ctx.storage.sql, { type: row.workspace_type, uuid: row.workspace_uuid }));
+  const orgId = await orgOfOwner(ctx.storage.sql, { type: row.workspace_type, uuid: row.workspace_uuid });
   // Recipients deleted since the request are left out.
   const recipients = await flatMapInOrder((JSON.parse(row.details) as StoredDetails).recipients ?? [], async (r): Promise<NamedRecipient[]> => {
-    const current = (await recipientInOrg(ctx, orgId, r.uuid));
+    const current = await recipientInOrg(ctx, orgId, r.uuid);
     return current ? [current] : [];
   });
-  const sharer = { uuid: row.requester_uuid ?? '', fullname: (await nameOf(ctx, 'User', row.requester_uuid)) };
-  return { resultUuid: null, unreferenced: (await offerToAll(ctx, snapshot, recipients, sharer, nowMs)) };
+  const sharer = { uuid: row.requester_uuid ?? '', fullname: await nameOf(ctx, 'User', row.requester_uuid) };
+  return { resultUuid: null, unreferenced: await offerToAll(ctx, snapshot, recipients, sharer, nowMs) };
 }
 
 /**
@@ -187,19 +187,19 @@ export async function decideShare(ctx: StoreContext, caller: AuthenticatedUser, 
   const { storage: { sql }, clock } = ctx;
   const now = clock.now();
   let unreferenced: string[] = [];
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
     const row = isUuid(pendingUuid) ? (await getShareRequest(tx, pendingUuid.toLowerCase())) : undefined;
     if (!row || !(await isApprover(tx, row.workspace_uuid, row.share_type, caller.userUuid))) throw requestNotFound();
     assertPending(row);
     if (row.requester_uuid === caller.userUuid) throw forbidden('the requester cannot decide their own request');
     // The request lets go of its copy: approving hands it to the recipients, rejecting discards it.
-    (await detachRequestSnapshot(tx, row.uuid));
+    await detachRequestSnapshot(tx, row.uuid);
     let resultUuid: string | null = null;
-    if (input.status === 'approved') ({ resultUuid, unreferenced } = (await carryOut(txCtx, row, now)));
-    else if (row.snapshot_uuid !== null) unreferenced = (await releaseSnapshot(tx, row.snapshot_uuid));
-    (await closeShareRequest(tx, row.uuid, { state: input.status, byUuid: caller.userUuid, comment: input.comment ?? '', resultUuid, nowMs: now }));
-  }));
+    if (input.status === 'approved') ({ resultUuid, unreferenced } = await carryOut(txCtx, row, now));
+    else if (row.snapshot_uuid !== null) unreferenced = await releaseSnapshot(tx, row.snapshot_uuid);
+    await closeShareRequest(tx, row.uuid, { state: input.status, byUuid: caller.userUuid, comment: input.comment ?? '', resultUuid, nowMs: now });
+  });
   await removeBlobFiles(ctx, unreferenced);
   return pendingRecord(ctx, (await getShareRequest(sql, pendingUuid.toLowerCase())) as ShareRequestRow);
 }
@@ -208,13 +208,13 @@ export async function decideShare(ctx: StoreContext, caller: AuthenticatedUser, 
 export async function withdrawShare(ctx: StoreContext, caller: AuthenticatedUser, pendingUuid: string): Promise<PendingShareRecord> {
   const { storage: { sql }, clock } = ctx;
   let unreferenced: string[] = [];
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     const row = isUuid(pendingUuid) ? (await getShareRequest(tx, pendingUuid.toLowerCase())) : undefined;
     if (!row || row.requester_uuid !== caller.userUuid) throw requestNotFound();
     assertPending(row);
-    (await closeShareRequest(tx, row.uuid, { state: 'withdrawn', byUuid: caller.userUuid, comment: '', resultUuid: null, nowMs: clock.now() }));
-    if (row.snapshot_uuid !== null) unreferenced = (await releaseSnapshot(tx, row.snapshot_uuid));
-  }));
+    await closeShareRequest(tx, row.uuid, { state: 'withdrawn', byUuid: caller.userUuid, comment: '', resultUuid: null, nowMs: clock.now() });
+    if (row.snapshot_uuid !== null) unreferenced = await releaseSnapshot(tx, row.snapshot_uuid);
+  });
   await removeBlobFiles(ctx, unreferenced);
   return pendingRecord(ctx, (await getShareRequest(sql, pendingUuid.toLowerCase())) as ShareRequestRow);
 }

@@ -6,7 +6,7 @@ import type { AuthenticatedUser } from '../sessions.js';
 
 /** The session was joined to an active user a moment ago; a row gone since is a logout (401). */
 export async function callerRow(ctx: StoreContext, caller: AuthenticatedUser): Promise<UserRow> {
-  const user = (await getUserByUuid(ctx.storage.sql, caller.userUuid));
+  const user = await getUserByUuid(ctx.storage.sql, caller.userUuid);
   if (!user) throw unauthenticated();
   return user;
 }

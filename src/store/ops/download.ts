@@ -32,7 +32,7 @@ export interface FileVersion {
  */
 export async function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, uuid: string, version: string = LATEST_VERSION): Promise<FileVersion> {
   if (!/^\d{1,20}$/.test(version)) throw invalid(`version must be a revision number or ${LATEST_VERSION}`);
-  const node = (await resolveNode(ctx.storage.sql, caller, uuid, 'download'));
+  const node = await resolveNode(ctx.storage.sql, caller, uuid, 'download');
   if (node.type !== 'File' || node.revision === null) throw notFound();
   const wanted = version === LATEST_VERSION ? node.revision : Number(version);
   const revision = Number.isSafeInteger(wanted) ? (await getRevision(ctx.storage.sql, node.uuid, wanted)) : undefined;
@@ -58,7 +58,7 @@ export type OpenBlob = { inline: Buffer } | { reader: BlobReader };
  */
 export async function openBlob(ctx: StoreContext, file: FileVersion, range?: BlobRange): Promise<OpenBlob> {
   const hash = file.revision.blob_hash;
-  const inline = (await inlineBlob(ctx.storage.sql, hash));
+  const inline = await inlineBlob(ctx.storage.sql, hash);
   if (inline) return { inline };
   try {
     return { reader: await ctx.blobs.get(hash, range) };

@@ -43,7 +43,7 @@ function hashToken(token: string): string {
  * trash (403 `virtual_folder`), or a file that does not lie in them either.
  */
 export async function assertUploadTarget(sql: Sql, target: NodeRow): Promise<void> {
-  const top = (await topKindOf(sql, target));
+  const top = await topKindOf(sql, target);
   if (top !== null && VIRTUAL_KINDS.has(top)) {
     throw forbidden(`nothing can be uploaded into ${top}`, 'virtual_folder');
   }
@@ -56,7 +56,7 @@ export async function assertUploadTarget(sql: Sql, target: NodeRow): Promise<voi
  * stored. The caller has already resolved `target` with the `write` permission.
  */
 export async function createUploadToken(sql: Sql, now: number, caller: AuthenticatedUser, target: NodeRow): Promise<string> {
-  (await assertUploadTarget(sql, target));
+  await assertUploadTarget(sql, target);
   const token = randomBytes(32).toString('base64url');
   await sql.transaction((tx) =>
     insertUploadToken(tx, hashToken(token), { userUuid: caller.userUuid, sessionId: caller.sessionId, targetUuid: target.uuid, createdMs: now }, now - TOKEN_RETENTION_MS),
@@ -70,14 +70,14 @@ export async function createUploadToken(sql: Sql, now: number, caller: Authentic
  * presenting the token; the transfer that follows may take as long as it needs.
  */
 export async function consumeUploadToken(sql: Sql, token: string, now: number, ttlMs: number): Promise<UploadGrant> {
-  return (await sql.transaction(async (tx) => {
+  return await sql.transaction(async (tx) => {
     const tokenHash = hashToken(token);
     const row = await uploadTokenRow(tx, tokenHash);
     if (!row || row.used !== null) throw new StoreHttpError(410, 'upload_token_used', 'upload token unknown or already used');
     if (now - row.created > ttlMs) throw new StoreHttpError(410, 'upload_token_expired', 'upload token expired');
     if (!(await markUploadTokenUsed(tx, tokenHash, now))) throw new StoreHttpError(410, 'upload_token_used', 'upload token unknown or already used');
     return { userUuid: row.user_uuid, sessionId: row.session_id, targetUuid: row.target_uuid };
-  }));
+  });
 }
 
 /**
@@ -85,7 +85,7 @@ export async function consumeUploadToken(sql: Sql, token: string, now: number, t
  * live and its user active (logout or deactivation in between ends the upload: 401).
  */
 export async function uploaderOf(sql: Sql, grant: UploadGrant, now: number): Promise<AuthenticatedUser> {
-  const user = (await sessionUser(sql, now, grant.sessionId));
+  const user = await sessionUser(sql, now, grant.sessionId);
   if (!user || user.userUuid !== grant.userUuid) throw unauthenticated('the session that asked for this upload token has ended');
   return user;
 }
@@ -112,36 +112,36 @@ export interface CommitUpload {
  */
 export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<UploadResult> {
   const { uploader, hash, sizeBytes, now } = upload;
-  return (await sql.transaction(async (tx): Promise<UploadResult> => {
-    const target = (await resolveNode(tx, uploader, upload.targetUuid, 'write'));
-    (await assertUploadTarget(tx, target));
+  return await sql.transaction(async (tx): Promise<UploadResult> => {
+    const target = await resolveNode(tx, uploader, upload.targetUuid, 'write');
+    await assertUploadTarget(tx, target);
 
     let file: NodeRow | undefined;
     if (target.type === 'File') {
       file = target;
     } else {
-      const existing = (await getChildByName(tx, target.uuid, upload.name));
+      const existing = await getChildByName(tx, target.uuid, upload.name);
       if (existing?.type === 'Dir') throw conflict(`a folder named ${JSON.stringify(upload.name)} exists here`);
       if (existing && !(await permissionsOn(tx, uploader, existing)).includes('write')) throw forbidden('write permission required');
       file = existing;
     }
     const owner = file ?? target;
-    const usage = (await usageOf(tx, owner.owner_type, owner.owner_uuid));
+    const usage = await usageOf(tx, owner.owner_type, owner.owner_uuid);
     if (usage && usage.quotaBytes > 0 && usage.usedBytes + sizeBytes > usage.quotaBytes) throw quotaExceeded();
 
-    (await addBlobRef(tx, hash, sizeBytes, 1, upload.inline));
+    await addBlobRef(tx, hash, sizeBytes, 1, upload.inline);
     let result: UploadResult;
     if (file) {
       const revision = (file.revision ?? 0) + 1;
       await setFileRevision(tx, file.uuid, revision, sizeBytes, now);
       result = { uuid: file.uuid, name: file.name, revision, size: sizeBytes };
-      (await insertRevision(tx, result.uuid, result.revision, upload, uploader.userUuid));
-      (await adjustUsage(tx, owner.owner_type, owner.owner_uuid, sizeBytes));
-      if (file.parent_uuid !== null) (await touch(tx, file.parent_uuid, now));
+      await insertRevision(tx, result.uuid, result.revision, upload, uploader.userUuid);
+      await adjustUsage(tx, owner.owner_type, owner.owner_uuid, sizeBytes);
+      if (file.parent_uuid !== null) await touch(tx, file.parent_uuid, now);
     } else {
-      result = (await insertNewFile(tx, target, upload.name, upload, uploader.userUuid));
+      result = await insertNewFile(tx, target, upload.name, upload, uploader.userUuid);
     }
     return result;
-  }));
+  });
 }
 

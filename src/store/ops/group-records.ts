@@ -33,7 +33,7 @@ export function permissionFields(p: Permissions | undefined): Pick<GroupEntry, '
 
 /** SPEC "Group entry"; a caller who is not a member (show=all) gets `is_admin` false and empty lists. */
 export async function groupEntry(ctx: StoreContext, group: { uuid: string; name: string }, membership: Permissions | undefined): Promise<GroupEntry> {
-  return { group_uuid: group.uuid, group_name: group.name, ...permissionFields(membership), avatar: (await avatarUrl(ctx, group.uuid)) };
+  return { group_uuid: group.uuid, group_name: group.name, ...permissionFields(membership), avatar: await avatarUrl(ctx, group.uuid) };
 }
 
 export async function groupProfile(ctx: StoreContext, group: GroupRow): Promise<GroupProfile> {
@@ -41,12 +41,12 @@ export async function groupProfile(ctx: StoreContext, group: GroupRow): Promise<
     group_uuid: group.uuid,
     group_name: group.name,
     description: group.description,
-    avatar: (await avatarUrl(ctx, group.uuid)),
+    avatar: await avatarUrl(ctx, group.uuid),
     disk_quota: group.disk_quota,
     disk_used: group.disk_used,
     accept_incoming: group.accept_incoming,
     private_shares_notify: group.private_shares_notify,
-    member_count: (await memberCount(ctx.storage.sql, group.uuid)),
+    member_count: await memberCount(ctx.storage.sql, group.uuid),
     created: group.created,
     updated: group.updated,
   };
@@ -61,7 +61,7 @@ export async function memberRecord(ctx: StoreContext, member: MemberWithUser): P
     user_uuid: member.userUuid,
     fullname: member.fullname,
     email: member.email,
-    avatar: (await avatarUrl(ctx, member.userUuid)),
+    avatar: await avatarUrl(ctx, member.userUuid),
     is_active: member.isActive,
     ...permissionFields(member),
     added: member.addedMs,

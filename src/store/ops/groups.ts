@@ -22,7 +22,7 @@ import { emailNotConfigured } from './mail.js';
 /** The caller's groups by name; with `show=all`, every group of the caller's organization (403 when the server does not allow it). */
 export async function listMyGroups(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<GroupEntry[]> {
   const { show } = parseInput(groupsQuerySchema, query);
-  const mine = (await membershipsInOrg(ctx.storage.sql, caller.orgId, caller.userUuid));
+  const mine = await membershipsInOrg(ctx.storage.sql, caller.orgId, caller.userUuid);
   if (show !== 'all') return mapInOrder(mine, (m) => groupEntry(ctx, { uuid: m.groupUuid, name: m.groupName }, m));
   if (!ctx.config.store.shareWithAllGroups) throw forbidden('show: listing all groups is disabled on this server (store.shareWithAllGroups)');
   const byGroup = new Map<string, Permissions>(mine.map((m) => [m.groupUuid, m]));
@@ -34,7 +34,7 @@ async function details(ctx: StoreContext, access: GroupAccess): Promise<GroupDet
 }
 
 export async function getGroupDetails(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<GroupDetails> {
-  return details(ctx, (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member')));
+  return details(ctx, await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
 }
 
 export interface ProfileUpdate {
@@ -50,25 +50,25 @@ export interface ProfileUpdate {
  * server that refuses it answers 502 `email_failed` after the other changes were saved.
  */
 export async function updateGroupProfile(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<ProfileUpdate> {
-  const access = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin'));
+  const access = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin');
   const input = parseInput(groupProfileSchema, body);
   const avatar = input.avatar === undefined ? undefined : decodeAvatar(input.avatar, ctx.config.store.avatarMaxBytes);
   const { storage: { sql }, clock, mailer } = ctx;
   if (input.broadcast_message !== undefined && !mailer) throw emailNotConfigured();
   const now = clock.now();
-  const saved = (await sql.transaction(async (tx) => {
-    const row = (await saveGroupChanges(tx, access.group, {
+  const saved = await sql.transaction(async (tx) => {
+    const row = await saveGroupChanges(tx, access.group, {
       name: input.name,
       description: input.description,
       acceptIncoming: input.accept_incoming,
       privateSharesNotify: input.private_shares_notify,
-    }, now));
+    }, now);
     if (avatar === undefined) return row;
-    (await storeAvatar(tx, row.uuid, avatar, now));
-    (await touchGroup(tx, row.uuid, now));
+    await storeAvatar(tx, row.uuid, avatar, now);
+    await touchGroup(tx, row.uuid, now);
     return { ...row, updated: now };
-  }));
-  const update: ProfileUpdate = { details: (await details(ctx, { ...access, group: saved })) };
+  });
+  const update: ProfileUpdate = { details: await details(ctx, { ...access, group: saved }) };
   if (input.broadcast_message !== undefined && mailer) {
     update.broadcastRecipients = await broadcast(ctx, caller, saved.uuid, saved.name, input.broadcast_message);
   }

@@ -36,7 +36,7 @@ export async function listUserIncoming(ctx: StoreContext, caller: AuthenticatedU
 
 /** Members of the group read its list. */
 export async function listGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<PendingIncomingRecord[]> {
-  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
+  const { group } = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member');
   return (await pendingFor(ctx.storage.sql, group.uuid)).map(record);
 }
 
@@ -49,17 +49,17 @@ async function answer(ctx: StoreContext, caller: AuthenticatedUser, recipientUui
   const { storage: { sql }, clock } = ctx;
   const now = clock.now();
   let unreferenced: string[] = [];
-  const result = (await sql.transaction(async (tx): Promise<IncomingAnswerRecord> => {
+  const result = await sql.transaction(async (tx): Promise<IncomingAnswerRecord> => {
     const share = isUuid(input.uuid) ? (await getIncomingShare(tx, input.uuid.toLowerCase())) : undefined;
     if (!share || share.recipient_uuid !== recipientUuid) throw notFound('uuid: no such incoming share');
     if (share.state !== 'pending') throw conflict(`uuid: the share was ${share.state} already`, 'share_answered');
     if (input.action === 'reject') {
-      unreferenced = (await rejectIncoming(tx, share, caller.userUuid, now));
+      unreferenced = await rejectIncoming(tx, share, caller.userUuid, now);
       return { uuid: share.uuid, state: 'rejected' };
     }
-    const nodeUuid = (await acceptIncoming({ sql: tx, now, callerUuid: caller.userUuid }, share, caller.userUuid));
+    const nodeUuid = await acceptIncoming({ sql: tx, now, callerUuid: caller.userUuid }, share, caller.userUuid);
     return { uuid: share.uuid, state: 'accepted', node_uuid: nodeUuid };
-  }));
+  });
   await removeBlobFiles(ctx, unreferenced);
   return result;
 }
@@ -70,7 +70,7 @@ export function answerUserIncoming(ctx: StoreContext, caller: AuthenticatedUser,
 
 /** 404 for non-members; 403 for members while `accept_incoming` is `admins` and they do not administer the group. */
 export async function answerGroupIncoming(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<IncomingAnswerRecord> {
-  const { group, isGroupAdmin } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
+  const { group, isGroupAdmin } = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member');
   if (group.accept_incoming === 'admins' && !isGroupAdmin) {
     throw forbidden("only the group's administrators answer its incoming shares (accept_incoming is admins)");
   }

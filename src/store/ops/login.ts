@@ -42,7 +42,7 @@ async function record(
   client: ClientInfo,
   event: { userUuid: string | undefined; action?: LoginAction; status: LoginStatus; how?: string; error?: string },
 ): Promise<void> {
-  (await recordLoginEvent(
+  await recordLoginEvent(
     ctx.storage.sql,
     {
       userUuid: event.userUuid,
@@ -54,7 +54,7 @@ async function record(
       timestampMs: ctx.clock.now(),
     },
     ctx.config.store.loginHistoryPerUser,
-  ));
+  );
 }
 
 /**
@@ -74,7 +74,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
 
   const reservation = await limiter.reserve(username, client.ip);
   if (!reservation.allowed) {
-    (await record(ctx, client, { userUuid: (await getUserByUsername(sql, username))?.uuid, status: 'failure', error: 'rate limited' }));
+    await record(ctx, client, { userUuid: (await getUserByUsername(sql, username))?.uuid, status: 'failure', error: 'rate limited' });
     logRefusal('rate limited');
     throw new StoreHttpError(429, 'rate_limited', 'too many failed logins; try again later', { 'Retry-After': String(reservation.retryAfterSec) });
   }
@@ -89,12 +89,12 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
   async function verifiedLogin(): Promise<SessionBody> {
     const refuse = async (userUuid: string | undefined, error: string): Promise<StoreHttpError> => {
       await attempt.failed();
-      (await record(ctx, client, { userUuid, status: 'failure', error }));
+      await record(ctx, client, { userUuid, status: 'failure', error });
       logRefusal(error);
       return unauthenticated(BAD_CREDENTIALS);
     };
 
-    const user = (await getUserByUsername(sql, username));
+    const user = await getUserByUsername(sql, username);
     // An app password is random: a hash lookup finds it, and scrypt is for the account password.
     const app = user ? (await matchAppPassword(sql, user.uuid, password)) : undefined;
     const passwordOk = app !== undefined || (await verifyPassword(password, user?.password_hash ?? ctx.unknownUserHash));
@@ -105,7 +105,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
 
     // Nothing awaits from here on: the state read now (2FA, replay guard, the app password) is
     // the state the session is stored against, with no other request in between.
-    const fresh = (await getUserByUuid(sql, user.uuid));
+    const fresh = await getUserByUuid(sql, user.uuid);
     if (!fresh || fresh.is_active !== 1) throw await refuse(user.uuid, 'inactive account');
     const stillValid = app ? (await appPasswordOf(sql, user.uuid, app.uuid)) !== undefined : fresh.password_hash === user.password_hash;
     if (!stillValid) throw await refuse(user.uuid, app ? 'revoked app password' : 'wrong password');
@@ -116,7 +116,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
       if (code === undefined || code.trim() === '') {
         // Not counted as a failure: the password was right, the client only has to ask for the code.
         await attempt.released();
-        (await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' }));
+        await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' });
         throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app in the field "code" of the login body');
       }
       how = 'password and two-factor code';
@@ -124,7 +124,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
       if (!checked.ok) {
         const error = checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code';
         await attempt.failed();
-        (await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error }));
+        await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error });
         logRefusal(error);
         throw new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code is needed');
       }
@@ -132,13 +132,13 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
     }
     const expired = !app && isPasswordExpired(ctx, fresh.password_changed);
 
-    (await sql.transaction(async (tx) => {
+    await sql.transaction(async (tx) => {
       const txCtx = withSql(ctx, tx);
-      if (step !== undefined) (await setTwofaLastStep(tx, user.uuid, step));
-      (await insertSession(tx, signed, { ip: client.ip, appPasswordUuid: app?.uuid }));
-      if (app) (await touchAppPassword(tx, app.uuid, clock.now()));
-      (await record(txCtx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how }));
-    }));
+      if (step !== undefined) await setTwofaLastStep(tx, user.uuid, step);
+      await insertSession(tx, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
+      if (app) await touchAppPassword(tx, app.uuid, clock.now());
+      await record(txCtx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
+    });
     await attempt.succeeded();
 
     const session: SessionBody = {
@@ -149,7 +149,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
       is_admin: fresh.is_admin === 1,
       fullname: fresh.fullname,
       fileaccesskey: signed.fileaccesskey,
-      avatar: (await avatarUrl(ctx, user.uuid)),
+      avatar: await avatarUrl(ctx, user.uuid),
     };
     if (expired) session.password_expired = true;
     return session;
@@ -159,9 +159,9 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
 /** Ends the caller's session (its token and fileaccesskey) and records the logout. */
 export async function logout(ctx: StoreContext, caller: AuthenticatedUser, query: unknown, client: ClientInfo): Promise<void> {
   parseInput(logoutQuerySchema, query);
-  (await ctx.storage.sql.transaction(async (tx) => {
+  await ctx.storage.sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    (await revokeSession(tx, ctx.clock, caller.sessionId));
-    (await record(txCtx, client, { userUuid: caller.userUuid, action: 'logout', status: 'success' }));
-  }));
+    await revokeSession(tx, ctx.clock, caller.sessionId);
+    await record(txCtx, client, { userUuid: caller.userUuid, action: 'logout', status: 'success' });
+  });
 }

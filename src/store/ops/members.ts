@@ -39,7 +39,7 @@ async function userInOrg(ctx: StoreContext, orgId: string, rawUuid: string, fiel
 }
 
 async function recordOf(ctx: StoreContext, groupUuid: string, userUuid: string): Promise<MemberRecord> {
-  const [member] = (await membersOf(ctx.storage.sql, groupUuid, userUuid));
+  const [member] = await membersOf(ctx.storage.sql, groupUuid, userUuid);
   if (!member) throw memberNotFound();
   return memberRecord(ctx, member);
 }
@@ -50,25 +50,25 @@ function memberUuid(rawUuid: string): string {
 }
 
 export async function listMembers(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string): Promise<MemberRecord[]> {
-  const group = (await groupThrough(ctx, caller, door, groupUuid, false));
+  const group = await groupThrough(ctx, caller, door, groupUuid, false);
   return mapInOrder(await membersOf(ctx.storage.sql, group.uuid), (member) => memberRecord(ctx, member));
 }
 
 export async function getMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, userUuid: string): Promise<MemberRecord> {
-  const group = (await groupThrough(ctx, caller, door, groupUuid, false));
+  const group = await groupThrough(ctx, caller, door, groupUuid, false);
   return recordOf(ctx, group.uuid, memberUuid(userUuid));
 }
 
 /** Adds `body.user` with `body.permissions` (fields left out: NEW_MEMBER's). 409 `already_member`. */
 export async function addMember(ctx: StoreContext, caller: AuthenticatedUser, door: GroupDoor, groupUuid: string, body: unknown): Promise<MemberRecord> {
-  const group = (await groupThrough(ctx, caller, door, groupUuid, true));
+  const group = await groupThrough(ctx, caller, door, groupUuid, true);
   const input = parseInput(addMemberSchema, body);
   const { storage: { sql }, clock } = ctx;
-  const user = (await userInOrg(ctx, group.org_id, input.user, 'user'));
-  (await sql.transaction(async (tx) => {
-    if ((await membershipOf(tx, group.uuid, user.uuid))) throw conflict('user: already a member of the group', 'already_member');
-    (await upsertMembership(tx, group.uuid, user.uuid, withPermissionFields(NEW_MEMBER, input.permissions), clock.now()));
-  }));
+  const user = await userInOrg(ctx, group.org_id, input.user, 'user');
+  await sql.transaction(async (tx) => {
+    if (await membershipOf(tx, group.uuid, user.uuid)) throw conflict('user: already a member of the group', 'already_member');
+    await upsertMembership(tx, group.uuid, user.uuid, withPermissionFields(NEW_MEMBER, input.permissions), clock.now());
+  });
   return recordOf(ctx, group.uuid, user.uuid);
 }
 
@@ -81,15 +81,15 @@ export async function updateMember(
   userUuid: string,
   body: unknown,
 ): Promise<MemberRecord> {
-  const group = (await groupThrough(ctx, caller, door, groupUuid, true));
+  const group = await groupThrough(ctx, caller, door, groupUuid, true);
   const fields = parseInput(permissionFieldsSchema, body);
   const { storage: { sql }, clock } = ctx;
   const uuid = memberUuid(userUuid);
-  (await sql.transaction(async (tx) => {
-    const current = (await membershipOf(tx, group.uuid, uuid));
+  await sql.transaction(async (tx) => {
+    const current = await membershipOf(tx, group.uuid, uuid);
     if (!current) throw memberNotFound();
-    (await upsertMembership(tx, group.uuid, uuid, withPermissionFields(current, fields), clock.now()));
-  }));
+    await upsertMembership(tx, group.uuid, uuid, withPermissionFields(current, fields), clock.now());
+  });
   return recordOf(ctx, group.uuid, uuid);
 }
 

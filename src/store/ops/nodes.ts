@@ -58,8 +58,8 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
 async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): Promise<DirEntry[]> {
   const readable = await filterInOrder(nodes, async (node) => (await permissionsOn(ctx.storage.sql, caller, node)).includes('read'));
   const uuids = readable.map((node) => node.uuid);
-  const counts = (await shareCountsOf(ctx.storage.sql, uuids));
-  const starred = (await starredAmong(ctx.storage.sql, caller.userUuid, uuids));
+  const counts = await shareCountsOf(ctx.storage.sql, uuids);
+  const starred = await starredAmong(ctx.storage.sql, caller.userUuid, uuids);
   return readable.map((node) => toDirEntry({ ...node, is_starred: starred.has(node.uuid) }, caller.userUuid, counts));
 }
 
@@ -108,7 +108,7 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
       });
     case 'shareCopyWith': {
       // Waiting for an approver (3.0) answers the request's UUID instead of sharing now.
-      const { pendingUuid } = (await shareCopyWith(ctx, caller, id, operation.recipients, operation.comment));
+      const { pendingUuid } = await shareCopyWith(ctx, caller, id, operation.recipients, operation.comment);
       return pendingUuid === undefined ? {} : { pendingUuid };
     }
   }
@@ -126,14 +126,14 @@ export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, i
 }
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {
-  const node = (await resolveNode(ctx.storage.sql, caller, id, 'read'));
+  const node = await resolveNode(ctx.storage.sql, caller, id, 'read');
   return {
     name: node.name,
     type: node.type,
     uuid: publicId(node, caller.userUuid),
     owner_type: node.owner_type,
     owner_uuid: node.owner_uuid,
-    owner_fullname: (await ownerName(ctx.storage.sql, { type: node.owner_type, uuid: node.owner_uuid })),
+    owner_fullname: await ownerName(ctx.storage.sql, { type: node.owner_type, uuid: node.owner_uuid }),
     created: node.created,
     updated: node.updated,
   };
@@ -145,8 +145,8 @@ export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, 
  * nothing above the shared node is shown.
  */
 export async function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<PathEntry[]> {
-  const { node, access } = (await resolveNodeAccess(ctx.storage.sql, caller, id, 'read'));
-  let chain = (await ancestry(ctx.storage.sql, node));
+  const { node, access } = await resolveNodeAccess(ctx.storage.sql, caller, id, 'read');
+  let chain = await ancestry(ctx.storage.sql, node);
   const share = access.viaShare;
   if (share) {
     chain = chain.slice(chain.findIndex((row) => row.uuid === share.root));
@@ -159,7 +159,7 @@ export async function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id:
 /** dirlist: a folder's entries, or what a derived folder (favorites, the share folders) shows. */
 export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<DirEntry[]> {
   const { sql } = ctx.storage;
-  const folder = (await resolveNode(sql, caller, id, 'read'));
+  const folder = await resolveNode(sql, caller, id, 'read');
   if (folder.type !== 'Dir') throw conflict('the node is not a folder', 'not_a_folder');
   switch (folder.top_kind) {
     case 'favorites':
@@ -170,7 +170,7 @@ export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, i
     case 'shared_with_you':
       return entriesOf(ctx, caller, await nodesSharedWith(sql, folder.owner_uuid));
     default: {
-      const counts = (await shareCountsIn(sql, folder.uuid));
+      const counts = await shareCountsIn(sql, folder.uuid);
       return (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
     }
   }

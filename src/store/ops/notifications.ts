@@ -72,10 +72,10 @@ export async function getNotifications(ctx: StoreContext, caller: AuthenticatedU
 export async function updateNotifications(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<NotificationSettings> {
   const input = parseInput(updateSchema, body);
   const changes = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<NotificationSettings>;
-  return (await ctx.storage.sql.transaction(async (tx) => {
+  return await ctx.storage.sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
     const stored = { ...(await storedOf(txCtx, caller)), ...changes };
-    if (Object.keys(changes).length > 0) (await setNotifications(tx, caller.userUuid, JSON.stringify(stored), ctx.clock.now()));
+    if (Object.keys(changes).length > 0) await setNotifications(tx, caller.userUuid, JSON.stringify(stored), ctx.clock.now());
     return { ...NOTIFICATION_DEFAULTS, ...stored };
-  }));
+  });
 }

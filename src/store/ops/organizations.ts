@@ -24,7 +24,7 @@ import { organizationNotFound, requireAdmin, requireBuiltinAdmin } from './admin
 import { parseInput } from './input.js';
 
 async function record(ctx: StoreContext, org: OrganizationRow): Promise<OrganizationRecord> {
-  const counts = (await countsOf(ctx.storage.sql, org.id));
+  const counts = await countsOf(ctx.storage.sql, org.id);
   return {
     id: org.id,
     name: org.name,
@@ -37,7 +37,7 @@ async function record(ctx: StoreContext, org: OrganizationRow): Promise<Organiza
 }
 
 async function existing(ctx: StoreContext, id: string): Promise<OrganizationRow> {
-  const org = (await getOrganizationRow(ctx.storage.sql, id));
+  const org = await getOrganizationRow(ctx.storage.sql, id);
   if (!org) throw organizationNotFound();
   return org;
 }
@@ -51,47 +51,47 @@ export async function createOrganization(ctx: StoreContext, caller: Authenticate
   requireBuiltinAdmin(caller);
   const input = parseInput(createOrganizationSchema, body);
   const { storage: { sql }, clock } = ctx;
-  (await sql.transaction(async (tx) => {
-    if ((await getOrganizationRow(tx, input.id))) throw conflict('id: an organization with this id exists', 'organization_exists');
-    (await insertOrganization(tx, { id: input.id, name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota ?? false, nowMs: clock.now() }));
-  }));
-  return record(ctx, (await existing(ctx, input.id)));
+  await sql.transaction(async (tx) => {
+    if (await getOrganizationRow(tx, input.id)) throw conflict('id: an organization with this id exists', 'organization_exists');
+    await insertOrganization(tx, { id: input.id, name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota ?? false, nowMs: clock.now() });
+  });
+  return record(ctx, await existing(ctx, input.id));
 }
 
 /** The built-in admin reads any organization; another administrator only their own (403 otherwise). */
 export async function getOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<OrganizationRecord> {
   requireAdmin(caller);
   if (!caller.isBuiltin && id !== caller.orgId) throw forbidden('only the built-in admin may read another organization');
-  return record(ctx, (await existing(ctx, id)));
+  return record(ctx, await existing(ctx, id));
 }
 
 export async function updateOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<OrganizationRecord> {
   requireBuiltinAdmin(caller);
   const input = parseInput(updateOrganizationSchema, body);
   const { storage: { sql }, clock } = ctx;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    (await existing(txCtx, id));
+    await existing(txCtx, id);
     const unlimited = (await countsOf(tx, id)).unlimitedUsers;
     if (input.allow_unlimited_quota === false && unlimited > 0) {
       throw conflict(`allow_unlimited_quota: ${unlimited} user(s) of the organization have disk_quota -1; give them a quota first`, 'organization_in_use');
     }
-    (await updateOrganizationRow(tx, id, { name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota }, clock.now()));
-  }));
-  return record(ctx, (await existing(ctx, id)));
+    await updateOrganizationRow(tx, id, { name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota }, clock.now());
+  });
+  return record(ctx, await existing(ctx, id));
 }
 
 export async function deleteOrganization(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<void> {
   requireBuiltinAdmin(caller);
   const { sql } = ctx.storage;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    (await existing(txCtx, id));
+    await existing(txCtx, id);
     if (id === DEFAULT_ORG) throw forbidden('the default organization cannot be deleted');
-    const counts = (await countsOf(tx, id));
+    const counts = await countsOf(tx, id);
     if (counts.users > 0 || counts.groups > 0) {
       throw conflict(`the organization still has ${counts.users} user(s) and ${counts.groups} group(s); delete them first`, 'organization_in_use');
     }
-    (await deleteOrganizationRow(tx, id));
-  }));
+    await deleteOrganizationRow(tx, id);
+  });
 }

@@ -65,13 +65,13 @@ async function receiverOf(ctx: StoreContext, owner: DeletedOwner, rawUuid: strin
 async function forgetSharing(sql: Sql, owner: Owner, removed: readonly LinkType[]): Promise<string[]> {
   const unreferenced: string[] = [];
   for (const request of (await requestsTouching(sql, owner.uuid))) {
-    (await deleteShareRequest(sql, request.uuid));
-    if (request.snapshot_uuid !== null) unreferenced.push(...(await releaseSnapshot(sql, request.snapshot_uuid)));
+    await deleteShareRequest(sql, request.uuid);
+    if (request.snapshot_uuid !== null) unreferenced.push(...await releaseSnapshot(sql, request.snapshot_uuid));
   }
   await dropApproversOf(sql, owner.uuid);
-  unreferenced.push(...(await dropIncomingOf(sql, owner.uuid)));
-  (await dropRecipient(sql, owner.uuid));
-  (await deleteOwnerShares(sql, owner.uuid, removed));
+  unreferenced.push(...await dropIncomingOf(sql, owner.uuid));
+  await dropRecipient(sql, owner.uuid);
+  await deleteOwnerShares(sql, owner.uuid, removed);
   return unreferenced;
 }
 
@@ -87,22 +87,22 @@ export async function deleteOwner(
   let unreferenced: string[] = [];
   let folder = '';
   let receiver: Owner | undefined;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     // Resolved here, so a receiver deleted meanwhile is a 404, not a transfer into nothing.
     receiver = input.transfer_data_to === undefined ? undefined : await receiverOf(withSql(ctx, tx), owner, input.transfer_data_to);
     // Without a receiver the shares of the owner's nodes go with the nodes (ON DELETE CASCADE).
     const removed: LinkType[] = [];
     if (input.delete_all_public_shares === true) removed.push('public', 'upload');
     if (input.delete_all_private_shares === true) removed.push('private');
-    unreferenced = (await forgetSharing(tx, owner, receiver ? removed : []));
+    unreferenced = await forgetSharing(tx, owner, receiver ? removed : []);
     // A share gives at most what its creator holds (access.ts): a user receiving the nodes vouches for the owner's shares on them.
-    if (receiver?.type === 'User') (await reassignOwnerShares(tx, owner.uuid, receiver.uuid));
-    if (receiver) folder = (await transferOwnerNodes(tx, owner, receiver, now));
-    else unreferenced.push(...(await purgeOwnerNodes(tx, owner)));
-    (await storeAvatar(tx, owner.uuid, null, now));
-    (await releaseEndpoint(tx, owner.uuid));
+    if (receiver?.type === 'User') await reassignOwnerShares(tx, owner.uuid, receiver.uuid);
+    if (receiver) folder = await transferOwnerNodes(tx, owner, receiver, now);
+    else unreferenced.push(...await purgeOwnerNodes(tx, owner));
+    await storeAvatar(tx, owner.uuid, null, now);
+    await releaseEndpoint(tx, owner.uuid);
     await deleteRow(tx);
-  }));
+  });
   await removeBlobFiles(ctx, [...new Set(unreferenced)]);
   return receiver ? { transferred_to: receiver.uuid, folder } : undefined;
 }
@@ -119,18 +119,18 @@ async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: 
   if (bytes > (await remainingBytes(sql, to.type, to.uuid))) {
     throw quotaExceeded(`transfer_data_to: the receiver's disk_quota cannot hold the ${bytes} bytes to transfer`);
   }
-  const home = (await getTopLevel(sql, to.uuid, 'home'));
+  const home = await getTopLevel(sql, to.uuid, 'home');
   if (!home) throw new Error(`owner ${to.uuid} has no home folder`);
-  const name = (await freeName(sql, home.uuid, folderNameFor(from.name), 'Dir'));
+  const name = await freeName(sql, home.uuid, folderNameFor(from.name), 'Dir');
 
   const write = { sql, now: nowMs, callerUuid: to.uuid };
-  const folder = (await createFolder(write, home, name));
+  const folder = await createFolder(write, home, name);
   for (const top of await nonEmptyTopLevels(sql, from.uuid)) {
     const holder = await createFolder(write, folder, top.top_kind);
     await moveChildren(sql, top.uuid, holder.uuid);
   }
   await handOverNodes(sql, from, to);
-  (await adjustUsage(sql, to.type, to.uuid, bytes));
+  await adjustUsage(sql, to.type, to.uuid, bytes);
   return name;
 }
 

@@ -32,7 +32,7 @@ async function profileOf(ctx: StoreContext, user: UserRow): Promise<UserProfileB
     email: user.email,
     is_active: user.is_active === 1,
     is_admin: user.is_admin === 1,
-    avatar: (await avatarUrl(ctx, user.uuid)),
+    avatar: await avatarUrl(ctx, user.uuid),
     disk_quota: user.disk_quota,
     disk_used: user.disk_used,
     twofa: user.twofa === 1,
@@ -44,7 +44,7 @@ async function profileOf(ctx: StoreContext, user: UserRow): Promise<UserProfileB
 }
 
 export async function getProfile(ctx: StoreContext, caller: AuthenticatedUser): Promise<UserProfileBody> {
-  return profileOf(ctx, (await callerRow(ctx, caller)));
+  return profileOf(ctx, await callerRow(ctx, caller));
 }
 
 /** Applies the given fields in one transaction; 400 naming the field, 403 for a password change from an app password session. */
@@ -66,20 +66,20 @@ export async function updateProfile(ctx: StoreContext, caller: AuthenticatedUser
     passwordHash = await hashPassword(input.password, config.store.scryptCost);
   }
 
-  const user = (await sql.transaction(async (tx) => {
+  const user = await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
     // The hashing awaited: the caller may have been logged out or deactivated meanwhile.
     if (!(await sessionUser(tx, clock.now(), caller.sessionId))) throw unauthenticated();
     const now = clock.now();
     if (input.fullname !== undefined || passwordHash !== undefined) {
-      (await updateUser(tx, caller.userUuid, { fullname: input.fullname, passwordHash }, now));
+      await updateUser(tx, caller.userUuid, { fullname: input.fullname, passwordHash }, now);
     }
-    if (avatar !== undefined) (await storeAvatar(tx, caller.userUuid, avatar, now));
+    if (avatar !== undefined) await storeAvatar(tx, caller.userUuid, avatar, now);
     if (passwordHash !== undefined) {
-      (await revokeOtherSessions(tx, clock, caller.userUuid, caller.sessionId));
-      (await deleteUserAppPasswords(tx, caller.userUuid));
+      await revokeOtherSessions(tx, clock, caller.userUuid, caller.sessionId);
+      await deleteUserAppPasswords(tx, caller.userUuid);
     }
     return callerRow(txCtx, caller);
-  }));
+  });
   return profileOf(ctx, user);
 }

@@ -31,11 +31,11 @@ const linkNotFound = () => notFound('no such link');
 /** The live share and node behind a link (404 removed, unknown or in trash; 410 expired). */
 async function liveLink(ctx: StoreContext, share: ShareRow | undefined): Promise<OpenedLink> {
   if (!share || share.type === 'private') throw linkNotFound();
-  const node = (await getNode(ctx.storage.sql, share.node_uuid));
+  const node = await getNode(ctx.storage.sql, share.node_uuid);
   if (!node || (await isInTrash(ctx.storage.sql, node))) throw linkNotFound();
   if (share.expires !== null && ctx.clock.now() >= share.expires) throw new StoreHttpError(410, 'link_expired', 'this link has expired');
   // A link gives at most what its creator holds now (access.ts): one whose creator lost it is as gone.
-  const held = (await creatorAccess(ctx.storage.sql, share.creator_uuid, node));
+  const held = await creatorAccess(ctx.storage.sql, share.creator_uuid, node);
   const needed = share.type === 'upload' ? ['write'] : ['read', 'download'];
   if (!needed.every((p) => held.includes(p as Permission))) throw linkNotFound();
   return { share, node };
@@ -57,7 +57,7 @@ const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="driveway link", charset="U
  * passwords for this link from this address (or for this link from anywhere) are blocked.
  */
 export async function openLink(ctx: StoreContext, token: string, authorization: string | undefined, ip: string): Promise<OpenedLink> {
-  const link = (await liveLink(ctx, (await shareByTokenHash(ctx.storage.sql, hashLinkToken(token)))));
+  const link = await liveLink(ctx, await shareByTokenHash(ctx.storage.sql, hashLinkToken(token)));
   if (link.share.password_hash === null) return link;
   // Counted per link, and per link and address: one address's guesses block it on this link
   // only. Counted before the password is checked (login-limiter.ts), so parallel guesses never
@@ -85,7 +85,7 @@ export async function openLink(ctx: StoreContext, token: string, authorization: 
     await attempt.failed();
   }
   // The password check awaited: the link may have been removed meanwhile.
-  return liveLink(ctx, (await getShare(ctx.storage.sql, shareUuid)));
+  return liveLink(ctx, await getShare(ctx.storage.sql, shareUuid));
 }
 
 /** The node a public link reads at `segments` below its node (names, decoded); 404 when there is none. */
@@ -136,12 +136,12 @@ export async function uploadRoom(ctx: StoreContext, link: OpenedLink): Promise<n
  */
 export async function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: string, blob: { hash: string; sizeBytes: number; inline?: Buffer }): Promise<UploadResult> {
   const { storage: { sql }, clock } = ctx;
-  return (await sql.transaction(async (tx) => {
+  return await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    const { node: folder } = (await liveLink(txCtx, (await getShare(tx, shareUuid))));
-    (await assertRoom(tx, folder, blob.sizeBytes));
+    const { node: folder } = await liveLink(txCtx, await getShare(tx, shareUuid));
+    await assertRoom(tx, folder, blob.sizeBytes);
     // A small blob's bytes go into its row here, or they would be lost (blob-store.ts stage()).
-    (await addBlobRef(tx, blob.hash, blob.sizeBytes, 1, blob.inline));
-    return insertNewFile(tx, folder, (await freeName(tx, folder.uuid, name, 'File')), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);
-  }));
+    await addBlobRef(tx, blob.hash, blob.sizeBytes, 1, blob.inline);
+    return insertNewFile(tx, folder, await freeName(tx, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);
+  });
 }

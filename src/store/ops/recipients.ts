@@ -26,9 +26,9 @@ export const recipientRecord = (r: NamedRecipient): RecipientRecord => ({ uuid: 
 
 /** A user or group of `orgId`, or undefined. */
 export async function recipientInOrg(ctx: StoreContext, orgId: string, uuid: string): Promise<NamedRecipient | undefined> {
-  const user = (await getUserByUuid(ctx.storage.sql, uuid));
+  const user = await getUserByUuid(ctx.storage.sql, uuid);
   if (user) return user.org_id === orgId ? { type: 'User', uuid, name: user.fullname } : undefined;
-  const group = (await getGroup(ctx.storage.sql, uuid));
+  const group = await getGroup(ctx.storage.sql, uuid);
   return group?.org_id === orgId ? { type: 'Group', uuid, name: group.name } : undefined;
 }
 
@@ -45,7 +45,7 @@ export async function resolveRecipients(ctx: StoreContext, caller: Authenticated
     if (seen.has(uuid)) continue;
     seen.add(uuid);
     if (uuid === caller.userUuid) throw invalid(`${field}.${index}: you cannot share with yourself`);
-    const recipient = (await recipientInOrg(ctx, caller.orgId, uuid));
+    const recipient = await recipientInOrg(ctx, caller.orgId, uuid);
     if (!recipient) throw notFound(`${field}: no user or group ${uuid} in your organization`);
     resolved.push(recipient);
   }

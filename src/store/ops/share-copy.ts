@@ -48,10 +48,10 @@ export async function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recip
   if (recipients.length === 0) return releaseSnapshot(sql, snapshot.uuid);
   const held = await mapInOrder(recipients, async (_, index) => (index === 0 ? snapshot : await cloneSnapshot(sql, snapshot.uuid, nowMs)));
   for (const [index, recipient] of recipients.entries()) {
-    const uuid = (await offerSnapshot(sql, held[index] as SnapshotRow, recipient, sharer, nowMs));
+    const uuid = await offerSnapshot(sql, held[index] as SnapshotRow, recipient, sharer, nowMs);
     if (ctx.config.store.edition === '3.0') continue;
     try {
-      (await acceptIncoming({ sql, now: nowMs, callerUuid: sharer.uuid }, (await getIncomingShare(sql, uuid)) as IncomingShareRow, null));
+      await acceptIncoming({ sql, now: nowMs, callerUuid: sharer.uuid }, (await getIncomingShare(sql, uuid)) as IncomingShareRow, null);
     } catch (err) {
       if (err instanceof StoreHttpError && err.code === 'quota_exceeded') throw quotaExceeded(`share_copy_with: ${recipient.uuid} has no room for the copy`);
       throw err;
@@ -68,22 +68,22 @@ export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser
   const { storage: { sql }, clock, config } = ctx;
   const now = clock.now();
   // Checked in the transaction that snapshots: what is copied is what the caller may read now.
-  return (await sql.transaction(async (tx) => {
+  return await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
     const { node, access } = await resolveNodeAccess(tx, caller, nodeId, 'read');
     if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
     await assertShareable(tx, node);
     const recipients = await resolveRecipients(txCtx, caller, raw, 'share_copy_with');
     const sharer = { uuid: caller.userUuid, fullname: (await callerRow(txCtx, caller)).fullname };
-    const snapshot = (await takeSnapshot(tx, node, now));
+    const snapshot = await takeSnapshot(tx, node, now);
     if (!(await mustAwaitApproval(tx, config.store.edition, node, 'share_copy'))) {
-      (await offerToAll(txCtx, snapshot, recipients, sharer, now));
+      await offerToAll(txCtx, snapshot, recipients, sharer, now);
       return {};
     }
     const details = { recipients: recipients.map(recipientRecord), size: snapshot.bytes };
-    const pendingUuid = (await openShareRequest(tx, { type: 'share_copy', node, requesterUuid: caller.userUuid, comment, details, snapshotUuid: snapshot.uuid, nowMs: now }));
+    const pendingUuid = await openShareRequest(tx, { type: 'share_copy', node, requesterUuid: caller.userUuid, comment, details, snapshotUuid: snapshot.uuid, nowMs: now });
     return { pendingUuid };
-  }));
+  });
 }
 
 /**
@@ -94,13 +94,13 @@ export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser
  */
 export async function materialiseSnapshot(w: TreeWrite, uuid: string, folder: NodeRow): Promise<string> {
   const { sql, now } = w;
-  const head = (await getSnapshot(sql, uuid));
+  const head = await getSnapshot(sql, uuid);
   if (!head) throw new Error(`no snapshot ${uuid}`);
-  (await assertRoom(sql, folder, head.bytes));
+  await assertRoom(sql, folder, head.bytes);
   const rootUuid = await insertTree(sql, await entriesOf(sql, uuid), folder, await freeName(sql, folder.uuid, head.name, head.type), { now, uploaderUuid: w.callerUuid });
-  (await adjustUsage(sql, folder.owner_type, folder.owner_uuid, head.bytes));
-  (await touch(sql, folder.uuid, now));
-  (await deleteSnapshotRows(sql, uuid));
+  await adjustUsage(sql, folder.owner_type, folder.owner_uuid, head.bytes);
+  await touch(sql, folder.uuid, now);
+  await deleteSnapshotRows(sql, uuid);
   return rootUuid;
 }
 
@@ -110,11 +110,11 @@ export async function materialiseSnapshot(w: TreeWrite, uuid: string, folder: No
  */
 export async function acceptIncoming(w: TreeWrite, share: IncomingShareRow, answeredBy: string | null): Promise<string> {
   const { sql, now } = w;
-  const incoming = (await getTopLevel(sql, share.recipient_uuid, 'incoming'));
+  const incoming = await getTopLevel(sql, share.recipient_uuid, 'incoming');
   if (!incoming || share.snapshot_uuid === null) throw new Error(`incoming share ${share.uuid} cannot be accepted`);
   const snapshotUuid = share.snapshot_uuid;
   await markIncomingAccepted(sql, share.uuid, now, answeredBy);
-  const nodeUuid = (await materialiseSnapshot(w, snapshotUuid, incoming));
+  const nodeUuid = await materialiseSnapshot(w, snapshotUuid, incoming);
   await setIncomingNode(sql, share.uuid, nodeUuid);
   return nodeUuid;
 }

@@ -14,7 +14,7 @@ import { conflict, forbidden } from '../envelope.js';
 /** Top-level folders are never shared (403 `top_level_immutable`), nor nodes in trash (409 `node_in_trash`). */
 export async function assertShareable(sql: Sql, node: NodeRow): Promise<void> {
   if (node.top_kind !== null) throw forbidden('a top-level folder cannot be shared', 'top_level_immutable');
-  if ((await isInTrash(sql, node))) throw conflict('a node in trash cannot be shared; restore it first', 'node_in_trash');
+  if (await isInTrash(sql, node)) throw conflict('a node in trash cannot be shared; restore it first', 'node_in_trash');
 }
 
 /** Whether a share of `type` of `node` must wait for an approver. Edition 1.0 has no approval. */
@@ -36,7 +36,7 @@ export interface RequestContent {
 /** Records a pending request; answers its UUID (the `pending_uuid`). */
 export async function openShareRequest(sql: Sql, content: RequestContent): Promise<string> {
   const uuid = randomUUID();
-  (await insertShareRequest(sql, {
+  await insertShareRequest(sql, {
     uuid,
     workspace_type: content.node.owner_type,
     workspace_uuid: content.node.owner_uuid,
@@ -49,6 +49,6 @@ export async function openShareRequest(sql: Sql, content: RequestContent): Promi
     snapshot_uuid: content.snapshotUuid ?? null,
     comment: content.comment,
     requested_at: content.nowMs,
-  }));
+  });
   return uuid;
 }

@@ -96,7 +96,7 @@ async function insertLink(ctx: StoreContext, type: LinkType, node: NodeRow, crea
     writable: details.writable ? 1 : 0,
     created: nowMs,
   };
-  (await insertShare(ctx.storage.sql, row, details.recipients ?? []));
+  await insertShare(ctx.storage.sql, row, details.recipients ?? []);
   return row;
 }
 
@@ -111,14 +111,14 @@ export type CreatedShare = ShareRecord | { pending_uuid: string; token?: string;
 export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, body: unknown): Promise<CreatedShare> {
   const input = parseInput(createLinkSchema, body);
   const { storage: { sql }, clock, config } = ctx;
-  const node = (await resolveNode(sql, caller, nodeId, 'read'));
-  (await assertSharePermission(sql, caller, node, PERMISSION[input.type].create));
-  (await assertMayGive(sql, caller, node, input.type, input.type === 'private' && input.writable === true));
-  (await assertShareable(sql, node));
+  const node = await resolveNode(sql, caller, nodeId, 'read');
+  await assertSharePermission(sql, caller, node, PERMISSION[input.type].create);
+  await assertMayGive(sql, caller, node, input.type, input.type === 'private' && input.writable === true);
+  await assertShareable(sql, node);
   const details: LinkDetails = {};
   let token: string | undefined;
   if (input.type === 'private') {
-    const recipients = (await resolveRecipients(ctx, caller, input.recipients, 'recipients'));
+    const recipients = await resolveRecipients(ctx, caller, input.recipients, 'recipients');
     if (recipients.some((r) => r.uuid === node.owner_uuid)) throw invalid('recipients: the group owns the node already');
     details.recipients = recipients.map(recipientRecord);
     details.writable = input.writable ?? false;
@@ -133,7 +133,7 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
     details.token_hash = hashLinkToken(token);
   }
   const links = token === undefined ? {} : { token, url: linkUrl(ctx, token) };
-  return (await sql.transaction(async (tx): Promise<CreatedShare> => {
+  return await sql.transaction(async (tx): Promise<CreatedShare> => {
     const txCtx = withSql(ctx, tx);
     // The password hash awaited: the node may have gone, moved (to trash, or where the caller
     // may not share), or the caller's permissions changed meanwhile. Checked again here.
@@ -142,12 +142,12 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
     await assertMayGive(tx, caller, current, input.type, input.type === 'private' && input.writable === true);
     await assertShareable(tx, current);
     const now = clock.now();
-    if ((await mustAwaitApproval(tx, config.store.edition, current, input.type))) {
+    if (await mustAwaitApproval(tx, config.store.edition, current, input.type)) {
       const comment = input.comment ?? '';
-      return { pending_uuid: (await openShareRequest(tx, { type: input.type, node: current, requesterUuid: caller.userUuid, comment, details, nowMs: now })), ...links };
+      return { pending_uuid: await openShareRequest(tx, { type: input.type, node: current, requesterUuid: caller.userUuid, comment, details, nowMs: now }), ...links };
     }
-    return { ...(await shareRecord(txCtx, (await insertLink(txCtx, input.type, current, caller.userUuid, details, now)), current)), ...links };
-  }));
+    return { ...(await shareRecord(txCtx, await insertLink(txCtx, input.type, current, caller.userUuid, details, now), current)), ...links };
+  });
 }
 
 /**
@@ -159,7 +159,7 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
 export async function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRow, nowMs: number): Promise<string> {
   const node = request.node_uuid === null ? undefined : (await getNode(ctx.storage.sql, request.node_uuid));
   if (!node) throw conflict('the node of this request was deleted; reject the request', 'node_gone');
-  if ((await isInTrash(ctx.storage.sql, node))) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
+  if (await isInTrash(ctx.storage.sql, node)) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
   const details = JSON.parse(request.details) as LinkDetails;
   // Checked again now: a link whose expiry passed while it waited would be born dead, or live on a stale promise.
   if (details.expires !== undefined && nowMs >= details.expires) {
@@ -176,16 +176,16 @@ export async function createLinkFromRequest(ctx: StoreContext, request: ShareReq
 
 /** GET /api/nodes/{uuid}/shares: whoever manages the node's shares (any member of its group). */
 export async function listNodeShares(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string): Promise<ShareRecord[]> {
-  const node = (await resolveNode(ctx.storage.sql, caller, nodeId, 'read'));
-  (await assertSharePermission(ctx.storage.sql, caller, node, 'list'));
+  const node = await resolveNode(ctx.storage.sql, caller, nodeId, 'read');
+  await assertSharePermission(ctx.storage.sql, caller, node, 'list');
   return mapInOrder(await sharesOfNode(ctx.storage.sql, node.uuid), (share) => shareRecord(ctx, share, node));
 }
 
 /** GET /api/shares: the shares the caller made, on nodes they still see. */
 export async function listMyShares(ctx: StoreContext, caller: AuthenticatedUser): Promise<ShareRecord[]> {
   return flatMapInOrder(await sharesByCreator(ctx.storage.sql, caller.userUuid), async (share) => {
-    const node = (await getNode(ctx.storage.sql, share.node_uuid));
-    return node && (await accessTo(ctx.storage.sql, caller, node)).visible ? [(await shareRecord(ctx, share, node))] : [];
+    const node = await getNode(ctx.storage.sql, share.node_uuid);
+    return node && (await accessTo(ctx.storage.sql, caller, node)).visible ? [await shareRecord(ctx, share, node)] : [];
   });
 }
 

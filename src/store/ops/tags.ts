@@ -15,7 +15,7 @@ const record = (row: TagRow): TagRecord => ({ name: row.name, class: row.class, 
 
 /** The group's tags by name; `limit` (0 or absent: all) caps how many. */
 export async function listTags(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, query: unknown): Promise<TagRecord[]> {
-  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
+  const { group } = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member');
   const { limit } = parseInput(tagsQuerySchema, query);
   return (await tagsOf(ctx.storage.sql, group.uuid, limit ?? 0)).map(record);
 }

@@ -60,7 +60,7 @@ function assertNotTopLevel(node: NodeRow, verb: string): void {
  */
 async function assertWritableFolder(sql: Sql, target: NodeRow): Promise<void> {
   if (target.type !== 'Dir') throw conflict('the target is not a folder', 'not_a_folder');
-  const top = (await topKindOf(sql, target));
+  const top = await topKindOf(sql, target);
   if (top !== null && VIRTUAL_KINDS.has(top)) {
     throw forbidden(`nothing can be placed in ${top}`, 'virtual_folder');
   }
@@ -73,15 +73,15 @@ async function assertWritableFolder(sql: Sql, target: NodeRow): Promise<void> {
  * first (507, nothing changed). Run inside the caller's transaction.
  */
 async function giveToOwner(sql: Sql, node: NodeRow, receiver: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<void> {
-  const bytes = (await subtreeBytes(sql, node.uuid));
-  (await assertRoom(sql, receiver, bytes));
+  const bytes = await subtreeBytes(sql, node.uuid);
+  await assertRoom(sql, receiver, bytes);
   await setSubtreeOwner(sql, node.uuid, receiver.owner_type, receiver.owner_uuid);
-  (await adjustUsage(sql, node.owner_type, node.owner_uuid, -bytes));
-  (await adjustUsage(sql, receiver.owner_type, receiver.owner_uuid, bytes));
+  await adjustUsage(sql, node.owner_type, node.owner_uuid, -bytes);
+  await adjustUsage(sql, receiver.owner_type, receiver.owner_uuid, bytes);
 }
 
 async function assertNameFree(sql: Sql, folderUuid: string, name: string): Promise<void> {
-  if ((await getChildByName(sql, folderUuid, name))) throw conflict(`"${name}" exists in the target folder`);
+  if (await getChildByName(sql, folderUuid, name)) throw conflict(`"${name}" exists in the target folder`);
 }
 
 export async function isInTrash(sql: Sql, node: NodeRow): Promise<boolean> {
@@ -91,9 +91,9 @@ export async function isInTrash(sql: Sql, node: NodeRow): Promise<boolean> {
 /** Creates folder `name` in `parent`; returns the new row. */
 export async function createFolder(w: TreeWrite, parent: NodeRow, name: string): Promise<NodeRow> {
   const { sql, now } = w;
-  return (await sql.transaction(async (tx) => {
-    (await assertWritableFolder(tx, parent));
-    (await assertNameFree(tx, parent.uuid, name));
+  return await sql.transaction(async (tx) => {
+    await assertWritableFolder(tx, parent);
+    await assertNameFree(tx, parent.uuid, name);
     const row: NodeRow = {
       uuid: randomUUID(),
       owner_uuid: parent.owner_uuid,
@@ -110,23 +110,23 @@ export async function createFolder(w: TreeWrite, parent: NodeRow, name: string):
       trashed_name: null,
     };
     await insertNode(tx, row);
-    (await touch(tx, parent.uuid, now));
+    await touch(tx, parent.uuid, now);
     return row;
-  }));
+  });
 }
 
 /** Renames `node` in place. Renaming to its current name changes nothing. */
 export async function rename(w: TreeWrite, node: NodeRow, newName: string): Promise<void> {
   const { sql, now } = w;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     assertNotTopLevel(node, 'renamed');
     if (node.name === newName) return;
     const parentUuid = node.parent_uuid as string;
-    (await assertNameFree(tx, parentUuid, newName));
+    await assertNameFree(tx, parentUuid, newName);
     await renameNode(tx, node.uuid, newName);
-    (await touch(tx, parentUuid, now));
-    if (node.type === 'Dir') (await touch(tx, node.uuid, now));
-  }));
+    await touch(tx, parentUuid, now);
+    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+  });
 }
 
 /**
@@ -137,21 +137,21 @@ export async function rename(w: TreeWrite, node: NodeRow, newName: string): Prom
  */
 export async function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): Promise<void> {
   const { sql, now } = w;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     assertNotTopLevel(node, 'moved');
-    (await assertWritableFolder(tx, target));
-    if ((await isSelfOrDescendant(tx, node.uuid, target.uuid))) {
+    await assertWritableFolder(tx, target);
+    if (await isSelfOrDescendant(tx, node.uuid, target.uuid)) {
       throw conflict('a folder cannot be moved into itself or its descendants', 'move_into_self');
     }
     const fromUuid = node.parent_uuid as string;
     if (fromUuid === target.uuid) return;
-    (await assertNameFree(tx, target.uuid, node.name));
-    if (node.owner_uuid !== target.owner_uuid) (await giveToOwner(tx, node, target));
+    await assertNameFree(tx, target.uuid, node.name);
+    if (node.owner_uuid !== target.owner_uuid) await giveToOwner(tx, node, target);
     await reparentNode(tx, node.uuid, target.uuid);
-    (await touch(tx, fromUuid, now));
-    (await touch(tx, target.uuid, now));
-    if (node.type === 'Dir') (await touch(tx, node.uuid, now));
-  }));
+    await touch(tx, fromUuid, now);
+    await touch(tx, target.uuid, now);
+    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+  });
 }
 
 /**
@@ -163,22 +163,22 @@ export async function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): Pr
  */
 export async function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): Promise<string> {
   const { sql, now } = w;
-  return (await sql.transaction(async (tx) => {
+  return await sql.transaction(async (tx) => {
     assertNotTopLevel(node, 'copied');
-    (await assertWritableFolder(tx, target));
-    if ((await isSelfOrDescendant(tx, node.uuid, target.uuid))) {
+    await assertWritableFolder(tx, target);
+    if (await isSelfOrDescendant(tx, node.uuid, target.uuid)) {
       throw conflict('a folder cannot be copied into itself or its descendants', 'move_into_self');
     }
-    (await assertNameFree(tx, target.uuid, node.name));
-    const entries = (await latestSubtree(tx, node.uuid));
+    await assertNameFree(tx, target.uuid, node.name);
+    const entries = await latestSubtree(tx, node.uuid);
     const totalBytes = entriesBytes(entries);
-    (await assertRoom(tx, target, totalBytes));
+    await assertRoom(tx, target, totalBytes);
     const copyUuid = await insertTree(tx, entries, target, node.name, { now, uploaderUuid: w.callerUuid });
-    (await addEntryRefs(tx, entries));
-    (await adjustUsage(tx, target.owner_type, target.owner_uuid, totalBytes));
-    (await touch(tx, target.uuid, now));
+    await addEntryRefs(tx, entries);
+    await adjustUsage(tx, target.owner_type, target.owner_uuid, totalBytes);
+    await touch(tx, target.uuid, now);
     return copyUuid;
-  }));
+  });
 }
 
 /** `name` if `folder` has no entry of that name, else the first free `name (n)` (numberedName). */
@@ -209,18 +209,18 @@ export function numberedName(name: string, type: 'Dir' | 'File', n: number): str
  */
 export async function trash(w: TreeWrite, node: NodeRow): Promise<string> {
   const { sql, now } = w;
-  return (await sql.transaction(async (tx) => {
+  return await sql.transaction(async (tx) => {
     assertNotTopLevel(node, 'deleted');
-    const trashFolder = (await getTopLevel(tx, node.owner_uuid, 'trash'));
+    const trashFolder = await getTopLevel(tx, node.owner_uuid, 'trash');
     if (!trashFolder) throw new Error(`owner ${node.owner_uuid} has no trash folder`);
-    const name = (await freeName(tx, trashFolder.uuid, node.name, node.type));
+    const name = await freeName(tx, trashFolder.uuid, node.name, node.type);
     const fromUuid = node.parent_uuid as string;
     await moveNodeToTrash(tx, node, trashFolder.uuid, name);
-    (await touch(tx, fromUuid, now));
-    (await touch(tx, trashFolder.uuid, now));
-    if (node.type === 'Dir') (await touch(tx, node.uuid, now));
+    await touch(tx, fromUuid, now);
+    await touch(tx, trashFolder.uuid, now);
+    if (node.type === 'Dir') await touch(tx, node.uuid, now);
     return name;
-  }));
+  });
 }
 
 /**
@@ -231,7 +231,7 @@ export async function trash(w: TreeWrite, node: NodeRow): Promise<string> {
  */
 export async function purge(w: TreeWrite, node: NodeRow): Promise<string[]> {
   const { sql, now } = w;
-  return (await sql.transaction(async (tx) => {
+  return await sql.transaction(async (tx) => {
     assertNotTopLevel(node, 'deleted');
     const revisions = await subtreeRevisions(tx, node.uuid);
     await deleteSubtree(tx, node.uuid);
@@ -239,12 +239,12 @@ export async function purge(w: TreeWrite, node: NodeRow): Promise<string[]> {
     let freedBytes = 0;
     for (const revision of revisions) {
       freedBytes += revision.size;
-      if ((await releaseBlobRef(tx, revision.hash))) unreferenced.add(revision.hash);
+      if (await releaseBlobRef(tx, revision.hash)) unreferenced.add(revision.hash);
     }
-    (await adjustUsage(tx, node.owner_type, node.owner_uuid, -freedBytes));
-    if (node.parent_uuid !== null) (await touch(tx, node.parent_uuid, now));
+    await adjustUsage(tx, node.owner_type, node.owner_uuid, -freedBytes);
+    if (node.parent_uuid !== null) await touch(tx, node.parent_uuid, now);
     return [...unreferenced];
-  }));
+  });
 }
 
 /** Adds or removes the caller's star; starring twice or unstarring an unstarred node changes nothing. */

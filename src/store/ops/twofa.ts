@@ -53,22 +53,22 @@ export async function setTwofaState(ctx: StoreContext, caller: AuthenticatedUser
   const { twofa } = parseInput(setSchema, body);
   const { storage: { sql }, clock } = ctx;
   if (!twofa) {
-    (await sql.transaction(async (tx) => {
+    await sql.transaction(async (tx) => {
       const txCtx = withSql(ctx, tx);
-      if ((await callerRow(txCtx, caller)).twofa === 1) (await setTwofa(tx, caller.userUuid, null, clock.now()));
-    }));
+      if ((await callerRow(txCtx, caller)).twofa === 1) await setTwofa(tx, caller.userUuid, null, clock.now());
+    });
     return { twofa: false };
   }
   const secret = new Secret({ size: 20 });
-  const user = (await sql.transaction(async (tx) => {
+  const user = await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    const row = (await callerRow(txCtx, caller));
+    const row = await callerRow(txCtx, caller);
     if (row.twofa === 1) throw conflict('two-factor authentication is already enabled', 'twofa_enabled');
-    (await setTwofa(tx, row.uuid, secret.base32, clock.now()));
-    (await revokeOtherSessions(tx, clock, row.uuid, caller.sessionId));
-    (await deleteUserAppPasswords(tx, row.uuid));
+    await setTwofa(tx, row.uuid, secret.base32, clock.now());
+    await revokeOtherSessions(tx, clock, row.uuid, caller.sessionId);
+    await deleteUserAppPasswords(tx, row.uuid);
     return row;
-  }));
+  });
   const uri = new TOTP({ ...TOTP_PARAMS, issuer: ISSUER, label: user.email, secret }).toString();
   return { twofa: true, secret_twofa: secret.base32, otpauth_uri: uri };
 }

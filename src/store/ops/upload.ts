@@ -24,8 +24,8 @@ export interface UploadToken {
 
 /** Step 1: a single-use token for a folder (new file) or a file (new revision); `write` needed. */
 export async function issueUploadToken(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<UploadToken> {
-  const target = (await resolveNode(ctx.storage.sql, caller, id, 'write'));
-  return { token: (await createUploadToken(ctx.storage.sql, ctx.clock.now(), caller, target)), kind: target.type === 'Dir' ? 'file' : 'revision' };
+  const target = await resolveNode(ctx.storage.sql, caller, id, 'write');
+  return { token: await createUploadToken(ctx.storage.sql, ctx.clock.now(), caller, target), kind: target.type === 'Dir' ? 'file' : 'revision' };
 }
 
 export interface RedeemedUpload {
@@ -51,8 +51,8 @@ export async function redeemUploadToken(ctx: StoreContext, token: string, admit:
 
 /** Where an upload goes, checked before a byte is read: `write` on the target, not in trash or a virtual folder. */
 export async function uploadTarget(ctx: StoreContext, uploader: AuthenticatedUser, id: string): Promise<NodeRow> {
-  const target = (await resolveNode(ctx.storage.sql, uploader, id, 'write'));
-  (await assertUploadTarget(ctx.storage.sql, target));
+  const target = await resolveNode(ctx.storage.sql, uploader, id, 'write');
+  await assertUploadTarget(ctx.storage.sql, target);
   return target;
 }
 
@@ -121,6 +121,6 @@ export async function storeFile(
   source: Readable | Buffer,
   options: StoreFileOptions = {},
 ): Promise<UploadResult> {
-  const staged = await ctx.blobs.stage(source, (await remainingBytes(ctx.storage.sql, target.owner_type, target.owner_uuid)), options.signal);
+  const staged = await ctx.blobs.stage(source, await remainingBytes(ctx.storage.sql, target.owner_type, target.owner_uuid), options.signal);
   return recordUpload(ctx, uploader, target, name, staged);
 }

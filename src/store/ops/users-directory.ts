@@ -31,13 +31,13 @@ const querySchema = z.object({
 
 export async function listUsers(ctx: StoreContext, caller: AuthenticatedUser, query: unknown): Promise<ShortDirectoryEntry[] | DirectoryEntry[]> {
   const { format } = parseInput(querySchema, query);
-  const rows = (await listOrganizationUsers(ctx.storage.sql, caller.orgId, format === 'short_active'));
+  const rows = await listOrganizationUsers(ctx.storage.sql, caller.orgId, format === 'short_active');
   if (format !== undefined) return rows.map((row) => ({ uuid: row.uuid, fullname: row.fullname, email: row.email }));
   return mapInOrder(rows, async (row) => ({
     uuid: row.uuid,
     fullname: row.fullname,
     email: row.email,
-    avatar: (await avatarUrl(ctx, row.uuid)),
+    avatar: await avatarUrl(ctx, row.uuid),
     is_active: row.is_active === 1,
     is_admin: row.is_admin === 1,
   }));

@@ -42,10 +42,10 @@ export async function getUserWebdrive(ctx: StoreContext, caller: AuthenticatedUs
 export async function setUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<WebdriveRecord> {
   const { endpoint } = parseInput(setUserEndpointSchema, body);
   const { storage: { sql }, clock } = ctx;
-  (await sql.transaction(async (tx) => {
-    const claimed = (await claimEndpoint(tx, { endpoint, ownerType: 'User', ownerUuid: caller.userUuid, showUrlToGroupMembers: true, nowMs: clock.now() }));
+  await sql.transaction(async (tx) => {
+    const claimed = await claimEndpoint(tx, { endpoint, ownerType: 'User', ownerUuid: caller.userUuid, showUrlToGroupMembers: true, nowMs: clock.now() });
     if (!claimed) throw endpointTaken();
-  }));
+  });
   return webdriveRecord(ctx, endpoint);
 }
 
@@ -70,8 +70,8 @@ function groupRecord(ctx: StoreContext, endpoint: string | undefined, shown: boo
 
 /** Members read it; while it is hidden from members, only group administrators do (403). */
 export async function getGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<GroupWebdriveRecord> {
-  const { group, isGroupAdmin } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member'));
-  const row = (await endpointOf(ctx.storage.sql, group.uuid));
+  const { group, isGroupAdmin } = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'member');
+  const row = await endpointOf(ctx.storage.sql, group.uuid);
   const shown = row ? row.show_url_to_group_members === 1 : true;
   if (!shown && !isGroupAdmin) throw forbidden('the group administrators do not show the WebDrive URL to members');
   return groupRecord(ctx, row?.endpoint, shown);
@@ -79,19 +79,19 @@ export async function getGroupWebdrive(ctx: StoreContext, caller: AuthenticatedU
 
 /** Creates or replaces the group's endpoint (`show_url_to_group_members` defaults to true). 409 when taken. */
 export async function setGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string, body: unknown): Promise<GroupWebdriveRecord> {
-  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin'));
+  const { group } = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin');
   const input = parseInput(setGroupEndpointSchema, body);
   const shown = input.show_url_to_group_members ?? true;
   const { storage: { sql }, clock } = ctx;
-  (await sql.transaction(async (tx) => {
+  await sql.transaction(async (tx) => {
     const claim = { endpoint: input.endpoint, ownerType: 'Group' as const, ownerUuid: group.uuid, showUrlToGroupMembers: shown, nowMs: clock.now() };
     if (!(await claimEndpoint(tx, claim))) throw endpointTaken();
-  }));
+  });
   return groupRecord(ctx, input.endpoint, shown);
 }
 
 /** Frees the group's endpoint; idempotent like the user's. */
 export async function deleteGroupWebdrive(ctx: StoreContext, caller: AuthenticatedUser, groupUuid: string): Promise<boolean> {
-  const { group } = (await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin'));
+  const { group } = await resolveGroup(ctx.storage.sql, caller, groupUuid, 'admin');
   return releaseEndpoint(ctx.storage.sql, group.uuid);
 }

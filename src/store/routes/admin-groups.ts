@@ -15,14 +15,14 @@ export async function adminGroupRoutes(app: FastifyInstance, ctx: StoreContext):
   if (ctx.config.store.edition !== '3.0') return;
   const uuid = pathParam('group_uuid');
 
-  app.get('/api/admin/groups', async (request) => success('groups', (await listGroups(ctx, callerOf(request), request.query))));
+  app.get('/api/admin/groups', async (request) => success('groups', await listGroups(ctx, callerOf(request), request.query)));
 
-  app.post('/api/admin/groups', async (request) => success('group created', (await createGroup(ctx, callerOf(request), request.query, request.body))));
+  app.post('/api/admin/groups', async (request) => success('group created', await createGroup(ctx, callerOf(request), request.query, request.body)));
 
-  app.get('/api/admin/groups/:group_uuid', async (request) => success('group', (await getGroup(ctx, callerOf(request), uuid(request)))));
+  app.get('/api/admin/groups/:group_uuid', async (request) => success('group', await getGroup(ctx, callerOf(request), uuid(request))));
 
   app.put('/api/admin/groups/:group_uuid', async (request) =>
-    success('group updated', (await updateAdminGroup(ctx, callerOf(request), uuid(request), request.body))),
+    success('group updated', await updateAdminGroup(ctx, callerOf(request), uuid(request), request.body)),
   );
 
   app.delete('/api/admin/groups/:group_uuid', async (request) =>

@@ -14,11 +14,11 @@ export async function adminUserRoutes(app: FastifyInstance, ctx: StoreContext): 
   if (ctx.config.store.edition !== '3.0') return;
   const uuid = pathParam('user_uuid');
 
-  app.get('/api/admin/users', async (request) => success('users', (await listUsers(ctx, callerOf(request), request.query))));
+  app.get('/api/admin/users', async (request) => success('users', await listUsers(ctx, callerOf(request), request.query)));
 
   app.post('/api/admin/users', async (request) => success('user created', await createUser(ctx, callerOf(request), request.query, request.body)));
 
-  app.get('/api/admin/users/:user_uuid', async (request) => success('user', (await getUser(ctx, callerOf(request), uuid(request)))));
+  app.get('/api/admin/users/:user_uuid', async (request) => success('user', await getUser(ctx, callerOf(request), uuid(request))));
 
   app.put('/api/admin/users/:user_uuid', async (request) => {
     await updateUser(ctx, callerOf(request), uuid(request), request.body);
@@ -29,9 +29,9 @@ export async function adminUserRoutes(app: FastifyInstance, ctx: StoreContext): 
     success('user deleted', await deleteUser(ctx, callerOf(request), uuid(request), request.query)),
   );
 
-  app.get('/api/admin/users/:user_uuid/groups', async (request) => success('groups of the user', (await userGroups(ctx, callerOf(request), uuid(request)))));
+  app.get('/api/admin/users/:user_uuid/groups', async (request) => success('groups of the user', await userGroups(ctx, callerOf(request), uuid(request))));
 
   app.post('/api/admin/users/:user_uuid/groups', async (request) =>
-    success('groups assigned', (await assignUserGroups(ctx, callerOf(request), uuid(request), request.body))),
+    success('groups assigned', await assignUserGroups(ctx, callerOf(request), uuid(request), request.body)),
   );
 }

@@ -15,15 +15,15 @@ const params = z.object({ uuid: z.string() });
 export async function appPasswordRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
 
-  app.get('/api/user/app_passwords', async (request) => success('app passwords', (await listUserAppPasswords(ctx, callerOf(request)))));
+  app.get('/api/user/app_passwords', async (request) => success('app passwords', await listUserAppPasswords(ctx, callerOf(request))));
 
   app.post('/api/user/app_passwords', async (request) =>
-    success('app password created; it is shown only now', (await createAppPassword(ctx, callerOf(request), request.body))),
+    success('app password created; it is shown only now', await createAppPassword(ctx, callerOf(request), request.body)),
   );
 
   app.delete('/api/user/app_passwords/:uuid', async (request) => {
     const parsed = params.safeParse(request.params);
-    (await deleteUserAppPassword(ctx, callerOf(request), parsed.success ? parsed.data.uuid : ''));
+    await deleteUserAppPassword(ctx, callerOf(request), parsed.success ? parsed.data.uuid : '');
     return success('app password deleted; the sessions it opened are ended');
   });
 }

@@ -28,22 +28,22 @@ export async function approvalRoutes(app: FastifyInstance, ctx: StoreContext): P
 
   for (const door of ['users', 'groups'] as WorkspaceDoor[]) {
     const base = `/api/admin/${door}/:workspace_uuid/approvers`;
-    app.get(base, async (request) => success('approvers', (await listApprovers(ctx, callerOf(request), door, workspace(request)))));
-    app.post(base, async (request) => success('approver added', (await addApprover(ctx, callerOf(request), door, workspace(request), request.body))));
+    app.get(base, async (request) => success('approvers', await listApprovers(ctx, callerOf(request), door, workspace(request))));
+    app.post(base, async (request) => success('approver added', await addApprover(ctx, callerOf(request), door, workspace(request), request.body)));
     app.delete(`${base}/:approver_uuid/:type`, async (request) => {
-      (await removeApprover(ctx, callerOf(request), door, workspace(request), approver(request), type(request)));
+      await removeApprover(ctx, callerOf(request), door, workspace(request), approver(request), type(request));
       return success('approver removed');
     });
   }
 
-  app.get('/api/pending_shares', async (request) => success('pending share requests', (await listPendingShares(ctx, callerOf(request)))));
+  app.get('/api/pending_shares', async (request) => success('pending share requests', await listPendingShares(ctx, callerOf(request))));
 
   app.put('/api/pending_shares/:pending_uuid/approval', async (request) => {
     const record = await decideShare(ctx, callerOf(request), pending(request), request.body);
     return success(`share request ${record.state}`, record);
   });
 
-  app.get('/api/my_pending_shares', async (request) => success('your share requests', (await listMyPendingShares(ctx, callerOf(request)))));
+  app.get('/api/my_pending_shares', async (request) => success('your share requests', await listMyPendingShares(ctx, callerOf(request))));
 
   app.delete('/api/my_pending_shares/:pending_uuid', async (request) =>
     success('share request withdrawn', await withdrawShare(ctx, callerOf(request), pending(request))),

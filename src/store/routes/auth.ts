@@ -14,7 +14,7 @@ export async function authRoutes(app: FastifyInstance, ctx: StoreContext): Promi
   if (ctx.config.store.edition !== '3.0') return;
 
   app.get('/api/user/logout', async (request) => {
-    (await logout(ctx, callerOf(request), request.query, clientOf(ctx, request)));
+    await logout(ctx, callerOf(request), request.query, clientOf(ctx, request));
     return success('logged out');
   });
 }

@@ -18,9 +18,9 @@ export async function groupRoutes(app: FastifyInstance, ctx: StoreContext): Prom
   if (ctx.config.store.edition !== '3.0') return;
   const uuid = pathParam('group_uuid');
 
-  app.get('/api/groups', async (request) => success('groups', (await listMyGroups(ctx, callerOf(request), request.query))));
+  app.get('/api/groups', async (request) => success('groups', await listMyGroups(ctx, callerOf(request), request.query)));
 
-  app.get('/api/groups/:group_uuid', async (request) => success('group details', (await getGroupDetails(ctx, callerOf(request), uuid(request)))));
+  app.get('/api/groups/:group_uuid', async (request) => success('group details', await getGroupDetails(ctx, callerOf(request), uuid(request))));
 
   app.put('/api/groups/:group_uuid', async (request) => {
     const update = await updateGroupProfile(ctx, callerOf(request), uuid(request), request.body);
@@ -30,20 +30,20 @@ export async function groupRoutes(app: FastifyInstance, ctx: StoreContext): Prom
 
   await memberRoutes(app, ctx, 'groups');
 
-  app.get('/api/groups/:group_uuid/tags', async (request) => success('tags', (await listTags(ctx, callerOf(request), uuid(request), request.query))));
+  app.get('/api/groups/:group_uuid/tags', async (request) => success('tags', await listTags(ctx, callerOf(request), uuid(request), request.query)));
 
-  app.post('/api/groups/:group_uuid/tags', async (request) => success('tag created', (await createTag(ctx, callerOf(request), uuid(request), request.body))));
+  app.post('/api/groups/:group_uuid/tags', async (request) => success('tag created', await createTag(ctx, callerOf(request), uuid(request), request.body)));
 
   app.get('/api/groups/:group_uuid/webdrive', async (request) =>
-    success('webdrive endpoint', (await getGroupWebdrive(ctx, callerOf(request), uuid(request)))),
+    success('webdrive endpoint', await getGroupWebdrive(ctx, callerOf(request), uuid(request))),
   );
 
   app.post('/api/groups/:group_uuid/webdrive', async (request) =>
-    success('webdrive endpoint saved', (await setGroupWebdrive(ctx, callerOf(request), uuid(request), request.body))),
+    success('webdrive endpoint saved', await setGroupWebdrive(ctx, callerOf(request), uuid(request), request.body)),
   );
 
   app.delete('/api/groups/:group_uuid/webdrive', async (request) => {
-    const existed = (await deleteGroupWebdrive(ctx, callerOf(request), uuid(request)));
+    const existed = await deleteGroupWebdrive(ctx, callerOf(request), uuid(request));
     return success(existed ? 'webdrive endpoint deleted' : 'no webdrive endpoint to delete');
   });
 }

@@ -14,7 +14,7 @@ export async function incomingRoutes(app: FastifyInstance, ctx: StoreContext): P
   if (ctx.config.store.edition !== '3.0') return;
   const group = pathParam('group_uuid');
 
-  app.get('/api/user/pending_incoming', async (request) => success('pending incoming shares', (await listUserIncoming(ctx, callerOf(request)))));
+  app.get('/api/user/pending_incoming', async (request) => success('pending incoming shares', await listUserIncoming(ctx, callerOf(request))));
 
   app.put('/api/user/pending_incoming', async (request) => {
     const answer = await answerUserIncoming(ctx, callerOf(request), request.body);
@@ -22,7 +22,7 @@ export async function incomingRoutes(app: FastifyInstance, ctx: StoreContext): P
   });
 
   app.get('/api/groups/:group_uuid/pending_incoming', async (request) =>
-    success('pending incoming shares', (await listGroupIncoming(ctx, callerOf(request), group(request)))),
+    success('pending incoming shares', await listGroupIncoming(ctx, callerOf(request), group(request))),
   );
 
   app.put('/api/groups/:group_uuid/pending_incoming', async (request) => {

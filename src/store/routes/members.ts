@@ -15,18 +15,18 @@ export async function memberRoutes(app: FastifyInstance, ctx: StoreContext, door
   const group = pathParam('group_uuid');
   const user = pathParam('user_uuid');
 
-  app.get(base, async (request) => success('members', (await listMembers(ctx, callerOf(request), door, group(request)))));
+  app.get(base, async (request) => success('members', await listMembers(ctx, callerOf(request), door, group(request))));
 
-  app.post(base, async (request) => success('member added', (await addMember(ctx, callerOf(request), door, group(request), request.body))));
+  app.post(base, async (request) => success('member added', await addMember(ctx, callerOf(request), door, group(request), request.body)));
 
-  app.get(`${base}/:user_uuid`, async (request) => success('member', (await getMember(ctx, callerOf(request), door, group(request), user(request)))));
+  app.get(`${base}/:user_uuid`, async (request) => success('member', await getMember(ctx, callerOf(request), door, group(request), user(request))));
 
   app.put(`${base}/:user_uuid`, async (request) =>
-    success('member updated', (await updateMember(ctx, callerOf(request), door, group(request), user(request), request.body))),
+    success('member updated', await updateMember(ctx, callerOf(request), door, group(request), user(request), request.body)),
   );
 
   app.delete(`${base}/:user_uuid`, async (request) => {
-    (await removeMember(ctx, callerOf(request), door, group(request), user(request)));
+    await removeMember(ctx, callerOf(request), door, group(request), user(request));
     return success('member removed');
   });
 }

@@ -29,13 +29,13 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
     return reply.code(204).send();
   });
 
-  app.get('/api/nodes/:id', async (request) => success('node details', (await nodeDetails(ctx, callerOf(request), nodeIdOf(request)))));
+  app.get('/api/nodes/:id', async (request) => success('node details', await nodeDetails(ctx, callerOf(request), nodeIdOf(request))));
 
-  app.get('/api/nodes/:id/path', async (request) => success('node path', (await nodePath(ctx, callerOf(request), nodeIdOf(request)))));
+  app.get('/api/nodes/:id/path', async (request) => success('node path', await nodePath(ctx, callerOf(request), nodeIdOf(request))));
 
-  app.get('/api/nodes/:id/dirlist', async (request) => success('folder listing', (await listFolder(ctx, callerOf(request), nodeIdOf(request)))));
+  app.get('/api/nodes/:id/dirlist', async (request) => success('folder listing', await listFolder(ctx, callerOf(request), nodeIdOf(request))));
 
   if (ctx.config.store.edition === '3.0') {
-    app.get('/api/nodes/:id/myaccess', async (request) => success('access permissions', (await myAccess(ctx, callerOf(request), nodeIdOf(request)))));
+    app.get('/api/nodes/:id/myaccess', async (request) => success('access permissions', await myAccess(ctx, callerOf(request), nodeIdOf(request))));
   }
 }

@@ -14,18 +14,18 @@ export async function organizationRoutes(app: FastifyInstance, ctx: StoreContext
   if (ctx.config.store.edition !== '3.0') return;
   const id = pathParam('org_id');
 
-  app.get('/api/admin/organizations', async (request) => success('organizations', (await listOrganizations(ctx, callerOf(request)))));
+  app.get('/api/admin/organizations', async (request) => success('organizations', await listOrganizations(ctx, callerOf(request))));
 
-  app.post('/api/admin/organizations', async (request) => success('organization created', (await createOrganization(ctx, callerOf(request), request.body))));
+  app.post('/api/admin/organizations', async (request) => success('organization created', await createOrganization(ctx, callerOf(request), request.body)));
 
-  app.get('/api/admin/organizations/:org_id', async (request) => success('organization', (await getOrganization(ctx, callerOf(request), id(request)))));
+  app.get('/api/admin/organizations/:org_id', async (request) => success('organization', await getOrganization(ctx, callerOf(request), id(request))));
 
   app.put('/api/admin/organizations/:org_id', async (request) =>
-    success('organization updated', (await updateOrganization(ctx, callerOf(request), id(request), request.body))),
+    success('organization updated', await updateOrganization(ctx, callerOf(request), id(request), request.body)),
   );
 
   app.delete('/api/admin/organizations/:org_id', async (request) => {
-    (await deleteOrganization(ctx, callerOf(request), id(request)));
+    await deleteOrganization(ctx, callerOf(request), id(request));
     return success('organization deleted');
   });
 }

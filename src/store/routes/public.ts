@@ -30,8 +30,8 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Pro
   const read = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const link = await open(ctx, request);
     const rest = (request.params as { '*'?: string })['*'] ?? '';
-    const node = (await nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== '')));
-    if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', (await listLinkFolder(ctx, node))));
+    const node = await nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== ''));
+    if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', await listLinkFolder(ctx, node)));
     return sendFileVersion(ctx, request, reply, await linkFileVersion(ctx, node), 'download');
   };
   app.route({ method: ['GET', 'HEAD'], url: '/public/:token', handler: read });

@@ -34,10 +34,10 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
         const parsed = params.safeParse(request.params);
         if (!parsed.success) throw notFound();
         const { key, uuid, version } = parsed.data;
-        const caller = (await authenticateFileAccessKey(sql, clock, key));
+        const caller = await authenticateFileAccessKey(sql, clock, key);
         if (!caller) throw unauthenticated('invalid, expired or revoked file access key');
         admitCaller(ctx, caller, requirePolicy(request.method, request.routeOptions.url));
-        return sendFileVersion(ctx, request, reply, (await fileVersion(ctx, caller, uuid, version)), disposition);
+        return sendFileVersion(ctx, request, reply, await fileVersion(ctx, caller, uuid, version), disposition);
       },
     });
 

@@ -26,12 +26,12 @@ export async function shareRoutes(app: FastifyInstance, ctx: StoreContext): Prom
     return success('share created', created);
   });
 
-  app.get('/api/nodes/:id/shares', async (request) => success('shares of the node', (await listNodeShares(ctx, callerOf(request), node(request)))));
+  app.get('/api/nodes/:id/shares', async (request) => success('shares of the node', await listNodeShares(ctx, callerOf(request), node(request))));
 
-  app.get('/api/shares', async (request) => success('your shares', (await listMyShares(ctx, callerOf(request)))));
+  app.get('/api/shares', async (request) => success('your shares', await listMyShares(ctx, callerOf(request))));
 
   app.delete('/api/shares/:share_uuid', async (request) => {
-    (await removeShare(ctx, callerOf(request), share(request)));
+    await removeShare(ctx, callerOf(request), share(request));
     return success('share removed');
   });
 }

@@ -32,7 +32,7 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
   app.get('/api/nodes/:id/upload', async (request) => {
     const params = nodeParams.safeParse(request.params);
     if (!params.success) throw invalid('invalid node identifier');
-    const { token, kind } = (await issueUploadToken(ctx, callerOf(request), params.data.id));
+    const { token, kind } = await issueUploadToken(ctx, callerOf(request), params.data.id);
     return { token, status: 'success', msg: kind === 'file' ? 'upload token for a new file' : 'upload token for a new revision' };
   });
 

@@ -14,15 +14,15 @@ import { getProfile, updateProfile } from '../ops/profile.js';
 export async function userRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
 
-  app.get('/api/user', async (request) => success('current user', (await getProfile(ctx, callerOf(request)))));
+  app.get('/api/user', async (request) => success('current user', await getProfile(ctx, callerOf(request))));
 
   app.put('/api/user', async (request) => success('profile updated', await updateProfile(ctx, callerOf(request), request.body)));
 
-  app.get('/api/user/notifications', async (request) => success('notification settings', (await getNotifications(ctx, callerOf(request)))));
+  app.get('/api/user/notifications', async (request) => success('notification settings', await getNotifications(ctx, callerOf(request))));
 
   app.put('/api/user/notifications', async (request) =>
-    success('notification settings updated', (await updateNotifications(ctx, callerOf(request), request.body))),
+    success('notification settings updated', await updateNotifications(ctx, callerOf(request), request.body)),
   );
 
-  app.get('/api/user/login_history', async (request) => success('login history', (await getLoginHistory(ctx, callerOf(request)))));
+  app.get('/api/user/login_history', async (request) => success('login history', await getLoginHistory(ctx, callerOf(request))));
 }

@@ -11,5 +11,5 @@ import { listUsers } from '../ops/users-directory.js';
 export async function userDirectoryRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
 
-  app.get('/api/users', async (request) => success('users of your organization', (await listUsers(ctx, callerOf(request), request.query))));
+  app.get('/api/users', async (request) => success('users of your organization', await listUsers(ctx, callerOf(request), request.query)));
 }

@@ -11,9 +11,9 @@ import { deleteUserWebdrive, getUserWebdrive, setUserWebdrive } from '../ops/web
 export async function webdriveRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
   if (ctx.config.store.edition !== '3.0') return;
 
-  app.get('/api/user/webdrive', async (request) => success('webdrive endpoint', (await getUserWebdrive(ctx, callerOf(request)))));
+  app.get('/api/user/webdrive', async (request) => success('webdrive endpoint', await getUserWebdrive(ctx, callerOf(request))));
 
-  app.post('/api/user/webdrive', async (request) => success('webdrive endpoint saved', (await setUserWebdrive(ctx, callerOf(request), request.body))));
+  app.post('/api/user/webdrive', async (request) => success('webdrive endpoint saved', await setUserWebdrive(ctx, callerOf(request), request.body)));
 
   app.delete('/api/user/webdrive', async (request) => {
     const existed = await deleteUserWebdrive(ctx, callerOf(request));

@@ -46,7 +46,7 @@ export async function memberCount(sql: Sql, groupUuid: string): Promise<number> 
 }
 
 export async function insertGroup(sql: Sql, group: { uuid: string; orgId: string; name: string; description: string; diskQuotaBytes: number; nowMs: number }): Promise<void> {
-  (await sql.run(`INSERT INTO groups (uuid, org_id, name, description, disk_quota, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)`, [group.uuid, group.orgId, group.name, group.description, group.diskQuotaBytes, group.nowMs, group.nowMs]));
+  await sql.run(`INSERT INTO groups (uuid, org_id, name, description, disk_quota, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)`, [group.uuid, group.orgId, group.name, group.description, group.diskQuotaBytes, group.nowMs, group.nowMs]);
 }
 
 export interface GroupPatch {
@@ -58,7 +58,7 @@ export interface GroupPatch {
 }
 
 export async function updateGroup(sql: Sql, uuid: string, patch: GroupPatch, nowMs: number): Promise<void> {
-  (await sql.run(`UPDATE groups SET name = COALESCE(?, name), description = COALESCE(?, description), disk_quota = COALESCE(?, disk_quota),
+  await sql.run(`UPDATE groups SET name = COALESCE(?, name), description = COALESCE(?, description), disk_quota = COALESCE(?, disk_quota),
        accept_incoming = COALESCE(?, accept_incoming), private_shares_notify = COALESCE(?, private_shares_notify), updated = ?
      WHERE uuid = ?`, [patch.name ?? null,
     patch.description ?? null,
@@ -66,17 +66,17 @@ export async function updateGroup(sql: Sql, uuid: string, patch: GroupPatch, now
     patch.acceptIncoming ?? null,
     patch.privateSharesNotify ?? null,
     nowMs,
-    uuid]));
+    uuid]);
 }
 
 /** Marks the group's profile as changed (its avatar, kept in another table). */
 export async function touchGroup(sql: Sql, uuid: string, nowMs: number): Promise<void> {
-  (await sql.run('UPDATE groups SET updated = ? WHERE uuid = ?', [nowMs, uuid]));
+  await sql.run('UPDATE groups SET updated = ? WHERE uuid = ?', [nowMs, uuid]);
 }
 
 /** Removes the row; memberships and tags go with it (ON DELETE CASCADE). Nodes are the caller's. */
 export async function deleteGroupRow(sql: Sql, uuid: string): Promise<void> {
-  (await sql.run('DELETE FROM groups WHERE uuid = ?', [uuid]));
+  await sql.run('DELETE FROM groups WHERE uuid = ?', [uuid]);
 }
 
 /** SPEC "Membership permission object", as stored. */
@@ -158,7 +158,7 @@ export async function membersOf(sql: Sql, groupUuid: string, userUuid?: string):
 
 /** Adds the membership, or replaces its permissions when it exists. */
 export async function upsertMembership(sql: Sql, groupUuid: string, userUuid: string, p: Permissions, nowMs: number): Promise<void> {
-  (await sql.run(`INSERT INTO group_members (group_uuid, user_uuid, is_admin, node_permissions, tag_permissions, share_permissions, added)
+  await sql.run(`INSERT INTO group_members (group_uuid, user_uuid, is_admin, node_permissions, tag_permissions, share_permissions, added)
      VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(group_uuid, user_uuid) DO UPDATE SET is_admin = excluded.is_admin, node_permissions = excluded.node_permissions,
        tag_permissions = excluded.tag_permissions, share_permissions = excluded.share_permissions`, [groupUuid,
@@ -167,7 +167,7 @@ export async function upsertMembership(sql: Sql, groupUuid: string, userUuid: st
     JSON.stringify(p.nodePermissions),
     JSON.stringify(p.tagPermissions),
     JSON.stringify(p.sharePermissions),
-    nowMs]));
+    nowMs]);
 }
 
 export async function deleteMembership(sql: Sql, groupUuid: string, userUuid: string): Promise<boolean> {
@@ -189,7 +189,7 @@ export async function tagsOf(sql: Sql, groupUuid: string, limit: number): Promis
 
 /** Inserts the tag; false when the group has one of that name (case-insensitive). */
 export async function insertTag(sql: Sql, groupUuid: string, tag: { name: string; class: string; creatorUuid: string; nowMs: number }): Promise<boolean> {
-  const result = (await sql.run('INSERT INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs]));
+  const result = await sql.run('INSERT INTO group_tags (group_uuid, name, class, creator_uuid, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [groupUuid, tag.name, tag.class, tag.creatorUuid, tag.nowMs]);
   return result.changes > 0;
 }
 
@@ -219,20 +219,20 @@ export async function listOrganizations(sql: Sql): Promise<OrganizationRow[]> {
 }
 
 export async function insertOrganization(sql: Sql, org: { id: string; name: string; allowUnlimitedQuota: boolean; nowMs: number }): Promise<void> {
-  (await sql.run('INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated) VALUES (?, ?, ?, ?, ?)', [org.id,
+  await sql.run('INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated) VALUES (?, ?, ?, ?, ?)', [org.id,
     org.name,
     org.allowUnlimitedQuota ? 1 : 0,
     org.nowMs,
-    org.nowMs]));
+    org.nowMs]);
 }
 
 export async function updateOrganization(sql: Sql, id: string, patch: { name?: string; allowUnlimitedQuota?: boolean }, nowMs: number): Promise<void> {
-  (await sql.run(`UPDATE organizations SET name = COALESCE(?, name), allow_unlimited_quota = COALESCE(?, allow_unlimited_quota), updated = ?
-     WHERE id = ?`, [patch.name ?? null, patch.allowUnlimitedQuota === undefined ? null : patch.allowUnlimitedQuota ? 1 : 0, nowMs, id]));
+  await sql.run(`UPDATE organizations SET name = COALESCE(?, name), allow_unlimited_quota = COALESCE(?, allow_unlimited_quota), updated = ?
+     WHERE id = ?`, [patch.name ?? null, patch.allowUnlimitedQuota === undefined ? null : patch.allowUnlimitedQuota ? 1 : 0, nowMs, id]);
 }
 
 export async function deleteOrganization(sql: Sql, id: string): Promise<void> {
-  (await sql.run('DELETE FROM organizations WHERE id = ?', [id]));
+  await sql.run('DELETE FROM organizations WHERE id = ?', [id]);
 }
 
 export interface OrganizationCounts {
@@ -297,12 +297,12 @@ export async function claimEndpoint(
   sql: Sql,
   claim: { endpoint: string; ownerType: OwnerType; ownerUuid: string; showUrlToGroupMembers: boolean; nowMs: number },
 ): Promise<boolean> {
-  const holder = (await endpointNamed(sql, claim.endpoint));
+  const holder = await endpointNamed(sql, claim.endpoint);
   if (holder && holder.owner_uuid !== claim.ownerUuid) return false;
-  const previous = (await endpointOf(sql, claim.ownerUuid));
+  const previous = await endpointOf(sql, claim.ownerUuid);
   const created = previous?.endpoint === claim.endpoint ? previous.created : claim.nowMs;
-  (await sql.run('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?', [claim.ownerUuid]));
-  (await sql.run('INSERT INTO webdrive_endpoints (endpoint, owner_type, owner_uuid, show_url_to_group_members, created) VALUES (?, ?, ?, ?, ?)', [claim.endpoint, claim.ownerType, claim.ownerUuid, claim.showUrlToGroupMembers ? 1 : 0, created]));
+  await sql.run('DELETE FROM webdrive_endpoints WHERE owner_uuid = ?', [claim.ownerUuid]);
+  await sql.run('INSERT INTO webdrive_endpoints (endpoint, owner_type, owner_uuid, show_url_to_group_members, created) VALUES (?, ?, ?, ?, ?)', [claim.endpoint, claim.ownerType, claim.ownerUuid, claim.showUrlToGroupMembers ? 1 : 0, created]);
   return true;
 }
 

@@ -169,12 +169,12 @@ export async function topKindOf(sql: Sql, node: Pick<NodeRow, 'uuid' | 'parent_u
 
 /** True when `candidate` is `ancestor` or lies below it. */
 export async function isSelfOrDescendant(sql: Sql, ancestorUuid: string, candidateUuid: string): Promise<boolean> {
-  const row = (await sql.get(`WITH RECURSIVE up(uuid) AS (
+  const row = await sql.get(`WITH RECURSIVE up(uuid) AS (
          SELECT ?
          UNION ALL
          SELECT n.parent_uuid FROM nodes n JOIN up ON n.uuid = up.uuid WHERE n.parent_uuid IS NOT NULL
        )
-       SELECT 1 AS hit FROM up WHERE uuid = ? LIMIT 1`, [candidateUuid, ancestorUuid]));
+       SELECT 1 AS hit FROM up WHERE uuid = ? LIMIT 1`, [candidateUuid, ancestorUuid]);
   return row !== undefined;
 }
 
@@ -190,7 +190,7 @@ export async function descendants(sql: Sql, rootUuid: string): Promise<NodeRow[]
 
 /** Marks a folder as changed (its listing differs now). */
 export async function touch(sql: Sql, uuid: string, now: number): Promise<void> {
-  (await sql.run('UPDATE nodes SET updated = ? WHERE uuid = ?', [now, uuid]));
+  await sql.run('UPDATE nodes SET updated = ? WHERE uuid = ?', [now, uuid]);
 }
 
 /**
@@ -432,9 +432,9 @@ export async function ownerName(sql: Sql, owner: Owner): Promise<string> {
 export async function purgeOwnerNodes(sql: Sql, owner: Owner): Promise<string[]> {
   const hashes = (await sql.all('SELECT r.blob_hash AS hash FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?', [owner.uuid])) as Array<{ hash: string }>;
   // One statement: the parent references inside the tree are checked once it is all gone.
-  (await sql.run('DELETE FROM nodes WHERE owner_uuid = ?', [owner.uuid]));
+  await sql.run('DELETE FROM nodes WHERE owner_uuid = ?', [owner.uuid]);
   const unreferenced = new Set<string>();
-  for (const { hash } of hashes) if ((await releaseBlobRef(sql, hash))) unreferenced.add(hash);
+  for (const { hash } of hashes) if (await releaseBlobRef(sql, hash)) unreferenced.add(hash);
   return [...unreferenced];
 }
 

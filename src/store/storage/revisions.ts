@@ -94,9 +94,9 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
      VALUES (?, ?, ?, ?, NULL, ?, 'File', ?, ?, 1, ?)`,
     [uuid, folder.owner_uuid, folder.owner_type, folder.uuid, name, blob.now, blob.now, blob.sizeBytes],
   );
-  (await insertRevision(sql, uuid, 1, blob, uploaderUuid));
-  (await adjustUsage(sql, folder.owner_type, folder.owner_uuid, blob.sizeBytes));
-  (await touch(sql, folder.uuid, blob.now));
+  await insertRevision(sql, uuid, 1, blob, uploaderUuid);
+  await adjustUsage(sql, folder.owner_type, folder.owner_uuid, blob.sizeBytes);
+  await touch(sql, folder.uuid, blob.now);
   return { uuid, name, revision: 1, size: blob.sizeBytes };
 }
 
@@ -118,8 +118,8 @@ export function getRevision(sql: Sql, nodeUuid: string, revision: number): Promi
  * same bytes uploaded before, inline or as a file) the stored form is kept and `inline` dropped.
  */
 export async function addBlobRef(sql: Sql, hash: string, sizeBytes: number, count = 1, inline?: Buffer): Promise<void> {
-  (await sql.run(`INSERT INTO blobs (hash, size, refs, data) VALUES (?, ?, ?, ?)
-     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs`, [hash, sizeBytes, count, inline ?? null]));
+  await sql.run(`INSERT INTO blobs (hash, size, refs, data) VALUES (?, ?, ?, ?)
+     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs`, [hash, sizeBytes, count, inline ?? null]);
 }
 
 /** The bytes of a blob kept in the database; undefined for one kept as a file (or unknown). */
@@ -130,8 +130,8 @@ export async function inlineBlob(sql: Sql, hash: string): Promise<Buffer | undef
 
 /** Drops one reference; returns true when the blob is now unreferenced (row deleted). */
 export async function releaseBlobRef(sql: Sql, hash: string): Promise<boolean> {
-  (await sql.run('UPDATE blobs SET refs = refs - 1 WHERE hash = ?', [hash]));
-  const gone = (await sql.run('DELETE FROM blobs WHERE hash = ? AND refs <= 0', [hash]));
+  await sql.run('UPDATE blobs SET refs = refs - 1 WHERE hash = ?', [hash]);
+  const gone = await sql.run('DELETE FROM blobs WHERE hash = ? AND refs <= 0', [hash]);
   return gone.changes > 0;
 }
 
@@ -154,14 +154,14 @@ export async function usageOf(sql: Sql, ownerType: OwnerType, ownerUuid: string)
 
 /** Bytes the owner may still add; Infinity when unlimited. */
 export async function remainingBytes(sql: Sql, ownerType: OwnerType, ownerUuid: string): Promise<number> {
-  const usage = (await usageOf(sql, ownerType, ownerUuid));
+  const usage = await usageOf(sql, ownerType, ownerUuid);
   if (!usage || usage.quotaBytes <= 0) return Number.POSITIVE_INFINITY;
   return Math.max(0, usage.quotaBytes - usage.usedBytes);
 }
 
 export async function adjustUsage(sql: Sql, ownerType: OwnerType, ownerUuid: string, deltaBytes: number): Promise<void> {
   if (deltaBytes === 0) return;
-  (await sql.run(`UPDATE ${OWNER_TABLE[ownerType]} SET disk_used = disk_used + ? WHERE uuid = ?`, [deltaBytes, ownerUuid]));
+  await sql.run(`UPDATE ${OWNER_TABLE[ownerType]} SET disk_used = disk_used + ? WHERE uuid = ?`, [deltaBytes, ownerUuid]);
 }
 
 /** One reference per file entry, counted per blob. */
@@ -173,7 +173,7 @@ export async function addEntryRefs(sql: Sql, entries: readonly TreeEntry[]): Pro
     if (refs) refs.count += 1;
     else refsByHash.set(entry.blobHash, { sizeBytes: entry.size, count: 1 });
   }
-  for (const [hash, refs] of refsByHash) (await addBlobRef(sql, hash, refs.sizeBytes, refs.count));
+  for (const [hash, refs] of refsByHash) await addBlobRef(sql, hash, refs.sizeBytes, refs.count);
 }
 
 // ---- blob ledger

@@ -33,8 +33,8 @@ export interface ShareRecipientRow {
 }
 
 export async function insertShare(sql: Sql, share: ShareRow, recipients: ReadonlyArray<{ type: OwnerType; uuid: string }>): Promise<void> {
-  (await sql.run(`INSERT INTO shares (uuid, type, node_uuid, creator_uuid, token_hash, password_hash, expires, writable, created)
-     VALUES (@uuid, @type, @node_uuid, @creator_uuid, @token_hash, @password_hash, @expires, @writable, @created)`, { ...share }));
+  await sql.run(`INSERT INTO shares (uuid, type, node_uuid, creator_uuid, token_hash, password_hash, expires, writable, created)
+     VALUES (@uuid, @type, @node_uuid, @creator_uuid, @token_hash, @password_hash, @expires, @writable, @created)`, { ...share });
   for (const r of recipients) {
     await sql.run('INSERT INTO share_recipients (share_uuid, recipient_type, recipient_uuid) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [share.uuid, r.type, r.uuid]);
   }
@@ -140,19 +140,19 @@ export async function privateSharesReaching(sql: Sql, nodeUuid: string, userUuid
 
 /** Hands the shares on an owner's nodes to the user those nodes are transferred to (the receiver vouches for them now). */
 export async function reassignOwnerShares(sql: Sql, ownerUuid: string, receiverUuid: string): Promise<void> {
-  (await sql.run('UPDATE shares SET creator_uuid = ? WHERE node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)', [receiverUuid, ownerUuid]));
+  await sql.run('UPDATE shares SET creator_uuid = ? WHERE node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)', [receiverUuid, ownerUuid]);
 }
 
 /** Removes a deleted user or group from every private share; a share left without recipients goes. */
 export async function dropRecipient(sql: Sql, recipientUuid: string): Promise<void> {
-  (await sql.run('DELETE FROM share_recipients WHERE recipient_uuid = ?', [recipientUuid]));
-  (await sql.run(`DELETE FROM shares WHERE type = 'private' AND NOT EXISTS (SELECT 1 FROM share_recipients r WHERE r.share_uuid = shares.uuid)`));
+  await sql.run('DELETE FROM share_recipients WHERE recipient_uuid = ?', [recipientUuid]);
+  await sql.run(`DELETE FROM shares WHERE type = 'private' AND NOT EXISTS (SELECT 1 FROM share_recipients r WHERE r.share_uuid = shares.uuid)`);
 }
 
 /** Removes the shares of the given types on every node of an owner (a transfer with delete_all_*_shares). */
 export async function deleteOwnerShares(sql: Sql, ownerUuid: string, types: readonly LinkType[]): Promise<void> {
   if (types.length === 0) return;
-  (await sql.run(`DELETE FROM shares WHERE type IN (${jsonValues(sql)}) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`, [JSON.stringify(types), ownerUuid]));
+  await sql.run(`DELETE FROM shares WHERE type IN (${jsonValues(sql)}) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`, [JSON.stringify(types), ownerUuid]);
 }
 
 // ---- approvals
@@ -242,8 +242,8 @@ export type NewShareRequest = Pick<
 >;
 
 export async function insertShareRequest(sql: Sql, r: NewShareRequest): Promise<void> {
-  (await sql.run(`INSERT INTO share_requests (uuid, workspace_type, workspace_uuid, share_type, requester_uuid, node_uuid, node_name, node_type, details, snapshot_uuid, comment, requested_at)
-     VALUES (@uuid, @workspace_type, @workspace_uuid, @share_type, @requester_uuid, @node_uuid, @node_name, @node_type, @details, @snapshot_uuid, @comment, @requested_at)`, r));
+  await sql.run(`INSERT INTO share_requests (uuid, workspace_type, workspace_uuid, share_type, requester_uuid, node_uuid, node_name, node_type, details, snapshot_uuid, comment, requested_at)
+     VALUES (@uuid, @workspace_type, @workspace_uuid, @share_type, @requester_uuid, @node_uuid, @node_name, @node_type, @details, @snapshot_uuid, @comment, @requested_at)`, r);
 }
 
 export async function getShareRequest(sql: Sql, uuid: string): Promise<ShareRequestRow | undefined> {
@@ -264,7 +264,7 @@ export async function requestsOf(sql: Sql, requesterUuid: string): Promise<Share
 
 /** Lets go of the request's snapshot (before it is handed on or released). */
 export async function detachRequestSnapshot(sql: Sql, uuid: string): Promise<void> {
-  (await sql.run('UPDATE share_requests SET snapshot_uuid = NULL WHERE uuid = ?', [uuid]));
+  await sql.run('UPDATE share_requests SET snapshot_uuid = NULL WHERE uuid = ?', [uuid]);
 }
 
 /** Records a decision or a withdrawal; the request's snapshot (if any) is the caller's to hand on or release first. */
@@ -273,8 +273,8 @@ export async function closeShareRequest(
   uuid: string,
   outcome: { state: Exclude<RequestState, 'pending'>; byUuid: string; comment: string; resultUuid: string | null; nowMs: number },
 ): Promise<void> {
-  (await sql.run(`UPDATE share_requests SET state = ?, decided_at = ?, decided_by = ?, decision_comment = ?, result_uuid = ?, snapshot_uuid = NULL
-     WHERE uuid = ? AND state = 'pending'`, [outcome.state, outcome.nowMs, outcome.byUuid, outcome.comment, outcome.resultUuid, uuid]));
+  await sql.run(`UPDATE share_requests SET state = ?, decided_at = ?, decided_by = ?, decision_comment = ?, result_uuid = ?, snapshot_uuid = NULL
+     WHERE uuid = ? AND state = 'pending'`, [outcome.state, outcome.nowMs, outcome.byUuid, outcome.comment, outcome.resultUuid, uuid]);
 }
 
 /** Pending requests in a workspace or by a requester (a deleted owner's), with their snapshots. */
@@ -283,7 +283,7 @@ export async function requestsTouching(sql: Sql, ownerUuid: string): Promise<Sha
 }
 
 export async function deleteShareRequest(sql: Sql, uuid: string): Promise<void> {
-  (await sql.run('DELETE FROM share_requests WHERE uuid = ?', [uuid]));
+  await sql.run('DELETE FROM share_requests WHERE uuid = ?', [uuid]);
 }
 
 // ---- incoming shares
@@ -323,8 +323,8 @@ export interface Recipient {
 /** Offers `snapshot` (which the new row holds from now on) to `recipient`; returns the row's UUID. */
 export async function offerSnapshot(sql: Sql, snapshot: SnapshotRow, recipient: Recipient, sharer: { uuid: string; fullname: string }, nowMs: number): Promise<string> {
   const uuid = randomUUID();
-  (await sql.run(`INSERT INTO incoming_shares (uuid, recipient_type, recipient_uuid, sharer_uuid, sharer_fullname, source_uuid, name, type, size, snapshot_uuid, shared_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [uuid, recipient.type, recipient.uuid, sharer.uuid, sharer.fullname, snapshot.source_uuid, snapshot.name, snapshot.type, snapshot.bytes, snapshot.uuid, nowMs]));
+  await sql.run(`INSERT INTO incoming_shares (uuid, recipient_type, recipient_uuid, sharer_uuid, sharer_fullname, source_uuid, name, type, size, snapshot_uuid, shared_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [uuid, recipient.type, recipient.uuid, sharer.uuid, sharer.fullname, snapshot.source_uuid, snapshot.name, snapshot.type, snapshot.bytes, snapshot.uuid, nowMs]);
   return uuid;
 }
 
@@ -350,9 +350,9 @@ export async function setIncomingNode(sql: Sql, shareUuid: string, nodeUuid: str
 /** Rejects a pending share: its copy is discarded. Returns the blobs no row refers to any more. */
 export async function rejectIncoming(sql: Sql, share: IncomingShareRow, answeredBy: string, nowMs: number): Promise<string[]> {
   if (share.snapshot_uuid === null) throw new Error(`incoming share ${share.uuid} is not pending`);
-  (await sql.run(`UPDATE incoming_shares SET state = 'rejected', snapshot_uuid = NULL, answered_at = ?, answered_by = ? WHERE uuid = ?`, [nowMs,
+  await sql.run(`UPDATE incoming_shares SET state = 'rejected', snapshot_uuid = NULL, answered_at = ?, answered_by = ? WHERE uuid = ?`, [nowMs,
     answeredBy,
-    share.uuid]));
+    share.uuid]);
   return releaseSnapshot(sql, share.snapshot_uuid);
 }
 
@@ -361,8 +361,8 @@ export async function rejectIncoming(sql: Sql, share: IncomingShareRow, answered
  * Shares it sent stay with their recipients (the sharer column empties itself).
  */
 export async function dropIncomingOf(sql: Sql, recipientUuid: string): Promise<string[]> {
-  const pending = (await pendingFor(sql, recipientUuid));
-  (await sql.run('DELETE FROM incoming_shares WHERE recipient_uuid = ?', [recipientUuid]));
+  const pending = await pendingFor(sql, recipientUuid);
+  await sql.run('DELETE FROM incoming_shares WHERE recipient_uuid = ?', [recipientUuid]);
   return flatMapInOrder(pending, async (share) => (share.snapshot_uuid === null ? [] : await releaseSnapshot(sql, share.snapshot_uuid)));
 }
 
@@ -387,12 +387,12 @@ export interface SnapshotRow {
 }
 
 async function insertSnapshot(sql: Sql, head: SnapshotRow, entries: readonly TreeEntry[]): Promise<void> {
-  (await sql.run('INSERT INTO snapshots (uuid, source_uuid, name, type, bytes, created) VALUES (?, ?, ?, ?, ?, ?)', [head.uuid,
+  await sql.run('INSERT INTO snapshots (uuid, source_uuid, name, type, bytes, created) VALUES (?, ?, ?, ?, ?, ?)', [head.uuid,
     head.source_uuid,
     head.name,
     head.type,
     head.bytes,
-    head.created]));
+    head.created]);
   const idOf = new Map<string | number, number>();
   for (const [id, entry] of entries.entries()) {
     idOf.set(entry.key, id);
@@ -408,14 +408,14 @@ async function insertSnapshot(sql: Sql, head: SnapshotRow, entries: readonly Tre
       entry.size,
     ]);
   }
-  (await addEntryRefs(sql, entries));
+  await addEntryRefs(sql, entries);
 }
 
 /** Takes a snapshot of `node` and its subtree (each file's latest revision). */
 export async function takeSnapshot(sql: Sql, node: NodeRow, nowMs: number): Promise<SnapshotRow> {
-  const entries = (await latestSubtree(sql, node.uuid));
+  const entries = await latestSubtree(sql, node.uuid);
   const head: SnapshotRow = { uuid: randomUUID(), source_uuid: node.uuid, name: node.name, type: node.type, bytes: entriesBytes(entries), created: nowMs };
-  (await insertSnapshot(sql, head, entries));
+  await insertSnapshot(sql, head, entries);
   return head;
 }
 
@@ -430,16 +430,16 @@ export async function entriesOf(sql: Sql, uuid: string): Promise<TreeEntry[]> {
 
 /** A second snapshot with the same content and references of its own (one per recipient). */
 export async function cloneSnapshot(sql: Sql, uuid: string, nowMs: number): Promise<SnapshotRow> {
-  const source = (await getSnapshot(sql, uuid));
+  const source = await getSnapshot(sql, uuid);
   if (!source) throw new Error(`no snapshot ${uuid}`);
   const head: SnapshotRow = { ...source, uuid: randomUUID(), created: nowMs };
-  (await insertSnapshot(sql, head, (await entriesOf(sql, uuid))));
+  await insertSnapshot(sql, head, await entriesOf(sql, uuid));
   return head;
 }
 
 export async function deleteSnapshotRows(sql: Sql, uuid: string): Promise<void> {
-  (await sql.run('DELETE FROM snapshot_entries WHERE snapshot_uuid = ?', [uuid]));
-  (await sql.run('DELETE FROM snapshots WHERE uuid = ?', [uuid]));
+  await sql.run('DELETE FROM snapshot_entries WHERE snapshot_uuid = ?', [uuid]);
+  await sql.run('DELETE FROM snapshots WHERE uuid = ?', [uuid]);
 }
 
 /** Drops the snapshot and its references; returns the hashes of blobs no row refers to any more. */
@@ -447,8 +447,8 @@ export async function releaseSnapshot(sql: Sql, uuid: string): Promise<string[]>
   const hashes = (await sql.all('SELECT blob_hash AS hash FROM snapshot_entries WHERE snapshot_uuid = ? AND blob_hash IS NOT NULL', [uuid])) as Array<{
     hash: string;
   }>;
-  (await deleteSnapshotRows(sql, uuid));
+  await deleteSnapshotRows(sql, uuid);
   const unreferenced = new Set<string>();
-  for (const { hash } of hashes) if ((await releaseBlobRef(sql, hash))) unreferenced.add(hash);
+  for (const { hash } of hashes) if (await releaseBlobRef(sql, hash)) unreferenced.add(hash);
   return [...unreferenced];
 }

@@ -70,7 +70,7 @@ export interface NewUser {
 
 /** Inserts a (non built-in) user whose login name is their email. */
 export async function insertUser(sql: Sql, user: NewUser): Promise<void> {
-  (await sql.run(`INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, org_id,
+  await sql.run(`INSERT INTO users (uuid, username, email, fullname, password_hash, is_active, is_admin, is_builtin, org_id,
                         disk_quota, comment, created, updated, password_changed)
      VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`, [user.uuid,
     user.email,
@@ -84,7 +84,7 @@ export async function insertUser(sql: Sql, user: NewUser): Promise<void> {
     user.comment,
     user.nowMs,
     user.nowMs,
-    user.nowMs]));
+    user.nowMs]);
 }
 
 export interface UserPatch {
@@ -130,17 +130,17 @@ export async function updateUser(sql: Sql, uuid: string, patch: UserPatch, nowMs
   }
   if (patch.comment !== undefined) set('comment', patch.comment);
   set('updated', nowMs);
-  (await sql.run(`UPDATE users SET ${sets.join(', ')} WHERE uuid = ?`, [...values, uuid]));
+  await sql.run(`UPDATE users SET ${sets.join(', ')} WHERE uuid = ?`, [...values, uuid]);
 }
 
 /** Turns 2FA on with a new secret (the replay guard starts over), or off forgetting both. */
 export async function setTwofa(sql: Sql, uuid: string, secret: string | null, nowMs: number): Promise<void> {
-  (await sql.run('UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = NULL, updated = ? WHERE uuid = ?', [secret === null ? 0 : 1, secret, nowMs, uuid]));
+  await sql.run('UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = NULL, updated = ? WHERE uuid = ?', [secret === null ? 0 : 1, secret, nowMs, uuid]);
 }
 
 /** Remembers the time step of an accepted TOTP code. */
 export async function setTwofaLastStep(sql: Sql, uuid: string, step: number): Promise<void> {
-  (await sql.run('UPDATE users SET twofa_last_step = ? WHERE uuid = ?', [step, uuid]));
+  await sql.run('UPDATE users SET twofa_last_step = ? WHERE uuid = ?', [step, uuid]);
 }
 
 /** The user's stored notification settings (JSON); undefined for no such user. */
@@ -163,7 +163,7 @@ export async function insertBuiltinAdmin(sql: Sql, uuid: string, passwordHash: s
 }
 
 export async function setNotifications(sql: Sql, uuid: string, json: string, nowMs: number): Promise<void> {
-  (await sql.run('UPDATE users SET notifications = ?, updated = ? WHERE uuid = ?', [json, nowMs, uuid]));
+  await sql.run('UPDATE users SET notifications = ?, updated = ? WHERE uuid = ?', [json, nowMs, uuid]);
 }
 
 export interface DirectoryRow {
@@ -185,7 +185,7 @@ export async function listOrganizationUsers(sql: Sql, orgId: string, activeOnly:
  * (ON DELETE CASCADE). Nodes, avatar and WebDrive endpoint are the caller's (ops/owner-deletion.ts).
  */
 export async function deleteUserRow(sql: Sql, uuid: string): Promise<void> {
-  (await sql.run('DELETE FROM users WHERE uuid = ?', [uuid]));
+  await sql.run('DELETE FROM users WHERE uuid = ?', [uuid]);
 }
 
 /** Users of an organization, by full name. */
@@ -211,11 +211,11 @@ export interface AppPasswordRow {
 }
 
 export async function insertAppPassword(sql: Sql, row: Omit<AppPasswordRow, 'last_used'>): Promise<void> {
-  (await sql.run('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created) VALUES (?, ?, ?, ?, ?)', [row.uuid,
+  await sql.run('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created) VALUES (?, ?, ?, ?, ?)', [row.uuid,
     row.user_uuid,
     row.name,
     row.secret_hash,
-    row.created]));
+    row.created]);
 }
 
 /** A user's app passwords, newest first. */
@@ -241,15 +241,15 @@ export async function appPasswordByHash(sql: Sql, userUuid: string, secretHash: 
 }
 
 export async function touchAppPassword(sql: Sql, uuid: string, nowMs: number): Promise<void> {
-  (await sql.run('UPDATE app_passwords SET last_used = ? WHERE uuid = ?', [nowMs, uuid]));
+  await sql.run('UPDATE app_passwords SET last_used = ? WHERE uuid = ?', [nowMs, uuid]);
 }
 
 export async function deleteAppPassword(sql: Sql, uuid: string): Promise<void> {
-  (await sql.run('DELETE FROM app_passwords WHERE uuid = ?', [uuid]));
+  await sql.run('DELETE FROM app_passwords WHERE uuid = ?', [uuid]);
 }
 
 export async function deleteUserAppPasswords(sql: Sql, userUuid: string): Promise<void> {
-  (await sql.run('DELETE FROM app_passwords WHERE user_uuid = ?', [userUuid]));
+  await sql.run('DELETE FROM app_passwords WHERE user_uuid = ?', [userUuid]);
 }
 
 // ---- login history
@@ -288,9 +288,9 @@ export interface LoginEventRow {
 /** Appends one event and prunes its owner's history to the newest `keep` rows. */
 export async function recordLoginEvent(sql: Sql, event: LoginEvent, keep: number): Promise<void> {
   const owner = event.userUuid ?? null;
-  (await sql.transaction(async (tx) => {
-    (await tx.run(`INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`, [owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs]));
+  await sql.transaction(async (tx) => {
+    await tx.run(`INSERT INTO login_events (user_uuid, action, action_args, error_details, ip_address, status, timestamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`, [owner, event.action, event.actionArgs ?? '', event.errorDetails ?? '', event.ip, event.status, event.timestampMs]);
     // `= ?` for an owner, `IS NULL` for the events of no user: both use the index in both dialects.
     const ofOwner = owner === null ? 'user_uuid IS NULL' : 'user_uuid = ?';
     const bound = owner === null ? [keep] : [owner, owner, keep];
@@ -299,7 +299,7 @@ export async function recordLoginEvent(sql: Sql, event: LoginEvent, keep: number
          AND id <= (SELECT id FROM login_events WHERE ${ofOwner} ORDER BY id DESC LIMIT 1 OFFSET ?)`,
       bound,
     );
-  }));
+  });
 }
 
 /** A user's history, newest first. */
