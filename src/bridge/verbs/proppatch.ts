@@ -65,10 +65,10 @@ export const proppatch: VerbHandler = async (ctx) => {
   const node = resource.chain[resource.chain.length - 1] as string;
   if ([...outcomes.values()].every((o) => o.status === 200)) {
     try {
-      props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
+      await props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
       const mtime = finalMtime(instructions);
-      if (mtime === 'clear') props.clearMtime(node);
-      else if (mtime !== undefined) props.setMtime(node, mtime);
+      if (mtime === 'clear') await props.clearMtime(node);
+      else if (mtime !== undefined) await props.setMtime(node, mtime);
     } catch (err) {
       if (!(err instanceof DeadPropertyLimitError)) throw err;
       ctx.log.info({ limit: err.kind, owner: budgetOwnerOf(user, resource) }, 'PROPPATCH refused: dead property limit');
