@@ -5,7 +5,11 @@ import { defineConfig } from 'vitest/config';
  * start` runs it); the bridge suites run a second time with the bridge on the HTTP client
  * (`--only bridge` against any server of the interface), and litmus, which walks every DAV verb,
  * does too, so a difference between the two transports cannot hide.
+ *
+ * The integration projects start one throwaway PostgreSQL for the run (postgres-global-setup);
+ * suites take a database each from it (test/helpers/postgres.ts, sharedPostgres).
  */
+const postgresForTheRun = ['test/helpers/postgres-global-setup.ts'];
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -15,11 +19,20 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts', 'test/security/**/*.test.ts'] },
+        test: {
+          name: 'integration',
+          globalSetup: postgresForTheRun,
+          include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts', 'test/security/**/*.test.ts'],
+        },
       },
       {
         extends: true,
-        test: { name: 'integration-http', include: ['test/integration/bridge/**/*.test.ts'], env: { DRIVEWAY_TEST_TRANSPORT: 'http' } },
+        test: {
+          name: 'integration-http',
+          globalSetup: postgresForTheRun,
+          include: ['test/integration/bridge/**/*.test.ts'],
+          env: { DRIVEWAY_TEST_TRANSPORT: 'http' },
+        },
       },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
       {

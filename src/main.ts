@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
+import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './common/instance-lock.js';
 import { createLogger } from './common/logger.js';
 import type { StoreContext } from './store/context.js';
 
@@ -47,6 +48,20 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection (process kept running)'));
   const closers: Array<() => Promise<void>> = [];
+  const locks: InstanceLock[] = [];
+  // One process per data directory and part (instance-lock.ts), taken before anything is opened.
+  const lockPart = (part: LockedPart): void => {
+    try {
+      locks.push(lockDataDir(config.dataDir, part));
+    } catch (err) {
+      if (!(err instanceof DataDirInUseError)) throw err;
+      log.error({ dataDir: err.dataDir, part, holderPid: err.holderPid }, 'data directory in use');
+      process.stderr.write(`driveway: ${err.message}\n`);
+      process.exit(3);
+    }
+  };
+  if (config.run !== 'bridge') lockPart('store');
+  if (config.run !== 'store') lockPart('bridge');
 
   // Each part is loaded only when it runs: a bridge alone does not carry fastify, SQLite and
   // the store's modules in its memory, nor a store alone webdav-server.
@@ -86,7 +101,10 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down');
-    Promise.allSettled(closers.reverse().map((close) => close())).then(() => process.exit(0));
+    Promise.allSettled(closers.reverse().map((close) => close())).then(() => {
+      for (const lock of locks) lock.release();
+      process.exit(0);
+    });
     setTimeout(() => process.exit(1), 10_000).unref();
   };
   process.on('SIGINT', () => shutdown('SIGINT'));

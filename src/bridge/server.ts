@@ -17,6 +17,7 @@ import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
+import { applyHttpLimits } from '../common/http-limits.js';
 import { redactUrl, type Logger } from '../common/logger.js';
 import { logFailedLogin } from '../common/login-log.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
@@ -38,6 +39,12 @@ import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
 
 export const MAX_HEADER_BYTES = 512 * 1024;
+
+/** Status lines for requests refused before any handler saw them; anything else is a 400. */
+const CLIENT_ERROR_STATUS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+};
 
 export interface BridgeOptions {
   config: Config;
@@ -221,15 +228,23 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     }
   };
 
-  const serverOptions = { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 65_000, requestTimeout: 0 };
+  const serverOptions = { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 65_000 };
   const tls = config.bridge.tlsCert && config.bridge.tlsKey;
   const server = tls
     ? https.createServer({ ...serverOptions, cert: readFileSync(config.bridge.tlsCert as string), key: readFileSync(config.bridge.tlsKey as string) }, onRequest)
     : http.createServer(serverOptions, onRequest);
-  server.headersTimeout = 60_000;
+  applyHttpLimits(server, config.http);
   server.on('clientError', (err, socket) => {
     const code = (err as { code?: string }).code;
-    if (socket.writable) socket.end(code === 'HPE_HEADER_OVERFLOW' ? 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    // As Node itself does: no status line into a response already under way (a request timeout
+    // can strike while an answer is being written).
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    const answer = `HTTP/1.1 ${CLIENT_ERROR_STATUS[code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
+    // A client that was too slow may keep trickling: it is cut, not left half-open.
+    if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      if (socket.writable && !inFlight) socket.write(answer);
+      socket.destroy();
+    } else if (socket.writable && !inFlight) socket.end(answer);
     else socket.destroy();
   });
 

@@ -453,8 +453,19 @@ export class StoreTree {
     const name = nameOf(path);
     const listing = await this.listing(user, parent.entry.id);
     if (listing.byName.has(name)) throw new StoreError('conflict', 'tree.mkdir', 405, 'exists');
-    await this.withSession(user, (s) => this.client.createFolder(s, parent.entry.id, name));
-    this.cache.forget(this.folderKey(user, parent.entry.id));
+    try {
+      await this.withSession(user, (s) => this.client.createFolder(s, parent.entry.id, name));
+    } catch (err) {
+      // Two MKCOLs of one name at once (rclone's parallel transfers each make their parent):
+      // both found the name free, the store made it for the first. The second is told it
+      // exists (405, which rclone takes as done), not a bare conflict (409: "parent missing").
+      if (!(err instanceof StoreError) || err.kind !== 'conflict') throw err;
+      this.cache.forget(this.folderKey(user, parent.entry.id));
+      if ((await this.listing(user, parent.entry.id)).byName.has(name)) throw new StoreError('conflict', 'tree.mkdir', 405, 'exists');
+      throw err;
+    } finally {
+      this.cache.forget(this.folderKey(user, parent.entry.id));
+    }
   }
 
   /** Deletes (into trash; for good inside trash, as the store decides). */

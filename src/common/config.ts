@@ -29,6 +29,17 @@ export const configSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** What `main` starts: the store, the bridge, or both. */
   run: z.enum(['all', 'store', 'bridge']).default('all'),
+  /** Limits of both listeners against slow clients (common/http-limits.ts); 0 turns one off. */
+  http: z
+    .object({
+      /** Headers must be complete this long after their first byte (else 408). */
+      headersTimeoutMs: z.coerce.number().int().min(0).default(60_000),
+      /** The whole request, body included, must arrive within this (4 h: 14 GiB at 1 MB/s). */
+      requestTimeoutMs: z.coerce.number().int().min(0).default(4 * 60 * 60 * 1000),
+      /** A connection on which the client sends or reads nothing for this long is cut. */
+      idleTimeoutMs: z.coerce.number().int().min(0).default(60_000),
+    })
+    .prefault({}),
   store: z
     .object({
       port: port.default(8080),

@@ -1,7 +1,7 @@
 /**
  * The one pino root logger and the redaction rules every part shares. Nothing logged may
- * contain a password, a session token, an upload token or a fileaccesskey, including the
- * ones that travel inside URL paths.
+ * contain a password, a session token, an upload token, a link token or a fileaccesskey,
+ * including the ones that travel inside URL paths.
  */
 import { pino, type Logger, type LoggerOptions } from 'pino';
 
@@ -10,6 +10,9 @@ const REDACTED = '[redacted]';
 const URL_SECRETS: Array<[RegExp, string]> = [
   [/(\/upload\/)[^/?#]+/g, `$1${REDACTED}`],
   [/(\/resources\/auth\/(?:view|download)\/)[^/?#]+/g, `$1${REDACTED}`],
+  // Public and upload links: `/public/<token>...` as a URL's first path segment (a DAV path
+  // like /webdrive/x/public/y is a folder name, not a link).
+  [/((?:^|\/\/[^/\s]+|\s)\/public\/)[^/?#\s]+/g, `$1${REDACTED}`],
   [/([?&](?:token|chat_token|key|password|access_token)=)[^&#]*/gi, `$1${REDACTED}`],
 ];
 

@@ -12,6 +12,7 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
+import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase } from './db/database.js';
 import { sqliteBlobLedger } from './db/blob-ledger.js';
@@ -131,8 +132,11 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // Answered means durable: a request that saw the database change waits for the shared fsync
   // of the WAL before its answer goes out (durability.ts). Errors included: a failed operation
   // may have committed a part it reports.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     request.changesMark = durability.mark();
+    // Every answer, errors included, is data and never a page of ours: no sniffing, a sandbox
+    // (docs/content-security.md). File answers set the same headers again with their disposition.
+    void reply.header('x-content-type-options', 'nosniff').header('content-security-policy', USER_CONTENT_CSP);
   });
   app.addHook('onSend', async (request, _reply, payload) => {
     await durability.settle(request.changesMark);

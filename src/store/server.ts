@@ -1,4 +1,5 @@
 /** Listens with the store app and closes it; the only store file that binds a port. */
+import { applyHttpLimits } from '../common/http-limits.js';
 import { buildStoreApp, type StoreAppOptions, type StoreApp } from './app.js';
 
 export interface RunningStore extends StoreApp {
@@ -10,6 +11,8 @@ export async function startStore(options: StoreAppOptions & { port?: number }): 
   const built = await buildStoreApp(options);
   const { config } = options;
   const port = options.port ?? config.store.port;
+  // Slow and stalled clients are cut (fastify's own defaults leave every timeout off).
+  applyHttpLimits(built.app.server, config.http);
   await built.app.listen({ host: config.host, port });
   const address = built.app.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;

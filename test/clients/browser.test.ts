@@ -140,7 +140,7 @@ browserBinary.describe('the WebDrive page in headless Chromium', () => {
     const res = await context.request.get(`${base}page.html`);
     expect(res.status()).toBe(200);
     expect(res.headers()['content-disposition']).toMatch(/^attachment; filename="page\.html"/);
-    expect(res.headers()['content-security-policy']).toBe('sandbox');
+    expect(res.headers()['content-security-policy']).toMatch(/^sandbox; default-src 'none'/);
     expect(await page.title()).toBe('brws – driveway');
   });
 

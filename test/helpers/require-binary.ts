@@ -2,8 +2,8 @@
  * Gate for test files that drive a real client program (litmus, rclone, mount.davfs, cadaver).
  * On a developer machine a missing program skips the file's suites loudly: a console warning
  * and a suite title that says why. With CI=true a missing program fails the test file, so CI
- * can never pass by silently testing nothing. Owns the PATH lookup only; never installs
- * anything (.ci/run does).
+ * can never pass by silently testing nothing. Owns the lookup only (absolute candidates such as
+ * Debian's /usr/lib/postgresql/15/bin/initdb, then PATH); never installs anything (.ci/run does).
  *
  *   const litmus = requireBinary('litmus');
  *   litmus.describe('litmus against the bridge', () => {
@@ -28,6 +28,13 @@ export interface RequireBinaryOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the skip warning goes; console.warn by default. */
   warn?: (message: string) => void;
+  /**
+   * Absolute paths tried in order before PATH, for programs a distribution keeps off PATH
+   * (Debian's PostgreSQL server binaries live in /usr/lib/postgresql/<major>/bin).
+   */
+  candidates?: readonly string[];
+  /** false: look only at `candidates`, never on PATH. Default true. */
+  searchPath?: boolean;
 }
 
 export class MissingBinaryError extends Error {
@@ -51,17 +58,35 @@ export function findBinary(name: string, searchPath: string): string | undefined
   return undefined;
 }
 
+/** The first of `candidates` (absolute paths) that is an executable regular file. */
+export function findFirstExecutable(candidates: readonly string[]): string | undefined {
+  for (const candidate of candidates) {
+    if (!path.isAbsolute(candidate)) throw new Error(`requireBinary candidates must be absolute paths: ${candidate}`);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not installed there: try the next one.
+    }
+  }
+  return undefined;
+}
+
 /**
- * Looks `name` up on PATH. Found: returns its path and vitest's `describe`. Missing: throws
+ * Looks `name` up among `options.candidates`, then on PATH. Found: returns its path and vitest's `describe`. Missing: throws
  * MissingBinaryError when CI is 'true' (call it at the top of the test file, so the file
  * fails), otherwise warns and returns a `describe` that skips.
  */
 export function requireBinary(name: string, options: RequireBinaryOptions = {}): RequiredBinary {
   const env = options.env ?? process.env;
-  const found = findBinary(name, env.PATH ?? '');
+  const candidates = options.candidates ?? [];
+  const searchPath = options.searchPath ?? true;
+  const found = findFirstExecutable(candidates) ?? (searchPath ? findBinary(name, env.PATH ?? '') : undefined);
   if (found) return { name, path: found, isAvailable: true, describe: (title, body) => describe(title, body) };
 
-  const why = `${name} is not installed (not found on PATH)`;
+  const places = [...candidates, ...(searchPath ? ['PATH'] : [])].join(', ');
+  const why = `${name} is not installed (not found in ${places})`;
   if (env.CI === 'true') {
     throw new MissingBinaryError(`${why}; CI=true, so this test file fails instead of skipping. Install it (bash .ci/run does).`);
   }

@@ -3,7 +3,12 @@
  * temp folder), on 127.0.0.1 with an OS-chosen port, one bucket made. Our code talks HTTP S3 to
  * it through @aws-sdk/client-s3. s3rver lacks AbortMultipartUpload (405), ListMultipartUploads,
  * suffix ranges and continuation-token paging on Node 20; the backend avoids or tolerates those.
+ *
+ * A suite that needs a server of its own (to stop it: S3 down) calls startS3Server(); the rest
+ * share one per worker process and take a bucket each: `const { endpoint, bucket } = await freshS3Bucket()`.
  */
+import { randomBytes } from 'node:crypto';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { makeTmpDir } from './tmp-dir.js';
 
@@ -12,20 +17,73 @@ export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3R
 
 export interface TestS3Server {
   endpoint: string;
+  /** The bucket made at start. */
   bucket: string;
+  /** Makes another empty bucket through the S3 API (a unique name by default); its name. */
+  createBucket(name?: string): Promise<string>;
   close(): Promise<void>;
+  /** Removes its folder synchronously, for a process 'exit' handler (the server dies with the process). */
+  removeFolder(): void;
 }
+
+/** An SDK client for s3rver: path-style, its credentials, no checksum trailers (as the backend configures it). */
+export function s3rverClient(endpoint: string): S3Client {
+  return new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3RVER_CREDENTIALS,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+let bucketCounter = 0;
 
 export async function startS3Server(bucket = 'driveway-test'): Promise<TestS3Server> {
   const tmp = makeTmpDir('driveway-s3rver-');
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: tmp.dir, configureBuckets: [{ name: bucket, configs: [] }] });
   const { port } = (await server.run()) as { port: number };
+  const endpoint = `http://127.0.0.1:${port}`;
+  let client: S3Client | undefined;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint,
     bucket,
+    async createBucket(name) {
+      const made = name ?? `dw-${process.pid}-${++bucketCounter}-${randomBytes(3).toString('hex')}`;
+      client ??= s3rverClient(endpoint);
+      await client.send(new CreateBucketCommand({ Bucket: made }));
+      return made;
+    },
+    removeFolder: () => tmp.remove(),
     close: async () => {
+      client?.destroy();
       await server.close();
       tmp.remove();
     },
   };
+}
+
+let shared: Promise<TestS3Server> | undefined;
+
+/**
+ * This worker process's s3rver, started on first call, shared by its suites (one bucket each);
+ * it lives in this process, so it ends with it, and its folder is removed at exit. A suite must
+ * not close it.
+ */
+export function sharedS3Server(): Promise<TestS3Server> {
+  if (!shared) {
+    shared = startS3Server();
+    shared.then(
+      (server) => process.once('exit', () => server.removeFolder()),
+      () => undefined,
+    );
+  }
+  return shared;
+}
+
+/** A fresh bucket on this worker's shared s3rver: the usual way a suite gets S3. */
+export async function freshS3Bucket(): Promise<{ endpoint: string; bucket: string }> {
+  const server = await sharedS3Server();
+  return { endpoint: server.endpoint, bucket: await server.createBucket() };
 }

@@ -15,8 +15,9 @@
  * - A collection answers 200 with an HTML index page of its entries (index-page.ts; what Apache
  *   with mod_autoindex, nginx with autoindex and `rclone serve webdav` do), so a person who opens
  *   their WebDrive URL in a browser can browse and download. DAV clients never GET a collection.
- * - Files a browser would run as a page (HTML, SVG, XML, scripts) go out as sandboxed
- *   attachments: opened from the bridge's origin they could act with the viewer's credentials.
+ * - Every file goes out with nosniff and a sandbox, and any type a browser could run (HTML,
+ *   SVG, XML, scripts, PDF, unknown) as an attachment: opened from the bridge's origin it could
+ *   act with the viewer's credentials. The rule is common/content-security.ts's, the store's too.
  * - Last-Modified is the client's mtime when one was kept (X-OC-Mtime, Win32LastModifiedTime,
  *   SAR:lastmodified), else the store's `updated`, as getlastmodified in PROPFIND.
  * - A store without a download endpoint (edition 1.0 of the interface) cannot serve bytes at
@@ -25,11 +26,10 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { lookup as lookupMimeType } from 'mime-types';
 import { evaluateConditionalRequest, type ConditionalDecision } from '../../common/http-conditional.js';
 import { StoreError, type Download } from '../../store-client/contract.js';
 import { DavStatusError } from '../dav-errors.js';
-import contentDisposition from 'content-disposition';
+import { contentTypeOf, userContentHeaders } from '../../common/content-security.js';
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
@@ -38,9 +38,7 @@ import { sendIndexPage } from './index-page.js';
 import { etagOf, requirePrivilege } from './preconditions.js';
 
 /** Content-Type from the name alone: content is never sniffed (rclone#8759: no reads for metadata). */
-export function contentTypeOf(name: string): string {
-  return lookupMimeType(name) || 'application/octet-stream';
-}
+export { contentTypeOf };
 
 /** The modification time clients see: a kept client mtime, else the store's `updated`. */
 export async function lastModifiedOf(ctx: DavContext, resource: Resource): Promise<number> {
@@ -83,9 +81,7 @@ async function serveFile(ctx: DavContext, user: BridgeUser, resource: Resource):
   });
   const headers: Record<string, string> = { ...decision.headers };
   if (decision.status === 200 || decision.status === 206) {
-    headers['content-type'] = contentTypeOf(entry.name);
-    headers['x-content-type-options'] = 'nosniff';
-    Object.assign(headers, browserSafetyHeaders(ctx, entry.name, headers['content-type']));
+    Object.assign(headers, userContentHeaders(entry.name, wantsDownload(ctx) ? 'attachment' : 'inline'));
   }
   if (decision.status !== 200 && decision.status !== 206) {
     // A 304 may only carry the Content-Length a 200 would have (RFC 9110 §8.6): send none.
@@ -139,22 +135,10 @@ async function serveFile(ctx: DavContext, user: BridgeUser, resource: Resource):
   return 'served';
 }
 
-/**
- * Types a browser would run as a page on the bridge's origin, where it holds the user's Basic
- * credentials: a shared HTML or SVG file could act as whoever opens it. They are sent as
- * attachments (the browser saves them) in a sandbox. DAV clients read neither header.
- */
-const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl|application\/javascript|text\/javascript)\b/;
-
-/** Headers that make a browser handle a file safely; `?download` (the index page's link) asks for an attachment. */
-function browserSafetyHeaders(ctx: DavContext, name: string, contentType: string): Record<string, string> {
+/** `?download` (the index page's link) asks for an attachment whatever the type. */
+function wantsDownload(ctx: DavContext): boolean {
   const query = (ctx.req.url ?? '').split('?')[1];
-  const wantsDownload = query !== undefined && new URLSearchParams(query).has('download');
-  const isActive = ACTIVE_TYPES.test(contentType);
-  const headers: Record<string, string> = {};
-  if (isActive) headers['content-security-policy'] = 'sandbox';
-  if (wantsDownload || isActive) headers['content-disposition'] = contentDisposition(name, { type: 'attachment', fallback: name.replace(/[^\x20-\x7e]/g, '_') });
-  return headers;
+  return query !== undefined && new URLSearchParams(query).has('download');
 }
 
 /** Whether the store's answer is about the revision the headers describe (same total size). */

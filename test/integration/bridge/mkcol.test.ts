@@ -56,6 +56,13 @@ describe('MKCOL', () => {
     expect(entries.find((e) => e.name === 'plain.txt')?.kind).toBe('file');
   });
 
+  it('answers parallel MKCOLs of one name with one 201 and 405 for the rest, never 409 (rclone makes parents in parallel)', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => dav('MKCOL', '/home/raced')));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 405, 405, 405, 405, 405, 405, 405]);
+    expect((await storeEntries()).filter((e) => e.name === 'raced')).toHaveLength(1);
+  });
+
   it('answers 405 for the root and the existing top-level folders', async () => {
     for (const path of ['/', '/home', '/trash/']) expect((await dav('MKCOL', path)).status).toBe(405);
   });

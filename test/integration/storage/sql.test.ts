@@ -5,11 +5,12 @@
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
-import { rewritePlaceholders } from '../../../src/store/storage/dialects/postgres.js';
-import { assertKnownSchema, migrationsOf, SchemaTooNewError } from '../../../src/store/storage/migrations.js';
-import { StorageConstraintError, type Storage } from '../../../src/store/storage/sql.js';
+import { PostgresStorage, rewritePlaceholders } from '../../../src/store/storage/dialects/postgres.js';
+import { assertKnownSchema, migrate, migrationsOf, SchemaTooNewError } from '../../../src/store/storage/migrations.js';
+import { StorageConstraintError, StorageUnavailableError, type Storage } from '../../../src/store/storage/sql.js';
+import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 type TmpDir = ReturnType<typeof makeTmpDir>;
@@ -143,5 +144,101 @@ describe('migrations', () => {
     const known = migrationsOf('sqlite');
     expect(() => assertKnownSchema([1, 2, (known.at(-1)?.version ?? 0) + 1], known, '/data/driveway.sqlite')).toThrow(SchemaTooNewError);
     expect(() => assertKnownSchema([1, 2], known, 'x')).not.toThrow();
+  });
+});
+
+const postgres = requirePostgres();
+
+postgres.describe('the PostgreSQL dialect', () => {
+  let storage: PostgresStorage;
+  let url: string;
+
+  beforeAll(async () => {
+    url = await freshPostgresDatabase();
+    storage = new PostgresStorage(url);
+    await storage.sql.exec('CREATE TABLE t (id BIGINT PRIMARY KEY, name TEXT NOT NULL UNIQUE, n BIGINT NOT NULL DEFAULT 0)');
+  });
+  afterAll(async () => {
+    await storage?.close();
+  });
+  beforeEach(async () => {
+    await storage.sql.run('DELETE FROM t');
+  });
+
+  it('binds positional and named parameters and reads BIGINT back as numbers', async () => {
+    await storage.sql.run('INSERT INTO t (id, name) VALUES (?, ?)', [1, 'a']);
+    await storage.sql.run('INSERT INTO t (id, name, n) VALUES (@id, @name, @big)', { id: 2, name: 'b', big: 2 ** 52 });
+    expect(await storage.sql.all('SELECT id, name, n FROM t ORDER BY id')).toEqual([
+      { id: 1, name: 'a', n: 0 },
+      { id: 2, name: 'b', n: 2 ** 52 },
+    ]);
+    expect(await storage.sql.get('SELECT COUNT(*) AS c, SUM(n) AS s FROM t')).toEqual({ c: 2, s: 2 ** 52 });
+  });
+
+  it('commits, rolls back, and nests as a savepoint', async () => {
+    await storage.sql.transaction(async (tx) => {
+      await tx.run("INSERT INTO t (id, name) VALUES (1, 'outer')");
+      await expect(
+        tx.transaction(async (inner) => {
+          await inner.run("INSERT INTO t (id, name) VALUES (2, 'inner')");
+          throw new Error('inner refused');
+        }),
+      ).rejects.toThrow('inner refused');
+    });
+    await expect(
+      storage.sql.transaction(async (tx) => {
+        await tx.run("INSERT INTO t (id, name) VALUES (3, 'gone')");
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    expect(await storage.sql.all('SELECT name FROM t')).toEqual([{ name: 'outer' }]);
+  });
+
+  it('reports a unique violation as a constraint error', async () => {
+    await storage.sql.run("INSERT INTO t (id, name) VALUES (1, 'x')");
+    const err = await storage.sql.run("INSERT INTO t (id, name) VALUES (2, 'x')").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageConstraintError);
+    expect((err as StorageConstraintError).constraint).toBe('unique');
+  });
+
+  it('keeps check-then-write rules between instances: of parallel read-modify-writes from two pools none is lost', async () => {
+    const other = new PostgresStorage(url);
+    try {
+      await storage.sql.run("INSERT INTO t (id, name, n) VALUES (1, 'counter', 0)");
+      const bump = (s: PostgresStorage) =>
+        s.sql.transaction(async (tx) => {
+          const row = await tx.get<{ n: number }>('SELECT n FROM t WHERE id = 1');
+          await tick();
+          await tx.run('UPDATE t SET n = ? WHERE id = 1', [(row?.n ?? 0) + 1]);
+        });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => bump(i % 2 === 0 ? storage : other)));
+      expect(await storage.sql.get('SELECT n FROM t WHERE id = 1')).toEqual({ n: 10 });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('migrates a fresh database to the same version as SQLite, and refuses one newer than the code', async () => {
+    const fresh = new PostgresStorage(await freshPostgresDatabase());
+    try {
+      await migrate(fresh, 'test database');
+      const newest = migrationsOf('sqlite').at(-1)?.version;
+      expect(await fresh.schemaVersion()).toBe(newest);
+      expect(await migrate(fresh, 'test database')).toEqual([]);
+      await fresh.sql.run("INSERT INTO schema_migrations (version, name, applied) VALUES (999, '999-future.sql', 0)");
+      await expect(migrate(fresh, 'test database')).rejects.toThrow(SchemaTooNewError);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('says the database is unavailable when it cannot be reached', async () => {
+    const nowhere = new PostgresStorage('postgres://driveway:x@127.0.0.1:1/driveway', { connectTimeoutMs: 1000 });
+    try {
+      await expect(nowhere.sql.get('SELECT 1')).rejects.toBeInstanceOf(StorageUnavailableError);
+      await expect(nowhere.sql.transaction(async (tx) => tx.get('SELECT 1'))).rejects.toBeInstanceOf(StorageUnavailableError);
+    } finally {
+      await nowhere.close();
+    }
   });
 });

@@ -151,6 +151,12 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_SMTP_USER: { value: 'mailer', expected: 'mailer' },
     DRIVEWAY_SMTP_PASSWORD: { value: 'smtp-secret', expected: 'smtp-secret' },
     DRIVEWAY_MAIL_FROM: { value: 'files@example.org', expected: 'files@example.org' },
+    DRIVEWAY_BLOB_BACKEND: { value: 'local', expected: 'local' },
+    DRIVEWAY_S3_BUCKET: { value: 'driveway-blobs', expected: 'driveway-blobs' },
+    DRIVEWAY_S3_ENDPOINT: { value: 'http://127.0.0.1:9000', expected: 'http://127.0.0.1:9000' },
+    DRIVEWAY_S3_REGION: { value: 'eu-central-1', expected: 'eu-central-1' },
+    DRIVEWAY_S3_PREFIX: { value: 'prod/', expected: 'prod/' },
+    DRIVEWAY_S3_FORCE_PATH_STYLE: { value: 'true', expected: true },
   };
 
   it('keeps exactly the documented names (they are a public interface)', () => {

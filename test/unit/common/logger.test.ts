@@ -28,6 +28,9 @@ describe('redactUrl', () => {
     ['key= and keeps a fragment', '/x?key=abc#frag', '/x?key=[redacted]#frag'],
     ['password= whatever its case', '/x?Password=Hunter2', '/x?Password=[redacted]'],
     ['access_token=', '/x?access_token=abc', '/x?access_token=[redacted]'],
+    ['a public link token', '/public/AbC_d-123', '/public/[redacted]'],
+    ['a link token and keeps the path below it', '/public/AbC/sub/file.txt?x=1', '/public/[redacted]/sub/file.txt?x=1'],
+    ['an upload link token', 'http://h:1/public/AbC/upload', 'http://h:1/public/[redacted]/upload'],
   ])('hides %s', (_what, input, expected) => {
     expect(redactUrl(input)).toBe(expected);
   });
@@ -38,6 +41,7 @@ describe('redactUrl', () => {
     ['the upload-token request (it carries no secret)', `/api/nodes/${UUID}/upload`],
     ['a query without secrets', '/api/users?format=short'],
     ['an empty string', ''],
+    ['a folder called public below the root (a DAV path)', '/webdrive/team/public/plan.txt'],
   ])('leaves %s unchanged', (_what, input) => {
     expect(redactUrl(input)).toBe(input);
   });

@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findBinary, MissingBinaryError, requireBinary } from '../../helpers/require-binary.js';
+import { findBinary, findFirstExecutable, MissingBinaryError, requireBinary } from '../../helpers/require-binary.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -74,6 +74,39 @@ describe('findBinary and requireBinary on a real PATH', () => {
     const call = () => requireBinary(MISSING, { env: { PATH: first, CI: 'true' }, warn: () => undefined });
     expect(call).toThrow(MissingBinaryError);
     expect(call).toThrow(new RegExp(`${MISSING} is not installed.*CI=true`));
+  });
+});
+
+describe('requireBinary with absolute candidates (programs kept off PATH)', () => {
+  const tmp = makeTmpDir('driveway-require-binary-candidates-');
+  const libexec = path.join(tmp.dir, 'lib', 'postgresql', '15', 'bin');
+  const onPath = path.join(tmp.dir, 'bin');
+  afterAll(() => tmp.remove());
+
+  beforeAll(() => {
+    mkdirSync(libexec, { recursive: true });
+    mkdirSync(onPath);
+    writeExecutable(path.join(libexec, 'initdb'));
+    writeExecutable(path.join(onPath, 'initdb'));
+    writeExecutable(path.join(libexec, 'plain-file'), 0o644);
+  });
+
+  it('takes the first executable candidate, before PATH', () => {
+    const absent = path.join(tmp.dir, 'lib', 'postgresql', '16', 'bin', 'initdb');
+    const initdb = requireBinary('initdb', { env: { PATH: onPath }, candidates: [absent, path.join(libexec, 'initdb')] });
+    expect(initdb).toMatchObject({ path: path.join(libexec, 'initdb'), isAvailable: true });
+    expect(findFirstExecutable([path.join(libexec, 'plain-file'), path.join(onPath, 'initdb')])).toBe(path.join(onPath, 'initdb'));
+    expect(() => findFirstExecutable(['relative/initdb'])).toThrow(/absolute paths/);
+  });
+
+  it('falls back to PATH, unless told not to, and names every place it looked when missing', () => {
+    const absent = path.join(tmp.dir, 'nowhere', 'initdb');
+    expect(requireBinary('initdb', { env: { PATH: onPath }, candidates: [absent] }).path).toBe(path.join(onPath, 'initdb'));
+    const warnings: string[] = [];
+    const gated = requireBinary('initdb', { env: { PATH: onPath }, candidates: [absent], searchPath: false, warn: (m) => warnings.push(m) });
+    expect(gated.isAvailable).toBe(false);
+    expect(warnings[0]).toContain(`not found in ${absent})`);
+    expect(() => requireBinary('initdb', { env: { PATH: onPath, CI: 'true' }, candidates: [absent], searchPath: false })).toThrow(MissingBinaryError);
   });
 });
 

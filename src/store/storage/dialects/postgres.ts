@@ -92,6 +92,8 @@ function toPg(value: unknown): unknown {
 
 const CONSTRAINTS: Record<string, StorageConstraintError['constraint']> = { '23505': 'unique', '23503': 'foreign-key', '23514': 'check', '23502': 'not-null' };
 const RETRYABLE = new Set(['40001', '40P01']);
+/** Node's socket errors: the server is not there (yet, or any more). */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 
 function translate(err: unknown): unknown {
   const code = (err as { code?: unknown }).code;
@@ -99,7 +101,9 @@ function translate(err: unknown): unknown {
     const constraint = CONSTRAINTS[code];
     if (constraint) return new StorageConstraintError((err as Error).message, constraint, { cause: err });
     // Class 08: connection exceptions; 57P0x: the server is shutting down or restarting; 53: out of resources.
-    if (code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return new StorageUnavailableError(`database unavailable: ${(err as Error).message}`, { cause: err });
+    if (code.startsWith('08') || code.startsWith('57P') || code.startsWith('53') || NETWORK_CODES.has(code)) {
+      return new StorageUnavailableError(`database unavailable: ${(err as Error).message}`, { cause: err });
+    }
     return err;
   }
   if (err instanceof Error && /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect/i.test(err.message)) {

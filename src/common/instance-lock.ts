@@ -1,0 +1,86 @@
+/**
+ * One process per data directory and part (issue 14, item 10): `<dataDir>/store.lock` guards
+ * the database and blobs, `<dataDir>/bridge.lock` the bridge's state (bridge.sqlite, and locks
+ * kept in memory that a second bridge would not see). A second instance refuses to start, naming
+ * the directory and the process that holds it.
+ *
+ * The lock is SQLite's own write lock on the lock file (BEGIN IMMEDIATE, never committed): a
+ * POSIX record lock the kernel drops when the process dies, however it dies, so a crash never
+ * leaves a stale lock, and no PID is ever trusted for liveness (a PID can be reused). The holder's
+ * PID and start time sit in a committed row of the same file, readable while the lock is held,
+ * for the message only. Owns the lock file only; main.ts decides when to take it.
+ */
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export type LockedPart = 'store' | 'bridge';
+
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly part: LockedPart,
+    readonly holderPid: number | undefined,
+  ) {
+    super(
+      `the data directory ${dataDir} is in use by ${holderPid === undefined ? 'another process' : `process ${holderPid}`} ` +
+        `(its ${part}); one process per data directory: stop that one, or give this one another dataDir`,
+    );
+  }
+}
+
+export interface InstanceLock {
+  readonly file: string;
+  release(): void;
+}
+
+interface Holder {
+  pid: number;
+  host: string;
+  started: number;
+}
+
+/** Takes the part's lock in `dataDir`, or throws DataDirInUseError naming who holds it. */
+export function lockDataDir(dataDir: string, part: LockedPart): InstanceLock {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(dataDir, `${part}.lock`);
+  // timeout 0: a held lock is an answer, not something to wait for.
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, host TEXT NOT NULL, started INTEGER NOT NULL)');
+    const me: Holder = { pid: process.pid, host: hostname(), started: Date.now() };
+    // Say who we are, then hold the write lock. Between the two another process may win; it is
+    // then the holder, and this one refuses like any second instance.
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare('INSERT OR REPLACE INTO holder (id, pid, host, started) VALUES (1, @pid, @host, @started)').run(me);
+    db.exec('COMMIT');
+    db.exec('BEGIN IMMEDIATE');
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') {
+      db.close();
+      throw err;
+    }
+    const holder = readHolder(db);
+    db.close();
+    throw new DataDirInUseError(dataDir, part, holder?.pid === process.pid ? undefined : holder?.pid);
+  }
+  let released = false;
+  return {
+    file,
+    release() {
+      if (released) return;
+      released = true;
+      db.exec('ROLLBACK');
+      db.close();
+    },
+  };
+}
+
+function readHolder(db: Database.Database): Holder | undefined {
+  try {
+    return db.prepare('SELECT pid, host, started FROM holder WHERE id = 1').get() as Holder | undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * nginx in front of several driveway instances, for the multi-instance suites: Debian's nginx
+ * as a foreground process of ours (`daemon off`), its config, pid file, logs and temp folders
+ * in a temp folder, listening on a free port of 127.0.0.1, round robin over the given backends.
+ * Never the system service: stop() and reload() signal the master PID we spawned, nothing else.
+ *
+ *   const nginx = requireNginx();
+ *   nginx.describe('two instances behind nginx', () => {
+ *     const balancer = await startNginx([a.url, b.url]);   // balancer.url, balancer.stop()
+ *   });
+ *
+ * davProxyLocation() is the proxy part (what WebDAV needs from a reverse proxy): the deployment
+ * doc quotes the same function's output, so tests and docs cannot drift.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freeLoopbackPort } from './free-port.js';
+import { requireBinary, type RequireBinaryOptions, type RequiredBinary } from './require-binary.js';
+import { startWatchdog } from './watchdog.js';
+
+/** Debian puts nginx in /usr/sbin, which is not on a non-root user's PATH. */
+export function requireNginx(options: RequireBinaryOptions = {}): RequiredBinary {
+  return requireBinary('nginx', { candidates: ['/usr/sbin/nginx'], ...options });
+}
+
+/**
+ * The `location` block that proxies a WebDAV server through nginx:
+ * - every method passes (nginx forwards PROPFIND, LOCK, MOVE, ... as they come; no limit_except);
+ * - bodies of any size (client_max_body_size 0), streamed both ways: proxy_request_buffering off
+ *   (a 10 GiB PUT is not spooled to nginx's disk first, and the backend sees it as it arrives),
+ *   proxy_buffering off (GET streams, and a slow client does not fill nginx's temp files);
+ * - HTTP/1.1 with keepalive to the backends (Connection cleared, `keepalive` in the upstream);
+ * - Host as the client sent it (Destination of MOVE and COPY names that host), the client's
+ *   address in X-Forwarded-For, the scheme in X-Forwarded-Proto;
+ * - long timeouts, for slow uploads and downloads of large files;
+ * - a request is retried on another backend only when the connection to the first one failed
+ *   before anything was sent (nginx's default; never for LOCK, POST, PATCH).
+ */
+export function davProxyLocation(upstream: string, indent = '    '): string {
+  return [
+    'location / {',
+    `    proxy_pass http://${upstream};`,
+    '    proxy_http_version 1.1;',
+    '    proxy_set_header Connection "";',
+    '    proxy_set_header Host $http_host;',
+    '    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    '    proxy_set_header X-Forwarded-Proto $scheme;',
+    '    client_max_body_size 0;',
+    '    proxy_request_buffering off;',
+    '    proxy_buffering off;',
+    '    proxy_max_temp_file_size 0;',
+    '    proxy_redirect off;',
+    '    proxy_connect_timeout 5s;',
+    '    proxy_send_timeout 1h;',
+    '    proxy_read_timeout 1h;',
+    '}',
+  ]
+    .map((line) => indent + line)
+    .join('\n');
+}
+
+/** Round robin over `backends` (http://host:port URLs), with idle keepalive connections to them. */
+export function upstreamBlock(name: string, backends: readonly string[], indent = '    '): string {
+  if (backends.length === 0) throw new Error('nginx needs at least one backend');
+  const servers = backends.map((backend) => {
+    const url = new URL(backend);
+    if (url.protocol !== 'http:' || url.pathname !== '/' || url.search) throw new Error(`a backend is http://host:port, not ${backend}`);
+    return `    server ${url.host};`;
+  });
+  return [`upstream ${name} {`, ...servers, '    keepalive 16;', '}'].map((line) => indent + line).join('\n');
+}
+
+/** The path nginx itself answers (never a backend) with the config generation, so a reload can be awaited. */
+export const GENERATION_PATH = '/.driveway-test-nginx-generation';
+
+function renderConfig(dir: string, port: number, backends: readonly string[], generation: number, user: string | undefined): string {
+  return [
+    'daemon off;',
+    'master_process on;',
+    'worker_processes 1;',
+    ...(user ? [`user ${user};`] : []),
+    `pid ${dir}/nginx.pid;`,
+    `error_log ${dir}/error.log warn;`,
+    'events { worker_connections 1024; }',
+    'http {',
+    `    access_log ${dir}/access.log;`,
+    `    client_body_temp_path ${dir}/client_body;`,
+    `    proxy_temp_path ${dir}/proxy;`,
+    `    fastcgi_temp_path ${dir}/fastcgi;`,
+    `    uwsgi_temp_path ${dir}/uwsgi;`,
+    `    scgi_temp_path ${dir}/scgi;`,
+    // Long paths and If: headers with several lock tokens fit.
+    '    large_client_header_buffers 8 64k;',
+    upstreamBlock('driveway', backends),
+    '    server {',
+    `        listen 127.0.0.1:${port};`,
+    '        server_name _;',
+    `        location = ${GENERATION_PATH} { default_type text/plain; return 200 "${generation}"; }`,
+    davProxyLocation('driveway', '        '),
+    '    }',
+    '}',
+    '',
+  ].join('\n');
+}
+
+export interface TestNginx {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  /** The master process we spawned. */
+  pid: number;
+  /** Swaps the backends (config rewritten, tested, SIGHUP); resolves once new workers serve it. */
+  reload(backends: readonly string[]): Promise<void>;
+  /** Graceful stop of our master (SIGQUIT, then SIGTERM, then SIGKILL to it and its workers); removes the folder. */
+  stop(): Promise<void>;
+  /** nginx's error log so far, for a failing test's message. */
+  errorLog(): string;
+}
+
+async function generationServed(url: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(url + GENERATION_PATH, { signal: AbortSignal.timeout(1_000) });
+    return response.ok ? await response.text() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function exitedWithin(child: ChildProcess, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([exited(child).then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  return done;
+}
+
+export async function startNginx(backends: readonly string[], options: { binary?: string } = {}): Promise<TestNginx> {
+  const binary = options.binary ?? requireNginx({ warn: () => undefined }).path;
+  if (!binary) throw new Error('nginx is not installed (/usr/sbin/nginx or on PATH)');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-nginx-'));
+  // As root, the master drops its workers to an unprivileged user; they must reach the folder
+  // (nginx creates and chowns the temp folders in it itself).
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const user = root ? 'nobody nogroup' : undefined;
+  chmodSync(dir, root ? 0o711 : 0o700);
+  const confFile = path.join(dir, 'nginx.conf');
+  const errorLog = () => {
+    try {
+      return readFileSync(path.join(dir, 'error.log'), 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const nginxArgs = ['-p', `${dir}/`, '-e', `${dir}/error.log`, '-c', confFile];
+  let generation = 1;
+
+  for (let attempt = 1; ; attempt++) {
+    const port = await freeLoopbackPort();
+    const url = `http://127.0.0.1:${port}`;
+    writeFileSync(confFile, renderConfig(dir, port, backends, generation, user));
+    let output = '';
+    const child = spawn(binary, nginxArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+
+    // Ready when it answers its generation; bounded.
+    const deadline = Date.now() + 10_000;
+    let ready = false;
+    while (!ready && Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+      ready = (await generationServed(url)) === String(generation);
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    if (!ready) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited(child);
+      }
+      const why = `${output}\n${errorLog()}`;
+      if (attempt < 3 && /Address already in use/.test(why)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      const err = await Promise.race([spawnError, Promise.resolve(undefined)]);
+      throw new Error(`nginx did not start on ${url}: ${err?.message ?? ''}\n${why}`);
+    }
+
+    const pid = child.pid!;
+    // If this worker dies without stop(): the master we spawned, by PID (SIGTERM ends its workers too).
+    const watchdog = startWatchdog('kill -TERM "$1" 2>/dev/null; sleep 2; rm -rf "$2"', [String(pid), dir]);
+    let stopped = false;
+
+    return {
+      url,
+      port,
+      pid,
+      errorLog,
+      async reload(next) {
+        const candidate = renderConfig(dir, port, next, generation + 1, user);
+        writeFileSync(confFile, candidate);
+        const test = spawnSync(binary, [...nginxArgs, '-t', '-q'], { encoding: 'utf8' });
+        if (test.status !== 0) throw new Error(`nginx refused the new config:\n${test.stderr}`);
+        generation += 1;
+        process.kill(pid, 'SIGHUP');
+        const until = Date.now() + 10_000;
+        while ((await generationServed(url)) !== String(generation)) {
+          if (Date.now() > until) throw new Error(`nginx did not take the new config within 10 s:\n${errorLog()}`);
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      },
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        const workers = childPids(pid);
+        child.kill('SIGQUIT');
+        if (!(await exitedWithin(child, 5_000))) {
+          child.kill('SIGTERM');
+          if (!(await exitedWithin(child, 5_000))) {
+            child.kill('SIGKILL');
+            for (const worker of workers) {
+              try {
+                process.kill(worker, 'SIGKILL');
+              } catch {
+                // Gone with its master.
+              }
+            }
+            await exited(child);
+          }
+        }
+        watchdog.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+}
