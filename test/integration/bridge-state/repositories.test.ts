@@ -3,10 +3,8 @@
  * database (every migration, 012 included, as `npm start` opens it) and over PostgreSQL: the
  * contract suites of test/contract/, and two instances (two pools) racing conflicting LOCKs.
  *
- * PostgreSQL comes from the run's throwaway cluster (test/helpers/postgres.ts, the harness of
- * issue 15), or from DRIVEWAY_TEST_POSTGRES_URL (a database of your own, emptied here). Neither
- * available: the PostgreSQL suites are skipped with a warning naming the harness, and fail when
- * CI=true.
+ * PostgreSQL is a database of the run's throwaway cluster (test/helpers/postgres.ts): without
+ * PostgreSQL installed those suites are skipped with a warning, and fail when CI=true.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +17,7 @@ import { migrate } from '../../../src/store/storage/migrations.js';
 import type { Sql } from '../../../src/store/storage/sql.js';
 import { describeLockRepository, request } from '../../contract/lock-repository.js';
 import { describePropertyRepository } from '../../contract/property-repository.js';
+import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 /** A store database in a temp folder, as the store opens it; the handle the bridge gets from it. */
@@ -57,39 +56,15 @@ describePropertyRepository('SQLite (the store database)', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// PostgreSQL
+// PostgreSQL: a database of the run's throwaway cluster (test/helpers/postgres.ts).
 
-const HARNESS = '../../helpers/postgres.js';
-
-interface Harness {
-  requirePostgres(): { isAvailable: boolean };
-  sharedPostgres(): Promise<{ createDatabase(): Promise<string> }>;
-}
-
-/** A fresh database URL per call, or undefined with the reason PostgreSQL is not here. */
-async function postgresSource(): Promise<{ newDatabase(): Promise<string> } | { missing: string }> {
-  const own = process.env.DRIVEWAY_TEST_POSTGRES_URL;
-  if (own) return { newDatabase: async () => own };
-  const harness = (await import(/* @vite-ignore */ HARNESS).catch(() => undefined)) as Harness | undefined;
-  if (!harness) return { missing: 'test/helpers/postgres.ts (the PostgreSQL test harness of issue 15) is not in this tree' };
-  if (!harness.requirePostgres().isAvailable) return { missing: 'PostgreSQL (initdb) is not installed' };
-  return { newDatabase: async () => (await harness.sharedPostgres()).createDatabase() };
-}
-
-const source = await postgresSource();
-if ('missing' in source) {
-  const message = `PostgreSQL bridge-state suites SKIPPED: ${source.missing}; they need test/helpers/postgres.ts or DRIVEWAY_TEST_POSTGRES_URL`;
-  if (process.env.CI === 'true') throw new Error(message);
-  process.stderr.write(`\n!!! ${message}\n\n`);
-}
-const describePostgres = 'missing' in source ? describe.skip : describe;
+const postgres = requirePostgres();
 
 /** One migrated database for the file; each test starts from empty dav_* tables. */
 const pgState: { storages: PostgresStorage[]; url?: string } = { storages: [] };
 
 async function postgresStorage(): Promise<PostgresStorage> {
-  if ('missing' in source) throw new Error(source.missing);
-  pgState.url ??= await source.newDatabase();
+  pgState.url ??= await freshPostgresDatabase();
   const storage = new PostgresStorage(pgState.url, { maxConnections: 8 });
   pgState.storages.push(storage);
   await migrate(storage, 'the test database');
@@ -104,7 +79,7 @@ async function release(storage: PostgresStorage | undefined): Promise<void> {
   await storage.close();
 }
 
-describePostgres('on PostgreSQL', () => {
+postgres.describe('on PostgreSQL', () => {
   afterAll(async () => {
     await Promise.all(pgState.storages.map((s) => s.close()));
   });
