@@ -17,6 +17,7 @@ import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import { DERIVED_VIEWS, folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import type { BridgeUser } from './sessions.js';
+import { KeyedQueue } from '../common/keyed-queue.js';
 
 /** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
 export type DavPath = string & { readonly brand: 'DavPath' };
@@ -155,7 +156,7 @@ export class StoreTree {
   private readonly grants: LRUCache<string, Promise<ReadonlySet<Privilege>>>;
   private readonly log?: Logger;
   /** Tails of the works queued per key by oneAtATime (removals of a node, transfers onto a name). */
-  private readonly queues = new Map<string, Promise<void>>();
+  private readonly queues = new KeyedQueue();
   readonly namespace: Namespace;
 
   constructor(options: StoreTreeOptions) {
@@ -694,19 +695,8 @@ export class StoreTree {
   }
 
   /** Runs `work` after every earlier work of the same key (in this process) has settled. */
-  private async oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const before = this.queues.get(key);
-    let release: () => void = () => undefined;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = before ? before.then(() => mine) : mine;
-    this.queues.set(key, tail);
-    try {
-      if (before) await before;
-      return await work();
-    } finally {
-      release();
-      if (this.queues.get(key) === tail) this.queues.delete(key);
-    }
+  private oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
+    return this.queues.run(key, work);
   }
 
   private async targetInTheWay(user: BridgeUser, to: DavPath, overwrite: boolean, source: Resource, operation: string): Promise<Resource | undefined> {

@@ -22,6 +22,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobRange, type FileBlobReader, type GarbageReport } from './blob-backend.js';
 import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
+import { KeyedQueue } from '../../common/keyed-queue.js';
 
 const READ_CHUNK = 1 << 20;
 
@@ -35,7 +36,7 @@ export class LocalBlobBackend implements BlobBackend {
   /** Fan-out folders (`ab/cd`, at most 65,536) known to exist: a small upload skips the mkdir. */
   private readonly knownDirs = new Set<string>();
   /** Tail of the queue of file operations per hash. */
-  private readonly queues = new Map<string, Promise<void>>();
+  private readonly queues = new KeyedQueue();
 
   constructor(
     readonly root: string,
@@ -47,19 +48,8 @@ export class LocalBlobBackend implements BlobBackend {
   }
 
   /** Runs `work` after every earlier commit/remove of the same blob has finished. */
-  private async serialize<T>(hash: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(hash) ?? Promise.resolve();
-    const run = previous.then(work);
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(hash, tail);
-    try {
-      return await run;
-    } finally {
-      if (this.queues.get(hash) === tail) this.queues.delete(hash);
-    }
+  private serialize<T>(hash: string, work: () => Promise<T>): Promise<T> {
+    return this.queues.run(hash, work);
   }
 
   /** Creates the folders and removes whatever a crashed upload left in tmp/. */

@@ -39,6 +39,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../common/logger.js';
 import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type GarbageReport, type StreamBlobReader, type UploadIntent } from './blob-backend.js';
 import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
+import { KeyedQueue } from '../../common/keyed-queue.js';
 
 /** S3's smallest part (but the last): 5 MiB. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
@@ -91,7 +92,7 @@ export class S3BlobBackend implements BlobBackend {
   private readonly staging: BlobStaging;
   /** Uploads between commit() and release(), and the intents release() clears. */
   private readonly pins = new Map<string, string[]>();
-  private readonly queues = new Map<string, Promise<void>>();
+  private readonly queues = new KeyedQueue();
 
   constructor(private readonly options: S3BackendOptions) {
     if (options.partSizeBytes < MIN_PART_BYTES) throw new Error(`partSizeBytes must be at least ${MIN_PART_BYTES}`);
@@ -127,19 +128,9 @@ export class S3BlobBackend implements BlobBackend {
     }
   }
 
-  private async serialize<T>(hash: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(hash) ?? Promise.resolve();
-    const run = previous.then(work);
-    const tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(hash, tail);
-    try {
-      return await run;
-    } finally {
-      if (this.queues.get(hash) === tail) this.queues.delete(hash);
-    }
+  /** Runs `work` after every earlier commit/remove of the same blob has finished. */
+  private serialize<T>(hash: string, work: () => Promise<T>): Promise<T> {
+    return this.queues.run(hash, work);
   }
 
   stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
