@@ -82,7 +82,9 @@ async function main(): Promise<void> {
     if (config.bridge.storeUrl) store = { url: config.bridge.storeUrl };
     else if (embedded) {
       const { createLocalClient } = await import('./store/local-client.js');
-      store = { client: createLocalClient(embedded), name: 'embedded, in-process' };
+      const { storeStorageOf } = await import('./store/storage/store-storage.js');
+      // Locks and dead properties in the store's database: every instance over it agrees.
+      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage: storeStorageOf(embedded) };
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);

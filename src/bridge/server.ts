@@ -22,11 +22,13 @@ import { redactUrl, type Logger } from '../common/logger.js';
 import { logFailedLogin } from '../common/login-log.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
+import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
-import { DeadPropertyStore } from './dead-properties.js';
+import { moveStateFileInto, openBridgeStateFile, SqlPropertyRepository } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
+import { SqlLockRepository } from './sql-lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
@@ -50,12 +52,19 @@ export interface BridgeOptions {
   /**
    * The store to serve: a StoreClient of any transport (the embedded store in-process under
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
+   * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
+   * live there, shared by every instance over that database; without it locks stay in memory
+   * and properties in `stateFile`.
    */
-  store: { client: StoreClient; name: string } | { url: string };
+  store: { client: StoreClient; name: string; storage?: Storage } | { url: string };
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
-  /** Where the bridge keeps dead properties and client mtimes; defaults to the data dir. */
+  /**
+   * Where a bridge without shared storage keeps dead properties and client mtimes; defaults to
+   * `<dataDir>/bridge.sqlite`. With shared storage, a file there from an earlier release is moved
+   * into the storage once (then renamed `.moved`).
+   */
   stateFile?: string;
 }
 
@@ -123,7 +132,10 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
   }
 }
 
-export function createBridgeServices(options: BridgeOptions, client: StoreClient): { services: BridgeServices; sessions: SessionPool } {
+export async function createBridgeServices(
+  options: BridgeOptions,
+  client: StoreClient,
+): Promise<{ services: BridgeServices; sessions: SessionPool; closeState: () => Promise<void> }> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const cache = new MetadataCache({
@@ -133,21 +145,41 @@ export function createBridgeServices(options: BridgeOptions, client: StoreClient
     onStale: forgetBodiesOf,
   });
   const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
-  mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
+  const shared = 'storage' in options.store ? options.store.storage : undefined;
+  const propertyLimits = {
+    maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
+    maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
+  };
+  let state: { locks: LockStore; props: SqlPropertyRepository; close: () => Promise<void> };
+  if (shared) {
+    const moved = await moveStateFileInto(stateFile, shared.sql);
+    if (moved) options.logger.info({ ...moved, from: stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
+    state = {
+      locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec, repository: new SqlLockRepository(shared.sql) }),
+      props: new SqlPropertyRepository(shared.sql, propertyLimits),
+      // The storage is the store's: it closes it.
+      close: async () => undefined,
+    };
+  } else {
+    mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
+    const file = openBridgeStateFile(stateFile);
+    state = {
+      locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
+      props: new SqlPropertyRepository(file.sql, propertyLimits),
+      close: () => file.close(),
+    };
+  }
   const services: BridgeServices = {
     tree: new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs }),
     cache,
-    locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
-    props: DeadPropertyStore.open(stateFile, {
-      maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
-      maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
-    }),
+    locks: state.locks,
+    props: state.props,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
   };
   const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
-  return { services, sessions: new SessionPool(client, { clock, limiter }) };
+  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState: state.close };
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
@@ -160,7 +192,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       ? options.store.client
       : (await import('../store-client/index.js')).createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
   const storeName = 'client' in options.store ? options.store.name : options.store.url;
-  const { services, sessions } = createBridgeServices({ ...options, logger: log }, client);
+  const { services, sessions, closeState } = await createBridgeServices({ ...options, logger: log }, client);
 
   const dav = new webdav.WebDAVServer({
     httpAuthentication: new StoreAuthentication(sessions, log),
@@ -235,7 +267,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         server.closeAllConnections();
       });
       sessions.clear();
-      services.props.close();
+      await closeState();
       services.cache.close();
       await client.close();
     },

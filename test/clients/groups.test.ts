@@ -148,8 +148,8 @@ describe('a group drive with rclone and davfs2', () => {
         // davfs2 locks a file it opens for writing (use_locks 1) and unlocks it after the upload.
         const holder = runProgram('sh', ['-c', `exec 3>"${file}"; echo held >&3; sleep 6; exec 3>&-`], { timeoutMs: 60_000 });
         const deadline = Date.now() + 20_000;
-        while (f.bridge.services.locks.size === 0 && Date.now() < deadline) await sleep(100);
-        expect(f.bridge.services.locks.size).toBeGreaterThan(0);
+        while ((await f.bridge.services.locks.count()) === 0 && Date.now() < deadline) await sleep(100);
+        expect(await f.bridge.services.locks.count()).toBeGreaterThan(0);
         const put = (body: string) =>
           runProgram(curl.path, ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-u', `${writer1.email}:${writer1.password}`, '-T', '-', `${homeUrl}held.txt`], { input: body, timeoutMs: 30_000 });
         expect((await put('writer 1')).stdout).toBe('423');

@@ -3,12 +3,14 @@
  * with its own temp state. The bridge reaches the store through the transport a suite asks for,
  * else DRIVEWAY_TEST_TRANSPORT: `local` (in-process, as `npm start` runs it; the default) or
  * `http` (as `--only bridge` runs it against any server of the interface). vitest.config.ts runs
- * the bridge suites once with each.
+ * the bridge suites once with each. As under `npm start`, an in-process bridge keeps its locks
+ * and dead properties in the store's database; over HTTP, in memory and its own bridge.sqlite.
  */
 import type { Clock } from '../../src/common/clock.js';
 import { createLogger } from '../../src/common/logger.js';
 import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.js';
 import { createLocalClient } from '../../src/store/local-client.js';
+import { storeStorageOf } from '../../src/store/storage/store-storage.js';
 import type { NodeId, StoreSession } from '../../src/store-client/index.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
 import { createFolder } from './seed.js';
@@ -35,7 +37,7 @@ export const TEST_TRANSPORT: Transport = process.env.DRIVEWAY_TEST_TRANSPORT ===
 
 /** How the bridge of a test reaches `store`: in-process, or over HTTP at `url`. */
 export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRANSPORT, url = store.url): BridgeOptions['store'] {
-  return transport === 'local' ? { client: createLocalClient(store.ctx), name: 'in-process' } : { url };
+  return transport === 'local' ? { client: createLocalClient(store.ctx), name: 'in-process', storage: storeStorageOf(store.ctx) } : { url };
 }
 
 export interface BridgeFixtureOptions extends TestStoreOptions {

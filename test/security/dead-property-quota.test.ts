@@ -1,6 +1,7 @@
 /**
  * Issue 14, finding 7: dead properties bypassed the quota. PROPPATCH stored up to 1 MiB per node
- * on any number of nodes; a user with a 1,000-byte quota grew bridge.sqlite by 21 MB. Now a node
+ * on any number of nodes; a user with a 1,000-byte quota grew bridge.sqlite by 21 MB (the
+ * properties now live in the store's database under `npm start`). Now a node
  * carries at most `bridge.deadPropsMaxBytesPerNode` (64 KiB) and one owner's nodes together
  * `bridge.deadPropsMaxBytesPerOwner` (64 MiB; 1 MiB in this suite); past either, PROPPATCH
  * answers 207 with 507 Insufficient Storage for the properties set and stores nothing. Deleting
@@ -10,7 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, multistatusOf } from '../helpers/dav-requests.js';
-import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
+import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
 
 const OWNER_CAP = 1024 * 1024;
 const propertyUpdate = (value: string) =>
@@ -23,11 +24,15 @@ describe('dead properties inside a budget (finding 7)', () => {
   const proppatch = (p: string, value: string, as = user) => davAs(as, 'PROPPATCH', p, { 'content-type': 'application/xml' }, propertyUpdate(value));
   /** The status each property got in a PROPPATCH answer. */
   const statusOf = (text: string) => /HTTP\/1\.1 (\d{3})/.exec(text)?.[1];
-  /** Bytes of property XML in the bridge's file, read from the file itself. */
+  /**
+   * Bytes of property XML where the bridge keeps them, read from the file itself: the store's
+   * database for an in-process bridge, its own bridge.sqlite over HTTP.
+   */
   const storedBytes = (): number => {
-    const db = new Database(path.join(f.store.config.dataDir, 'bridge.sqlite'), { readonly: true });
+    const file = TEST_TRANSPORT === 'local' ? 'driveway.sqlite' : 'bridge.sqlite';
+    const db = new Database(path.join(f.store.config.dataDir, file), { readonly: true });
     try {
-      return (db.prepare('SELECT coalesce(sum(length(CAST(xml AS BLOB))), 0) AS n FROM dead_properties').get() as { n: number }).n;
+      return (db.prepare('SELECT coalesce(sum(length(CAST(xml AS BLOB))), 0) AS n FROM dav_properties').get() as { n: number }).n;
     } finally {
       db.close();
     }
@@ -64,21 +69,21 @@ describe('dead properties inside a budget (finding 7)', () => {
     expect(granted).toBe(Math.floor(OWNER_CAP / (60 * 1024 + 100)));
     expect(statuses.slice(granted).every((s) => s === '507')).toBe(true);
     expect(storedBytes()).toBeLessThanOrEqual(OWNER_CAP);
-    expect(f.bridge.services.props.ownerBytes(user.uuid)).toBeLessThanOrEqual(OWNER_CAP);
+    expect(await f.bridge.services.props.ownerBytes(user.uuid)).toBeLessThanOrEqual(OWNER_CAP);
     // Whatever is left of the budget is all any node gets: one byte more is refused.
-    const left = OWNER_CAP - f.bridge.services.props.ownerBytes(user.uuid);
+    const left = OWNER_CAP - (await f.bridge.services.props.ownerBytes(user.uuid));
     expect(left).toBeLessThan(60 * 1024);
     expect(statusOf((await proppatch('/home/one.txt', 'w'.repeat(left + 1))).text)).toBe('507');
   });
 
   it('frees a node’s bytes when it is deleted for good, and the budget takes new properties again', async () => {
-    const before = f.bridge.services.props.ownerBytes(user.uuid);
+    const before = (await f.bridge.services.props.ownerBytes(user.uuid));
     expect((await davAs(user, 'DELETE', '/home/n0.txt')).status).toBe(204);
     // In the trash it still exists (a restore brings its properties back): still counted.
-    expect(f.bridge.services.props.ownerBytes(user.uuid)).toBe(before);
+    expect(await f.bridge.services.props.ownerBytes(user.uuid)).toBe(before);
     expect((await davAs(user, 'PROPFIND', '/trash/', { depth: '1' })).status).toBe(207);
     expect((await davAs(user, 'DELETE', '/trash/n0.txt')).status).toBe(204);
-    expect(f.bridge.services.props.ownerBytes(user.uuid)).toBeLessThan(before - 60 * 1024);
+    expect(await f.bridge.services.props.ownerBytes(user.uuid)).toBeLessThan(before - 60 * 1024);
     expect(statusOf((await proppatch('/home/n23.txt', 'z'.repeat(60 * 1024))).text)).toBe('200');
   });
 });

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
-import type { DeadPropertyStore } from '../dead-properties.js';
+import type { PropertyRepository } from '../dead-properties.js';
 import type { DavPathParts } from '../href.js';
 import type { LockStore } from '../locks.js';
 import type { MetadataCache } from '../metadata-cache.js';
@@ -17,7 +17,7 @@ export interface BridgeServices {
   tree: StoreTree;
   cache: MetadataCache;
   locks: LockStore;
-  props: DeadPropertyStore;
+  props: PropertyRepository;
   clock: Clock;
   log: Logger;
   /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */

@@ -37,7 +37,7 @@ export const copy: VerbHandler = async (ctx: DavContext) => {
   if (copied) {
     key = keyOf(copied);
     const owner = budgetOwnerOf(user, copied);
-    let complete = props.copy(keyOf(source), key, owner);
+    let complete = await props.copy(keyOf(source), key, owner);
     if (!shallow && source.entry.kind === 'folder' && copied.entry.kind === 'folder') {
       complete = (await copyMemberProperties(ctx, user, source.entry.id, copied.entry.id, owner)) && complete;
     }
@@ -45,7 +45,7 @@ export const copy: VerbHandler = async (ctx: DavContext) => {
   } else {
     ctx.log.warn({ destination: transfer.destination.path }, 'the copy is not listed at its destination');
   }
-  sendEmpty(ctx, replaced ? 204 : 201, finishTransfer(ctx, transfer, replaced, key));
+  sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, key));
 };
 
 function keyOf(resource: Resource): string {
@@ -82,8 +82,7 @@ async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: Nod
   }
   if (members.length === 0) return true;
   const keys = members.map((m) => tree.folderKey(user, m.entry.id));
-  const withProps = props.listMany(keys);
-  const withMtimes = props.getMtimes(keys);
+  const [withProps, withMtimes] = await Promise.all([props.listMany(keys), props.getMtimes(keys)]);
   members.forEach((member, i) => {
     const key = keys[i] as string;
     if (!withProps.has(key) && !withMtimes.has(key)) return;
@@ -110,7 +109,7 @@ async function copyMemberProperties(ctx: DavContext, user: BridgeUser, from: Nod
       const member = members[i] as Member;
       const twin = listing.byName.get(member.entry.name.normalize('NFC'));
       if (!twin || twin.kind !== member.entry.kind) continue;
-      if (member.hasState && !props.copy(keys[i] as string, tree.folderKey(user, twin.id), owner)) complete = false;
+      if (member.hasState && !(await props.copy(keys[i] as string, tree.folderKey(user, twin.id), owner))) complete = false;
       if (member.leadsToState) pending.push({ parent: i, target: twin.id });
     }
   }

@@ -54,9 +54,9 @@ export function deletedStateOf(ctx: DavContext, user: BridgeUser, resource: Reso
 }
 
 /** After the store deleted the resource: drop its locks, and its properties when gone for good. */
-export function forgetDeleted(ctx: DavContext, state: DeletedState): void {
-  ctx.services.locks.dropLocksUnder(state.key);
-  ctx.services.props.dropMany(state.forGood);
+export async function forgetDeleted(ctx: DavContext, state: DeletedState): Promise<void> {
+  await ctx.services.locks.dropLocksUnder(state.key);
+  await ctx.services.props.dropMany(state.forGood);
 }
 
 /**
@@ -84,7 +84,7 @@ export const del: VerbHandler = async (ctx) => {
   await checkWrite(ctx, target, { includeDescendants: isCollection });
   const state = deletedStateOf(ctx, user, resource);
   await ctx.services.tree.remove(user, resource);
-  forgetDeleted(ctx, state);
+  await forgetDeleted(ctx, state);
   sendEmpty(ctx, 204);
 };
 

@@ -117,11 +117,11 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   const sourceTarget: WriteTarget = { path: source.path, resource: source, chain: source.chain };
   await checkIfHeader(ctx, sourceTarget);
   checkHttpConditions(ctx, sourceTarget);
-  if (isMove) checkLocks(ctx, source.chain, { includeDescendants: true });
+  if (isMove) await checkLocks(ctx, source.chain, { includeDescendants: true });
   // An existing destination is replaced (RFC 4918 §9.8.4, §9.9.3: deleted first; the store tree
   // trashes it only once the store accepted the new node, so a refusal keeps it): locks below it count.
   // With Overwrite: F nothing is written there; the store tree answers 412.
-  if (!existing || overwrite) checkLocks(ctx, destination.chain, { includeDescendants: existing !== undefined });
+  if (!existing || overwrite) await checkLocks(ctx, destination.chain, { includeDescendants: existing !== undefined });
   const replacing = existing && overwrite ? deletedStateOf(ctx, user, existing) : undefined;
   return { user, source, destination, overwrite, depth, ...(replacing ? { replacing } : {}) };
 }
@@ -131,10 +131,10 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
  * properties too; never called when the store refused, so a refused transfer keeps them), and a client's X-OC-Mtime (rclone: CLIENT-QUIRKS §3) becomes the mtime of
  * the resource now at the destination. Returns the headers to answer with.
  */
-export function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined): Record<string, string> {
-  if (replaced && transfer.replacing) forgetDeleted(ctx, transfer.replacing);
+export async function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined): Promise<Record<string, string>> {
+  if (replaced && transfer.replacing) await forgetDeleted(ctx, transfer.replacing);
   const mtimeMs = parseOcMtime(headerValue(ctx.req.headers['x-oc-mtime']));
   if (mtimeMs === undefined || newKey === undefined) return {};
-  ctx.services.props.setMtime(newKey, mtimeMs);
+  await ctx.services.props.setMtime(newKey, mtimeMs);
   return { 'X-OC-Mtime': 'accepted' };
 }

@@ -41,9 +41,9 @@ import { etagOf, requirePrivilege } from './preconditions.js';
 export { contentTypeOf };
 
 /** The modification time clients see: a kept client mtime, else the store's `updated`. */
-export function lastModifiedOf(ctx: DavContext, resource: Resource): number {
+export async function lastModifiedOf(ctx: DavContext, resource: Resource): Promise<number> {
   const key = resource.chain[resource.chain.length - 1];
-  return (key === undefined ? undefined : ctx.services.props.getMtime(key)) ?? resource.entry.updatedMs;
+  return (key === undefined ? undefined : await ctx.services.props.getMtime(key)) ?? resource.entry.updatedMs;
 }
 
 export const get: VerbHandler = async (ctx) => {
@@ -76,7 +76,7 @@ async function serveFile(ctx: DavContext, user: BridgeUser, resource: Resource):
   const { entry } = resource;
   const decision = evaluateConditionalRequest(ctx.method, ctx.req.headers, {
     etag: etagOf(resource),
-    lastModifiedMs: lastModifiedOf(ctx, resource),
+    lastModifiedMs: await lastModifiedOf(ctx, resource),
     sizeBytes: entry.sizeBytes,
   });
   const headers: Record<string, string> = { ...decision.headers };

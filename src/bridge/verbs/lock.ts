@@ -61,13 +61,13 @@ export const lock: VerbHandler = async (ctx) => {
     checkHttpConditions(ctx, target);
   } else {
     // Refuse a conflicting lock before the empty file exists, so a refused LOCK leaves nothing.
-    throwOnConflict(ctx, target.chain, info, depth);
+    await throwOnConflict(ctx, target.chain, info, depth);
     await checkWrite(ctx, target);
     await ctx.services.tree.write(user, target.path, Readable.from([]), 0, ctx.signal);
     resource = await ctx.services.tree.stat(user, target.path);
   }
 
-  const taken = locks.lock({
+  const taken = await locks.lock({
     chain: resource.chain,
     rootHref: rootHrefOf(ctx, resource),
     scope: info.scope,
@@ -93,20 +93,20 @@ async function refresh(ctx: DavContext, target: WriteTarget, timeoutHeader: stri
   await requirePrivilege(ctx, target.resource, 'write');
   await checkIfHeader(ctx, target);
   const { locks } = ctx.services;
-  const covering = new Set(target.resource ? locks.locksCovering(target.chain).map((l) => l.token) : []);
+  const covering = new Set(target.resource ? (await locks.locksCovering(target.chain)).map((l) => l.token) : []);
   const token = header.lockTokens.find((t) => covering.has(t));
   if (token === undefined) throw new LockError('no-such-lock', 'no submitted token names a lock on this resource');
-  const previous = locks.get(token);
+  const previous = await locks.get(token);
   const timeoutSec = timeoutHeader === undefined && previous ? previous.timeoutSec : locks.parseTimeout(timeoutHeader);
-  const refreshed = locks.refresh(token, target.chain, timeoutSec, ctx.user().userId);
+  const refreshed = await locks.refresh(token, target.chain, timeoutSec, ctx.user().userId);
   sendXml(ctx, 200, lockResponseBody([describe(refreshed)]));
 }
 
 /** What LockStore.lock would refuse, checked up front (423 with DAV:no-conflicting-lock). */
-function throwOnConflict(ctx: DavContext, chain: readonly string[], info: LockInfo, depth: LockDepth): void {
+async function throwOnConflict(ctx: DavContext, chain: readonly string[], info: LockInfo, depth: LockDepth): Promise<void> {
   const { locks } = ctx.services;
-  const inTheWay = locks.locksCovering(chain);
-  if (depth === 'infinity') inTheWay.push(...locks.locksBelow(chain[chain.length - 1] as string));
+  const inTheWay = await locks.locksCovering(chain);
+  if (depth === 'infinity') inTheWay.push(...(await locks.locksBelow(chain[chain.length - 1] as string)));
   const conflicts = info.scope === 'exclusive' ? inTheWay : inTheWay.filter((l) => l.scope === 'exclusive');
   if (conflicts.length > 0) throw new LockError('conflict', 'the resource is locked', conflicts);
 }

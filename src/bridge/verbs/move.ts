@@ -22,6 +22,6 @@ export const move: VerbHandler = async (ctx: DavContext) => {
   if (source.entry.kind === 'folder' && transfer.depth !== 'infinity') throw new DavStatusError(400, 'MOVE of a collection must have Depth: infinity');
   const { replaced } = await ctx.services.tree.move(user, source, transfer.destination.path, transfer.overwrite);
   const key = source.chain[source.chain.length - 1] as string;
-  ctx.services.locks.dropLocksUnder(key);
-  sendEmpty(ctx, replaced ? 204 : 201, finishTransfer(ctx, transfer, replaced, key));
+  await ctx.services.locks.dropLocksUnder(key);
+  sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, key));
 };

@@ -92,14 +92,14 @@ export async function checkIfHeader(ctx: DavContext, target: WriteTarget): Promi
     let resource: Resource | undefined;
     if (href === requestHref) {
       resource = target.resource;
-      if (!resource) return { etag: undefined, lockTokens: locks.locksCovering(target.chain).map((l) => l.token) };
+      if (!resource) return { etag: undefined, lockTokens: (await locks.locksCovering(target.chain)).map((l) => l.token) };
     } else {
       const parsed = parseHrefTarget(href, ctx.hosts);
       if (parsed.kind !== 'local') return undefined;
       resource = await tree.tryStat(user, parsed.path.path as DavPath);
     }
     if (!resource) return undefined;
-    return { etag: etagOf(resource), lockTokens: locks.locksCovering(resource.chain).map((l) => l.token) };
+    return { etag: etagOf(resource), lockTokens: (await locks.locksCovering(resource.chain)).map((l) => l.token) };
   });
   if (!passed) throw new DavStatusError(412, 'If header condition failed');
 }
@@ -108,9 +108,9 @@ export async function checkIfHeader(ctx: DavContext, target: WriteTarget): Promi
  * Throws 423 unless every lock covering the target (and, for DELETE/MOVE of a collection,
  * every lock below it) has its token submitted by the user who took it.
  */
-export function checkLocks(ctx: DavContext, chain: readonly string[], options: { includeDescendants?: boolean } = {}): void {
+export async function checkLocks(ctx: DavContext, chain: readonly string[], options: { includeDescendants?: boolean } = {}): Promise<void> {
   const user = ctx.user();
-  const blocking = ctx.services.locks.blockingLocks(chain, presentedLockTokens(ifHeaderOf(ctx)), {
+  const blocking = await ctx.services.locks.blockingLocks(chain, presentedLockTokens(ifHeaderOf(ctx)), {
     principal: user.userId,
     includeDescendants: options.includeDescendants ?? false,
   });
@@ -138,5 +138,5 @@ export function checkHttpConditions(ctx: DavContext, target: WriteTarget): void 
 export async function checkWrite(ctx: DavContext, target: WriteTarget, options: { includeDescendants?: boolean } = {}): Promise<void> {
   await checkIfHeader(ctx, target);
   checkHttpConditions(ctx, target);
-  checkLocks(ctx, target.chain, options);
+  await checkLocks(ctx, target.chain, options);
 }

@@ -27,7 +27,7 @@ import {
 } from '../dav-xml.js';
 import type { DeadProperty } from '../dead-properties.js';
 import { childHref, encodeHref } from '../href.js';
-import { remainingSec } from '../locks.js';
+import { remainingSec, type LockView } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
 import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
@@ -129,8 +129,8 @@ interface Sources {
   /** Client mtimes by node key; undefined when getlastmodified is not asked. */
   mtimes: Map<string, number> | undefined;
   quota: Quota | undefined;
-  /** Look up lockdiscovery (false when no lock exists at all). */
-  locks: boolean;
+  /** The locks lockdiscovery shows, read once per request; undefined when none is shown. */
+  locks: LockView | undefined;
   /** Privileges by resource (its tree's), when the request needs them. */
   privileges: Map<string, ReadonlySet<Privilege>> | undefined;
   ctx: DavContext;
@@ -152,7 +152,11 @@ export const propfind: VerbHandler = async (ctx) => {
   const asks = (prop: LiveProperty): boolean => wanted.some((w) => w.live === prop);
   const needsDead = request.kind !== 'prop' || wanted.some((w) => w.live === undefined);
   const needsMtimes = request.kind === 'allprop' || asks('getlastmodified');
-  const needsLocks = (request.kind === 'allprop' || asks('lockdiscovery')) && locks.size > 0;
+  // One read of the locks on the resource and its members (never one per entry); the body
+  // cache below is used only when none is shown, as lockdiscovery counts its timeout down.
+  const lockView =
+    request.kind === 'allprop' || asks('lockdiscovery') ? await locks.view(resource.chain, depth === 1 && isCollection) : undefined;
+  const needsLocks = lockView !== undefined && !lockView.isEmpty;
   const needsQuota =
     isCollection && (request.kind === 'propname' || asks('quota-available-bytes') || asks('quota-used-bytes')) && quotaShownTo(ctx);
   const quota = needsQuota ? await tree.quota(user, resource) : undefined;
@@ -184,11 +188,15 @@ export const propfind: VerbHandler = async (ctx) => {
     keys[0] = keyOf(resource);
     for (let i = 0; i < children.length; i++) keys[i + 1] = keyOf(children[i] as Resource);
   }
+  const [dead, mtimes] = await Promise.all([
+    needsDead ? props.listMany(keys as string[]) : undefined,
+    needsMtimes ? props.getMtimes(keys as string[]) : undefined,
+  ]);
   const sources: Sources = {
-    dead: needsDead ? props.listMany(keys as string[]) : undefined,
-    mtimes: needsMtimes ? props.getMtimes(keys as string[]) : undefined,
+    dead,
+    mtimes,
     quota,
-    locks: needsLocks,
+    locks: needsLocks ? lockView : undefined,
     privileges,
     ctx,
     nowMs: clock.now(),
@@ -213,10 +221,16 @@ export const propfind: VerbHandler = async (ctx) => {
  * Serialized Depth 1 answers, reused while nothing they show can have changed: the folder's
  * listing is the same object at the same `changes` count (the metadata cache replaces it at
  * the end of its TTL and on writes with an unknown outcome, and counts the patches of known
- * ones), no dead property or client mtime changed anywhere (the store's
- * version), the folder's own entry and the request are the same, and no lock is shown
- * (lockdiscovery counts its timeout down). Shared by every bridge in the process: a listing
+ * ones), no dead property or client mtime changed anywhere through this bridge (the property
+ * repository's version), the folder's own entry and the request are the same, and no lock is
+ * shown (read afresh for every request, so a lock taken through any instance shows at once;
+ * lockdiscovery counts its timeout down). Shared by every bridge in the process: a listing
  * object belongs to one bridge, so its id keeps their entries apart.
+ *
+ * Several instances over one database: a dead property or client mtime changed through another
+ * instance is not seen by this version count, so a cached body may show the old value until
+ * its listing is replaced, at most `bridge.cacheTtlMs` (2 s by default) later; the same bound
+ * as for the listing itself (docs/scale-out.md "Bridge state").
  */
 const bodies = new LRUCache<string, Buffer>({ max: 1024, maxSize: 32 * 1024 * 1024, sizeCalculation: (body) => Math.max(1, body.length) });
 const listingIds = new WeakMap<Listing, number>();
@@ -452,7 +466,7 @@ function textOf(elementXml: string): string {
 }
 
 function lockDiscovery(resource: Resource, sources: Sources): string {
-  const covering = sources.ctx.services.locks.locksCovering(resource.chain);
+  const covering = sources.locks?.covering(resource.chain) ?? [];
   if (covering.length === 0) return '';
   return lockDiscoveryInnerXml(covering.map((lock) => ({ ...lock, timeoutSec: remainingSec(lock, sources.nowMs) })));
 }

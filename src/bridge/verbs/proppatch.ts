@@ -1,7 +1,7 @@
 /**
  * PROPPATCH (RFC 4918 §9.2): set and remove instructions in document order, any number of
  * DAV:set / DAV:remove blocks (two DAV:set blocks crash webdav-server 2.6.3: CLIENT-QUIRKS §0),
- * all or nothing. Dead properties are kept per node key in the bridge's DeadPropertyStore, so
+ * all or nothing. Dead properties are kept per node key in the bridge's PropertyRepository, so
  * they follow the node through moves and are seen through every path. Live DAV: properties are
  * protected (403 + DAV:cannot-modify-protected-property); when any instruction fails, nothing
  * is applied and every other property gets 424 Failed Dependency (§9.2.1).
@@ -13,7 +13,7 @@
  *
  * Needs write-properties, i.e. `write` on the node (the root, virtual collections and derived
  * views: never). Properties count against the per-node and per-owner limits of
- * DeadPropertyStore (budgetOwnerOf says whose); passing one answers 507 for the properties set.
+ * the PropertyRepository (budgetOwnerOf says whose); passing one answers 507 for the properties set.
  */
 import { DavStatusError } from '../dav-errors.js';
 import { errorXml, MultistatusWriter, parseProppatch, propKey, readBody, type PropName, type PropPatchInstruction } from '../dav-xml.js';
@@ -65,10 +65,10 @@ export const proppatch: VerbHandler = async (ctx) => {
   const node = resource.chain[resource.chain.length - 1] as string;
   if ([...outcomes.values()].every((o) => o.status === 200)) {
     try {
-      props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
+      await props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
       const mtime = finalMtime(instructions);
-      if (mtime === 'clear') props.clearMtime(node);
-      else if (mtime !== undefined) props.setMtime(node, mtime);
+      if (mtime === 'clear') await props.clearMtime(node);
+      else if (mtime !== undefined) await props.setMtime(node, mtime);
     } catch (err) {
       if (!(err instanceof DeadPropertyLimitError)) throw err;
       ctx.log.info({ limit: err.kind, owner: budgetOwnerOf(user, resource) }, 'PROPPATCH refused: dead property limit');

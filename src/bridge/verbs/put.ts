@@ -166,10 +166,10 @@ export const put: VerbHandler = async (ctx) => {
   }
   if (mtimeKey !== undefined) {
     if (ocMtime !== undefined) {
-      props.setMtime(mtimeKey, ocMtime);
+      await props.setMtime(mtimeKey, ocMtime);
       headers['X-OC-Mtime'] = 'accepted';
     } else if (target.resource) {
-      props.clearMtime(mtimeKey);
+      await props.clearMtime(mtimeKey);
     }
   }
   if (entry) {

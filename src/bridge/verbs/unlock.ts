@@ -23,7 +23,7 @@ export const unlock: VerbHandler = async (ctx) => {
   const resource = await ctx.services.tree.tryStat(user, ctx.path);
   if (!resource) throw new DavStatusError(409, 'the request URI names no resource', 'lock-token-matches-request-uri');
   try {
-    ctx.services.locks.unlock(token, resource.chain, user.userId);
+    await ctx.services.locks.unlock(token, resource.chain, user.userId);
   } catch (err) {
     if (err instanceof LockError && (err.kind === 'no-such-lock' || err.kind === 'not-in-scope')) {
       throw new DavStatusError(409, err.message, 'lock-token-matches-request-uri');

@@ -185,7 +185,7 @@ describe('COPY', () => {
     const token = await lock('/home/locked-src.txt');
     expect((await copy('/home/locked-src.txt', '/home/locked-src-copy.txt')).status).toBe(201);
     expect((await dav('PUT', '/home/locked-src-copy.txt', {}, 'free')).status).toBe(204);
-    expect(f.bridge.services.locks.get(token)).toBeDefined();
+    expect(await f.bridge.services.locks.get(token)).toBeDefined();
   });
 
   it('answers 423 for a locked destination without its token, and replaces it with the token', async () => {
@@ -198,7 +198,7 @@ describe('COPY', () => {
     const res = await copy('/home/ld-src.txt', '/home/ld-dst.txt', { if: `<${f.davUrl}/home/ld-dst.txt> (<${token}>)` });
     expect(res.status).toBe(204);
     expect(await get('/home/ld-dst.txt')).toEqual({ status: 200, text: 'src' });
-    expect(f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
   });
 
   it('answers 507 when the copy would pass the quota, leaving no partial copy or staging folder', async () => {

@@ -61,15 +61,15 @@ describe('DELETE', () => {
     const { props } = f.bridge.services;
 
     expect((await dav('DELETE', '/home/propdir/')).status).toBe(204);
-    expect(props.list(folder.id)).toHaveLength(1);
+    expect(await props.list(folder.id)).toHaveLength(1);
     const inTrash = await dav('PROPFIND', '/trash/propdir/inner.txt', { depth: '0' });
     expect(inTrash.status).toBe(207);
     expect(inTrash.text).toContain('blue');
 
     expect((await dav('DELETE', '/trash/propdir/')).status).toBe(204);
     expect((await storeEntries('trash')).find((e) => e.id === folder.id)).toBeUndefined();
-    expect(props.list(folder.id)).toEqual([]);
-    expect(props.list(inner.id)).toEqual([]);
+    expect(await props.list(folder.id)).toEqual([]);
+    expect(await props.list(inner.id)).toEqual([]);
     expect((await dav('PROPFIND', '/trash/propdir/', { depth: '0' })).status).toBe(404);
   });
 
@@ -117,7 +117,7 @@ describe('DELETE', () => {
 
     expect((await dav('DELETE', '/home/locked.txt', { if: `(<${token}>)` })).status).toBe(204);
     expect(await entryIn('home', 'locked.txt')).toBeUndefined();
-    expect(f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
   });
 
   it('answers 423 for a collection with a locked member unless the member token is submitted', async () => {
@@ -129,7 +129,7 @@ describe('DELETE', () => {
     const memberHref = `${f.davUrl}/home/holder/member.txt`;
     expect((await dav('DELETE', '/home/holder/', { if: `<${memberHref}> (<${token}>)` })).status).toBe(204);
     expect(await entryIn('home', 'holder')).toBeUndefined();
-    expect(f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
   });
 
   it('answers 412 when an If condition on the resource fails', async () => {
@@ -146,7 +146,7 @@ describe('DELETE', () => {
     const res = await dav('DELETE', '/home/mine.txt', { if: `(<${token}>)` }, undefined, other);
     expect(res.status).toBe(404);
     expect(await entryIn('home', 'mine.txt')).toBeDefined();
-    expect(f.bridge.services.locks.get(token)).toBeDefined();
+    expect(await f.bridge.services.locks.get(token)).toBeDefined();
   });
 
   it('answers 401 without credentials', async () => {

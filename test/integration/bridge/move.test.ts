@@ -196,7 +196,7 @@ describe('MOVE', () => {
 
     const res = await move('/home/locked-src.txt', '/home/locked-src-moved.txt', { if: `(<${token}>)` });
     expect(res.status).toBe(201);
-    expect(f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
     // The moved file is not locked: a write without a token works.
     expect((await dav('PUT', '/home/locked-src-moved.txt', {}, 'free')).status).toBe(204);
   });
@@ -208,7 +208,7 @@ describe('MOVE', () => {
     expect((await move('/home/lock-holder/', '/home/lock-holder-2/')).status).toBe(423);
     const res = await move('/home/lock-holder/', '/home/lock-holder-2/', { if: `<${f.davUrl}/home/lock-holder/m.txt> (<${token}>)` });
     expect(res.status).toBe(201);
-    expect(f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
   });
 
   it('answers 423 for a locked destination without its token, and replaces it with the token (tagged If)', async () => {
@@ -220,7 +220,7 @@ describe('MOVE', () => {
     const res = await move('/home/ld-src.txt', '/home/ld-dst.txt', { if: `<${f.davUrl}/home/ld-dst.txt> (<${token}>)` });
     expect(res.status).toBe(204);
     expect(await get('/home/ld-dst.txt')).toEqual({ status: 200, text: 'src' });
-    expect(f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
   });
 
   it('answers 423 for a destination inside a depth-infinity locked folder without the token', async () => {

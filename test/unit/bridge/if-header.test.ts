@@ -187,40 +187,40 @@ describe('evaluateIf: litmus conditional PUTs on a locked resource', () => {
 describe('evaluateIf with the lock store: tokens decide ownership', () => {
   const chain = ['home', 'res'];
 
-  function storeWithLock() {
+  async function storeWithLock() {
     const locks = new LockStore();
-    const lock = locks.lock({ chain, rootHref: '/res', scope: 'exclusive', depth: '0', ownerXml: undefined, principal: 'u1', timeoutSec: 600 });
-    const resolve = (href: string): IfResourceState | undefined =>
-      href === '/res' ? { etag: ETAG, lockTokens: locks.locksCovering(chain).map((l) => l.token) } : undefined;
+    const lock = await locks.lock({ chain, rootHref: '/res', scope: 'exclusive', depth: '0', ownerXml: undefined, principal: 'u1', timeoutSec: 600 });
+    const resolve = async (href: string): Promise<IfResourceState | undefined> =>
+      href === '/res' ? { etag: ETAG, lockTokens: (await locks.locksCovering(chain)).map((l) => l.token) } : undefined;
     return { locks, lock, resolve };
   }
 
   it('cond_put_corrupt_token: (<tokenx>) (Not <DAV:no-lock>) passes the header but the lock refuses (423)', async () => {
-    const { locks, lock, resolve } = storeWithLock();
+    const { locks, lock, resolve } = await storeWithLock();
     const header = parseIfHeader(`(<${lock.token}x>) (Not <DAV:no-lock>)`);
     expect(await evaluateIf(header, '/res', resolve)).toBe(true);
-    expect(locks.canModify(chain, presentedLockTokens(header))).toBe(false);
+    expect(await locks.canModify(chain, presentedLockTokens(header))).toBe(false);
   });
 
   it('cond_put_with_not: the real token both passes and satisfies the lock', async () => {
-    const { locks, lock, resolve } = storeWithLock();
+    const { locks, lock, resolve } = await storeWithLock();
     const header = parseIfHeader(`(<${lock.token}>) (Not <DAV:no-lock>)`);
     expect(await evaluateIf(header, '/res', resolve)).toBe(true);
-    expect(locks.canModify(chain, presentedLockTokens(header))).toBe(true);
+    expect(await locks.canModify(chain, presentedLockTokens(header))).toBe(true);
   });
 
   it('fail_cond_put_unlocked: (<DAV:no-lock>) on an unlocked resource is false (412)', async () => {
     const locks = new LockStore();
     const header = parseIfHeader('(<DAV:no-lock>)');
-    const resolve = (): IfResourceState => ({ etag: ETAG, lockTokens: locks.locksCovering(chain).map((l) => l.token) });
+    const resolve = async (): Promise<IfResourceState> => ({ etag: ETAG, lockTokens: (await locks.locksCovering(chain)).map((l) => l.token) });
     expect(await evaluateIf(header, '/res', resolve)).toBe(false);
   });
 
   it('a token of a lock on another resource does not satisfy this one', async () => {
-    const { locks } = storeWithLock();
-    const other = locks.lock({ chain: ['home', 'other'], rootHref: '/other', scope: 'exclusive', depth: '0', ownerXml: undefined, principal: 'u1', timeoutSec: 600 });
+    const { locks } = await storeWithLock();
+    const other = await locks.lock({ chain: ['home', 'other'], rootHref: '/other', scope: 'exclusive', depth: '0', ownerXml: undefined, principal: 'u1', timeoutSec: 600 });
     const header = parseIfHeader(`</other> (<${other.token}>)`);
-    expect(locks.canModify(chain, presentedLockTokens(header))).toBe(false);
+    expect(await locks.canModify(chain, presentedLockTokens(header))).toBe(false);
   });
 });
 
