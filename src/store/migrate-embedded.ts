@@ -331,14 +331,14 @@ async function copyTable(options: MigrateOptions, source: EmbeddedSource, target
   if (table.selfReference) source.orderParentsFirst(table.name, table.selfReference.child, table.selfReference.parent);
   for (;;) {
     const from = state?.cursor ?? '';
-    const batch = source.batch(table.name, columns, from === '' ? 0n : BigInt(from), options.batchRows);
+    const batch = source.batch(table.name, columns, from, options.batchRows);
     if (batch.rows.length === 0) break;
     try {
-      await insertBatch(target.sql, table, columns, batch.rows, { name: step, from, to: batch.cursor.toString() });
+      await insertBatch(target.sql, table, columns, batch.rows, { name: step, from, to: batch.cursor });
     } catch (err) {
       throw new Error(`copying the rows of ${table.name} after ${from === '' ? 'the start' : `cursor ${from}`}: ${(err as Error).message}`, { cause: err });
     }
-    state = { step, cursor: batch.cursor.toString(), rows: (state?.rows ?? 0) + batch.rows.length, done: 0, note: '' };
+    state = { step, cursor: batch.cursor, rows: (state?.rows ?? 0) + batch.rows.length, done: 0, note: '' };
     options.report(`table ${table.name}: ${state.rows}/${total} rows`);
   }
   await finishStep(target.sql, step);

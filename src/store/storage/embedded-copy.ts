@@ -6,9 +6,10 @@
  *
  * Source: the SQLite file opened on its own connection, only read (the migrator holds the data
  * directory's lock, so nothing else writes it). Integers are read as BigInt (better-sqlite3
- * safeIntegers), so no value is rounded on its way. Rows are read in batches: by rowid, or, for a
- * table whose rows refer to rows of the same table (nodes.parent_uuid), parents before children,
- * in an order computed once per run into a TEMP table of the source connection.
+ * safeIntegers), so no value is rounded on its way. Rows are read in batches after a cursor: the
+ * rowid; the primary key of a WITHOUT ROWID table (the WebDAV state of migration 012); or, for a
+ * table whose rows refer to rows of the same table (nodes.parent_uuid), a position in a
+ * parents-first order computed once per run into a TEMP table of the source connection.
  *
  * Target: one transaction per batch inserts the rows and moves the table's cursor in
  * `migration_progress`, so a batch is either in with its cursor or not at all, whatever
@@ -88,10 +89,26 @@ export interface SourceTable {
 }
 
 export interface SourceBatch {
-  /** The cursor after this batch (a rowid, or a position in the parents-first order). */
-  cursor: bigint;
+  /** The cursor after this batch: where the next one starts (text, kept in migration_progress). */
+  cursor: string;
   rows: unknown[][];
 }
+
+/** A primary-key cursor as text: each value tagged with its SQLite type, so it binds back exactly. */
+function encodeKey(values: readonly unknown[]): string {
+  return JSON.stringify(
+    values.map((v) => (typeof v === 'bigint' ? ['i', v.toString()] : Buffer.isBuffer(v) ? ['b', v.toString('hex')] : typeof v === 'number' ? ['r', v] : v === null ? ['n'] : ['t', String(v)])),
+  );
+}
+
+function decodeKey(text: string): unknown[] {
+  return (JSON.parse(text) as Array<[string, unknown?]>).map(([tag, v]) =>
+    tag === 'i' ? BigInt(v as string) : tag === 'b' ? Buffer.from(v as string, 'hex') : tag === 'n' ? null : v,
+  );
+}
+
+/** How a table's batches are cut. */
+type Paging = { kind: 'rowid' } | { kind: 'order'; temp: string } | { kind: 'key'; columns: string[] };
 
 export interface SourceBlob {
   hash: string;
@@ -100,8 +117,7 @@ export interface SourceBlob {
 
 export class EmbeddedSource {
   private readonly db: Database.Database;
-  /** Tables read parents first: the TEMP table holding their order, built on first use. */
-  private readonly ordered = new Map<string, string>();
+  private readonly paging = new Map<string, Paging>();
 
   constructor(readonly file: string) {
     // Read-write only so that SQLite may recover a WAL a killed store left (a read-only
@@ -147,7 +163,7 @@ export class EmbeddedSource {
    * exist, or a cycle): PostgreSQL's foreign key would refuse them.
    */
   orderParentsFirst(table: string, child: string, parent: string): void {
-    if (this.ordered.has(table)) return;
+    if (this.paging.get(table)?.kind === 'order') return;
     const order = `migrate_order_${table.replace(/\W/g, '_')}`;
     this.db.exec(`DROP TABLE IF EXISTS temp.${order}`);
     this.db.exec(`CREATE TEMP TABLE ${order} (seq INTEGER PRIMARY KEY, source_rowid INTEGER NOT NULL)`);
@@ -164,19 +180,51 @@ export class EmbeddedSource {
     if (reached !== total) {
       throw new Error(`${total - reached} of the ${total} rows of ${table} refer through ${child} to a row that does not exist (or to themselves in a cycle): repair the source first`);
     }
-    this.ordered.set(table, order);
+    this.paging.set(table, { kind: 'order', temp: order });
   }
 
-  /** The next rows of `table` after `cursor`, at most `limit`, values in `columns` order. */
-  batch(table: string, columns: readonly string[], cursor: bigint, limit: number): SourceBatch {
+  /** By rowid, or by primary key for a WITHOUT ROWID table. */
+  private pagingOf(table: string): Paging {
+    let paging = this.paging.get(table);
+    if (!paging) {
+      const info = this.db.prepare('SELECT wr FROM pragma_table_list WHERE schema = ? AND name = ?').get('main', table) as { wr: number } | undefined;
+      if (info?.wr) {
+        const key = (this.db.prepare(`PRAGMA table_info(${quote(table)})`).all() as Array<{ name: string; pk: number }>)
+          .filter((c) => c.pk > 0)
+          .sort((a, b) => a.pk - b.pk)
+          .map((c) => c.name);
+        paging = { kind: 'key', columns: key };
+      } else {
+        paging = { kind: 'rowid' };
+      }
+      this.paging.set(table, paging);
+    }
+    return paging;
+  }
+
+  /** The next rows of `table` after `cursor` ('' for the start), at most `limit`, values in `columns` order. */
+  batch(table: string, columns: readonly string[], cursor: string, limit: number): SourceBatch {
     const list = columns.map((c) => `t.${quote(c)}`).join(', ');
-    const order = this.ordered.get(table);
-    const statement = order
-      ? this.db.prepare(`SELECT o.seq AS __cursor, ${list} FROM temp.${order} o JOIN ${quote(table)} t ON t.rowid = o.source_rowid WHERE o.seq > ? ORDER BY o.seq LIMIT ?`)
-      : this.db.prepare(`SELECT t.rowid AS __cursor, ${list} FROM ${quote(table)} t WHERE t.rowid > ? ORDER BY t.rowid LIMIT ?`);
-    const rows = statement.raw(true).safeIntegers(true).all(cursor, limit) as unknown[][];
+    const paging = this.pagingOf(table);
+    if (paging.kind === 'key') {
+      const key = paging.columns.map((c) => `t.${quote(c)}`);
+      const after = cursor === '' ? [] : decodeKey(cursor);
+      const where = cursor === '' ? '' : `WHERE (${key.join(', ')}) > (${key.map(() => '?').join(', ')})`;
+      const rows = this.db
+        .prepare(`SELECT ${key.join(', ')}, ${list} FROM ${quote(table)} t ${where} ORDER BY ${key.join(', ')} LIMIT ?`)
+        .raw(true)
+        .safeIntegers(true)
+        .all(...after, limit) as unknown[][];
+      const last = rows.at(-1);
+      return { cursor: last ? encodeKey(last.slice(0, key.length)) : cursor, rows: rows.map((row) => row.slice(key.length)) };
+    }
+    const statement =
+      paging.kind === 'order'
+        ? this.db.prepare(`SELECT o.seq AS __cursor, ${list} FROM temp.${paging.temp} o JOIN ${quote(table)} t ON t.rowid = o.source_rowid WHERE o.seq > ? ORDER BY o.seq LIMIT ?`)
+        : this.db.prepare(`SELECT t.rowid AS __cursor, ${list} FROM ${quote(table)} t WHERE t.rowid > ? ORDER BY t.rowid LIMIT ?`);
+    const rows = statement.raw(true).safeIntegers(true).all(cursor === '' ? 0n : BigInt(cursor), limit) as unknown[][];
     const last = rows.at(-1);
-    return { cursor: last ? (last[0] as bigint) : cursor, rows: rows.map((row) => row.slice(1)) };
+    return { cursor: last ? (last[0] as bigint).toString() : cursor, rows: rows.map((row) => row.slice(1)) };
   }
 
   /** Blobs kept as files (not inline in their row), in hash order after `after`. */

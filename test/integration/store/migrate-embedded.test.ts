@@ -219,6 +219,24 @@ async function buildEmbeddedStore(dir: string): Promise<void> {
   } finally {
     await store.close();
   }
+  // The WebDAV state (migration 012, once the schema has it): WITHOUT ROWID tables, paged by
+  // primary key, and byte budgets kept by triggers, which must arrive as the source counted them.
+  const db = new Database(path.join(dir, 'driveway.sqlite'));
+  try {
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'dav_properties'").get()) {
+      for (let i = 0; i < 7; i++) {
+        db.prepare("INSERT INTO dav_properties (node_id, ns, local, xml, owner) VALUES (?, 'urn:x', ?, '<x/>', ?)").run(`n${i % 3}`, `p${i}`, i % 2 ? 'alice' : 'bob');
+      }
+      for (let i = 0; i < 3; i++) {
+        db.prepare(
+          "INSERT INTO dav_locks (token, resource, parent, chain, root_href, scope, depth, principal, timeout_sec, created_ms, expires_ms, bytes) VALUES (?, ?, '', '[]', '/x', 'shared', '0', ?, 60, 1, 2, 10)",
+        ).run(`t${i}`, `r${i}`, i ? 'alice' : 'bob');
+        db.prepare('INSERT INTO dav_lock_members (member, token) VALUES (?, ?)').run(`r${i}`, `t${i}`);
+      }
+    }
+  } finally {
+    db.close();
+  }
 }
 
 beforeAll(async () => {
