@@ -147,6 +147,9 @@ export async function runMigrateCommand(args: string[], env: NodeJS.ProcessEnv =
     if (err instanceof DataDirInUseError) return fail(3, `${err.message}; stop it before migrating`);
     if (err instanceof MigrationRefusedError) return fail(2, err.message);
     if (err instanceof MigrationMismatchError) return fail(1, err.message);
-    return fail(1, `failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\nrun the same command again to continue`);
+    // The message says what failed (a table, a blob, the database unreachable); the stack only when asked for.
+    const debug = config.logLevel === 'debug' || config.logLevel === 'trace';
+    const text = err instanceof Error ? (debug ? (err.stack ?? err.message) : err.message) : String(err);
+    return fail(1, `failed: ${text}\nrun the same command again to continue (DRIVEWAY_LOG_LEVEL=debug shows where it failed)`);
   }
 }
