@@ -4,6 +4,7 @@
  * prints their URLs, and closes both on SIGINT/SIGTERM.
  *
  *   driveway [--config FILE] [--only store|bridge] [--help]
+ *   driveway migrate --to-database postgres://... [--to-s3-bucket ...]   (store/migrate-command.ts)
  */
 import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
@@ -15,6 +16,7 @@ import type { StoreContext } from './store/context.js';
 const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
 
 Usage: driveway [--config FILE] [--only store|bridge]
+       driveway migrate --to-database postgres://... [...]   (driveway migrate --help)
 
   --config FILE   YAML configuration (see config/example.yaml)
   --only PART     run only the store, or only the bridge (against DRIVEWAY_STORE_URL)
@@ -24,6 +26,11 @@ Precedence: defaults < config file < DRIVEWAY_* environment < flags.
 `;
 
 async function main(): Promise<void> {
+  // Subcommands: only the first word, so the flags of `driveway` itself keep their meaning.
+  if (process.argv[2] === 'migrate') {
+    const { runMigrateCommand } = await import('./store/migrate-command.js');
+    process.exit(await runMigrateCommand(process.argv.slice(3)));
+  }
   const { values } = parseArgs({
     options: { config: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean' } },
     strict: true,
