@@ -27,6 +27,17 @@ export const configSchema = z.object({
   /** Folder holding the SQLite database, blobs, the JWT secret and the initial admin password. */
   dataDir: z.string().min(1).default('./data'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The store's database: unset, the SQLite file `<dataDir>/driveway.sqlite`; a `postgres://` URL, PostgreSQL (shared by instances). */
+  database: z
+    .object({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL (unset: the SQLite file in the data dir)')
+        .optional(),
+      /** Connections in the PostgreSQL pool of one instance. */
+      maxConnections: z.coerce.number().int().positive().default(10),
+    })
+    .prefault({}),
   /** What `main` starts: the store, the bridge, or both. */
   run: z.enum(['all', 'store', 'bridge']).default('all'),
   /** Limits of both listeners against slow clients (common/http-limits.ts); 0 turns one off. */
@@ -175,6 +186,8 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_SMTP_USER: ['mail', 'user'],
   DRIVEWAY_SMTP_PASSWORD: ['mail', 'password'],
   DRIVEWAY_MAIL_FROM: ['mail', 'from'],
+  DRIVEWAY_DATABASE_URL: ['database', 'url'],
+  DRIVEWAY_DATABASE_MAX_CONNECTIONS: ['database', 'maxConnections'],
   DRIVEWAY_BLOB_BACKEND: ['store', 'blobs', 'backend'],
   DRIVEWAY_S3_BUCKET: ['store', 'blobs', 's3', 'bucket'],
   DRIVEWAY_S3_ENDPOINT: ['store', 'blobs', 's3', 'endpoint'],

@@ -14,8 +14,12 @@ import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
-import { openDatabase } from './storage/dialects/sqlite-open.js';
+import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
+import { PostgresStorage } from './storage/dialects/postgres.js';
+import { migrate } from './storage/migrations.js';
+import type { Storage } from './storage/sql.js';
+import { redactDatabaseUrl } from './migrate-embedded.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
 import { storageBlobLedger } from './storage/revisions.js';
 import { createTopLevelFolders } from './storage/nodes.js';
@@ -96,8 +100,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
-  const db = openDatabase(dbFile);
-  const storage = new SqliteStorage(db, { checkRootUse: options.checkStorageUse ?? false });
+  const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
+  // PostgreSQL's COMMIT is durable by itself: without a SQLite connection mark and settle do nothing.
   const durability = new Durability(db, dbFile);
   const blobs = createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
   await blobs.init();
@@ -240,6 +244,28 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     await storage.close();
   });
   return { app, ctx, routes };
+}
+
+/**
+ * The database of `database.url`: PostgreSQL for a postgres:// URL (migrated here, a newer schema
+ * refused), else the SQLite file in the data dir (openDatabase migrates it).
+ */
+async function openStorage(config: Config, dbFile: string, checkRootUse: boolean, log: Logger): Promise<{ storage: Storage; db: Db | undefined }> {
+  const url = config.database.url;
+  if (url === undefined) {
+    const db = openDatabase(dbFile);
+    return { storage: new SqliteStorage(db, { checkRootUse }), db };
+  }
+  const storage = new PostgresStorage(url, { maxConnections: config.database.maxConnections });
+  const where = `the database ${redactDatabaseUrl(url)}`;
+  try {
+    const applied = await migrate(storage, where);
+    if (applied.length > 0) log.info({ database: redactDatabaseUrl(url), applied }, 'applied database migrations');
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  return { storage, db: undefined };
 }
 
 /**

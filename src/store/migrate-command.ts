@@ -3,7 +3,7 @@
  * migrate-embedded.ts's). The source is always the embedded installation in the data directory
  * the usual configuration names (`--config`, DRIVEWAY_DATA_DIR); the target is given by the
  * `--to-*` flags, and what they leave out comes from the configuration of the new deployment
- * (DRIVEWAY_DATABASE_URL, DRIVEWAY_S3_* or `store.blobs.s3.*`), so the command can run with the
+ * (`database.url` / DRIVEWAY_DATABASE_URL, DRIVEWAY_S3_* or `store.blobs.s3.*`), so the command can run with the
  * environment the new instances will use. The plan (from, to, blobs where) is printed before
  * anything is written, so a forgotten bucket never goes unnoticed.
  *
@@ -26,7 +26,7 @@ Usage: driveway migrate --to-database postgres://USER:PASS@HOST/DB [--to-s3-buck
   Source: <dataDir>/driveway.sqlite and <dataDir>/blobs, dataDir from --config or
           DRIVEWAY_DATA_DIR (default ./data). No driveway may be running on it.
   --to-database URL        the PostgreSQL database to fill: empty, or holding an unfinished
-                           migration of this store (default: DRIVEWAY_DATABASE_URL)
+                           migration of this store (default: database.url)
   --to-s3-bucket BUCKET    copy the blob files into this bucket (default: DRIVEWAY_S3_BUCKET /
                            store.blobs.s3.bucket); without a bucket the blob files stay in
                            <dataDir>/blobs, for one instance over PostgreSQL
@@ -107,9 +107,9 @@ export async function runMigrateCommand(args: string[], env: NodeJS.ProcessEnv =
       return 0;
     }
     config = loadConfig({ configFile: values.config as string | undefined, env });
-    databaseUrl = (values['to-database'] as string | undefined) ?? env.DRIVEWAY_DATABASE_URL ?? '';
+    databaseUrl = (values['to-database'] as string | undefined) ?? config.database.url ?? '';
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-      throw new ConfigError(databaseUrl ? `--to-database must be a postgres:// URL, not ${redactDatabaseUrl(databaseUrl)}` : 'name the target with --to-database postgres://... (or DRIVEWAY_DATABASE_URL)');
+      throw new ConfigError(databaseUrl ? `--to-database must be a postgres:// URL, not ${redactDatabaseUrl(databaseUrl)}` : 'name the target with --to-database postgres://... (or database.url / DRIVEWAY_DATABASE_URL)');
     }
     s3 = s3TargetOf(values, config);
     batchRows = positiveInt(values['batch-rows'] as string | undefined, '--batch-rows') ?? positiveInt(env.DRIVEWAY_MIGRATE_BATCH_ROWS, 'DRIVEWAY_MIGRATE_BATCH_ROWS') ?? DEFAULT_BATCH_ROWS;
