@@ -34,6 +34,17 @@ export default defineConfig({
           env: { DRIVEWAY_TEST_TRANSPORT: 'http' },
         },
       },
+      {
+        // The store on PostgreSQL + S3 (start-store.ts: a fresh database of the run's cluster and
+        // an s3rver bucket per store); only the suites known to pass there.
+        extends: true,
+        test: {
+          name: 'integration-pg',
+          globalSetup: postgresForTheRun,
+          include: ['test/contract/store-client.test.ts'],
+          env: { DRIVEWAY_TEST_STORAGE: 'postgres' },
+        },
+      },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
       {
         extends: true,
