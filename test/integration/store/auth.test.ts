@@ -24,14 +24,15 @@ interface SessionRowView {
   ip: string;
 }
 
-function sessionRows(store: TestStore, userUuid: string): SessionRowView[] {
-  return store.ctx.db!.prepare('SELECT * FROM sessions WHERE user_uuid = ? ORDER BY created').all(userUuid) as SessionRowView[];
+function sessionRows(store: TestStore, userUuid: string): Promise<SessionRowView[]> {
+  return store.ctx.storage.sql.all<SessionRowView>('SELECT * FROM sessions WHERE user_uuid = ? ORDER BY created', [userUuid]);
 }
 
-function loginEvents(store: TestStore, userUuid: string | null): Array<Record<string, unknown>> {
-  return store.ctx.db!
-    .prepare('SELECT action, status, error_details, ip_address, action_args FROM login_events WHERE user_uuid IS ? ORDER BY id')
-    .all(userUuid) as Array<Record<string, unknown>>;
+function loginEvents(store: TestStore, userUuid: string | null): Promise<Array<Record<string, unknown>>> {
+  const columns = 'SELECT action, status, error_details, ip_address, action_args FROM login_events';
+  return userUuid === null
+    ? store.ctx.storage.sql.all(`${columns} WHERE user_uuid IS NULL ORDER BY id`)
+    : store.ctx.storage.sql.all(`${columns} WHERE user_uuid = ? ORDER BY id`, [userUuid]);
 }
 
 async function rawLogin(client: HttpStoreClient, username: unknown, password: unknown) {
@@ -65,7 +66,7 @@ describe('POST /auth and sessions', () => {
   beforeAll(async () => {
     store = await startTestStore();
     client = createStoreClient(store.url, { retries: 0 });
-    adminUuid = (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
+    adminUuid = ((await store.ctx.storage.sql.get<{ uuid: string }>('SELECT uuid FROM users WHERE is_builtin = 1')) as { uuid: string }).uuid;
   });
   // The lifetime test moves the clock by a day: every test gets a fresh admin session.
   beforeEach(async () => {
@@ -93,7 +94,7 @@ describe('POST /auth and sessions', () => {
     const claims = JSON.parse(Buffer.from(body.token.split('.')[1] as string, 'base64url').toString('utf8')) as Record<string, number | string>;
     expect(claims.sub).toBe(adminUuid);
     expect(Number(claims.exp) - Number(claims.iat)).toBe(DAY_MS / 1000);
-    const row = sessionRows(store, adminUuid).find((r) => r.fileaccesskey === body.fileaccesskey);
+    const row = (await sessionRows(store, adminUuid)).find((r) => r.fileaccesskey === body.fileaccesskey);
     expect(row).toMatchObject({ revoked: null, ip: '127.0.0.1' });
     expect((row as SessionRowView).expires - (row as SessionRowView).created).toBe(DAY_MS);
   });
@@ -104,7 +105,7 @@ describe('POST /auth and sessions', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ uuid, status: 'success', is_admin: false, fullname: 'Plain User', avatar: '' });
     expect(Object.keys(res.body as object).sort()).toEqual(['avatar', 'fileaccesskey', 'fullname', 'is_admin', 'msg', 'status', 'token', 'uuid']);
-    expect(loginEvents(store, uuid)).toEqual([{ action: 'login', status: 'success', error_details: '', ip_address: '127.0.0.1', action_args: 'password' }]);
+    expect(await loginEvents(store, uuid)).toEqual([{ action: 'login', status: 'success', error_details: '', ip_address: '127.0.0.1', action_args: 'password' }]);
     const session = await client.login('plain.user@example.org', USER_PASSWORD);
     expect((await client.currentUser(session)).id).toBe(uuid);
   });
@@ -136,16 +137,16 @@ describe('POST /auth and sessions', () => {
       expect(res.status).toBe(401);
       expect(res.body).toStrictEqual(BAD_CREDENTIALS);
     }
-    expect(sessionRows(store, activeUuid)).toEqual([]);
-    expect(sessionRows(store, inactiveUuid)).toEqual([]);
-    expect(loginEvents(store, activeUuid)).toMatchObject([{ action: 'login', status: 'failure', error_details: 'wrong password' }]);
-    expect(loginEvents(store, inactiveUuid)).toMatchObject([{ action: 'login', status: 'failure', error_details: 'inactive account' }]);
-    expect(loginEvents(store, null)).toContainEqual(expect.objectContaining({ status: 'failure', error_details: 'unknown user' }));
+    expect(await sessionRows(store, activeUuid)).toEqual([]);
+    expect(await sessionRows(store, inactiveUuid)).toEqual([]);
+    expect(await loginEvents(store, activeUuid)).toMatchObject([{ action: 'login', status: 'failure', error_details: 'wrong password' }]);
+    expect(await loginEvents(store, inactiveUuid)).toMatchObject([{ action: 'login', status: 'failure', error_details: 'inactive account' }]);
+    expect(await loginEvents(store, null)).toContainEqual(expect.objectContaining({ status: 'failure', error_details: 'unknown user' }));
   });
 
   it('never stores a password or token in the login history', async () => {
     await rawLogin(client, 'nobody@example.org', 'Typed-Secret-1');
-    const dump = JSON.stringify(store.ctx.db!.prepare('SELECT * FROM login_events').all());
+    const dump = JSON.stringify(await store.ctx.storage.sql.all('SELECT * FROM login_events'));
     expect(dump).not.toContain('Typed-Secret-1');
     expect(dump).not.toContain(ADMIN_PASSWORD);
     expect(dump).not.toContain(USER_PASSWORD);
@@ -253,11 +254,11 @@ describe('POST /auth and sessions', () => {
 
       expect((await rawGetUser(client, `Bearer ${ending.token}`)).status).toBe(401);
       expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, ending.fileAccessKey))).toBeUndefined();
-      expect(sessionRows(store, uuid).find((r) => r.fileaccesskey === ending.fileAccessKey)?.revoked).toEqual(expect.any(Number));
+      expect((await sessionRows(store, uuid)).find((r) => r.fileaccesskey === ending.fileAccessKey)?.revoked).toEqual(expect.any(Number));
 
       expect((await rawGetUser(client, `Bearer ${other.token}`)).status).toBe(200);
       expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, other.fileAccessKey))?.userUuid).toBe(uuid);
-      expect(loginEvents(store, uuid).map((e) => `${String(e.action)}:${String(e.status)}`)).toEqual(['login:success', 'login:success', 'logout:success']);
+      expect((await loginEvents(store, uuid)).map((e) => `${String(e.action)}:${String(e.status)}`)).toEqual(['login:success', 'login:success', 'logout:success']);
     });
 
     it('accepts and ignores chat_token, and a second logout with the same token is 401', async () => {
@@ -289,7 +290,7 @@ describe('POST /auth and sessions', () => {
         expect((await rawGetUser(client, `Bearer ${s.token}`)).status).toBe(401);
         expect((await authenticateFileAccessKey(store.ctx.storage.sql, store.clock, s.fileAccessKey))).toBeUndefined();
       }
-      expect(sessionRows(store, uuid).every((r) => r.revoked !== null)).toBe(true);
+      expect((await sessionRows(store, uuid)).every((r) => r.revoked !== null)).toBe(true);
       const res = await rawLogin(client, 'deactivated@example.org', USER_PASSWORD);
       expect(res.status).toBe(401);
       expect(res.body).toStrictEqual(BAD_CREDENTIALS);
@@ -376,11 +377,9 @@ describe('failed-login limit', () => {
     const ip = freshIp();
     for (let i = 0; i < 10; i += 1) await rawLogin(clientFrom(store, ip, opened), 'limited@example.org', 'Wrong-Passw0rd');
     for (let i = 0; i < 5; i += 1) expect((await rawLogin(clientFrom(store, ip, opened), 'limited@example.org', 'Wrong-Passw0rd')).status).toBe(429);
-    const uuid = (store.ctx.db!.prepare("SELECT uuid FROM users WHERE username = 'limited@example.org'").get() as { uuid: string }).uuid;
-    const limited = store.ctx.db!
-      .prepare("SELECT COUNT(*) AS n FROM login_events WHERE user_uuid = ? AND error_details = 'rate limited' AND ip_address = ?")
-      .get(uuid, ip) as { n: number };
-    expect(limited.n).toBe(5);
+    const uuid = ((await store.ctx.storage.sql.get<{ uuid: string }>("SELECT uuid FROM users WHERE username = 'limited@example.org'")) as { uuid: string }).uuid;
+    const limited = await store.ctx.storage.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM login_events WHERE user_uuid = ? AND error_details = 'rate limited' AND ip_address = ?", [uuid, ip]);
+    expect(Number(limited?.n)).toBe(5);
     store.clock.advance(15 * 60 * 1000 + 1_000);
     expect((await rawLogin(clientFrom(store, ip, opened), 'limited@example.org', USER_PASSWORD)).status).toBe(200);
   });
