@@ -86,12 +86,13 @@ export const sha256Of = (content: string | Buffer): string => createHash('sha256
 /** The address the store gives a blob holding `content`. */
 export { contentHashOf as blobHashOf } from '../../src/store/blobs/staging.js';
 
-export function nodeRow(store: TestStore, uuid: string): NodeRow | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM nodes WHERE uuid = ?').get(uuid) as NodeRow | undefined;
+/** A node's row (either dialect: through the storage layer). */
+export function nodeRow(store: TestStore, uuid: string): Promise<NodeRow | undefined> {
+  return store.ctx.storage.sql.get<NodeRow>('SELECT * FROM nodes WHERE uuid = ?', [uuid]);
 }
 
-export function topLevelRow(store: TestStore, ownerUuid: string, kind: string): NodeRow {
-  const row = store.ctx.db!.prepare('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind = ?').get(ownerUuid, kind) as NodeRow | undefined;
+export async function topLevelRow(store: TestStore, ownerUuid: string, kind: string): Promise<NodeRow> {
+  const row = await store.ctx.storage.sql.get<NodeRow>('SELECT * FROM nodes WHERE owner_uuid = ? AND top_kind = ?', [ownerUuid, kind]);
   if (!row) throw new Error(`user ${ownerUuid} has no ${kind}`);
   return row;
 }

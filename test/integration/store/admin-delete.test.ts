@@ -155,7 +155,7 @@ describe('deleting a user without transfer', () => {
     expect(db.prepare('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?').get(user.uuid)).toBeUndefined();
     // What they stored in the group is the group's, and stays; so does the tag they made.
     expect(db.prepare('SELECT name, creator_uuid FROM group_tags WHERE group_uuid = ?').all(group)).toEqual([{ name: 'left behind', creator_uuid: null }]);
-    expect(nodeRow(store, inGroup)?.owner_uuid).toBe(group);
+    expect((await nodeRow(store, inGroup))?.owner_uuid).toBe(group);
     expect(groupUsage(store, group)?.disk_used).toBe(storedBytes(store, group));
     // Their session is gone, the endpoint name is free again, and login fails.
     expect((await call(seeder.client, user.session, 'GET', '/api/user')).status).toBe(401);
@@ -175,16 +175,16 @@ describe('deleting a user with transfer_data_to', () => {
     const data = await dataOf(del(`/api/admin/users/${user.uuid}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`));
     expect(data).toEqual({ transferred_to: receiver.uuid, folder: 'Tessa Transfer' });
 
-    const holder = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(topLevelRow(store, receiver.uuid, 'home').uuid, 'Tessa Transfer') as {
+    const holder = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get((await topLevelRow(store, receiver.uuid, 'home')).uuid, 'Tessa Transfer') as {
       uuid: string;
     };
     const listing = async (id: string) => (await seeder.client.listFolder(receiver.session, nodeId(id))).map((e) => e.name);
     expect(await listing(holder.uuid)).toEqual(['home', 'incoming', 'trash']);
     const home = (await seeder.client.listFolder(receiver.session, nodeId(holder.uuid))).find((e) => e.name === 'home');
     expect(await listing(home!.id)).toEqual(['Projects']);
-    expect(nodeRow(store, t.folder)).toMatchObject({ owner_uuid: receiver.uuid, parent_uuid: home!.id });
-    expect(nodeRow(store, t.file)).toMatchObject({ owner_uuid: receiver.uuid, revision: 2 });
-    expect(nodeRow(store, t.trashed)).toMatchObject({ owner_uuid: receiver.uuid, trashed_from: null, trashed_name: null, name: 'old.txt' });
+    expect(await nodeRow(store, t.folder)).toMatchObject({ owner_uuid: receiver.uuid, parent_uuid: home!.id });
+    expect(await nodeRow(store, t.file)).toMatchObject({ owner_uuid: receiver.uuid, revision: 2 });
+    expect(await nodeRow(store, t.trashed)).toMatchObject({ owner_uuid: receiver.uuid, trashed_from: null, trashed_name: null, name: 'old.txt' });
     expect(diskUsed(store, receiver.uuid)).toBe(bytes);
     expect(storedBytes(store, receiver.uuid)).toBe(bytes);
     for (const content of t.contents) expect(blobStored(store, blobHashOf(content))).toBe(true);
@@ -226,7 +226,7 @@ describe('deleting a user with transfer_data_to', () => {
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ code: 'quota_exceeded', msg: expect.stringMatching(/^transfer_data_to: /) });
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
-    expect(nodeRow(store, t.file)?.owner_uuid).toBe(user.uuid);
+    expect((await nodeRow(store, t.file))?.owner_uuid).toBe(user.uuid);
     expect(diskUsed(store, receiver.uuid)).toBe(0);
     expect((await seeder.client.listFolder(receiver.session, nodeId('home'))).map((e) => e.name)).toEqual([]);
   });
@@ -255,7 +255,7 @@ describe('deleting a group', () => {
 
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(0);
     expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', group)).toBe(0);
-    expect(nodeRow(store, file)).toBeUndefined();
+    expect(await nodeRow(store, file)).toBeUndefined();
     expect(blobRefs(store, blobHashOf(content))).toBe(0);
     expect(blobStored(store, blobHashOf(content))).toBe(false);
     for (const table of ['group_members', 'group_tags']) expect(countRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE group_uuid = ?`, group)).toBe(0);
@@ -275,14 +275,14 @@ describe('deleting a group', () => {
       transferred_to: receiver.uuid,
       folder: groupName,
     });
-    expect(nodeRow(store, first.file)?.owner_uuid).toBe(receiver.uuid);
+    expect((await nodeRow(store, first.file))?.owner_uuid).toBe(receiver.uuid);
     expect(diskUsed(store, receiver.uuid)).toBe(bytes);
     expect(blobStored(store, blobHashOf(first.content))).toBe(true);
 
     const second = await filledGroup();
     const receivingGroup = await ga.group(unique('Heir Group'));
     expect((await del(`/api/admin/groups/${second.group}?confirm_delete=yes&transfer_data_to=${receivingGroup}`)).status).toBe(200);
-    expect(nodeRow(store, second.file)).toMatchObject({ owner_uuid: receivingGroup, owner_type: 'Group' });
+    expect(await nodeRow(store, second.file)).toMatchObject({ owner_uuid: receivingGroup, owner_type: 'Group' });
     expect(groupUsage(store, receivingGroup)?.disk_used).toBe(storedBytes(store, receivingGroup));
     expect(storedBytes(store, receivingGroup)).toBeGreaterThan(0);
   });

@@ -248,7 +248,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
       expect(blobFiles(restarted)).toEqual([blobHashOf(SURVIVOR)]);
       expect((await inlineBlob(restarted.ctx.storage.sql, blobHashOf('small survivor')))?.toString()).toBe('small survivor');
       const adminRow = restarted.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string };
-      const home = topLevelRow(restarted, adminRow.uuid, 'home');
+      const home = await topLevelRow(restarted, adminRow.uuid, 'home');
       const names = restarted.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(home.uuid) as Array<{ name: string }>;
       expect(names.map((n) => n.name)).toEqual(['small.txt', 'survivor.txt']);
       expect(revisionCount(restarted)).toBe(2);

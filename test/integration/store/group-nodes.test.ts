@@ -127,11 +127,11 @@ describe("the group's quota", () => {
     expect(groupUsage(store, group)?.disk_used).toBe(700);
 
     expect((await call(seeder.client, alice.session, 'DELETE', `/api/nodes/${file}`)).status).toBe(204);
-    const trash = topLevelRow(store, group, 'trash');
-    expect(nodeRow(store, file)).toMatchObject({ parent_uuid: trash.uuid, owner_uuid: group });
+    const trash = await topLevelRow(store, group, 'trash');
+    expect(await nodeRow(store, file)).toMatchObject({ parent_uuid: trash.uuid, owner_uuid: group });
     expect(groupUsage(store, group)?.disk_used).toBe(700);
     expect((await call(seeder.client, alice.session, 'DELETE', `/api/nodes/${file}`)).status).toBe(204);
-    expect(nodeRow(store, file)).toBeUndefined();
+    expect(await nodeRow(store, file)).toBeUndefined();
     expect(groupUsage(store, group)?.disk_used).toBe(200);
     expect(blobStored(store, blobHashOf(first))).toBe(false);
     expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: alice.uuid, kind: 'User' });
@@ -155,8 +155,8 @@ describe('moving between a user and a group', () => {
     const t = await userTree(user);
     expect(diskUsed(store, user.uuid)).toBe(600);
     expect((await post(user, t.folder, { move_to: `home:${group}` })).status).toBe(204);
-    for (const uuid of [t.folder, t.file, t.sub, t.inner]) expect(nodeRow(store, uuid)).toMatchObject({ owner_uuid: group, owner_type: 'Group' });
-    expect(nodeRow(store, t.folder)?.parent_uuid).toBe(topLevelRow(store, group, 'home').uuid);
+    for (const uuid of [t.folder, t.file, t.sub, t.inner]) expect(await nodeRow(store, uuid)).toMatchObject({ owner_uuid: group, owner_type: 'Group' });
+    expect((await nodeRow(store, t.folder))?.parent_uuid).toBe((await topLevelRow(store, group, 'home')).uuid);
     expect(diskUsed(store, user.uuid)).toBe(0);
     expect(groupUsage(store, group)?.disk_used).toBe(600);
     expect(await dataOf(call(seeder.client, user.session, 'GET', `/api/nodes/${t.file}`))).toMatchObject({ owner_type: 'Group', owner_uuid: group });
@@ -174,9 +174,9 @@ describe('moving between a user and a group', () => {
       const moves = await Promise.allSettled([local.moveInto(user.session, nodeId(t.folder), nodeId(`home:${one}`)), local.moveInto(user.session, nodeId(t.folder), nodeId(`home:${two}`))]);
       // Both may succeed (the second moves it on from the first group); nothing else fails.
       expect(moves.filter((m) => m.status === 'rejected')).toEqual([]);
-      const owner = nodeRow(store, t.folder)?.owner_uuid;
+      const owner = (await nodeRow(store, t.folder))?.owner_uuid;
       expect([one, two]).toContain(owner);
-      for (const uuid of [t.file, t.sub, t.inner]) expect(nodeRow(store, uuid)?.owner_uuid).toBe(owner);
+      for (const uuid of [t.file, t.sub, t.inner]) expect((await nodeRow(store, uuid))?.owner_uuid).toBe(owner);
       expectExactUsage({ uuid: user.uuid, kind: 'User' }, { uuid: one, kind: 'Group' }, { uuid: two, kind: 'Group' });
     }
   });
@@ -187,8 +187,8 @@ describe('moving between a user and a group', () => {
     const t = await userTree(user);
     expect((await post(user, t.folder, { move_to: `home:${group}` })).status).toBe(204);
     expect((await post(user, t.sub, { move_to: 'home' })).status).toBe(204);
-    expect(nodeRow(store, t.sub)).toMatchObject({ owner_uuid: user.uuid, owner_type: 'User', parent_uuid: topLevelRow(store, user.uuid, 'home').uuid });
-    expect(nodeRow(store, t.inner)).toMatchObject({ owner_uuid: user.uuid, owner_type: 'User' });
+    expect(await nodeRow(store, t.sub)).toMatchObject({ owner_uuid: user.uuid, owner_type: 'User', parent_uuid: (await topLevelRow(store, user.uuid, 'home')).uuid });
+    expect(await nodeRow(store, t.inner)).toMatchObject({ owner_uuid: user.uuid, owner_type: 'User' });
     expect(diskUsed(store, user.uuid)).toBe(100);
     expect(groupUsage(store, group)?.disk_used).toBe(500);
     expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
@@ -201,7 +201,7 @@ describe('moving between a user and a group', () => {
     const res = await post(user, file, { move_to: 'home' });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ status: 'error', code: 'forbidden', msg: 'delete permission required to move a node to another owner' });
-    expect(nodeRow(store, file)).toMatchObject({ owner_uuid: group, parent_uuid: topLevelRow(store, group, 'home').uuid });
+    expect(await nodeRow(store, file)).toMatchObject({ owner_uuid: group, parent_uuid: (await topLevelRow(store, group, 'home')).uuid });
     expect(groupUsage(store, group)?.disk_used).toBe(50);
     expect(diskUsed(store, user.uuid)).toBe(0);
   });
@@ -212,7 +212,7 @@ describe('moving between a user and a group', () => {
     const file = await uploadFile(seeder.client, user.session, 'home', 'mine.bin', bytes(10));
     const res = await post(user, file, { move_to: `home:${group}` });
     expect(res.body).toEqual({ status: 'error', code: 'forbidden', msg: 'write permission required' });
-    expect(nodeRow(store, file)?.owner_uuid).toBe(user.uuid);
+    expect((await nodeRow(store, file))?.owner_uuid).toBe(user.uuid);
   });
 
   it('checks the receiving quota first: 507, and nothing moves', async () => {
@@ -222,7 +222,7 @@ describe('moving between a user and a group', () => {
     const res = await post(user, t.folder, { move_to: `home:${group}` });
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ status: 'error', code: 'quota_exceeded' });
-    for (const uuid of [t.folder, t.file, t.inner]) expect(nodeRow(store, uuid)?.owner_uuid).toBe(user.uuid);
+    for (const uuid of [t.folder, t.file, t.inner]) expect((await nodeRow(store, uuid))?.owner_uuid).toBe(user.uuid);
     expect(diskUsed(store, user.uuid)).toBe(600);
     expect(groupUsage(store, group)?.disk_used).toBe(0);
     // The same move into the user's own tree back from a group respects the user's quota too.
@@ -230,7 +230,7 @@ describe('moving between a user and a group', () => {
     const shared = await groupWith(small, ALL_NODE_PERMISSIONS);
     const big = await uploadFile(seeder.client, small.session, `home:${shared}`, 'big.bin', bytes(41));
     expect((await post(small, big, { move_to: 'home' })).status).toBe(507);
-    expect(nodeRow(store, big)?.owner_uuid).toBe(shared);
+    expect((await nodeRow(store, big))?.owner_uuid).toBe(shared);
   });
 
   it('moves between two groups, and restores from one group’s trash into another', async () => {
@@ -242,7 +242,7 @@ describe('moving between a user and a group', () => {
     expect((await call(seeder.client, user.session, 'DELETE', `/api/nodes/${trashed}`)).status).toBe(204);
     expect((await post(user, file, { move_to: `home:${to}` })).status).toBe(204);
     expect((await post(user, trashed, { move_to: `home:${to}` })).status).toBe(204);
-    expect(nodeRow(store, trashed)).toMatchObject({ owner_uuid: to, trashed_from: null, trashed_name: null });
+    expect(await nodeRow(store, trashed)).toMatchObject({ owner_uuid: to, trashed_from: null, trashed_name: null });
     expect(groupUsage(store, from)?.disk_used).toBe(0);
     expect(groupUsage(store, to)?.disk_used).toBe(100);
     expectExactUsage({ uuid: from, kind: 'Group' }, { uuid: to, kind: 'Group' });
@@ -256,7 +256,7 @@ describe('copying between a user and a group', () => {
     const content = bytes(120);
     const file = await uploadFile(seeder.client, user.session, 'home', 'original.bin', content);
     expect((await post(user, file, { copy_to: `home:${group}` })).status).toBe(204);
-    const copy = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get(topLevelRow(store, group, 'home').uuid, 'original.bin') as {
+    const copy = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get((await topLevelRow(store, group, 'home')).uuid, 'original.bin') as {
       uuid: string;
       owner_uuid: string;
       owner_type: string;
@@ -301,7 +301,7 @@ describe('copying between a user and a group', () => {
     expect(res.status).toBe(404);
     const adminsFile = await uploadFile(seeder.client, seeder.admin, 'home', 'admin.bin', bytes(5));
     expect((await call(seeder.client, seeder.admin, 'POST', `/api/nodes/${adminsFile}`, { move_to: `home:${group}` })).status).toBe(204);
-    expect(nodeRow(store, adminsFile)?.owner_uuid).toBe(group);
+    expect((await nodeRow(store, adminsFile))?.owner_uuid).toBe(group);
     expect(await seeder.client.myAccess(alice.session, nodeId(adminsFile))).toEqual(['read']);
   });
 });

@@ -66,7 +66,7 @@ interface NodeOperation {
   ok: number;
   run(s: StoreSession, x: Scratch): Promise<RawResponse>;
   /** What a success changed (asserted after a success; after a refusal the rows must be unchanged). */
-  changed?(x: Scratch): void;
+  changed?(x: Scratch): void | Promise<void>;
 }
 
 const api = (s: StoreSession, method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown) => call(seeder.client, s, method, path, json);
@@ -90,14 +90,14 @@ const operations: NodeOperation[] = [
     needs: ['write'],
     ok: 204,
     run: (s, x) => api(s, 'POST', `/api/nodes/${x.file}`, { new_name: 'renamed.txt' }),
-    changed: (x) => expect(nodeRow(store, x.file)?.name).toBe('renamed.txt'),
+    changed: async (x) => expect((await nodeRow(store, x.file))?.name).toBe('renamed.txt'),
   },
   {
     label: 'move a file into another folder of the group',
     needs: ['write'],
     ok: 204,
     run: (s, x) => api(s, 'POST', `/api/nodes/${x.file}`, { move_to: x.target }),
-    changed: (x) => expect(nodeRow(store, x.file)?.parent_uuid).toBe(x.target),
+    changed: async (x) => expect((await nodeRow(store, x.file))?.parent_uuid).toBe(x.target),
   },
   {
     label: 'copy a file into another folder of the group',
@@ -111,21 +111,21 @@ const operations: NodeOperation[] = [
     needs: ['write'],
     ok: 204,
     run: (s, x) => api(s, 'POST', `/api/nodes/${x.trashed}`, { move_to: x.target }),
-    changed: (x) => expect(nodeRow(store, x.trashed)?.parent_uuid).toBe(x.target),
+    changed: async (x) => expect((await nodeRow(store, x.trashed))?.parent_uuid).toBe(x.target),
   },
   {
     label: "delete a file (into the group's trash)",
     needs: ['delete'],
     ok: 204,
     run: (s, x) => api(s, 'DELETE', `/api/nodes/${x.file}`),
-    changed: (x) => expect(nodeRow(store, x.file)?.trashed_from).toBe(x.folder),
+    changed: async (x) => expect((await nodeRow(store, x.file))?.trashed_from).toBe(x.folder),
   },
   {
     label: "purge a file from the group's trash",
     needs: ['delete'],
     ok: 204,
     run: (s, x) => api(s, 'DELETE', `/api/nodes/${x.trashed}`),
-    changed: (x) => expect(nodeRow(store, x.trashed)).toBeUndefined(),
+    changed: async (x) => expect(await nodeRow(store, x.trashed)).toBeUndefined(),
   },
   {
     label: 'download a file',
@@ -146,10 +146,10 @@ function childNames(folderUuid: string): string[] {
 }
 
 /** Every row of the scratch subtree and the group's usage: what a refused operation must leave as it was. */
-function snapshot(x: Scratch): unknown {
+async function snapshot(x: Scratch): Promise<unknown> {
   const db = store.ctx.db!;
   return {
-    nodes: [x.folder, x.file, x.target, x.trashed].map((uuid) => nodeRow(store, uuid)),
+    nodes: await Promise.all([x.folder, x.file, x.target, x.trashed].map((uuid) => nodeRow(store, uuid))),
     children: [x.folder, x.target].map(childNames),
     stars: db.prepare('SELECT COUNT(*) AS n FROM stars').get(),
     group: db.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid),
@@ -163,17 +163,17 @@ describe('a member lacking one node permission', () => {
         const refused = op.needs.includes(missing);
         it(`${refused ? 'is refused (403) and changes nothing' : 'succeeds'} when trying to ${op.label}`, async () => {
           const x = await scratch();
-          const before = snapshot(x);
+          const before = await snapshot(x);
           const res = await op.run(lacking[missing]!.session, x);
           if (refused) {
             expect({ status: res.status, body: res.body }).toEqual({
               status: 403,
               body: { status: 'error', code: 'forbidden', msg: `${missing} permission required` },
             });
-            expect(snapshot(x)).toEqual(before);
+            expect(await snapshot(x)).toEqual(before);
           } else {
             expect(res.status, JSON.stringify(res.body)).toBe(op.ok);
-            op.changed?.(x);
+            await op.changed?.(x);
           }
         });
       }
@@ -210,7 +210,7 @@ describe('myaccess', () => {
     const x = await scratch();
     expect(await dataOf(api(user.session, 'GET', `/api/nodes/${x.file}/myaccess`))).toEqual(ALL_NODE_PERMISSIONS);
     expect((await api(user.session, 'DELETE', `/api/nodes/${x.file}`)).status).toBe(204);
-    expect(nodeRow(store, x.file)?.trashed_from).toBe(x.folder);
+    expect((await nodeRow(store, x.file))?.trashed_from).toBe(x.folder);
   });
 
   it('reports every permission to the built-in admin, who needs no membership', async () => {
@@ -263,7 +263,7 @@ describe("the group's nodes for those outside it", () => {
 
   it('are unknown (the 404 of an unknown node) for every operation, and nothing changes', async () => {
     const x = await scratch();
-    const before = snapshot(x);
+    const before = await snapshot(x);
     for (const [who, session] of await outsiders()) {
       for (const op of operations.filter((o) => !o.label.startsWith('download') && !o.label.startsWith('view'))) {
         const res = await op.run(session, x);
@@ -285,6 +285,6 @@ describe("the group's nodes for those outside it", () => {
         expect((await api(session, 'POST', `/api/nodes/${mine}`, body)).body).toEqual(NOT_FOUND);
       }
     }
-    expect(snapshot(x)).toEqual(before);
+    expect(await snapshot(x)).toEqual(before);
   });
 });

@@ -98,14 +98,14 @@ describe('answering a group share', () => {
 
     const refs = blobRefs(store, blobHashOf(offer.content));
     const accepted = await dataOf<{ node_uuid: string }>(answer(groupAdmin, group, offer.uuid, 'accept'));
-    expect(nodeRow(store, accepted.node_uuid)).toMatchObject({ owner_type: 'Group', owner_uuid: group, parent_uuid: topLevelRow(store, group, 'incoming').uuid });
+    expect(await nodeRow(store, accepted.node_uuid)).toMatchObject({ owner_type: 'Group', owner_uuid: group, parent_uuid: (await topLevelRow(store, group, 'incoming')).uuid });
     expect(groupDiskUsed(store, group)).toBe(Buffer.byteLength(offer.content));
     expect(diskUsed(store, groupAdmin.uuid)).toBe(0);
     expect(blobRefs(store, blobHashOf(offer.content))).toBe(refs);
     expect(blobFolderBytes(store)).toBe((before as { blobBytes: number }).blobBytes);
     expect(incomingRow(store, offer.uuid)).toMatchObject({ state: 'accepted', answered_by: groupAdmin.uuid, recipient_type: 'Group' });
     const listing = await dataOf<Array<{ name: string }>>(as(seeder.client, member, 'GET', `/api/nodes/incoming:${group}/dirlist`));
-    expect(listing.map((e) => e.name)).toEqual([nodeRow(store, accepted.node_uuid)!.name]);
+    expect(listing.map((e) => e.name)).toEqual([(await nodeRow(store, accepted.node_uuid))!.name]);
   });
 
   it('the built-in admin answers for any group', async () => {

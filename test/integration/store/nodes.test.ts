@@ -29,7 +29,7 @@ beforeAll(async () => {
   const seeder = await createSeeder(store);
   client = seeder.client;
   alice = await seeder.user('Alice Example');
-  homeUuid = topLevelRow(store, alice.uuid, 'home').uuid;
+  homeUuid = (await topLevelRow(store, alice.uuid, 'home')).uuid;
 });
 
 afterAll(async () => {
@@ -60,7 +60,7 @@ describe('POST new_dir', () => {
     expect(res.status).toBe(204);
     expect(res.body).toBe('');
     const entry = await entryNamed(client, alice.session, parent, 'Projects');
-    const row = nodeRow(store, entry.id);
+    const row = await nodeRow(store, entry.id);
     expect(row).toMatchObject({ parent_uuid: parent, type: 'Dir', owner_uuid: alice.uuid, owner_type: 'User', size: 0, revision: null });
   });
 
@@ -72,16 +72,16 @@ describe('POST new_dir', () => {
     const home = await names(client, alice.session, 'home');
     expect(home).toEqual(expect.arrayContaining(['via bare home', 'via qualified home', 'via upper-case owner', 'via encoded colon']));
     for (const name of ['via bare home', 'via qualified home']) {
-      expect(nodeRow(store, (await entryNamed(client, alice.session, 'home', name)).id)?.parent_uuid).toBe(homeUuid);
+      expect((await nodeRow(store, (await entryNamed(client, alice.session, 'home', name)).id))?.parent_uuid).toBe(homeUuid);
     }
   });
 
   it('bumps the parent folder\'s updated time', async () => {
     const parent = await scratch();
-    const before = nodeRow(store, parent)?.updated ?? 0;
+    const before = (await nodeRow(store, parent))?.updated ?? 0;
     store.clock.advance(5_000);
     await client.createFolder(alice.session, nodeId(parent), 'newer');
-    expect(nodeRow(store, parent)?.updated).toBeGreaterThanOrEqual(before + 5_000);
+    expect((await nodeRow(store, parent))?.updated).toBeGreaterThanOrEqual(before + 5_000);
   });
 
   it('refuses a name that exists in the folder with 409 name_conflict and changes nothing', async () => {
@@ -166,9 +166,9 @@ describe('POST body validation', () => {
     ['a string body', 'new_dir'],
   ])('answers 400 invalid_request for %s and changes nothing', async (_label, body) => {
     const parent = await scratch();
-    const before = nodeRow(store, parent);
+    const before = await nodeRow(store, parent);
     expectError(await post(parent, body), 400, 'invalid_request');
-    expect(nodeRow(store, parent)).toEqual(before);
+    expect(await nodeRow(store, parent)).toEqual(before);
     expect(await names(client, alice.session, parent)).toEqual([]);
   });
 
@@ -217,11 +217,11 @@ describe('POST new_name', () => {
   it('renames a file and keeps its identity, revision and size', async () => {
     const parent = await scratch();
     const file = await uploadFile(client, alice.session, parent, 'draft.txt', 'hello');
-    const before = nodeRow(store, file);
+    const before = await nodeRow(store, file);
     expect((await post(file, { new_name: 'final.txt' })).status).toBe(204);
     const entry = await entryNamed(client, alice.session, parent, 'final.txt');
     expect(entry).toMatchObject({ id: file, kind: 'file', sizeBytes: 5, revision: 1 });
-    expect(nodeRow(store, file)).toEqual({ ...before, name: 'final.txt' });
+    expect(await nodeRow(store, file)).toEqual({ ...before, name: 'final.txt' });
   });
 
   it('renames a folder and bumps its own and its parent\'s updated time', async () => {
@@ -230,9 +230,9 @@ describe('POST new_name', () => {
     const t0 = store.clock.now();
     store.clock.advance(10_000);
     expect((await post(folder, { new_name: 'new' })).status).toBe(204);
-    expect(nodeRow(store, folder)?.name).toBe('new');
-    expect(nodeRow(store, folder)?.updated).toBeGreaterThanOrEqual(t0 + 10_000);
-    expect(nodeRow(store, parent)?.updated).toBeGreaterThanOrEqual(t0 + 10_000);
+    expect((await nodeRow(store, folder))?.name).toBe('new');
+    expect((await nodeRow(store, folder))?.updated).toBeGreaterThanOrEqual(t0 + 10_000);
+    expect((await nodeRow(store, parent))?.updated).toBeGreaterThanOrEqual(t0 + 10_000);
   });
 
   it('refuses a sibling\'s name with 409 name_conflict', async () => {
@@ -240,7 +240,7 @@ describe('POST new_name', () => {
     const a = await uploadFile(client, alice.session, parent, 'a.txt', 'a');
     await uploadFile(client, alice.session, parent, 'b.txt', 'b');
     expectError(await post(a, { new_name: 'b.txt' }), 409, 'name_conflict');
-    expect(nodeRow(store, a)?.name).toBe('a.txt');
+    expect((await nodeRow(store, a))?.name).toBe('a.txt');
   });
 
   it('treats renaming to the current name as done', async () => {
@@ -262,7 +262,7 @@ describe('POST new_name', () => {
     const a = await uploadFile(client, alice.session, parent, 'ok.txt', 'a');
     expectError(await post(a, { new_name: 'a/b' }), 400, 'invalid_name');
     expectError(await post(a, { new_name: '..' }), 400, 'invalid_name');
-    expect(nodeRow(store, a)?.name).toBe('ok.txt');
+    expect((await nodeRow(store, a))?.name).toBe('ok.txt');
   });
 
   it.each(['home', 'incoming', 'trash', 'favorites', 'public_shares', 'private_shares', 'shared_with_you'])(
@@ -270,7 +270,7 @@ describe('POST new_name', () => {
     async (top) => {
       expectError(await post(top, { new_name: 'mine' }), 403, 'top_level_immutable');
       expectError(await post(`${top}:${alice.uuid}`, { new_name: 'mine' }), 403, 'top_level_immutable');
-      expect(topLevelRow(store, alice.uuid, top).name).toBe(top);
+      expect((await topLevelRow(store, alice.uuid, top)).name).toBe(top);
     },
   );
 });
@@ -330,9 +330,9 @@ describe('POST move_to', () => {
     expect((await post(from, { move_to: to })).status).toBe(204);
     expect(await names(client, alice.session, root)).toEqual(['to']);
     expect(await names(client, alice.session, to)).toEqual(['from']);
-    expect(nodeRow(store, child)?.parent_uuid).toBe(from);
+    expect((await nodeRow(store, child))?.parent_uuid).toBe(from);
     expect((await client.path(alice.session, child)).map((e) => e.name)).toEqual(['home', 'scratch ' + String(folderCount), 'to', 'from', 'child.txt']);
-    for (const uuid of [root, to, from]) expect(nodeRow(store, uuid)?.updated).toBeGreaterThanOrEqual(t0 + 3_000);
+    for (const uuid of [root, to, from]) expect((await nodeRow(store, uuid))?.updated).toBeGreaterThanOrEqual(t0 + 3_000);
   });
 
   it.each([
@@ -343,7 +343,7 @@ describe('POST move_to', () => {
     const name = `moved-to-home-${_label}.txt`;
     const file = await uploadFile(client, alice.session, root, name, 'm');
     expect((await post(file, { move_to: target() })).status).toBe(204);
-    expect(nodeRow(store, file)?.parent_uuid).toBe(homeUuid);
+    expect((await nodeRow(store, file))?.parent_uuid).toBe(homeUuid);
   });
 
   it('moves into incoming', async () => {
@@ -360,7 +360,7 @@ describe('POST move_to', () => {
     const deepest = await createFolder(client, alice.session, inner, 'deepest');
     expectError(await post(outer, { move_to: outer }), 409, 'move_into_self');
     expectError(await post(outer, { move_to: deepest }), 409, 'move_into_self');
-    expect(nodeRow(store, outer)?.parent_uuid).toBe(root);
+    expect((await nodeRow(store, outer))?.parent_uuid).toBe(root);
   });
 
   it('refuses a target that is a file with 409 not_a_folder', async () => {
@@ -376,14 +376,14 @@ describe('POST move_to', () => {
     const a = await uploadFile(client, alice.session, root, 'twin.txt', 'a');
     await uploadFile(client, alice.session, sub, 'twin.txt', 'b');
     expectError(await post(a, { move_to: sub }), 409, 'name_conflict');
-    expect(nodeRow(store, a)?.parent_uuid).toBe(root);
+    expect((await nodeRow(store, a))?.parent_uuid).toBe(root);
   });
 
   it('treats a move into the current folder as done', async () => {
     const root = await scratch();
     const a = await uploadFile(client, alice.session, root, 'stay.txt', 'a');
     expect((await post(a, { move_to: root })).status).toBe(204);
-    expect(nodeRow(store, a)?.parent_uuid).toBe(root);
+    expect((await nodeRow(store, a))?.parent_uuid).toBe(root);
   });
 
   it.each(['trash', 'favorites', 'public_shares', 'private_shares', 'shared_with_you'])(
@@ -393,7 +393,7 @@ describe('POST move_to', () => {
       const a = await uploadFile(client, alice.session, root, 'nomove.txt', 'a');
       expectError(await post(a, { move_to: top }), 403, 'virtual_folder');
       expectError(await post(a, { move_to: `${top}:${alice.uuid}` }), 403, 'virtual_folder');
-      expect(nodeRow(store, a)?.parent_uuid).toBe(root);
+      expect((await nodeRow(store, a))?.parent_uuid).toBe(root);
     },
   );
 
@@ -479,7 +479,7 @@ describe('GET details', () => {
     const file = await uploadFile(client, alice.session, root, 'details.txt', 'd');
     const res = await get(`/api/nodes/${file}`);
     expect(res.status).toBe(200);
-    const row = nodeRow(store, file);
+    const row = await nodeRow(store, file);
     expect(res.body).toEqual({
       status: 'success',
       msg: expect.any(String),
@@ -562,7 +562,7 @@ describe('GET dirlist', () => {
       private_shares: 0,
       comment_count: 0,
       size: 0,
-      updated: nodeRow(store, folder.uuid as string)?.updated,
+      updated: (await nodeRow(store, folder.uuid as string))?.updated,
     });
     expect('revision' in folder).toBe(false);
     expect(data[5]).toEqual({

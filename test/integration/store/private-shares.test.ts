@@ -89,8 +89,8 @@ describe('a read-only private share with a user', () => {
     expect({ alice: diskUsed(store, alice.uuid), children: childNames(store, s.folder) }).toEqual(before);
 
     expect((await as(seeder.client, bob, 'POST', `/api/nodes/${s.file}`, { copy_to: 'home' })).status).toBe(204);
-    expect(childNames(store, topLevelRow(store, bob.uuid, 'home').uuid)).toContain('plan.txt');
-    expect(diskUsed(store, bob.uuid)).toBe(nodeRow(store, s.file)!.size);
+    expect(childNames(store, (await topLevelRow(store, bob.uuid, 'home')).uuid)).toContain('plan.txt');
+    expect(diskUsed(store, bob.uuid)).toBe((await nodeRow(store, s.file))!.size);
   });
 });
 
@@ -102,7 +102,7 @@ describe('a writable private share', () => {
     expect(await access(bob, s.file)).toEqual(['read', 'write', 'delete', 'download']);
     const aliceUsed = diskUsed(store, alice.uuid);
     const added = await uploadFile(seeder.client, bob.session, s.folder, 'notes.txt', 'from bob');
-    expect(nodeRow(store, added)).toMatchObject({ owner_uuid: alice.uuid, parent_uuid: s.folder });
+    expect(await nodeRow(store, added)).toMatchObject({ owner_uuid: alice.uuid, parent_uuid: s.folder });
     expect(diskUsed(store, alice.uuid)).toBe(aliceUsed + 8);
     expect(diskUsed(store, bob.uuid)).toBe(0);
     expect((await as(seeder.client, bob, 'POST', `/api/nodes/${s.folder}`, { new_dir: 'Drafts' })).status).toBe(204);
@@ -110,7 +110,7 @@ describe('a writable private share', () => {
     expectError(await as(seeder.client, bob, 'DELETE', `/api/nodes/${s.folder}`), 403, 'forbidden', 'delete permission required');
     expect((await as(seeder.client, bob, 'DELETE', `/api/nodes/${s.file}`)).status).toBe(204);
     // Into the owner's trash, where the recipient no longer reaches it.
-    expect(nodeRow(store, s.file)?.parent_uuid).toBe(topLevelRow(store, alice.uuid, 'trash').uuid);
+    expect((await nodeRow(store, s.file))?.parent_uuid).toBe((await topLevelRow(store, alice.uuid, 'trash')).uuid);
     expectError(await get(bob, `/api/nodes/${s.file}`), 404, 'not_found');
     expectError(await as(seeder.client, bob, 'DELETE', `/api/nodes/${s.file}`), 404, 'not_found');
   });

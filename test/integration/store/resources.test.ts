@@ -262,7 +262,7 @@ describe('who may view and download', () => {
 
   it('answers 404 for a folder, whether named by UUID or by top-level identifier', async () => {
     const docs = await createFolder(client, ann.session, 'home', 'docs');
-    for (const id of [docs, 'home', topLevelRow(store, ann.uuid, 'home').uuid]) {
+    for (const id of [docs, 'home', (await topLevelRow(store, ann.uuid, 'home')).uuid]) {
       const res = await fetchPath(fileUrl(ann.session, id));
       expect(res.status).toBe(404);
       expect(JSON.parse(res.body.toString())).toMatchObject({ code: 'not_found' });

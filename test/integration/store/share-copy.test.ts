@@ -93,7 +93,7 @@ describe('sharing a copy', () => {
     const offer = pending.find((p) => p.source_uuid === t.folder);
     expect(offer).toEqual({
       uuid: expect.any(String),
-      name: nodeRow(store, t.folder)?.name,
+      name: (await nodeRow(store, t.folder))?.name,
       type: 'Dir',
       size: bytesOf(t.contentA, t.contentB),
       sharer_uuid: alice.uuid,
@@ -104,7 +104,7 @@ describe('sharing a copy', () => {
     expect(incomingRow(store, offer!.uuid as string)).toMatchObject({ state: 'pending', recipient_type: 'User', recipient_uuid: bob.uuid, node_uuid: null });
     const snapshot = incomingRow(store, offer!.uuid as string)!.snapshot_uuid as string;
     expect(store.ctx.db!.prepare('SELECT id, parent_id, name, type, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id').all(snapshot)).toEqual([
-      { id: 0, parent_id: null, name: nodeRow(store, t.folder)?.name, type: 'Dir', size: 0 },
+      { id: 0, parent_id: null, name: (await nodeRow(store, t.folder))?.name, type: 'Dir', size: 0 },
       { id: 1, parent_id: 0, name: 'sub', type: 'Dir', size: 0 },
       { id: 2, parent_id: 0, name: 'a.txt', type: 'File', size: bytesOf(t.contentA) },
       { id: 3, parent_id: 1, name: 'b.txt', type: 'File', size: bytesOf(t.contentB) },
@@ -112,7 +112,7 @@ describe('sharing a copy', () => {
     expect(blobRefs(store, blobHashOf(t.contentA))).toBe(2);
     expect(blobRefs(store, blobHashOf(t.contentB))).toBe(2);
     expect({ alice: diskUsed(store, alice.uuid), bob: diskUsed(store, bob.uuid), blobBytes: blobFolderBytes(store) }).toEqual(before);
-    expect(childNames(store, topLevelRow(store, bob.uuid, 'incoming').uuid)).not.toContain(nodeRow(store, t.folder)?.name);
+    expect(childNames(store, (await topLevelRow(store, bob.uuid, 'incoming')).uuid)).not.toContain((await nodeRow(store, t.folder))?.name);
     expect(await pendingOf(alice)).toEqual([]);
     expect(await pendingOf(carol)).toEqual([]);
   });
@@ -124,12 +124,12 @@ describe('sharing a copy', () => {
 
     const accepted = await dataOf<{ uuid: string; state: string; node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
     expect(accepted).toEqual({ uuid: offer.uuid, state: 'accepted', node_uuid: expect.any(String) });
-    const copy = nodeRow(store, accepted.node_uuid);
-    expect(copy).toMatchObject({ owner_uuid: bob.uuid, parent_uuid: topLevelRow(store, bob.uuid, 'incoming').uuid, name: nodeRow(store, t.folder)?.name, type: 'Dir' });
+    const copy = await nodeRow(store, accepted.node_uuid);
+    expect(copy).toMatchObject({ owner_uuid: bob.uuid, parent_uuid: (await topLevelRow(store, bob.uuid, 'incoming')).uuid, name: (await nodeRow(store, t.folder))?.name, type: 'Dir' });
     const listing = await dataOf<Array<{ name: string; uuid: string }>>(as(seeder.client, bob, 'GET', `/api/nodes/${copy!.uuid}/dirlist`));
     expect(listing.map((e) => e.name)).toEqual(['sub', 'a.txt']);
     const aCopy = listing.find((e) => e.name === 'a.txt')!.uuid;
-    expect(nodeRow(store, aCopy)).toMatchObject({ revision: 1, owner_uuid: bob.uuid });
+    expect(await nodeRow(store, aCopy)).toMatchObject({ revision: 1, owner_uuid: bob.uuid });
     expect(await readText(store, bob.session, aCopy)).toBe(t.contentA);
 
     expect(diskUsed(store, bob.uuid)).toBe(before.bob + bytesOf(t.contentA, t.contentB));
@@ -161,7 +161,7 @@ describe('sharing a copy', () => {
     await uploadFile(seeder.client, bob.session, subCopy!.uuid, 'b.txt', newB);
     expect(await readText(store, bob.session, bCopy)).toBe(newB);
     expect(await readText(store, alice.session, t.b)).toBe(t.contentB);
-    expect(nodeRow(store, t.b)?.revision).toBe(1);
+    expect((await nodeRow(store, t.b))?.revision).toBe(1);
     expect(blobFolderBytes(store)).toBe(blobBytes + bytesOf(newA, newB));
   });
 
@@ -171,7 +171,7 @@ describe('sharing a copy', () => {
     await uploadFile(seeder.client, alice.session, t.folder, 'a.txt', text('later'));
     await seeder.client.remove(alice.session, t.folder as never);
     await seeder.client.remove(alice.session, t.folder as never);
-    expect(nodeRow(store, t.folder)).toBeUndefined();
+    expect(await nodeRow(store, t.folder)).toBeUndefined();
     expect(blobStored(store, blobHashOf(t.contentA))).toBe(true);
     expect(blobRefs(store, blobHashOf(t.contentA))).toBe(1);
 
@@ -210,12 +210,12 @@ describe('sharing a copy', () => {
   it('numbers the copy when incoming has that name, as trash does', async () => {
     const content = text('notes');
     const file = await uploadFile(seeder.client, alice.session, 'home', `notes ${counter}.txt`, content);
-    const name = nodeRow(store, file)!.name;
+    const name = (await nodeRow(store, file))!.name;
     await uploadFile(seeder.client, bob.session, 'incoming', name, text('bob’s own'));
     expect((await shareCopy(alice, file, [bob.uuid])).status).toBe(204);
     const offer = (await pendingOf(bob)).find((p) => p.source_uuid === file)!;
     const { node_uuid } = await dataOf<{ node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
-    expect(nodeRow(store, node_uuid)?.name).toBe(name.replace('.txt', ' (2).txt'));
+    expect((await nodeRow(store, node_uuid))?.name).toBe(name.replace('.txt', ' (2).txt'));
   });
 
   it('gives every recipient a copy of their own, a group included, and names each only once', async () => {

@@ -52,7 +52,7 @@ describe('a public link to a file', () => {
       share_uuid: expect.any(String),
       type: 'public',
       node_uuid: file,
-      node_name: nodeRow(store, file)?.name,
+      node_name: (await nodeRow(store, file))?.name,
       node_type: 'File',
       owner_type: 'User',
       owner_uuid: owner.uuid,
@@ -98,7 +98,7 @@ describe('a public link to a file', () => {
     const head = await fetchRaw(store, url, { method: 'HEAD' });
     expect({ status: head.status, length: head.body.length, contentLength: head.headers['content-length'] }).toEqual({ status: 200, length: 0, contentLength: '26' });
 
-    await uploadFile(seeder.client, owner.session, 'home', nodeRow(store, file)!.name, 'second revision');
+    await uploadFile(seeder.client, owner.session, 'home', (await nodeRow(store, file))!.name, 'second revision');
     const fresh = await fetchRaw(store, url, { headers: { 'if-none-match': etag } });
     expect({ status: fresh.status, body: fresh.body.toString(), etag: fresh.headers.etag }).toEqual({ status: 200, body: 'second revision', etag: `"${file}-2"` });
   });
@@ -188,7 +188,7 @@ describe('a public link to a folder', () => {
         status: 'success',
         msg: 'shared folder',
         data: {
-          name: nodeRow(store, folder)?.name,
+          name: (await nodeRow(store, folder))?.name,
           type: 'Dir',
           entries: [
             { name: 'Été 2024', type: 'Dir', size: 0, updated: expect.any(Number) },

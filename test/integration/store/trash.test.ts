@@ -37,7 +37,7 @@ beforeAll(async () => {
   seeder = await createSeeder(store);
   client = seeder.client;
   alice = await seeder.user('Alice Trash');
-  trashUuid = topLevelRow(store, alice.uuid, 'trash').uuid;
+  trashUuid = (await topLevelRow(store, alice.uuid, 'trash')).uuid;
 });
 
 afterAll(async () => {
@@ -68,7 +68,7 @@ describe('DELETE outside trash', () => {
     expect(res.body).toBe('');
     expect(await names(client, alice.session, root)).toEqual([]);
     expect(await entryNamed(client, alice.session, 'trash', 'report.pdf')).toMatchObject({ id: file, kind: 'file', revision: 1 });
-    expect(nodeRow(store, file)).toMatchObject({ parent_uuid: trashUuid, name: 'report.pdf', trashed_from: root, trashed_name: 'report.pdf' });
+    expect(await nodeRow(store, file)).toMatchObject({ parent_uuid: trashUuid, name: 'report.pdf', trashed_from: root, trashed_name: 'report.pdf' });
     expect(diskUsed(store, alice.uuid)).toBe(usedBefore);
     expect(blobStored(store, blobHashOf(content))).toBe(true);
     expect(blobRefs(store, blobHashOf(content))).toBe(1);
@@ -82,12 +82,12 @@ describe('DELETE outside trash', () => {
     const t0 = store.clock.now();
     store.clock.advance(7_000);
     await client.remove(alice.session, folder);
-    expect(nodeRow(store, folder)).toMatchObject({ parent_uuid: trashUuid, trashed_from: root });
-    expect(nodeRow(store, inner)).toMatchObject({ parent_uuid: folder, trashed_from: null });
-    expect(nodeRow(store, photo)?.parent_uuid).toBe(inner);
+    expect(await nodeRow(store, folder)).toMatchObject({ parent_uuid: trashUuid, trashed_from: root });
+    expect(await nodeRow(store, inner)).toMatchObject({ parent_uuid: folder, trashed_from: null });
+    expect((await nodeRow(store, photo))?.parent_uuid).toBe(inner);
     expect((await client.path(alice.session, photo)).map((e) => e.name)).toEqual(['trash', 'album', 'inner', 'photo.jpg']);
-    expect(nodeRow(store, root)?.updated).toBeGreaterThanOrEqual(t0 + 7_000);
-    expect(topLevelRow(store, alice.uuid, 'trash').updated).toBeGreaterThanOrEqual(t0 + 7_000);
+    expect((await nodeRow(store, root))?.updated).toBeGreaterThanOrEqual(t0 + 7_000);
+    expect((await topLevelRow(store, alice.uuid, 'trash')).updated).toBeGreaterThanOrEqual(t0 + 7_000);
   });
 
   it('renames on a clash in trash to "name (2).ext", "name (3).ext" and keeps the original name', async () => {
@@ -98,9 +98,9 @@ describe('DELETE outside trash', () => {
       await client.remove(alice.session, id);
       ids.push(id);
     }
-    const trashNames = ids.map((id) => nodeRow(store, id)?.name);
+    const trashNames = (await Promise.all(ids.map((id) => nodeRow(store, id)))).map((row) => row?.name);
     expect(trashNames).toEqual(['clash.txt', 'clash (2).txt', 'clash (3).txt']);
-    for (const id of ids) expect(nodeRow(store, id)).toMatchObject({ trashed_name: 'clash.txt', trashed_from: root });
+    for (const id of ids) expect(await nodeRow(store, id)).toMatchObject({ trashed_name: 'clash.txt', trashed_from: root });
   });
 
   it('numbers folders and dot-files without splitting an extension', async () => {
@@ -109,12 +109,12 @@ describe('DELETE outside trash', () => {
     await client.remove(alice.session, first);
     const second = await createFolder(client, alice.session, root, 'my.folder');
     await client.remove(alice.session, second);
-    expect(nodeRow(store, second)?.name).toBe('my.folder (2)');
+    expect((await nodeRow(store, second))?.name).toBe('my.folder (2)');
     const dot1 = await uploadFile(client, alice.session, root, '.profile', unique('dot'));
     await client.remove(alice.session, dot1);
     const dot2 = await uploadFile(client, alice.session, root, '.profile', unique('dot'));
     await client.remove(alice.session, dot2);
-    expect(nodeRow(store, dot2)?.name).toBe('.profile (2)');
+    expect((await nodeRow(store, dot2))?.name).toBe('.profile (2)');
   });
 
   it('keeps numbered names within 255 bytes', () => {
@@ -132,7 +132,7 @@ describe('DELETE outside trash', () => {
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ status: 'error', code: 'top_level_immutable' });
     expect((await del(`${top}:${alice.uuid}`)).status).toBe(403);
-    expect(topLevelRow(store, alice.uuid, top).parent_uuid).toBeNull();
+    expect((await topLevelRow(store, alice.uuid, top)).parent_uuid).toBeNull();
   });
 
   it('answers 404 not_found for an unknown node', async () => {
@@ -157,7 +157,7 @@ describe('DELETE inside trash', () => {
     const res = await del(file);
     expect(res.status).toBe(204);
     expect(diskUsed(store, alice.uuid)).toBe(usedWithFile - Buffer.byteLength(v1) - Buffer.byteLength(v2));
-    expect(nodeRow(store, file)).toBeUndefined();
+    expect(await nodeRow(store, file)).toBeUndefined();
     expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM revisions WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
     expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
     for (const content of [v1, v2]) {
@@ -199,7 +199,7 @@ describe('DELETE inside trash', () => {
     await client.remove(alice.session, folder);
     await client.remove(alice.session, folder);
     expect(diskUsed(store, alice.uuid)).toBe(used - Buffer.byteLength(a) - Buffer.byteLength(b));
-    for (const id of [folder, inner, bId]) expect(nodeRow(store, id)).toBeUndefined();
+    for (const id of [folder, inner, bId]) expect(await nodeRow(store, id)).toBeUndefined();
     expect(blobStored(store, blobHashOf(a))).toBe(false);
     expect(blobStored(store, blobHashOf(b))).toBe(false);
   });
@@ -211,9 +211,9 @@ describe('DELETE inside trash', () => {
     const other = await uploadFile(client, alice.session, folder, 'stay.txt', unique('stay'));
     await client.remove(alice.session, folder);
     await client.remove(alice.session, child);
-    expect(nodeRow(store, child)).toBeUndefined();
-    expect(nodeRow(store, folder)?.parent_uuid).toBe(trashUuid);
-    expect(nodeRow(store, other)?.parent_uuid).toBe(folder);
+    expect(await nodeRow(store, child)).toBeUndefined();
+    expect((await nodeRow(store, folder))?.parent_uuid).toBe(trashUuid);
+    expect((await nodeRow(store, other))?.parent_uuid).toBe(folder);
   });
 });
 
@@ -272,8 +272,8 @@ describe('copy_to and blobs', () => {
     await client.remove(alice.session, file);
     await client.copyInto(alice.session, file, nodeId(root));
     const copy = await entryNamed(client, alice.session, root, 'from-trash.txt');
-    expect(nodeRow(store, copy.id)).toMatchObject({ trashed_from: null, trashed_name: null });
-    expect(nodeRow(store, file)?.parent_uuid).toBe(trashUuid);
+    expect(await nodeRow(store, copy.id)).toMatchObject({ trashed_from: null, trashed_name: null });
+    expect((await nodeRow(store, file))?.parent_uuid).toBe(trashUuid);
   });
 
   it('refuses a copy beyond the quota with 507 quota_exceeded and stores nothing', async () => {
@@ -312,10 +312,10 @@ describe('restore with move_to', () => {
     const folder = await createFolder(client, alice.session, root, 'restore me');
     const child = await uploadFile(client, alice.session, folder, 'inside.txt', unique('inside'));
     await client.remove(alice.session, folder);
-    expect(nodeRow(store, folder)?.trashed_from).toBe(root);
+    expect((await nodeRow(store, folder))?.trashed_from).toBe(root);
     await client.moveInto(alice.session, nodeId(folder), nodeId(root));
-    expect(nodeRow(store, folder)).toMatchObject({ parent_uuid: root, name: 'restore me', trashed_from: null, trashed_name: null });
-    expect(nodeRow(store, child)?.parent_uuid).toBe(folder);
+    expect(await nodeRow(store, folder)).toMatchObject({ parent_uuid: root, name: 'restore me', trashed_from: null, trashed_name: null });
+    expect((await nodeRow(store, child))?.parent_uuid).toBe(folder);
     expect((await client.listFolder(alice.session, nodeId('trash'))).map((e) => e.id)).not.toContain(folder);
   });
 
@@ -339,7 +339,7 @@ describe('restore with move_to', () => {
     const res = await raw(client, alice.session, 'POST', `/api/nodes/${old}`, { move_to: root });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'name_conflict' });
-    expect(nodeRow(store, old)?.parent_uuid).toBe(trashUuid);
+    expect((await nodeRow(store, old))?.parent_uuid).toBe(trashUuid);
   });
 
   it('refuses moving a node from one trash folder into another part of trash', async () => {

@@ -39,7 +39,7 @@ async function newUser(options: { quotaBytes?: number } = {}): Promise<SeededUse
   let suffix = '';
   for (let n = serial; n > 0; n = Math.floor(n / 26)) suffix = String.fromCharCode(97 + (n % 26)) + suffix;
   const user = await seeder.user(`Uploader ${suffix}`, options);
-  return { ...user, home: topLevelRow(store, user.uuid, 'home').uuid };
+  return { ...user, home: (await topLevelRow(store, user.uuid, 'home')).uuid };
 }
 
 async function tokenFor(user: SeededUser, target: string): Promise<string> {
@@ -100,7 +100,7 @@ describe('GET /api/nodes/{id}/upload', () => {
     const bob = await newUser();
     const unknown = await raw(client, ann.session, 'GET', '/api/nodes/00000000-0000-4000-8000-000000000000/upload');
     expect(unknown.status).toBe(404);
-    for (const id of [bob.home, `home:${bob.uuid}`, topLevelRow(store, bob.uuid, 'incoming').uuid]) {
+    for (const id of [bob.home, `home:${bob.uuid}`, (await topLevelRow(store, bob.uuid, 'incoming')).uuid]) {
       const res = await raw(client, ann.session, 'GET', `/api/nodes/${id}/upload`);
       expect(res.status).toBe(404);
       expect(res.body).toEqual(unknown.body);
@@ -144,7 +144,7 @@ describe('POST /upload/{token}: files and revisions', () => {
       data: { uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'notes.txt', revision: 1, size: 12 },
     });
     const { uuid } = (res.body as { data: { uuid: string } }).data;
-    expect(nodeRow(store, uuid)).toMatchObject({ name: 'notes.txt', type: 'File', owner_uuid: ann.uuid, owner_type: 'User', parent_uuid: ann.home, revision: 1, size: 12 });
+    expect(await nodeRow(store, uuid)).toMatchObject({ name: 'notes.txt', type: 'File', owner_uuid: ann.uuid, owner_type: 'User', parent_uuid: ann.home, revision: 1, size: 12 });
     const [rev] = revisions(uuid);
     expect(rev).toMatchObject({ revision: 1, size: 12, blob_hash: blobHashOf('hello, world'), uploader_uuid: ann.uuid });
     expect(await blobContent(blobHashOf('hello, world'))).toBe('hello, world');
@@ -175,7 +175,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect((await uploadAs(ann, docs, 'a.txt', 'A')).status).toBe(200);
     expect((await uploadAs(ann, `incoming:${ann.uuid}`, 'b.txt', 'B')).status).toBe(200);
     expect(childrenOf(docs).map((c) => c.name)).toEqual(['a.txt']);
-    expect(childrenOf(topLevelRow(store, ann.uuid, 'incoming').uuid).map((c) => c.name)).toEqual(['b.txt']);
+    expect(childrenOf((await topLevelRow(store, ann.uuid, 'incoming')).uuid).map((c) => c.name)).toEqual(['b.txt']);
   });
 
   it('adds revision n+1 when the target is a file, keeping the file\'s name whatever the part is called', async () => {
@@ -185,7 +185,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     const second = await uploadAs(ann, uuid, 'ignored-name.bin', 'version two, longer');
     expect(second.status).toBe(200);
     expect((second.body as { data: unknown }).data).toEqual({ uuid, name: 'report.txt', revision: 2, size: 19 });
-    expect(nodeRow(store, uuid)).toMatchObject({ name: 'report.txt', revision: 2, size: 19 });
+    expect(await nodeRow(store, uuid)).toMatchObject({ name: 'report.txt', revision: 2, size: 19 });
     expect(revisions(uuid).map((r) => [r.revision, r.size, r.blob_hash])).toEqual([
       [1, 11, blobHashOf('version one')],
       [2, 19, blobHashOf('version two, longer')],
@@ -228,7 +228,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect((rawRes.body as { data: { name: string } }).data.name).toBe(name);
     const docs = await createFolder(client, ann.session, 'home', 'docs');
     const viaClient = await client.upload(ann.session, { folder: nodeId(docs), name }, Readable.from([Buffer.from('client')]), 6);
-    expect(nodeRow(store, viaClient.id as string)?.name).toBe(name);
+    expect((await nodeRow(store, viaClient.id as string))?.name).toBe(name);
   });
 
   it('shares the bytes of identical uploads but counts each toward disk_used', async () => {
@@ -388,7 +388,7 @@ describe('the upload token', () => {
     const res = await postUpload(token, 'for ann', { filename: 'from-bob.txt' }, { authorization: `Bearer ${bob.session.token}` });
     expect(res.status).toBe(200);
     const { uuid } = (res.body as { data: { uuid: string } }).data;
-    expect(nodeRow(store, uuid)).toMatchObject({ owner_uuid: ann.uuid, parent_uuid: ann.home });
+    expect(await nodeRow(store, uuid)).toMatchObject({ owner_uuid: ann.uuid, parent_uuid: ann.home });
     expect(revisions(uuid)[0]?.uploader_uuid).toBe(ann.uuid);
     expect(diskUsed(store, ann.uuid)).toBe(7);
     expect(diskUsed(store, bob.uuid)).toBe(0);
@@ -409,7 +409,7 @@ describe('the upload token', () => {
     const docs = await createFolder(client, ann.session, 'home', 'docs');
     const token = await tokenFor(ann, docs);
     await client.remove(ann.session, nodeId(docs));
-    const trashed = childrenOf(topLevelRow(store, ann.uuid, 'trash').uuid);
+    const trashed = childrenOf((await topLevelRow(store, ann.uuid, 'trash')).uuid);
     await client.remove(ann.session, nodeId((trashed[0] as { uuid: string }).uuid));
     const res = await postUpload(token, 'x', { filename: 'orphan.txt' });
     expect(res.status).toBe(404);
@@ -442,7 +442,7 @@ describe('quota', () => {
     const { uuid } = (first.body as { data: { uuid: string } }).data;
     const res = await uploadAs(ann, uuid, 'grow.bin', 'y'.repeat(500));
     expect(res.status).toBe(507);
-    expect(nodeRow(store, uuid)).toMatchObject({ revision: 1, size: 600 });
+    expect(await nodeRow(store, uuid)).toMatchObject({ revision: 1, size: 600 });
     expect(revisions(uuid)).toHaveLength(1);
   });
 
