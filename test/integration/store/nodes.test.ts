@@ -294,7 +294,7 @@ describe('POST starred and the favorites folder', () => {
       ['star folder', 'folder', true],
       ['star.txt', 'file', true],
     ]);
-    const stars = store.ctx.db!.prepare('SELECT node_uuid FROM stars WHERE user_uuid = ? AND node_uuid IN (?, ?)').all(alice.uuid, file, folder);
+    const stars = await store.ctx.storage.sql.all('SELECT node_uuid FROM stars WHERE user_uuid = ? AND node_uuid IN (?, ?)', [alice.uuid, file, folder]);
     expect(stars).toHaveLength(2);
 
     expect((await post(file, { starred: false })).status).toBe(204);
@@ -601,12 +601,18 @@ describe('GET dirlist', () => {
     const root = await scratch();
     const now = store.clock.now();
     // Rows straight into the database: 2,000 uploads through HTTP would only slow the suite down.
-    const insert = store.ctx.db!.prepare(
-      `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated) VALUES (?, ?, 'User', ?, ?, 'Dir', ?, ?)`,
-    );
-    store.ctx.db!.transaction(() => {
-      for (let i = 0; i < 2_000; i += 1) insert.run(crypto.randomUUID(), alice.uuid, root, `d${String(i).padStart(5, '0')}`, now, now);
-    })();
+    await store.ctx.storage.sql.transaction(async (tx) => {
+      for (let i = 0; i < 2_000; i += 1) {
+        await tx.run(`INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated) VALUES (?, ?, 'User', ?, ?, 'Dir', ?, ?)`, [
+          crypto.randomUUID(),
+          alice.uuid,
+          root,
+          `d${String(i).padStart(5, '0')}`,
+          now,
+          now,
+        ]);
+      }
+    });
     const entries = await client.listFolder(alice.session, nodeId(root));
     expect(entries).toHaveLength(2_000);
     expect(entries[0]?.name).toBe('d00000');
