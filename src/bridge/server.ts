@@ -155,7 +155,14 @@ export async function createBridgeServices(
     const moved = await moveStateFileInto(stateFile, shared.sql);
     if (moved) options.logger.info({ ...moved, from: stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
     state = {
-      locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec, repository: new SqlLockRepository(shared.sql) }),
+      // Over PostgreSQL, instances share the locks through the database. Over SQLite one process
+      // serves the data directory (instance-lock.ts), so the locks stay in its memory as they
+      // always were: a PROPFIND then reads them from a Map, not with a statement per request.
+      locks: new LockStore({
+        clock,
+        maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
+        ...(shared.dialect === 'postgres' ? { repository: new SqlLockRepository(shared.sql) } : {}),
+      }),
       props: new SqlPropertyRepository(shared.sql, propertyLimits),
       // The storage is the store's: it closes it.
       close: async () => undefined,
