@@ -16,10 +16,9 @@ import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
-import { PostgresStorage } from './storage/dialects/postgres.js';
 import { migrate } from './storage/migrations.js';
 import type { Storage } from './storage/sql.js';
-import { redactDatabaseUrl } from './migrate-embedded.js';
+import { redactDatabaseUrl } from './storage/database-url.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
 import { storageBlobLedger } from './storage/revisions.js';
 import { createTopLevelFolders } from './storage/nodes.js';
@@ -103,7 +102,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
   // PostgreSQL's COMMIT is durable by itself: without a SQLite connection mark and settle do nothing.
   const durability = new Durability(db, dbFile);
-  const blobs = createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
+  const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
   await blobs.init();
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
@@ -256,6 +255,8 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
     const db = openDatabase(dbFile);
     return { storage: new SqliteStorage(db, { checkRootUse }), db };
   }
+  // Loaded only when named: the embedded default never pays for pg.
+  const { PostgresStorage } = await import('./storage/dialects/postgres.js');
   const storage = new PostgresStorage(url, { maxConnections: config.database.maxConnections });
   const where = `the database ${redactDatabaseUrl(url)}`;
   try {

@@ -16,6 +16,7 @@
  * Owns the order of the steps and the refusals; the SQL is storage/embedded-copy.ts's, the bytes
  * blobs/blob-copy.ts's. Writes nothing into the source.
  */
+import { redactDatabaseUrl } from './storage/database-url.js';
 import { storageBlobLedger } from './storage/revisions.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -98,16 +99,6 @@ const BLOB_STEP = 'blobs';
 const SEQUENCE_STEP = 'sequences';
 const tableStep = (table: string) => `table:${table}`;
 
-/** A postgres:// URL without its password, for messages. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
-}
 
 /**
  * The migration's ledger of S3 upload intents: the store's own (storage/revisions.ts) over the
@@ -127,6 +118,8 @@ function targetLedger(sql: Sql): BlobLedger {
     endDelete: async () => undefined,
   };
 }
+
+export { redactDatabaseUrl };
 
 export async function migrateEmbedded(options: MigrateOptions): Promise<MigrationSummary> {
   const { dataDir, report } = options;

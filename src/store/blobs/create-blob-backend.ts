@@ -7,12 +7,13 @@ import { blobBackendOf, type Config } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
 import type { BlobBackend, BlobLedger } from './blob-backend.js';
 import { LocalBlobBackend } from './local.js';
-import { S3BlobBackend } from './s3.js';
 
-export function createBlobBackend(config: Config, ledger: BlobLedger, now: () => number, log: Logger): BlobBackend {
+/** The S3 backend (and the AWS SDK, some 20 MiB of a process's memory) is loaded only when configured. */
+export async function createBlobBackend(config: Config, ledger: BlobLedger, now: () => number, log: Logger): Promise<BlobBackend> {
   const { blobs } = config.store;
   if (blobBackendOf(config) === 'local') return new LocalBlobBackend(config.dataDir, (hash) => ledger.isReferenced(hash));
   const { s3 } = blobs;
+  const { S3BlobBackend } = await import('./s3.js');
   return new S3BlobBackend({
     bucket: s3.bucket as string,
     endpoint: s3.endpoint,
