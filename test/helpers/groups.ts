@@ -87,6 +87,13 @@ export function countRows(store: TestStore, sql: string, ...params: unknown[]): 
   return (store.ctx.db!.prepare(sql).get(...params) as { n: number }).n;
 }
 
+/** `countRows` through the storage layer (either dialect); the query names its count `n`. */
+export async function readCountRows(store: TestStore, sql: string, ...params: unknown[]): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ n: number }>(sql, params);
+  if (!row) throw new Error(`no row from ${sql}`);
+  return row.n;
+}
+
 /** A real store with a seeder and the administrator's group actions: what the group suites start from. */
 export interface GroupStore {
   store: TestStore;

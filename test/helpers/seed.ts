@@ -131,3 +131,37 @@ export function blobFiles(store: TestStore): string[] {
   if (existsSync(root)) walk(root);
   return found.sort();
 }
+
+// The readers below go through the storage layer and the blob backend, so they work on either
+// dialect and either backend (the integration-pg project). The synchronous ones above read
+// SQLite (`ctx.db`) and the blob folder directly: embedded stores only; suites move off them.
+
+export async function readDiskUsed(store: TestStore, userUuid: string): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ disk_used: number }>('SELECT disk_used FROM users WHERE uuid = ?', [userUuid]);
+  if (!row) throw new Error(`no user ${userUuid}`);
+  return row.disk_used;
+}
+
+/** Reference count of a blob; 0 when it has no row. */
+export async function readBlobRefs(store: TestStore, hash: string): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ refs: number }>('SELECT refs FROM blobs WHERE hash = ?', [hash]);
+  return row?.refs ?? 0;
+}
+
+/** Whether the blob backend (folder or bucket) holds a blob. */
+export async function blobInBackend(store: TestStore, hash: string): Promise<boolean> {
+  return (await store.ctx.blobs.head(hash)) !== undefined;
+}
+
+/** Whether the store still keeps a blob's bytes: in its database row (small blobs) or in the backend. */
+export async function readBlobStored(store: TestStore, hash: string): Promise<boolean> {
+  const row = await store.ctx.storage.sql.get<{ inline: number | boolean }>('SELECT data IS NOT NULL AS inline FROM blobs WHERE hash = ?', [hash]);
+  return row?.inline === 1 || row?.inline === true || (await blobInBackend(store, hash));
+}
+
+/** Every blob the backend holds, by hash. */
+export async function backendBlobs(store: TestStore): Promise<string[]> {
+  const found: string[] = [];
+  for await (const info of store.ctx.blobs.list()) found.push(info.hash);
+  return found.sort();
+}

@@ -61,6 +61,18 @@ export function childNames(store: TestStore, folderUuid: string): string[] {
   return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
 }
 
+export async function readGroupDiskUsed(store: TestStore, groupUuid: string): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ disk_used: number }>('SELECT disk_used FROM groups WHERE uuid = ?', [groupUuid]);
+  if (!row) throw new Error(`no group ${groupUuid}`);
+  return row.disk_used;
+}
+
+/** `childNames` through the storage layer (either dialect). */
+export async function readChildNames(store: TestStore, folderUuid: string): Promise<string[]> {
+  // Sorted here, by code unit: SQLite's ORDER BY compares bytes, PostgreSQL's follows its collation.
+  return (await store.ctx.storage.sql.all<{ name: string }>('SELECT name FROM nodes WHERE parent_uuid = ?', [folderUuid])).map((r) => r.name).sort();
+}
+
 export interface Fetched {
   status: number;
   headers: Record<string, string | string[] | undefined>;

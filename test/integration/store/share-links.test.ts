@@ -9,9 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStore } from '../../helpers/start-store.js';
-import { createFolder, diskUsed, nodeRow, letters, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { countRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
-import { as, basic, childNames, expectError, fetchRaw, groupDiskUsed, multipartFile, readText } from '../../helpers/sharing.js';
+import { createFolder, readDiskUsed, nodeRow, letters, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { readCountRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { as, basic, readChildNames, expectError, fetchRaw, readGroupDiskUsed, multipartFile, readText } from '../../helpers/sharing.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -64,7 +64,7 @@ describe('a public link to a file', () => {
       url: `/public/${created.token}`,
     });
     // Only the token's hash is stored.
-    const row = store.ctx.db!.prepare('SELECT * FROM shares WHERE uuid = ?').get(created.share_uuid) as Record<string, unknown>;
+    const row = (await store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM shares WHERE uuid = ?', [created.share_uuid]))!;
     expect(JSON.stringify(row)).not.toContain(created.token);
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
     // Listed without the token afterwards.
@@ -107,7 +107,7 @@ describe('a public link to a file', () => {
     const file = await uploadFile(seeder.client, owner.session, 'home', `secret ${(counter += 1)}.txt`, 'classified');
     const created = await link(owner, file, { type: 'public', password: 'letmein' });
     expect(created.password_protected).toBe(true);
-    const row = store.ctx.db!.prepare('SELECT password_hash FROM shares WHERE uuid = ?').get(created.share_uuid) as { password_hash: string };
+    const row = (await store.ctx.storage.sql.get<{ password_hash: string }>('SELECT password_hash FROM shares WHERE uuid = ?', [created.share_uuid]))!;
     expect(row.password_hash).not.toContain('letmein');
 
     const none = await fetchRaw(store, created.url);
@@ -168,7 +168,7 @@ describe('a public link to a file', () => {
     const created = await link(owner, file, { type: 'public' });
     await seeder.client.remove(owner.session, file as never);
     await seeder.client.remove(owner.session, file as never);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE uuid = ?', created.share_uuid)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE uuid = ?', created.share_uuid)).toBe(0);
   });
 });
 
@@ -206,7 +206,7 @@ describe('a public link to a folder', () => {
     }
     // A public link takes no uploads.
     expect((await upload(`${url}/upload`, 'intruder.txt', 'no')).status).toBe(403);
-    expect(childNames(store, folder)).toEqual(['cover.txt', 'Été 2024']);
+    expect(await readChildNames(store, folder)).toEqual(['cover.txt', 'Été 2024']);
   });
 });
 
@@ -216,17 +216,17 @@ describe('an upload link', () => {
     await uploadFile(seeder.client, owner.session, folder, 'report.txt', 'the owner’s own');
     const created = await link(owner, folder, { type: 'upload' });
     expect(created).toMatchObject({ type: 'upload', node_type: 'Dir', password_protected: false, expires: null });
-    const used = diskUsed(store, owner.uuid);
+    const used = await readDiskUsed(store, owner.uuid);
 
     const res = await upload(`${created.url}/upload`, 'report.txt', 'from a stranger');
     expect({ status: res.status, body: res.json() }).toEqual({ status: 200, body: { status: 'success', msg: 'file uploaded', data: { name: 'report (2).txt', size: 15 } } });
     expect((await upload(`${created.url}/upload`, 'report.txt', 'another')).json()).toMatchObject({ data: { name: 'report (3).txt' } });
-    expect(childNames(store, folder)).toEqual(['report (2).txt', 'report (3).txt', 'report.txt']);
-    const row = store.ctx.db!.prepare("SELECT n.owner_uuid, r.uploader_uuid FROM nodes n JOIN revisions r ON r.node_uuid = n.uuid WHERE n.parent_uuid = ? AND n.name = 'report (2).txt'").get(folder);
+    expect(await readChildNames(store, folder)).toEqual(['report (2).txt', 'report (3).txt', 'report.txt']);
+    const row = await store.ctx.storage.sql.get("SELECT n.owner_uuid, r.uploader_uuid FROM nodes n JOIN revisions r ON r.node_uuid = n.uuid WHERE n.parent_uuid = ? AND n.name = 'report (2).txt'", [folder]);
     expect(row).toEqual({ owner_uuid: owner.uuid, uploader_uuid: null });
-    expect(diskUsed(store, owner.uuid)).toBe(used + 15 + 7);
+    expect(await readDiskUsed(store, owner.uuid)).toBe(used + 15 + 7);
     // The bytes themselves, read back by the owner (small files live in their blob row).
-    const stored = store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'report (2).txt'").get(folder) as { uuid: string };
+    const stored = (await store.ctx.storage.sql.get<{ uuid: string }>("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'report (2).txt'", [folder]))!;
     expect(await readText(store, owner.session, stored.uuid)).toBe('from a stranger');
   });
 
@@ -235,7 +235,7 @@ describe('an upload link', () => {
     await createFolder(seeder.client, owner.session, folder, 'sub');
     await uploadFile(seeder.client, owner.session, folder, 'private.txt', 'private');
     const created = await link(owner, folder, { type: 'upload', expires: store.clock.now() + 60_000 });
-    const before = childNames(store, folder);
+    const before = await readChildNames(store, folder);
     const refusals: Array<[string, Promise<Awaited<ReturnType<typeof fetchRaw>>>, number]> = [
       ['listing', fetchRaw(store, created.url), 403],
       ['reading a file', fetchRaw(store, `${created.url}/private.txt`), 403],
@@ -246,14 +246,14 @@ describe('an upload link', () => {
       ['no file part', fetchRaw(store, `${created.url}/upload`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }), 400],
     ];
     for (const [what, pending, status] of refusals) expect({ what, status: (await pending).status }).toEqual({ what, status });
-    expect(childNames(store, folder)).toEqual(before);
+    expect(await readChildNames(store, folder)).toEqual(before);
 
     store.clock.advance(60_001);
     expect((await upload(`${created.url}/upload`, 'late.txt', 'late')).status).toBe(410);
     const fresh = await link(owner, folder, { type: 'upload' });
     await dataOf(as(seeder.client, owner, 'DELETE', `/api/shares/${fresh.share_uuid}`));
     expect((await upload(`${fresh.url}/upload`, 'removed.txt', 'removed')).status).toBe(404);
-    expect(childNames(store, folder)).toEqual(before);
+    expect(await readChildNames(store, folder)).toEqual(before);
   });
 
   it('with a password needs it (HTTP Basic), and stores nothing beyond the owner’s quota (507)', async () => {
@@ -264,8 +264,8 @@ describe('an upload link', () => {
     expect((await upload(`${created.url}/upload`, 'a.txt', 'aaa', basic('drop it'))).status).toBe(200);
     const tooBig = await upload(`${created.url}/upload`, 'b.txt', 'b'.repeat(30), basic('drop it'));
     expect({ status: tooBig.status, code: (tooBig.json() as { code: string }).code }).toEqual({ status: 507, code: 'quota_exceeded' });
-    expect(childNames(store, folder)).toEqual(['a.txt']);
-    expect(diskUsed(store, tight.uuid)).toBe(3);
+    expect(await readChildNames(store, folder)).toEqual(['a.txt']);
+    expect(await readDiskUsed(store, tight.uuid)).toBe(3);
   });
 
   it('needs a folder (409 not_a_folder)', async () => {
@@ -280,7 +280,7 @@ describe('creating links: rules', () => {
     const trashed = await uploadFile(seeder.client, owner.session, 'home', `trashed ${counter}.txt`, 'trashed');
     await seeder.client.remove(owner.session, trashed as never);
     const other = await seeder.user(`Otto Other ${letters(counter)}`);
-    const before = countRows(store, 'SELECT COUNT(*) AS n FROM shares');
+    const before = await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares');
     const cases: Array<[string, string, unknown, number, string, RegExp]> = [
       ['an unknown type', file, { type: 'secret' }, 400, 'invalid_request', /^type: must be "public"/],
       ['an unknown key', file, { type: 'public', colour: 'red' }, 400, 'invalid_request', /colour/],
@@ -297,7 +297,7 @@ describe('creating links: rules', () => {
     }
     expectError(await as(seeder.client, other, 'POST', `/api/nodes/${file}/shares`, { type: 'public' }), 404, 'not_found');
     expectError(await as(seeder.client, other, 'GET', `/api/nodes/${file}/shares`), 404, 'not_found');
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares')).toBe(before);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares')).toBe(before);
   });
 
   it('only the owner manages the links of a user’s node (a private share recipient gets 403)', async () => {
@@ -309,7 +309,7 @@ describe('creating links: rules', () => {
     expectError(await as(seeder.client, reader, 'GET', `/api/nodes/${file}/shares`), 403, 'forbidden');
     for (const uuid of [shared.share_uuid, pub.share_uuid]) expectError(await as(seeder.client, reader, 'DELETE', `/api/shares/${uuid}`), 403, 'forbidden');
     expectError(await as(seeder.client, reader, 'DELETE', '/api/shares/00000000-0000-4000-8000-000000000077'), 404, 'not_found', 'share not found');
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', file)).toBe(2);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', file)).toBe(2);
   });
 });
 
@@ -336,7 +336,7 @@ describe("share permissions on a group's nodes", () => {
 
       expectError(await as(seeder.client, without!, 'POST', `/api/nodes/${folder}/shares`, body), 403, 'forbidden', `${c.create} share permission required`);
       expectError(await as(seeder.client, outsider!, 'POST', `/api/nodes/${folder}/shares`, body), 404, 'not_found');
-      expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
+      expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
 
       const made = await link(creator!, folder, body);
       expect(made).toMatchObject({ owner_type: 'Group', owner_uuid: group, creator_uuid: creator!.uuid });
@@ -350,8 +350,8 @@ describe("share permissions on a group's nodes", () => {
       await dataOf(as(seeder.client, groupAdmin!, 'DELETE', `/api/shares/${byAdmin.share_uuid}`));
       const byBuiltin = await dataOf<{ share_uuid: string }>(as(seeder.client, seeder.admin, 'POST', `/api/nodes/${folder}/shares`, body));
       await dataOf(as(seeder.client, seeder.admin, 'DELETE', `/api/shares/${byBuiltin.share_uuid}`));
-      expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
-      expect(groupDiskUsed(store, group)).toBe(0);
+      expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
+      expect(await readGroupDiskUsed(store, group)).toBe(0);
     });
   }
 });
