@@ -9,12 +9,12 @@ import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js
 import { numberedName } from '../../../src/store/ops/tree.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
-  blobStored,
-  blobFiles,
-  blobRefs,
+  readBlobStored,
+  backendBlobs,
+  readBlobRefs,
   createFolder,
   createSeeder,
-  diskUsed,
+  readDiskUsed,
   entryNamed,
   names,
   nodeRow,
@@ -62,16 +62,16 @@ describe('DELETE outside trash', () => {
     const root = await scratch();
     const content = unique('report');
     const file = await uploadFile(client, alice.session, root, 'report.pdf', content);
-    const usedBefore = diskUsed(store, alice.uuid);
+    const usedBefore = await readDiskUsed(store, alice.uuid);
     const res = await del(file);
     expect(res.status).toBe(204);
     expect(res.body).toBe('');
     expect(await names(client, alice.session, root)).toEqual([]);
     expect(await entryNamed(client, alice.session, 'trash', 'report.pdf')).toMatchObject({ id: file, kind: 'file', revision: 1 });
     expect(await nodeRow(store, file)).toMatchObject({ parent_uuid: trashUuid, name: 'report.pdf', trashed_from: root, trashed_name: 'report.pdf' });
-    expect(diskUsed(store, alice.uuid)).toBe(usedBefore);
-    expect(blobStored(store, blobHashOf(content))).toBe(true);
-    expect(blobRefs(store, blobHashOf(content))).toBe(1);
+    expect(await readDiskUsed(store, alice.uuid)).toBe(usedBefore);
+    expect(await readBlobStored(store, blobHashOf(content))).toBe(true);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(1);
   });
 
   it('moves a folder with its whole subtree and bumps both folders\' updated time', async () => {
@@ -150,19 +150,19 @@ describe('DELETE inside trash', () => {
     const file = await uploadFile(client, alice.session, root, 'purge.txt', v1);
     await uploadFile(client, alice.session, root, 'purge.txt', v2);
     await client.setStarred(alice.session, file, true);
-    const usedWithFile = diskUsed(store, alice.uuid);
+    const usedWithFile = await readDiskUsed(store, alice.uuid);
     await client.remove(alice.session, file);
-    expect(diskUsed(store, alice.uuid)).toBe(usedWithFile);
+    expect(await readDiskUsed(store, alice.uuid)).toBe(usedWithFile);
 
     const res = await del(file);
     expect(res.status).toBe(204);
-    expect(diskUsed(store, alice.uuid)).toBe(usedWithFile - Buffer.byteLength(v1) - Buffer.byteLength(v2));
+    expect(await readDiskUsed(store, alice.uuid)).toBe(usedWithFile - Buffer.byteLength(v1) - Buffer.byteLength(v2));
     expect(await nodeRow(store, file)).toBeUndefined();
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM revisions WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
+    expect(await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM revisions WHERE node_uuid = ?', [file])).toEqual({ n: 0 });
+    expect(await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM stars WHERE node_uuid = ?', [file])).toEqual({ n: 0 });
     for (const content of [v1, v2]) {
-      expect(blobRefs(store, blobHashOf(content))).toBe(0);
-      expect(blobStored(store, blobHashOf(content))).toBe(false);
+      expect(await readBlobRefs(store, blobHashOf(content))).toBe(0);
+      expect(await readBlobStored(store, blobHashOf(content))).toBe(false);
     }
     expect((await client.listFolder(alice.session, nodeId('trash'))).map((e) => e.id)).not.toContain(file);
     expect((await raw(client, alice.session, 'GET', `/api/nodes/${file}`)).status).toBe(404);
@@ -174,17 +174,17 @@ describe('DELETE inside trash', () => {
     const file = await uploadFile(client, alice.session, root, 'shared.txt', content);
     const sub = await createFolder(client, alice.session, root, 'sub');
     await client.copyInto(alice.session, file, nodeId(sub));
-    expect(blobRefs(store, blobHashOf(content))).toBe(2);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(2);
     await client.remove(alice.session, file);
     await client.remove(alice.session, file);
-    expect(blobRefs(store, blobHashOf(content))).toBe(1);
-    expect(blobStored(store, blobHashOf(content))).toBe(true);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(1);
+    expect(await readBlobStored(store, blobHashOf(content))).toBe(true);
 
     const copy = await entryNamed(client, alice.session, sub, 'shared.txt');
     await client.remove(alice.session, copy.id);
     await client.remove(alice.session, copy.id);
-    expect(blobRefs(store, blobHashOf(content))).toBe(0);
-    expect(blobStored(store, blobHashOf(content))).toBe(false);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(0);
+    expect(await readBlobStored(store, blobHashOf(content))).toBe(false);
   });
 
   it('removes a whole trashed folder subtree and frees its bytes', async () => {
@@ -195,13 +195,13 @@ describe('DELETE inside trash', () => {
     const b = unique('tree b');
     await uploadFile(client, alice.session, folder, 'a.txt', a);
     const bId = await uploadFile(client, alice.session, inner, 'b.txt', b);
-    const used = diskUsed(store, alice.uuid);
+    const used = await readDiskUsed(store, alice.uuid);
     await client.remove(alice.session, folder);
     await client.remove(alice.session, folder);
-    expect(diskUsed(store, alice.uuid)).toBe(used - Buffer.byteLength(a) - Buffer.byteLength(b));
+    expect(await readDiskUsed(store, alice.uuid)).toBe(used - Buffer.byteLength(a) - Buffer.byteLength(b));
     for (const id of [folder, inner, bId]) expect(await nodeRow(store, id)).toBeUndefined();
-    expect(blobStored(store, blobHashOf(a))).toBe(false);
-    expect(blobStored(store, blobHashOf(b))).toBe(false);
+    expect(await readBlobStored(store, blobHashOf(a))).toBe(false);
+    expect(await readBlobStored(store, blobHashOf(b))).toBe(false);
   });
 
   it('removes only the child when a node inside a trashed folder is deleted', async () => {
@@ -223,14 +223,14 @@ describe('copy_to and blobs', () => {
     const content = unique('copy me');
     const file = await uploadFile(client, alice.session, root, 'copy.txt', content);
     const sub = await createFolder(client, alice.session, root, 'sub');
-    const filesBefore = blobFiles(store);
-    const used = diskUsed(store, alice.uuid);
+    const filesBefore = await backendBlobs(store);
+    const used = await readDiskUsed(store, alice.uuid);
     await client.copyInto(alice.session, file, nodeId(sub));
     const copy = await entryNamed(client, alice.session, sub, 'copy.txt');
-    expect(blobFiles(store)).toEqual(filesBefore);
-    expect(blobRefs(store, blobHashOf(content))).toBe(2);
-    expect(diskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(content));
-    expect(store.ctx.db!.prepare('SELECT revision, blob_hash, size, uploader_uuid FROM revisions WHERE node_uuid = ?').all(copy.id)).toEqual([
+    expect(await backendBlobs(store)).toEqual(filesBefore);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(2);
+    expect(await readDiskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(content));
+    expect(await store.ctx.storage.sql.all('SELECT revision, blob_hash, size, uploader_uuid FROM revisions WHERE node_uuid = ?', [copy.id])).toEqual([
       { revision: 1, blob_hash: blobHashOf(content), size: Buffer.byteLength(content), uploader_uuid: alice.uuid },
     ]);
   });
@@ -247,7 +247,7 @@ describe('copy_to and blobs', () => {
     await uploadFile(client, alice.session, nested, 'two.txt', twoOld);
     await uploadFile(client, alice.session, nested, 'two.txt', twoNew);
     const dest = await createFolder(client, alice.session, root, 'dest');
-    const used = diskUsed(store, alice.uuid);
+    const used = await readDiskUsed(store, alice.uuid);
 
     await client.copyInto(alice.session, nodeId(src), nodeId(dest));
 
@@ -259,10 +259,10 @@ describe('copy_to and blobs', () => {
     expect(await names(client, alice.session, copiedNested.id)).toEqual(['empty', 'two.txt']);
     const two = await entryNamed(client, alice.session, copiedNested.id, 'two.txt');
     expect(two).toMatchObject({ revision: 1, sizeBytes: Buffer.byteLength(twoNew) });
-    expect(blobRefs(store, blobHashOf(twoNew))).toBe(2);
-    expect(blobRefs(store, blobHashOf(twoOld))).toBe(1);
-    expect(blobRefs(store, blobHashOf(one))).toBe(2);
-    expect(diskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(one) + Buffer.byteLength(twoNew));
+    expect(await readBlobRefs(store, blobHashOf(twoNew))).toBe(2);
+    expect(await readBlobRefs(store, blobHashOf(twoOld))).toBe(1);
+    expect(await readBlobRefs(store, blobHashOf(one))).toBe(2);
+    expect(await readDiskUsed(store, alice.uuid)).toBe(used + Buffer.byteLength(one) + Buffer.byteLength(twoNew));
     expect(await names(client, alice.session, src)).toEqual(['nested', 'one.txt']);
   });
 
@@ -281,14 +281,14 @@ describe('copy_to and blobs', () => {
     const folder = await createFolder(client, tight.session, 'home', 'data');
     const content = 'q'.repeat(60);
     const file = await uploadFile(client, tight.session, folder, 'sixty.bin', content);
-    const usedBefore = diskUsed(store, tight.uuid);
-    const refsBefore = blobRefs(store, blobHashOf(content));
+    const usedBefore = await readDiskUsed(store, tight.uuid);
+    const refsBefore = await readBlobRefs(store, blobHashOf(content));
     const res = await raw(client, tight.session, 'POST', `/api/nodes/${file}`, { copy_to: 'home' });
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ status: 'error', code: 'quota_exceeded' });
     expect(await names(client, tight.session, 'home')).toEqual(['data']);
-    expect(diskUsed(store, tight.uuid)).toBe(usedBefore);
-    expect(blobRefs(store, blobHashOf(content))).toBe(refsBefore);
+    expect(await readDiskUsed(store, tight.uuid)).toBe(usedBefore);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(refsBefore);
 
     const folderCopy = await raw(client, tight.session, 'POST', `/api/nodes/${folder}`, { copy_to: 'incoming' });
     expect(folderCopy.status).toBe(507);
@@ -302,7 +302,7 @@ describe('copy_to and blobs', () => {
     const copyBack = await raw(client, tight.session, 'POST', `/api/nodes/${file}`, { copy_to: 'home' });
     expect(copyBack.status).toBe(507);
     await client.remove(tight.session, file);
-    expect(diskUsed(store, tight.uuid)).toBe(0);
+    expect(await readDiskUsed(store, tight.uuid)).toBe(0);
   });
 });
 
