@@ -2,6 +2,7 @@
  * The blob backend of a test store, seen from a test: the local folder's paths (tests that look
  * at files on disk), and a blob's bytes wherever they are kept (row, file or bucket).
  */
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LocalBlobBackend } from '../../src/store/blobs/local.js';
 import type { StoreContext } from '../../src/store/context.js';
@@ -12,6 +13,15 @@ export function localBlobs(store: { ctx: StoreContext }): LocalBlobBackend {
   const { blobs } = store.ctx;
   if (!(blobs instanceof LocalBlobBackend)) throw new Error(`the store runs the ${blobs.kind} blob backend, not the local one`);
   return blobs;
+}
+
+/**
+ * The folder a store stages uploads in, whatever its backend: the local backend's `tmp` under its
+ * blob folder, S3's `<dataDir>/tmp` (as create-blob-backend.ts configures it).
+ */
+export function stagingDir(store: { ctx: StoreContext; dataDir: string }): string {
+  const { blobs } = store.ctx;
+  return blobs instanceof LocalBlobBackend ? blobs.tmpDir : path.join(store.dataDir, 'tmp');
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {

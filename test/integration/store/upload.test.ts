@@ -4,7 +4,7 @@
  * presented, bound to the user and target that asked for it), access to other users' folders,
  * virtual folders, and the quota (checked while streaming; a refused upload stores nothing).
  */
-import { blobBytes, localBlobs } from '../../helpers/blobs.js';
+import { blobBytes, stagingDir } from '../../helpers/blobs.js';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient } from '../../../src/store-client/index.js';
@@ -12,12 +12,12 @@ import { createContentHasher, INLINE_MAX_BYTES } from '../../../src/store/blobs/
 import { inlineBlob, type RevisionRow } from '../../../src/store/storage/revisions.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
-  blobFileExists,
-  blobFiles,
-  blobRefs,
+  backendBlobs,
+  blobInBackend,
+  readBlobRefs,
   createFolder,
   createSeeder,
-  diskUsed,
+  readDiskUsed,
   nodeRow,
   raw,
   blobHashOf,
@@ -56,16 +56,14 @@ async function uploadAs(user: SeededUser, target: string, filename: string, cont
   return postUpload(await tokenFor(user, target), content, { filename });
 }
 
-function revisions(nodeUuid: string): RevisionRow[] {
-  return store.ctx.db!.prepare('SELECT * FROM revisions WHERE node_uuid = ? ORDER BY revision').all(nodeUuid) as RevisionRow[];
+function revisions(nodeUuid: string): Promise<RevisionRow[]> {
+  return store.ctx.storage.sql.all<RevisionRow>('SELECT * FROM revisions WHERE node_uuid = ? ORDER BY revision', [nodeUuid]);
 }
 
-function childrenOf(folderUuid: string): Array<{ uuid: string; name: string; type: string }> {
-  return store.ctx.db!.prepare('SELECT uuid, name, type FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{
-    uuid: string;
-    name: string;
-    type: string;
-  }>;
+/** A folder's children by name (sorted here by code unit: PostgreSQL's ORDER BY follows its collation). */
+async function childrenOf(folderUuid: string): Promise<Array<{ uuid: string; name: string; type: string }>> {
+  const rows = await store.ctx.storage.sql.all<{ uuid: string; name: string; type: string }>('SELECT uuid, name, type FROM nodes WHERE parent_uuid = ?', [folderUuid]);
+  return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** The stored bytes of a blob, wherever the store keeps them (its database row or a file). */
@@ -91,7 +89,7 @@ describe('GET /api/nodes/{id}/upload', () => {
     expect(res.status).toBe(200);
     const body = res.body as { token: string; status: string; msg: string };
     expect(body).toEqual({ token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), status: 'success', msg: expect.any(String) });
-    const row = store.ctx.db!.prepare('SELECT token_hash, user_uuid, target_uuid, used FROM upload_tokens WHERE user_uuid = ?').get(ann.uuid);
+    const row = await store.ctx.storage.sql.get('SELECT token_hash, user_uuid, target_uuid, used FROM upload_tokens WHERE user_uuid = ?', [ann.uuid]);
     expect(row).toEqual({ token_hash: sha256Of(body.token), user_uuid: ann.uuid, target_uuid: ann.home, used: null });
   });
 
@@ -105,7 +103,7 @@ describe('GET /api/nodes/{id}/upload', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual(unknown.body);
     }
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM upload_tokens WHERE user_uuid = ?').get(ann.uuid)).toEqual({ n: 0 });
+    expect(await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM upload_tokens WHERE user_uuid = ?', [ann.uuid])).toEqual({ n: 0 });
   });
 
   it.each(['favorites', 'public_shares', 'private_shares', 'shared_with_you', 'trash'])('refuses a token for %s (403 virtual_folder)', async (kind) => {
@@ -134,7 +132,7 @@ describe('GET /api/nodes/{id}/upload', () => {
 describe('POST /upload/{token}: files and revisions', () => {
   it('stores a new file at revision 1 and answers its uuid, name, revision and size', async () => {
     const ann = await newUser();
-    const before = store.ctx.db!.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
+    const before = (await store.ctx.storage.sql.get<{ updated: number }>('SELECT updated FROM nodes WHERE uuid = ?', [ann.home]))!;
     store.clock.advance(1_000);
     const res = await uploadAs(ann, 'home', 'notes.txt', 'hello, world');
     expect(res.status).toBe(200);
@@ -145,28 +143,28 @@ describe('POST /upload/{token}: files and revisions', () => {
     });
     const { uuid } = (res.body as { data: { uuid: string } }).data;
     expect(await nodeRow(store, uuid)).toMatchObject({ name: 'notes.txt', type: 'File', owner_uuid: ann.uuid, owner_type: 'User', parent_uuid: ann.home, revision: 1, size: 12 });
-    const [rev] = revisions(uuid);
+    const [rev] = await revisions(uuid);
     expect(rev).toMatchObject({ revision: 1, size: 12, blob_hash: blobHashOf('hello, world'), uploader_uuid: ann.uuid });
     expect(await blobContent(blobHashOf('hello, world'))).toBe('hello, world');
-    expect(diskUsed(store, ann.uuid)).toBe(12);
-    const after = store.ctx.db!.prepare('SELECT updated FROM nodes WHERE uuid = ?').get(ann.home) as { updated: number };
+    expect(await readDiskUsed(store, ann.uuid)).toBe(12);
+    const after = (await store.ctx.storage.sql.get<{ updated: number }>('SELECT updated FROM nodes WHERE uuid = ?', [ann.home]))!;
     expect(after.updated).toBeGreaterThan(before.updated);
     const listed = await client.listFolder(ann.session, nodeId('home'));
     expect(listed).toEqual([expect.objectContaining({ id: uuid, name: 'notes.txt', kind: 'file', sizeBytes: 12, revision: 1 })]);
   });
 
-  it('keeps a small file in its database row and a large one as a file, each readable in full', async () => {
+  it('keeps a small file in its database row and a large one in the blob backend, each readable in full', async () => {
     const ann = await newUser();
     const small = 'x'.repeat(4096);
     const large = Buffer.alloc(INLINE_MAX_BYTES + 1, 7);
     expect((await uploadAs(ann, 'home', 'small.txt', small)).status).toBe(200);
     expect((await uploadAs(ann, 'home', 'large.bin', large)).status).toBe(200);
     expect((await inlineBlob(store.ctx.storage.sql, blobHashOf(small)))?.toString()).toBe(small);
-    expect(blobFileExists(store, blobHashOf(small))).toBe(false);
+    expect(await blobInBackend(store, blobHashOf(small))).toBe(false);
     expect((await inlineBlob(store.ctx.storage.sql, blobHashOf(large)))).toBeUndefined();
-    expect(blobFileExists(store, blobHashOf(large))).toBe(true);
+    expect(await blobInBackend(store, blobHashOf(large))).toBe(true);
     expect(await blobContent(blobHashOf(large))).toBe(large.toString());
-    expect(diskUsed(store, ann.uuid)).toBe(4096 + INLINE_MAX_BYTES + 1);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(4096 + INLINE_MAX_BYTES + 1);
   });
 
   it('stores an upload into a sub-folder and into a qualified top-level identifier', async () => {
@@ -174,8 +172,8 @@ describe('POST /upload/{token}: files and revisions', () => {
     const docs = await createFolder(client, ann.session, 'home', 'docs');
     expect((await uploadAs(ann, docs, 'a.txt', 'A')).status).toBe(200);
     expect((await uploadAs(ann, `incoming:${ann.uuid}`, 'b.txt', 'B')).status).toBe(200);
-    expect(childrenOf(docs).map((c) => c.name)).toEqual(['a.txt']);
-    expect(childrenOf((await topLevelRow(store, ann.uuid, 'incoming')).uuid).map((c) => c.name)).toEqual(['b.txt']);
+    expect((await childrenOf(docs)).map((c) => c.name)).toEqual(['a.txt']);
+    expect((await childrenOf((await topLevelRow(store, ann.uuid, 'incoming')).uuid)).map((c) => c.name)).toEqual(['b.txt']);
   });
 
   it('adds revision n+1 when the target is a file, keeping the file\'s name whatever the part is called', async () => {
@@ -186,12 +184,12 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(second.status).toBe(200);
     expect((second.body as { data: unknown }).data).toEqual({ uuid, name: 'report.txt', revision: 2, size: 19 });
     expect(await nodeRow(store, uuid)).toMatchObject({ name: 'report.txt', revision: 2, size: 19 });
-    expect(revisions(uuid).map((r) => [r.revision, r.size, r.blob_hash])).toEqual([
+    expect((await revisions(uuid)).map((r) => [r.revision, r.size, r.blob_hash])).toEqual([
       [1, 11, blobHashOf('version one')],
       [2, 19, blobHashOf('version two, longer')],
     ]);
-    expect(childrenOf(ann.home).map((c) => c.name)).toEqual(['report.txt']);
-    expect(diskUsed(store, ann.uuid)).toBe(11 + 19);
+    expect((await childrenOf(ann.home)).map((c) => c.name)).toEqual(['report.txt']);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(11 + 19);
   });
 
   it('turns a new-file upload whose name exists into revision 2 of that file', async () => {
@@ -201,23 +199,23 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(again.status).toBe(200);
     const firstData = (first.body as { data: { uuid: string } }).data;
     expect((again.body as { data: unknown }).data).toEqual({ uuid: firstData.uuid, name: 'same.txt', revision: 2, size: 4 });
-    expect(childrenOf(ann.home)).toHaveLength(1);
-    expect(diskUsed(store, ann.uuid)).toBe(3 + 4);
+    expect(await childrenOf(ann.home)).toHaveLength(1);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(3 + 4);
   });
 
   it('refuses a new file named like a folder in the target (409 name_conflict) and stores nothing', async () => {
     const ann = await newUser();
     await createFolder(client, ann.session, 'home', 'taken');
-    const blobsBefore = blobFiles(store);
+    const blobsBefore = await backendBlobs(store);
     const content = 'content that must not be kept 1b0e';
     const res = await uploadAs(ann, 'home', 'taken', content);
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ status: 'error', code: 'name_conflict' });
-    expect(childrenOf(ann.home).map((c) => c.type)).toEqual(['Dir']);
-    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
-    expect(blobFiles(store)).toEqual(blobsBefore);
-    expect(diskUsed(store, ann.uuid)).toBe(0);
-    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
+    expect((await childrenOf(ann.home)).map((c) => c.type)).toEqual(['Dir']);
+    expect(await blobInBackend(store, blobHashOf(content))).toBe(false);
+    expect(await backendBlobs(store)).toEqual(blobsBefore);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(0);
+    expect(filesIn(stagingDir(store))).toEqual([]);
   });
 
   it('keeps a non-ASCII name byte for byte (quoted UTF-8 and RFC 5987 forms)', async () => {
@@ -235,8 +233,8 @@ describe('POST /upload/{token}: files and revisions', () => {
     const ann = await newUser();
     await uploadAs(ann, 'home', 'one.txt', 'identical bytes 7c1d');
     await uploadAs(ann, 'home', 'two.txt', 'identical bytes 7c1d');
-    expect(blobRefs(store, blobHashOf('identical bytes 7c1d'))).toBe(2);
-    expect(diskUsed(store, ann.uuid)).toBe(2 * 20);
+    expect(await readBlobRefs(store, blobHashOf('identical bytes 7c1d'))).toBe(2);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(2 * 20);
   });
 
   it('stores a large upload streamed in 1 MiB chunks with the right hash and size', async () => {
@@ -245,8 +243,8 @@ describe('POST /upload/{token}: files and revisions', () => {
     const res = await postUpload(await tokenFor(ann, 'home'), patternStream(size), { filename: 'big.bin' });
     expect(res.status).toBe(200);
     const { uuid } = (res.body as { data: { uuid: string } }).data;
-    expect(revisions(uuid)[0]).toMatchObject({ size, blob_hash: patternHash(size, createContentHasher()) });
-    expect(diskUsed(store, ann.uuid)).toBe(size);
+    expect((await revisions(uuid))[0]).toMatchObject({ size, blob_hash: patternHash(size, createContentHasher()) });
+    expect(await readDiskUsed(store, ann.uuid)).toBe(size);
   });
 
   it('stores an empty file', async () => {
@@ -270,9 +268,9 @@ describe('POST /upload/{token}: refused bodies', () => {
     const res = await uploadAs(ann, 'home', filename, content);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_name' });
-    expect(childrenOf(ann.home)).toEqual([]);
-    expect(blobFileExists(store, blobHashOf(content))).toBe(false);
-    expect(diskUsed(store, ann.uuid)).toBe(0);
+    expect(await childrenOf(ann.home)).toEqual([]);
+    expect(await blobInBackend(store, blobHashOf(content))).toBe(false);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(0);
   });
 
   it('answers 400 when the form has no part named file', async () => {
@@ -282,7 +280,7 @@ describe('POST /upload/{token}: refused bodies', () => {
     expect(noFile.body).toMatchObject({ status: 'error', code: 'invalid_request' });
     const otherField = await postUpload(await tokenFor(ann, 'home'), 'data', { fieldName: 'upload', filename: 'x.txt' });
     expect(otherField.status).toBe(400);
-    expect(childrenOf(ann.home)).toEqual([]);
+    expect(await childrenOf(ann.home)).toEqual([]);
   });
 
   it('accepts text fields before the file part', async () => {
@@ -310,8 +308,8 @@ describe('POST /upload/{token}: refused bodies', () => {
       headers: { 'content-type': 'multipart/form-data; boundary=XyZ' },
     });
     expect(res.status).toBe(400);
-    expect(childrenOf(ann.home)).toEqual([]);
-    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
+    expect(await childrenOf(ann.home)).toEqual([]);
+    expect(filesIn(stagingDir(store))).toEqual([]);
   });
 });
 
@@ -323,7 +321,7 @@ describe('the upload token', () => {
     const again = await postUpload(token, 'second', { filename: 'twice.txt' });
     expect(again.status).toBe(410);
     expect(again.body).toMatchObject({ status: 'error', code: 'upload_token_used' });
-    expect(childrenOf(ann.home).map((c) => c.name)).toEqual(['once.txt']);
+    expect((await childrenOf(ann.home)).map((c) => c.name)).toEqual(['once.txt']);
   });
 
   it('is used up even when the upload it carried was refused', async () => {
@@ -353,7 +351,7 @@ describe('the upload token', () => {
     const expired = await postUpload(late, 'too late', { filename: 'late.txt' });
     expect(expired.status).toBe(410);
     expect(expired.body).toMatchObject({ status: 'error', code: 'upload_token_expired' });
-    expect(childrenOf(ann.home).map((c) => c.name)).toEqual(['in-time.txt']);
+    expect((await childrenOf(ann.home)).map((c) => c.name)).toEqual(['in-time.txt']);
   });
 
   it('bounds only the presenting: a slow transfer that started in time completes', async () => {
@@ -389,10 +387,10 @@ describe('the upload token', () => {
     expect(res.status).toBe(200);
     const { uuid } = (res.body as { data: { uuid: string } }).data;
     expect(await nodeRow(store, uuid)).toMatchObject({ owner_uuid: ann.uuid, parent_uuid: ann.home });
-    expect(revisions(uuid)[0]?.uploader_uuid).toBe(ann.uuid);
-    expect(diskUsed(store, ann.uuid)).toBe(7);
-    expect(diskUsed(store, bob.uuid)).toBe(0);
-    expect(childrenOf(bob.home)).toEqual([]);
+    expect((await revisions(uuid))[0]?.uploader_uuid).toBe(ann.uuid);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(7);
+    expect(await readDiskUsed(store, bob.uuid)).toBe(0);
+    expect(await childrenOf(bob.home)).toEqual([]);
   });
 
   it('dies with the session that asked for it: after logout the upload answers 401', async () => {
@@ -401,7 +399,7 @@ describe('the upload token', () => {
     await client.logout(ann.session);
     const res = await postUpload(token, 'x', { filename: 'after-logout.txt' });
     expect(res.status).toBe(401);
-    expect(childrenOf(ann.home)).toEqual([]);
+    expect(await childrenOf(ann.home)).toEqual([]);
   });
 
   it('answers 404 when the target folder was deleted for good before the token was presented', async () => {
@@ -409,7 +407,7 @@ describe('the upload token', () => {
     const docs = await createFolder(client, ann.session, 'home', 'docs');
     const token = await tokenFor(ann, docs);
     await client.remove(ann.session, nodeId(docs));
-    const trashed = childrenOf((await topLevelRow(store, ann.uuid, 'trash')).uuid);
+    const trashed = await childrenOf((await topLevelRow(store, ann.uuid, 'trash')).uuid);
     await client.remove(ann.session, nodeId((trashed[0] as { uuid: string }).uuid));
     const res = await postUpload(token, 'x', { filename: 'orphan.txt' });
     expect(res.status).toBe(404);
@@ -420,20 +418,20 @@ describe('quota', () => {
   it('refuses an upload that would pass disk_quota (507) and keeps nothing of it', async () => {
     const ann = await newUser({ quotaBytes: 1_000 });
     expect((await uploadAs(ann, 'home', 'first.bin', 'a'.repeat(600))).status).toBe(200);
-    const blobsBefore = blobFiles(store);
+    const blobsBefore = await backendBlobs(store);
     const res = await uploadAs(ann, 'home', 'second.bin', 'b'.repeat(600));
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ status: 'error', code: 'quota_exceeded' });
-    expect(childrenOf(ann.home).map((c) => c.name)).toEqual(['first.bin']);
-    expect(blobFiles(store)).toEqual(blobsBefore);
-    expect(diskUsed(store, ann.uuid)).toBe(600);
-    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
+    expect((await childrenOf(ann.home)).map((c) => c.name)).toEqual(['first.bin']);
+    expect(await backendBlobs(store)).toEqual(blobsBefore);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(600);
+    expect(filesIn(stagingDir(store))).toEqual([]);
   });
 
   it('accepts an upload that fills the quota exactly', async () => {
     const ann = await newUser({ quotaBytes: 1_000 });
     expect((await uploadAs(ann, 'home', 'exact.bin', 'x'.repeat(1_000))).status).toBe(200);
-    expect(diskUsed(store, ann.uuid)).toBe(1_000);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(1_000);
   });
 
   it('counts a new revision against the quota like a new file', async () => {
@@ -443,12 +441,12 @@ describe('quota', () => {
     const res = await uploadAs(ann, uuid, 'grow.bin', 'y'.repeat(500));
     expect(res.status).toBe(507);
     expect(await nodeRow(store, uuid)).toMatchObject({ revision: 1, size: 600 });
-    expect(revisions(uuid)).toHaveLength(1);
+    expect(await revisions(uuid)).toHaveLength(1);
   });
 
   it('stops a streamed upload as soon as it passes the quota, answering before the body is sent, and keeps the connection usable', async () => {
     const ann = await newUser({ quotaBytes: 2 * MiB });
-    const blobsBefore = blobFiles(store);
+    const blobsBefore = await backendBlobs(store);
     const size = 128 * MiB;
     let producedBytes = 0;
     const source = patternStream(size, {
@@ -462,10 +460,10 @@ describe('quota', () => {
     expect(res.body).toMatchObject({ status: 'error', code: 'quota_exceeded' });
     expect(producedBytes).toBeLessThan(size);
     source.destroy();
-    expect(blobFiles(store)).toEqual(blobsBefore);
-    expect(childrenOf(ann.home)).toEqual([]);
-    expect(diskUsed(store, ann.uuid)).toBe(0);
-    expect(filesIn(localBlobs(store).tmpDir)).toEqual([]);
+    expect(await backendBlobs(store)).toEqual(blobsBefore);
+    expect(await childrenOf(ann.home)).toEqual([]);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(0);
+    expect(filesIn(stagingDir(store))).toEqual([]);
     expect((await uploadAs(ann, 'home', 'small.txt', 'fits')).status).toBe(200);
   });
 
@@ -475,11 +473,12 @@ describe('quota', () => {
     await uploadAs(ann, 'home', 'a.txt', '1234567');
     await uploadAs(ann, (a.body as { data: { uuid: string } }).data.uuid, 'a.txt', '1');
     await uploadAs(ann, 'incoming', 'b.txt', '123');
-    const sum = store.ctx.db!
-      .prepare('SELECT COALESCE(SUM(r.size), 0) AS total FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
-      .get(ann.uuid) as { total: number };
+    const sum = (await store.ctx.storage.sql.get<{ total: number }>(
+      'SELECT COALESCE(SUM(r.size), 0) AS total FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?',
+      [ann.uuid],
+    ))!;
     expect(sum.total).toBe(5 + 7 + 1 + 3);
-    expect(diskUsed(store, ann.uuid)).toBe(sum.total);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(sum.total);
     expect((await client.currentUser(ann.session)).diskUsedBytes).toBe(sum.total);
   });
 });
