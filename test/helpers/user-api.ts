@@ -69,6 +69,21 @@ export function historyRows(store: TestStore, userUuid: string | null): Array<{ 
     .all(userUuid) as Array<{ action: string; status: string; action_args: string; error_details: string; ip_address: string }>;
 }
 
+/** `userRow` through the storage layer (either dialect). */
+export async function readUserRow(store: TestStore, uuid: string): Promise<UserRow> {
+  const row = await store.ctx.storage.sql.get<UserRow>('SELECT * FROM users WHERE uuid = ?', [uuid]);
+  if (!row) throw new Error(`no user ${uuid}`);
+  return row;
+}
+
+/** `historyRows` through the storage layer (either dialect: no `IS ?`, which PostgreSQL refuses). */
+export function readHistoryRows(store: TestStore, userUuid: string | null): Promise<Array<{ action: string; status: string; action_args: string; error_details: string; ip_address: string }>> {
+  const columns = 'SELECT action, status, action_args, error_details, ip_address FROM login_events';
+  return userUuid === null
+    ? store.ctx.storage.sql.all(`${columns} WHERE user_uuid IS NULL ORDER BY id`)
+    : store.ctx.storage.sql.all(`${columns} WHERE user_uuid = ? ORDER BY id`, [userUuid]);
+}
+
 /** Whether a session's token still opens /api/user. */
 export async function isLive(client: HttpStoreClient, session: StoreSession | string): Promise<boolean> {
   const res = await apiCall(client, session, 'GET', '/api/user');

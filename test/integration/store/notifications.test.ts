@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeFixture, type StoreFixture, type TestUser } from '../../helpers/store-fixture.js';
-import { apiCall, dataOf, userRow } from '../../helpers/user-api.js';
+import { apiCall, dataOf, readUserRow } from '../../helpers/user-api.js';
 
 const KEYS = [
   'email_alert_owned',
@@ -47,14 +47,14 @@ describe('/api/user/notifications', () => {
     const second = dataOf(await put(user, { email_alert_owned: true, email_alert_shared_with_me: false }));
     expect(second).toStrictEqual({ ...DEFAULTS, realtime_alert_group_owned: false, email_alert_shared_with_me: false });
     expect(dataOf(await get(user))).toStrictEqual(second);
-    expect(JSON.parse(userRow(f.store, user.uuid).notifications)).toStrictEqual({ email_alert_owned: true, realtime_alert_group_owned: false, email_alert_shared_with_me: false });
+    expect(JSON.parse((await readUserRow(f.store, user.uuid)).notifications)).toStrictEqual({ email_alert_owned: true, realtime_alert_group_owned: false, email_alert_shared_with_me: false });
   });
 
   it('accepts an empty body and changes nothing', async () => {
     const user = await f.newUser();
-    const before = userRow(f.store, user.uuid);
+    const before = await readUserRow(f.store, user.uuid);
     expect(dataOf(await put(user, {}))).toStrictEqual(DEFAULTS);
-    expect(userRow(f.store, user.uuid)).toEqual(before);
+    expect(await readUserRow(f.store, user.uuid)).toEqual(before);
   });
 
   it('keeps each user’s settings apart', async () => {

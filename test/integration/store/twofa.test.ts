@@ -10,7 +10,7 @@ import type { StoreSession } from '../../../src/store-client/index.js';
 import { authenticateFileAccessKey } from '../../../src/store/sessions.js';
 import type { StoreFixture, TestUser } from '../../helpers/store-fixture.js';
 import { base32Decode, totpCode, totpStep } from '../../helpers/totp.js';
-import { apiCall, dataOf, frozenStoreSuite, historyRows, isLive, postAuth, userRow } from '../../helpers/user-api.js';
+import { apiCall, dataOf, frozenStoreSuite, readHistoryRows, isLive, postAuth, readUserRow } from '../../helpers/user-api.js';
 
 const STEP_MS = 30_000;
 const BAD_CREDENTIALS = { status: 'error', msg: 'wrong username or password', code: 'unauthenticated' };
@@ -61,7 +61,7 @@ describe('GET/POST /api/user/2fa', () => {
     expect(uri.searchParams.get('issuer')).toBe('driveway');
     expect(decodeURIComponent(uri.pathname)).toContain(user.email);
 
-    expect(userRow(f.store, user.uuid)).toMatchObject({ twofa: 1, twofa_secret: data.secret_twofa, twofa_last_step: null });
+    expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 1, twofa_secret: data.secret_twofa, twofa_last_step: null });
     expect((await twofa(user.session)).body).toStrictEqual({ status: 'success', msg: 'two-factor status', data: { twofa: true } });
     const profile = await apiCall(f.client, user.session, 'GET', '/api/user');
     expect(dataOf(profile)).toMatchObject({ twofa: true });
@@ -82,7 +82,7 @@ describe('GET/POST /api/user/2fa', () => {
     const res = await twofa(user.session, { twofa: true });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ status: 'error', code: 'twofa_enabled', msg: expect.stringMatching(/already enabled/) });
-    expect(userRow(f.store, user.uuid).twofa_secret).toBe(user.secret);
+    expect((await readUserRow(f.store, user.uuid)).twofa_secret).toBe(user.secret);
   });
 
   it.each([
@@ -95,17 +95,17 @@ describe('GET/POST /api/user/2fa', () => {
     const res = await apiCall(f.client, user.session, 'POST', '/api/user/2fa', json);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(userRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null });
+    expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null });
   });
 
   it('disables with the session alone and forgets the secret; disabling when off changes nothing', async () => {
     const user = await withTwofa();
     expect((await twofa(user.session, { twofa: false })).body).toStrictEqual({ status: 'success', msg: 'two-factor authentication disabled', data: { twofa: false } });
-    expect(userRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
-    const updated = userRow(f.store, user.uuid).updated;
+    expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
+    const updated = (await readUserRow(f.store, user.uuid)).updated;
     f.store.clock.advance(1000);
     expect(dataOf(await twofa(user.session, { twofa: false }))).toStrictEqual({ twofa: false });
-    expect(userRow(f.store, user.uuid).updated).toBe(updated);
+    expect((await readUserRow(f.store, user.uuid)).updated).toBe(updated);
     expect((await loginWith(user)).status).toBe(200);
   });
 
@@ -125,7 +125,7 @@ describe('POST /auth with 2FA on', () => {
     }
     // Twelve of them and no 429: only a wrong password or a wrong code counts.
     expect((await loginWith(user, { code: codeNow(user.secret) })).status).toBe(200);
-    expect(historyRows(f.store, user.uuid).filter((e) => e.error_details === 'two-factor code required')).toHaveLength(12);
+    expect((await readHistoryRows(f.store, user.uuid)).filter((e) => e.error_details === 'two-factor code required')).toHaveLength(12);
   });
 
   it('answers the usual 401 to a wrong password, with or without the right code, never mentioning 2FA', async () => {
@@ -135,7 +135,7 @@ describe('POST /auth with 2FA on', () => {
       expect(res.status).toBe(401);
       expect(res.body).toStrictEqual(BAD_CREDENTIALS);
     }
-    expect(userRow(f.store, user.uuid).twofa_last_step).toBeNull();
+    expect((await readUserRow(f.store, user.uuid)).twofa_last_step).toBeNull();
   });
 
   it('logs in with the code an independent TOTP computes from the secret, and records how', async () => {
@@ -144,8 +144,8 @@ describe('POST /auth with 2FA on', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'success', uuid: user.uuid, token: expect.any(String) });
     expect(await isLive(f.client, (res.body as { token: string }).token)).toBe(true);
-    expect(userRow(f.store, user.uuid).twofa_last_step).toBe(totpStep(f.store.clock.now()));
-    expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'success', action_args: 'password and two-factor code', error_details: '' });
+    expect((await readUserRow(f.store, user.uuid)).twofa_last_step).toBe(totpStep(f.store.clock.now()));
+    expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'success', action_args: 'password and two-factor code', error_details: '' });
   });
 
   it('accepts a code only once (no replay within its window), then the next step’s code', async () => {
@@ -155,7 +155,7 @@ describe('POST /auth with 2FA on', () => {
     const replay = await loginWith(user, { code });
     expect(replay.status).toBe(401);
     expect(replay.body).toStrictEqual({ status: 'error', code: 'twofa_invalid', msg: expect.stringMatching(/wrong or was already used/) });
-    expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'failure', error_details: 'two-factor code already used' });
+    expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'failure', error_details: 'two-factor code already used' });
     f.store.clock.advance(STEP_MS);
     expect((await loginWith(user, { code: codeNow(user.secret) })).status).toBe(200);
   });
@@ -170,7 +170,7 @@ describe('POST /auth with 2FA on', () => {
     expect((await loginWith(user, { code: codeNow(user.secret, 1) })).status).toBe(200);
     // Step now+1 was accepted: the code of now (an earlier step) is refused as used.
     expect((await loginWith(user, { code: codeNow(user.secret) })).body).toMatchObject({ code: 'twofa_invalid' });
-    expect(userRow(f.store, user.uuid).twofa_last_step).toBe(totpStep(f.store.clock.now()) + 1);
+    expect((await readUserRow(f.store, user.uuid)).twofa_last_step).toBe(totpStep(f.store.clock.now()) + 1);
   });
 
   it.each([['abcdef'], ['12345'], ['1234567'], ['12 34 5x']])('answers twofa_invalid to the malformed code %j', async (code) => {
@@ -178,7 +178,7 @@ describe('POST /auth with 2FA on', () => {
     const res = await loginWith(user, { code });
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ code: 'twofa_invalid' });
-    expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'failure', error_details: 'wrong two-factor code' });
+    expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'failure', error_details: 'wrong two-factor code' });
   });
 
   it('answers 400 to a code that is not a string', async () => {
@@ -196,17 +196,17 @@ describe('POST /auth with 2FA on', () => {
     const blocked = await loginWith(user, { code: right });
     expect(blocked.status).toBe(429);
     expect(blocked.body).toMatchObject({ code: 'rate_limited' });
-    expect(userRow(f.store, user.uuid).twofa_last_step).toBeNull();
-    expect(historyRows(f.store, user.uuid).filter((e) => e.error_details === 'wrong two-factor code')).toHaveLength(10);
+    expect((await readUserRow(f.store, user.uuid)).twofa_last_step).toBeNull();
+    expect((await readHistoryRows(f.store, user.uuid)).filter((e) => e.error_details === 'wrong two-factor code')).toHaveLength(10);
   });
 
   it('lets an administrator turn 2FA off (twofa:false), clearing the secret and the replay state', async () => {
     const user = await withTwofa();
     expect((await loginWith(user, { code: codeNow(user.secret) })).status).toBe(200);
-    expect(userRow(f.store, user.uuid).twofa_last_step).not.toBeNull();
+    expect((await readUserRow(f.store, user.uuid)).twofa_last_step).not.toBeNull();
     const res = await apiCall(f.client, f.admin, 'PUT', `/api/admin/users/${user.uuid}`, { twofa: false });
     expect(res.status).toBe(200);
-    expect(userRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
+    expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
     expect((await loginWith(user)).status).toBe(200);
   });
 });
