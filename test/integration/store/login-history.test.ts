@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { storeFixture, type StoreFixture } from '../../helpers/store-fixture.js';
-import { apiCall, dataOf, frozenStoreSuite, historyRows, postAuth } from '../../helpers/user-api.js';
+import { apiCall, dataOf, frozenStoreSuite, readHistoryRows, postAuth } from '../../helpers/user-api.js';
 
 interface Entry {
   action: string;
@@ -53,7 +53,7 @@ describe('GET /api/user/login_history', () => {
     const entries = dataOf<Entry[]>(await apiCall(f.client, me.session, 'GET', '/api/user/login_history'));
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ action: 'login', status: 'success' });
-    expect(historyRows(f.store, null)).toContainEqual(expect.objectContaining({ error_details: 'unknown user' }));
+    expect(await readHistoryRows(f.store, null)).toContainEqual(expect.objectContaining({ error_details: 'unknown user' }));
   });
 
   it('answers 401 without a token', async () => {
@@ -74,11 +74,11 @@ describe('login history bounds', () => {
       }
       const entries = dataOf<Entry[]>(await apiCall(f.client, user.session, 'GET', '/api/user/login_history'));
       expect(entries.map((e) => e.timestamp)).toEqual(Array.from({ length: 10 }, (_, i) => first + (14 - i) * 1000));
-      expect(historyRows(f.store, user.uuid)).toHaveLength(10);
+      expect(await readHistoryRows(f.store, user.uuid)).toHaveLength(10);
 
       for (let i = 0; i < 15; i += 1) await postAuth(f.client, { username: `nobody${i}@example.org`, password: 'Wrong-Passw0rd' });
-      expect(historyRows(f.store, null)).toHaveLength(10);
-      expect(historyRows(f.store, user.uuid)).toHaveLength(10);
+      expect(await readHistoryRows(f.store, null)).toHaveLength(10);
+      expect(await readHistoryRows(f.store, user.uuid)).toHaveLength(10);
     } finally {
       await f.close();
     }
@@ -92,8 +92,8 @@ describe('client address behind a trusted proxy', () => {
       const user = await f.newUser();
       const res = await postAuth(f.client, { username: user.email, password: user.password }, { 'x-forwarded-for': '198.51.100.23' });
       expect(res.status).toBe(200);
-      expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'success', ip_address: '198.51.100.23' });
-      const session = f.store.ctx.db!.prepare('SELECT ip FROM sessions WHERE fileaccesskey = ?').get((res.body as { fileaccesskey: string }).fileaccesskey);
+      expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'success', ip_address: '198.51.100.23' });
+      const session = await f.store.ctx.storage.sql.get('SELECT ip FROM sessions WHERE fileaccesskey = ?', [(res.body as { fileaccesskey: string }).fileaccesskey]);
       expect(session).toEqual({ ip: '198.51.100.23' });
 
       for (let i = 0; i < 10; i += 1) {
@@ -103,7 +103,7 @@ describe('client address behind a trusted proxy', () => {
       expect(blocked.status).toBe(429);
       // Another client behind the same proxy is not blocked with it.
       expect((await postAuth(f.client, { username: user.email, password: user.password }, { 'x-forwarded-for': '203.0.113.10' })).status).toBe(200);
-      expect(historyRows(f.store, user.uuid).at(-2)).toMatchObject({ error_details: 'rate limited', ip_address: '203.0.113.9' });
+      expect((await readHistoryRows(f.store, user.uuid)).at(-2)).toMatchObject({ error_details: 'rate limited', ip_address: '203.0.113.9' });
     } finally {
       await f.close();
     }
@@ -114,7 +114,7 @@ describe('client address behind a trusted proxy', () => {
     try {
       const user = await f.newUser();
       expect((await postAuth(f.client, { username: user.email, password: user.password }, { 'x-forwarded-for': '198.51.100.23' })).status).toBe(200);
-      expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ ip_address: '127.0.0.1' });
+      expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ ip_address: '127.0.0.1' });
     } finally {
       await f.close();
     }

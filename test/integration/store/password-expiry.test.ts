@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nodeId } from '../../../src/store-client/index.js';
 import { uploadFile } from '../../helpers/seed.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../../helpers/store-fixture.js';
-import { apiCall, dataOf, historyRows, postAuth, userRow } from '../../helpers/user-api.js';
+import { apiCall, dataOf, readHistoryRows, postAuth, readUserRow } from '../../helpers/user-api.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_AGE_DAYS = 30;
@@ -46,7 +46,7 @@ describe('password lifetime', () => {
   it('shows pass_expires: the time the password was set plus the lifetime', async () => {
     const user = await f.newUser();
     const profile = dataOf<{ pass_expires: number }>(await apiCall(f.client, user.session, 'GET', '/api/user'));
-    expect(profile.pass_expires).toBe(userRow(f.store, user.uuid).password_changed + MAX_AGE_DAYS * DAY_MS);
+    expect(profile.pass_expires).toBe((await readUserRow(f.store, user.uuid)).password_changed + MAX_AGE_DAYS * DAY_MS);
   });
 
   it('logs in normally until the password expires', async () => {
@@ -60,7 +60,7 @@ describe('password lifetime', () => {
   it('opens a restricted session with the expired password: profile, password change and logout only', async () => {
     const { user, fileUuid } = await expiredUser();
     const session = await restrictedLogin(user);
-    expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'success', action_args: 'password (expired)' });
+    expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'success', action_args: 'password (expired)' });
 
     expect(dataOf(await apiCall(f.client, session.token, 'GET', '/api/user'))).toMatchObject({ uuid: user.uuid });
     for (const [method, path, json] of [
@@ -82,7 +82,7 @@ describe('password lifetime', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject(EXPIRED);
     }
-    expect(f.store.ctx.db!.prepare("SELECT 1 FROM nodes WHERE name = 'blocked'").get()).toBeUndefined();
+    expect(await f.store.ctx.storage.sql.get("SELECT 1 FROM nodes WHERE name = 'blocked'")).toBeUndefined();
     expect((await apiCall(f.client, session.token, 'GET', '/api/user/logout')).status).toBe(200);
   });
 

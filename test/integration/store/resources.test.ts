@@ -42,8 +42,10 @@ function fileUrl(s: StoreSession, id: string, options: { version?: number | stri
   return client.downloadPath(s, nodeId(id), options.name ?? 'whatever.bin', options.version ?? LATEST_VERSION, options.mode ?? 'download');
 }
 
-function revisionCreated(id: string, revision: number): number {
-  return (store.ctx.db!.prepare('SELECT created FROM revisions WHERE node_uuid = ? AND revision = ?').get(id, revision) as { created: number }).created;
+async function revisionCreated(id: string, revision: number): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ created: number }>('SELECT created FROM revisions WHERE node_uuid = ? AND revision = ?', [id, revision]);
+  if (!row) throw new Error(`no revision ${revision} of ${id}`);
+  return row.created;
 }
 
 beforeAll(async () => {
@@ -69,7 +71,7 @@ describe('GET /resources/auth/{view|download}/...: content', () => {
     expect(res.body.toString('utf8')).toBe(REVISION_2);
     expect(res.headers).toMatchObject({
       etag: `"${notesId}-2"`,
-      'last-modified': new Date(revisionCreated(notesId, 2)).toUTCString(),
+      'last-modified': new Date(await revisionCreated(notesId, 2)).toUTCString(),
       'content-length': String(Buffer.byteLength(REVISION_2)),
       'content-type': 'text/plain',
       'accept-ranges': 'bytes',
@@ -83,7 +85,7 @@ describe('GET /resources/auth/{view|download}/...: content', () => {
     expect(res.status).toBe(200);
     expect(res.body.toString('utf8')).toBe(REVISION_1);
     expect(res.headers.etag).toBe(`"${notesId}-1"`);
-    expect(res.headers['last-modified']).toBe(new Date(revisionCreated(notesId, 1)).toUTCString());
+    expect(res.headers['last-modified']).toBe(new Date(await revisionCreated(notesId, 1)).toUTCString());
   });
 
   it('answers 404 for a revision the file does not have, and 400 for a version that is not a number', async () => {

@@ -16,10 +16,8 @@ function call(user: TestUser | undefined, method: 'GET' | 'POST' | 'DELETE', jso
   return f.client.http.requestRaw({ method, path: '/api/user/webdrive', ...(user ? { token: user.session.token } : {}), ...(json === undefined ? {} : { json }) });
 }
 
-function rowOf(ownerUuid: string): { endpoint: string; owner_type: string } | undefined {
-  return f.store.ctx.db!.prepare('SELECT endpoint, owner_type FROM webdrive_endpoints WHERE owner_uuid = ?').get(ownerUuid) as
-    | { endpoint: string; owner_type: string }
-    | undefined;
+function rowOf(ownerUuid: string): Promise<{ endpoint: string; owner_type: string } | undefined> {
+  return f.store.ctx.storage.sql.get<{ endpoint: string; owner_type: string }>('SELECT endpoint, owner_type FROM webdrive_endpoints WHERE owner_uuid = ?', [ownerUuid]);
 }
 
 beforeAll(async () => {
@@ -43,7 +41,7 @@ describe('/api/user/webdrive', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'success', data: { endpoint: 'alice1', url: 'https://dav.example.org/webdrive/alice1/' } });
     expect((await call(alice, 'GET')).body).toMatchObject({ data: { endpoint: 'alice1' } });
-    expect(rowOf(alice.uuid)).toEqual({ endpoint: 'alice1', owner_type: 'User' });
+    expect(await rowOf(alice.uuid)).toEqual({ endpoint: 'alice1', owner_type: 'User' });
   });
 
   it.each([
@@ -60,7 +58,7 @@ describe('/api/user/webdrive', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(/^endpoint: /) });
     expect((res.body as { msg: string }).msg).toMatch(why);
-    expect(rowOf(bob.uuid)).toBeUndefined();
+    expect(await rowOf(bob.uuid)).toBeUndefined();
   });
 
   it('refuses a body without endpoint, with another type, or with unknown keys', async () => {
@@ -69,7 +67,7 @@ describe('/api/user/webdrive', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body).toMatchObject({ status: 'error' });
     }
-    expect(rowOf(bob.uuid)).toBeUndefined();
+    expect(await rowOf(bob.uuid)).toBeUndefined();
   });
 
   it('refuses a name another user holds (409), without naming the holder', async () => {
@@ -77,25 +75,25 @@ describe('/api/user/webdrive', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'endpoint_taken' });
     expect(JSON.stringify(res.body)).not.toContain(alice.uuid);
-    expect(rowOf(alice.uuid)?.endpoint).toBe('alice1');
+    expect((await rowOf(alice.uuid))?.endpoint).toBe('alice1');
   });
 
   it('replaces the endpoint and frees the old name for others', async () => {
     expect((await call(alice, 'POST', { endpoint: 'alice2' })).status).toBe(200);
-    expect(rowOf(alice.uuid)?.endpoint).toBe('alice2');
+    expect((await rowOf(alice.uuid))?.endpoint).toBe('alice2');
     const res = await call(bob, 'POST', { endpoint: 'alice1' });
     expect(res.status).toBe(200);
-    expect(rowOf(bob.uuid)?.endpoint).toBe('alice1');
+    expect((await rowOf(bob.uuid))?.endpoint).toBe('alice1');
   });
 
   it('accepts setting the same name again', async () => {
     expect((await call(alice, 'POST', { endpoint: 'alice2' })).status).toBe(200);
-    expect(rowOf(alice.uuid)?.endpoint).toBe('alice2');
+    expect((await rowOf(alice.uuid))?.endpoint).toBe('alice2');
   });
 
   it('deletes the endpoint, freeing the name; deleting again still succeeds', async () => {
     expect((await call(alice, 'DELETE')).body).toMatchObject({ status: 'success', msg: 'webdrive endpoint deleted' });
-    expect(rowOf(alice.uuid)).toBeUndefined();
+    expect(await rowOf(alice.uuid)).toBeUndefined();
     expect((await call(alice, 'GET')).body).toMatchObject({ data: { endpoint: null, url: null } });
     expect((await call(alice, 'DELETE')).status).toBe(200);
     expect((await call(bob, 'POST', { endpoint: 'alice2' })).status).toBe(200);
