@@ -41,7 +41,7 @@ export default defineConfig({
         test: {
           name: 'integration-pg',
           globalSetup: postgresForTheRun,
-          include: ['test/contract/store-client.test.ts', 'test/integration/store/auth.test.ts', 'test/integration/store/nodes.test.ts', 'test/integration/store/share-links.test.ts', 'test/integration/store/trash.test.ts', 'test/integration/store/upload.test.ts', 'test/integration/store/access-policy.test.ts', 'test/integration/store/logging.test.ts', 'test/integration/store/users-directory.test.ts', 'test/integration/store/twofa.test.ts', 'test/integration/store/notifications.test.ts', 'test/integration/store/login-history.test.ts', 'test/integration/store/password-expiry.test.ts', 'test/integration/store/resources.test.ts', 'test/integration/store/webdrive.test.ts'],
+          include: ['test/contract/store-client.test.ts', 'test/integration/store/auth.test.ts', 'test/integration/store/nodes.test.ts', 'test/integration/store/share-links.test.ts', 'test/integration/store/trash.test.ts', 'test/integration/store/upload.test.ts', 'test/integration/store/access-policy.test.ts', 'test/integration/store/logging.test.ts', 'test/integration/store/users-directory.test.ts', 'test/integration/store/twofa.test.ts', 'test/integration/store/notifications.test.ts', 'test/integration/store/login-history.test.ts', 'test/integration/store/password-expiry.test.ts', 'test/integration/store/resources.test.ts', 'test/integration/store/webdrive.test.ts', 'test/integration/store/user.test.ts', 'test/integration/store/app-passwords.test.ts', 'test/integration/store/broadcast.test.ts'],
           env: { DRIVEWAY_TEST_STORAGE: 'postgres' },
         },
       },

@@ -11,7 +11,7 @@ import type { StoreSession } from '../../../src/store-client/index.js';
 import { davRequest } from '../../helpers/dav-requests.js';
 import { basicAuth, bridgeFixture } from '../../helpers/start-bridge.js';
 import type { StoreFixture, TestUser } from '../../helpers/store-fixture.js';
-import { apiCall, dataOf, frozenStoreSuite, historyRows, isLive, postAuth } from '../../helpers/user-api.js';
+import { apiCall, dataOf, frozenStoreSuite, readHistoryRows, isLive, postAuth } from '../../helpers/user-api.js';
 
 const FORMAT = /^[a-z2-7]{6}(-[a-z2-7]{6}){3}$/;
 
@@ -38,13 +38,13 @@ async function appLogin(user: TestUser, password: string): Promise<string> {
   return (res.body as { token: string }).token;
 }
 
-function rows(userUuid: string): Array<Record<string, unknown>> {
-  return f.store.ctx.db!.prepare('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created').all(userUuid) as Array<Record<string, unknown>>;
+function rows(userUuid: string): Promise<Array<Record<string, unknown>>> {
+  return f.store.ctx.storage.sql.all<Record<string, unknown>>('SELECT * FROM app_passwords WHERE user_uuid = ? ORDER BY created', [userUuid]);
 }
 
-function sessionOf(token: string): { app_password_uuid: string | null; revoked: number | null } {
+function sessionOf(token: string): Promise<{ app_password_uuid: string | null; revoked: number | null } | undefined> {
   const jti = (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8')) as { jti: string }).jti;
-  return f.store.ctx.db!.prepare('SELECT app_password_uuid, revoked FROM sessions WHERE id = ?').get(jti) as { app_password_uuid: string | null; revoked: number | null };
+  return f.store.ctx.storage.sql.get<{ app_password_uuid: string | null; revoked: number | null }>('SELECT app_password_uuid, revoked FROM sessions WHERE id = ?', [jti]);
 }
 
 frozenStoreSuite((fixture) => {
@@ -64,13 +64,13 @@ describe('/api/user/app_passwords', () => {
     const data = dataOf<Created>(res);
     expect(data).toStrictEqual({ uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'laptop', created: f.store.clock.now(), last_used: null, password: expect.stringMatching(FORMAT) });
     const canonical = data.password.replace(/-/g, '');
-    expect(rows(user.uuid)).toEqual([
+    expect(await rows(user.uuid)).toEqual([
       { uuid: data.uuid, user_uuid: user.uuid, name: 'laptop', secret_hash: createHash('sha256').update(canonical).digest('hex'), created: data.created, last_used: null },
     ]);
     const listed = await list(user.session);
     expect(dataOf(listed)).toStrictEqual([{ uuid: data.uuid, name: 'laptop', created: data.created, last_used: null }]);
     expect(JSON.stringify(listed.body)).not.toContain(canonical.slice(0, 6));
-    expect(JSON.stringify(f.store.ctx.db!.prepare('SELECT * FROM app_passwords').all())).not.toContain(canonical);
+    expect(JSON.stringify(await f.store.ctx.storage.sql.all('SELECT * FROM app_passwords'))).not.toContain(canonical);
   });
 
   it('makes a different password every time', async () => {
@@ -94,7 +94,7 @@ describe('/api/user/app_passwords', () => {
     const res = await create(user.session, json);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(/name|password/) });
-    expect(rows(user.uuid)).toEqual([]);
+    expect(await rows(user.uuid)).toEqual([]);
   });
 
   it('accepts a name of 100 characters', async () => {
@@ -108,7 +108,7 @@ describe('/api/user/app_passwords', () => {
     const res = await create(user.session, { name: 'one too many' });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'too_many_app_passwords', msg: expect.stringMatching(/50/) });
-    expect(rows(user.uuid)).toHaveLength(50);
+    expect(await rows(user.uuid)).toHaveLength(50);
   });
 
   it('deletes one: 200, the row is gone, and it no longer logs in', async () => {
@@ -116,7 +116,7 @@ describe('/api/user/app_passwords', () => {
     const kept = await made(user, 'kept');
     const gone = await made(user, 'gone');
     expect((await remove(user.session, gone.uuid)).body).toMatchObject({ status: 'success' });
-    expect(rows(user.uuid).map((r) => r.name)).toEqual(['kept']);
+    expect((await rows(user.uuid)).map((r) => r.name)).toEqual(['kept']);
     expect((await postAuth(f.client, { username: user.email, password: gone.password })).status).toBe(401);
     expect((await postAuth(f.client, { username: user.email, password: kept.password })).status).toBe(200);
   });
@@ -130,7 +130,7 @@ describe('/api/user/app_passwords', () => {
       expect(res.status, uuid).toBe(404);
       expect(res.body).toMatchObject({ code: 'not_found', msg: 'app password not found' });
     }
-    expect(rows(owner.uuid)).toHaveLength(1);
+    expect(await rows(owner.uuid)).toHaveLength(1);
     expect(dataOf<unknown[]>(await list(other.session))).toEqual([]);
   });
 
@@ -150,10 +150,10 @@ describe('POST /auth with an app password', () => {
     expect(res.body).toMatchObject({ status: 'success', uuid: user.uuid });
     expect(res.body).not.toHaveProperty('password_expired');
     const token = (res.body as { token: string }).token;
-    expect(sessionOf(token)).toEqual({ app_password_uuid: app.uuid, revoked: null });
+    expect(await sessionOf(token)).toEqual({ app_password_uuid: app.uuid, revoked: null });
     expect(dataOf<Array<{ last_used: number }>>(await list(user.session))[0]?.last_used).toBe(f.store.clock.now());
-    expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'success', action_args: 'app password "webdav laptop"; client: Finder/1.0 WebDAVFS' });
-    expect(JSON.stringify(historyRows(f.store, user.uuid))).not.toContain(app.password);
+    expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'success', action_args: 'app password "webdav laptop"; client: Finder/1.0 WebDAVFS' });
+    expect(JSON.stringify(await readHistoryRows(f.store, user.uuid))).not.toContain(app.password);
   });
 
   it('accepts it typed in capitals, without dashes or with spaces', async () => {
@@ -171,7 +171,7 @@ describe('POST /auth with an app password', () => {
     const res = await postAuth(f.client, { username: other.email, password: app.password });
     expect(res.status).toBe(401);
     expect(res.body).toStrictEqual({ status: 'error', msg: 'wrong username or password', code: 'unauthenticated' });
-    expect(historyRows(f.store, other.uuid).at(-1)).toMatchObject({ status: 'failure', error_details: 'wrong password' });
+    expect((await readHistoryRows(f.store, other.uuid)).at(-1)).toMatchObject({ status: 'failure', error_details: 'wrong password' });
   });
 
   it('is refused for an inactive account', async () => {
@@ -179,7 +179,7 @@ describe('POST /auth with an app password', () => {
     const app = await made(user);
     await f.client.updateUser(f.admin, user.uuid, { isActive: false });
     expect((await postAuth(f.client, { username: user.email, password: app.password })).status).toBe(401);
-    expect(historyRows(f.store, user.uuid).at(-1)).toMatchObject({ status: 'failure', error_details: 'inactive account' });
+    expect((await readHistoryRows(f.store, user.uuid)).at(-1)).toMatchObject({ status: 'failure', error_details: 'inactive account' });
   });
 });
 
@@ -202,7 +202,7 @@ describe('sessions opened with an app password', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ status: 'error', code: 'forbidden', msg: expect.stringMatching(/app password/) });
     }
-    expect(rows(user.uuid)).toHaveLength(1);
+    expect(await rows(user.uuid)).toHaveLength(1);
     expect((await f.client.login(user.email, user.password)).userId).toBe(user.uuid);
   });
 
@@ -212,7 +212,7 @@ describe('sessions opened with an app password', () => {
     const res = await apiCall(f.client, token, 'POST', '/api/admin/users', { fullname: 'Sneaky Admin', email: 'sneaky@example.org', password: 'Sneaky-Passw0rd', disk_quota: 0, is_active: true, is_admin: true });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ msg: expect.stringMatching(/app password/) });
-    expect(f.store.ctx.db!.prepare("SELECT 1 FROM users WHERE email = 'sneaky@example.org'").get()).toBeUndefined();
+    expect(await f.store.ctx.storage.sql.get("SELECT 1 FROM users WHERE email = 'sneaky@example.org'")).toBeUndefined();
     expect((await remove(f.admin, adminApp.uuid)).status).toBe(200);
   });
 
@@ -225,7 +225,7 @@ describe('sessions opened with an app password', () => {
     expect((await remove(user.session, doomed.uuid)).status).toBe(200);
     for (const token of viaDoomed) {
       expect(await isLive(f.client, token)).toBe(false);
-      expect(sessionOf(token)).toMatchObject({ app_password_uuid: doomed.uuid, revoked: expect.any(Number) });
+      expect(await sessionOf(token)).toMatchObject({ app_password_uuid: doomed.uuid, revoked: expect.any(Number) });
     }
     expect(await isLive(f.client, viaSpared)).toBe(true);
     expect(await isLive(f.client, user.session)).toBe(true);
@@ -242,7 +242,7 @@ describe('what deletes every app password', () => {
   it('a new password set through PUT /api/user', async () => {
     const { user, app, token } = await userWithAppSession();
     expect((await apiCall(f.client, user.session, 'PUT', '/api/user', { password: 'Another-Passw0rd' })).status).toBe(200);
-    expect(rows(user.uuid)).toEqual([]);
+    expect(await rows(user.uuid)).toEqual([]);
     expect(await isLive(f.client, token)).toBe(false);
     expect((await postAuth(f.client, { username: user.email, password: app.password })).status).toBe(401);
   });
@@ -250,14 +250,14 @@ describe('what deletes every app password', () => {
   it('enabling 2FA', async () => {
     const { user, token } = await userWithAppSession();
     dataOf(await apiCall(f.client, user.session, 'POST', '/api/user/2fa', { twofa: true }));
-    expect(rows(user.uuid)).toEqual([]);
+    expect(await rows(user.uuid)).toEqual([]);
     expect(await isLive(f.client, token)).toBe(false);
   });
 
   it('a password reset by an administrator', async () => {
     const { user, token } = await userWithAppSession();
     await f.client.updateUser(f.admin, user.uuid, { password: 'Reset-By-Admin-0' });
-    expect(rows(user.uuid)).toEqual([]);
+    expect(await rows(user.uuid)).toEqual([]);
     expect(await isLive(f.client, token)).toBe(false);
   });
 });
@@ -272,7 +272,7 @@ describe('through the WebDAV bridge', () => {
       const propfind = (password: string) => davRequest(b.davUrl, 'PROPFIND', '/', { auth: basicAuth(user.email, password), headers: { depth: '0' } });
       expect((await propfind(user.password)).status).toBe(401);
       expect((await propfind(app.password)).status).toBe(207);
-      expect(historyRows(b.store, user.uuid).slice(-2)).toMatchObject([
+      expect((await readHistoryRows(b.store, user.uuid)).slice(-2)).toMatchObject([
         { status: 'failure', error_details: 'two-factor code required' },
         { status: 'success', action_args: expect.stringMatching(/^app password "Finder"/) },
       ]);

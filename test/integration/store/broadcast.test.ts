@@ -36,7 +36,7 @@ beforeAll(async () => {
   await ga.member(group, ben.uuid);
   await ga.member(group, gone.uuid);
   // The built-in admin is a member too, but its email is `admin`: no address to write to.
-  await ga.member(group, (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid);
+  await ga.member(group, (await store.ctx.storage.sql.get<{ uuid: string }>('SELECT uuid FROM users WHERE is_builtin = 1'))!.uuid);
   await dataOf(call(seeder.client, seeder.admin, 'PUT', `/api/admin/users/${gone.uuid}`, { is_active: false }));
 });
 
@@ -108,7 +108,7 @@ describe('broadcast_message', () => {
         msg: 'broadcast_message: the mail server did not accept the message; it was not sent',
       });
       expect(smtp.received).toEqual([]);
-      expect(store.ctx.db!.prepare('SELECT description FROM groups WHERE uuid = ?').get(group)).toEqual({ description: 'Saved anyway' });
+      expect(await store.ctx.storage.sql.get('SELECT description FROM groups WHERE uuid = ?', [group])).toEqual({ description: 'Saved anyway' });
     } finally {
       smtp.refuse = false;
     }

@@ -10,7 +10,7 @@ import { createStoreClient, nodeId, type HttpStoreClient, type StoreSession } fr
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { uploadFile } from '../../helpers/seed.js';
 import { dataUrl, jpegBytes, pngBytes } from '../../helpers/images.js';
-import { apiCall, dataOf, isLive, userRow } from '../../helpers/user-api.js';
+import { apiCall, dataOf, isLive, readUserRow } from '../../helpers/user-api.js';
 
 const PASSWORD = 'Profile-Passw0rd';
 const PROFILE_KEYS = ['avatar', 'created', 'disk_quota', 'disk_used', 'email', 'fullname', 'is_active', 'is_admin', 'twofa', 'uuid'];
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 describe('GET /api/user', () => {
   it('answers the built-in admin’s profile in the envelope, with exactly the SPEC fields', async () => {
-    const row = store.ctx.db!.prepare('SELECT uuid, created FROM users WHERE is_builtin = 1').get() as { uuid: string; created: number };
+    const row = (await store.ctx.storage.sql.get<{ uuid: string; created: number }>('SELECT uuid, created FROM users WHERE is_builtin = 1'))!;
     const res = await getUser(admin);
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({
@@ -89,7 +89,7 @@ describe('GET /api/user', () => {
     await client.upload(session, { revisionOf: nodeId(file), name: 'report.txt' }, Readable.from([Buffer.alloc(100, 7)]), 100);
     profile = await client.currentUser(session);
     expect(profile.diskUsedBytes).toBe(1334);
-    const stored = store.ctx.db!.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(uuid) as { disk_used: number };
+    const stored = (await store.ctx.storage.sql.get<{ disk_used: number }>('SELECT disk_used FROM users WHERE uuid = ?', [uuid]))!;
     expect(stored.disk_used).toBe(1334);
   });
 
@@ -122,15 +122,15 @@ describe('PUT /api/user', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'success', msg: 'profile updated', data: { uuid: me.uuid, fullname: 'R2 Unit Person' } });
     expect(Object.keys(dataOf(res)).sort()).toEqual(PROFILE_KEYS);
-    expect(userRow(store, me.uuid).fullname).toBe('R2 Unit Person');
+    expect((await readUserRow(store, me.uuid)).fullname).toBe('R2 Unit Person');
     expect((await client.login(me.email, PASSWORD)).fullname).toBe('R2 Unit Person');
   });
 
   it('accepts an empty body and changes nothing', async () => {
     const me = await person();
-    const before = userRow(store, me.uuid);
+    const before = await readUserRow(store, me.uuid);
     expect(dataOf(await put(me.session, {}))).toMatchObject({ fullname: 'Editing Person' });
-    expect(userRow(store, me.uuid)).toEqual(before);
+    expect(await readUserRow(store, me.uuid)).toEqual(before);
   });
 
   it.each([
@@ -145,11 +145,11 @@ describe('PUT /api/user', () => {
     ['a body that is not an object', ['fullname'], /object/],
   ])('answers 400 invalid_request for %s, naming the field, and changes nothing', async (_what, json, msg) => {
     const me = await person();
-    const before = userRow(store, me.uuid);
+    const before = await readUserRow(store, me.uuid);
     const res = await put(me.session, json);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(userRow(store, me.uuid)).toEqual(before);
+    expect(await readUserRow(store, me.uuid)).toEqual(before);
   });
 
   describe('password', () => {
@@ -164,7 +164,7 @@ describe('PUT /api/user', () => {
       expect(await isLive(client, other)).toBe(false);
       await expect(client.login(me.email, PASSWORD)).rejects.toMatchObject({ kind: 'unauthenticated' });
       expect((await client.login(me.email, 'Fresh-Passw0rd')).userId).toBe(me.uuid);
-      expect(userRow(store, me.uuid).password_changed).toBeGreaterThanOrEqual(before);
+      expect((await readUserRow(store, me.uuid)).password_changed).toBeGreaterThanOrEqual(before);
     });
 
     it.each([
@@ -176,12 +176,12 @@ describe('PUT /api/user', () => {
     ])('answers 400 invalid_password for a password %s, applying nothing of the body', async (_what, password, msg) => {
       const me = await person();
       const other = await client.login(me.email, PASSWORD);
-      const before = userRow(store, me.uuid);
+      const before = await readUserRow(store, me.uuid);
       const res = await put(me.session, { fullname: 'Not Applied', password });
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ status: 'error', code: 'invalid_password', msg: expect.stringMatching(/^password must/) });
       expect((res.body as { msg: string }).msg).toMatch(msg);
-      expect(userRow(store, me.uuid)).toEqual(before);
+      expect(await readUserRow(store, me.uuid)).toEqual(before);
       expect(await isLive(client, other)).toBe(true);
     });
   });
@@ -217,7 +217,7 @@ describe('PUT /api/user', () => {
       expect((await fetchAvatar(first)).status).toBe(404);
       expect(dataOf(await put(me.session, { avatar: '' }))).toMatchObject({ avatar: '' });
       expect((await fetchAvatar(second)).status).toBe(404);
-      expect(store.ctx.db!.prepare('SELECT 1 FROM avatars WHERE owner_uuid = ?').get(me.uuid)).toBeUndefined();
+      expect(await store.ctx.storage.sql.get('SELECT 1 FROM avatars WHERE owner_uuid = ?', [me.uuid])).toBeUndefined();
     });
 
     it.each([
