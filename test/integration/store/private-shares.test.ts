@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStore } from '../../helpers/start-store.js';
-import { createFolder, diskUsed, nodeRow, people, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { createFolder, readDiskUsed, nodeRow, people, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
-import { as, childNames, expectError, readText } from '../../helpers/sharing.js';
+import { as, readChildNames, expectError, readText } from '../../helpers/sharing.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -77,7 +77,7 @@ describe('a read-only private share with a user', () => {
   it('refuses every change (403), but a copy into their own tree is theirs', async () => {
     const bob = await person('Bob Reader');
     const s = await shared([bob.uuid]);
-    const before = { alice: diskUsed(store, alice.uuid), children: childNames(store, s.folder) };
+    const before = { alice: await readDiskUsed(store, alice.uuid), children: await readChildNames(store, s.folder) };
     const refusals = [
       as(seeder.client, bob, 'POST', `/api/nodes/${s.folder}`, { new_dir: 'mine' }),
       as(seeder.client, bob, 'POST', `/api/nodes/${s.file}`, { new_name: 'renamed.txt' }),
@@ -86,11 +86,11 @@ describe('a read-only private share with a user', () => {
       as(seeder.client, bob, 'POST', `/api/nodes/${s.file}`, { move_to: 'home' }),
     ];
     for (const res of await Promise.all(refusals)) expect({ status: res.status, code: (res.body as { code: string }).code }).toEqual({ status: 403, code: 'forbidden' });
-    expect({ alice: diskUsed(store, alice.uuid), children: childNames(store, s.folder) }).toEqual(before);
+    expect({ alice: await readDiskUsed(store, alice.uuid), children: await readChildNames(store, s.folder) }).toEqual(before);
 
     expect((await as(seeder.client, bob, 'POST', `/api/nodes/${s.file}`, { copy_to: 'home' })).status).toBe(204);
-    expect(childNames(store, (await topLevelRow(store, bob.uuid, 'home')).uuid)).toContain('plan.txt');
-    expect(diskUsed(store, bob.uuid)).toBe((await nodeRow(store, s.file))!.size);
+    expect(await readChildNames(store, (await topLevelRow(store, bob.uuid, 'home')).uuid)).toContain('plan.txt');
+    expect(await readDiskUsed(store, bob.uuid)).toBe((await nodeRow(store, s.file))!.size);
   });
 });
 
@@ -100,11 +100,11 @@ describe('a writable private share', () => {
     const s = await shared([bob.uuid], true);
     expect(await access(bob, s.folder)).toEqual(['read', 'write', 'download']);
     expect(await access(bob, s.file)).toEqual(['read', 'write', 'delete', 'download']);
-    const aliceUsed = diskUsed(store, alice.uuid);
+    const aliceUsed = await readDiskUsed(store, alice.uuid);
     const added = await uploadFile(seeder.client, bob.session, s.folder, 'notes.txt', 'from bob');
     expect(await nodeRow(store, added)).toMatchObject({ owner_uuid: alice.uuid, parent_uuid: s.folder });
-    expect(diskUsed(store, alice.uuid)).toBe(aliceUsed + 8);
-    expect(diskUsed(store, bob.uuid)).toBe(0);
+    expect(await readDiskUsed(store, alice.uuid)).toBe(aliceUsed + 8);
+    expect(await readDiskUsed(store, bob.uuid)).toBe(0);
     expect((await as(seeder.client, bob, 'POST', `/api/nodes/${s.folder}`, { new_dir: 'Drafts' })).status).toBe(204);
 
     expectError(await as(seeder.client, bob, 'DELETE', `/api/nodes/${s.folder}`), 403, 'forbidden', 'delete permission required');
