@@ -11,6 +11,7 @@ import type { RawResponse, StoreSession } from '../../../src/store-client/index.
 import type { TestStore } from '../../helpers/start-store.js';
 import { createFolder, nodeRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { ALL_NODE_PERMISSIONS, call, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { readChildNames } from '../../helpers/sharing.js';
 
 const LATEST = '999999999999999';
 const UNKNOWN = '00000000-0000-4000-8000-0000000000aa';
@@ -82,7 +83,7 @@ const operations: NodeOperation[] = [
     needs: ['write'],
     ok: 204,
     run: (s, x) => api(s, 'POST', `/api/nodes/${x.folder}`, { new_dir: 'made' }),
-    changed: (x) => expect(childNames(x.folder)).toContain('made'),
+    changed: async (x) => expect(await childNames(x.folder)).toContain('made'),
   },
   { label: 'ask for an upload token', needs: ['write'], ok: 200, run: (s, x) => api(s, 'GET', `/api/nodes/${x.folder}/upload`) },
   {
@@ -104,7 +105,7 @@ const operations: NodeOperation[] = [
     needs: ['read', 'write'],
     ok: 204,
     run: (s, x) => api(s, 'POST', `/api/nodes/${x.file}`, { copy_to: x.target }),
-    changed: (x) => expect(childNames(x.target)).toEqual(['a.txt']),
+    changed: async (x) => expect(await childNames(x.target)).toEqual(['a.txt']),
   },
   {
     label: 'restore a file from trash',
@@ -141,18 +142,18 @@ const operations: NodeOperation[] = [
   },
 ];
 
-function childNames(folderUuid: string): string[] {
-  return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
+function childNames(folderUuid: string): Promise<string[]> {
+  return readChildNames(store, folderUuid);
 }
 
 /** Every row of the scratch subtree and the group's usage: what a refused operation must leave as it was. */
 async function snapshot(x: Scratch): Promise<unknown> {
-  const db = store.ctx.db!;
+  const { sql } = store.ctx.storage;
   return {
     nodes: await Promise.all([x.folder, x.file, x.target, x.trashed].map((uuid) => nodeRow(store, uuid))),
-    children: [x.folder, x.target].map(childNames),
-    stars: db.prepare('SELECT COUNT(*) AS n FROM stars').get(),
-    group: db.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid),
+    children: await Promise.all([x.folder, x.target].map(childNames)),
+    stars: await sql.get('SELECT COUNT(*) AS n FROM stars'),
+    group: await sql.get('SELECT disk_used FROM groups WHERE uuid = ?', [groupUuid]),
   };
 }
 
@@ -218,7 +219,7 @@ describe('myaccess', () => {
     const admin = seeder.admin;
     expect(await dataOf(api(admin, 'GET', `/api/nodes/home:${groupUuid}/myaccess`))).toEqual(ALL_NODE_PERMISSIONS);
     expect((await api(admin, 'POST', `/api/nodes/${x.folder}`, { new_dir: 'by the admin' })).status).toBe(204);
-    expect(childNames(x.folder)).toContain('by the admin');
+    expect(await childNames(x.folder)).toContain('by the admin');
     expect((await api(admin, 'GET', `/api/nodes/${x.folder}/dirlist`)).body).toMatchObject({ status: 'success' });
   });
 
