@@ -44,16 +44,14 @@ afterAll(async () => {
 });
 
 /** Everything stored for a user (node rows, revisions, stars, usage) and the blob table. */
-function snapshot(userUuid: string): unknown {
-  const db = store.ctx.db!;
+async function snapshot(userUuid: string): Promise<unknown> {
+  const { sql } = store.ctx.storage;
   return {
-    nodes: db.prepare('SELECT * FROM nodes WHERE owner_uuid = ? ORDER BY uuid').all(userUuid),
-    revisions: db
-      .prepare('SELECT r.* FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ? ORDER BY r.node_uuid, r.revision')
-      .all(userUuid),
-    stars: db.prepare('SELECT * FROM stars WHERE user_uuid = ? ORDER BY node_uuid').all(userUuid),
-    usage: db.prepare('SELECT disk_used, disk_quota FROM users WHERE uuid = ?').get(userUuid),
-    blobs: db.prepare('SELECT * FROM blobs ORDER BY hash').all(),
+    nodes: await sql.all('SELECT * FROM nodes WHERE owner_uuid = ? ORDER BY uuid', [userUuid]),
+    revisions: await sql.all('SELECT r.* FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ? ORDER BY r.node_uuid, r.revision', [userUuid]),
+    stars: await sql.all('SELECT * FROM stars WHERE user_uuid = ? ORDER BY node_uuid', [userUuid]),
+    usage: await sql.get('SELECT disk_used, disk_quota FROM users WHERE uuid = ?', [userUuid]),
+    blobs: await sql.all('SELECT * FROM blobs ORDER BY hash'),
   };
 }
 
@@ -122,8 +120,8 @@ describe('another user\'s nodes', () => {
   ];
 
   it('answer 404 with the body of an unknown node for every operation, and change nothing', async () => {
-    const aliceBefore = snapshot(alice.uuid);
-    const bobBefore = snapshot(bob.uuid);
+    const aliceBefore = await snapshot(alice.uuid);
+    const bobBefore = await snapshot(bob.uuid);
     const attempts = aliceIds().flatMap((id) => [...operationsOn(id), ...targetsOn(id)].map((at) => [id, at] as const));
     expect(attempts.length).toBeGreaterThan(150);
     for (const [id, at] of attempts) {
@@ -132,19 +130,19 @@ describe('another user\'s nodes', () => {
       expect({ op: at.label, status: res.status, body: res.body }).toEqual({ op: at.label, status: unknown.status, body: unknown.body });
       expect({ op: at.label, status: res.status, body: res.body }).toEqual({ op: at.label, status: 404, body: NOT_FOUND });
     }
-    expect(snapshot(alice.uuid)).toEqual(aliceBefore);
-    expect(snapshot(bob.uuid)).toEqual(bobBefore);
+    expect(await snapshot(alice.uuid)).toEqual(aliceBefore);
+    expect(await snapshot(bob.uuid)).toEqual(bobBefore);
   });
 
   it('are unknown to an administrator too: admin rights are not node rights', async () => {
-    const before = snapshot(alice.uuid);
+    const before = await snapshot(alice.uuid);
     for (const id of [a.folder, a.file, `home:${alice.uuid}`]) {
       for (const at of operationsOn(id)) {
         const res = await attempt(admin, at);
         expect({ op: at.label, status: res.status, body: res.body }).toEqual({ op: at.label, status: 404, body: NOT_FOUND });
       }
     }
-    expect(snapshot(alice.uuid)).toEqual(before);
+    expect(await snapshot(alice.uuid)).toEqual(before);
   });
 
   it('leave the caller\'s own bare identifiers pointing at the caller\'s own folders', async () => {
