@@ -61,6 +61,11 @@ export function childNames(store: TestStore, folderUuid: string): string[] {
   return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
 }
 
+/** `incomingRow` through the storage layer (either dialect). */
+export function readIncomingRow(store: TestStore, uuid: string): Promise<Record<string, unknown> | undefined> {
+  return store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM incoming_shares WHERE uuid = ?', [uuid]);
+}
+
 export async function readGroupDiskUsed(store: TestStore, groupUuid: string): Promise<number> {
   const row = await store.ctx.storage.sql.get<{ disk_used: number }>('SELECT disk_used FROM groups WHERE uuid = ?', [groupUuid]);
   if (!row) throw new Error(`no group ${groupUuid}`);

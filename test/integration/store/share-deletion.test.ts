@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
-import { blobStored, blobHashOf, blobRefs, createFolder, people, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { countRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
-import { as, expectError, fetchRaw, incomingRow } from '../../helpers/sharing.js';
+import { readBlobStored, blobHashOf, readBlobRefs, createFolder, people, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { readCountRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { as, expectError, fetchRaw, readIncomingRow } from '../../helpers/sharing.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -29,7 +29,7 @@ afterAll(() => stopGroupStore({ seeder, store }));
 
 const text = (label: string): string => `${label} #${(counter += 1)}`;
 const post = (who: SeededUser, path: string, json: unknown) => as(seeder.client, who, 'POST', path, json);
-const rows = (sql: string, ...params: unknown[]) => countRows(store, sql, ...params);
+const rows = (sql: string, ...params: unknown[]): Promise<number> => readCountRows(store, sql, ...params);
 
 describe('deleting a user without transfer', () => {
   it('forgets everything sharing held for them, releasing the copies; what they sent stays with its recipients', async () => {
@@ -63,23 +63,23 @@ describe('deleting a user without transfer', () => {
     const sent = text('sent');
     const sentFile = await uploadFile(seeder.client, user.session, 'home', 'sent.txt', sent);
     expect((await post(user, `/api/nodes/${sentFile}`, { share_copy_with: [friend.uuid] })).status).toBe(204);
-    const sentOffer = (store.ctx.db!.prepare('SELECT uuid FROM incoming_shares WHERE source_uuid = ?').get(sentFile) as { uuid: string }).uuid;
+    const sentOffer = (await store.ctx.storage.sql.get<{ uuid: string }>('SELECT uuid FROM incoming_shares WHERE source_uuid = ?', [sentFile]))!.uuid;
 
     expect((await as(seeder.client, admin, 'DELETE', `/api/admin/users/${user.uuid}?confirm_delete=yes`)).status).toBe(200);
 
-    expect(rows('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', file)).toBe(0);
+    expect(await rows('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', file)).toBe(0);
     expect((await fetchRaw(store, link.url)).status).toBe(404);
-    expect(rows('SELECT COUNT(*) AS n FROM share_requests WHERE workspace_uuid = ? OR requester_uuid = ?', user.uuid, user.uuid)).toBe(0);
-    expect(rows('SELECT COUNT(*) AS n FROM incoming_shares WHERE recipient_uuid = ?', user.uuid)).toBe(0);
-    expect(rows('SELECT COUNT(*) AS n FROM share_recipients WHERE recipient_uuid = ?', user.uuid)).toBe(0);
-    expect(rows('SELECT COUNT(*) AS n FROM shares WHERE uuid = ?', privateToUser.share_uuid)).toBe(0);
-    expect(rows('SELECT COUNT(*) AS n FROM approvers WHERE workspace_uuid = ? OR approver_uuid = ?', user.uuid, user.uuid)).toBe(0);
+    expect(await rows('SELECT COUNT(*) AS n FROM share_requests WHERE workspace_uuid = ? OR requester_uuid = ?', user.uuid, user.uuid)).toBe(0);
+    expect(await rows('SELECT COUNT(*) AS n FROM incoming_shares WHERE recipient_uuid = ?', user.uuid)).toBe(0);
+    expect(await rows('SELECT COUNT(*) AS n FROM share_recipients WHERE recipient_uuid = ?', user.uuid)).toBe(0);
+    expect(await rows('SELECT COUNT(*) AS n FROM shares WHERE uuid = ?', privateToUser.share_uuid)).toBe(0);
+    expect(await rows('SELECT COUNT(*) AS n FROM approvers WHERE workspace_uuid = ? OR approver_uuid = ?', user.uuid, user.uuid)).toBe(0);
     for (const content of [requested, offered]) {
-      expect({ content, refs: blobRefs(store, blobHashOf(content)), file: blobStored(store, blobHashOf(content)) }).toEqual({ content, refs: 0, file: false });
+      expect({ content, refs: await readBlobRefs(store, blobHashOf(content)), file: await readBlobStored(store, blobHashOf(content)) }).toEqual({ content, refs: 0, file: false });
     }
     // The copy they sent is their friend's to answer.
-    expect(incomingRow(store, sentOffer)).toMatchObject({ state: 'pending', sharer_uuid: null, sharer_fullname: expect.stringMatching(/^Dora Deleted/) });
-    expect(blobStored(store, blobHashOf(sent))).toBe(true);
+    expect(await readIncomingRow(store, sentOffer)).toMatchObject({ state: 'pending', sharer_uuid: null, sharer_fullname: expect.stringMatching(/^Dora Deleted/) });
+    expect(await readBlobStored(store, blobHashOf(sent))).toBe(true);
     const { node_uuid } = await dataOf<{ node_uuid: string }>(as(seeder.client, friend, 'PUT', '/api/user/pending_incoming', { uuid: sentOffer, action: 'accept' }));
     expect(node_uuid).toEqual(expect.any(String));
     expect(await dataOf(as(seeder.client, friend, 'GET', '/api/nodes/shared_with_you/dirlist'))).toEqual([]);
@@ -116,7 +116,7 @@ describe('deleting a user with transfer_data_to', () => {
     await dataOf(as(seeder.client, admin, 'DELETE', `/api/admin/users/${priv.user.uuid}?confirm_delete=yes&transfer_data_to=${priv.receiver.uuid}&delete_all_private_shares=true&delete_all_public_shares=false`));
     expect((await fetchRaw(store, priv.url)).status).toBe(200);
     expectError(await as(seeder.client, priv.friend, 'GET', `/api/nodes/${priv.file}`), 404, 'not_found');
-    expect(rows("SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ? AND type = 'private'", priv.file)).toBe(0);
+    expect(await rows("SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ? AND type = 'private'", priv.file)).toBe(0);
   });
 });
 
@@ -146,9 +146,9 @@ describe('deleting a group', () => {
       ['incoming', 'SELECT COUNT(*) AS n FROM incoming_shares WHERE recipient_uuid = ?'],
       ['recipients', 'SELECT COUNT(*) AS n FROM share_recipients WHERE recipient_uuid = ?'],
     ] as const) {
-      expect({ what, n: rows(sql, group) }).toEqual({ what, n: 0 });
+      expect({ what, n: await rows(sql, group) }).toEqual({ what, n: 0 });
     }
-    expect(blobStored(store, blobHashOf(offered))).toBe(false);
+    expect(await readBlobStored(store, blobHashOf(offered))).toBe(false);
     expect(await dataOf(as(seeder.client, approver, 'GET', '/api/pending_shares'))).toEqual([]);
     expect(await dataOf(as(seeder.client, member, 'GET', '/api/my_pending_shares'))).toEqual([]);
   });
