@@ -22,7 +22,7 @@ import {
   type ListedNode,
 } from '../storage/nodes.js';
 import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../storage/shares.js';
-import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, type TreeWrite } from './tree.js';
+import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, writesOf, type TreeWrite } from './tree.js';
 import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -78,7 +78,7 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
   const parsed = parseNodeOperation(body);
   if (!parsed.ok) throw invalid(parsed.problem);
   const operation = parsed.operation;
-  const inTransaction = (work: (tx: Sql) => Promise<void>): Promise<NodeOperationResult> => ctx.storage.sql.transaction(async (tx) => (await work(tx), {}));
+  const inTransaction = (work: (tx: Sql) => Promise<void>): Promise<NodeOperationResult> => ctx.storage.sql.transaction(async (tx) => (await work(tx), {}), writesOf(caller.userUuid));
   switch (operation.op) {
     case 'newDir': {
       const name = assertValidName(operation.name);
@@ -121,7 +121,7 @@ export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, i
     if (node.top_kind === null && (await isInTrash(tx, node))) return purge(writeOf(ctx, caller, tx), node);
     await trash(writeOf(ctx, caller, tx), node);
     return [];
-  });
+  }, writesOf(caller.userUuid));
   await removeBlobFiles(ctx, unreferenced);
 }
 
