@@ -1,5 +1,5 @@
 /**
- * SPEC "Nodes" as operations: POST /api/nodes/{node_uuid} (new_dir, new_name, starred, copy_to,
+ * docs/api.md "Nodes" as operations: POST /api/nodes/{node_uuid} (new_dir, new_name, starred, copy_to,
  * move_to, share_copy_with), DELETE, details, path, dirlist and myaccess. Every identifier, targets included,
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an unknown
  * one; a move or copy to another owner (a user's tree and a group's, or two groups) also passes
