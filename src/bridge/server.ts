@@ -189,6 +189,7 @@ export async function createBridgeServices(
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
+    ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
   const closeState = async (): Promise<void> => {
@@ -355,7 +356,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         },
       };
       const started = performance.now();
-      handler(ctx)
+      // Several instances: first let every change committed elsewhere reach the caches.
+      (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
           // A refused login was logged when it was refused (StoreAuthentication).

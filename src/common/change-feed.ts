@@ -28,6 +28,13 @@ export type StoreChangeListener = (change: StoreChange) => void;
 export interface ChangeFeed {
   /** Calls `listener` for every change from now on; the returned function stops that. */
   subscribe(listener: StoreChangeListener): () => void;
+  /**
+   * Resolves once every change committed before the call has been handed to the subscribers
+   * (read-your-writes across instances: a client that wrote through one instance and reads
+   * through another). Resolves at once while the feed is not connected, and after a bounded
+   * wait at worst: a request is never held up for long by the feed.
+   */
+  settled(): Promise<void>;
 }
 
 /** The channel, and the words of its payload (the PostgreSQL triggers of migration 014 write them). */
