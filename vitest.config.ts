@@ -45,6 +45,12 @@ export default defineConfig({
           env: { DRIVEWAY_TEST_STORAGE: 'postgres' },
         },
       },
+      {
+        // Real driveway processes over one PostgreSQL and one s3rver bucket, behind nginx
+        // (test/multi-instance/): one file at a time, since each starts several servers.
+        extends: true,
+        test: { name: 'multi-instance', globalSetup: postgresForTheRun, include: ['test/multi-instance/**/*.test.ts'], fileParallelism: false, testTimeout: 120_000 },
+      },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
       {
         extends: true,

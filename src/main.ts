@@ -91,7 +91,9 @@ async function main(): Promise<void> {
       const { createLocalClient } = await import('./store/local-client.js');
       const { storeStorageOf } = await import('./store/storage/store-storage.js');
       // Locks and dead properties in the store's database: every instance over it agrees.
-      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage: storeStorageOf(embedded) };
+      // Over PostgreSQL, the database also tells this bridge what other instances changed.
+      const storage = storeStorageOf(embedded);
+      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage, ...(storage.changes ? { changes: storage.changes } : {}) };
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);

@@ -134,6 +134,11 @@ export class SqlPropertyRepository implements PropertyRepository {
     return this.writes;
   }
 
+  /** Another instance changed properties or client mtimes (a change feed said so): moves `version`. */
+  noteOutsideChange(): void {
+    this.writes += 1;
+  }
+
   async ownerBytes(owner: string): Promise<number> {
     return ownerBytesIn(this.sql, owner);
   }

@@ -327,6 +327,11 @@ export class StoreTree {
     return this.myAccessOf(user, asked);
   }
 
+  /** Every remembered myaccess answer is stale (shares or memberships changed elsewhere). */
+  forgetPrivileges(): void {
+    this.grants.clear();
+  }
+
   /** myaccess of one node, asked once per TTL and shared by concurrent callers. */
   private myAccessOf(user: BridgeUser, node: NodeId): Promise<ReadonlySet<Privilege>> {
     const key = `${user.userId}\0${node}`;

@@ -228,9 +228,9 @@ export const propfind: VerbHandler = async (ctx) => {
  * object belongs to one bridge, so its id keeps their entries apart.
  *
  * Several instances over one database: a dead property or client mtime changed through another
- * instance is not seen by this version count, so a cached body may show the old value until
- * its listing is replaced, at most `bridge.cacheTtlMs` (2 s by default) later; the same bound
- * as for the listing itself (docs/scale-out.md "Bridge state").
+ * instance moves the version through the change feed, and a listing changed there is replaced
+ * (docs/scale-out.md "Caches across instances"); while the feed is down, within
+ * `bridge.cacheTtlMs` (2 s by default).
  */
 const bodies = new LRUCache<string, Buffer>({ max: 1024, maxSize: 32 * 1024 * 1024, sizeCalculation: (body) => Math.max(1, body.length) });
 const listingIds = new WeakMap<Listing, number>();

@@ -23,6 +23,8 @@
  * so `work` must do nothing but queries (and pure computation) that cannot be repeated safely:
  * blobs are staged before, mail is sent after.
  */
+import type { ChangeFeed } from '../../common/change-feed.js';
+
 export type SqlParams = readonly unknown[] | Readonly<Record<string, unknown>>;
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -65,6 +67,11 @@ export interface Storage {
   readonly sql: Sql;
   /** The schema version the database holds (the highest migration applied). */
   schemaVersion(): Promise<number>;
+  /**
+   * What other instances change, for caches (PostgreSQL: LISTEN/NOTIFY). Absent on SQLite: one
+   * process serves the database and sees its own writes.
+   */
+  readonly changes?: ChangeFeed;
   close(): Promise<void>;
 }
 

@@ -11,6 +11,7 @@
  * Retry-After upstream); the pool reconnects by itself when the server is back.
  */
 import pg from 'pg';
+import { PostgresChangeFeed } from './postgres-changes.js';
 import { StorageConstraintError, StorageUnavailableError, type RunResult, type Sql, type SqlParams, type Storage, type TransactionOptions } from '../sql.js';
 
 // int8 (BIGINT, COUNT) and numeric (SUM) as numbers, not strings.
@@ -161,11 +162,26 @@ export class PostgresStorage implements Storage {
   readonly dialect = 'postgres' as const;
   readonly sql: Sql;
   readonly pool: pg.Pool;
+  /** Backend process ids of the pool's connections: notifications they sent are this instance's own. */
+  private readonly backends = new Set<number>();
+  private feed: PostgresChangeFeed | undefined;
 
-  constructor(url: string, options: PostgresOptions = {}) {
+  constructor(
+    private readonly url: string,
+    options: PostgresOptions = {},
+  ) {
     this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     // An idle client whose server went away emits 'error' on the pool; without a listener it would end the process.
     this.pool.on('error', () => undefined);
+    const pidOf = (client: pg.PoolClient): number | undefined => (client as unknown as { processID?: number }).processID;
+    this.pool.on('connect', (client) => {
+      const pid = pidOf(client);
+      if (pid !== undefined) this.backends.add(pid);
+    });
+    this.pool.on('remove', (client) => {
+      const pid = pidOf(client);
+      if (pid !== undefined) this.backends.delete(pid);
+    });
     this.sql = { dialect: 'postgres', inTransaction: false, ...statements(() => this.pool), transaction: (work, options) => this.begin(work, options) };
   }
 
@@ -254,7 +270,14 @@ export class PostgresStorage implements Storage {
     return row?.v ?? 0;
   }
 
+  /** What changed in the database, from any instance (listening starts with the first subscriber). */
+  get changes(): PostgresChangeFeed {
+    this.feed ??= new PostgresChangeFeed(this.url, { ownBackends: this.backends });
+    return this.feed;
+  }
+
   async close(): Promise<void> {
+    await this.feed?.close();
     await this.pool.end();
   }
 }
