@@ -20,7 +20,7 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { applyHttpLimits } from '../common/http-limits.js';
 import { redactUrl, type Logger } from '../common/logger.js';
 import { logFailedLogin } from '../common/login-log.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
+import { MemoryLoginLimiter, type LoginLimiter, type LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
 import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
@@ -54,9 +54,10 @@ export interface BridgeOptions {
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
    * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
    * live there, shared by every instance over that database; without it locks stay in memory
-   * and properties in `stateFile`.
+   * and properties in `stateFile`. With `limiter` (main.ts: the store's database limiter over
+   * PostgreSQL), Basic logins are counted where every instance counts them; without it, in memory.
    */
-  store: { client: StoreClient; name: string; storage?: Storage } | { url: string };
+  store: { client: StoreClient; name: string; storage?: Storage; limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined } | { url: string };
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
@@ -185,7 +186,8 @@ export async function createBridgeServices(
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
   };
-  const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
+  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
+  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   return { services, sessions: new SessionPool(client, { clock, limiter }), closeState: state.close };
 }
 

@@ -10,13 +10,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
 import { migrate } from './storage/migrations.js';
+import { loginLimiterFor } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
 import { redactDatabaseUrl } from './storage/database-url.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
@@ -108,8 +108,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
   const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
-  const loginLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
-  const linkLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  // Counted in the database over PostgreSQL (every instance together), in memory over SQLite.
+  const limits = { clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec };
+  const loginLimiter = loginLimiterFor(storage, { ...limits, scope: 'login' });
+  const linkLimiter = loginLimiterFor(storage, { ...limits, scope: 'link' });
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
