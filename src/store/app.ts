@@ -29,7 +29,7 @@ import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
 import { Durability } from './durability.js';
-import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
+import { authenticateToken, openSessionKeys, rotateSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { admitCaller, requirePolicy } from './policy.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
@@ -107,7 +107,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
-  const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
+  const keys = await openSessionKeys(storage.sql, clock, config.dataDir, config.store.jwtSecret);
   // Counted in the database over PostgreSQL (every instance together), in memory over SQLite.
   const limits = { clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec };
   const loginLimiter = loginLimiterFor(storage, { ...limits, scope: 'login' });
@@ -226,6 +226,26 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await approvalRoutes(app, ctx);
   await incomingRoutes(app, ctx);
 
+  // Rotation of the session key ring (sessions.ts): checked at start and every hour, by every
+  // instance; one transaction, so instances rotating at once add one key.
+  const rotateEveryMs = config.store.jwtRotateDays * 86_400_000;
+  const rotate = async (): Promise<void> => {
+    try {
+      const { added, retired } = await rotateSessionKeys(storage.sql, clock, { everyMs: rotateEveryMs, ttlSec: config.store.sessionTtlSec });
+      if (added || retired > 0) log.info({ added: added !== undefined, retired }, 'rotated the session signing keys');
+    } catch (err) {
+      log.warn({ err }, 'session key rotation failed; retried within the hour');
+    }
+  };
+  let rotating: Promise<void> | undefined;
+  let rotator: NodeJS.Timeout | undefined;
+  if (rotateEveryMs > 0 && !config.store.jwtSecret) {
+    await rotate();
+    rotator = setInterval(() => {
+      rotating ??= rotate().finally(() => (rotating = undefined));
+    }, 3_600_000).unref();
+  }
+
   // The blob collector runs while serving (blobs/blob-backend.ts says why that is safe).
   let collecting: Promise<void> | undefined;
   const interval = gcIntervalMs(config);
@@ -238,7 +258,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   app.addHook('onClose', async () => {
     clearInterval(collector);
+    clearInterval(rotator);
     await collecting;
+    await rotating;
     mailer?.close();
     await blobs.close();
     await durability.close();
