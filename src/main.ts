@@ -88,12 +88,11 @@ async function main(): Promise<void> {
     let store: BridgeOptions['store'];
     if (config.bridge.storeUrl) store = { url: config.bridge.storeUrl };
     else if (embedded) {
-      const { createLocalClient } = await import('./store/local-client.js');
-      const { storeStorageOf } = await import('./store/storage/store-storage.js');
-      // Locks and dead properties in the store's database: every instance over it agrees.
-      // Over PostgreSQL, the database also tells this bridge what other instances changed.
-      const storage = storeStorageOf(embedded);
-      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage, ...(storage.changes ? { changes: storage.changes } : {}) };
+      // Locks, dead properties, and over PostgreSQL the Basic-login limiter, in the store's
+      // database: every instance over it agrees; over PostgreSQL the database also tells this
+      // bridge what other instances changed (store/bridge-store.ts).
+      const { inProcessStore } = await import('./store/bridge-store.js');
+      store = inProcessStore(embedded);
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);

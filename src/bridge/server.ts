@@ -21,7 +21,7 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { applyHttpLimits } from '../common/http-limits.js';
 import { redactUrl, type Logger } from '../common/logger.js';
 import { logFailedLogin } from '../common/login-log.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
+import { MemoryLoginLimiter, type LoginLimiter, type LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
 import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
@@ -57,8 +57,12 @@ export interface BridgeOptions {
    * live there, shared by every instance over that database; without it locks stay in memory
    * and properties in `stateFile`. With `changes` (the store's change feed over PostgreSQL), writes
    * made through other instances reach this bridge's caches at once instead of after their TTL.
+   * With `limiter` (main.ts: the store's database limiter over PostgreSQL), Basic logins are
+   * counted where every instance counts them; without it, in memory.
    */
-  store: { client: StoreClient; name: string; storage?: Storage; changes?: ChangeFeed } | { url: string };
+  store:
+    | { client: StoreClient; name: string; storage?: Storage; changes?: ChangeFeed; limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined }
+    | { url: string };
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
@@ -191,7 +195,8 @@ export async function createBridgeServices(
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
-  const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
+  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
+  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const closeState = async (): Promise<void> => {
     unsubscribe?.();
     await state.close();

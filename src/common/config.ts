@@ -58,8 +58,10 @@ export const configSchema = z.object({
       edition: z.enum(['3.0', '1.0']).default('3.0'),
       /** Built-in `admin` password, applied at first start (environment only). */
       adminPassword: z.string().min(1).optional(),
-      /** HS256 secret for session JWTs (environment only); generated into the data dir when unset. */
+      /** HS256 secret for session JWTs (environment only); when unset, the key ring in the database (jwt_keys). */
       jwtSecret: z.string().min(32).optional(),
+      /** Days between rotations of the session signing key (the database key ring); 0: never. */
+      jwtRotateDays: z.coerce.number().min(0).default(30),
       sessionTtlSec: z.coerce.number().int().positive().default(86_400),
       uploadTokenTtlMs: z.coerce.number().int().positive().default(5_000),
       /** Failed logins allowed per username and per IP inside the window before 429. */
@@ -174,6 +176,7 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_EDITION: ['store', 'edition'],
   DRIVEWAY_ADMIN_PASSWORD: ['store', 'adminPassword'],
   DRIVEWAY_JWT_SECRET: ['store', 'jwtSecret'],
+  DRIVEWAY_JWT_ROTATE_DAYS: ['store', 'jwtRotateDays'],
   DRIVEWAY_DAV_PORT: ['bridge', 'port'],
   DRIVEWAY_STORE_URL: ['bridge', 'storeUrl'],
   DRIVEWAY_TLS_CERT: ['bridge', 'tlsCert'],

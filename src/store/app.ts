@@ -10,13 +10,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
 import { migrate } from './storage/migrations.js';
+import { loginLimiterFor } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
 import { redactDatabaseUrl } from './storage/database-url.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
@@ -29,7 +29,7 @@ import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
 import { Durability } from './durability.js';
-import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
+import { authenticateToken, openSessionKeys, rotateSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { admitCaller, requirePolicy } from './policy.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
@@ -107,9 +107,11 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
-  const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
-  const loginLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
-  const linkLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  const keys = await openSessionKeys(storage.sql, clock, config.dataDir, config.store.jwtSecret);
+  // Counted in the database over PostgreSQL (every instance together), in memory over SQLite.
+  const limits = { clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec };
+  const loginLimiter = loginLimiterFor(storage, { ...limits, scope: 'login' });
+  const linkLimiter = loginLimiterFor(storage, { ...limits, scope: 'link' });
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
@@ -224,6 +226,26 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await approvalRoutes(app, ctx);
   await incomingRoutes(app, ctx);
 
+  // Rotation of the session key ring (sessions.ts): checked at start and every hour, by every
+  // instance; one transaction, so instances rotating at once add one key.
+  const rotateEveryMs = config.store.jwtRotateDays * 86_400_000;
+  const rotate = async (): Promise<void> => {
+    try {
+      const { added, retired } = await rotateSessionKeys(storage.sql, clock, { everyMs: rotateEveryMs, ttlSec: config.store.sessionTtlSec });
+      if (added || retired > 0) log.info({ added: added !== undefined, retired }, 'rotated the session signing keys');
+    } catch (err) {
+      log.warn({ err }, 'session key rotation failed; retried within the hour');
+    }
+  };
+  let rotating: Promise<void> | undefined;
+  let rotator: NodeJS.Timeout | undefined;
+  if (rotateEveryMs > 0 && !config.store.jwtSecret) {
+    await rotate();
+    rotator = setInterval(() => {
+      rotating ??= rotate().finally(() => (rotating = undefined));
+    }, 3_600_000).unref();
+  }
+
   // The blob collector runs while serving (blobs/blob-backend.ts says why that is safe).
   let collecting: Promise<void> | undefined;
   const interval = gcIntervalMs(config);
@@ -236,7 +258,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   app.addHook('onClose', async () => {
     clearInterval(collector);
+    clearInterval(rotator);
     await collecting;
+    await rotating;
     mailer?.close();
     await blobs.close();
     await durability.close();
