@@ -22,7 +22,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           globalSetup: postgresForTheRun,
-          include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts', 'test/security/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/security/**/*.test.ts'],
           exclude: ['test/integration/faults/**'],
         },
       },
@@ -45,6 +45,12 @@ export default defineConfig({
           include: ['test/contract/store-client.test.ts', 'test/integration/store/auth.test.ts', 'test/integration/store/nodes.test.ts', 'test/integration/store/share-links.test.ts', 'test/integration/store/trash.test.ts', 'test/integration/store/upload.test.ts', 'test/integration/store/access-policy.test.ts', 'test/integration/store/logging.test.ts', 'test/integration/store/users-directory.test.ts', 'test/integration/store/twofa.test.ts', 'test/integration/store/notifications.test.ts', 'test/integration/store/login-history.test.ts', 'test/integration/store/password-expiry.test.ts', 'test/integration/store/resources.test.ts', 'test/integration/store/webdrive.test.ts', 'test/integration/store/user.test.ts', 'test/integration/store/app-passwords.test.ts', 'test/integration/store/broadcast.test.ts', 'test/integration/store/private-shares.test.ts', 'test/integration/store/group-permissions.test.ts', 'test/integration/store/isolation.test.ts', 'test/integration/store/share-deletion.test.ts'],
           env: { DRIVEWAY_TEST_STORAGE: 'postgres' },
         },
+      },
+      {
+        // Real driveway processes over one PostgreSQL and one s3rver bucket, behind nginx
+        // (test/multi-instance/): one file at a time, since each starts several servers.
+        extends: true,
+        test: { name: 'multi-instance', globalSetup: postgresForTheRun, include: ['test/multi-instance/**/*.test.ts'], fileParallelism: false, testTimeout: 120_000 },
       },
       {
         // Real driveway processes whose dependencies are stopped and started (their own

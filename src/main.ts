@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   // Last line of defence: a bug in one request must not take every mounted drive down.
-  // (Stock webdav-server 2.6.3 could be crashed by a single header: CLIENT-QUIRKS §0.)
+  // (Stock webdav-server 2.6.3 could be crashed by a single header: docs/client-quirks.md §0.)
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection (process kept running)'));
   const locks: InstanceLock[] = [];
@@ -94,7 +94,9 @@ async function main(): Promise<void> {
       const { createLocalClient } = await import('./store/local-client.js');
       const { storeStorageOf } = await import('./store/storage/store-storage.js');
       // Locks and dead properties in the store's database: every instance over it agrees.
-      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage: storeStorageOf(embedded) };
+      // Over PostgreSQL, the database also tells this bridge what other instances changed.
+      const storage = storeStorageOf(embedded);
+      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage, ...(storage.changes ? { changes: storage.changes } : {}) };
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);

@@ -2,7 +2,7 @@
  * Builds the WebDAV bridge: webdav-server v2 for request dispatch and authentication hooks,
  * with every verb handler replaced by ours (src/bridge/verbs/*), behind our own http(s)
  * server so that headers up to 512 KiB are accepted (davfs2 sends one If header listing every
- * lock token it holds: CLIENT-QUIRKS §4). Requests whose path cannot even be decoded are
+ * lock token it holds: docs/client-quirks.md §4). Requests whose path cannot even be decoded are
  * answered here, before the library sees them (its Path throws on a malformed escape).
  *
  * What the library still gives us: the method table and dispatch (`server.method`), the
@@ -15,6 +15,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
+import type { ChangeFeed, StoreChange } from '../common/change-feed.js';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { applyHttpLimits } from '../common/http-limits.js';
@@ -56,9 +57,10 @@ export interface BridgeOptions {
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
    * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
    * live there, shared by every instance over that database; without it locks stay in memory
-   * and properties in `stateFile`.
+   * and properties in `stateFile`. With `changes` (the store's change feed over PostgreSQL), writes
+   * made through other instances reach this bridge's caches at once instead of after their TTL.
    */
-  store: { client: StoreClient; name: string; storage?: Storage } | { url: string };
+  store: { client: StoreClient; name: string; storage?: Storage; changes?: ChangeFeed } | { url: string };
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
@@ -206,17 +208,44 @@ export async function createBridgeServices(
       check: { name: 'state', probe: async () => void (await file.sql.get('SELECT 1 AS ok')) },
     };
   }
+  const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs });
+  const feed = 'changes' in options.store ? options.store.changes : undefined;
+  const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.props));
   const services: BridgeServices = {
-    tree: new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs }),
+    tree,
     cache,
     locks: state.locks,
     props: state.props,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
+    ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
-  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState: state.close, ...(state.check ? { stateCheck: state.check } : {}) };
+  const closeState = async (): Promise<void> => {
+    unsubscribe?.();
+    await state.close();
+  };
+  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState, ...(state.check ? { stateCheck: state.check } : {}) };
+}
+
+/**
+ * A change another instance (or this store's REST API) committed: the listings it outdated go,
+ * and with them the PROPFIND answers made of them (the cache's onStale). Folders changed by this
+ * process's own connections are skipped: when the write came through this bridge, it already
+ * forgot or patched them (re-listing a folder after each of its own uploads would make filling
+ * it quadratic); a write through this instance's REST API shows here after the TTL, as it always
+ * did. "Everything" also comes after the feed reconnected, since notifications may have been lost.
+ */
+export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree: StoreTree, props: SqlPropertyRepository): void {
+  if (change.everything) {
+    cache.forgetAll();
+    tree.forgetPrivileges();
+    props.noteOutsideChange();
+    return;
+  }
+  if (change.properties && !change.local) props.noteOutsideChange();
+  if (!change.local) for (const folder of change.folders) cache.forget(folder);
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
@@ -392,7 +421,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         },
       };
       const started = performance.now();
-      handler(ctx)
+      // Several instances: first let every change committed elsewhere reach the caches.
+      (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
           // A refused login was logged when it was refused (StoreAuthentication).

@@ -37,7 +37,13 @@ export const TEST_TRANSPORT: Transport = process.env.DRIVEWAY_TEST_TRANSPORT ===
 
 /** How the bridge of a test reaches `store`: in-process, or over HTTP at `url`. */
 export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRANSPORT, url = store.url): BridgeOptions['store'] {
-  return transport === 'local' ? { client: createLocalClient(store.ctx), name: 'in-process', storage: storeStorageOf(store.ctx) } : { url };
+  return transport === 'local' ? localBridgeStore(store) : { url };
+}
+
+/** The in-process store as main.ts hands it to the bridge: client, storage, and (PostgreSQL) its change feed. */
+export function localBridgeStore(store: TestStore): BridgeOptions['store'] {
+  const storage = storeStorageOf(store.ctx);
+  return { client: createLocalClient(store.ctx), name: 'in-process', storage, ...(storage.changes ? { changes: storage.changes } : {}) };
 }
 
 export interface BridgeFixtureOptions extends TestStoreOptions {
