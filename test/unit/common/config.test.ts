@@ -154,6 +154,7 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_MAIL_FROM: { value: 'files@example.org', expected: 'files@example.org' },
     DRIVEWAY_DATABASE_URL: { value: 'postgres://driveway@db.internal/driveway', expected: 'postgres://driveway@db.internal/driveway' },
     DRIVEWAY_DATABASE_MAX_CONNECTIONS: { value: '25', expected: 25 },
+    DRIVEWAY_SHUTDOWN_GRACE_SEC: { value: '5', expected: 5 },
     DRIVEWAY_BLOB_BACKEND: { value: 'local', expected: 'local' },
     DRIVEWAY_S3_BUCKET: { value: 'driveway-blobs', expected: 'driveway-blobs' },
     DRIVEWAY_S3_ENDPOINT: { value: 'http://127.0.0.1:9000', expected: 'http://127.0.0.1:9000' },
