@@ -6,6 +6,7 @@
  *   driveway [--config FILE] [--only store|bridge] [--help]
  *   driveway migrate --to-database postgres://... [--to-s3-bucket ...]   (store/migrate-command.ts)
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
@@ -89,15 +90,22 @@ async function main(): Promise<void> {
     if (config.bridge.storeUrl) store = { url: config.bridge.storeUrl };
     else if (embedded) {
       const { createLocalClient } = await import('./store/local-client.js');
-      const { storeStorageOf } = await import('./store/storage/store-storage.js');
-      // Locks and dead properties in the store's database: every instance over it agrees.
-      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage: storeStorageOf(embedded) };
+      store = { client: createLocalClient(embedded), name: 'embedded, in-process' };
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);
     }
+    // Locks and dead properties: in the store's database when the bridge serves it in-process
+    // (every instance over it agrees), else in the bridge's own bridge.sqlite (storage/dav-state.ts).
+    const { openDavState, propertyLimitsOf } = await import('./store/storage/dav-state.js');
+    const state = await openDavState({
+      storage: 'client' in store && embedded ? embedded.storage : undefined,
+      stateFile: path.join(config.dataDir, 'bridge.sqlite'),
+      properties: propertyLimitsOf(config.bridge),
+      log,
+    });
     const { startBridge } = await import('./bridge/server.js');
-    const bridge = await startBridge({ config, logger: log, store });
+    const bridge = await startBridge({ config, logger: log, store, state });
     // Closed before the store (closers run in reverse): no request reaches a closed database.
     closers.push(bridge.close);
     process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${'url' in store ? store.url : store.name})\n`);

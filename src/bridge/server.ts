@@ -9,7 +9,7 @@
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -22,13 +22,12 @@ import { redactUrl, type Logger } from '../common/logger.js';
 import { logFailedLogin } from '../common/login-log.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
-import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
-import { moveStateFileInto, openBridgeStateFile, SqlPropertyRepository } from './dead-properties.js';
+import type { PropertyRepository } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
-import { SqlLockRepository } from './sql-lock-repository.js';
+import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
@@ -52,20 +51,25 @@ export interface BridgeOptions {
   /**
    * The store to serve: a StoreClient of any transport (the embedded store in-process under
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
-   * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
-   * live there, shared by every instance over that database; without it locks stay in memory
-   * and properties in `stateFile`.
    */
-  store: { client: StoreClient; name: string; storage?: Storage } | { url: string };
+  store: { client: StoreClient; name: string } | { url: string };
+  /**
+   * Where locks and dead properties live, chosen by whoever starts the bridge (main.ts, through
+   * the storage layer's openDavState): the bridge holds no SQL and opens no database itself.
+   * The bridge closes it when it closes.
+   */
+  state: BridgeState;
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
-  /**
-   * Where a bridge without shared storage keeps dead properties and client mtimes; defaults to
-   * `<dataDir>/bridge.sqlite`. With shared storage, a file there from an earlier release is moved
-   * into the storage once (then renamed `.moved`).
-   */
-  stateFile?: string;
+}
+
+/** The bridge's state repositories (store/storage/dav-state.ts makes them). */
+export interface BridgeState {
+  /** Locks shared with other instances; undefined keeps them in this process's memory. */
+  readonly locks: LockRepository | undefined;
+  readonly properties: PropertyRepository;
+  close(): Promise<void>;
 }
 
 export interface RunningBridge {
@@ -144,49 +148,23 @@ export async function createBridgeServices(
     maxBytes: config.bridge.cacheMaxBytes,
     onStale: forgetBodiesOf,
   });
-  const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
-  const shared = 'storage' in options.store ? options.store.storage : undefined;
-  const propertyLimits = {
-    maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
-    maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
-  };
-  let state: { locks: LockStore; props: SqlPropertyRepository; close: () => Promise<void> };
-  if (shared) {
-    const moved = await moveStateFileInto(stateFile, shared.sql);
-    if (moved) options.logger.info({ ...moved, from: stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
-    state = {
-      // Over PostgreSQL, instances share the locks through the database. Over SQLite one process
-      // serves the data directory (instance-lock.ts), so the locks stay in its memory as they
-      // always were: a PROPFIND then reads them from a Map, not with a statement per request.
-      locks: new LockStore({
-        clock,
-        maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
-        ...(shared.dialect === 'postgres' ? { repository: new SqlLockRepository(shared.sql) } : {}),
-      }),
-      props: new SqlPropertyRepository(shared.sql, propertyLimits),
-      // The storage is the store's: it closes it.
-      close: async () => undefined,
-    };
-  } else {
-    mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
-    const file = openBridgeStateFile(stateFile);
-    state = {
-      locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
-      props: new SqlPropertyRepository(file.sql, propertyLimits),
-      close: () => file.close(),
-    };
-  }
+  const { state } = options;
+  const locks = new LockStore({
+    clock,
+    maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
+    ...(state.locks ? { repository: state.locks } : {}),
+  });
   const services: BridgeServices = {
     tree: new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs }),
     cache,
-    locks: state.locks,
-    props: state.props,
+    locks,
+    props: state.properties,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
   };
   const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
-  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState: state.close };
+  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState: () => state.close() };
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {

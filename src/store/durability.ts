@@ -6,7 +6,7 @@
  * the rule simple: nothing that observed a change is answered before the change is on disk.
  * HTTP routes get it from app.ts's hooks; the in-process client wraps each call.
  */
-import type { Db } from './storage/dialects/sqlite-open.js';
+import { totalChanges, type Db } from './storage/dialects/sqlite-open.js';
 import { WalSync } from './storage/dialects/wal-sync.js';
 
 export class Durability {
@@ -26,7 +26,7 @@ export class Durability {
   /** The connection's change count (SQLite total_changes()): the mark to settle against. */
   mark(): number {
     if (!this.db?.open) return 0;
-    return this.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
+    return totalChanges(this.db);
   }
 
   /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did. */
