@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
-import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './common/instance-lock.js';
+import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';
 import type { StoreContext } from './store/context.js';
 

@@ -6,7 +6,7 @@
  *
  * - Beside the embedded store (`npm start`), in the store's database: dead properties and client
  *   mtimes always; locks only over PostgreSQL, where instances share them. Over SQLite one
- *   process serves the data directory (common/instance-lock.ts), so the locks stay in the
+ *   process serves the data directory (instance-lock.ts), so the locks stay in the
  *   bridge's memory as they always were: a PROPFIND then reads them from a Map, not with a
  *   statement per request. A `bridge.sqlite` left by an earlier release is moved in once.
  * - In front of another server (`--only bridge`, or a configured store URL), in the bridge's own
