@@ -22,7 +22,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           globalSetup: postgresForTheRun,
-          include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/regressions/**/*.test.ts', 'test/security/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/security/**/*.test.ts'],
         },
       },
       {

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   // Last line of defence: a bug in one request must not take every mounted drive down.
-  // (Stock webdav-server 2.6.3 could be crashed by a single header: CLIENT-QUIRKS §0.)
+  // (Stock webdav-server 2.6.3 could be crashed by a single header: docs/client-quirks.md §0.)
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection (process kept running)'));
   const closers: Array<() => Promise<void>> = [];

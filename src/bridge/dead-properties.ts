@@ -5,13 +5,13 @@
  * holds no SQL.
  *
  * Client mtimes come from rclone's `X-OC-Mtime`, Windows' `Win32LastModifiedTime` and Cyberduck's
- * `SAR:lastmodified` (CLIENT-QUIRKS §2, §3, §5); the bridge reports them in getlastmodified.
+ * `SAR:lastmodified` (docs/client-quirks.md §2, §3, §5); the bridge reports them in getlastmodified.
  */
 export * from '../common/dav-properties.js';
 
 /**
  * Reads rclone's `X-OC-Mtime` (seconds since the epoch, possibly fractional) into milliseconds;
- * undefined when absent or not a plausible time (CLIENT-QUIRKS §3).
+ * undefined when absent or not a plausible time (docs/client-quirks.md §3).
  */
 export function parseOcMtime(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;

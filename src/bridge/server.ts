@@ -2,7 +2,7 @@
  * Builds the WebDAV bridge: webdav-server v2 for request dispatch and authentication hooks,
  * with every verb handler replaced by ours (src/bridge/verbs/*), behind our own http(s)
  * server so that headers up to 512 KiB are accepted (davfs2 sends one If header listing every
- * lock token it holds: CLIENT-QUIRKS §4). Requests whose path cannot even be decoded are
+ * lock token it holds: docs/client-quirks.md §4). Requests whose path cannot even be decoded are
  * answered here, before the library sees them (its Path throws on a malformed escape).
  *
  * What the library still gives us: the method table and dispatch (`server.method`), the

@@ -54,7 +54,7 @@ export const configSchema = z.object({
   store: z
     .object({
       port: port.default(8080),
-      /** SPEC edition served; in 1.0 every 3.0-only endpoint answers 404. */
+      /** Edition of the interface served (docs/api.md "Editions"); in 1.0 every 3.0-only endpoint answers 404. */
       edition: z.enum(['3.0', '1.0']).default('3.0'),
       /** Built-in `admin` password, applied at first start (environment only). */
       adminPassword: z.string().min(1).optional(),
@@ -77,7 +77,7 @@ export const configSchema = z.object({
       avatarMaxBytes: z.coerce.number().int().min(1024).default(512 * 1024),
       /** Peers whose `X-Forwarded-For` names the real client (a bridge run with `--only bridge`). */
       trustedProxies: list(z.string().min(1)).default([]),
-      /** Classes a group tag may have (SPEC: "one of the tag classes configured on the server"). */
+      /** Classes a group tag may have (docs/api.md "Tag"). */
       tagClasses: list(z.string().min(1).max(64)).default(['general', 'project', 'status', 'confidential']),
       /** Whether GET /api/groups?show=all lists every group of the caller's organization. */
       shareWithAllGroups: bool.default(false),

@@ -1,7 +1,7 @@
 /**
  * Builds the store's fastify instance: opens the database and blob folder, bootstraps the
- * built-in admin, registers every route group and the one error handler that writes the SPEC
- * envelope. Never listens (server.ts does; tests use inject or their own listen).
+ * built-in admin, registers every route group and the one error handler that writes the
+ * envelope (docs/api.md "Envelope"). Never listens (server.ts does; tests use inject or their own listen).
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Success and error envelopes (SPEC "Envelope"): `{status, msg, data?}`. Routes throw
+ * Success and error envelopes (docs/api.md "Envelope"): `{status, msg, data?}`. Routes throw
  * StoreHttpError; the one error handler in app.ts turns it (and anything else) into
  * `{status:"error", msg, code}`, hiding the text of any 5xx. `code` is a documented extension
  * (docs/store-semantics.md): stable, machine-readable, never renamed.

@@ -41,9 +41,21 @@ export interface Sql {
   /** Several statements without parameters (schema changes). */
   exec(text: string): Promise<void>;
   /** Commit when `work` resolves, roll back when it throws; a savepoint when this handle is a transaction's. */
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Sql) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True on a transaction's handle. */
   readonly inTransaction: boolean;
+}
+
+export interface TransactionOptions {
+  /**
+   * Names of what the transaction is about to change that many callers change at once (a
+   * user's usage counter, written by every upload of theirs). PostgreSQL runs the transactions
+   * naming one key one after the other, across instances (a session advisory lock taken before
+   * the transaction's snapshot), instead of letting them all start and then failing all but
+   * one as serialization conflicts: same result, no wasted work. SQLite has one writer anyway.
+   * A hint for speed, never for correctness (SERIALIZABLE still decides). Ignored on a savepoint.
+   */
+  serializeOn?: readonly string[];
 }
 
 /** A storage engine: the root handle, its schema, and how to close it. */

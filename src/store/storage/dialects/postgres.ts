@@ -11,13 +11,23 @@
  * Retry-After upstream); the pool reconnects by itself when the server is back.
  */
 import pg from 'pg';
-import { StorageConstraintError, StorageUnavailableError, type RunResult, type Sql, type SqlParams, type Storage } from '../sql.js';
+import { StorageConstraintError, StorageUnavailableError, type RunResult, type Sql, type SqlParams, type Storage, type TransactionOptions } from '../sql.js';
 
 // int8 (BIGINT, COUNT) and numeric (SUM) as numbers, not strings.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 pg.types.setTypeParser(1700, (v: string) => Number(v));
 
-const RETRIES = 8;
+const RETRIES = 12;
+/** The longest pause between two attempts (ms); attempt n waits a random share of min(2^n, this). */
+const MAX_BACKOFF_MS = 100;
+/**
+ * Advisory-lock keys are 64-bit; this tag in the high bits keeps serializeOn's keys apart from
+ * the WebDAV lock repository's (a shared key would only serialize more, never deadlock: these
+ * are taken before a transaction starts, holding nothing).
+ */
+const SERIALIZE_SEED = 0x64726976;
+/** After a first serialization failure a transaction retries in this lane, one at a time, so it cannot starve. */
+const RETRY_LANE = 'driveway:retry-lane';
 
 interface Rewritten {
   text: string;
@@ -156,10 +166,17 @@ export class PostgresStorage implements Storage {
     this.pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
     // An idle client whose server went away emits 'error' on the pool; without a listener it would end the process.
     this.pool.on('error', () => undefined);
-    this.sql = { dialect: 'postgres', inTransaction: false, ...statements(() => this.pool), transaction: (work) => this.begin(work) };
+    this.sql = { dialect: 'postgres', inTransaction: false, ...statements(() => this.pool), transaction: (work, options) => this.begin(work, options) };
   }
 
-  private async begin<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+  /**
+   * One transaction, retried on serialization failures and deadlocks. Keys of `serializeOn` are
+   * session advisory locks taken, in a fixed order, before BEGIN (so before the snapshot: a
+   * transaction that waited sees what the one before it committed) and released after COMMIT or
+   * ROLLBACK; a connection that cannot release them is discarded, which releases them too.
+   */
+  private async begin<T>(work: (tx: Sql) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    let keys = [...new Set(options.serializeOn ?? [])].sort();
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -169,7 +186,12 @@ export class PostgresStorage implements Storage {
       }
       let open = true;
       let broken = false;
+      const held: string[] = [];
       try {
+        for (const key of keys) {
+          await query(client, 'SELECT pg_advisory_lock(hashtextextended(?, ?))', [key, SERIALIZE_SEED]);
+          held.push(key);
+        }
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
         const result = await work(this.handle(client, () => open));
         await client.query('COMMIT');
@@ -181,7 +203,8 @@ export class PostgresStorage implements Storage {
         const code = (err as { code?: unknown; cause?: { code?: unknown } }).code ?? (err as { cause?: { code?: unknown } }).cause?.code;
         if (typeof code === 'string' && RETRYABLE.has(code)) {
           if (attempt < RETRIES) {
-            await pause(Math.random() * 10 * attempt);
+            await pause(Math.random() * Math.min(2 ** attempt, MAX_BACKOFF_MS));
+            if (!keys.includes(RETRY_LANE)) keys = [RETRY_LANE, ...keys].sort();
             continue;
           }
           throw new StorageUnavailableError('database busy: a transaction kept conflicting with others', { cause: err });
@@ -189,6 +212,12 @@ export class PostgresStorage implements Storage {
         throw translate(err);
       } finally {
         open = false;
+        for (const key of held.reverse()) {
+          if (broken) break;
+          await query(client, 'SELECT pg_advisory_unlock(hashtextextended(?, ?))', [key, SERIALIZE_SEED]).catch(() => {
+            broken = true;
+          });
+        }
         client.release(broken);
       }
     }
