@@ -36,12 +36,16 @@ export default defineConfig({
       },
       {
         // The store on PostgreSQL + S3 (start-store.ts: a fresh database of the run's cluster and
-        // an s3rver bucket per store); only the suites known to pass there.
+        // an s3rver bucket per store): every store suite but those testing a mechanism of one
+        // configuration, which run in `integration` only: durability and group-commit (SQLite's
+        // WAL, fsync and crash recovery, legacy SQLite schemas), migrate-embedded (its source is an
+        // embedded SQLite store by nature), startup-postgres (starts its own PostgreSQL store
+        // already), blob-backends (the backends against their own SQLite ledger, both backends).
         extends: true,
         test: {
           name: 'integration-pg',
           globalSetup: postgresForTheRun,
-          include: ['test/contract/store-client.test.ts', 'test/integration/store/auth.test.ts', 'test/integration/store/nodes.test.ts', 'test/integration/store/share-links.test.ts', 'test/integration/store/trash.test.ts', 'test/integration/store/upload.test.ts', 'test/integration/store/access-policy.test.ts', 'test/integration/store/logging.test.ts', 'test/integration/store/users-directory.test.ts', 'test/integration/store/twofa.test.ts', 'test/integration/store/notifications.test.ts', 'test/integration/store/login-history.test.ts', 'test/integration/store/password-expiry.test.ts', 'test/integration/store/resources.test.ts', 'test/integration/store/webdrive.test.ts', 'test/integration/store/user.test.ts', 'test/integration/store/app-passwords.test.ts', 'test/integration/store/broadcast.test.ts', 'test/integration/store/private-shares.test.ts', 'test/integration/store/group-permissions.test.ts', 'test/integration/store/isolation.test.ts', 'test/integration/store/share-deletion.test.ts'],
+          include: ['test/contract/store-client.test.ts', 'test/integration/store/auth.test.ts', 'test/integration/store/nodes.test.ts', 'test/integration/store/share-links.test.ts', 'test/integration/store/trash.test.ts', 'test/integration/store/upload.test.ts', 'test/integration/store/access-policy.test.ts', 'test/integration/store/logging.test.ts', 'test/integration/store/users-directory.test.ts', 'test/integration/store/twofa.test.ts', 'test/integration/store/notifications.test.ts', 'test/integration/store/login-history.test.ts', 'test/integration/store/password-expiry.test.ts', 'test/integration/store/resources.test.ts', 'test/integration/store/webdrive.test.ts', 'test/integration/store/user.test.ts', 'test/integration/store/app-passwords.test.ts', 'test/integration/store/broadcast.test.ts', 'test/integration/store/private-shares.test.ts', 'test/integration/store/group-permissions.test.ts', 'test/integration/store/isolation.test.ts', 'test/integration/store/share-deletion.test.ts', 'test/integration/store/approvals.test.ts', 'test/integration/store/group-nodes.test.ts', 'test/integration/store/share-copy.test.ts', 'test/integration/store/admin-delete.test.ts', 'test/integration/store/groups.test.ts', 'test/integration/store/admin-groups.test.ts', 'test/integration/store/admin-users.test.ts', 'test/integration/store/admin-user-records.test.ts', 'test/integration/store/organizations.test.ts', 'test/integration/store/edition.test.ts', 'test/integration/store/incoming-group.test.ts', 'test/integration/store/s3-blobs.test.ts', 'test/integration/store/concurrent-creates.test.ts'],
           env: { DRIVEWAY_TEST_STORAGE: 'postgres' },
         },
       },

@@ -94,6 +94,25 @@ export async function readCountRows(store: TestStore, sql: string, ...params: un
   return row.n;
 }
 
+/** `groupUsage` through the storage layer (either dialect). */
+export function readGroupUsage(store: TestStore, groupUuid: string): Promise<GroupUsage | undefined> {
+  return store.ctx.storage.sql.get<GroupUsage>('SELECT disk_quota, disk_used FROM groups WHERE uuid = ?', [groupUuid]);
+}
+
+/** `storedBytes` through the storage layer (either dialect). */
+export async function readStoredBytes(store: TestStore, ownerUuid: string): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ n: number | string }>(
+    'SELECT COALESCE(SUM(r.size), 0) AS n FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?',
+    [ownerUuid],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** `membershipRow` through the storage layer (either dialect). */
+export function readMembershipRow(store: TestStore, groupUuid: string, userUuid: string): Promise<Record<string, unknown> | undefined> {
+  return store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM group_members WHERE group_uuid = ? AND user_uuid = ?', [groupUuid, userUuid]);
+}
+
 /** A real store with a seeder and the administrator's group actions: what the group suites start from. */
 export interface GroupStore {
   store: TestStore;

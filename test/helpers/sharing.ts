@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { request } from 'undici';
 import { expect } from 'vitest';
 import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
-import { call, countRows, type Method } from './groups.js';
+import { call, countRows, readCountRows, type Method } from './groups.js';
 import { blobFiles, type SeededUser } from './seed.js';
 import type { TestStore } from './start-store.js';
 
@@ -76,6 +76,27 @@ export async function readGroupDiskUsed(store: TestStore, groupUuid: string): Pr
 export async function readChildNames(store: TestStore, folderUuid: string): Promise<string[]> {
   // Sorted here, by code unit: SQLite's ORDER BY compares bytes, PostgreSQL's follows its collation.
   return (await store.ctx.storage.sql.all<{ name: string }>('SELECT name FROM nodes WHERE parent_uuid = ?', [folderUuid])).map((r) => r.name).sort();
+}
+
+/** `requestRow` through the storage layer (either dialect). */
+export function readRequestRow(store: TestStore, uuid: string): Promise<Record<string, unknown> | undefined> {
+  return store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM share_requests WHERE uuid = ?', [uuid]);
+}
+
+/** `snapshotCounts` through the storage layer (either dialect). */
+export async function readSnapshotCounts(store: TestStore): Promise<{ snapshots: number; entries: number }> {
+  return {
+    snapshots: await readCountRows(store, 'SELECT COUNT(*) AS n FROM snapshots'),
+    entries: await readCountRows(store, 'SELECT COUNT(*) AS n FROM snapshot_entries'),
+  };
+}
+
+/** `blobFolderBytes` for either backend: the backend's blobs (folder or bucket) plus small blobs' rows. */
+export async function readBlobBytes(store: TestStore): Promise<number> {
+  let backendBytes = 0;
+  for await (const info of store.ctx.blobs.list()) backendBytes += info.sizeBytes;
+  const row = await store.ctx.storage.sql.get<{ n: number | string }>('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL');
+  return backendBytes + Number(row?.n ?? 0);
 }
 
 export interface Fetched {
