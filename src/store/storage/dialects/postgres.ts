@@ -6,7 +6,10 @@
  *
  * Transactions run SERIALIZABLE, so the rules written for SQLite's single writer (check, then
  * insert or update) hold between instances too; a serialization failure or deadlock rolls back
- * and runs `work` again, up to RETRIES times with a short random pause, then fails as unavailable.
+ * and runs `work` again, up to RETRIES times, then fails as unavailable. Before running again it
+ * pauses at random (the ceiling doubling from 4 ms up to MAX_PAUSE_MS) and waits for its turn
+ * among this process's retrying transactions, which run one at a time: eight creates in one folder
+ * (each touching the folder's row) exhausted 8 plain retries for about 5% of them.
  * A connection error, or a server that does not answer, is StorageUnavailableError (a 503 with
  * Retry-After upstream); the pool reconnects by itself when the server is back.
  */
@@ -17,7 +20,8 @@ import { StorageConstraintError, StorageUnavailableError, type RunResult, type S
 pg.types.setTypeParser(20, (v: string) => Number(v));
 pg.types.setTypeParser(1700, (v: string) => Number(v));
 
-const RETRIES = 8;
+const RETRIES = 24;
+const MAX_PAUSE_MS = 250;
 
 interface Rewritten {
   text: string;
@@ -159,7 +163,36 @@ export class PostgresStorage implements Storage {
     this.sql = { dialect: 'postgres', inTransaction: false, ...statements(() => this.pool), transaction: (work) => this.begin(work) };
   }
 
+  /** The end of the queue of this process's transactions retrying after a conflict (retryTurn). */
+  private retryTail: Promise<void> = Promise.resolve();
+
+  /**
+   * A turn among this process's retrying transactions: they run again one at a time, so those
+   * that collided here (eight creates in one folder each touching its row) do not collide again
+   * with each other; first attempts still run side by side. Resolves to the turn's release.
+   */
+  private retryTurn(): Promise<() => void> {
+    let release!: () => void;
+    const turn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.retryTail;
+    this.retryTail = previous.then(() => turn);
+    return previous.then(() => release);
+  }
+
   private async begin<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    let releaseTurn: (() => void) | undefined;
+    try {
+      return await this.attempts(work, async () => {
+        releaseTurn ??= await this.retryTurn();
+      });
+    } finally {
+      releaseTurn?.();
+    }
+  }
+
+  private async attempts<T>(work: (tx: Sql) => Promise<T>, takeRetryTurn: () => Promise<void>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -181,7 +214,8 @@ export class PostgresStorage implements Storage {
         const code = (err as { code?: unknown; cause?: { code?: unknown } }).code ?? (err as { cause?: { code?: unknown } }).cause?.code;
         if (typeof code === 'string' && RETRYABLE.has(code)) {
           if (attempt < RETRIES) {
-            await pause(Math.random() * 10 * attempt);
+            await pause(Math.random() * Math.min(MAX_PAUSE_MS, 2 ** (attempt + 1)));
+            await takeRetryTurn();
             continue;
           }
           throw new StorageUnavailableError('database busy: a transaction kept conflicting with others', { cause: err });
