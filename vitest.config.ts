@@ -49,6 +49,29 @@ export default defineConfig({
           env: { DRIVEWAY_TEST_STORAGE: 'postgres' },
         },
       },
+      {
+        // The bridge in-process (as npm start runs it) over a store on PostgreSQL + S3 (locks and
+        // dead properties in SQL there): the verbs' suites and the security suites whose subject
+        // is stored state. Left out, to keep CI's wall time (each runs in `integration`):
+        // cache (the metadata cache's bounds; its cross-instance truth has its own suite),
+        // parallel-guessing (the limiters, in-process until they move into the database),
+        // slow-client and single-instance (sockets' timeouts and the data dir's PID lock: nothing
+        // stored), fuzz, finder-replay and windows-replay (client replays of verbs covered here),
+        // options, root, webdrive, sessions, login-history, failed-login-log, link-token-logs
+        // (authentication paths the store suites of integration-pg cover).
+        extends: true,
+        test: {
+          name: 'integration-pg-bridge',
+          globalSetup: postgresForTheRun,
+          include: [
+            ...['lock', 'proppatch', 'put', 'get', 'copy', 'move', 'propfind', 'delete', 'mkcol', 'isolation', 'groups', 'sharing'].map((s) => `test/integration/bridge/${s}.test.ts`),
+            ...['readonly-lock', 'refused-overwrite', 'concurrent-replace', 'dead-property-quota', 'share-escalation', 'app-password-members', 'derived-views', 'stored-script'].map(
+              (s) => `test/security/${s}.test.ts`,
+            ),
+          ],
+          env: { DRIVEWAY_TEST_STORAGE: 'postgres', DRIVEWAY_TEST_TRANSPORT: 'local' },
+        },
+      },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
       {
         extends: true,
