@@ -4,13 +4,11 @@
  * of the stored rows, blob files and usage the assertions compare. Nothing here writes to the
  * database behind the store's back.
  */
-import { localBlobs } from './blobs.js';
-import { statSync } from 'node:fs';
 import { request } from 'undici';
 import { expect } from 'vitest';
 import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
-import { call, countRows, readCountRows, type Method } from './groups.js';
-import { blobFiles, type SeededUser } from './seed.js';
+import { call, readCountRows, type Method } from './groups.js';
+import type { SeededUser } from './seed.js';
 import type { TestStore } from './start-store.js';
 
 export const LATEST = '999999999999999';
@@ -26,39 +24,6 @@ export function expectError(res: RawResponse, status: number, code: string, msg?
     status,
     body: { status: 'error', code, ...(msg === undefined ? {} : { msg: typeof msg === 'string' ? msg : expect.stringMatching(msg) }) },
   });
-}
-
-/** Bytes the store keeps for blobs (files and small blobs' rows): what sharing must not grow until someone edits. */
-export function blobFolderBytes(store: TestStore): number {
-  // Wherever the store keeps them: blob files, and small blobs' bytes in their rows.
-  const fileBytes = blobFiles(store).reduce((sum, hash) => sum + statSync(localBlobs(store).pathOf(hash)).size, 0);
-  const rowBytes = (store.ctx.db!.prepare('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL').get() as { n: number }).n;
-  return fileBytes + rowBytes;
-}
-
-export function incomingRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM incoming_shares WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
-}
-
-export function requestRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM share_requests WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
-}
-
-/** How many snapshots (and their entries) are held at all. */
-export function snapshotCounts(store: TestStore): { snapshots: number; entries: number } {
-  return {
-    snapshots: countRows(store, 'SELECT COUNT(*) AS n FROM snapshots'),
-    entries: countRows(store, 'SELECT COUNT(*) AS n FROM snapshot_entries'),
-  };
-}
-
-export function groupDiskUsed(store: TestStore, groupUuid: string): number {
-  return (store.ctx.db!.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid) as { disk_used: number }).disk_used;
-}
-
-/** Children of a folder by name, straight from the rows. */
-export function childNames(store: TestStore, folderUuid: string): string[] {
-  return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
 }
 
 /** `incomingRow` through the storage layer (either dialect). */
