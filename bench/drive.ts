@@ -575,7 +575,7 @@ function needsBigFile(settings: Settings): boolean {
   return [3, 4, 6].some((w) => settings.workloads.has(w));
 }
 
-/** Seeds a driveway store through its SPEC API (setup only): the bench user and the same files. */
+/** Seeds a driveway store through its API (docs/api.md; setup only): the bench user and the same files. */
 async function seedStore(label: string, storeUrl: string, adminPassword: string, world: World): Promise<void> {
   const { settings } = world;
   const started = nowMs();

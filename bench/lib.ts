@@ -1,6 +1,6 @@
 /**
  * What the benchmarks share: building driveway, starting and stopping child processes (only
- * ours, by PID), reading a child's memory and I/O counters from /proc, the store's SPEC calls
+ * ours, by PID), reading a child's memory and I/O counters from /proc, the store's API calls (docs/api.md)
  * a bench needs to seed data (login, users, folders, two-step uploads), random source files,
  * timing, medians and table printing, and the run frame that removes every temp file whatever
  * happens (error, signal, overall deadline).
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { request, type Dispatcher } from 'undici';
 
 export const MiB = 1024 * 1024;
-/** The store's selector for the latest revision in download URLs (SPEC). */
+/** The store's selector for the latest revision in download URLs (docs/api.md). */
 export const LATEST_VERSION = '999999999999999';
 export const STARTUP_TIMEOUT_MS = 30_000;
 
@@ -396,7 +396,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-// ---------------------------------------------------------------- the store's SPEC calls
+// ---------------------------------------------------------------- the store's API calls (docs/api.md)
 
 export async function json(
   dispatcher: Dispatcher,
@@ -488,7 +488,7 @@ export function multipartOf(name: string, source: Buffer | { file: string; sizeB
   return { body: Readable.from(parts()), contentType, length: head.length + sizeBytes + tail.length };
 }
 
-/** The SPEC two-step upload: a token for `folder` (or the file, for a new revision), then the multipart POST. */
+/** The two-step upload of docs/api.md "Upload": a token for `folder` (or the file, for a new revision), then the multipart POST. */
 export async function storeUpload(
   dispatcher: Dispatcher,
   base: string,

@@ -9,7 +9,7 @@
  * store's peak resident memory. Fails (exit 1) when the downloaded bytes differ from the source
  * or the peak RSS misses its target.
  *
- * Speaks only SPEC endpoints, so it measures the store, not the store client. Never buffers
+ * Speaks only the endpoints of docs/api.md, so it measures the store, not the store client. Never buffers
  * the file; everything stays on loopback; it stops its own child (by PID) and removes its temp
  * folder whatever happens.
  */

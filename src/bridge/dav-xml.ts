@@ -5,7 +5,7 @@
  *
  * Parsing uses saxes (strict XML 1.0 + Namespaces, the parser jsdom uses): any well-formedness or
  * namespace error, including litmus' `xmlns:bar=""` (propfind_invalid2), is a DavXmlError the verb
- * answers with 400 — webdav-server 2.6.3 answers 207 to malformed PROPFIND XML (CLIENT-QUIRKS §0).
+ * answers with 400 — webdav-server 2.6.3 answers 207 to malformed PROPFIND XML (docs/client-quirks.md §0).
  * A DOCTYPE is refused outright, so no entity is ever defined or fetched (no XXE, no entity
  * expansion); bodies are capped (1 MiB by default) and so are nesting and element counts.
  *
@@ -270,7 +270,7 @@ export type PropPatchInstruction =
 /**
  * Parses a PROPPATCH body (RFC 4918 §9.2, §14.19) into its set/remove instructions in document
  * order; any number of DAV:set and DAV:remove blocks (two DAV:set blocks kill webdav-server 2.6.3:
- * CLIENT-QUIRKS §0). Throws DavXmlError.
+ * docs/client-quirks.md §0). Throws DavXmlError.
  */
 export function parseProppatch(body: Buffer | string, limits: XmlLimits = DEFAULT_XML_LIMITS): PropPatchInstruction[] {
   const root = parseDocument(body, limits);
@@ -589,7 +589,7 @@ export interface LockDescription {
   readonly timeoutSec: number | undefined;
 }
 
-/** One DAV:activelock (RFC 4918 §14.1); scope and type are in the DAV: namespace (CLIENT-QUIRKS §0). */
+/** One DAV:activelock (RFC 4918 §14.1); scope and type are in the DAV: namespace (docs/client-quirks.md §0). */
 export function activeLockXml(lock: LockDescription): string {
   return (
     '<D:activelock>' +

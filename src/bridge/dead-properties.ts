@@ -9,7 +9,7 @@
  * interprets a property's XML.
  *
  * Client mtimes come from rclone's `X-OC-Mtime`, Windows' `Win32LastModifiedTime` and Cyberduck's
- * `SAR:lastmodified` (CLIENT-QUIRKS §2, §3, §5); the bridge reports them in getlastmodified.
+ * `SAR:lastmodified` (docs/client-quirks.md §2, §3, §5); the bridge reports them in getlastmodified.
  *
  * Bounded (issue 14, finding 7: a user with a 1,000-byte quota grew the bridge's file by 21 MB): a
  * node carries at most `maxBytesPerNode` bytes (64 KiB) and `maxPropertiesPerNode` properties, and
@@ -132,6 +132,11 @@ export class SqlPropertyRepository implements PropertyRepository {
 
   get version(): number {
     return this.writes;
+  }
+
+  /** Another instance changed properties or client mtimes (a change feed said so): moves `version`. */
+  noteOutsideChange(): void {
+    this.writes += 1;
   }
 
   async ownerBytes(owner: string): Promise<number> {
@@ -409,7 +414,7 @@ const ROWS_PER_INSERT = 100;
 
 /**
  * Reads rclone's `X-OC-Mtime` (seconds since the epoch, possibly fractional) into milliseconds;
- * undefined when absent or not a plausible time (CLIENT-QUIRKS §3).
+ * undefined when absent or not a plausible time (docs/client-quirks.md §3).
  */
 export function parseOcMtime(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;

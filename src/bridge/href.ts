@@ -6,7 +6,7 @@
  *
  * Why not webdav-server's Path: it calls `decodeURIComponent` (a malformed `%` escape throws out
  * of the request listener), splits on a decoded `%2F` and on `\`, and its hrefs go through
- * `encodeURI`, which leaves `#` and `?` raw (CLIENT-QUIRKS §0: rclone lists `a#b.txt` as `a`).
+ * `encodeURI`, which leaves `#` and `?` raw (docs/client-quirks.md §0: rclone lists `a#b.txt` as `a`).
  */
 
 export type HrefErrorKind =
@@ -146,7 +146,7 @@ function decodeSegment(raw: string): string {
 
 const ASCII = /^[\x00-\x7F]*$/;
 
-/** NFC, the form lookups compare in (macOS sends and expects NFD: CLIENT-QUIRKS §1). */
+/** NFC, the form lookups compare in (macOS sends and expects NFD: docs/client-quirks.md §1). */
 export function normalizeName(name: string): string {
   return ASCII.test(name) ? name : name.normalize('NFC');
 }
@@ -190,7 +190,7 @@ export function childHref(parentHref: string, name: string, options: HrefOptions
   return options.collection ? parentHref + segment + '/' : parentHref + segment;
 }
 
-/** macOS WebDAVFS (Finder) sends NFD and matches entries by bytes: answer it in NFD (CLIENT-QUIRKS §1). */
+/** macOS WebDAVFS (Finder) sends NFD and matches entries by bytes: answer it in NFD (docs/client-quirks.md §1). */
 export function wantsNfd(userAgent: string | undefined): boolean {
   return userAgent !== undefined && /\bWebDAVFS\//.test(userAgent);
 }

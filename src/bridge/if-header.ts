@@ -5,7 +5,7 @@
  * statuses beyond "the header is true / false" (412 when false, §10.4.1; 400 on IfHeaderError).
  *
  * Replaces webdav-server 2.6.3's IfParser, which kills the process on an untagged `(<token>)`
- * (what Finder sends on every locked PUT) and inverts the tagged-list test (CLIENT-QUIRKS §0).
+ * (what Finder sends on every locked PUT) and inverts the tagged-list test (docs/client-quirks.md §0).
  * davfs2 sends one header of ~21 KB listing every lock token it holds; headers of several
  * hundred KiB with thousands of lists parse in one pass.
  */
@@ -272,7 +272,7 @@ export function presentedLockTokens(header: IfHeader | undefined): ReadonlySet<s
 
 /**
  * The token of a Lock-Token header (UNLOCK, RFC 4918 §10.5): `<token>`, or a bare token as
- * Windows' Mini-Redirector sometimes sends (CLIENT-QUIRKS §2). Undefined when absent or malformed
+ * Windows' Mini-Redirector sometimes sends (docs/client-quirks.md §2). Undefined when absent or malformed
  * (the verb answers 400).
  */
 export function parseLockTokenHeader(value: string | undefined): string | undefined {

@@ -13,7 +13,7 @@
  * the bridge's own MOVE and DELETE drop the locks under the moved node (`dropLocksUnder`).
  *
  * webdav-server 2.6.3 ties lock ownership to the user, so the same account may overwrite a
- * locked file without the token (litmus notowner_modify, notowner_lock: CLIENT-QUIRKS §0). Here a
+ * locked file without the token (litmus notowner_modify, notowner_lock: docs/client-quirks.md §0). Here a
  * lock is satisfied only by its token (RFC 4918 §6.4, §10.4.1); callers that pass a principal
  * also get §6.4's check that the submitter is the lock's creator.
  */

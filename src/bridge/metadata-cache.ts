@@ -3,7 +3,9 @@
  * generation number: any write the bridge makes into a folder bumps it, so every user's cached
  * listing of that folder is stale at once (read-after-write for everyone behind this bridge),
  * while the writer may patch its own copy in place instead of re-listing. Writes made by others
- * directly on the store show after the TTL. No store calls here.
+ * directly on the store show after the TTL, or at once when the store announces them (a change
+ * feed over PostgreSQL: forget() per folder, forgetAll() when anything may have changed). No
+ * store calls here.
  */
 import { LRUCache } from 'lru-cache';
 import type { NodeEntry } from '../store-client/contract.js';
@@ -66,6 +68,8 @@ export type FolderKey = string;
 export class MetadataCache {
   private readonly listings: LRUCache<string, Cached>;
   private readonly generations = new Map<FolderKey, number>();
+  /** Added to every folder's generation: forgetAll() outdates every listing and fetch at once. */
+  private epoch = 0;
   /** Users who have (or had) a listing of a folder cached: the ones a patch must reach. */
   private readonly holders = new Map<FolderKey, Set<string>>();
   /** Fetches under way, by user, folder and the generation they started in. */
@@ -105,7 +109,7 @@ export class MetadataCache {
   }
 
   private generation(folder: FolderKey): number {
-    return this.generations.get(folder) ?? 0;
+    return this.epoch + (this.generations.get(folder) ?? 0);
   }
 
   /** The listing when cached, fresh and not outdated by a write; undefined otherwise. */
@@ -172,8 +176,21 @@ export class MetadataCache {
 
   /** After a write into `folder` whose outcome is unknown: every user's listing of it is stale. */
   forget(folder: FolderKey): void {
-    this.generations.set(folder, this.generation(folder) + 1);
-    if (this.generations.size > 100_000) this.generations.clear();
+    this.generations.set(folder, (this.generations.get(folder) ?? 0) + 1);
+    if (this.generations.size > 100_000) this.forgetAll();
+  }
+
+  /**
+   * Every listing is stale, and so is every fetch under way (its answer may predate the change):
+   * the epoch moves past every folder's generation, which keeps generations increasing.
+   */
+  forgetAll(): void {
+    let highest = 0;
+    for (const generation of this.generations.values()) highest = Math.max(highest, generation);
+    this.epoch += highest + 1;
+    this.generations.clear();
+    this.listings.clear();
+    this.holders.clear();
   }
 
   /**

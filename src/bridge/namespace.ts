@@ -148,7 +148,7 @@ export class Namespace {
     return found.filter((e): e is NodeEntry => e !== undefined);
   }
 
-  /** `/`: the seven top-level folders (one details call each: SPEC lists none of them), and `groups` when the server has groups. */
+  /** `/`: the seven top-level folders (one details call each: the interface lists none of them), and `groups` when the server has groups. */
   root(user: BridgeUser): Promise<Listing> {
     return this.cache.load(user.userId, this.rootKey(user), async () => {
       const [tops, groups] = await Promise.all([

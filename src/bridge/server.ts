@@ -2,7 +2,7 @@
  * Builds the WebDAV bridge: webdav-server v2 for request dispatch and authentication hooks,
  * with every verb handler replaced by ours (src/bridge/verbs/*), behind our own http(s)
  * server so that headers up to 512 KiB are accepted (davfs2 sends one If header listing every
- * lock token it holds: CLIENT-QUIRKS §4). Requests whose path cannot even be decoded are
+ * lock token it holds: docs/client-quirks.md §4). Requests whose path cannot even be decoded are
  * answered here, before the library sees them (its Path throws on a malformed escape).
  *
  * What the library still gives us: the method table and dispatch (`server.method`), the
@@ -15,12 +15,15 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
+import type { ChangeFeed, StoreChange } from '../common/change-feed.js';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { applyHttpLimits } from '../common/http-limits.js';
 import { redactUrl, type Logger } from '../common/logger.js';
+import { livenessAnswer, Readiness, readinessAnswer, RETRY_AFTER_SEC, type HealthAnswer, type ReadinessCheck } from '../common/readiness.js';
+import { drainWhile } from '../common/drain.js';
 import { logFailedLogin } from '../common/login-log.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
+import { MemoryLoginLimiter, type LoginLimiter, type LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
 import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
@@ -54,9 +57,14 @@ export interface BridgeOptions {
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
    * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
    * live there, shared by every instance over that database; without it locks stay in memory
-   * and properties in `stateFile`.
+   * and properties in `stateFile`. With `changes` (the store's change feed over PostgreSQL), writes
+   * made through other instances reach this bridge's caches at once instead of after their TTL.
+   * With `limiter` (main.ts: the store's database limiter over PostgreSQL), Basic logins are
+   * counted where every instance counts them; without it, in memory.
    */
-  store: { client: StoreClient; name: string; storage?: Storage } | { url: string };
+  store:
+    | { client: StoreClient; name: string; storage?: Storage; changes?: ChangeFeed; limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined }
+    | { url: string };
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
@@ -66,13 +74,40 @@ export interface BridgeOptions {
    * into the storage once (then renamed `.moved`).
    */
   stateFile?: string;
+  /**
+   * What /readyz probes besides the bridge's own state: the in-process store's checks (database,
+   * blobs; main.ts passes them). Unset with a store at a URL: one cheap request to that store.
+   */
+  readinessChecks?: readonly ReadinessCheck[];
 }
 
 export interface RunningBridge {
   url: string;
   services: BridgeServices;
   client: StoreClient;
-  close(): Promise<void>;
+  readiness: Readiness;
+  /**
+   * Drains and closes: /readyz and every new request answer 503 at once (new requests with
+   * Connection: close), no connection is accepted, requests under way may finish for `graceMs`
+   * (default 0: cut at once; main.ts passes http.shutdownGraceSec), then the rest are cut and
+   * the bridge's state is released.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The health paths (docs/bridge-design.md "Health"): only a GET or HEAD of exactly /healthz or
+ * /readyz without credentials. The drive's root is made up (namespace.ts) and holds no file of
+ * that name, and a request with credentials is DAV as always.
+ */
+function healthPathOf(req: IncomingMessage): '/healthz' | '/readyz' | undefined {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization !== undefined) return undefined;
+  return req.url === '/healthz' || req.url === '/readyz' ? req.url : undefined;
+}
+
+function sendHealth(req: IncomingMessage, res: ServerResponse, answer: HealthAnswer): void {
+  res.writeHead(answer.statusCode, { ...answer.headers, 'Content-Length': String(Buffer.byteLength(answer.body)) });
+  res.end(req.method === 'HEAD' ? undefined : answer.body);
 }
 
 interface AuthOutcome {
@@ -135,7 +170,7 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
 export async function createBridgeServices(
   options: BridgeOptions,
   client: StoreClient,
-): Promise<{ services: BridgeServices; sessions: SessionPool; closeState: () => Promise<void> }> {
+): Promise<{ services: BridgeServices; sessions: SessionPool; closeState: () => Promise<void>; stateCheck?: ReadinessCheck }> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const cache = new MetadataCache({
@@ -150,7 +185,7 @@ export async function createBridgeServices(
     maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
     maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
   };
-  let state: { locks: LockStore; props: SqlPropertyRepository; close: () => Promise<void> };
+  let state: { locks: LockStore; props: SqlPropertyRepository; close: () => Promise<void>; check?: ReadinessCheck };
   if (shared) {
     const moved = await moveStateFileInto(stateFile, shared.sql);
     if (moved) options.logger.info({ ...moved, from: stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
@@ -174,19 +209,48 @@ export async function createBridgeServices(
       locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
       props: new SqlPropertyRepository(file.sql, propertyLimits),
       close: () => file.close(),
+      check: { name: 'state', probe: async () => void (await file.sql.get('SELECT 1 AS ok')) },
     };
   }
+  const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs });
+  const feed = 'changes' in options.store ? options.store.changes : undefined;
+  const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.props));
   const services: BridgeServices = {
-    tree: new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs }),
+    tree,
     cache,
     locks: state.locks,
     props: state.props,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
+    ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
-  const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
-  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState: state.close };
+  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
+  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
+  const closeState = async (): Promise<void> => {
+    unsubscribe?.();
+    await state.close();
+  };
+  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState, ...(state.check ? { stateCheck: state.check } : {}) };
+}
+
+/**
+ * A change another instance (or this store's REST API) committed: the listings it outdated go,
+ * and with them the PROPFIND answers made of them (the cache's onStale). Folders changed by this
+ * process's own connections are skipped: when the write came through this bridge, it already
+ * forgot or patched them (re-listing a folder after each of its own uploads would make filling
+ * it quadratic); a write through this instance's REST API shows here after the TTL, as it always
+ * did. "Everything" also comes after the feed reconnected, since notifications may have been lost.
+ */
+export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree: StoreTree, props: SqlPropertyRepository): void {
+  if (change.everything) {
+    cache.forgetAll();
+    tree.forgetPrivileges();
+    props.noteOutsideChange();
+    return;
+  }
+  if (change.properties && !change.local) props.noteOutsideChange();
+  if (!change.local) for (const folder of change.folders) cache.forget(folder);
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
@@ -194,12 +258,26 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const log = options.logger.child({ part: 'bridge' });
   // The HTTP client (and undici) is loaded only to serve a store at a URL: in-process, the
   // bridge never needs it.
-  const client =
-    'client' in options.store
-      ? options.store.client
-      : (await import('../store-client/index.js')).createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+  let client: StoreClient;
+  let storeChecks: readonly ReadinessCheck[] = options.readinessChecks ?? [];
+  if ('client' in options.store) client = options.store.client;
+  else {
+    const http = (await import('../store-client/index.js')).createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+    client = http;
+    storeChecks = options.readinessChecks ?? [
+      {
+        name: 'store',
+        // Any answer below 500 means the store is there (a foreign server may have no /readyz).
+        probe: async (signal) => {
+          const answer = await http.http.requestRaw({ method: 'GET', path: '/readyz', signal }, 'health.readyz');
+          if (answer.status >= 500) throw new Error(`the store answered ${answer.status}`);
+        },
+      },
+    ];
+  }
   const storeName = 'client' in options.store ? options.store.name : options.store.url;
-  const { services, sessions, closeState } = await createBridgeServices({ ...options, logger: log }, client);
+  const { services, sessions, closeState, stateCheck } = await createBridgeServices({ ...options, logger: log }, client);
+  const readiness = new Readiness([...storeChecks, ...(stateCheck ? [stateCheck] : [])], { log });
 
   const dav = new webdav.WebDAVServer({
     httpAuthentication: new StoreAuthentication(sessions, log),
@@ -217,6 +295,24 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   dav.onUnknownMethod(notAllowed);
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const health = healthPathOf(req);
+    if (health === '/healthz') {
+      sendHealth(req, res, livenessAnswer());
+      return;
+    }
+    if (health === '/readyz') {
+      readiness.report().then(
+        (report) => sendHealth(req, res, readinessAnswer(report)),
+        () => sendHealth(req, res, readinessAnswer({ ready: false, draining: readiness.draining, checks: {} })),
+      );
+      return;
+    }
+    if (readiness.draining) {
+      // Stopping: a request arriving on a kept-alive connection is refused before any work.
+      res.writeHead(503, { 'Retry-After': String(RETRY_AFTER_SEC), Connection: 'close', 'Content-Length': '0' }).end();
+      req.resume();
+      return;
+    }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
     try {
       decodedPaths.set(req, decodeRequestPath(req.url ?? '/'));
@@ -264,19 +360,22 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   log.info({ url, store: storeName }, 'bridge listening');
 
+  let closing: Promise<void> | undefined;
   return {
     url,
     services,
     client,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      sessions.clear();
-      await closeState();
-      services.cache.close();
-      await client.close();
+    readiness,
+    close(graceMs = 0) {
+      closing ??= (async () => {
+        readiness.startDraining();
+        await drainWhile(server, graceMs, () => new Promise<void>((resolve) => server.close(() => resolve())));
+        sessions.clear();
+        await closeState();
+        services.cache.close();
+        await client.close();
+      })();
+      return closing;
     },
   };
 }
@@ -327,7 +426,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         },
       };
       const started = performance.now();
-      handler(ctx)
+      // Several instances: first let every change committed elsewhere reach the caches.
+      (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
           // A refused login was logged when it was refused (StoreAuthentication).

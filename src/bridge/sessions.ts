@@ -35,7 +35,7 @@ export interface BridgeUser {
 /**
  * Parses an `Authorization: Basic` header. Accepts any base64 (webdav-server's own parser
  * rejects `+` and `/`, and cuts passwords at a second `:`), and strips a Windows
- * `DOMAIN\user` prefix (CLIENT-QUIRKS §2).
+ * `DOMAIN\user` prefix (docs/client-quirks.md §2).
  */
 export function parseBasic(header: string | undefined): Credentials | undefined {
   if (!header) return undefined;

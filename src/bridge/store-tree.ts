@@ -1,10 +1,10 @@
 /**
  * The async core of the bridge: DAV paths -> store operations, through the metadata cache.
- * It speaks DAV words (path, resource, collection) upward and SPEC words (node, dirlist) only
+ * It speaks DAV words (path, resource, collection) upward and the store API's words (node, dirlist: docs/api.md) only
  * through src/store-client, so it serves any server of the interface. Every method throws
  * StoreError (dav-errors.ts decides the status). It never touches HTTP requests or responses.
  *
- * Paths map to node ids only by walking dirlist folder by folder (SPEC has no path lookup):
+ * Paths map to node ids only by walking dirlist folder by folder (the store API has no path lookup):
  * each folder is listed at most once per TTL per user, concurrent lookups share one call, and
  * the bridge's own writes patch or invalidate exactly the folders they change.
  */
@@ -124,7 +124,7 @@ export function isFixedPath(path: DavPath): boolean {
   return segments.length === 1;
 }
 
-/** SPEC's node permissions, as myaccess reports them. */
+/** The node permissions (docs/api.md), as myaccess reports them. */
 export type Privilege = 'read' | 'write' | 'delete' | 'download';
 export const ALL_PRIVILEGES: ReadonlySet<Privilege> = new Set(['read', 'write', 'delete', 'download']);
 const READ_ONLY: ReadonlySet<Privilege> = new Set(['read']);
@@ -255,7 +255,7 @@ export class StoreTree {
         entry = folder(this.namespace.groupsId(user), GROUPS);
       } else if (current.kind === 'root' && !isTopLevelName(segment) && segment !== GROUPS) {
         // The root holds only fixed names: Finder's probes (`/.DS_Store`, `/._.`,
-        // `/Backups.backupdb`: CLIENT-QUIRKS §1) are answered without building the root listing.
+        // `/Backups.backupdb`: docs/client-quirks.md §1) are answered without building the root listing.
         return undefined;
       } else {
         // Walking through, a level whose ids follow from names is not listed, unless its listing is cached anyway.
@@ -327,6 +327,11 @@ export class StoreTree {
     return this.myAccessOf(user, asked);
   }
 
+  /** Every remembered myaccess answer is stale (shares or memberships changed elsewhere). */
+  forgetPrivileges(): void {
+    this.grants.clear();
+  }
+
   /** myaccess of one node, asked once per TTL and shared by concurrent callers. */
   private myAccessOf(user: BridgeUser, node: NodeId): Promise<ReadonlySet<Privilege>> {
     const key = `${user.userId}\0${node}`;
@@ -348,7 +353,7 @@ export class StoreTree {
 
   /**
    * The quota that applies where `resource` lies: a group's for its tree (GET /api/groups/{uuid},
-   * whose record SPEC does not show: read when it carries disk_quota and disk_used), the user's
+   * whose record the interface leaves open: read when it carries disk_quota and disk_used), the user's
    * otherwise (GET /api/user). Undefined when the server says neither (edition 1.0, a foreign
    * group record without them): the quota properties are then answered 404.
    */

@@ -43,7 +43,7 @@ export async function login(http: StoreHttp, username: string, password: string,
   return toStoreSession(parseWith(sessionSchema, res.body, operation, res.status));
 }
 
-/** A SPEC session object in the bridge's terms; the token's own expiry plans its renewal. */
+/** A Session object (docs/api.md) in the bridge's terms; the token's own expiry plans its renewal. */
 export function toStoreSession(body: { uuid: string; token: string; fileaccesskey: string; is_admin: boolean; fullname: string }): StoreSession {
   return {
     userId: body.uuid,

@@ -46,11 +46,11 @@ export interface StoreClient {
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
   /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */
   userWebdrive(s: StoreSession, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
-  /** The caller's groups (SPEC Group entries). Throws not-found on a server without groups. */
+  /** The caller's groups (Group entries, docs/api.md). Throws not-found on a server without groups. */
   listGroups(s: StoreSession, signal?: AbortSignal): Promise<GroupEntry[]>;
   /** A group's endpoint as the caller may see it; undefined when none or hidden. */
   groupWebdrive(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<WebdriveEndpoint | undefined>;
-  /** A group's quota and usage, when its details say them (SPEC does not show the record). */
+  /** A group's quota and usage, when its details say them (the interface leaves the record open). */
   groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
   close(): Promise<void>;
 }

@@ -1,8 +1,8 @@
 /**
- * Group reads the bridge needs (edition 3.0, SPEC "Groups for members"): the caller's groups and
+ * Group reads the bridge needs (edition 3.0, docs/api.md "Groups for members"): the caller's groups and
  * a group's WebDrive endpoint. Tolerant: a server without groups answers 404 (edition 1.0) and
- * the caller gets an error of kind not-found to fall back on; endpoint records whose shape SPEC
- * does not show are read leniently (see webdriveOf).
+ * the caller gets an error of kind not-found to fall back on; endpoint records whose shape the
+ * interface leaves open are read leniently (see webdriveOf).
  */
 import { z } from 'zod';
 import { StoreError } from './errors.js';
@@ -12,7 +12,7 @@ import { dataEnvelope, groupEntrySchema } from './schemas.js';
 import type { GroupEntry, StoreSession, WebdriveEndpoint } from './types.js';
 import { webdriveOf } from './user.js';
 
-/** A SPEC group entry in the bridge's terms. */
+/** A Group entry (docs/api.md) in the bridge's terms. */
 export function toGroupEntry(g: {
   group_uuid: string;
   group_name: string;
@@ -56,8 +56,8 @@ export async function groupWebdrive(http: StoreHttp, s: StoreSession, groupId: s
 }
 
 /**
- * A group's quota and usage from its details (GET /api/groups/{uuid}); SPEC does not show the
- * record, so undefined when it carries no `disk_quota`/`disk_used` (driveway's does).
+ * A group's quota and usage from its details (GET /api/groups/{uuid}); the interface leaves the
+ * record open, so undefined when it carries no `disk_quota`/`disk_used` (driveway's does).
  */
 export async function groupUsage(http: StoreHttp, s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined> {
   const operation = 'groups.details';

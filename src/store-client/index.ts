@@ -1,6 +1,6 @@
 /**
  * createStoreClient(baseUrl): a typed client for ANY server of the File Management Service
- * interface (SPEC.md). It relies only on what SPEC shows; driveway's extensions (error `code`,
+ * interface (docs/api.md). It relies only on what the interface defines; driveway's extensions (error `code`,
  * upload `data`, Range) are used when present and never required. Every failure is a StoreError.
  */
 import type { Readable } from 'node:stream';

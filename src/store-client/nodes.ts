@@ -1,4 +1,4 @@
-/** The `/api/nodes/{node_uuid}` operations: one function per SPEC operation. */
+/** The `/api/nodes/{node_uuid}` operations: one function per operation of docs/api.md "Nodes". */
 import { z } from 'zod';
 import type { StoreHttp } from './http.js';
 import { kindOf, parseWith, seg, toMs } from './parse.js';
@@ -9,7 +9,7 @@ async function postOperation(http: StoreHttp, s: StoreSession, node: NodeId, bod
   await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}`, token: s.token, json: body, signal }, operation);
 }
 
-/** A SPEC directory entry (as parsed, or as an in-process store hands it over) in the bridge's terms. */
+/** A Directory entry (docs/api.md; as parsed, or as an in-process store hands it over) in the bridge's terms. */
 export function toNodeEntry(row: { uuid: string; name: string; type: string; is_starred: boolean; size?: number | undefined; updated?: number | undefined; revision?: number | undefined }): NodeEntry {
   const kind = kindOf(row.type);
   const entry: NodeEntry = {
@@ -24,7 +24,7 @@ export function toNodeEntry(row: { uuid: string; name: string; type: string; is_
   return entry;
 }
 
-/** SPEC node details in the bridge's terms. */
+/** Node details (docs/api.md) in the bridge's terms. */
 export function toNodeDetails(d: { uuid: string; name: string; type: string; owner_type: string; owner_uuid: string; owner_fullname: string; created?: number | undefined; updated?: number | undefined }): NodeDetails {
   return {
     id: d.uuid as NodeId,

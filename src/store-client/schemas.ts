@@ -1,5 +1,5 @@
 /**
- * zod shapes of the SPEC records as they arrive on the wire (snake_case), tolerant of extra
+ * zod shapes of the interface's records (docs/api.md "Records") as they arrive on the wire (snake_case), tolerant of extra
  * keys and of the small variations other servers of the interface show (numbers sent as
  * strings, missing counters). Everything is normalised to camelCase types at this boundary.
  */
@@ -76,7 +76,7 @@ export const permissionsSchema = z.array(z.string());
 
 const stringList = z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v ?? []), z.array(z.string()));
 
-/** SPEC "Group entry". */
+/** docs/api.md "Group entry". */
 export const groupEntrySchema = z
   .object({
     group_uuid: z.string(),

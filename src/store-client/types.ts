@@ -40,7 +40,7 @@ export interface StoreSession {
   fileAccessKey: string;
   isAdmin: boolean;
   fullname: string;
-  /** When the token ends (24 h after login, SPEC); renew before. */
+  /** When the token ends (24 h after login: docs/api.md "Limits"); renew before. */
   expiresAtMs: number;
 }
 
@@ -51,7 +51,7 @@ export interface UserProfile {
   isActive: boolean;
   isAdmin: boolean;
   avatar?: string;
-  /** 0 means unlimited (SPEC); negative values too. */
+  /** 0 means unlimited (docs/api.md "User profile"); negative values too. */
   diskQuotaBytes: number;
   diskUsedBytes: number;
   twofa: boolean;
@@ -118,7 +118,7 @@ export interface UserUpdate {
   comment?: string;
 }
 
-/** SPEC "Group entry", normalised. */
+/** docs/api.md "Group entry", normalised. */
 export interface GroupEntry {
   id: string;
   name: string;

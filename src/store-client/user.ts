@@ -5,7 +5,7 @@ import { parseWith, toMs } from './parse.js';
 import { dataEnvelope, userProfileSchema } from './schemas.js';
 import type { StoreSession, UserProfile, WebdriveEndpoint } from './types.js';
 
-/** A SPEC user profile in the bridge's terms. */
+/** A User profile (docs/api.md) in the bridge's terms. */
 export function toUserProfile(d: {
   uuid: string;
   fullname: string;
@@ -44,7 +44,7 @@ export async function currentUser(http: StoreHttp, s: StoreSession, signal?: Abo
 }
 
 /**
- * Reads an endpoint record whose shape SPEC does not show: `data` may be `{endpoint}` (with
+ * Reads an endpoint record whose shape the interface leaves open: `data` may be `{endpoint}` (with
  * `show_url_to_group_members` for groups), the bare name, or null/empty for none.
  */
 export function webdriveOf(body: unknown): WebdriveEndpoint | undefined {

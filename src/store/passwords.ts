@@ -1,6 +1,6 @@
 /**
- * Password hashing with scrypt (memory-hard; N from config, r=8, p=1) and the SPEC rule for
- * new passwords. Stored form: `scrypt$N$r$p$salt$hash` (base64url), so the cost can change
+ * Password hashing with scrypt (memory-hard; N from config, r=8, p=1) and the password rule
+ * for new passwords (docs/api.md "Limits"). Stored form: `scrypt$N$r$p$salt$hash` (base64url), so the cost can change
  * later without breaking old hashes.
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
@@ -31,7 +31,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** SPEC rule 7: at least 8 characters with lowercase, uppercase and digit. Returns the problem, or undefined. */
+/** docs/api.md "Limits": at least 8 characters with lowercase, uppercase and digit. Returns the problem, or undefined. */
 export function passwordProblem(password: string): string | undefined {
   if (password.length < 8) return 'password must have at least 8 characters';
   if (!/[a-z]/.test(password)) return 'password must contain a lowercase letter';

@@ -3,7 +3,7 @@
  * bridge: it forwards every request unchanged (bodies streamed both ways) and remembers what
  * crossed it (method, path, the size of the If header, status), so a red client run can say
  * which request the bridge refused, without tcpdump. It accepts request heads as large as the
- * bridge does (davfs2 sends one If header listing every lock token it holds: CLIENT-QUIRKS §4).
+ * bridge does (davfs2 sends one If header listing every lock token it holds: docs/client-quirks.md §4).
  * It never changes a request or an answer.
  */
 import http, { type IncomingHttpHeaders } from 'node:http';

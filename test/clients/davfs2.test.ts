@@ -2,7 +2,7 @@
  * davfs2 1.6 mounted through FUSE against bridge + store (issue 3, "Done when"), with its
  * default `use_locks 1` plus `buf_size 64` (davfs2 1.6 needs it on Linux >= 6.16): `cp -r`,
  * `rsync -a`, `mv` of a folder right after writing 200 files into it (davfs2 then sends one
- * If header of ~25 KB listing every lock token: CLIENT-QUIRKS §4), `rm -r`, `df`, unmount,
+ * If header of ~25 KB listing every lock token: docs/client-quirks.md §4), `rm -r`, `df`, unmount,
  * remount, and the sha256 of every file equal to its source, on the mount and in the store.
  *
  * Setup, all in a temp dir: davfs2.conf passed with `-o conf=`, a 0600 secrets file, a cache

@@ -1,5 +1,5 @@
 /**
- * Local trees for the client suites: a tree of awkward names (CLIENT-QUIRKS §3 and issue 3:
+ * Local trees for the client suites: a tree of awkward names (docs/client-quirks.md §3 and issue 3:
  * space # % + ? & ; emoji, NFC and NFD, and a few more shell- and URL-hostile ones) written with
  * random bytes, and the sha256 of every file below a folder, computed by a child process (a suite
  * may hash a mounted folder, which its own event loop must never touch).

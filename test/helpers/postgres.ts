@@ -59,6 +59,8 @@ export interface StartPostgresOptions {
   binDir?: string;
   /** Sized for a few driveway instances with a pool each, plus the test's own clients. Default 100. */
   maxConnections?: number;
+  /** fsync and synchronous commit on, as a production server runs (benchmarks); default off: test data dies with the run. */
+  durable?: boolean;
 }
 
 export interface TestPostgres {
@@ -242,8 +244,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     rmSync(pwfile, { force: true });
     if (initdb.code !== 0) throw new Error(`initdb failed (exit ${initdb.code}):\n${initdb.output}`);
 
-    // Appended after initdb's own lines, so these win. Durability is off on purpose: the data
-    // dies with the test run; pg_ctl stop -m fast still checkpoints, so restart() keeps commits.
+    // Appended after initdb's own lines, so these win. Durability is off unless asked for: the
+    // data dies with the test run; pg_ctl stop -m fast still checkpoints, so restart() keeps commits.
     appendFileSync(
       path.join(dataDir, 'postgresql.conf'),
       [
@@ -253,9 +255,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
         `unix_socket_directories = '${dir}'`,
         `max_connections = ${options.maxConnections ?? 100}`,
         'shared_buffers = 32MB',
-        'fsync = off',
-        'synchronous_commit = off',
-        'full_page_writes = off',
+        ...(options.durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']),
         "timezone = 'UTC'",
         'logging_collector = off',
         'log_min_messages = warning',

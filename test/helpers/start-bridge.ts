@@ -9,8 +9,7 @@
 import type { Clock } from '../../src/common/clock.js';
 import { createLogger } from '../../src/common/logger.js';
 import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.js';
-import { createLocalClient } from '../../src/store/local-client.js';
-import { storeStorageOf } from '../../src/store/storage/store-storage.js';
+import { inProcessStore } from '../../src/store/bridge-store.js';
 import type { NodeId, StoreSession } from '../../src/store-client/index.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
 import { createFolder } from './seed.js';
@@ -37,7 +36,7 @@ export const TEST_TRANSPORT: Transport = process.env.DRIVEWAY_TEST_TRANSPORT ===
 
 /** How the bridge of a test reaches `store`: in-process, or over HTTP at `url`. */
 export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRANSPORT, url = store.url): BridgeOptions['store'] {
-  return transport === 'local' ? { client: createLocalClient(store.ctx), name: 'in-process', storage: storeStorageOf(store.ctx) } : { url };
+  return transport === 'local' ? inProcessStore(store.ctx, 'in-process') : { url };
 }
 
 export interface BridgeFixtureOptions extends TestStoreOptions {

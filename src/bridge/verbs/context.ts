@@ -22,6 +22,12 @@ export interface BridgeServices {
   log: Logger;
   /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */
   quotaForNewMacOS: boolean;
+  /**
+   * Several instances (a change feed): resolves once every change committed anywhere before the
+   * call has reached this bridge's caches, so a request answered after a write through another
+   * instance sees it. Absent on SQLite (one process: nothing to wait for).
+   */
+  changesSettled?: () => Promise<void>;
 }
 
 export interface DavContext {

@@ -30,7 +30,7 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** Overwrite (RFC 4918 §10.6): `T` or `F`, T when absent (rclone relies on that: CLIENT-QUIRKS §3). */
+/** Overwrite (RFC 4918 §10.6): `T` or `F`, T when absent (rclone relies on that: docs/client-quirks.md §3). */
 function overwriteOf(ctx: DavContext): boolean {
   const raw = headerValue(ctx.req.headers.overwrite);
   if (raw === undefined) return true;
@@ -128,7 +128,7 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
 
 /**
  * After the store changed: a replaced destination was deleted (its locks go; in trash, its dead
- * properties too; never called when the store refused, so a refused transfer keeps them), and a client's X-OC-Mtime (rclone: CLIENT-QUIRKS §3) becomes the mtime of
+ * properties too; never called when the store refused, so a refused transfer keeps them), and a client's X-OC-Mtime (rclone: docs/client-quirks.md §3) becomes the mtime of
  * the resource now at the destination. Returns the headers to answer with.
  */
 export async function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined): Promise<Record<string, string>> {

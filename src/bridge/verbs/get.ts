@@ -2,7 +2,7 @@
  * GET and HEAD (RFC 9110 §9.3.1, §9.3.2, §13, §14): a file's bytes streamed from the store, one
  * byte range at most, with ETag / Last-Modified / 304 / 412 / 416 decided by
  * common/http-conditional.ts (the store's download shares it). Fixes over webdav-server 2.6.3
- * (CLIENT-QUIRKS §0): ETag and Last-Modified are sent, Content-Range carries the total size, a
+ * (docs/client-quirks.md §0): ETag and Last-Modified are sent, Content-Range carries the total size, a
  * range past the end is 416, and the range is handed to the store instead of reading from byte 0
  * (so bytes read from the store ≈ bytes sent; store-tree skips bytes only when a store ignores
  * Range). HEAD answers the same headers without asking the store for any bytes.

@@ -1,11 +1,11 @@
 /**
  * LOCK (RFC 4918 §9.10): takes exclusive or shared write locks, refreshes them, and creates an
  * empty file for a LOCK on an unmapped URL (§9.10.4; Finder locks a new file before it writes
- * it: CLIENT-QUIRKS §1). Lock state lives in the LockStore, keyed by the resource's chain keys
+ * it: docs/client-quirks.md §1). Lock state lives in the LockStore, keyed by the resource's chain keys
  * (node UUIDs), so a lock taken through one path or by one user holds for every path and user of
  * the node. This handler decides statuses and writes the answer; it keeps no state itself.
  *
- * Fixes over webdav-server 2.6.3 (CLIENT-QUIRKS §0): scope and type are written in the DAV:
+ * Fixes over webdav-server 2.6.3 (docs/client-quirks.md §0): scope and type are written in the DAV:
  * namespace, `Lock-Token` carries angle brackets, and the client's Timeout is honoured up to
  * `bridge.lockMaxTimeoutSec` (one hour; `Infinite` gets that).
  *

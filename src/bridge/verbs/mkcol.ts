@@ -32,7 +32,7 @@ async function hasBody(ctx: DavContext): Promise<boolean> {
  * 201 Created; 415 for a request body (§9.3: a body the server does not understand; litmus
  * mkcol_with_body); 405 (with Allow) when something exists at the URL, the root and the
  * top-level folders included; 403 for a new name directly under `/`; 409 when the parent is
- * missing or is not a collection (rclone then creates the parents: CLIENT-QUIRKS §3); 412/423
+ * missing or is not a collection (rclone then creates the parents: docs/client-quirks.md §3); 412/423
  * from the If header and locks (a depth-infinity lock on the parent needs its token).
  */
 export const mkcol: VerbHandler = async (ctx) => {

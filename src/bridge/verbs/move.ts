@@ -4,7 +4,7 @@
  * follow it with no work here. Locks do not move with a resource (§9.9.1: "a successful MOVE
  * request on a write locked resource MUST NOT move the write lock"): the ones on and below the
  * source are dropped. rclone sends absolute Destination URLs and directory MOVEs with trailing
- * slashes (CLIENT-QUIRKS §3); both forms are accepted.
+ * slashes (docs/client-quirks.md §3); both forms are accepted.
  */
 import { DavStatusError } from '../dav-errors.js';
 import type { DavContext, VerbHandler } from './context.js';

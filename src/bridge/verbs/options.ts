@@ -1,6 +1,6 @@
 /**
  * OPTIONS (RFC 4918 §10.1, §18): answers on every URL, without credentials (Windows maps a
- * drive only when an anonymous OPTIONS succeeds: CLIENT-QUIRKS §2), with `DAV: 1, 2` (class 2
+ * drive only when an anonymous OPTIONS succeeds: docs/client-quirks.md §2), with `DAV: 1, 2` (class 2
  * makes Finder mount read-write: §1) and `MS-Author-Via: DAV` (Office: §2).
  */
 import type { VerbHandler } from './context.js';

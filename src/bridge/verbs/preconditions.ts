@@ -59,7 +59,7 @@ export async function writeTargetOf(ctx: DavContext, path: DavPath): Promise<Wri
 }
 
 /**
- * 403 unless the user holds `privilege` on `resource` (SPEC node permissions through myaccess:
+ * 403 unless the user holds `privilege` on `resource` (node permissions through myaccess, docs/api.md:
  * a group member without `write` may not PUT, MKCOL, PROPPATCH (write-properties), LOCK (write
  * on what it names; for an unmapped URL, bind: write on the parent), MOVE or COPY into a folder;
  * without `delete` may not DELETE; without `download` may not GET). Checked before the If header

@@ -4,11 +4,11 @@
  * which live properties exist and how each is written; reads the store only through the tree
  * (one listing per folder, from the metadata cache when fresh) and never per child: a Depth 1
  * answer costs at most one dirlist, one batch read of dead properties and one of client mtimes
- * (CLIENT-QUIRKS §0: webdav-server answers per child and took 3.2 s on 10 000 entries).
+ * (docs/client-quirks.md §0: webdav-server answers per child and took 3.2 s on 10 000 entries).
  *
  * Hrefs echo the path as the client sent it (its own Unicode form, re-encoded segment by
  * segment), so children always sit under the requested href (rclone drops items that do not:
- * CLIENT-QUIRKS §3); WebDAVFS gets NFD (§1). DAV:displayname is always the href's last segment,
+ * docs/client-quirks.md §3); WebDAVFS gets NFD (§1). DAV:displayname is always the href's last segment,
  * never anything else (older Windows clients take it as the name: §2).
  */
 import { LRUCache } from 'lru-cache';
@@ -82,7 +82,7 @@ const FILE_ATTRIBUTE_DIRECTORY = 0x10;
 const FILE_ATTRIBUTE_ARCHIVE = 0x20;
 
 /**
- * RFC 3744 §5.4 privileges from SPEC permissions: read -> DAV:read (and
+ * RFC 3744 §5.4 privileges from the node permissions (docs/api.md): read -> DAV:read (and
  * read-current-user-privilege-set); write -> write-content, write-properties and bind (create
  * members); delete -> unbind (remove members); all four -> the aggregates DAV:write and DAV:all.
  * `download` has no DAV privilege of its own: DAV:read without it still lists, GET answers 403.
@@ -109,7 +109,7 @@ function readOnlyAttributes(stored: string | undefined, isCollection: boolean): 
 
 /**
  * Reported as available space when the store sets no limit (disk_quota 0): a large real number
- * (1 PiB), because 0 free makes Finder and other file managers refuse every copy (CLIENT-QUIRKS §6b).
+ * (1 PiB), because 0 free makes Finder and other file managers refuse every copy (docs/client-quirks.md §6b).
  */
 export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
 
@@ -144,7 +144,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const { tree, props, locks, clock } = ctx.services;
 
   const resource = await tree.tryStat(user, ctx.path);
-  // A plain 404, not a 207 holding one: Windows probes every name before creating it (CLIENT-QUIRKS §2).
+  // A plain 404, not a 207 holding one: Windows probes every name before creating it (docs/client-quirks.md §2).
   if (!resource) throw new DavStatusError(404, 'no such resource');
   const isCollection = resource.entry.kind === 'folder';
 
@@ -228,9 +228,9 @@ export const propfind: VerbHandler = async (ctx) => {
  * object belongs to one bridge, so its id keeps their entries apart.
  *
  * Several instances over one database: a dead property or client mtime changed through another
- * instance is not seen by this version count, so a cached body may show the old value until
- * its listing is replaced, at most `bridge.cacheTtlMs` (2 s by default) later; the same bound
- * as for the listing itself (docs/scale-out.md "Bridge state").
+ * instance moves the version through the change feed, and a listing changed there is replaced
+ * (docs/scale-out.md "Caches across instances"); while the feed is down, within
+ * `bridge.cacheTtlMs` (2 s by default).
  */
 const bodies = new LRUCache<string, Buffer>({ max: 1024, maxSize: 32 * 1024 * 1024, sizeCalculation: (body) => Math.max(1, body.length) });
 const listingIds = new WeakMap<Listing, number>();
@@ -340,7 +340,7 @@ const DARWIN = /\bDarwin\/(\d+)(?:\.(\d+))?/;
 
 /**
  * macOS 15.4 and later (Darwin 24.4+) was reported to stall mounting for ~90 s when quota
- * properties are returned (CLIENT-QUIRKS §1); the `quotaForNewMacOS` setting decides for them.
+ * properties are returned (docs/client-quirks.md §1); the `quotaForNewMacOS` setting decides for them.
  */
 function quotaShownTo(ctx: DavContext): boolean {
   if (ctx.services.quotaForNewMacOS) return true;
@@ -426,13 +426,13 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
     case 'getlastmodified':
       return { name: nameOf(prop), text: httpDate(sources.mtimes?.get(keyOf(resource)) ?? entry.updatedMs) };
     case 'creationdate':
-      // The listing carries no creation time (SPEC's directory entry has only `updated`), and
+      // The listing carries no creation time (a Directory entry of docs/api.md has only `updated`), and
       // asking node details per child would cost a store call each: `updated` stands in.
       return { name: nameOf(prop), text: rfc3339(entry.updatedMs) };
     case 'getetag':
       return { name: nameOf(prop), text: etagOf(resource) };
     case 'getcontenttype':
-      // From the name only: sniffing content would cost a download per file (CLIENT-QUIRKS §3).
+      // From the name only: sniffing content would cost a download per file (docs/client-quirks.md §3).
       return isFile ? { name: nameOf(prop), text: contentTypeOf(entry.name) } : undefined;
     case 'supportedlock':
       return { name: nameOf(prop), innerXml: SUPPORTED_LOCK_INNER_XML };

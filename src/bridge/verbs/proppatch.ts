@@ -1,12 +1,12 @@
 /**
  * PROPPATCH (RFC 4918 §9.2): set and remove instructions in document order, any number of
- * DAV:set / DAV:remove blocks (two DAV:set blocks crash webdav-server 2.6.3: CLIENT-QUIRKS §0),
+ * DAV:set / DAV:remove blocks (two DAV:set blocks crash webdav-server 2.6.3: docs/client-quirks.md §0),
  * all or nothing. Dead properties are kept per node key in the bridge's PropertyRepository, so
  * they follow the node through moves and are seen through every path. Live DAV: properties are
  * protected (403 + DAV:cannot-modify-protected-property); when any instruction fails, nothing
  * is applied and every other property gets 424 Failed Dependency (§9.2.1).
  *
- * Client modification times: Windows' Win32LastModifiedTime (CLIENT-QUIRKS §2) and Cyberduck's
+ * Client modification times: Windows' Win32LastModifiedTime (docs/client-quirks.md §2) and Cyberduck's
  * SAR:lastmodified (Sardine's custom namespace `SAR:`, §5) are kept as dead properties like any
  * other and also recorded as the node's client mtime, which PROPFIND reports as getlastmodified.
  * Never calls the store beyond resolving the path.

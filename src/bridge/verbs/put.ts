@@ -3,10 +3,10 @@
  * upload (store-tree.write; the upload token is fetched right before the body starts), a new file
  * (201) or a new revision of the file there (204), answered only after the store confirmed. A
  * failed upload never answers success, and the previous revision stays as it was: the store adds
- * a revision only once its bytes are complete (SPEC "Upload"), so nothing is overwritten early.
+ * a revision only once its bytes are complete (docs/api.md "Upload"), so nothing is overwritten early.
  *
  * Bodies: Content-Length, or chunked. Finder sends chunked with `X-Expected-Entity-Length: N`
- * and sometimes never the final 0-chunk (CLIENT-QUIRKS §1; webdav-server hangs there:
+ * and sometimes never the final 0-chunk (docs/client-quirks.md §1; webdav-server hangs there:
  * OpenMarshal#108): N is the size hint for the store, and the body ends after N bytes whether or
  * not the 0-chunk comes; the answer then carries `Connection: close`, since the connection's
  * framing can no longer be trusted. Bodies up to 64 KiB with a Content-Length are read whole
@@ -18,7 +18,7 @@
  * answered by Node itself before this handler runs (no `checkContinue` listener), and an error is
  * answered without waiting for the body (litmus http/expect100).
  *
- * Client mtimes: `X-OC-Mtime: <unix seconds>` (rclone, CLIENT-QUIRKS §3) is kept for the node and
+ * Client mtimes: `X-OC-Mtime: <unix seconds>` (rclone, docs/client-quirks.md §3) is kept for the node and
  * answered with `X-OC-Mtime: accepted`; a PUT without it forgets a kept mtime (the content changed,
  * so the store's time is the right one again).
  */

@@ -1,6 +1,6 @@
 /**
  * UNLOCK (RFC 4918 §9.11): removes the lock named by the Lock-Token header, which Windows'
- * Mini-Redirector sometimes sends without angle brackets (CLIENT-QUIRKS §2). The request URI must
+ * Mini-Redirector sometimes sends without angle brackets (docs/client-quirks.md §2). The request URI must
  * be a resource within the lock's scope, reached through any path (locks are keyed by node
  * UUIDs); only the user who took the lock may remove it (§6.4). Keeps no state itself.
  *

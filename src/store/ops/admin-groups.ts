@@ -1,5 +1,5 @@
 /**
- * The administrator's group endpoints (SPEC "Administrator endpoints"): list, create, details,
+ * The administrator's group endpoints (docs/api.md "Administrator endpoints"): list, create, details,
  * update and delete; the members are ops/members.ts's (door `admin`). Scope as admin-scope.ts
  * says. A new group gets its seven top-level folders in the same transaction.
  */

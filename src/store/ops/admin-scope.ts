@@ -1,5 +1,5 @@
 /**
- * Who an administrator may act on (SPEC "Administrator endpoints"). Every /api/admin call needs
+ * Who an administrator may act on (docs/api.md "Administrator endpoints"). Every /api/admin call needs
  * `is_admin` (403, before anything else is looked at), and a session opened with the account
  * password, not an app password (403; policy.ts decides both for every route). The built-in admin acts on any
  * organization (`org_id`); other administrators only inside their own: naming another

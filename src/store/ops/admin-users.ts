@@ -1,5 +1,5 @@
 /**
- * The administrator's user endpoints (SPEC "Administrator endpoints"): list, create, details,
+ * The administrator's user endpoints (docs/api.md "Administrator endpoints"): list, create, details,
  * update, delete, and a user's groups. Scope as admin-scope.ts says. Rules that protect the
  * installation: the built-in admin keeps `is_active` and `is_admin`, only it may change itself,
  * and it cannot be deleted; nobody deletes their own account. Must not return or log passwords
@@ -179,7 +179,7 @@ export async function deleteUser(ctx: StoreContext, caller: AuthenticatedUser, u
   );
 }
 
-/** The user's groups, as SPEC's Group entries (`is_admin`: the user administers the group). */
+/** The user's groups, as Group entries of docs/api.md (`is_admin`: the user administers the group). */
 export async function userGroups(ctx: StoreContext, caller: AuthenticatedUser, userUuid: string): Promise<GroupEntry[]> {
   requireAdmin(caller);
   const user = await administeredUser(ctx, caller, userUuid);

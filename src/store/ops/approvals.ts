@@ -1,5 +1,5 @@
 /**
- * Share approval (SPEC "Share approval", edition 3.0; docs/store-semantics.md "Sharing"):
+ * Share approval (docs/api.md "Share approval", edition 3.0; docs/store-semantics.md "Sharing"):
  * administrators name approvers of a user's or a group's workspace per share type; a share of
  * that type of one of the workspace's nodes then becomes a pending request (ops/share-copy.ts,
  * ops/shares.ts). An approver of that workspace and type approves (the share is carried out as
@@ -105,7 +105,7 @@ interface StoredDetails {
   password_hash?: string;
 }
 
-/** SPEC's `share_info`: what would be shared with whom (never a hash). */
+/** `share_info` (docs/api.md "Pending share approval request"): what would be shared with whom (never a hash). */
 function shareInfo(row: ShareRequestRow): Record<string, unknown> {
   const details = JSON.parse(row.details) as StoredDetails;
   const info: Record<string, unknown> = { node_uuid: row.node_uuid, node_name: row.node_name, node_type: row.node_type };

@@ -1,6 +1,6 @@
 /**
- * Avatars of users and groups (SPEC: "base64 data URL of a PNG or JPEG; empty string resets to
- * the default"). The data URL's declared type is not trusted: the decoded bytes must be a PNG or
+ * Avatars of users and groups (docs/api.md "Current user", `avatar`: a base64 data URL of a PNG or
+ * JPEG, or an empty string for the default). The data URL's declared type is not trusted: the decoded bytes must be a PNG or
  * a JPEG (image-size reads their header: a well-kept parser beats hand-written magic numbers),
  * within `store.avatarMaxBytes` and 4096 pixels a side. Stored in the database (they are small)
  * and served by GET /avatars/<owner uuid>/<version> without a session, since an <img> tag cannot
@@ -71,7 +71,7 @@ export async function storeAvatar(sql: Sql, ownerUuid: string, avatar: Avatar | 
 /**
  * The avatar link of an owner: '' while they have none (clients show their default picture);
  * otherwise `/avatars/<owner>/<version>`, absolute when `store.publicUrl` is set, else a path
- * below the store's base URL (SPEC's profile calls it "path to the avatar").
+ * below the store's base URL (the `avatar` of docs/api.md "User profile").
  */
 export async function avatarUrl(ctx: StoreContext, ownerUuid: string): Promise<string> {
   const version = await avatarVersionOf(ctx.storage.sql, ownerUuid);

@@ -1,5 +1,5 @@
 /**
- * View and download as operations (SPEC "View and download"): which revision of which file a
+ * View and download as operations (docs/api.md "View and download"): which revision of which file a
  * caller may read, and its bytes, whole or one range. The HTTP route (routes/resources.ts) adds
  * the conditional headers; the in-process client streams the same bytes without HTTP. A blob is
  * read from its database row (small files) or from the blob backend: a local file in 1 MiB
@@ -14,7 +14,7 @@ import type { NodeRow } from '../storage/nodes.js';
 import { invalid, notFound } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
 
-/** SPEC's "latest version" selector. */
+/** The "latest version" selector (docs/api.md "View and download"). */
 export const LATEST_VERSION = '999999999999999';
 
 export interface FileVersion {

@@ -24,6 +24,7 @@ import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from '.
 import { permissionsOn, resolveNode } from '../access.js';
 import { sessionUser, type AuthenticatedUser } from '../sessions.js';
 import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
+import { writesOf } from './tree.js';
 
 /** Consumed and expired tokens are kept this long so a late retry learns why it failed. */
 const TOKEN_RETENTION_MS = 60_000;
@@ -142,6 +143,6 @@ export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<Uplo
       result = await insertNewFile(tx, target, upload.name, upload, uploader.userUuid);
     }
     return result;
-  });
+  }, writesOf(uploader.userUuid));
 }
 

@@ -1,7 +1,7 @@
 /**
  * The records group answers are made of (docs/store-semantics.md, "Groups and administration"):
- * SPEC's Group entry, the group profile, the member record, and the mapping between SPEC's
- * Membership permission object and the stored permissions. One builder per shape, so the member
+ * the Group entry, the group profile, the member record (docs/api.md "Records"), and the mapping
+ * between the Membership permission object and the stored permissions. One builder per shape, so the member
  * endpoints and the administrator endpoints answer the same fields.
  */
 import type { StoreContext } from '../context.js';
@@ -31,7 +31,7 @@ export function permissionFields(p: Permissions | undefined): Pick<GroupEntry, '
   };
 }
 
-/** SPEC "Group entry"; a caller who is not a member (show=all) gets `is_admin` false and empty lists. */
+/** docs/api.md "Group entry"; a caller who is not a member (show=all) gets `is_admin` false and empty lists. */
 export async function groupEntry(ctx: StoreContext, group: { uuid: string; name: string }, membership: Permissions | undefined): Promise<GroupEntry> {
   return { group_uuid: group.uuid, group_name: group.name, ...permissionFields(membership), avatar: await avatarUrl(ctx, group.uuid) };
 }

@@ -1,5 +1,5 @@
 /**
- * Groups as their members see them (SPEC "Groups for members"): the caller's groups (and with
+ * Groups as their members see them (docs/api.md "Groups for members"): the caller's groups (and with
  * `show=all` every group of the organization, when `store.shareWithAllGroups` allows it), one
  * group's details, and the group administrators' profile update, whose `broadcast_message` is
  * emailed to the active members. Members, tags and the WebDrive endpoint have their own modules.

@@ -1,5 +1,5 @@
 /**
- * Pending incoming shares (SPEC "Current user" and "Groups for members": GET/PUT
+ * Pending incoming shares (docs/api.md "Current user" and "Groups for members": GET/PUT
  * .../pending_incoming; docs/store-semantics.md "Sharing"). A user answers their own; a group's
  * are listed to its members and answered by whom `accept_incoming` names (`members`, or `admins`:
  * group administrators and the built-in admin). Accepting puts the copy in the recipient's

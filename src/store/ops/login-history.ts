@@ -1,5 +1,5 @@
 /**
- * The current user's login history (SPEC "Login history entry": GET /api/user/login_history):
+ * The current user's login history (docs/api.md "Login history entry": GET /api/user/login_history):
  * every login attempt and logout, newest first, at most `store.loginHistoryPerUser` of them
  * (storage/users.ts prunes on insert). `error_details` is present only on failures.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC "Nodes" as operations: POST /api/nodes/{node_uuid} (new_dir, new_name, starred, copy_to,
+ * docs/api.md "Nodes" as operations: POST /api/nodes/{node_uuid} (new_dir, new_name, starred, copy_to,
  * move_to, share_copy_with), DELETE, details, path, dirlist and myaccess. Every identifier, targets included,
  * goes through resolveNode, so a node the caller may not see answers 404 exactly like an unknown
  * one; a move or copy to another owner (a user's tree and a group's, or two groups) also passes
@@ -22,7 +22,7 @@ import {
   type ListedNode,
 } from '../storage/nodes.js';
 import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../storage/shares.js';
-import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, type TreeWrite } from './tree.js';
+import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, writesOf, type TreeWrite } from './tree.js';
 import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -78,7 +78,7 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
   const parsed = parseNodeOperation(body);
   if (!parsed.ok) throw invalid(parsed.problem);
   const operation = parsed.operation;
-  const inTransaction = (work: (tx: Sql) => Promise<void>): Promise<NodeOperationResult> => ctx.storage.sql.transaction(async (tx) => (await work(tx), {}));
+  const inTransaction = (work: (tx: Sql) => Promise<void>): Promise<NodeOperationResult> => ctx.storage.sql.transaction(async (tx) => (await work(tx), {}), writesOf(caller.userUuid));
   switch (operation.op) {
     case 'newDir': {
       const name = assertValidName(operation.name);
@@ -121,7 +121,7 @@ export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, i
     if (node.top_kind === null && (await isInTrash(tx, node))) return purge(writeOf(ctx, caller, tx), node);
     await trash(writeOf(ctx, caller, tx), node);
     return [];
-  });
+  }, writesOf(caller.userUuid));
   await removeBlobFiles(ctx, unreferenced);
 }
 

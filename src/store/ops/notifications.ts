@@ -1,5 +1,5 @@
 /**
- * Notification settings of the current user (SPEC "Notification settings": GET/PUT
+ * Notification settings of the current user (docs/api.md "Notification settings": GET/PUT
  * /api/user/notifications): the eight booleans, every one true by default. The row keeps only
  * what the user set; a PUT changes the keys it names and keeps the others. Unknown keys and
  * values that are not booleans are refused (400 naming the key).

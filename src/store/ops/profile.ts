@@ -1,7 +1,7 @@
 /**
- * The current user's profile (SPEC "Current user": GET/PUT /api/user). PUT changes `fullname`,
+ * The current user's profile (docs/api.md "Current user": GET/PUT /api/user). PUT changes `fullname`,
  * `password` and `avatar` (ops/avatars.ts checks the bytes) and answers the updated profile. A new
- * password must follow the SPEC rule and differ from the current one; it ends the user's other
+ * password must follow the password rule (docs/api.md "Limits") and differ from the current one; it ends the user's other
  * sessions (the caller's stays) and deletes their app passwords, and it lifts an expired
  * password's restriction. Never exposes the password hash or the TOTP secret.
  */

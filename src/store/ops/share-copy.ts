@@ -1,5 +1,5 @@
 /**
- * share_copy_with (SPEC "Nodes"; docs/store-semantics.md "Sharing"): each recipient, a user or a
+ * share_copy_with (docs/api.md "Nodes"; docs/store-semantics.md "Sharing"): each recipient, a user or a
  * group of the sharer's organization, is offered a copy of the node as it is now (a snapshot:
  * shared blobs, no new bytes) as a pending incoming share. In edition 1.0, which has no pending
  * lists, the copy goes straight into the recipient's `incoming`. When the node's workspace has a

@@ -1,5 +1,5 @@
 /**
- * A group's tags (SPEC "Groups for members"): members list them; members holding the `create`
+ * A group's tags (docs/api.md "Groups for members"): members list them; members holding the `create`
  * tag permission, and group administrators, create them. A tag's class must be one of
  * `store.tagClasses`; its name is unique in the group, case-insensitively.
  */

@@ -9,7 +9,7 @@
  * commit.
  */
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '../storage/sql.js';
+import type { Sql, TransactionOptions } from '../storage/sql.js';
 import { addEntryRefs, adjustUsage, releaseBlobRef, remainingBytes } from '../storage/revisions.js';
 import {
   addStar,
@@ -44,6 +44,16 @@ export interface TreeWrite {
 }
 
 const MAX_NAME_BYTES = 255;
+
+/**
+ * One user's writes run one after the other on PostgreSQL (sql.ts TransactionOptions): a sync
+ * client's parallel uploads all change that user's usage row and would otherwise spend most
+ * attempts on serialization failures. Keyed by who acts, which is who changes their own tree in
+ * the common case; writes into a group by several users still meet SERIALIZABLE's retries.
+ */
+export function writesOf(callerUuid: string): TransactionOptions {
+  return { serializeOn: [`writer:${callerUuid}`] };
+}
 
 /** Refuses (507) `bytes` more for an owner they would take over its quota. */
 export async function assertRoom(sql: Sql, owner: { owner_type: OwnerType; owner_uuid: string }, bytes: number): Promise<void> {
@@ -112,7 +122,7 @@ export async function createFolder(w: TreeWrite, parent: NodeRow, name: string):
     await insertNode(tx, row);
     await touch(tx, parent.uuid, now);
     return row;
-  });
+  }, writesOf(w.callerUuid));
 }
 
 /** Renames `node` in place. Renaming to its current name changes nothing. */
@@ -126,7 +136,7 @@ export async function rename(w: TreeWrite, node: NodeRow, newName: string): Prom
     await renameNode(tx, node.uuid, newName);
     await touch(tx, parentUuid, now);
     if (node.type === 'Dir') await touch(tx, node.uuid, now);
-  });
+  }, writesOf(w.callerUuid));
 }
 
 /**
@@ -151,7 +161,7 @@ export async function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): Pr
     await touch(tx, fromUuid, now);
     await touch(tx, target.uuid, now);
     if (node.type === 'Dir') await touch(tx, node.uuid, now);
-  });
+  }, writesOf(w.callerUuid));
 }
 
 /**
@@ -178,7 +188,7 @@ export async function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): Pr
     await adjustUsage(tx, target.owner_type, target.owner_uuid, totalBytes);
     await touch(tx, target.uuid, now);
     return copyUuid;
-  });
+  }, writesOf(w.callerUuid));
 }
 
 /** `name` if `folder` has no entry of that name, else the first free `name (n)` (numberedName). */
@@ -220,7 +230,7 @@ export async function trash(w: TreeWrite, node: NodeRow): Promise<string> {
     await touch(tx, trashFolder.uuid, now);
     if (node.type === 'Dir') await touch(tx, node.uuid, now);
     return name;
-  });
+  }, writesOf(w.callerUuid));
 }
 
 /**
@@ -244,7 +254,7 @@ export async function purge(w: TreeWrite, node: NodeRow): Promise<string[]> {
     await adjustUsage(tx, node.owner_type, node.owner_uuid, -freedBytes);
     if (node.parent_uuid !== null) await touch(tx, node.parent_uuid, now);
     return [...unreferenced];
-  });
+  }, writesOf(w.callerUuid));
 }
 
 /** Adds or removes the caller's star; starring twice or unstarring an unstarred node changes nothing. */

@@ -1,5 +1,5 @@
 /**
- * Two-factor authentication of the current user (SPEC "Current user": GET/POST /api/user/2fa)
+ * Two-factor authentication of the current user (docs/api.md "Current user": GET/POST /api/user/2fa)
  * and the TOTP check login uses. TOTP is RFC 6238 (HMAC-SHA1, 6 digits, 30 s steps) from
  * `otpauth`; a code is accepted one step either side of now, and only for a step later than the
  * last accepted one, so a code is good once. Enabling answers the base32 secret once (and an

@@ -1,5 +1,5 @@
 /**
- * Uploads as operations (SPEC "Upload"; docs/store-semantics.md "Upload"): the upload token of
+ * Uploads as operations (docs/api.md "Upload"; docs/store-semantics.md "Upload"): the upload token of
  * step 1, and storing a file's bytes, which step 2 of the HTTP upload and the in-process client
  * share. Storing: the bytes are staged while hashed (in memory for a small file, else a temp file
  * that is fsynced), a staged file is renamed to its content address, then ONE metadata

@@ -1,5 +1,5 @@
 /**
- * The user directory (SPEC "Current user": GET /api/users): the users of the caller's
+ * The user directory (docs/api.md "Current user": GET /api/users): the users of the caller's
  * organization, for choosing whom to share with. `format=short` and `short_active` answer
  * `{uuid, fullname, email}` (the latter active users only); no format adds `avatar`,
  * `is_active` and `is_admin`. Never hashes, secrets, 2FA state or quotas of others; never a

@@ -1,6 +1,6 @@
 /**
- * WebDrive endpoints of the current user (SPEC "Current user": GET/POST/DELETE
- * /api/user/webdrive) and of groups (SPEC "Groups for members": /api/groups/{uuid}/webdrive;
+ * WebDrive endpoints of the current user (docs/api.md "Current user": GET/POST/DELETE
+ * /api/user/webdrive) and of groups (docs/api.md "Groups for members": /api/groups/{uuid}/webdrive;
  * members read it unless `show_url_to_group_members` is false, group administrators set and
  * delete it). One table and rule for both (storage/groups.ts). The answer carries the URL to mount
  * (`bridge.publicUrl`, an extension) beside the name. Never reveals who holds a taken name.

@@ -1,5 +1,5 @@
 /**
- * Administrator group endpoints (SPEC "Administrator endpoints", edition 3.0 only): list,
+ * Administrator group endpoints (docs/api.md "Administrator endpoints", edition 3.0 only): list,
  * create, details, update, delete and the members (routes/members.ts, door `admin`). Thin:
  * parse the path, call the operation in ops/admin-groups.ts, write the envelope.
  */

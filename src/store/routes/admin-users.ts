@@ -1,5 +1,5 @@
 /**
- * Administrator user endpoints (SPEC "Administrator endpoints", edition 3.0 only): list,
+ * Administrator user endpoints (docs/api.md "Administrator endpoints", edition 3.0 only): list,
  * create, details, update, delete, and a user's groups. Thin: parse the path, call the
  * operation in ops/admin-users.ts, write the envelope.
  */

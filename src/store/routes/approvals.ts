@@ -1,5 +1,5 @@
 /**
- * Share approval (SPEC "Share approval", edition 3.0): approvers of user and group workspaces
+ * Share approval (docs/api.md "Share approval", edition 3.0): approvers of user and group workspaces
  * (administrators), the approvers' pending list and decision, the requester's list and
  * withdrawal. Thin: parse the path, call ops/approvals.ts, write the envelope.
  */

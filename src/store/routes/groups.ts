@@ -1,5 +1,5 @@
 /**
- * Groups for members (SPEC "Groups for members", edition 3.0 only): the caller's groups, a
+ * Groups for members (docs/api.md "Groups for members", edition 3.0 only): the caller's groups, a
  * group's details and profile, members (routes/members.ts, door `groups`), tags and the WebDrive
  * endpoint; `pending_incoming` is routes/incoming.ts's. Thin: parse the path, call the
  * operation in ops/, write the envelope.

@@ -1,6 +1,6 @@
 /**
  * A group's member endpoints, registered under both doors: `/api/groups/{group_uuid}/users`
- * (SPEC "Groups for members") and `/api/admin/groups/{group_uuid}/users` (SPEC "Administrator
+ * (docs/api.md "Groups for members") and `/api/admin/groups/{group_uuid}/users` (docs/api.md "Administrator
  * endpoints"). Thin: the door decides access inside ops/members.ts.
  */
 import type { FastifyInstance } from 'fastify';

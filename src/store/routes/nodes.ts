@@ -1,5 +1,5 @@
 /**
- * SPEC "Nodes" over HTTP: POST /api/nodes/{node_uuid}, DELETE, details, path, dirlist and
+ * docs/api.md "Nodes" over HTTP: POST /api/nodes/{node_uuid}, DELETE, details, path, dirlist and
  * myaccess (3.0 only). Thin: the path's identifier, then ops/nodes.ts, then the envelope (204
  * for the operations and DELETE; 202 with `pending_uuid` for a share_copy_with that waits for an
  * approver). Upload is routes/upload.ts.

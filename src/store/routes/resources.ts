@@ -1,5 +1,5 @@
 /**
- * View and download (SPEC "View and download", edition 3.0 only; docs/store-semantics.md):
+ * View and download (docs/api.md "View and download", edition 3.0 only; docs/store-semantics.md):
  *   GET|HEAD /resources/auth/{view|download}/{file_access_key}/{file_uuid}/{version}/{filename}
  * The fileaccesskey in the path stands for the session (no Authorization header). Which revision
  * a caller may read is ops/download.ts's; sending it with HTTP's conditional and range headers

@@ -1,5 +1,5 @@
 /**
- * The two-step upload (SPEC "Upload", docs/store-semantics.md "Upload"), both editions:
+ * The two-step upload (docs/api.md "Upload", docs/store-semantics.md "Upload"), both editions:
  *   GET  /api/nodes/{node_uuid}/upload  -> {token, status, msg}
  *   POST /upload/{upload_token}         multipart, field `file`, no Authorization
  * Order of step 2: check and consume the token, check the target (before a byte of the body is

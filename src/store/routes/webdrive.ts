@@ -1,5 +1,5 @@
 /**
- * WebDrive endpoint routes (edition 3.0 only): the current user's (SPEC "Current user").
+ * WebDrive endpoint routes (edition 3.0 only): the current user's (docs/api.md "Current user").
  * Thin: parse, call the operation in ops/webdrive.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';

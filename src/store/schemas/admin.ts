@@ -16,6 +16,6 @@ export interface AdminUserRecord {
   avatar: string;
   created: number;
   updated: number;
-  /** The user's memberships, as SPEC's Group entries. */
+  /** The user's memberships, as Group entries (docs/api.md). */
   groups: GroupEntry[];
 }

@@ -1,12 +1,12 @@
 /**
- * Wire schemas of the group endpoints (SPEC "Groups for members", the group half of
+ * Wire schemas of the group endpoints (docs/api.md "Groups for members", the group half of
  * "Administrator endpoints") and the records they answer (docs/store-semantics.md, "Groups and
  * administration"). Bodies are strict; a violation names the field. Rules that need the
  * database (unique names, quota against usage, membership) live in ops/.
  */
 import { z } from 'zod';
 
-/** SPEC "Permission values". */
+/** docs/api.md "Permission values". */
 export const NODE_PERMISSIONS = ['read', 'write', 'delete', 'download'] as const;
 export const TAG_PERMISSIONS = ['create', 'delete'] as const;
 export const SHARE_PERMISSIONS = [
@@ -18,7 +18,7 @@ export const SHARE_PERMISSIONS = [
   'upload_link_delete',
 ] as const;
 
-/** A list of permission values: unknown values are refused by name, duplicates dropped, SPEC's order kept. */
+/** A list of permission values: unknown values are refused by name, duplicates dropped, the order of docs/api.md "Permission values" kept. */
 function permissionList<T extends string>(allowed: readonly [T, ...T[]]) {
   return z
     .array(
@@ -29,7 +29,7 @@ function permissionList<T extends string>(allowed: readonly [T, ...T[]]) {
     .transform((values) => allowed.filter((value) => values.includes(value)));
 }
 
-/** SPEC "Membership permission object"; every field optional (PUT changes only what is given). */
+/** docs/api.md "Membership permission object"; every field optional (PUT changes only what is given). */
 export const permissionFieldsSchema = z.strictObject({
   is_admin: z.boolean({ error: 'is_admin must be a boolean' }).optional(),
   node_permissions: permissionList(NODE_PERMISSIONS).optional(),
@@ -47,13 +47,13 @@ export const assignGroupsSchema = z.strictObject({
   groups: z.record(z.string().max(64), permissionFieldsSchema, { error: 'groups must be an object keyed by group UUID' }),
 });
 
-/** SPEC Limits: a group name has at least 3 characters. */
+/** docs/api.md "Limits": a group name has at least 3 characters. */
 const groupName = z
   .string({ error: 'name must be a string' })
   .trim()
   .min(3, 'name must have at least 3 characters')
   .max(100, 'name must have at most 100 characters');
-/** SPEC Limits: a group description has 3 to 1024 characters. */
+/** docs/api.md "Limits": a group description has 3 to 1024 characters. */
 const description = z
   .string({ error: 'description must be a string' })
   .trim()
@@ -75,7 +75,7 @@ export const adminUpdateGroupSchema = z.strictObject({
   disk_quota: groupQuota.optional(),
 });
 
-/** SPEC "Group profile fields (writable)". */
+/** docs/api.md "Group profile fields (writable)". */
 export const groupProfileSchema = z.strictObject({
   name: groupName.optional(),
   description: description.optional(),
@@ -118,7 +118,7 @@ export const deleteOwnerQuerySchema = z.object({
   delete_all_private_shares: shareFlag('delete_all_private_shares').optional(),
 });
 
-/** SPEC "Group entry". */
+/** docs/api.md "Group entry". */
 export interface GroupEntry {
   group_uuid: string;
   group_name: string;

@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the /api/nodes/{node_uuid} group (SPEC "Nodes"): the POST operation body and
+ * Wire shapes of the /api/nodes/{node_uuid} group (docs/api.md "Nodes"): the POST operation body and
  * the records answered by details, path and dirlist. Parsing turns the body into a
  * camelCase NodeOperation; nothing here looks at the database.
  */
@@ -62,7 +62,7 @@ export const nodeParamsSchema = z.object({ id: z.string().min(1) });
 const nodeType = z.enum(['Dir', 'File']);
 const epochMs = z.number().int();
 
-/** SPEC "Node details". */
+/** docs/api.md "Node details". */
 export const nodeDetailsSchema = z.object({
   name: z.string(),
   type: nodeType,
@@ -75,11 +75,11 @@ export const nodeDetailsSchema = z.object({
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
-/** SPEC "Path entry": top-level folders carry their identifier as uuid. */
+/** docs/api.md "Path entry": top-level folders carry their identifier as uuid. */
 export const pathEntrySchema = z.object({ name: z.string(), uuid: z.string() });
 export type PathEntry = z.infer<typeof pathEntrySchema>;
 
-/** SPEC "Directory entry": `size` in bytes (0 for folders), `revision` only on files. */
+/** docs/api.md "Directory entry": `size` in bytes (0 for folders), `revision` only on files. */
 export const dirEntrySchema = z.object({
   uuid: z.string(),
   name: z.string(),
@@ -94,5 +94,5 @@ export const dirEntrySchema = z.object({
 });
 export type DirEntry = z.infer<typeof dirEntrySchema>;
 
-/** SPEC "Node access permissions". */
+/** docs/api.md "Node access permissions". */
 export const accessSchema = z.array(z.enum(['read', 'write', 'delete', 'download']));

@@ -1,5 +1,5 @@
 /**
- * Wire schemas of sharing (SPEC "Share approval", the pending incoming lists, and the share links
+ * Wire schemas of sharing (docs/api.md "Share approval", the pending incoming lists, and the share links
  * extension in docs/extensions.md) and the records their answers carry. Bodies are strict; a
  * violation names the field. Rules that need the database live in ops/.
  */
@@ -68,7 +68,7 @@ export const createLinkSchema = z.discriminatedUnion(
 );
 export type CreateLinkInput = z.infer<typeof createLinkSchema>;
 
-/** One element of the pending incoming lists (SPEC: "not shown"). */
+/** One element of the pending incoming lists (docs/api.md "Pending incoming share"). */
 export interface PendingIncomingRecord {
   uuid: string;
   name: string;
@@ -95,7 +95,7 @@ export interface ApproverRecord {
   added: number;
 }
 
-/** SPEC "Pending share approval request", with the requester and the decision beside it. */
+/** docs/api.md "Pending share approval request", with the requester and the decision beside it. */
 export interface PendingShareRecord {
   pending_uuid: string;
   workspace_id: string;

@@ -1,5 +1,5 @@
 /**
- * Wire schemas (snake_case, as SPEC names the fields) for login, the current user and the
+ * Wire schemas (snake_case, as docs/api.md names the fields) for login, the current user and the
  * administrator's user endpoints. Request schemas are strict where docs/store-semantics.md
  * says so; response types are what the routes send. Rules that need the database (unique
  * email, quota against usage) live in the routes, not here.
@@ -24,7 +24,7 @@ export const logoutQuerySchema = z.object({
   chat_token: z.string().optional(),
 });
 
-/** SPEC "Session" object, the body of a successful login. */
+/** docs/api.md "Session" object, the body of a successful login. */
 export interface SessionBody {
   uuid: string;
   token: string;
@@ -38,7 +38,7 @@ export interface SessionBody {
   password_expired?: true;
 }
 
-/** SPEC "User profile" (`data` of GET /api/user). */
+/** docs/api.md "User profile" (`data` of GET /api/user). */
 export interface UserProfileBody {
   uuid: string;
   fullname: string;
@@ -54,7 +54,7 @@ export interface UserProfileBody {
   pass_expires?: number;
 }
 
-/** SPEC Limits: a new user's full name has at least 3 characters and no digits. */
+/** docs/api.md "Limits": a new user's full name has at least 3 characters and no digits. */
 const adminFullname = z
   .string()
   .trim()

@@ -36,6 +36,8 @@ export const NOT_COPIED = new Set([
   'blob_intents',
   // SQLite keeps one-shot upload tokens in a TEMP table; PostgreSQL's UNLOGGED one starts empty.
   'upload_tokens',
+  // Attempts of the database limiters (PostgreSQL only; an embedded store counts in memory).
+  'limit_marks',
   'migration_progress',
 ]);
 

@@ -79,7 +79,7 @@ export async function deleteGroupRow(sql: Sql, uuid: string): Promise<void> {
   await sql.run('DELETE FROM groups WHERE uuid = ?', [uuid]);
 }
 
-/** SPEC "Membership permission object", as stored. */
+/** docs/api.md "Membership permission object", as stored. */
 export interface Permissions {
   isAdmin: boolean;
   nodePermissions: string[];
@@ -251,7 +251,7 @@ export async function countsOf(sql: Sql, id: string): Promise<OrganizationCounts
 // ---- webdrive
 
 /**
- * WebDrive endpoint rows and the endpoint name rule (SPEC "WebDrive endpoint": 3 to 10
+ * WebDrive endpoint rows and the endpoint name rule (docs/api.md "WebDrive endpoint": 3 to 10
  * lowercase alphanumeric characters). One namespace for users and groups: a name names one
  * drive, whoever owns it. Who may read or set an owner's endpoint is decided in ops/; this
  * module only keeps the rule and the rows.

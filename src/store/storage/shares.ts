@@ -158,7 +158,7 @@ export async function deleteOwnerShares(sql: Sql, ownerUuid: string, types: read
 // ---- approvals
 
 /**
- * Approvers and share approval requests (SPEC "Share approval", migration 009). The SQL only:
+ * Approvers and share approval requests (docs/api.md "Share approval", migration 009). The SQL only:
  * who may add approvers, decide or withdraw is ops/approvals.ts's to check. Multi-row writes run
  * inside the caller's transaction.
  */
@@ -289,7 +289,7 @@ export async function deleteShareRequest(sql: Sql, uuid: string): Promise<void> 
 // ---- incoming shares
 
 /**
- * Incoming shares (SPEC "Pending incoming share": pending, accepted, rejected; migration 009):
+ * Incoming shares (docs/api.md "Pending incoming share": pending, accepted, rejected; migration 009):
  * a copy offered to a user or a group, held as a snapshot while pending. This module owns the SQL
  * and the two answers; ops/incoming.ts decides who may answer. Every function runs inside the
  * caller's transaction; released blobs are returned for unlinking after the commit.

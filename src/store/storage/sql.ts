@@ -23,6 +23,8 @@
  * so `work` must do nothing but queries (and pure computation) that cannot be repeated safely:
  * blobs are staged before, mail is sent after.
  */
+import type { ChangeFeed } from '../../common/change-feed.js';
+
 export type SqlParams = readonly unknown[] | Readonly<Record<string, unknown>>;
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -41,9 +43,21 @@ export interface Sql {
   /** Several statements without parameters (schema changes). */
   exec(text: string): Promise<void>;
   /** Commit when `work` resolves, roll back when it throws; a savepoint when this handle is a transaction's. */
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Sql) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** True on a transaction's handle. */
   readonly inTransaction: boolean;
+}
+
+export interface TransactionOptions {
+  /**
+   * Names of what the transaction is about to change that many callers change at once (a
+   * user's usage counter, written by every upload of theirs). PostgreSQL runs the transactions
+   * naming one key one after the other, across instances (a session advisory lock taken before
+   * the transaction's snapshot), instead of letting them all start and then failing all but
+   * one as serialization conflicts: same result, no wasted work. SQLite has one writer anyway.
+   * A hint for speed, never for correctness (SERIALIZABLE still decides). Ignored on a savepoint.
+   */
+  serializeOn?: readonly string[];
 }
 
 /** A storage engine: the root handle, its schema, and how to close it. */
@@ -53,6 +67,11 @@ export interface Storage {
   readonly sql: Sql;
   /** The schema version the database holds (the highest migration applied). */
   schemaVersion(): Promise<number>;
+  /**
+   * What other instances change, for caches (PostgreSQL: LISTEN/NOTIFY). Absent on SQLite: one
+   * process serves the database and sees its own writes.
+   */
+  readonly changes?: ChangeFeed;
   close(): Promise<void>;
 }
 

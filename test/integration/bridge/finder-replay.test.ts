@@ -1,5 +1,5 @@
 /**
- * macOS Finder (WebDAVFS) replayed request by request, as CLIENT-QUIRKS "Test ideas" lists it:
+ * macOS Finder (WebDAVFS) replayed request by request, as docs/client-quirks.md §1 describes it:
  * mount probes, the junk-file probe storm, a listing with AppleDouble props, the upload of a new
  * file (PROPFIND 404, LOCK creating it, chunked PUT with X-Expected-Entity-Length and an untagged
  * If, the `._` companion, UNLOCK, ranged reads) and NFD names. Each step is its own test so a

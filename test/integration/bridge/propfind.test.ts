@@ -13,7 +13,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const propBody = (props: string, extraNs = ''): string =>
   `<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:"${extraNs}><D:prop>${props}</D:prop></D:propfind>`;
 
-/** Names that break naive hrefs (CLIENT-QUIRKS §0: `#` and `?` left raw; Test ideas). */
+/** Names that break naive hrefs (docs/client-quirks.md §0: `#` and `?` left raw; Test ideas). */
 const AWKWARD = ['sp ace.txt', 'a#b.txt', 'c?d.txt', 'e%f.txt', 'g+h.txt', 'x&y;z.txt', 'smile 😀.txt', "q'(u)*!.txt"];
 
 describe('PROPFIND', () => {

@@ -156,3 +156,25 @@ describe('bridge over HTTPS', () => {
     }
   });
 });
+
+describe('bridge sessions: a session the store revoked', () => {
+  const TTL_MS = 300;
+  let f: BridgeFixture;
+  beforeAll(async () => {
+    f = await bridgeFixture({ bridgeFlags: { cacheTtlMs: TTL_MS } });
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it('stops serving a deactivated user within bridge.cacheTtlMs, though its cached store session is reused', async () => {
+    const u = await f.newDavUser();
+    expect((await propfind(`${f.davUrl}/home/`, u.auth)).status).toBe(207);
+    await f.client.updateUser(f.admin, u.uuid, { isActive: false });
+    // The bound: what the bridge cached (listing, privileges) may answer until it is TTL_MS old;
+    // the next request that reaches the store meets the revoked session, and the re-login fails.
+    await new Promise((resolve) => setTimeout(resolve, TTL_MS + 50));
+    expect((await propfind(`${f.davUrl}/home/`, u.auth)).status).toBe(401);
+    expect((await propfind(`${f.davUrl}/`, u.auth)).status).toBe(401);
+  });
+});

@@ -1,6 +1,6 @@
 /**
- * Windows Explorer (WebClient / Mini-Redirector) replayed request by request, as CLIENT-QUIRKS
- * "Test ideas" lists it: anonymous OPTIONS, PROPFINDs without a body or a trailing slash, the
+ * Windows Explorer (WebClient / Mini-Redirector) replayed request by request, as docs/client-quirks.md §2
+ * describes it: anonymous OPTIONS, PROPFINDs without a body or a trailing slash, the
  * copy of a file (PROPFIND 404, empty PUT, LOCK without Depth, PUT with an untagged If, PROPPATCH
  * of the four Win32 properties, UNLOCK with a bare token), a case-only rename and a rename to a
  * name with `#`, and DELETE without a trailing slash. Each step is its own test; they share one

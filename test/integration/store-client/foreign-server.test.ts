@@ -1,6 +1,6 @@
 /**
  * The client against another server of the interface: a small listening server that answers
- * as SPEC shows but makes every choice SPEC leaves open differently from driveway's store
+ * as the interface defines but makes every choice it leaves open differently from driveway's store
  * (errors as 200 + status "error" without a code, times in seconds, no optional counters,
  * no Range support, upload answers without data). The client must cope with all of it.
  */

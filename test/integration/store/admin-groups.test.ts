@@ -182,7 +182,7 @@ describe('/api/admin/groups/{uuid}/users', () => {
     expect(await readMembershipRow(store, group, bob.uuid)).toMatchObject({ is_admin: 0, node_permissions: '["read"]', tag_permissions: '[]' });
   });
 
-  it('adds a member with the permissions given, deduplicated in SPEC’s order', async () => {
+  it('adds a member with the permissions given, deduplicated in the order of docs/api.md', async () => {
     const permissions = {
       is_admin: true,
       node_permissions: ['download', 'read', 'read'],

@@ -1,8 +1,8 @@
 /**
- * Share approval (SPEC "Share approval"; docs/store-semantics.md "Sharing"): approvers per
+ * Share approval (docs/api.md "Share approval"; docs/store-semantics.md "Sharing"): approvers per
  * workspace and share type, administered through /api/admin/{users,groups}/{uuid}/approvers;
  * a share of a workspace with an approver becomes a pending request (202, `pending_uuid`), listed
- * to its approvers and its requester with every SPEC field; approved carries it out (a share_copy
+ * to its approvers and its requester with every field of docs/api.md; approved carries it out (a share_copy
  * delivers the copy taken when requested), rejected discards it and keeps the comment, withdrawn
  * removes it from the requester's list. Every refusal, with the roles as separately logged-in users.
  */
@@ -135,7 +135,7 @@ describe('a share_copy awaiting approval', () => {
     });
   });
 
-  it('is listed to its approvers and its requester with every SPEC field, and to nobody else', async () => {
+  it('is listed to its approvers and its requester with every field of docs/api.md, and to nobody else', async () => {
     const s = await scene();
     const stranger = await person('Stan Stranger');
     const pending = await requestCopy(s, 'for the audit');

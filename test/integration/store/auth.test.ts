@@ -1,5 +1,5 @@
 /**
- * Login, sessions and logout against a real store: the SPEC Session object, credential
+ * Login, sessions and logout against a real store: the Session object (docs/api.md), credential
  * failures that all look alike, the failed-login limiter (per username, per IP, recovery),
  * token lifetime on the injected clock, revocation by logout and by deactivation, and every
  * way a bearer token can be wrong.
@@ -77,7 +77,7 @@ describe('POST /auth and sessions', () => {
     await store.close();
   });
 
-  it('answers the built-in admin with exactly the SPEC Session object', async () => {
+  it('answers the built-in admin with exactly the Session object (docs/api.md)', async () => {
     const res = await rawLogin(client, 'admin', ADMIN_PASSWORD);
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({

@@ -1,6 +1,6 @@
 /**
- * Editions (SPEC "Versioning", docs/store-semantics.md "Editions"): a store started with
- * edition 1.0 serves the 1.0 subset and answers 404 not_implemented for every endpoint SPEC
+ * Editions (docs/api.md "Editions", docs/store-semantics.md "Editions"): a store started with
+ * edition 1.0 serves the 1.0 subset and answers 404 not_implemented for every endpoint docs/api.md
  * lists as 3.0-only, while edition 3.0 serves the ones driveway implements.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ function call(f: Fixture, method: Dispatcher.HttpMethod, path: string, withToken
   return f.client.http.requestRaw({ method, path, ...(withToken ? { token: f.admin.token } : {}), ...(hasBody ? { json: {} } : {}) });
 }
 
-/** Every endpoint SPEC marks as edition 3.0 only (path variables filled with plausible values). */
+/** Every endpoint docs/api.md marks as edition 3.0 only (path variables filled with plausible values). */
 function threeOnlyApiEndpoints(f: Fixture): Array<[Dispatcher.HttpMethod, string]> {
   const g = SOME_UUID;
   const u = f.admin.userId;

@@ -1,5 +1,5 @@
 /**
- * Groups for members (SPEC "Groups for members"): the caller's groups and show=all, details,
+ * Groups for members (docs/api.md "Groups for members"): the caller's groups and show=all, details,
  * the group administrators' profile update (every field and rule), members and permissions,
  * tags with configured classes and the create permission, and the group WebDrive endpoint.
  * Non-members get 404 on every group endpoint, members who are not group administrators 403 on
@@ -46,7 +46,7 @@ beforeAll(async () => {
 afterAll(() => stopGroupStore({ seeder, store }));
 
 describe('GET /api/groups', () => {
-  it('lists the caller’s groups as SPEC Group entries, by name', async () => {
+  it('lists the caller’s groups as Group entries of docs/api.md, by name', async () => {
     const other = await ga.group('Alpha Squad');
     await ga.member(other, tagger.uuid, { is_admin: true, node_permissions: [] });
     const list = await dataOf<Array<Record<string, unknown>>>(api(tagger.session, 'GET', '/api/groups'));

@@ -61,7 +61,7 @@ async function stateOf(group: string): Promise<unknown> {
 }
 
 describe("a group's pending incoming list", () => {
-  it('is read by every member with SPEC-like records, and is unknown to outsiders (404)', async () => {
+  it('is read by every member with records as docs/api.md shows them, and is unknown to outsiders (404)', async () => {
     const group = await team();
     const offer = await offerTo(group);
     for (const who of [member, groupAdmin]) {

@@ -544,7 +544,7 @@ describe('GET path', () => {
 });
 
 describe('GET dirlist', () => {
-  it('lists folders first, then files, each by name in byte order, with SPEC fields', async () => {
+  it('lists folders first, then files, each by name in byte order, with the fields of docs/api.md', async () => {
     const root = await scratch();
     for (const name of ['b-dir', 'B-dir', '\u00e9-dir']) await client.createFolder(alice.session, nodeId(root), name);
     for (const name of ['b.txt', 'A.txt', '\u00e9.txt']) await uploadFile(client, alice.session, root, name, name);

@@ -83,7 +83,7 @@ afterAll(async () => {
 });
 
 describe('GET /api/nodes/{id}/upload', () => {
-  it('answers the SPEC upload token response for a folder, and stores only the token hash', async () => {
+  it('answers the upload token response of docs/api.md for a folder, and stores only the token hash', async () => {
     const ann = await newUser();
     const res = await raw(client, ann.session, 'GET', '/api/nodes/home/upload');
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 /**
- * GET /api/user: the SPEC User profile of the caller, with the real quota and usage (usage
+ * GET /api/user: the User profile (docs/api.md) of the caller, with the real quota and usage (usage
  * follows uploads), no pass_expires (no password lifetime configured), and nothing secret.
- * PUT /api/user: fullname, password (the SPEC rule; other sessions end) and avatar (checked by
+ * PUT /api/user: fullname, password (the password rule; other sessions end) and avatar (checked by
  * its bytes, served at the profile's link), each refusal naming the field and changing nothing.
  */
 import { Readable } from 'node:stream';
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 describe('GET /api/user', () => {
-  it('answers the built-in admin’s profile in the envelope, with exactly the SPEC fields', async () => {
+  it('answers the built-in admin’s profile in the envelope, with exactly the fields of docs/api.md', async () => {
     const row = (await store.ctx.storage.sql.get<{ uuid: string; created: number }>('SELECT uuid, created FROM users WHERE is_builtin = 1'))!;
     const res = await getUser(admin);
     expect(res.status).toBe(200);

@@ -28,6 +28,30 @@ afterEach(() => {
 });
 
 describe('MetadataCache', () => {
+  it('forgetAll() outdates every listing, every folder written before, and a fetch that was under way', async () => {
+    const stale: Listing[] = [];
+    const cache = newCache((listing) => stale.push(listing));
+    cache.remember('ann', 'a', [file('1', 'one.txt')]);
+    cache.forget('b');
+    cache.forget('b');
+    cache.remember('bob', 'b', [file('2', 'two.txt')]);
+    let finish: (entries: NodeEntry[]) => void = () => undefined;
+    const underWay = cache.load('ann', 'c', () => new Promise<NodeEntry[]>((resolve) => (finish = resolve)));
+    cache.forgetAll();
+    expect(cache.listing('ann', 'a')).toBeUndefined();
+    expect(cache.listing('bob', 'b')).toBeUndefined();
+    expect(stale).toHaveLength(2);
+    // The fetch began before the change: its answer is handed back but not kept as current.
+    finish([file('3', 'old.txt')]);
+    expect((await underWay).entries.map((e) => e.name)).toEqual(['old.txt']);
+    expect(cache.listing('ann', 'c')).toBeUndefined();
+    // Listings fetched afterwards are kept, and a later forget() of one folder still outdates it.
+    cache.remember('bob', 'b', [file('2', 'two.txt')]);
+    expect(names(cache, 'bob', 'b')).toEqual(['two.txt']);
+    cache.forget('b');
+    expect(cache.listing('bob', 'b')).toBeUndefined();
+  });
+
   it('keeps listings up to its byte budget: the least recently used go first, a listing heavier than the budget is not kept', () => {
     const entries = (folder: string, count: number) => Array.from({ length: count }, (_, i) => file(`${folder}-${i}`, `${folder}-file-${i}.txt`));
     const oneThousand = listingBytes({ entries: entries('x', 1000) });

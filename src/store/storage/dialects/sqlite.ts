@@ -161,6 +161,7 @@ export class SqliteStorage implements Storage {
       all: (text, params) => gated(() => now.all(text, params)),
       run: (text, params) => gated(() => now.run(text, params)),
       exec: (text) => gated(() => now.exec(text)),
+      // serializeOn needs nothing here: one connection, one writer.
       transaction: (work) => this.begin(work),
     };
     connections.set(this.sql, db);

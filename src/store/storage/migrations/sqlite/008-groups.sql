@@ -1,6 +1,6 @@
 -- Organizations become rows, and groups arrive: group rows (profile, quota, usage), memberships
 -- with their permissions, and group tags. Group nodes are ordinary `nodes` rows with
--- owner_type 'Group'. Permission lists are JSON arrays of SPEC's "Permission values".
+-- owner_type 'Group'. Permission lists are JSON arrays of the "Permission values" of docs/api.md.
 
 CREATE TABLE organizations (
   id                    TEXT PRIMARY KEY,               -- 1-64 of A-Z a-z 0-9 . _ - (schemas/organizations.ts)

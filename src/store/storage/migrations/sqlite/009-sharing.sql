@@ -29,7 +29,7 @@ CREATE TABLE snapshot_entries (
 );
 CREATE INDEX snapshot_entries_blob ON snapshot_entries(blob_hash) WHERE blob_hash IS NOT NULL;
 
--- Incoming shares (SPEC "Pending incoming share": pending, accepted, rejected). An answered row
+-- Incoming shares (docs/api.md "Pending incoming share": pending, accepted, rejected). An answered row
 -- stays as the record of the answer; its snapshot is gone by then (materialised or released).
 CREATE TABLE incoming_shares (
   uuid             TEXT PRIMARY KEY,
@@ -53,7 +53,7 @@ CREATE INDEX incoming_shares_recipient ON incoming_shares(recipient_uuid, state)
 CREATE INDEX incoming_shares_source ON incoming_shares(source_uuid) WHERE source_uuid IS NOT NULL;
 CREATE INDEX incoming_shares_sharer ON incoming_shares(sharer_uuid) WHERE sharer_uuid IS NOT NULL;
 
--- Approvers (SPEC "Approver") of a user's or a group's workspace, per share type.
+-- Approvers (docs/api.md "Approver") of a user's or a group's workspace, per share type.
 CREATE TABLE approvers (
   workspace_type TEXT NOT NULL CHECK (workspace_type IN ('User', 'Group')),
   workspace_uuid TEXT NOT NULL,
@@ -64,7 +64,7 @@ CREATE TABLE approvers (
 );
 CREATE INDEX approvers_approver ON approvers(approver_uuid);
 
--- Share approval requests (SPEC "Pending share approval request": pending, approved, rejected,
+-- Share approval requests (docs/api.md "Pending share approval request": pending, approved, rejected,
 -- withdrawn). `details` is what would be shared (JSON: recipients, writable, expires, and the
 -- hashes of a link's token and password, never the secrets); share_copy requests hold the
 -- snapshot taken when requested.

@@ -1,0 +1,57 @@
+/**
+ * What a store announces after its transactions commit, for the caches that sit in front of it
+ * (the bridge's listings, PROPFIND answers and privileges): several instances over one database
+ * each keep their own caches, and learn of the others' writes through this feed
+ * (docs/scale-out.md "Caches across instances"). The embedded SQLite store has no feed: one
+ * process serves it, and its bridge invalidates its own caches as it writes.
+ */
+export interface StoreChange {
+  /**
+   * Folders whose listing changed (a child added, removed, renamed, rewritten), named as the
+   * bridge's metadata cache names them: a node uuid, or `<top kind>:<owner uuid>` for a
+   * top-level folder (`home:…`, `trash:…`, `favorites:…`).
+   */
+  readonly folders: readonly string[];
+  /** Anything may have changed (notifications were missed, or too many folders to name): drop every cache. */
+  readonly everything: boolean;
+  /** Dead properties or client mtimes changed. */
+  readonly properties: boolean;
+  /**
+   * Made by this process's own database connections: its bridge, when the write came through
+   * it, has already updated its caches (a listener may skip the folders).
+   */
+  readonly local: boolean;
+}
+
+export type StoreChangeListener = (change: StoreChange) => void;
+
+export interface ChangeFeed {
+  /** Calls `listener` for every change from now on; the returned function stops that. */
+  subscribe(listener: StoreChangeListener): () => void;
+  /**
+   * Resolves once every change committed before the call has been handed to the subscribers
+   * (read-your-writes across instances: a client that wrote through one instance and reads
+   * through another). Resolves at once while the feed is not connected, and after a bounded
+   * wait at worst: a request is never held up for long by the feed.
+   */
+  settled(): Promise<void>;
+}
+
+/** The channel, and the words of its payload (the PostgreSQL triggers of migration 014 write them). */
+export const CHANGE_CHANNEL = 'driveway_changes';
+export const EVERYTHING = '*';
+export const PROPERTIES = '!props';
+
+/** A payload as the triggers write it: words separated by spaces. */
+export function parseChange(payload: string, local: boolean): StoreChange {
+  const folders: string[] = [];
+  let everything = false;
+  let properties = false;
+  for (const word of payload.split(' ')) {
+    if (word === '') continue;
+    if (word === EVERYTHING) everything = true;
+    else if (word === PROPERTIES) properties = true;
+    else folders.push(word);
+  }
+  return { folders, everything, properties, local };
+}

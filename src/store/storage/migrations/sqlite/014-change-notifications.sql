@@ -1,0 +1,3 @@
+-- Nothing here: the PostgreSQL migration of this number adds change notifications for the caches
+-- of other instances; one process serves a SQLite database, and its bridge keeps its own caches
+-- true as it writes. The number is kept so a version names one schema in both dialects.
