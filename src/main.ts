@@ -8,10 +8,11 @@
  *   driveway [--config FILE] [--only store|bridge] [--help]
  *   driveway migrate --to-database postgres://... [--to-s3-bucket ...]   (store/migrate-command.ts)
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
-import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './common/instance-lock.js';
+import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';
 import type { RunningStore } from './store/server.js';
 import type { RunningBridge } from './bridge/server.js';
@@ -91,18 +92,26 @@ async function main(): Promise<void> {
     let store: BridgeOptions['store'];
     if (config.bridge.storeUrl) store = { url: config.bridge.storeUrl };
     else if (embedded) {
-      // Locks, dead properties, and over PostgreSQL the Basic-login limiter, in the store's
-      // database: every instance over it agrees; over PostgreSQL the database also tells this
-      // bridge what other instances changed (store/bridge-store.ts).
+      // Over PostgreSQL, the Basic-login limiter in the store's database (every instance counts
+      // together) and its change feed (what other instances changed): store/bridge-store.ts.
       const { inProcessStore } = await import('./store/bridge-store.js');
       store = inProcessStore(embedded);
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);
     }
+    // Locks and dead properties: in the store's database when the bridge serves it in-process
+    // (every instance over it agrees), else in the bridge's own bridge.sqlite (storage/dav-state.ts).
+    const { openDavState, propertyLimitsOf } = await import('./store/storage/dav-state.js');
+    const state = await openDavState({
+      storage: 'client' in store && embedded ? embedded.storage : undefined,
+      stateFile: path.join(config.dataDir, 'bridge.sqlite'),
+      properties: propertyLimitsOf(config.bridge),
+      log,
+    });
     const { startBridge } = await import('./bridge/server.js');
     // In-process, the bridge is as ready as the store it calls: the same database and blob probes.
-    bridge = await startBridge({ config, logger: log, store, ...(running ? { readinessChecks: running.readiness.checks } : {}) });
+    bridge = await startBridge({ config, logger: log, store, state, ...(running ? { readinessChecks: running.readiness.checks } : {}) });
     process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${'url' in store ? store.url : store.name})\n`);
   }
 

@@ -9,7 +9,7 @@
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -25,13 +25,12 @@ import { drainWhile } from '../common/drain.js';
 import { logFailedLogin } from '../common/login-log.js';
 import { MemoryLoginLimiter, type LoginLimiter, type LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
-import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
-import { moveStateFileInto, openBridgeStateFile, SqlPropertyRepository } from './dead-properties.js';
+import type { PropertyRepository } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
-import { SqlLockRepository } from './sql-lock-repository.js';
+import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
@@ -55,30 +54,41 @@ export interface BridgeOptions {
   /**
    * The store to serve: a StoreClient of any transport (the embedded store in-process under
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
-   * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
-   * live there, shared by every instance over that database; without it locks stay in memory
-   * and properties in `stateFile`. With `changes` (the store's change feed over PostgreSQL), writes
-   * made through other instances reach this bridge's caches at once instead of after their TTL.
-   * With `limiter` (main.ts: the store's database limiter over PostgreSQL), Basic logins are
-   * counted where every instance counts them; without it, in memory.
    */
   store:
-    | { client: StoreClient; name: string; storage?: Storage; changes?: ChangeFeed; limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined }
+    | {
+        client: StoreClient;
+        name: string;
+        /** The store's change feed over PostgreSQL: writes made through other instances reach this bridge's caches at once instead of after their TTL. */
+        changes?: ChangeFeed;
+        /** main.ts: the store's database limiter over PostgreSQL, so Basic logins are counted where every instance counts them; without it, in memory. */
+        limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined;
+      }
     | { url: string };
+  /**
+   * Where locks and dead properties live, chosen by whoever starts the bridge (main.ts, through
+   * the storage layer's openDavState): the bridge holds no SQL and opens no database itself.
+   * The bridge closes it when it closes.
+   */
+  state: BridgeState;
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
-  /**
-   * Where a bridge without shared storage keeps dead properties and client mtimes; defaults to
-   * `<dataDir>/bridge.sqlite`. With shared storage, a file there from an earlier release is moved
-   * into the storage once (then renamed `.moved`).
-   */
-  stateFile?: string;
   /**
    * What /readyz probes besides the bridge's own state: the in-process store's checks (database,
    * blobs; main.ts passes them). Unset with a store at a URL: one cheap request to that store.
    */
   readinessChecks?: readonly ReadinessCheck[];
+}
+
+/** The bridge's state repositories (store/storage/dav-state.ts makes them). */
+export interface BridgeState {
+  /** Locks shared with other instances; undefined keeps them in this process's memory. */
+  readonly locks: LockRepository | undefined;
+  readonly properties: PropertyRepository;
+  /** For /readyz: the bridge's own state file answers (absent when the state is the store's). */
+  probe?(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface RunningBridge {
@@ -179,47 +189,20 @@ export async function createBridgeServices(
     maxBytes: config.bridge.cacheMaxBytes,
     onStale: forgetBodiesOf,
   });
-  const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
-  const shared = 'storage' in options.store ? options.store.storage : undefined;
-  const propertyLimits = {
-    maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
-    maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
-  };
-  let state: { locks: LockStore; props: SqlPropertyRepository; close: () => Promise<void>; check?: ReadinessCheck };
-  if (shared) {
-    const moved = await moveStateFileInto(stateFile, shared.sql);
-    if (moved) options.logger.info({ ...moved, from: stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
-    state = {
-      // Over PostgreSQL, instances share the locks through the database. Over SQLite one process
-      // serves the data directory (instance-lock.ts), so the locks stay in its memory as they
-      // always were: a PROPFIND then reads them from a Map, not with a statement per request.
-      locks: new LockStore({
-        clock,
-        maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
-        ...(shared.dialect === 'postgres' ? { repository: new SqlLockRepository(shared.sql) } : {}),
-      }),
-      props: new SqlPropertyRepository(shared.sql, propertyLimits),
-      // The storage is the store's: it closes it.
-      close: async () => undefined,
-    };
-  } else {
-    mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
-    const file = openBridgeStateFile(stateFile);
-    state = {
-      locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
-      props: new SqlPropertyRepository(file.sql, propertyLimits),
-      close: () => file.close(),
-      check: { name: 'state', probe: async () => void (await file.sql.get('SELECT 1 AS ok')) },
-    };
-  }
+  const { state } = options;
+  const locks = new LockStore({
+    clock,
+    maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
+    ...(state.locks ? { repository: state.locks } : {}),
+  });
   const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
-  const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.props));
+  const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const services: BridgeServices = {
     tree,
     cache,
-    locks: state.locks,
-    props: state.props,
+    locks,
+    props: state.properties,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
@@ -231,7 +214,8 @@ export async function createBridgeServices(
     unsubscribe?.();
     await state.close();
   };
-  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState, ...(state.check ? { stateCheck: state.check } : {}) };
+  const probe = state.probe?.bind(state);
+  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
 }
 
 /**
@@ -242,7 +226,7 @@ export async function createBridgeServices(
  * it quadratic); a write through this instance's REST API shows here after the TTL, as it always
  * did. "Everything" also comes after the feed reconnected, since notifications may have been lost.
  */
-export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree: StoreTree, props: SqlPropertyRepository): void {
+export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree: StoreTree, props: PropertyRepository): void {
   if (change.everything) {
     cache.forgetAll();
     tree.forgetPrivileges();

@@ -1,6 +1,6 @@
 /**
  * What the in-process bridge (`npm start`) gets from the embedded store: the store as a
- * StoreClient, the store's database (locks and dead properties: storeStorageOf), and over
+ * StoreClient, the store's database (locks and dead properties: storage/dav-state.ts), and over
  * PostgreSQL a Basic-login limiter counted in that database, so every instance counts together
  * (a bridge alone, `--only bridge`, keeps its own in memory), and its change feed over
  * PostgreSQL (other instances' writes reach the bridge's caches). main.ts and the test harness both
@@ -13,7 +13,6 @@ import type { StoreContext } from './context.js';
 import { createLocalClient } from './local-client.js';
 import { sharedLoginLimiter } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
-import { storeStorageOf } from './storage/store-storage.js';
 
 export interface InProcessStore {
   client: StoreClient;
@@ -25,7 +24,7 @@ export interface InProcessStore {
 }
 
 export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process'): InProcessStore {
-  const storage = storeStorageOf(ctx);
+  const { storage } = ctx;
   return {
     client: createLocalClient(ctx),
     name,
