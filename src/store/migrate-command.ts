@@ -12,7 +12,7 @@
  * is in use by a running instance (as `driveway` itself).
  */
 import { blobBackendOf, ConfigError, loadConfig, type Config } from '../common/config.js';
-import { DataDirInUseError } from '../common/instance-lock.js';
+import { DataDirInUseError } from './storage/instance-lock.js';
 import { createLogger } from '../common/logger.js';
 import { MigrationMismatchError, MigrationRefusedError, migrateEmbedded, redactDatabaseUrl, type S3Target } from './migrate-embedded.js';
 
