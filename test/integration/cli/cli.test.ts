@@ -310,7 +310,8 @@ function operatorSuite(kind: 'sqlite' | 'postgres', describeIt: (name: string, b
       expect(disabled.stderr).toBe('cy@example.com disabled; 2 session(s) ended\n');
       expect(await currentUserStatus(server!.storeUrl, session.token!)).toBe(401);
       expect((await login(server!.storeUrl, 'cy@example.com', 'Cy-Passw0rd')).status).toBe(401);
-      expect((await fetch(`${server!.davUrl}/home/`, { method: 'PROPFIND', headers: { authorization: basic, depth: '0' } })).status).toBe(401);
+      // A write must reach the store, which refuses the bridge's session and its new login.
+      expect((await fetch(`${server!.davUrl}/home/after.txt`, { method: 'PUT', headers: { authorization: basic }, body: 'x' })).status).toBe(401);
 
       const admin = await cli(['user', 'disable', 'admin']);
       expect(admin.code).toBe(1);
