@@ -1,0 +1,2 @@
+-- Nothing here: the PostgreSQL migration of this number changes its change-notification
+-- triggers (014); the number is kept so a version names one schema in both dialects.
