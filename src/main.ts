@@ -11,6 +11,7 @@ import type { BridgeOptions } from './bridge/server.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './common/instance-lock.js';
 import { createLogger } from './common/logger.js';
+import { StartupError } from './common/startup-error.js';
 import type { StoreContext } from './store/context.js';
 
 const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
@@ -121,6 +122,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof StartupError) {
+    // One line naming the path or setting and what to do (startup-error.ts); no stack.
+    process.stderr.write(`driveway: ${err.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`driveway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -11,12 +11,14 @@ import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
+import { reasonOf, StartupError } from '../common/startup-error.js';
+import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
-import { migrate } from './storage/migrations.js';
+import { migrate, SchemaTooNewError } from './storage/migrations.js';
 import type { Storage } from './storage/sql.js';
 import { redactDatabaseUrl } from './storage/database-url.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
@@ -96,14 +98,28 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger(config.logLevel);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Read and checked before anything is opened: a wrong path is reported at once.
+  const tls = storeTlsFiles(config);
+  try {
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new StartupError(`cannot create the data folder ${config.dataDir}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that its parent is writable by this user`, { cause: err });
+  }
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
   // PostgreSQL's COMMIT is durable by itself: without a SQLite connection mark and settle do nothing.
   const durability = new Durability(db, dbFile);
   const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
-  await blobs.init();
+  try {
+    await blobs.init();
+  } catch (err) {
+    await storage.close();
+    const where = (err as { path?: unknown }).path;
+    throw typeof where === 'string'
+      ? new StartupError(`cannot prepare the blob folder ${where}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that the folder is writable by this user`, { cause: err })
+      : err;
+  }
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
@@ -123,6 +139,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     bodyLimit: 16 * 1024 * 1024,
     genReqId: () => randomUUID(),
     trustProxy: false,
+    // HTTPS when store.tlsCert is set; the plain default keeps fastify's own http server.
+    ...(tls ? { serverFactory: (handler: Parameters<typeof createListenerServer>[2]) => createListenerServer(tls, {}, handler) } : {}),
   });
   app.decorateRequest('caller', null);
   const routes: string[] = [];
@@ -252,7 +270,13 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 async function openStorage(config: Config, dbFile: string, checkRootUse: boolean, log: Logger): Promise<{ storage: Storage; db: Db | undefined }> {
   const url = config.database.url;
   if (url === undefined) {
-    const db = openDatabase(dbFile);
+    let db: Db;
+    try {
+      db = openDatabase(dbFile);
+    } catch (err) {
+      if (err instanceof SchemaTooNewError) throw new StartupError(err.message, { cause: err });
+      throw new StartupError(`cannot open the database ${dbFile}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR (or database.url / DRIVEWAY_DATABASE_URL) and that the folder is writable by this user`, { cause: err });
+    }
     return { storage: new SqliteStorage(db, { checkRootUse }), db };
   }
   // Loaded only when named: the embedded default never pays for pg.
@@ -267,6 +291,13 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
     throw err;
   }
   return { storage, db: undefined };
+}
+
+/** The store's certificate and key when it serves HTTPS. */
+function storeTlsFiles(config: Config): TlsFiles | undefined {
+  const { tlsCert, tlsKey } = config.store;
+  if (!tlsCert || !tlsKey) return undefined;
+  return readTlsFiles({ certPath: tlsCert, keyPath: tlsKey, certSetting: 'store.tlsCert / DRIVEWAY_STORE_TLS_CERT', keySetting: 'store.tlsKey / DRIVEWAY_STORE_TLS_KEY' });
 }
 
 /**
