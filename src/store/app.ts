@@ -4,14 +4,14 @@
  * envelope (docs/api.md "Envelope"). Never listens (server.ts does; tests use inject or their own listen).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
 import { MemoryLoginLimiter } from '../common/login-limiter.js';
-import { reasonOf, StartupError } from '../common/startup-error.js';
+import { ensureDataDir, reasonOf, StartupError } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
@@ -100,11 +100,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const log = options.logger ?? createLogger(config.logLevel);
   // Read and checked before anything is opened: a wrong path is reported at once.
   const tls = storeTlsFiles(config);
-  try {
-    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new StartupError(`cannot create the data folder ${config.dataDir}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that its parent is writable by this user`, { cause: err });
-  }
+  ensureDataDir(config.dataDir);
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
