@@ -23,6 +23,7 @@ export default defineConfig({
           name: 'integration',
           globalSetup: postgresForTheRun,
           include: ['test/integration/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/security/**/*.test.ts'],
+          exclude: ['test/integration/faults/**'],
         },
       },
       {
@@ -50,6 +51,12 @@ export default defineConfig({
         // (test/multi-instance/): one file at a time, since each starts several servers.
         extends: true,
         test: { name: 'multi-instance', globalSetup: postgresForTheRun, include: ['test/multi-instance/**/*.test.ts'], fileParallelism: false, testTimeout: 120_000 },
+      },
+      {
+        // Real driveway processes whose dependencies are stopped and started (their own
+        // PostgreSQL cluster and s3rver), or which are stopped by a signal: one file at a time.
+        extends: true,
+        test: { name: 'faults', include: ['test/integration/faults/**/*.test.ts'], fileParallelism: false, testTimeout: 60_000 },
       },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
       {

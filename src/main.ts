@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 /**
  * Entry point: reads the configuration, starts the embedded store and/or the WebDAV bridge,
- * prints their URLs, and closes both on SIGINT/SIGTERM.
+ * prints their URLs, and on SIGINT/SIGTERM drains both (requests under way finish within
+ * http.shutdownGraceSec, new ones get 503, /readyz 503) before it exits 0; a second signal
+ * stops at once.
  *
  *   driveway [--config FILE] [--only store|bridge] [--help]
  *   driveway migrate --to-database postgres://... [--to-s3-bucket ...]   (store/migrate-command.ts)
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
-import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './common/instance-lock.js';
+import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';
 import { StartupError } from './common/startup-error.js';
-import type { StoreContext } from './store/context.js';
+import type { RunningStore } from './store/server.js';
+import type { RunningBridge } from './bridge/server.js';
 
 const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
 
@@ -55,7 +59,6 @@ async function main(): Promise<void> {
   // (Stock webdav-server 2.6.3 could be crashed by a single header: docs/client-quirks.md §0.)
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection (process kept running)'));
-  const closers: Array<() => Promise<void>> = [];
   const locks: InstanceLock[] = [];
   // One process per data directory and part (instance-lock.ts), taken before anything is opened.
   const lockPart = (part: LockedPart): void => {
@@ -73,15 +76,16 @@ async function main(): Promise<void> {
 
   // Each part is loaded only when it runs: a bridge alone does not carry fastify, SQLite and
   // the store's modules in its memory, nor a store alone webdav-server.
-  let embedded: StoreContext | undefined;
+  let running: RunningStore | undefined;
   if (config.run !== 'bridge') {
     const { startStore } = await import('./store/server.js');
     const store = await startStore({ config, logger: log });
-    embedded = store.ctx;
-    closers.push(store.close);
+    running = store;
     log.info({ url: store.url, edition: config.store.edition, dataDir: config.dataDir }, 'store listening');
     process.stdout.write(`driveway store:  ${store.url}  (edition ${config.store.edition}, data in ${config.dataDir})\n`);
   }
+  const embedded = running?.ctx;
+  let bridge: RunningBridge | undefined;
   if (config.run !== 'store') {
     // With the store in this process the bridge calls it directly (no loopback HTTP hop); a
     // configured DRIVEWAY_STORE_URL, or --only bridge, keeps the HTTP client, so the bridge can
@@ -89,33 +93,54 @@ async function main(): Promise<void> {
     let store: BridgeOptions['store'];
     if (config.bridge.storeUrl) store = { url: config.bridge.storeUrl };
     else if (embedded) {
-      const { createLocalClient } = await import('./store/local-client.js');
-      const { storeStorageOf } = await import('./store/storage/store-storage.js');
-      // Locks and dead properties in the store's database: every instance over it agrees.
-      // Over PostgreSQL, the database also tells this bridge what other instances changed.
-      const storage = storeStorageOf(embedded);
-      store = { client: createLocalClient(embedded), name: 'embedded, in-process', storage, ...(storage.changes ? { changes: storage.changes } : {}) };
+      // Over PostgreSQL, the Basic-login limiter in the store's database (every instance counts
+      // together) and its change feed (what other instances changed): store/bridge-store.ts.
+      const { inProcessStore } = await import('./store/bridge-store.js');
+      store = inProcessStore(embedded);
     } else {
       process.stderr.write('the bridge alone needs DRIVEWAY_STORE_URL (the store it talks to)\n');
       process.exit(2);
     }
+    // Locks and dead properties: in the store's database when the bridge serves it in-process
+    // (every instance over it agrees), else in the bridge's own bridge.sqlite (storage/dav-state.ts).
+    const { openDavState, propertyLimitsOf } = await import('./store/storage/dav-state.js');
+    const state = await openDavState({
+      storage: 'client' in store && embedded ? embedded.storage : undefined,
+      stateFile: path.join(config.dataDir, 'bridge.sqlite'),
+      properties: propertyLimitsOf(config.bridge),
+      log,
+    });
     const { startBridge } = await import('./bridge/server.js');
-    const bridge = await startBridge({ config, logger: log, store });
-    // Closed before the store (closers run in reverse): no request reaches a closed database.
-    closers.push(bridge.close);
+    // In-process, the bridge is as ready as the store it calls: the same database and blob probes.
+    bridge = await startBridge({ config, logger: log, store, state, ...(running ? { readinessChecks: running.readiness.checks } : {}) });
     process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${'url' in store ? store.url : store.name})\n`);
   }
 
   let closing = false;
+  const graceMs = config.http.shutdownGraceSec * 1000;
   const shutdown = (signal: string): void => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal }, 'shutting down');
-    Promise.allSettled(closers.reverse().map((close) => close())).then(() => {
+    if (closing) {
+      log.warn({ signal }, 'second signal: stopping at once');
       for (const lock of locks) lock.release();
+      process.exit(1);
+    }
+    closing = true;
+    log.info({ signal, graceSec: config.http.shutdownGraceSec }, 'draining: no new requests, those under way may finish');
+    // Both listeners stop accepting at once. The store keeps its database and blob backend open
+    // until the bridge's requests, which call it in-process, are done.
+    const bridgeClosed = bridge?.close(graceMs) ?? Promise.resolve();
+    running?.holdClose(bridgeClosed);
+    Promise.allSettled([bridgeClosed, running?.close(graceMs)]).then((results) => {
+      for (const result of results) if (result.status === 'rejected') log.error({ err: result.reason }, 'error while stopping');
+      for (const lock of locks) lock.release();
+      log.info({ signal }, 'stopped');
       process.exit(0);
     });
-    setTimeout(() => process.exit(1), 10_000).unref();
+    // Cut connections still need their handlers to notice; past this, nothing is worth waiting for.
+    setTimeout(() => {
+      log.error('did not stop within the grace period and 10 s more; exiting');
+      process.exit(1);
+    }, graceMs + 10_000).unref();
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));

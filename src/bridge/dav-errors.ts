@@ -5,6 +5,7 @@
  * existing name, 412 for Overwrite: F) are decided by the verb before it calls here.
  */
 import { StoreError } from '../store-client/contract.js';
+import { StorageUnavailableError } from '../store/storage/sql.js';
 import { DavXmlError, type DavCondition } from './dav-xml.js';
 import { DeadPropertyLimitError } from './dead-properties.js';
 import { HrefError } from './href.js';
@@ -32,6 +33,8 @@ export function davFailureOf(err: unknown): DavFailure {
       ? { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="driveway", charset="UTF-8"' }, reason: err.message }
       : { status: 503, headers: { 'Retry-After': String(err.retryAfterSec ?? RETRY_AFTER_SEC) }, reason: err.message };
   }
+  // The locks' and dead properties' database (shared with the store over PostgreSQL) unreachable.
+  if (err instanceof StorageUnavailableError) return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
   if (err instanceof DavStatusError) return { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
   if (err instanceof HrefError) {
     return { status: err.kind === 'path-too-long' || err.kind === 'too-deep' ? 414 : 400, headers: {}, reason: err.message };

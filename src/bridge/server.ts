@@ -9,7 +9,6 @@
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
  */
-import { mkdirSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -21,16 +20,17 @@ import { applyHttpLimits } from '../common/http-limits.js';
 import { listenFailure } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { redactUrl, type Logger } from '../common/logger.js';
+import { livenessAnswer, Readiness, readinessAnswer, RETRY_AFTER_SEC, type HealthAnswer, type ReadinessCheck } from '../common/readiness.js';
+import { drainWhile } from '../common/drain.js';
 import { logFailedLogin } from '../common/login-log.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
+import { MemoryLoginLimiter, type LoginLimiter, type LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
-import type { Storage } from '../store/storage/sql.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
-import { moveStateFileInto, openBridgeStateFile, SqlPropertyRepository } from './dead-properties.js';
+import type { PropertyRepository } from './dead-properties.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
-import { SqlLockRepository } from './sql-lock-repository.js';
+import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
@@ -54,28 +54,70 @@ export interface BridgeOptions {
   /**
    * The store to serve: a StoreClient of any transport (the embedded store in-process under
    * `npm start`), or the URL of any server of the interface (the HTTP client is made here).
-   * With `storage` (the embedded store's database: storeStorageOf), locks and dead properties
-   * live there, shared by every instance over that database; without it locks stay in memory
-   * and properties in `stateFile`. With `changes` (the store's change feed over PostgreSQL), writes
-   * made through other instances reach this bridge's caches at once instead of after their TTL.
    */
-  store: { client: StoreClient; name: string; storage?: Storage; changes?: ChangeFeed } | { url: string };
+  store:
+    | {
+        client: StoreClient;
+        name: string;
+        /** The store's change feed over PostgreSQL: writes made through other instances reach this bridge's caches at once instead of after their TTL. */
+        changes?: ChangeFeed;
+        /** main.ts: the store's database limiter over PostgreSQL, so Basic logins are counted where every instance counts them; without it, in memory. */
+        limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined;
+      }
+    | { url: string };
+  /**
+   * Where locks and dead properties live, chosen by whoever starts the bridge (main.ts, through
+   * the storage layer's openDavState): the bridge holds no SQL and opens no database itself.
+   * The bridge closes it when it closes.
+   */
+  state: BridgeState;
   clock?: Clock;
   /** Defaults to config.bridge.port; 0 picks a free port. */
   port?: number;
   /**
-   * Where a bridge without shared storage keeps dead properties and client mtimes; defaults to
-   * `<dataDir>/bridge.sqlite`. With shared storage, a file there from an earlier release is moved
-   * into the storage once (then renamed `.moved`).
+   * What /readyz probes besides the bridge's own state: the in-process store's checks (database,
+   * blobs; main.ts passes them). Unset with a store at a URL: one cheap request to that store.
    */
-  stateFile?: string;
+  readinessChecks?: readonly ReadinessCheck[];
+}
+
+/** The bridge's state repositories (store/storage/dav-state.ts makes them). */
+export interface BridgeState {
+  /** Locks shared with other instances; undefined keeps them in this process's memory. */
+  readonly locks: LockRepository | undefined;
+  readonly properties: PropertyRepository;
+  /** For /readyz: the bridge's own state file answers (absent when the state is the store's). */
+  probe?(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface RunningBridge {
   url: string;
   services: BridgeServices;
   client: StoreClient;
-  close(): Promise<void>;
+  readiness: Readiness;
+  /**
+   * Drains and closes: /readyz and every new request answer 503 at once (new requests with
+   * Connection: close), no connection is accepted, requests under way may finish for `graceMs`
+   * (default 0: cut at once; main.ts passes http.shutdownGraceSec), then the rest are cut and
+   * the bridge's state is released.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The health paths (docs/bridge-design.md "Health"): only a GET or HEAD of exactly /healthz or
+ * /readyz without credentials. The drive's root is made up (namespace.ts) and holds no file of
+ * that name, and a request with credentials is DAV as always.
+ */
+function healthPathOf(req: IncomingMessage): '/healthz' | '/readyz' | undefined {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization !== undefined) return undefined;
+  return req.url === '/healthz' || req.url === '/readyz' ? req.url : undefined;
+}
+
+function sendHealth(req: IncomingMessage, res: ServerResponse, answer: HealthAnswer): void {
+  res.writeHead(answer.statusCode, { ...answer.headers, 'Content-Length': String(Buffer.byteLength(answer.body)) });
+  res.end(req.method === 'HEAD' ? undefined : answer.body);
 }
 
 interface AuthOutcome {
@@ -138,7 +180,7 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
 export async function createBridgeServices(
   options: BridgeOptions,
   client: StoreClient,
-): Promise<{ services: BridgeServices; sessions: SessionPool; closeState: () => Promise<void> }> {
+): Promise<{ services: BridgeServices; sessions: SessionPool; closeState: () => Promise<void>; stateCheck?: ReadinessCheck }> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const cache = new MetadataCache({
@@ -147,57 +189,33 @@ export async function createBridgeServices(
     maxBytes: config.bridge.cacheMaxBytes,
     onStale: forgetBodiesOf,
   });
-  const stateFile = options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite');
-  const shared = 'storage' in options.store ? options.store.storage : undefined;
-  const propertyLimits = {
-    maxBytesPerNode: config.bridge.deadPropsMaxBytesPerNode,
-    maxBytesPerOwner: config.bridge.deadPropsMaxBytesPerOwner,
-  };
-  let state: { locks: LockStore; props: SqlPropertyRepository; close: () => Promise<void> };
-  if (shared) {
-    const moved = await moveStateFileInto(stateFile, shared.sql);
-    if (moved) options.logger.info({ ...moved, from: stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
-    state = {
-      // Over PostgreSQL, instances share the locks through the database. Over SQLite one process
-      // serves the data directory (instance-lock.ts), so the locks stay in its memory as they
-      // always were: a PROPFIND then reads them from a Map, not with a statement per request.
-      locks: new LockStore({
-        clock,
-        maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
-        ...(shared.dialect === 'postgres' ? { repository: new SqlLockRepository(shared.sql) } : {}),
-      }),
-      props: new SqlPropertyRepository(shared.sql, propertyLimits),
-      // The storage is the store's: it closes it.
-      close: async () => undefined,
-    };
-  } else {
-    mkdirSync(path.dirname(stateFile), { recursive: true, mode: 0o700 });
-    const file = openBridgeStateFile(stateFile);
-    state = {
-      locks: new LockStore({ clock, maxTimeoutSec: config.bridge.lockMaxTimeoutSec }),
-      props: new SqlPropertyRepository(file.sql, propertyLimits),
-      close: () => file.close(),
-    };
-  }
+  const { state } = options;
+  const locks = new LockStore({
+    clock,
+    maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
+    ...(state.locks ? { repository: state.locks } : {}),
+  });
   const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
-  const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.props));
+  const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const services: BridgeServices = {
     tree,
     cache,
-    locks: state.locks,
-    props: state.props,
+    locks,
+    props: state.properties,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
-  const limiter = new MemoryLoginLimiter({ clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec });
+  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
+  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const closeState = async (): Promise<void> => {
     unsubscribe?.();
     await state.close();
   };
-  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState };
+  const probe = state.probe?.bind(state);
+  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
 }
 
 /**
@@ -208,7 +226,7 @@ export async function createBridgeServices(
  * it quadratic); a write through this instance's REST API shows here after the TTL, as it always
  * did. "Everything" also comes after the feed reconnected, since notifications may have been lost.
  */
-export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree: StoreTree, props: SqlPropertyRepository): void {
+export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree: StoreTree, props: PropertyRepository): void {
   if (change.everything) {
     cache.forgetAll();
     tree.forgetPrivileges();
@@ -226,12 +244,26 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const tls = bridgeTlsFiles(config);
   // The HTTP client (and undici) is loaded only to serve a store at a URL: in-process, the
   // bridge never needs it.
-  const client =
-    'client' in options.store
-      ? options.store.client
-      : (await import('../store-client/index.js')).createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+  let client: StoreClient;
+  let storeChecks: readonly ReadinessCheck[] = options.readinessChecks ?? [];
+  if ('client' in options.store) client = options.store.client;
+  else {
+    const http = (await import('../store-client/index.js')).createStoreClient(options.store.url, { timeoutMs: config.bridge.storeTimeoutMs, logger: log });
+    client = http;
+    storeChecks = options.readinessChecks ?? [
+      {
+        name: 'store',
+        // Any answer below 500 means the store is there (a foreign server may have no /readyz).
+        probe: async (signal) => {
+          const answer = await http.http.requestRaw({ method: 'GET', path: '/readyz', signal }, 'health.readyz');
+          if (answer.status >= 500) throw new Error(`the store answered ${answer.status}`);
+        },
+      },
+    ];
+  }
   const storeName = 'client' in options.store ? options.store.name : options.store.url;
-  const { services, sessions, closeState } = await createBridgeServices({ ...options, logger: log }, client);
+  const { services, sessions, closeState, stateCheck } = await createBridgeServices({ ...options, logger: log }, client);
+  const readiness = new Readiness([...storeChecks, ...(stateCheck ? [stateCheck] : [])], { log });
 
   const dav = new webdav.WebDAVServer({
     httpAuthentication: new StoreAuthentication(sessions, log),
@@ -249,6 +281,24 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   dav.onUnknownMethod(notAllowed);
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const health = healthPathOf(req);
+    if (health === '/healthz') {
+      sendHealth(req, res, livenessAnswer());
+      return;
+    }
+    if (health === '/readyz') {
+      readiness.report().then(
+        (report) => sendHealth(req, res, readinessAnswer(report)),
+        () => sendHealth(req, res, readinessAnswer({ ready: false, draining: readiness.draining, checks: {} })),
+      );
+      return;
+    }
+    if (readiness.draining) {
+      // Stopping: a request arriving on a kept-alive connection is refused before any work.
+      res.writeHead(503, { 'Retry-After': String(RETRY_AFTER_SEC), Connection: 'close', 'Content-Length': '0' }).end();
+      req.resume();
+      return;
+    }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
     try {
       decodedPaths.set(req, decodeRequestPath(req.url ?? '/'));
@@ -294,19 +344,22 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   log.info({ url, store: storeName }, 'bridge listening');
 
+  let closing: Promise<void> | undefined;
   return {
     url,
     services,
     client,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      sessions.clear();
-      await closeState();
-      services.cache.close();
-      await client.close();
+    readiness,
+    close(graceMs = 0) {
+      closing ??= (async () => {
+        readiness.startDraining();
+        await drainWhile(server, graceMs, () => new Promise<void>((resolve) => server.close(() => resolve())));
+        sessions.clear();
+        await closeState();
+        services.cache.close();
+        await client.close();
+      })();
+      return closing;
     },
   };
 }

@@ -42,6 +42,10 @@ export const configSchema = z.strictObject({
         .optional(),
       /** Connections in the PostgreSQL pool of one instance. */
       maxConnections: z.coerce.number().int().positive().default(10),
+      /** How long a request waits for a PostgreSQL connection before it is answered 503 (ms). */
+      connectTimeoutMs: z.coerce.number().int().positive().default(5000),
+      /** A statement running longer fails (503), client- and server-side: a silent server never hangs a request (ms). */
+      queryTimeoutMs: z.coerce.number().int().positive().default(30_000),
     })
     .prefault({}),
   /** What `main` starts: the store, the bridge, or both. */
@@ -55,6 +59,8 @@ export const configSchema = z.strictObject({
       requestTimeoutMs: z.coerce.number().int().min(0).default(4 * 60 * 60 * 1000),
       /** A connection on which the client sends or reads nothing for this long is cut. */
       idleTimeoutMs: z.coerce.number().int().min(0).default(60_000),
+      /** On SIGTERM/SIGINT, how long requests under way may take to finish before their connections are cut. */
+      shutdownGraceSec: z.coerce.number().int().min(0).default(30),
     })
     .prefault({}),
   store: z
@@ -66,8 +72,10 @@ export const configSchema = z.strictObject({
         .default('3.0'),
       /** Built-in `admin` password, applied at first start (environment only). */
       adminPassword: z.string().min(1).optional(),
-      /** HS256 secret for session JWTs (environment only); generated into the data dir when unset. */
+      /** HS256 secret for session JWTs (environment only); when unset, the key ring in the database (jwt_keys). */
       jwtSecret: z.string().min(32).optional(),
+      /** Days between rotations of the session signing key (the database key ring); 0: never. */
+      jwtRotateDays: z.coerce.number().min(0).default(30),
       sessionTtlSec: z.coerce.number().int().positive().default(86_400),
       uploadTokenTtlMs: z.coerce.number().int().positive().default(5_000),
       /** Failed logins allowed per username and per IP inside the window before 429. */
@@ -118,6 +126,12 @@ export const configSchema = z.strictObject({
               partSizeBytes: z.coerce.number().int().min(5 * 1024 * 1024).default(16 * 1024 * 1024),
               /** An upload's intent expires this long after its last part, and is then cleaned up. */
               uploadIntentTtlSec: z.coerce.number().int().positive().default(86_400),
+              /** How long a connection to S3 may take to open (ms). */
+              connectTimeoutMs: z.coerce.number().int().positive().default(3000),
+              /** How long a request to S3 may wait for its next byte (ms). */
+              requestTimeoutMs: z.coerce.number().int().positive().default(30_000),
+              /** Tries per S3 request, retries with backoff included; then the request is answered 503. */
+              maxAttempts: z.coerce.number().int().min(1).max(10).default(3),
             })
             .prefault({}),
         })
@@ -191,6 +205,7 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_EDITION: ['store', 'edition'],
   DRIVEWAY_ADMIN_PASSWORD: ['store', 'adminPassword'],
   DRIVEWAY_JWT_SECRET: ['store', 'jwtSecret'],
+  DRIVEWAY_JWT_ROTATE_DAYS: ['store', 'jwtRotateDays'],
   DRIVEWAY_DAV_PORT: ['bridge', 'port'],
   DRIVEWAY_STORE_URL: ['bridge', 'storeUrl'],
   DRIVEWAY_TLS_CERT: ['bridge', 'tlsCert'],
@@ -207,6 +222,7 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_MAIL_FROM: ['mail', 'from'],
   DRIVEWAY_DATABASE_URL: ['database', 'url'],
   DRIVEWAY_DATABASE_MAX_CONNECTIONS: ['database', 'maxConnections'],
+  DRIVEWAY_SHUTDOWN_GRACE_SEC: ['http', 'shutdownGraceSec'],
   DRIVEWAY_BLOB_BACKEND: ['store', 'blobs', 'backend'],
   DRIVEWAY_S3_BUCKET: ['store', 'blobs', 's3', 'bucket'],
   DRIVEWAY_S3_ENDPOINT: ['store', 'blobs', 's3', 'endpoint'],

@@ -6,11 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
-import { MemoryLoginLimiter } from '../common/login-limiter.js';
 import { ensureDataDir, reasonOf, StartupError } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
@@ -19,19 +18,21 @@ import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
 import { migrate, SchemaTooNewError } from './storage/migrations.js';
+import { loginLimiterFor } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
 import { redactDatabaseUrl } from './storage/database-url.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
 import { storageBlobLedger } from './storage/revisions.js';
 import { createTopLevelFolders } from './storage/nodes.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
-import { errorEnvelope, StoreHttpError, unauthenticated, type ErrorCode } from './envelope.js';
+import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
+import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
 import { clientIp, normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
 import { Durability } from './durability.js';
-import { authenticateToken, loadSessionKeys, type AuthenticatedUser } from './sessions.js';
+import { authenticateToken, openSessionKeys, rotateSessionKeys, type AuthenticatedUser } from './sessions.js';
 import { admitCaller, requirePolicy } from './policy.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
@@ -75,6 +76,13 @@ export interface StoreAppOptions {
 export interface StoreApp {
   app: FastifyInstance;
   ctx: StoreContext;
+  /** What /readyz answers from: the database and the blob backend, and whether the store drains. */
+  readiness: Readiness;
+  /**
+   * Keeps the database and blob backend open on close() until `work` settled: the in-process
+   * bridge's requests under way when the instance stops still reach them (main.ts).
+   */
+  holdClose(work: Promise<unknown>): void;
   /** Every route registered, as `METHOD /url` (what the access table must name: policy.ts). */
   routes: readonly string[];
 }
@@ -137,9 +145,11 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
-  const keys = loadSessionKeys(config.dataDir, config.store.jwtSecret);
-  const loginLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
-  const linkLimiter = new MemoryLoginLimiter({ clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec });
+  const keys = await openSessionKeys(storage.sql, clock, config.dataDir, config.store.jwtSecret);
+  // Counted in the database over PostgreSQL (every instance together), in memory over SQLite.
+  const limits = { clock, maxFailures: config.store.loginMaxFailures, windowSec: config.store.loginWindowSec };
+  const loginLimiter = loginLimiterFor(storage, { ...limits, scope: 'login' });
+  const linkLimiter = loginLimiterFor(storage, { ...limits, scope: 'link' });
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
@@ -153,6 +163,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     bodyLimit: 16 * 1024 * 1024,
     genReqId: () => randomUUID(),
     trustProxy: false,
+    // During a drain our own hook answers (SPEC envelope, Retry-After); fastify adds Connection: close.
+    return503OnClosing: false,
     // HTTPS when store.tlsCert is set; the plain default keeps fastify's own http server.
     ...(tls ? { serverFactory: (handler: Parameters<typeof createListenerServer>[2]) => createListenerServer(tls, {}, handler) } : {}),
   });
@@ -162,6 +174,23 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
   });
   app.decorateRequest('changesMark', 0);
+  const readiness = new Readiness(
+    [
+      { name: 'database', probe: async () => void (await storage.sql.get('SELECT 1 AS ok')) },
+      { name: 'blobs', probe: (signal) => blobs.probe(signal) },
+    ],
+    { log: log.child({ part: 'store' }) },
+  );
+  // Health answers before any other hook: no token, no database, no durability wait.
+  const sendHealth = (reply: FastifyReply, answer: HealthAnswer) => reply.code(answer.statusCode).headers(answer.headers).send(answer.body);
+  app.get('/healthz', async (_request, reply) => sendHealth(reply, livenessAnswer()));
+  app.get('/readyz', async (_request, reply) => sendHealth(reply, readinessAnswer(await readiness.report())));
+  const isHealthRoute = (request: FastifyRequest) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz';
+  // Stopping (server.ts close): a request arriving on a kept-alive connection is refused, not
+  // started; fastify closes the connection after the answer. Those under way finish.
+  app.addHook('onRequest', async (request) => {
+    if (readiness.draining && !isHealthRoute(request)) throw unavailable('the store is shutting down; try again');
+  });
   // Many HTTP clients send `Content-Type: application/json` on a DELETE or GET without a body;
   // fastify's own parser refuses that (FST_ERR_CTP_EMPTY_JSON_BODY). An empty body is no body.
   // Non-empty bodies still go through fastify's parser, which refuses __proto__ and constructor keys.
@@ -177,12 +206,14 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // of the WAL before its answer goes out (durability.ts). Errors included: a failed operation
   // may have committed a part it reports.
   app.addHook('onRequest', async (request, reply) => {
+    if (isHealthRoute(request)) return;
     request.changesMark = durability.mark();
     // Every answer, errors included, is data and never a page of ours: no sniffing, a sandbox
     // (docs/content-security.md). File answers set the same headers again with their disposition.
     void reply.header('x-content-type-options', 'nosniff').header('content-security-policy', USER_CONTENT_CSP);
   });
   app.addHook('onSend', async (request, _reply, payload) => {
+    if (isHealthRoute(request)) return payload;
     await durability.settle(request.changesMark);
     return payload;
   });
@@ -191,6 +222,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // with another credential (file access key, upload token, link) admit theirs themselves.
   app.addHook('onRequest', async (request) => {
     const route = request.routeOptions.url;
+    if (isHealthRoute(request)) return;
     // An unknown /api endpoint still wants a token first (401 before 404), as before the table.
     if (route === undefined && !request.url.startsWith('/api/')) return;
     const policy = route === undefined ? undefined : requirePolicy(request.method, route);
@@ -213,11 +245,21 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
       ms: Math.round(reply.elapsedTime),
       user: request.caller?.userUuid,
     };
-    if (reply.statusCode >= 500) request.log.error(line, 'request failed');
+    // A balancer polls the health routes every second or so: not a line each at info.
+    if (isHealthRoute(request)) request.log.debug(line, 'health request');
+    else if (reply.statusCode === 503) request.log.warn(line, 'request refused: unavailable');
+    else if (reply.statusCode >= 500) request.log.error(line, 'request failed');
     else request.log.info(line, 'request');
   });
 
   app.setErrorHandler((error, request, reply) => {
+    const down = unavailableOf(error);
+    if (down) {
+      // The cause (host, driver text) goes to the log; the client learns only what to do.
+      request.log.warn({ url: redactUrl(request.url), cause: error instanceof Error ? error.message : String(error) }, down.message);
+      void reply.code(down.statusCode).headers(down.headers).send(errorEnvelope(down.message, down.code));
+      return;
+    }
     if (error instanceof StoreHttpError) {
       void reply.code(error.statusCode).headers(error.headers).send(errorEnvelope(error.message, error.code));
       return;
@@ -234,8 +276,6 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send(errorEnvelope(`no such endpoint: ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`, 'not_implemented'));
   });
-
-  app.get('/healthz', async () => ({ status: 'success', msg: 'ready' }));
 
   await authRoutes(app, ctx);
   await nodeRoutes(app, ctx);
@@ -256,6 +296,26 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await approvalRoutes(app, ctx);
   await incomingRoutes(app, ctx);
 
+  // Rotation of the session key ring (sessions.ts): checked at start and every hour, by every
+  // instance; one transaction, so instances rotating at once add one key.
+  const rotateEveryMs = config.store.jwtRotateDays * 86_400_000;
+  const rotate = async (): Promise<void> => {
+    try {
+      const { added, retired } = await rotateSessionKeys(storage.sql, clock, { everyMs: rotateEveryMs, ttlSec: config.store.sessionTtlSec });
+      if (added || retired > 0) log.info({ added: added !== undefined, retired }, 'rotated the session signing keys');
+    } catch (err) {
+      log.warn({ err }, 'session key rotation failed; retried within the hour');
+    }
+  };
+  let rotating: Promise<void> | undefined;
+  let rotator: NodeJS.Timeout | undefined;
+  if (rotateEveryMs > 0 && !config.store.jwtSecret) {
+    await rotate();
+    rotator = setInterval(() => {
+      rotating ??= rotate().finally(() => (rotating = undefined));
+    }, 3_600_000).unref();
+  }
+
   // The blob collector runs while serving (blobs/blob-backend.ts says why that is safe).
   let collecting: Promise<void> | undefined;
   const interval = gcIntervalMs(config);
@@ -266,15 +326,19 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
         }, interval).unref()
       : undefined;
 
+  const holds: Promise<unknown>[] = [];
   app.addHook('onClose', async () => {
+    await Promise.allSettled(holds);
     clearInterval(collector);
+    clearInterval(rotator);
     await collecting;
+    await rotating;
     mailer?.close();
     await blobs.close();
     await durability.close();
     await storage.close();
   });
-  return { app, ctx, routes };
+  return { app, ctx, routes, readiness, holdClose: (work) => void holds.push(work) };
 }
 
 /**
@@ -295,16 +359,18 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
   }
   // Loaded only when named: the embedded default never pays for pg.
   const { PostgresStorage } = await import('./storage/dialects/postgres.js');
-  const storage = new PostgresStorage(url, { maxConnections: config.database.maxConnections });
+  const { connectTimeoutMs, queryTimeoutMs } = config.database;
   const where = `the database ${redactDatabaseUrl(url)}`;
+  // Migrations on a connection of their own without the statement bound: on a large database
+  // one may take minutes, which requests may not.
+  const migrating = new PostgresStorage(url, { maxConnections: 1, connectTimeoutMs, queryTimeoutMs: 0 });
   try {
-    const applied = await migrate(storage, where);
+    const applied = await migrate(migrating, where);
     if (applied.length > 0) log.info({ database: redactDatabaseUrl(url), applied }, 'applied database migrations');
-  } catch (err) {
-    await storage.close();
-    throw err;
+  } finally {
+    await migrating.close();
   }
-  return { storage, db: undefined };
+  return { storage: new PostgresStorage(url, { maxConnections: config.database.maxConnections, connectTimeoutMs, queryTimeoutMs }), db: undefined };
 }
 
 /** The store's certificate and key when it serves HTTPS. */

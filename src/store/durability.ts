@@ -5,8 +5,12 @@
  * request that overlapped a write waits too, which costs it a fraction of a millisecond and keeps
  * the rule simple: nothing that observed a change is answered before the change is on disk.
  * HTTP routes get it from app.ts's hooks; the in-process client wraps each call.
+ *
+ * It stays beside the operations, not in storage/, because it is a rule about requests (when an
+ * answer may go out), not data access; it holds no SQL: the change count and the fsync are the
+ * SQLite dialect's (dialects/sqlite-open.ts totalChanges, dialects/wal-sync.ts).
  */
-import type { Db } from './storage/dialects/sqlite-open.js';
+import { totalChanges, type Db } from './storage/dialects/sqlite-open.js';
 import { WalSync } from './storage/dialects/wal-sync.js';
 
 export class Durability {
@@ -26,7 +30,7 @@ export class Durability {
   /** The connection's change count (SQLite total_changes()): the mark to settle against. */
   mark(): number {
     if (!this.db?.open) return 0;
-    return this.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
+    return totalChanges(this.db);
   }
 
   /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did. */

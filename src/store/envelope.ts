@@ -5,6 +5,10 @@
  * (docs/store-semantics.md): stable, machine-readable, never renamed.
  */
 
+import { RETRY_AFTER_SEC } from '../common/readiness.js';
+import { BlobUnavailableError } from './blobs/blob-backend.js';
+import { StorageUnavailableError } from './storage/sql.js';
+
 export type ErrorCode =
   | 'invalid_request'      // 400: body/query/path fails validation
   | 'invalid_name'         // 400: node name rule broken
@@ -43,6 +47,7 @@ export type ErrorCode =
   | 'precondition_failed'  // 412: If-Match / If-Unmodified-Since (and If-None-Match on writes) failed
   | 'rate_limited'         // 429: too many failed logins
   | 'email_failed'         // 502: the mail server refused or could not be reached
+  | 'unavailable'          // 503 + Retry-After: the database or blob backend is unreachable, or the store is stopping
   | 'quota_exceeded'       // 507: the write would exceed disk_quota
   | 'not_implemented'      // 404 for endpoints outside the served edition
   | 'internal';            // 500
@@ -65,6 +70,19 @@ export const forbidden = (msg: string, code: ErrorCode = 'forbidden') => new Sto
 export const notFound = (msg = 'node not found') => new StoreHttpError(404, 'not_found', msg);
 export const conflict = (msg: string, code: ErrorCode = 'name_conflict') => new StoreHttpError(409, code, msg);
 export const quotaExceeded = (msg = 'disk quota exceeded') => new StoreHttpError(507, 'quota_exceeded', msg);
+
+/** 503 with Retry-After; the message names no host, URL or driver text (those are logged). */
+export const unavailable = (msg: string) => new StoreHttpError(503, 'unavailable', msg, { 'Retry-After': String(RETRY_AFTER_SEC) });
+
+/**
+ * The database or the blob backend could not be reached: the 503 the caller should retry, for
+ * routes (app.ts) and the in-process client alike; undefined for any other failure.
+ */
+export function unavailableOf(err: unknown): StoreHttpError | undefined {
+  if (err instanceof StorageUnavailableError) return unavailable('the database is unavailable; try again later');
+  if (err instanceof BlobUnavailableError) return unavailable('the blob storage is unavailable; try again later');
+  return undefined;
+}
 
 export interface SuccessEnvelope<T> {
   status: 'success';

@@ -19,7 +19,7 @@ import type { ByteRange, Download, NodeId, StoreSession, UploadResult, UploadTar
 import { BlobTooLargeError } from './blobs/staging.js';
 import type { StoreContext } from './context.js';
 import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
-import { StoreHttpError, unauthenticated } from './envelope.js';
+import { StoreHttpError, unauthenticated, unavailableOf } from './envelope.js';
 import { fileVersion, openBlob, sendRevision, streamOf } from './ops/download.js';
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
@@ -33,6 +33,9 @@ import { lookup as lookupMimeType } from 'mime-types';
 
 /** The store failure as the HTTP client would have classified its answer. */
 function toStoreError(operation: string, err: unknown): unknown {
+  // The database or blob backend unreachable: the 503 a route would have answered.
+  const down = unavailableOf(err);
+  if (down) return classify(operation, down.statusCode, { status: 'error', msg: down.message, code: down.code }, down.headers) ?? down;
   if (err instanceof StoreHttpError) {
     return classify(operation, err.statusCode, { status: 'error', msg: err.message, code: err.code }, err.headers) ?? err;
   }

@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { blobBackendOf, ConfigError, loadConfig, type Config } from '../common/config.js';
-import { DataDirInUseError } from '../common/instance-lock.js';
+import { DataDirInUseError } from './storage/instance-lock.js';
 import { createLogger } from '../common/logger.js';
 import { MigrationMismatchError, MigrationRefusedError, migrateEmbedded, redactDatabaseUrl, TABLES_NOT_COPIED, type S3Target } from './migrate-embedded.js';
 

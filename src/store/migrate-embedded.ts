@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
 import type { Logger } from '../common/logger.js';
-import { lockDataDir, type InstanceLock } from '../common/instance-lock.js';
+import { lockDataDir, type InstanceLock } from './storage/instance-lock.js';
 import type { BlobBackend, BlobLedger } from './blobs/blob-backend.js';
 import { BlobVerificationError, copyBlob, verifyBlob } from './blobs/blob-copy.js';
 import { LocalBlobBackend } from './blobs/local.js';
@@ -33,12 +33,16 @@ import {
   NOT_COPIED,
   PROGRESS_TABLE,
   beginStep,
+  claimTarget,
   countRows,
   createProgressTable,
+  deleteSeededRows,
+  dropProgressTable,
   finishStep,
   foreignKeyOrder,
   insertBatch,
   progress,
+  releaseTarget,
   setIdentitySequences,
   tableExists,
   targetDigest,
@@ -106,9 +110,6 @@ const tableStep = (table: string) => `table:${table}`;
  * store's collector like any other; but a migration deletes nothing and sweeps nothing (the rows
  * that refer to the blobs arrive after them).
  */
-/** Rows the schema's migrations insert into a fresh database: [table, which rows]. */
-const SEEDED_BY_MIGRATIONS: ReadonlyArray<readonly [string, string]> = [['organizations', "id = 'default'"]];
-
 function targetLedger(sql: Sql): BlobLedger {
   return {
     ...storageBlobLedger(sql),
@@ -153,9 +154,8 @@ export async function migrateEmbedded(options: MigrateOptions): Promise<Migratio
     const where = `the target database ${redactDatabaseUrl(options.databaseUrl)}`;
 
     // One migrator per target database at a time: a session advisory lock, held to the end.
-    session = await target.pool.connect();
-    const { rows: lockRows } = await session.query<{ got: boolean }>('SELECT pg_try_advisory_lock(7241554) AS got');
-    if (!lockRows[0]?.got) throw new MigrationRefusedError(`another driveway migrate is running against ${where}`);
+    session = await claimTarget(target.pool);
+    if (!session) throw new MigrationRefusedError(`another driveway migrate is running against ${where}`);
 
     const resumed = await tableExists(target.sql, PROGRESS_TABLE);
     if (resumed) {
@@ -189,15 +189,14 @@ export async function migrateEmbedded(options: MigrateOptions): Promise<Migratio
     );
 
     if (!resumed) {
-      // Rows the target's own migrations made (the default organization, as SQLite's 008 makes
-      // it): the source has its own, which are copied as they are.
-      for (const [table, where] of SEEDED_BY_MIGRATIONS) await target.sql.run(`DELETE FROM ${table} WHERE ${where}`);
+      // Rows the target's own migrations made: the source has its own, which are copied as they are.
+      await deleteSeededRows(target.sql);
       for (const name of order) {
         if ((await countRows(target.sql, name)) > 0) throw new MigrationRefusedError(`${where} is not empty (table ${name} has rows): migrate into an empty database`);
       }
       await target.sql.transaction(async (tx) => {
         await createProgressTable(tx);
-        await tx.run(`INSERT INTO ${PROGRESS_TABLE} (step, note) VALUES (?, ?)`, [SOURCE_STEP, identity]);
+        await beginStep(tx, SOURCE_STEP, identity);
       });
       report(`migrating ${dataDir} (schema ${sourceVersion}) into ${redactDatabaseUrl(options.databaseUrl)}`);
     }
@@ -229,13 +228,10 @@ export async function migrateEmbedded(options: MigrateOptions): Promise<Migratio
       );
     }
     report(`verified: ${order.length} tables, ${rows} rows, checksums equal`);
-    await target.sql.exec(`DROP TABLE ${PROGRESS_TABLE}`);
+    await dropProgressTable(target.sql);
     return { tables: order.length, rows, blobFiles: blobs.files, blobBytes: blobs.bytes, blobsSent: blobs.sent, resumed };
   } finally {
-    if (session) {
-      await session.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
-      session.release();
-    }
+    if (session) await releaseTarget(session);
     await target.close().catch(() => undefined);
     source.close();
     for (const lock of locks.reverse()) lock.release();

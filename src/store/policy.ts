@@ -56,6 +56,7 @@ const SHARES = 'make, remove or decide shares';
 /** Every route, by fastify method and URL pattern; HEAD follows GET. */
 export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /healthz': open('none', 'anyone'),
+  'GET /readyz': open('none', 'anyone'),
   'POST /auth': open('none', 'anyone'),
   'GET /avatars/:owner/:version': open('none', 'anyone'),
   'GET /public/:token': open('link', 'link-holder', true),

@@ -1,12 +1,14 @@
 /**
  * Sessions: a JWT (HS256, 24 h) whose `jti` names a row in `sessions`, so logout and
- * deactivation revoke it at once, and a random fileaccesskey per session. The signing
- * secret comes from DRIVEWAY_JWT_SECRET or is generated once into `<data dir>/jwt-secret`.
+ * deactivation revoke it at once, and a random fileaccesskey per session. Tokens are signed with
+ * the newest key of the ring in `jwt_keys` and name it in their header (`kid`), so keys can
+ * rotate while every instance over the database verifies every live token; DRIVEWAY_JWT_SECRET,
+ * when set, is the one key instead (openSessionKeys, docs/scale-out.md "Shared state").
  * A session remembers the app password it was opened with, so revoking that ends it and the
  * operations a leaked app password must not reach can refuse it.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -14,15 +16,148 @@ import type { Clock } from '../common/clock.js';
 import { activeSession, insertSessionRow, revokeSessions, type ActiveSessionRow } from './storage/sessions.js';
 import type { Sql } from './storage/sql.js';
 
-export interface SessionKeys {
-  jwtSecret: Uint8Array;
+/** A signing key of session tokens: `kid` goes into the token's header. */
+export interface SessionKey {
+  kid: string;
+  secret: Uint8Array;
 }
 
-export function loadSessionKeys(dataDir: string, configured?: string): SessionKeys {
-  if (configured) return { jwtSecret: new TextEncoder().encode(configured) };
-  const file = path.join(dataDir, 'jwt-secret');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
-  return { jwtSecret: new TextEncoder().encode(readFileSync(file, 'utf8').trim()) };
+/** The keys tokens are signed and verified with (a key ring in `jwt_keys`, or the configured secret). */
+export interface SessionKeys {
+  /** The key new tokens are signed with: the newest not retired. */
+  signing(): Promise<SessionKey>;
+  /** The secret of key `kid` if it may verify; a token without kid (made before keys had ids) names the first key. */
+  verifying(kid: string | undefined): Promise<Uint8Array | undefined>;
+}
+
+/** The kid of the first key of a ring, the one `<data dir>/jwt-secret` held before keys had ids. */
+export const FIRST_KID = '0';
+/** How often an instance re-reads the ring to sign with the newest key; rotation waits this long beyond the TTL before retiring. */
+export const KEY_REFRESH_MS = 60_000;
+/** At most one reload per this many ms for tokens naming an unknown kid. */
+const UNKNOWN_KID_RELOAD_MS = 1_000;
+
+const encode = (secret: string): Uint8Array => new TextEncoder().encode(secret);
+const newSecret = (): string => randomBytes(48).toString('base64url');
+
+/**
+ * The session keys of a store. DRIVEWAY_JWT_SECRET (store.jwtSecret), when set, is the one key
+ * (every instance configured with it agrees; no rotation). Otherwise the ring in `jwt_keys`
+ * (migration 013), shared by every instance over the database: on first start with an empty
+ * ring the key of `<data dir>/jwt-secret` is imported as kid '0' (tokens signed before carry no
+ * kid and verify with it), or one is made; two instances starting at once insert the same kid
+ * and one insert wins (ON CONFLICT DO NOTHING), then both read.
+ */
+export async function openSessionKeys(sql: Sql, clock: Clock, dataDir: string, configured?: string): Promise<SessionKeys> {
+  if (configured) {
+    const key: SessionKey = { kid: `cfg-${createHash('sha256').update(configured).digest('base64url').slice(0, 8)}`, secret: encode(configured) };
+    return {
+      signing: async () => key,
+      verifying: async (kid) => (kid === undefined || kid === key.kid ? key.secret : undefined),
+    };
+  }
+  const ring = new SessionKeyRing(sql);
+  await ring.reload();
+  if (!ring.hasKeys) {
+    const file = path.join(dataDir, 'jwt-secret');
+    const legacy = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+    await sql.run('INSERT INTO jwt_keys (kid, secret, created) VALUES (?, ?, ?) ON CONFLICT (kid) DO NOTHING', [FIRST_KID, legacy || newSecret(), clock.now()]);
+    await ring.reload();
+    // kid '0' was there but retired (every key retired by hand): start a fresh one.
+    if (!ring.hasKeys) {
+      await addSessionKey(sql, clock);
+      await ring.reload();
+    }
+  }
+  return ring;
+}
+
+interface KeyRow {
+  kid: string;
+  secret: string;
+  created: number;
+}
+
+class SessionKeyRing implements SessionKeys {
+  private keys = new Map<string, Uint8Array>();
+  private newest: SessionKey | undefined;
+  /** Real time (not the store's clock, which tests freeze) of the last read. */
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly sql: Sql) {}
+
+  get hasKeys(): boolean {
+    return this.newest !== undefined;
+  }
+
+  reload(): Promise<void> {
+    this.loading ??= this.read().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async read(): Promise<void> {
+    const rows = await this.sql.all<KeyRow>('SELECT kid, secret, created FROM jwt_keys WHERE retired IS NULL ORDER BY created, kid');
+    this.keys = new Map(rows.map((r) => [r.kid, encode(r.secret)]));
+    const last = rows.at(-1);
+    this.newest = last && { kid: last.kid, secret: this.keys.get(last.kid) as Uint8Array };
+    this.loadedAt = Date.now();
+  }
+
+  async signing(): Promise<SessionKey> {
+    // Another instance may have rotated: re-read now and then (one query a minute).
+    if (Date.now() - this.loadedAt >= KEY_REFRESH_MS) await this.reload();
+    if (!this.newest) throw new Error('no session signing key: every key in jwt_keys is retired');
+    return this.newest;
+  }
+
+  async verifying(kid: string | undefined): Promise<Uint8Array | undefined> {
+    const id = kid ?? FIRST_KID;
+    // A key retired elsewhere stops verifying here within KEY_REFRESH_MS.
+    if (Date.now() - this.loadedAt >= KEY_REFRESH_MS) await this.reload();
+    const known = this.keys.get(id);
+    if (known || Date.now() - this.loadedAt < UNKNOWN_KID_RELOAD_MS) return known;
+    // A kid made by another instance since we read the ring (or a bogus one: at most one read a second).
+    await this.reload();
+    return this.keys.get(id);
+  }
+}
+
+/** Adds a key to the ring (it signs from the next read of every instance); its kid. */
+export async function addSessionKey(sql: Sql, clock: Clock): Promise<string> {
+  const kid = randomBytes(9).toString('base64url');
+  await sql.run('INSERT INTO jwt_keys (kid, secret, created) VALUES (?, ?, ?)', [kid, newSecret(), clock.now()]);
+  return kid;
+}
+
+export interface RotationResult {
+  /** The kid of the key added, when one was. */
+  added?: string;
+  /** Keys retired now. */
+  retired: number;
+}
+
+/**
+ * Rotation of the ring: adds a key when the newest is `everyMs` old or more (always, when
+ * `everyMs` is 0: the admin command's "rotate now"), and retires every key replaced more than the
+ * session TTL (plus KEY_REFRESH_MS, the time other instances may still sign with it) ago: no
+ * token it signed is still valid then. A key is never retired for its own age, only for having
+ * been replaced long enough: the newest signs until a newer one exists. One transaction, so two
+ * instances rotating at once add one key.
+ */
+export async function rotateSessionKeys(sql: Sql, clock: Clock, options: { everyMs: number; ttlSec: number }): Promise<RotationResult> {
+  const now = clock.now();
+  return sql.transaction(async (tx) => {
+    const newest = await tx.get<{ created: number }>('SELECT created FROM jwt_keys WHERE retired IS NULL ORDER BY created DESC LIMIT 1');
+    let added: string | undefined;
+    if (!newest || options.everyMs === 0 || Number(newest.created) <= now - options.everyMs) added = await addSessionKey(tx, clock);
+    const replacedBefore = now - options.ttlSec * 1000 - KEY_REFRESH_MS;
+    const { changes } = await tx.run(
+      'UPDATE jwt_keys SET retired = ? WHERE retired IS NULL AND EXISTS (SELECT 1 FROM jwt_keys n WHERE n.created > jwt_keys.created AND n.created <= ?)',
+      [now, replacedBefore],
+    );
+    return added === undefined ? { retired: changes } : { added, retired: changes };
+  });
 }
 
 export interface SessionRow {
@@ -50,13 +185,14 @@ export async function signSession(keys: SessionKeys, clock: Clock, userUuid: str
   const now = clock.now();
   const sessionId = randomUUID();
   const expiresMs = now + ttlSec * 1000;
+  const key = await keys.signing();
   const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.kid })
     .setSubject(userUuid)
     .setJti(sessionId)
     .setIssuedAt(Math.floor(now / 1000))
     .setExpirationTime(Math.floor(expiresMs / 1000))
-    .sign(keys.jwtSecret);
+    .sign(key.secret);
   return { token, fileaccesskey: randomBytes(24).toString('base64url'), sessionId, userUuid, createdMs: now, expiresMs };
 }
 
@@ -98,7 +234,7 @@ export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Cloc
   return user?.userUuid === claims.sub ? user : undefined;
 }
 
-interface Claims {
+export interface Claims {
   jti: string;
   sub: string;
   expMs: number;
@@ -112,7 +248,8 @@ interface Claims {
  */
 const verified = new WeakMap<SessionKeys, LRUCache<string, Claims>>();
 
-async function verifiedClaims(keys: SessionKeys, clock: Clock, token: string): Promise<Claims | undefined> {
+/** The claims of a token whose signature (by a key of `keys`) and expiry hold; undefined otherwise. Sessions are not checked. */
+export async function verifiedClaims(keys: SessionKeys, clock: Clock, token: string): Promise<Claims | undefined> {
   let cache = verified.get(keys);
   if (!cache) {
     cache = new LRUCache<string, Claims>({ max: 10_000 });
@@ -122,7 +259,15 @@ async function verifiedClaims(keys: SessionKeys, clock: Clock, token: string): P
   const hit = cache.get(token);
   if (hit) return hit.expMs > now ? hit : undefined;
   try {
-    const { payload } = await jwtVerify(token, keys.jwtSecret, { algorithms: ['HS256'], currentDate: new Date(now) });
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => {
+        const secret = await keys.verifying(header.kid);
+        if (!secret) throw new Error('unknown or retired key');
+        return secret;
+      },
+      { algorithms: ['HS256'], currentDate: new Date(now) },
+    );
     if (!payload.jti || !payload.sub || payload.exp === undefined) return undefined;
     const claims = { jti: payload.jti, sub: payload.sub, expMs: payload.exp * 1000 };
     cache.set(token, claims);

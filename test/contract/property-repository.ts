@@ -1,11 +1,12 @@
 /**
  * One suite for every storage the bridge keeps dead properties and client mtimes in: the
- * SqlPropertyRepository over the bridge's own bridge.sqlite (test/unit/bridge/dead-properties),
+ * SqlPropertyRepository over the bridge's own bridge.sqlite (test/unit/store/dav-state),
  * over the store's SQLite database and over PostgreSQL
- * (test/integration/bridge-state/property-repository.test.ts).
+ * (test/integration/bridge-state/repositories.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeadPropertyLimitError, SqlPropertyRepository, type DeadPropertyStoreOptions } from '../../src/bridge/dead-properties.js';
+import { DeadPropertyLimitError, type DeadPropertyStoreOptions } from '../../src/common/dav-properties.js';
+import { SqlPropertyRepository } from '../../src/store/storage/dav-properties.js';
 import type { Sql } from '../../src/store/storage/sql.js';
 
 const WIN_NS = 'urn:schemas-microsoft-com:';

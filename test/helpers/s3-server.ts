@@ -22,6 +22,10 @@ export interface TestS3Server {
   /** Makes another empty bucket through the S3 API (a unique name by default); its name. */
   createBucket(name?: string): Promise<string>;
   close(): Promise<void>;
+  /** Stops serving, keeping the objects (connections are refused until startServer). */
+  stopServer(): Promise<void>;
+  /** Serves the same folder on the same port again. */
+  startServer(): Promise<void>;
   /** Removes its folder synchronously, for a process 'exit' handler (the server dies with the process). */
   removeFolder(): void;
 }
@@ -42,7 +46,8 @@ let bucketCounter = 0;
 
 export async function startS3Server(bucket = 'driveway-test'): Promise<TestS3Server> {
   const tmp = makeTmpDir('driveway-s3rver-');
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: tmp.dir, configureBuckets: [{ name: bucket, configs: [] }] });
+  const make = (port: number) => new S3rver({ address: '127.0.0.1', port, silent: true, directory: tmp.dir, configureBuckets: [{ name: bucket, configs: [] }] });
+  let server: S3rver | undefined = make(0);
   const { port } = (await server.run()) as { port: number };
   const endpoint = `http://127.0.0.1:${port}`;
   let client: S3Client | undefined;
@@ -56,9 +61,20 @@ export async function startS3Server(bucket = 'driveway-test'): Promise<TestS3Ser
       return made;
     },
     removeFolder: () => tmp.remove(),
+    async stopServer() {
+      await server?.close();
+      server = undefined;
+    },
+    async startServer() {
+      if (server) return;
+      const next = make(port);
+      await next.run();
+      server = next;
+    },
     close: async () => {
       client?.destroy();
-      await server.close();
+      await server?.close();
+      server = undefined;
       tmp.remove();
     },
   };

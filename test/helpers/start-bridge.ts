@@ -3,14 +3,17 @@
  * with its own temp state. The bridge reaches the store through the transport a suite asks for,
  * else DRIVEWAY_TEST_TRANSPORT: `local` (in-process, as `npm start` runs it; the default) or
  * `http` (as `--only bridge` runs it against any server of the interface). vitest.config.ts runs
- * the bridge suites once with each. As under `npm start`, an in-process bridge keeps its locks
- * and dead properties in the store's database; over HTTP, in memory and its own bridge.sqlite.
+ * the bridge suites once with each. As main.ts wires it (storage/dav-state.ts), an in-process
+ * bridge keeps its locks and dead properties in the store's database; over HTTP, in memory and its
+ * own bridge.sqlite.
  */
+import path from 'node:path';
 import type { Clock } from '../../src/common/clock.js';
 import { createLogger } from '../../src/common/logger.js';
-import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.js';
-import { createLocalClient } from '../../src/store/local-client.js';
-import { storeStorageOf } from '../../src/store/storage/store-storage.js';
+import { startBridge, type BridgeOptions, type BridgeState, type RunningBridge } from '../../src/bridge/server.js';
+import type { Config } from '../../src/common/config.js';
+import { inProcessStore } from '../../src/store/bridge-store.js';
+import { openDavState, propertyLimitsOf } from '../../src/store/storage/dav-state.js';
 import type { NodeId, StoreSession } from '../../src/store-client/index.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
 import { createFolder } from './seed.js';
@@ -37,13 +40,25 @@ export const TEST_TRANSPORT: Transport = process.env.DRIVEWAY_TEST_TRANSPORT ===
 
 /** How the bridge of a test reaches `store`: in-process, or over HTTP at `url`. */
 export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRANSPORT, url = store.url): BridgeOptions['store'] {
-  return transport === 'local' ? localBridgeStore(store) : { url };
+  return transport === 'local' ? inProcessStore(store.ctx, 'in-process') : { url };
 }
 
-/** The in-process store as main.ts hands it to the bridge: client, storage, and (PostgreSQL) its change feed. */
-export function localBridgeStore(store: TestStore): BridgeOptions['store'] {
-  const storage = storeStorageOf(store.ctx);
-  return { client: createLocalClient(store.ctx), name: 'in-process', storage, ...(storage.changes ? { changes: storage.changes } : {}) };
+/**
+ * Where the bridge of a test keeps locks and dead properties, as main.ts chooses: in-process, the
+ * store's database (a `stateFile` there from an earlier release is moved in); over HTTP, its own
+ * `stateFile` (default `<dataDir>/bridge.sqlite`). The bridge closes it.
+ */
+export function bridgeStateFor(
+  store: TestStore,
+  transport: Transport = TEST_TRANSPORT,
+  options: { stateFile?: string; config?: Config } = {},
+): Promise<BridgeState> {
+  const config = options.config ?? store.config;
+  return openDavState({
+    storage: transport === 'local' ? store.ctx.storage : undefined,
+    stateFile: options.stateFile ?? path.join(config.dataDir, 'bridge.sqlite'),
+    properties: propertyLimitsOf(config.bridge),
+  });
 }
 
 export interface BridgeFixtureOptions extends TestStoreOptions {
@@ -66,10 +81,12 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
   if (options.bridgeFlags?.cacheTtlMs !== undefined) config.bridge.cacheTtlMs = options.bridgeFlags.cacheTtlMs;
   if (options.bridgeFlags?.deadPropsMaxBytesPerOwner !== undefined) config.bridge.deadPropsMaxBytesPerOwner = options.bridgeFlags.deadPropsMaxBytesPerOwner;
   const proxy = options.viaProxy ? await startCountingProxy(fixture.store.url) : undefined;
+  const transport = proxy ? 'http' : (options.transport ?? TEST_TRANSPORT);
   const bridge = await startBridge({
     config,
     logger: createLogger(process.env.DRIVEWAY_TEST_LOG ?? 'silent'),
-    store: bridgeStoreFor(fixture.store, proxy ? 'http' : (options.transport ?? TEST_TRANSPORT), proxy?.url),
+    store: bridgeStoreFor(fixture.store, transport, proxy?.url),
+    state: await bridgeStateFor(fixture.store, transport, { config }),
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
   });

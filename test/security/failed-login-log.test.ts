@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';
 import { createLogger } from '../../src/common/logger.js';
 import { startBridge, type RunningBridge } from '../../src/bridge/server.js';
-import { basicAuth, bridgeStoreFor, type Transport } from '../helpers/start-bridge.js';
+import { basicAuth, bridgeStateFor, bridgeStoreFor, type Transport } from '../helpers/start-bridge.js';
 import { davRequest } from '../helpers/dav-requests.js';
 import { uploadFile } from '../helpers/seed.js';
 import { basic, fetchRaw } from '../helpers/sharing.js';
@@ -65,7 +65,7 @@ describe.each<Transport>(['local', 'http'])('failed-login log lines (bridge %s)'
     f = await storeFixture({ logger: createLogger('info', storeLog.sink) });
     f.store.clock.freeze();
     bridgeClock.freeze();
-    bridge = await startBridge({ config: f.store.config, logger: createLogger('info', bridgeLog.sink), store: bridgeStoreFor(f.store, transport), port: 0, clock: bridgeClock });
+    bridge = await startBridge({ config: f.store.config, logger: createLogger('info', bridgeLog.sink), store: bridgeStoreFor(f.store, transport), state: await bridgeStateFor(f.store, transport), port: 0, clock: bridgeClock });
   });
   afterEach(() => {
     f.store.clock.advance(PAST_WINDOW_MS);

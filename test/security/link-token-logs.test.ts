@@ -13,7 +13,7 @@ import { createLogger } from '../../src/common/logger.js';
 import { createStoreClient, type HttpStoreClient, type StoreSession } from '../../src/store-client/index.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import { basic, fetchRaw, multipartFile } from '../helpers/sharing.js';
-import { bridgeStoreFor } from '../helpers/start-bridge.js';
+import { bridgeStateFor, bridgeStoreFor } from '../helpers/start-bridge.js';
 import { startTestStore, type TestStore } from '../helpers/start-store.js';
 
 const lines: string[] = [];
@@ -32,7 +32,7 @@ let user: StoreSession;
 beforeAll(async () => {
   store = await startTestStore({ logger: createLogger('trace', sink), flags: { logLevel: 'trace' } });
   const config = structuredClone(store.config);
-  bridge = await startBridge({ config, logger: createLogger('trace', sink), store: bridgeStoreFor(store), port: 0 });
+  bridge = await startBridge({ config, logger: createLogger('trace', sink), store: bridgeStoreFor(store), state: await bridgeStateFor(store, undefined, { config }), port: 0 });
   client = createStoreClient(store.url, { retries: 0 });
   const admin = await client.login('admin', store.adminPassword);
   await client.createUser(admin, { fullname: 'Link Owner', email: 'links@example.org', password: 'Link-Passw0rd' });

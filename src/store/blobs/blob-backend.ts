@@ -62,6 +62,14 @@ export class BlobMissingError extends Error {
   }
 }
 
+/**
+ * The backend could not be reached or failed on its side (S3: a network error, a timeout, a 5xx
+ * after the SDK's retries): worth retrying later, a 503 with Retry-After (envelope.ts).
+ */
+export class BlobUnavailableError extends Error {
+  override name = 'BlobUnavailableError';
+}
+
 export interface GarbageReport {
   /** Blobs the backend holds that were looked at. */
   seen: number;
@@ -75,6 +83,8 @@ export interface BlobBackend {
   readonly kind: 'local' | 's3';
   /** Folders, the bucket's reachability; clears what a crash left in the staging folder. */
   init(): Promise<void>;
+  /** A cheap reachability check for /readyz (S3: HeadBucket; local: the folder is there); throws when unreachable. */
+  probe(signal: AbortSignal): Promise<void>;
   /** Reads and hashes a body (staging.ts); a small one comes back inline for its row. */
   stage(source: Readable | Buffer, maxBytes?: number, signal?: AbortSignal, inlineMax?: number): Promise<StagedBlob>;
   /** Drops what stage() wrote, for a body that is refused after staging. */

@@ -58,6 +58,10 @@ export class LocalBlobBackend implements BlobBackend {
     await this.staging.init();
   }
 
+  async probe(): Promise<void> {
+    await fs.access(this.blobDir);
+  }
+
   pathOf(hash: string): string {
     if (!isBlobHash(hash)) throw new Error(`not a blob hash: ${hash}`);
     return path.join(this.blobDir, hash.slice(0, 2), hash.slice(2, 4), hash);

@@ -37,7 +37,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../common/logger.js';
-import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type GarbageReport, type StreamBlobReader, type UploadIntent } from './blob-backend.js';
+import { BlobMissingError, BlobUnavailableError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type GarbageReport, type StreamBlobReader, type UploadIntent } from './blob-backend.js';
 import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 
@@ -70,6 +70,12 @@ export interface S3BackendOptions {
   ledger: BlobLedger;
   now: () => number;
   log: Logger;
+  /** How long a connection to S3 may take to open (ms, default 3000). */
+  connectTimeoutMs?: number;
+  /** How long a request may wait for S3's next byte (ms, default 30000). */
+  requestTimeoutMs?: number;
+  /** Tries per request, the SDK's retries with backoff included (default 3). */
+  maxAttempts?: number;
   /** Credentials for tests; the app leaves them to the SDK (AWS_ACCESS_KEY_ID, profiles, roles). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
@@ -79,6 +85,21 @@ const UNSUPPORTED = new Set(['NotImplemented', 'MethodNotAllowed']);
 
 function errorName(err: unknown): string | undefined {
   return err instanceof S3ServiceException ? err.name : (err as { name?: string } | undefined)?.name;
+}
+
+/** Node's socket errors: S3 is not there (yet, or any more). */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+const UNAVAILABLE_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ServiceUnavailable', 'SlowDown', 'InternalError', 'ThrottlingException']);
+
+/** A network failure, a timeout or a 5xx (after the SDK's own retries): S3 is unavailable, not the request wrong. */
+export function isS3Unavailable(err: unknown): boolean {
+  if (err instanceof BlobUnavailableError) return true;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  const name = errorName(err);
+  if (name !== undefined && UNAVAILABLE_NAMES.has(name)) return true;
+  const status = httpStatusOf(err);
+  return status !== undefined && status >= 500 && status !== 501;
 }
 
 function httpStatusOf(err: unknown): number | undefined {
@@ -110,7 +131,26 @@ export class S3BlobBackend implements BlobBackend {
       // The SDK's default CRC trailers are refused by many S3-compatible servers.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Bounded: an S3 that stopped answering makes a request fail (503 upstream), never hang.
+      maxAttempts: options.maxAttempts ?? 3,
+      requestHandler: { connectionTimeout: options.connectTimeoutMs ?? 3000, requestTimeout: options.requestTimeoutMs ?? 30_000 },
     });
+  }
+
+  /** Every call to S3 goes through here: an unreachable S3 becomes BlobUnavailableError. */
+  private async s3<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (err) {
+      if (isS3Unavailable(err) && !(err instanceof BlobUnavailableError)) {
+        throw new BlobUnavailableError(`S3 unavailable: ${errorName(err) ?? (err as { code?: string }).code ?? 'error'}`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async probe(signal: AbortSignal): Promise<void> {
+    await this.s3(() => this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: signal }));
   }
 
   /** The object key of a blob. */
@@ -168,9 +208,9 @@ export class S3BlobBackend implements BlobBackend {
     if (there?.sizeBytes === staged.sizeBytes) return;
     const tempPath = staged.tempPath as string;
     if (staged.sizeBytes <= this.options.partSizeBytes) {
-      await this.client.send(
+      await this.s3(() => this.client.send(
         new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(tempPath), ContentLength: staged.sizeBytes }),
-      );
+      ));
       return;
     }
     await this.uploadParts(staged, key, intent, intents);
@@ -188,7 +228,7 @@ export class S3BlobBackend implements BlobBackend {
 
   private async uploadParts(staged: StagedBlob, key: string, intent: string, intents: string[]): Promise<void> {
     const { partSizeBytes, ledger, uploadIntentTtlMs } = this.options;
-    const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }));
+    const created = await this.s3(() => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key })));
     const uploadId = created.UploadId;
     if (!uploadId) throw new Error(`S3 gave no upload id for ${key}`);
     await ledger.updateUpload(intent, { uploadId });
@@ -196,7 +236,7 @@ export class S3BlobBackend implements BlobBackend {
       const parts: CompletedPart[] = [];
       for (let start = 0, number = 1; start < staged.sizeBytes; start += partSizeBytes, number += 1) {
         const end = Math.min(start + partSizeBytes, staged.sizeBytes) - 1;
-        const part = await this.client.send(
+        const part = await this.s3(() => this.client.send(
           new UploadPartCommand({
             Bucket: this.bucket,
             Key: key,
@@ -205,12 +245,12 @@ export class S3BlobBackend implements BlobBackend {
             Body: createReadStream(staged.tempPath as string, { start, end, highWaterMark: 1 << 20 }),
             ContentLength: end - start + 1,
           }),
-        );
+        ));
         parts.push({ PartNumber: number, ETag: part.ETag });
         // A lease: the intent of an upload that still sends parts does not expire.
         await ledger.updateUpload(intent, { expiresMs: this.options.now() + uploadIntentTtlMs });
       }
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await this.s3(() => this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })));
     } catch (err) {
       if (!(await this.abort(key, uploadId))) {
         // Left to the sweep: release() must not clear the intent that names the upload.
@@ -223,7 +263,7 @@ export class S3BlobBackend implements BlobBackend {
   /** Aborts a multipart upload; false when that failed and must be tried again later. */
   private async abort(key: string, uploadId: string): Promise<boolean> {
     try {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+      await this.s3(() => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })));
       return true;
     } catch (err) {
       const name = errorName(err);
@@ -246,9 +286,9 @@ export class S3BlobBackend implements BlobBackend {
 
   async get(hash: string, range?: BlobRange): Promise<StreamBlobReader> {
     try {
-      const answer = await this.client.send(
+      const answer = await this.s3(() => this.client.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(hash), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
-      );
+      ));
       const body = answer.Body as Readable;
       return {
         kind: 'stream',
@@ -265,7 +305,7 @@ export class S3BlobBackend implements BlobBackend {
 
   async head(hash: string): Promise<BlobInfo | undefined> {
     try {
-      const answer = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(hash) }));
+      const answer = await this.s3(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(hash) })));
       return { hash, sizeBytes: answer.ContentLength ?? 0, modifiedMs: answer.LastModified?.getTime() ?? 0 };
     } catch (err) {
       if (errorName(err) === 'NotFound' || httpStatusOf(err) === 404) return undefined;
@@ -286,7 +326,7 @@ export class S3BlobBackend implements BlobBackend {
     const marker = await this.options.ledger.beginDelete(hash, now, now + DELETE_MARKER_MS);
     if (marker === undefined) return false;
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.s3(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
     } finally {
       await this.options.ledger.endDelete(marker);
     }
@@ -298,9 +338,9 @@ export class S3BlobBackend implements BlobBackend {
     const base = `${this.prefix}blobs/`;
     let startAfter = after === '' ? undefined : base + after;
     for (;;) {
-      const page = await this.client.send(
+      const page = await this.s3(() => this.client.send(
         new ListObjectsV2Command({ Bucket: this.bucket, Prefix: base, MaxKeys: LIST_PAGE, ...(startAfter ? { StartAfter: startAfter } : {}) }),
-      );
+      ));
       const contents = page.Contents ?? [];
       for (const object of contents) {
         const hash = (object.Key ?? '').slice(base.length);

@@ -26,6 +26,7 @@
  */
 import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
+import type pg from 'pg';
 import type { Sql } from './sql.js';
 
 /** Tables never copied: the migrations' own record, and state that belongs to one deployment. */
@@ -36,6 +37,8 @@ export const NOT_COPIED = new Set([
   'blob_intents',
   // SQLite keeps one-shot upload tokens in a TEMP table; PostgreSQL's UNLOGGED one starts empty.
   'upload_tokens',
+  // Attempts of the database limiters (PostgreSQL only; an embedded store counts in memory).
+  'limit_marks',
   'migration_progress',
 ]);
 
@@ -340,6 +343,42 @@ export async function tableExists(sql: Sql, table: string): Promise<boolean> {
 
 export async function countRows(sql: Sql, table: string): Promise<number> {
   return (await sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${quote(table)}`))?.n ?? 0;
+}
+
+/**
+ * One migrator per target database: a session advisory lock on a connection of its own, held
+ * until `releaseTarget`. Undefined (the connection returned) when another migrator holds it.
+ */
+export async function claimTarget(pool: pg.Pool): Promise<pg.PoolClient | undefined> {
+  const session = await pool.connect();
+  try {
+    const { rows } = await session.query<{ got: boolean }>('SELECT pg_try_advisory_lock(7241554) AS got');
+    if (rows[0]?.got) return session;
+  } catch (err) {
+    session.release();
+    throw err;
+  }
+  session.release();
+  return undefined;
+}
+
+export async function releaseTarget(session: pg.PoolClient): Promise<void> {
+  await session.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+  session.release();
+}
+
+/**
+ * Rows the target's own migrations made that the source has its own of, copied as they are:
+ * the default organization, as SQLite's 008 makes it.
+ */
+const SEEDED_BY_MIGRATIONS: ReadonlyArray<readonly [string, string]> = [['organizations', "id = 'default'"]];
+
+export async function deleteSeededRows(sql: Sql): Promise<void> {
+  for (const [table, where] of SEEDED_BY_MIGRATIONS) await sql.run(`DELETE FROM ${quote(table)} WHERE ${where}`);
+}
+
+export async function dropProgressTable(sql: Sql): Promise<void> {
+  await sql.exec(`DROP TABLE ${PROGRESS_TABLE}`);
 }
 
 export interface ProgressRow {

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqlLockRepository } from '../../../src/bridge/sql-lock-repository.js';
+import { SqlLockRepository } from '../../../src/store/storage/dav-locks.js';
 import { LockError, LockStore } from '../../../src/bridge/locks.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';

@@ -7,7 +7,7 @@ import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import { davRequest, EXCLUSIVE_LOCKINFO, multistatusOf, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { davProp, parseMultistatus, type DavResponse } from '../../helpers/multistatus.js';
 import { entryNamed } from '../../helpers/seed.js';
-import { bridgeWithUserFolder, type BridgeFixture, bridgeStoreFor } from '../../helpers/start-bridge.js';
+import { bridgeStateFor, bridgeWithUserFolder, type BridgeFixture, bridgeStoreFor } from '../../helpers/start-bridge.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const T = 'http://example.com/ns/';
@@ -268,8 +268,14 @@ describe('PROPPATCH', () => {
   it('keeps dead properties and client mtimes across a bridge restart', async () => {
     const file = await newFile();
     const tmp = makeTmpDir();
-    const start = () =>
-      startBridge({ config: f.store.config, logger: createLogger('silent'), store: bridgeStoreFor(f.store), port: 0, stateFile: path.join(tmp.dir, 'bridge.sqlite') });
+    const start = async () =>
+      startBridge({
+        config: f.store.config,
+        logger: createLogger('silent'),
+        store: bridgeStoreFor(f.store),
+        state: await bridgeStateFor(f.store, undefined, { stateFile: path.join(tmp.dir, 'bridge.sqlite') }),
+        port: 0,
+      });
     try {
       const first = await start();
       try {

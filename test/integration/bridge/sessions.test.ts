@@ -11,7 +11,8 @@ import { ManualClock } from '../../../src/common/clock.js';
 import { loadConfig } from '../../../src/common/config.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { startBridge } from '../../../src/bridge/server.js';
-import { basicAuth, bridgeFixture, type BridgeFixture, bridgeStoreFor } from '../../helpers/start-bridge.js';
+import { openDavState } from '../../../src/store/storage/dav-state.js';
+import { basicAuth, bridgeFixture, type BridgeFixture, bridgeStateFor, bridgeStoreFor } from '../../helpers/start-bridge.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const PROPFIND_BODY = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/></D:prop></D:propfind>';
@@ -110,7 +111,7 @@ describe('bridge in front of a store that cannot be reached', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const deadPort = (probe.address() as { port: number }).port;
     await new Promise((resolve) => probe.close(resolve));
-    const bridge = await startBridge({ config, logger: createLogger('silent'), store: { url: `http://127.0.0.1:${deadPort}` }, port: 0 });
+    const bridge = await startBridge({ config, logger: createLogger('silent'), store: { url: `http://127.0.0.1:${deadPort}` }, state: await openDavState({ stateFile: `${tmp.dir}/bridge.sqlite` }), port: 0 });
     try {
       const res = await propfind(`${bridge.url}/home/`, basicAuth('someone@example.test', 'Passw0rd-x'));
       expect([502, 503]).toContain(res.status);
@@ -134,7 +135,7 @@ describe('bridge over HTTPS', () => {
       const config = structuredClone(f.store.config);
       config.bridge.tlsCert = `${tmp.dir}/cert.pem`;
       config.bridge.tlsKey = `${tmp.dir}/key.pem`;
-      const bridge = await startBridge({ config, logger: createLogger('silent'), store: bridgeStoreFor(f.store), port: 0, stateFile: `${tmp.dir}/bridge.sqlite` });
+      const bridge = await startBridge({ config, logger: createLogger('silent'), store: bridgeStoreFor(f.store), state: await bridgeStateFor(f.store, undefined, { stateFile: `${tmp.dir}/bridge.sqlite`, config }), port: 0 });
       try {
         expect(bridge.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
         const u = await f.newDavUser();
@@ -154,5 +155,27 @@ describe('bridge over HTTPS', () => {
       await f.close();
       tmp.remove();
     }
+  });
+});
+
+describe('bridge sessions: a session the store revoked', () => {
+  const TTL_MS = 300;
+  let f: BridgeFixture;
+  beforeAll(async () => {
+    f = await bridgeFixture({ bridgeFlags: { cacheTtlMs: TTL_MS } });
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it('stops serving a deactivated user within bridge.cacheTtlMs, though its cached store session is reused', async () => {
+    const u = await f.newDavUser();
+    expect((await propfind(`${f.davUrl}/home/`, u.auth)).status).toBe(207);
+    await f.client.updateUser(f.admin, u.uuid, { isActive: false });
+    // The bound: what the bridge cached (listing, privileges) may answer until it is TTL_MS old;
+    // the next request that reaches the store meets the revoked session, and the re-login fails.
+    await new Promise((resolve) => setTimeout(resolve, TTL_MS + 50));
+    expect((await propfind(`${f.davUrl}/home/`, u.auth)).status).toBe(401);
+    expect((await propfind(`${f.davUrl}/`, u.auth)).status).toBe(401);
   });
 });

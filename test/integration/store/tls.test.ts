@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/common/logger.js';
 import { PLAINTEXT_ANSWER_BODY } from '../../../src/common/tls.js';
 import { startBridge, type RunningBridge } from '../../../src/bridge/server.js';
-import { localBridgeStore } from '../../helpers/start-bridge.js';
+import { bridgeStateFor, bridgeStoreFor } from '../../helpers/start-bridge.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const config = structuredClone(store.config);
   config.bridge.tlsCert = `${tmp.dir}/cert.pem`;
   config.bridge.tlsKey = `${tmp.dir}/key.pem`;
-  bridge = await startBridge({ config, logger: createLogger('silent'), store: localBridgeStore(store), port: 0, stateFile: `${tmp.dir}/bridge.sqlite` });
+  bridge = await startBridge({ config, logger: createLogger('silent'), store: bridgeStoreFor(store, 'local'), state: await bridgeStateFor(store, 'local', { stateFile: `${tmp.dir}/bridge.sqlite`, config }), port: 0 });
 });
 
 afterAll(async () => {

@@ -20,35 +20,67 @@ export type Db = Database.Database;
 
 
 export function openDatabase(file: string): Db {
+  return openConnection(
+    file,
+    (db) => {
+      migrate(db, file);
+      createVolatileTables(db);
+      installTopKindCache(db);
+    },
+    { foreignKeys: true, statementCacheLimit: 1000 },
+  );
+}
+
+export interface ConnectionOptions {
+  foreignKeys: boolean;
+  /** Above this many distinct SQL texts the statement cache starts over (the modules use a few dozen). */
+  statementCacheLimit: number;
+}
+
+/**
+ * A connection as every SQLite file of driveway is opened (the store's database, the bridge's own
+ * state file: storage/dav-state.ts): WAL, `synchronous = NORMAL`, a 5 s busy timeout, then
+ * `prepareSchema` (migrations), then the statement cache. Closed again when anything throws.
+ */
+export function openConnection(file: string, prepareSchema: (db: Db) => void, options: ConnectionOptions): Db {
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  // Commits are made durable by a shared fsync of the WAL before anything is answered
-  // (storage/dialects/wal-sync.ts, durability.ts), not by one inside every commit on the event loop.
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  migrate(db, file);
-  createVolatileTables(db);
-  installTopKindCache(db);
-  cacheStatements(db);
+  try {
+    db.pragma('journal_mode = WAL');
+    // Commits are made durable by a shared fsync of the WAL before anything is answered
+    // (storage/dialects/wal-sync.ts, durability.ts), not by one inside every commit on the event loop.
+    db.pragma('synchronous = NORMAL');
+    if (options.foreignKeys) db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    prepareSchema(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  cacheStatements(db, options.statementCacheLimit);
   return db;
 }
 
-/** Above this many distinct SQL texts the cache starts over (the modules use a few dozen). */
-const STATEMENT_CACHE_LIMIT = 1000;
-
-function cacheStatements(db: Db): void {
+/**
+ * `prepare` returns a cached statement per SQL text: compiling a statement cost more than running
+ * it, and the modules call `db.prepare(sql)` where they use it.
+ */
+function cacheStatements(db: Db, limit: number): void {
   const compile = db.prepare.bind(db);
   const statements = new Map<string, Statement>();
   db.prepare = ((sql: string) => {
     let statement = statements.get(sql);
     if (!statement) {
-      if (statements.size >= STATEMENT_CACHE_LIMIT) statements.clear();
+      if (statements.size >= limit) statements.clear();
       statement = compile(sql);
       statements.set(sql, statement);
     }
     return statement;
   }) as Db['prepare'];
+}
+
+/** The connection's change count (SQLite total_changes()): what durability.ts settles against. */
+export function totalChanges(db: Db): number {
+  return db.prepare('SELECT total_changes() AS n').pluck().get() as number;
 }
 
 function createVolatileTables(db: Db): void {

@@ -3,7 +3,7 @@
  * json_each, PostgreSQL takes a text[] (node-postgres sends a JavaScript array as one). One
  * statement text per use however long the list, so statements stay cached.
  */
-import type { Sql } from '../store/storage/sql.js';
+import type { Sql } from './sql.js';
 
 /** `column <in> (the keys)`: append the clause after a column name, and pass `param` in its place. */
 export function inKeys(sql: Pick<Sql, 'dialect'>, keys: readonly string[]): { clause: string; param: unknown } {

@@ -1,10 +1,10 @@
 /**
- * lockDataDir (common/instance-lock.ts) on a real lock file: one holder per data directory and
+ * lockDataDir (store/storage/instance-lock.ts) on a real lock file: one holder per data directory and
  * part, store and bridge independent, released on release(). Across processes, and after a
  * SIGKILL, test/security/single-instance.test.ts.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { DataDirInUseError, lockDataDir } from '../../../src/common/instance-lock.js';
+import { DataDirInUseError, lockDataDir } from '../../../src/store/storage/instance-lock.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 let tmp: ReturnType<typeof makeTmpDir>;

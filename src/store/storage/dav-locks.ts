@@ -1,6 +1,7 @@
 /**
- * WebDAV locks in the storage layer's `dav_locks` table (migration 012), for SQLite or
- * PostgreSQL through one `Sql` handle: every instance over one database sees every lock, and two
+ * The storage layer's repository of WebDAV locks: the LockRepository contract
+ * (common/dav-locks.ts) over the `dav_locks` table (migration 012), for SQLite or PostgreSQL
+ * through one `Sql` handle: every instance over one database sees every lock, and two
  * instances cannot both grant conflicting locks. The lock table is sabre/dav's, with what
  * sabre's PDO backend lacks (nextcloud/server issues cited in docs/scale-out.md):
  * - check and insert in ONE transaction. SQLite: the dialect's one-transaction gate (and
@@ -17,9 +18,12 @@
  * Expected refusals (conflict, budget) are decided inside the transaction but thrown after it,
  * which commits having written nothing: a transaction never rolls back for them. That matters
  * while the store still writes through its own better-sqlite3 calls on the connection this
- * handle shares (storeStorageOf): a rollback there could take a store write with it.
+ * handle shares (the store's ctx.storage): a rollback there could take a store write with it.
+ *
+ * main.ts (dav-state.ts) wires it into the bridge over PostgreSQL only: over SQLite one process
+ * serves the data directory, and the bridge keeps its locks in memory (MemoryLockRepository).
  */
-import type { Sql } from '../store/storage/sql.js';
+import type { Sql } from './sql.js';
 import {
   budgetError,
   budgetPassed,
@@ -33,7 +37,7 @@ import {
   type LockBudgets,
   type LockRenewal,
   type LockRepository,
-} from './lock-repository.js';
+} from '../../common/dav-locks.js';
 import { inKeys, keyRows } from './sql-lists.js';
 
 /** First key of PostgreSQL's two-key advisory locks taken here ("DAVL"); the second is hashtext(resource). */

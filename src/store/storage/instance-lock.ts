@@ -8,12 +8,13 @@
  * POSIX record lock the kernel drops when the process dies, however it dies, so a crash never
  * leaves a stale lock, and no PID is ever trusted for liveness (a PID can be reused). The holder's
  * PID and start time sit in a committed row of the same file, readable while the lock is held,
- * for the message only. Owns the lock file only; main.ts decides when to take it.
+ * for the message only. Owns the lock file only; main.ts decides when to take it (for a bridge
+ * alone too: the lock file is SQLite, so it lives with the rest of the SQL, in the storage layer).
  */
 import { hostname } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ensureDataDir, reasonOf, StartupError } from './startup-error.js';
+import { ensureDataDir, reasonOf, StartupError } from '../../common/startup-error.js';
 
 export type LockedPart = 'store' | 'bridge';
 

@@ -1,0 +1,35 @@
+/**
+ * What the in-process bridge (`npm start`) gets from the embedded store: the store as a
+ * StoreClient, the store's database (locks and dead properties: storage/dav-state.ts), and over
+ * PostgreSQL a Basic-login limiter counted in that database, so every instance counts together
+ * (a bridge alone, `--only bridge`, keeps its own in memory), and its change feed over
+ * PostgreSQL (other instances' writes reach the bridge's caches). main.ts and the test harness both
+ * build the bridge's store from here.
+ */
+import type { ChangeFeed } from '../common/change-feed.js';
+import type { LoginLimiterOptions } from '../common/login-limiter.js';
+import type { StoreClient } from '../store-client/contract.js';
+import type { StoreContext } from './context.js';
+import { createLocalClient } from './local-client.js';
+import { sharedLoginLimiter } from './storage/limits.js';
+import type { Storage } from './storage/sql.js';
+
+export interface InProcessStore {
+  client: StoreClient;
+  name: string;
+  storage: Storage;
+  limiter: (options: LoginLimiterOptions) => ReturnType<typeof sharedLoginLimiter>;
+  /** Over PostgreSQL: what other instances changed (storage/dialects/postgres-changes.ts). */
+  changes?: ChangeFeed;
+}
+
+export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process'): InProcessStore {
+  const { storage } = ctx;
+  return {
+    client: createLocalClient(ctx),
+    name,
+    storage,
+    limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),
+    ...(storage.changes ? { changes: storage.changes } : {}),
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Where the bridge's shared state lives, chosen once at start (main.ts, and the test helpers that
+ * start a bridge): the LockRepository and PropertyRepository the bridge is handed. Owns the
+ * bridge's own SQLite file and its upgrades; the SQL of the tables is dav-locks.ts's and
+ * dav-properties.ts's.
+ *
+ * - Beside the embedded store (`npm start`), in the store's database: dead properties and client
+ *   mtimes always; locks only over PostgreSQL, where instances share them. Over SQLite one
+ *   process serves the data directory (instance-lock.ts), so the locks stay in the
+ *   bridge's memory as they always were: a PROPFIND then reads them from a Map, not with a
+ *   statement per request. A `bridge.sqlite` left by an earlier release is moved in once.
+ * - In front of another server (`--only bridge`, or a configured store URL), in the bridge's own
+ *   `<dataDir>/bridge.sqlite`, opened through the SQLite dialect; locks in memory.
+ */
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import type { LockRepository } from '../../common/dav-locks.js';
+import type { DeadPropertyStoreOptions, PropertyRepository } from '../../common/dav-properties.js';
+import type { Logger } from '../../common/logger.js';
+import { SqlLockRepository } from './dav-locks.js';
+import { SqlPropertyRepository } from './dav-properties.js';
+import { openConnection, type Db } from './dialects/sqlite-open.js';
+import { SqliteStorage } from './dialects/sqlite.js';
+import { migrationsOf } from './migrations.js';
+import type { Sql, Storage } from './sql.js';
+
+/** What the bridge is handed (BridgeOptions.state); it calls `close` when it closes. */
+export interface DavState {
+  /** Shared locks; undefined keeps them in the bridge's memory. */
+  readonly locks: LockRepository | undefined;
+  readonly properties: PropertyRepository;
+  /** For /readyz: resolves when the bridge's own state file answers; absent when the state is the store's (its checks cover it). */
+  probe?(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DavStateOptions {
+  /** The embedded store's storage, when the bridge serves it in-process; otherwise the bridge's own file. */
+  storage?: Storage | undefined;
+  /** The bridge's own file (`<dataDir>/bridge.sqlite`): used without `storage`, moved into it with. */
+  stateFile: string;
+  properties?: DeadPropertyStoreOptions;
+  log?: Logger;
+}
+
+/** The dead property limits of the configuration (`bridge.deadPropsMaxBytesPerNode`, `...PerOwner`). */
+export function propertyLimitsOf(bridge: { deadPropsMaxBytesPerNode: number; deadPropsMaxBytesPerOwner: number }): DeadPropertyStoreOptions {
+  return { maxBytesPerNode: bridge.deadPropsMaxBytesPerNode, maxBytesPerOwner: bridge.deadPropsMaxBytesPerOwner };
+}
+
+export async function openDavState(options: DavStateOptions): Promise<DavState> {
+  const { storage } = options;
+  if (storage) {
+    const moved = await moveStateFileInto(options.stateFile, storage.sql);
+    if (moved) options.log?.info({ ...moved, from: options.stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
+    return {
+      locks: storage.dialect === 'postgres' ? new SqlLockRepository(storage.sql) : undefined,
+      properties: new SqlPropertyRepository(storage.sql, options.properties),
+      // The storage is the store's: it closes it.
+      close: async () => undefined,
+    };
+  }
+  mkdirSync(path.dirname(options.stateFile), { recursive: true, mode: 0o700 });
+  const file = openBridgeStateFile(options.stateFile);
+  return {
+    locks: undefined,
+    properties: new SqlPropertyRepository(file.sql, options.properties),
+    probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
+    close: () => file.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bridge's own file, for a bridge with no shared storage (`--only bridge`).
+
+/**
+ * user_version of bridge.sqlite. 1 and 2 are the layouts of earlier releases (tables
+ * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
+ * storage layer's migration 012, the same as the store's database, so one repository serves both.
+ * A later migration that changes these tables must add a step here too.
+ */
+export const STATE_FILE_VERSION = 3;
+const STATE_MIGRATION = 12;
+
+/** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
+export function openBridgeStateFile(file: string): SqliteStorage {
+  return new SqliteStorage(openConnection(file, upgradeStateFile, { foreignKeys: false, statementCacheLimit: 500 }));
+}
+
+function upgradeStateFile(db: Db): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > STATE_FILE_VERSION) {
+    throw new Error(`dead property file has schema ${version}, newer than this bridge (${STATE_FILE_VERSION})`);
+  }
+  if (version === STATE_FILE_VERSION) return;
+  const migration = migrationsOf('sqlite').find((m) => m.version === STATE_MIGRATION);
+  if (!migration) throw new Error(`storage migration ${STATE_MIGRATION} is missing`);
+  db.transaction(() => {
+    db.exec(migration.sql);
+    if (version >= 1) {
+      // Earlier releases: rows move into the new tables (the triggers charge each to its owner;
+      // version 1 had no owners, so its rows are charged to nobody until their node is patched).
+      db.exec(`INSERT INTO dav_properties (node_id, ns, local, xml, owner)
+                 SELECT node_id, ns, local, xml, ${version >= 2 ? 'owner' : "''"} FROM dead_properties;
+               INSERT INTO dav_client_mtimes (node_id, mtime_ms) SELECT node_id, mtime_ms FROM client_mtimes;
+               DROP TABLE dead_properties;
+               DROP TABLE client_mtimes;
+               ${version >= 2 ? 'DROP TABLE dead_property_usage;' : ''}`);
+    }
+    db.pragma(`user_version = ${STATE_FILE_VERSION}`);
+  })();
+}
+
+/**
+ * Moves what a bridge state file holds (dead properties, client mtimes) into the shared tables
+ * of `target`, the first time an in-process bridge starts over a data directory whose earlier
+ * release kept them in `<dataDir>/bridge.sqlite`: in one transaction, rows already in `target`
+ * kept, then the file renamed to `bridge.sqlite.moved` so it is never read again. Returns how
+ * many rows were moved, or undefined when there was no file.
+ */
+export async function moveStateFileInto(file: string, target: Sql): Promise<{ properties: number; mtimes: number } | undefined> {
+  if (!existsSync(file)) return undefined;
+  const local = openBridgeStateFile(file);
+  let moved: { properties: number; mtimes: number };
+  try {
+    const props = await local.sql.all<{ node_id: string; ns: string; local: string; xml: string; owner: string }>(
+      'SELECT node_id, ns, local, xml, owner FROM dav_properties',
+    );
+    const mtimes = await local.sql.all<{ node_id: string; mtime_ms: number }>('SELECT node_id, mtime_ms FROM dav_client_mtimes');
+    moved = await target.transaction(async (tx) => {
+      let properties = 0;
+      let times = 0;
+      for (let i = 0; i < props.length; i += ROWS_PER_INSERT) {
+        const chunk = props.slice(i, i + ROWS_PER_INSERT);
+        properties += (
+          await tx.run(
+            `INSERT INTO dav_properties (node_id, ns, local, xml, owner) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING`,
+            chunk.flatMap((r) => [r.node_id, r.ns, r.local, r.xml, r.owner]),
+          )
+        ).changes;
+      }
+      for (let i = 0; i < mtimes.length; i += ROWS_PER_INSERT) {
+        const chunk = mtimes.slice(i, i + ROWS_PER_INSERT);
+        times += (
+          await tx.run(
+            `INSERT INTO dav_client_mtimes (node_id, mtime_ms) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT DO NOTHING`,
+            chunk.flatMap((r) => [r.node_id, r.mtime_ms]),
+          )
+        ).changes;
+      }
+      return { properties, mtimes: times };
+    });
+  } finally {
+    await local.close();
+  }
+  renameSync(file, `${file}.moved`);
+  return moved;
+}
+
+/** Rows per multi-row INSERT when moving a state file: 100 × 5 parameters, far below both dialects' limits. */
+const ROWS_PER_INSERT = 100;
