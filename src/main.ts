@@ -1,16 +1,17 @@
 #!/usr/bin/env node
 /**
- * Entry point: reads the configuration, starts the embedded store and/or the WebDAV bridge,
- * prints their URLs, and on SIGINT/SIGTERM drains both (requests under way finish within
- * http.shutdownGraceSec, new ones get 503, /readyz 503) before it exits 0; a second signal
- * stops at once.
+ * Entry point: `driveway` and its subcommands (src/cli/program.ts parses the command line; each
+ * command is one file of src/cli/). `serve`, the default, lives here: it reads the configuration,
+ * starts the embedded store and/or the WebDAV bridge, prints their URLs, and on SIGINT/SIGTERM
+ * drains both (requests under way finish within http.shutdownGraceSec, new ones get 503,
+ * /readyz 503) before it exits 0; a second signal stops at once.
  *
- *   driveway [--config FILE] [--only store|bridge] [--help]
- *   driveway migrate --to-database postgres://... [--to-s3-bucket ...]   (store/migrate-command.ts)
+ *   driveway [serve] [--config FILE] [--only store|bridge]
+ *   driveway migrate | user | check ...     (driveway --help)
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { BridgeOptions } from './bridge/server.js';
+import { runCli, type ServeOptions } from './cli/program.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';
@@ -18,35 +19,11 @@ import { StartupError } from './common/startup-error.js';
 import type { RunningStore } from './store/server.js';
 import type { RunningBridge } from './bridge/server.js';
 
-const HELP = `driveway: a File Management Service store and a WebDAV bridge in front of it
-
-Usage: driveway [--config FILE] [--only store|bridge]
-       driveway migrate --to-database postgres://... [...]   (driveway migrate --help)
-
-  --config FILE   YAML configuration (see config/example.yaml)
-  --only PART     run only the store, or only the bridge (against DRIVEWAY_STORE_URL)
-  --help          this text
-
-Precedence: defaults < config file < DRIVEWAY_* environment < flags.
-`;
-
-async function main(): Promise<void> {
-  // Subcommands: only the first word, so the flags of `driveway` itself keep their meaning.
-  if (process.argv[2] === 'migrate') {
-    const { runMigrateCommand } = await import('./store/migrate-command.js');
-    process.exit(await runMigrateCommand(process.argv.slice(3)));
-  }
-  const { values } = parseArgs({
-    options: { config: { type: 'string' }, only: { type: 'string' }, help: { type: 'boolean' } },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(HELP);
-    return;
-  }
+/** `driveway serve`: runs until SIGINT/SIGTERM, then exits the process itself. */
+async function serve(values: ServeOptions): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig({ configFile: values.config, flags: values.only ? { run: values.only } : {} });
+    config = loadConfig({ configFile: values.configFile, flags: values.only ? { run: values.only } : {} });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -146,12 +123,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
-main().catch((err: unknown) => {
-  if (err instanceof StartupError) {
-    // One line naming the path or setting and what to do (startup-error.ts); no stack.
-    process.stderr.write(`driveway: ${err.message}\n`);
+runCli(process.argv.slice(2), { serve }).then(
+  (code) => {
+    // serve keeps running (its listeners hold the process); every other command ends here.
+    if (code !== undefined) process.exit(code);
+  },
+  (err: unknown) => {
+    if (err instanceof StartupError) {
+      // One line naming the path or setting and what to do (startup-error.ts); no stack.
+      process.stderr.write(`driveway: ${err.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`driveway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
-  }
-  process.stderr.write(`driveway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+  },
+);

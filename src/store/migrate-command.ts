@@ -1,5 +1,5 @@
 /**
- * The command line of `driveway migrate` (main.ts dispatches here; the work is
+ * What `driveway migrate` does with its options (src/cli/migrate.ts parses them; the work is
  * migrate-embedded.ts's). The source is always the embedded installation in the data directory
  * the usual configuration names (`--config`, DRIVEWAY_DATA_DIR); the target is given by the
  * `--to-*` flags, and what they leave out comes from the configuration of the new deployment
@@ -11,37 +11,10 @@
  * 2 a usage error or a refusal (schema version, a target holding a store); 3 the data directory
  * is in use by a running instance (as `driveway` itself).
  */
-import { parseArgs } from 'node:util';
 import { blobBackendOf, ConfigError, loadConfig, type Config } from '../common/config.js';
 import { DataDirInUseError } from './storage/instance-lock.js';
 import { createLogger } from '../common/logger.js';
-import { MigrationMismatchError, MigrationRefusedError, migrateEmbedded, redactDatabaseUrl, TABLES_NOT_COPIED, type S3Target } from './migrate-embedded.js';
-
-export const MIGRATE_HELP = `driveway migrate: move an embedded installation (SQLite + blob folder) to PostgreSQL and S3
-
-Usage: driveway migrate --to-database postgres://USER:PASS@HOST/DB [--to-s3-bucket BUCKET
-         [--to-s3-endpoint URL] [--to-s3-region REGION] [--to-s3-prefix PREFIX]
-         [--to-s3-force-path-style]] [--config FILE]
-
-  Source: <dataDir>/driveway.sqlite and <dataDir>/blobs, dataDir from --config or
-          DRIVEWAY_DATA_DIR (default ./data). No driveway may be running on it.
-  --to-database URL        the PostgreSQL database to fill: empty, or holding an unfinished
-                           migration of this store (default: database.url)
-  --to-s3-bucket BUCKET    copy the blob files into this bucket (default: DRIVEWAY_S3_BUCKET /
-                           store.blobs.s3.bucket); without a bucket the blob files stay in
-                           <dataDir>/blobs, for one instance over PostgreSQL
-  --to-s3-endpoint URL     e.g. http://127.0.0.1:9000 (default: DRIVEWAY_S3_ENDPOINT, else AWS)
-  --to-s3-region REGION    (default: DRIVEWAY_S3_REGION, else us-east-1)
-  --to-s3-prefix PREFIX    prepended to every object key (default: DRIVEWAY_S3_PREFIX, else none)
-  --to-s3-force-path-style path-style URLs, as most self-hosted servers want
-  S3 credentials come from the AWS SDK's usual sources (AWS_ACCESS_KEY_ID and
-  AWS_SECRET_ACCESS_KEY, a profile, a role).
-
-Interrupted, run the same command again: it continues where it stopped. Every blob is read
-back and hashed, every table counted and checksummed on both sides.
-Not copied: ${TABLES_NOT_COPIED.join(', ')}.
-Exit: 0 done, 1 failed or mismatch, 2 refused or usage, 3 data directory in use.
-`;
+import { MigrationMismatchError, MigrationRefusedError, migrateEmbedded, redactDatabaseUrl, type S3Target } from './migrate-embedded.js';
 
 const DEFAULT_BATCH_ROWS = 500;
 const BLOB_CONCURRENCY = 4;
@@ -74,38 +47,20 @@ function s3TargetOf(values: Record<string, string | boolean | undefined>, config
   };
 }
 
-/** Runs `driveway migrate <args>`; resolves to the process's exit code. */
-export async function runMigrateCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** The options of `driveway migrate`, as commander hands them over (src/cli/migrate.ts). */
+export type MigrateValues = Record<string, string | boolean | undefined>;
+
+/** Runs `driveway migrate` with its parsed options; resolves to the process's exit code. */
+export async function runMigrate(values: MigrateValues, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const fail = (code: number, message: string): number => {
     process.stderr.write(`driveway migrate: ${message}\n`);
     return code;
   };
-  let values: Record<string, string | boolean | undefined>;
   let config: Config;
   let databaseUrl: string;
   let s3: S3Target | undefined;
   let batchRows: number;
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        config: { type: 'string' },
-        'to-database': { type: 'string' },
-        'to-s3-bucket': { type: 'string' },
-        'to-s3-endpoint': { type: 'string' },
-        'to-s3-region': { type: 'string' },
-        'to-s3-prefix': { type: 'string' },
-        'to-s3-force-path-style': { type: 'boolean' },
-        // Hidden: rows (and blobs) per batch and transaction; tests make it small.
-        'batch-rows': { type: 'string' },
-        help: { type: 'boolean' },
-      },
-      strict: true,
-    }));
-    if (values.help) {
-      process.stdout.write(MIGRATE_HELP);
-      return 0;
-    }
     config = loadConfig({ configFile: values.config as string | undefined, env });
     databaseUrl = (values['to-database'] as string | undefined) ?? config.database.url ?? '';
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -114,7 +69,7 @@ export async function runMigrateCommand(args: string[], env: NodeJS.ProcessEnv =
     s3 = s3TargetOf(values, config);
     batchRows = positiveInt(values['batch-rows'] as string | undefined, '--batch-rows') ?? positiveInt(env.DRIVEWAY_MIGRATE_BATCH_ROWS, 'DRIVEWAY_MIGRATE_BATCH_ROWS') ?? DEFAULT_BATCH_ROWS;
   } catch (err) {
-    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return fail(2, `${(err as Error).message}\n(driveway migrate --help)`);
+    if (err instanceof ConfigError) return fail(2, (err as Error).message);
     throw err;
   }
 

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../src/store-client/index.js';
 import { insertShare } from '../../src/store/storage/shares.js';
-import { call, dataOf, groupAdmin, membershipRow, type GroupAdmin } from '../helpers/groups.js';
+import { call, dataOf, groupAdmin, readMembershipRow, type GroupAdmin } from '../helpers/groups.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import { LATEST, multipartFile, readText } from '../helpers/sharing.js';
@@ -390,15 +390,15 @@ curl.describe('issue 14 with real clients (curl, rclone)', () => {
       const login = await curlDo([...json({ username: lead.email, password: app.password }), `${f.store.url}/auth`]);
       expect(login.status, shown(login)).toBe(200);
       const appToken = (JSON.parse(login.body) as { token: string }).token;
-      const before = membershipRow(f.store, team, member.uuid);
+      const before = await readMembershipRow(f.store, team, member.uuid);
       const add = await curlDo([...bearer(appToken), ...json({ user: outsider.uuid, permissions: { is_admin: true } }), `${f.store.url}/api/groups/${team}/users`]);
       const promote = await curlDo(['-X', 'PUT', ...bearer(appToken), ...json({ is_admin: true }), `${f.store.url}/api/groups/${team}/users/${member.uuid}`]);
       for (const res of [add, promote]) {
         expect(res.status, shown(res)).toBe(403);
         expect(JSON.parse(res.body)).toMatchObject({ status: 'error', code: 'forbidden', msg: expect.stringMatching(/app password/) });
       }
-      expect(membershipRow(f.store, team, outsider.uuid)).toBeUndefined();
-      expect(membershipRow(f.store, team, member.uuid)).toEqual(before);
+      expect(await readMembershipRow(f.store, team, outsider.uuid)).toBeUndefined();
+      expect(await readMembershipRow(f.store, team, member.uuid)).toEqual(before);
       // The account password's session still may.
       const allowed = await curlDo([...bearer(lead.session.token), ...json({ user: outsider.uuid, permissions: { node_permissions: ['read'] } }), `${f.store.url}/api/groups/${team}/users`]);
       expect(allowed.status, shown(allowed)).toBe(200);

@@ -27,8 +27,8 @@ export interface DrivewayProcess {
   kill(): void;
 }
 
-export async function spawnDriveway(options: { dataDir: string; env?: Record<string, string> }): Promise<DrivewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+export async function spawnDriveway(options: { dataDir: string; env?: Record<string, string>; args?: readonly string[] }): Promise<DrivewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -67,34 +67,30 @@ export interface GroupUsage {
   disk_used: number;
 }
 
-export function groupUsage(store: TestStore, groupUuid: string): GroupUsage | undefined {
-  return store.ctx.db!.prepare('SELECT disk_quota, disk_used FROM groups WHERE uuid = ?').get(groupUuid) as GroupUsage | undefined;
-}
-
-/** Bytes of every revision the owner's nodes hold: what `disk_used` must equal. */
-export function storedBytes(store: TestStore, ownerUuid: string): number {
-  return (
-    store.ctx.db!
-      .prepare('SELECT COALESCE(SUM(r.size), 0) AS n FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?')
-      .get(ownerUuid) as { n: number }
-  ).n;
-}
-
-export function membershipRow(store: TestStore, groupUuid: string, userUuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM group_members WHERE group_uuid = ? AND user_uuid = ?').get(groupUuid, userUuid) as
-    | Record<string, unknown>
-    | undefined;
-}
-
-export function countRows(store: TestStore, sql: string, ...params: unknown[]): number {
-  return (store.ctx.db!.prepare(sql).get(...params) as { n: number }).n;
-}
-
 /** `countRows` through the storage layer (either dialect); the query names its count `n`. */
 export async function readCountRows(store: TestStore, sql: string, ...params: unknown[]): Promise<number> {
   const row = await store.ctx.storage.sql.get<{ n: number }>(sql, params);
   if (!row) throw new Error(`no row from ${sql}`);
   return row.n;
+}
+
+/** `groupUsage` through the storage layer (either dialect). */
+export function readGroupUsage(store: TestStore, groupUuid: string): Promise<GroupUsage | undefined> {
+  return store.ctx.storage.sql.get<GroupUsage>('SELECT disk_quota, disk_used FROM groups WHERE uuid = ?', [groupUuid]);
+}
+
+/** `storedBytes` through the storage layer (either dialect). */
+export async function readStoredBytes(store: TestStore, ownerUuid: string): Promise<number> {
+  const row = await store.ctx.storage.sql.get<{ n: number | string }>(
+    'SELECT COALESCE(SUM(r.size), 0) AS n FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ?',
+    [ownerUuid],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** `membershipRow` through the storage layer (either dialect). */
+export function readMembershipRow(store: TestStore, groupUuid: string, userUuid: string): Promise<Record<string, unknown> | undefined> {
+  return store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM group_members WHERE group_uuid = ? AND user_uuid = ?', [groupUuid, userUuid]);
 }
 
 /** A real store with a seeder and the administrator's group actions: what the group suites start from. */

@@ -101,22 +101,6 @@ export function diskUsed(store: TestStore, userUuid: string): number {
   return (store.ctx.db!.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(userUuid) as { disk_used: number }).disk_used;
 }
 
-/** Reference count of a blob; 0 when it has no row. */
-export function blobRefs(store: TestStore, hash: string): number {
-  const row = store.ctx.db!.prepare('SELECT refs FROM blobs WHERE hash = ?').get(hash) as { refs: number } | undefined;
-  return row?.refs ?? 0;
-}
-
-export function blobFileExists(store: TestStore, hash: string): boolean {
-  return existsSync(localBlobs(store).pathOf(hash));
-}
-
-/** Whether the store still keeps a blob's bytes: in its database row (small blobs) or as a file. */
-export function blobStored(store: TestStore, hash: string): boolean {
-  const row = store.ctx.db!.prepare('SELECT data IS NOT NULL AS inline FROM blobs WHERE hash = ?').get(hash) as { inline: number } | undefined;
-  return row?.inline === 1 || blobFileExists(store, hash);
-}
-
 /** Every blob file on disk. */
 export function blobFiles(store: TestStore): string[] {
   const root = localBlobs(store).blobDir;
@@ -134,7 +118,8 @@ export function blobFiles(store: TestStore): string[] {
 
 // The readers below go through the storage layer and the blob backend, so they work on either
 // dialect and either backend (the integration-pg project). The synchronous ones above read
-// SQLite (`ctx.db`) and the blob folder directly: embedded stores only; suites move off them.
+// SQLite (`ctx.db`) and the blob folder directly: only durability.test.ts, which tests SQLite's
+// own mechanisms, still uses them.
 
 export async function readDiskUsed(store: TestStore, userUuid: string): Promise<number> {
   const row = await store.ctx.storage.sql.get<{ disk_used: number }>('SELECT disk_used FROM users WHERE uuid = ?', [userUuid]);

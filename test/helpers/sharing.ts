@@ -4,13 +4,11 @@
  * of the stored rows, blob files and usage the assertions compare. Nothing here writes to the
  * database behind the store's back.
  */
-import { localBlobs } from './blobs.js';
-import { statSync } from 'node:fs';
 import { request } from 'undici';
 import { expect } from 'vitest';
 import type { RawResponse, HttpStoreClient, StoreSession } from '../../src/store-client/index.js';
-import { call, countRows, type Method } from './groups.js';
-import { blobFiles, type SeededUser } from './seed.js';
+import { call, readCountRows, type Method } from './groups.js';
+import type { SeededUser } from './seed.js';
 import type { TestStore } from './start-store.js';
 
 export const LATEST = '999999999999999';
@@ -28,39 +26,6 @@ export function expectError(res: RawResponse, status: number, code: string, msg?
   });
 }
 
-/** Bytes the store keeps for blobs (files and small blobs' rows): what sharing must not grow until someone edits. */
-export function blobFolderBytes(store: TestStore): number {
-  // Wherever the store keeps them: blob files, and small blobs' bytes in their rows.
-  const fileBytes = blobFiles(store).reduce((sum, hash) => sum + statSync(localBlobs(store).pathOf(hash)).size, 0);
-  const rowBytes = (store.ctx.db!.prepare('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL').get() as { n: number }).n;
-  return fileBytes + rowBytes;
-}
-
-export function incomingRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM incoming_shares WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
-}
-
-export function requestRow(store: TestStore, uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM share_requests WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
-}
-
-/** How many snapshots (and their entries) are held at all. */
-export function snapshotCounts(store: TestStore): { snapshots: number; entries: number } {
-  return {
-    snapshots: countRows(store, 'SELECT COUNT(*) AS n FROM snapshots'),
-    entries: countRows(store, 'SELECT COUNT(*) AS n FROM snapshot_entries'),
-  };
-}
-
-export function groupDiskUsed(store: TestStore, groupUuid: string): number {
-  return (store.ctx.db!.prepare('SELECT disk_used FROM groups WHERE uuid = ?').get(groupUuid) as { disk_used: number }).disk_used;
-}
-
-/** Children of a folder by name, straight from the rows. */
-export function childNames(store: TestStore, folderUuid: string): string[] {
-  return (store.ctx.db!.prepare('SELECT name FROM nodes WHERE parent_uuid = ? ORDER BY name').all(folderUuid) as Array<{ name: string }>).map((r) => r.name);
-}
-
 /** `incomingRow` through the storage layer (either dialect). */
 export function readIncomingRow(store: TestStore, uuid: string): Promise<Record<string, unknown> | undefined> {
   return store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM incoming_shares WHERE uuid = ?', [uuid]);
@@ -76,6 +41,27 @@ export async function readGroupDiskUsed(store: TestStore, groupUuid: string): Pr
 export async function readChildNames(store: TestStore, folderUuid: string): Promise<string[]> {
   // Sorted here, by code unit: SQLite's ORDER BY compares bytes, PostgreSQL's follows its collation.
   return (await store.ctx.storage.sql.all<{ name: string }>('SELECT name FROM nodes WHERE parent_uuid = ?', [folderUuid])).map((r) => r.name).sort();
+}
+
+/** `requestRow` through the storage layer (either dialect). */
+export function readRequestRow(store: TestStore, uuid: string): Promise<Record<string, unknown> | undefined> {
+  return store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM share_requests WHERE uuid = ?', [uuid]);
+}
+
+/** `snapshotCounts` through the storage layer (either dialect). */
+export async function readSnapshotCounts(store: TestStore): Promise<{ snapshots: number; entries: number }> {
+  return {
+    snapshots: await readCountRows(store, 'SELECT COUNT(*) AS n FROM snapshots'),
+    entries: await readCountRows(store, 'SELECT COUNT(*) AS n FROM snapshot_entries'),
+  };
+}
+
+/** `blobFolderBytes` for either backend: the backend's blobs (folder or bucket) plus small blobs' rows. */
+export async function readBlobBytes(store: TestStore): Promise<number> {
+  let backendBytes = 0;
+  for await (const info of store.ctx.blobs.list()) backendBytes += info.sizeBytes;
+  const row = await store.ctx.storage.sql.get<{ n: number | string }>('SELECT COALESCE(SUM(length(data)), 0) AS n FROM blobs WHERE data IS NOT NULL');
+  return backendBytes + Number(row?.n ?? 0);
 }
 
 export interface Fetched {

@@ -58,17 +58,6 @@ export function dataOf<T = Record<string, unknown>>(res: RawResponse): T {
   return body.data as T;
 }
 
-export function userRow(store: TestStore, uuid: string): UserRow {
-  return store.ctx.db!.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow;
-}
-
-/** Login history rows of a user (null: unknown usernames), oldest first. */
-export function historyRows(store: TestStore, userUuid: string | null): Array<{ action: string; status: string; action_args: string; error_details: string; ip_address: string }> {
-  return store.ctx.db!
-    .prepare('SELECT action, status, action_args, error_details, ip_address FROM login_events WHERE user_uuid IS ? ORDER BY id')
-    .all(userUuid) as Array<{ action: string; status: string; action_args: string; error_details: string; ip_address: string }>;
-}
-
 /** `userRow` through the storage layer (either dialect). */
 export async function readUserRow(store: TestStore, uuid: string): Promise<UserRow> {
   const row = await store.ctx.storage.sql.get<UserRow>('SELECT * FROM users WHERE uuid = ?', [uuid]);

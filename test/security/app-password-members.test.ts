@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupAdmin, membershipRow, type GroupAdmin } from '../helpers/groups.js';
+import { groupAdmin, readMembershipRow, type GroupAdmin } from '../helpers/groups.js';
 import { uploadFile } from '../helpers/seed.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
@@ -39,7 +39,7 @@ describe('an app-password session and group administration', () => {
   });
 
   it('cannot add a member, nor make one an administrator, nor remove one (403), and nothing changes', async () => {
-    const before = membershipRow(f.store, team, member.uuid);
+    const before = await readMembershipRow(f.store, team, member.uuid);
     const refused = [
       await apiCall(f.client, appToken, 'POST', `/api/groups/${team}/users`, { user: outsider.uuid, permissions: { is_admin: true } }),
       await apiCall(f.client, appToken, 'PUT', `/api/groups/${team}/users/${member.uuid}`, { is_admin: true }),
@@ -49,9 +49,9 @@ describe('an app-password session and group administration', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject(APP_PASSWORD_REFUSAL);
     }
-    expect(membershipRow(f.store, team, outsider.uuid)).toBeUndefined();
-    expect(membershipRow(f.store, team, member.uuid)).toEqual(before);
-    expect(membershipRow(f.store, team, member.uuid)).toMatchObject({ is_admin: 0 });
+    expect(await readMembershipRow(f.store, team, outsider.uuid)).toBeUndefined();
+    expect(await readMembershipRow(f.store, team, member.uuid)).toEqual(before);
+    expect(await readMembershipRow(f.store, team, member.uuid)).toMatchObject({ is_admin: 0 });
   });
 
   it('cannot change the group, its WebDrive endpoint, or make a share', async () => {
@@ -66,8 +66,8 @@ describe('an app-password session and group administration', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject(APP_PASSWORD_REFUSAL);
     }
-    expect(f.store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(team)).toEqual({ name: 'Team' });
-    expect(f.store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?').get(file)).toEqual({ n: 0 });
+    expect((await f.store.ctx.storage.sql.get('SELECT name FROM groups WHERE uuid = ?', [team]))).toEqual({ name: 'Team' });
+    expect((await f.store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', [file]))).toEqual({ n: 0 });
   });
 
   it('is refused the same for another group’s, another user’s or nobody’s UUIDs: no answer tells them apart', async () => {

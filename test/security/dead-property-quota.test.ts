@@ -25,14 +25,15 @@ describe('dead properties inside a budget (finding 7)', () => {
   /** The status each property got in a PROPPATCH answer. */
   const statusOf = (text: string) => /HTTP\/1\.1 (\d{3})/.exec(text)?.[1];
   /**
-   * Bytes of property XML where the bridge keeps them, read from the file itself: the store's
-   * database for an in-process bridge, its own bridge.sqlite over HTTP.
+   * Bytes of property XML where the bridge keeps them: the store's database for an in-process
+   * bridge (SQLite or PostgreSQL, through its storage layer), its own bridge.sqlite over HTTP.
    */
-  const storedBytes = (): number => {
-    const file = TEST_TRANSPORT === 'local' ? 'driveway.sqlite' : 'bridge.sqlite';
-    const db = new Database(path.join(f.store.config.dataDir, file), { readonly: true });
+  const storedBytes = async (): Promise<number> => {
+    const query = 'SELECT coalesce(sum(octet_length(xml)), 0) AS n FROM dav_properties';
+    if (TEST_TRANSPORT === 'local') return Number((await f.store.ctx.storage.sql.get<{ n: number }>(query))?.n);
+    const db = new Database(path.join(f.store.config.dataDir, 'bridge.sqlite'), { readonly: true });
     try {
-      return (db.prepare('SELECT coalesce(sum(length(CAST(xml AS BLOB))), 0) AS n FROM dav_properties').get() as { n: number }).n;
+      return (db.prepare(query).get() as { n: number }).n;
     } finally {
       db.close();
     }
@@ -52,7 +53,7 @@ describe('dead properties inside a budget (finding 7)', () => {
     const [response] = multistatusOf(res);
     expect(response).toBeDefined();
     expect(statusOf(res.text)).toBe('507');
-    expect(storedBytes()).toBe(0);
+    expect(await storedBytes()).toBe(0);
   });
 
   it('stops a user with a 1,000-byte quota at the per-owner limit over many nodes: 507, and the file stays bounded', async () => {
@@ -68,7 +69,7 @@ describe('dead properties inside a budget (finding 7)', () => {
     const granted = statuses.filter((s) => s === '200').length;
     expect(granted).toBe(Math.floor(OWNER_CAP / (60 * 1024 + 100)));
     expect(statuses.slice(granted).every((s) => s === '507')).toBe(true);
-    expect(storedBytes()).toBeLessThanOrEqual(OWNER_CAP);
+    expect(await storedBytes()).toBeLessThanOrEqual(OWNER_CAP);
     expect(await f.bridge.services.props.ownerBytes(user.uuid)).toBeLessThanOrEqual(OWNER_CAP);
     // Whatever is left of the budget is all any node gets: one byte more is refused.
     const left = OWNER_CAP - (await f.bridge.services.props.ownerBytes(user.uuid));

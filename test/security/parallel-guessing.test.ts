@@ -18,7 +18,7 @@ import { uploadFile } from '../helpers/seed.js';
 import { basic, fetchRaw } from '../helpers/sharing.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../helpers/store-fixture.js';
 import { totpCode } from '../helpers/totp.js';
-import { apiCall, dataOf, historyRows, postAuth } from '../helpers/user-api.js';
+import { apiCall, dataOf, readHistoryRows, postAuth } from '../helpers/user-api.js';
 
 const LIMIT = 10;
 const PARALLEL = 50;
@@ -32,8 +32,8 @@ function tally(statuses: number[]): Record<number, number> {
 }
 
 /** Failures the store checked (not the ones it refused unchecked as rate limited). */
-function checkedFailures(f: StoreFixture, userUuid: string): number {
-  return historyRows(f.store, userUuid).filter((r) => r.status === 'failure' && r.error_details !== 'rate limited').length;
+async function checkedFailures(f: StoreFixture, userUuid: string): Promise<number> {
+  return (await readHistoryRows(f.store, userUuid)).filter((r) => r.status === 'failure' && r.error_details !== 'rate limited').length;
 }
 
 describe('parallel guessing through the store', () => {
@@ -60,7 +60,7 @@ describe('parallel guessing through the store', () => {
     expect(tally(answers.map((a) => a.status))).toEqual({ 401: LIMIT, 429: PARALLEL - LIMIT });
     expect(answers.find((a) => a.status === 429)?.body).toStrictEqual({ status: 'error', msg: 'too many failed logins; try again later', code: 'rate_limited' });
     expect(Number(answers.find((a) => a.status === 429)?.headers['retry-after'])).toBeGreaterThan(0);
-    expect(checkedFailures(f, user.uuid)).toBe(LIMIT);
+    expect(await checkedFailures(f, user.uuid)).toBe(LIMIT);
 
     expect((await login(user, user.password)).status).toBe(429);
     f.store.clock.advance(PAST_WINDOW_MS);
@@ -75,7 +75,7 @@ describe('parallel guessing through the store', () => {
     const answers = await Promise.all(guesses.map((g) => login(user, g)));
     expect(answers.filter((a) => a.status === 401)).toHaveLength(LIMIT);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(guesses.length - LIMIT);
-    expect(checkedFailures(f, user.uuid)).toBe(LIMIT);
+    expect(await checkedFailures(f, user.uuid)).toBe(LIMIT);
 
     expect((await login(user, app.password)).status).toBe(429);
     f.store.clock.advance(PAST_WINDOW_MS);
@@ -90,7 +90,7 @@ describe('parallel guessing through the store', () => {
     const answers = await Promise.all(wrong.map((code) => login(user, user.password, code)));
     expect(answers.filter((a) => a.status === 401 && (a.body as { code: string }).code === 'twofa_invalid')).toHaveLength(LIMIT);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(PARALLEL - LIMIT);
-    expect(historyRows(f.store, user.uuid).filter((r) => r.error_details === 'wrong two-factor code')).toHaveLength(LIMIT);
+    expect((await readHistoryRows(f.store, user.uuid)).filter((r) => r.error_details === 'wrong two-factor code')).toHaveLength(LIMIT);
 
     expect((await login(user, user.password, right)).status).toBe(429);
     f.store.clock.advance(PAST_WINDOW_MS);
@@ -142,7 +142,7 @@ describe.each<{ transport: Transport; storeLimits: boolean }>([
     const refused = answers.filter((a) => a.status === 503);
     expect(refused).toHaveLength(guesses.length - LIMIT);
     expect(Number(refused[0]?.headers['retry-after'])).toBeGreaterThan(0);
-    expect(checkedFailures(f, user.uuid)).toBeLessThanOrEqual(LIMIT);
+    expect(await checkedFailures(f, user.uuid)).toBeLessThanOrEqual(LIMIT);
   }
 
   async function lockedOutThenBack(auth: string): Promise<void> {

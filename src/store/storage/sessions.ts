@@ -63,3 +63,9 @@ export async function revokeSessions(
     await sql.run('UPDATE sessions SET revoked = ? WHERE user_uuid = ? AND revoked IS NULL', [nowMs, which.userUuid]);
   }
 }
+
+/** How many sessions of the user are live (not revoked, not expired). */
+export async function countLiveSessions(sql: Sql, userUuid: string, nowMs: number): Promise<number> {
+  const row = await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions WHERE user_uuid = ? AND revoked IS NULL AND expires > ?', [userUuid, nowMs]);
+  return Number(row?.n ?? 0);
+}

@@ -340,3 +340,8 @@ export async function avatarVersionOf(sql: Sql, ownerUuid: string): Promise<stri
 export function avatarRowAt(sql: Sql, ownerUuid: string, version: string): Promise<AvatarRow | undefined> {
   return sql.get<AvatarRow>('SELECT content_type, bytes, version, updated FROM avatars WHERE owner_uuid = ? AND version = ?', [ownerUuid, version]);
 }
+
+/** Every user of every organization, by organization then login name (the operator's `driveway user list`). */
+export function allUsers(sql: Sql): Promise<UserRow[]> {
+  return sql.all<UserRow>('SELECT * FROM users ORDER BY org_id, is_builtin DESC, username');
+}

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, EXCLUSIVE_LOCKINFO, multistatusOf } from '../../helpers/dav-requests.js';
-import { call, dataOf, groupAdmin, groupUsage, type GroupAdmin } from '../../helpers/groups.js';
+import { call, dataOf, groupAdmin, readGroupUsage, type GroupAdmin } from '../../helpers/groups.js';
 import { davProp, responseFor } from '../../helpers/multistatus.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
@@ -76,14 +76,14 @@ describe('group drives through the bridge', () => {
   });
 
   it('stores what a member writes as the group’s, counted against the group’s quota, which PROPFIND reports', async () => {
-    const before = groupUsage(f.store, team);
+    const before = await readGroupUsage(f.store, team);
     expect((await dav(other, 'PUT', `${TEAM_PATH}/home/docs/notes.txt`, {}, '12345')).status).toBe(201);
-    expect(groupUsage(f.store, team)?.disk_used).toBe((before?.disk_used ?? 0) + 5);
+    expect((await readGroupUsage(f.store, team))?.disk_used).toBe((before?.disk_used ?? 0) + 5);
     expect((await f.client.currentUser(other.session)).diskUsedBytes).toBe(0);
     const [root] = multistatusOf(
       await dav(reader, 'PROPFIND', `${TEAM_PATH}/home/`, { depth: '0' }, '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>'),
     );
-    const used = groupUsage(f.store, team)?.disk_used ?? 0;
+    const used = (await readGroupUsage(f.store, team))?.disk_used ?? 0;
     expect(davProp(root!, 'quota-used-bytes').text).toBe(String(used));
     expect(davProp(root!, 'quota-available-bytes').text).toBe(String(1_000_000 - used));
   });
@@ -154,9 +154,9 @@ describe('group drives through the bridge', () => {
 
   it('moves a member’s file from their home into the group, and the usage moves with it', async () => {
     expect((await dav(other, 'PUT', '/home/moving.txt', {}, 'abcdefghij')).status).toBe(201);
-    const before = groupUsage(f.store, team)?.disk_used ?? 0;
+    const before = (await readGroupUsage(f.store, team))?.disk_used ?? 0;
     expect((await dav(other, 'MOVE', '/home/moving.txt', { destination: `${TEAM_PATH}/home/moving.txt` })).status).toBe(201);
-    expect(groupUsage(f.store, team)?.disk_used).toBe(before + 10);
+    expect((await readGroupUsage(f.store, team))?.disk_used).toBe(before + 10);
     expect((await f.client.currentUser(other.session)).diskUsedBytes).toBe(0);
   });
 

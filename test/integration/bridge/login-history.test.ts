@@ -8,7 +8,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
-import { historyRows } from '../../helpers/user-api.js';
+import { readHistoryRows } from '../../helpers/user-api.js';
 
 describe('login history of WebDAV logins', () => {
   let f: BridgeFixture;
@@ -35,14 +35,14 @@ describe('login history of WebDAV logins', () => {
 
   it('records a good WebDAV login with the bridge, the client program and the client address', async () => {
     expect(await propfind(user.auth, 'rclone/v1.60.1-DEV')).toBe(207);
-    const last = historyRows(f.store, user.uuid).at(-1);
+    const last = (await readHistoryRows(f.store, user.uuid)).at(-1);
     expect(last).toMatchObject({ action: 'login', status: 'success', ip_address: '127.0.0.2' });
     expect(last?.action_args).toMatch(/^password; client: driveway-webdav \(rclone\/v1\.60\.1-DEV\)$/);
   });
 
   it('records a refused WebDAV login as a failure with its reason', async () => {
     expect(await propfind(basicAuth(user.email, 'Wrong-Passw0rd'), 'Microsoft-WebDAV-MiniRedir/10.0.19045')).toBe(401);
-    const last = historyRows(f.store, user.uuid).at(-1);
+    const last = (await readHistoryRows(f.store, user.uuid)).at(-1);
     expect(last).toMatchObject({ action: 'login', status: 'failure', error_details: 'wrong password', ip_address: '127.0.0.2' });
     expect(last?.action_args).toContain('Microsoft-WebDAV-MiniRedir/10.0.19045');
   });

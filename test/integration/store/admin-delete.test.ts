@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import {
-  blobStored,
+  readBlobStored,
   blobHashOf,
-  blobRefs,
+  readBlobRefs,
   createFolder,
-  diskUsed,
+  readDiskUsed,
   letters,
   nodeRow,
   topLevelRow,
@@ -22,7 +22,7 @@ import {
   type Seeder,
   type SeededUser,
 } from '../../helpers/seed.js';
-import { ALL_NODE_PERMISSIONS, call, countRows, dataOf, groupUsage, storedBytes, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { ALL_NODE_PERMISSIONS, call, readCountRows, dataOf, readGroupUsage, readStoredBytes, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { dataUrl, pngBytes } from '../../helpers/images.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000dd';
@@ -69,15 +69,15 @@ describe('the query of a deletion', () => {
       const res = await del(path);
       expect({ path, status: res.status, body: res.body }).toMatchObject({ path, status: 400, body: { code: 'invalid_request', msg: expect.stringMatching(msg) } });
     }
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(1);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(1);
   });
 
   it('accepts the share flags as true or false (share-deletion.test.ts has what they do)', async () => {
     const user = await newUser();
     const res = await del(`/api/admin/users/${user.uuid}?confirm_delete=yes&delete_all_public_shares=true&delete_all_private_shares=false`);
     expect(res.body).toEqual({ status: 'success', msg: 'user deleted' });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(0);
   });
 
   it('refuses transfer_data_to naming the deleted owner (400) or nobody (404)', async () => {
@@ -93,14 +93,14 @@ describe('the query of a deletion', () => {
       const res = await del(path);
       expect({ path, status: res.status, body: res.body }).toMatchObject({ path, status, body: { msg: expect.stringMatching(msg) } });
     }
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(1);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(1);
   });
 });
 
 describe('who may be deleted', () => {
   it('never the built-in admin, and nobody’s own account (403)', async () => {
-    const builtin = (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
+    const builtin = ((await store.ctx.storage.sql.get('SELECT uuid FROM users WHERE is_builtin = 1')) as { uuid: string }).uuid;
     expect((await del(`/api/admin/users/${builtin}?confirm_delete=yes`)).body).toEqual({
       status: 'error',
       code: 'forbidden',
@@ -110,7 +110,7 @@ describe('who may be deleted', () => {
     const ola = await seeder.client.login('ola@example.test', 'Secret-Passw0rd');
     expect((await del(`/api/admin/users/${other}?confirm_delete=yes`, ola)).body).toMatchObject({ code: 'forbidden', msg: 'administrators cannot delete their own account' });
     expect((await del(`/api/admin/users/${builtin}?confirm_delete=yes`, ola)).status).toBe(403);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid IN (?, ?)', builtin, other)).toBe(2);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid IN (?, ?)', builtin, other)).toBe(2);
     // Another administrator of the organization may delete a user.
     const victim = await newUser();
     expect((await del(`/api/admin/users/${victim.uuid}?confirm_delete=yes`, ola)).status).toBe(200);
@@ -131,32 +131,32 @@ describe('deleting a user without transfer', () => {
     const inGroup = await uploadFile(seeder.client, user.session, `home:${group}`, 'group file.txt', unique('group'));
     await seeder.client.setStarred(user.session, inGroup, true);
     await dataOf(call(seeder.client, user.session, 'POST', '/api/user/webdrive', { endpoint: 'leaving' }));
-    store.ctx.db!.prepare("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)").run(user.uuid, pngBytes());
-    const otherBefore = diskUsed(store, other.uuid);
+    (await store.ctx.storage.sql.run("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)", [user.uuid, pngBytes()]));
+    const otherBefore = await readDiskUsed(store, other.uuid);
 
     const res = await del(`/api/admin/users/${user.uuid}?confirm_delete=yes`);
     expect(res.body).toEqual({ status: 'success', msg: 'user deleted' });
 
-    const db = store.ctx.db!;
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(0);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', user.uuid)).toBe(0);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM revisions WHERE node_uuid IN (?, ?, ?)', t.file, t.incoming, t.trashed)).toBe(0);
+    const { sql } = store.ctx.storage;
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', user.uuid)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM revisions WHERE node_uuid IN (?, ?, ?)', t.file, t.incoming, t.trashed)).toBe(0);
     for (const content of t.contents.slice(1)) {
-      expect(blobRefs(store, blobHashOf(content))).toBe(0);
-      expect(blobStored(store, blobHashOf(content))).toBe(false);
+      expect(await readBlobRefs(store, blobHashOf(content))).toBe(0);
+      expect(await readBlobStored(store, blobHashOf(content))).toBe(false);
     }
-    expect(blobRefs(store, blobHashOf(shared))).toBe(1);
-    expect(blobStored(store, blobHashOf(shared))).toBe(true);
-    expect(diskUsed(store, other.uuid)).toBe(otherBefore);
+    expect(await readBlobRefs(store, blobHashOf(shared))).toBe(1);
+    expect(await readBlobStored(store, blobHashOf(shared))).toBe(true);
+    expect(await readDiskUsed(store, other.uuid)).toBe(otherBefore);
     for (const table of ['sessions', 'stars', 'group_members', 'login_events']) {
-      expect({ table, n: countRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE user_uuid = ?`, user.uuid) }).toEqual({ table, n: 0 });
+      expect({ table, n: await readCountRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE user_uuid = ?`, user.uuid) }).toEqual({ table, n: 0 });
     }
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', user.uuid)).toBe(0);
-    expect(db.prepare('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?').get(user.uuid)).toBeUndefined();
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', user.uuid)).toBe(0);
+    expect(await sql.get('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?', [user.uuid])).toBeUndefined();
     // What they stored in the group is the group's, and stays; so does the tag they made.
-    expect(db.prepare('SELECT name, creator_uuid FROM group_tags WHERE group_uuid = ?').all(group)).toEqual([{ name: 'left behind', creator_uuid: null }]);
+    expect(await sql.all('SELECT name, creator_uuid FROM group_tags WHERE group_uuid = ?', [group])).toEqual([{ name: 'left behind', creator_uuid: null }]);
     expect((await nodeRow(store, inGroup))?.owner_uuid).toBe(group);
-    expect(groupUsage(store, group)?.disk_used).toBe(storedBytes(store, group));
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(await readStoredBytes(store, group));
     // Their session is gone, the endpoint name is free again, and login fails.
     expect((await call(seeder.client, user.session, 'GET', '/api/user')).status).toBe(401);
     await expect(seeder.client.login(user.email, 'Secret-Passw0rd')).rejects.toMatchObject({ kind: 'unauthenticated' });
@@ -169,13 +169,13 @@ describe('deleting a user with transfer_data_to', () => {
     const user = await seeder.user('Tessa Transfer');
     const receiver = await newUser();
     const t = await fill(user);
-    const bytes = storedBytes(store, user.uuid);
-    expect(diskUsed(store, user.uuid)).toBe(bytes);
+    const bytes = await readStoredBytes(store, user.uuid);
+    expect(await readDiskUsed(store, user.uuid)).toBe(bytes);
 
     const data = await dataOf(del(`/api/admin/users/${user.uuid}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`));
     expect(data).toEqual({ transferred_to: receiver.uuid, folder: 'Tessa Transfer' });
 
-    const holder = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get((await topLevelRow(store, receiver.uuid, 'home')).uuid, 'Tessa Transfer') as {
+    const holder = (await store.ctx.storage.sql.get('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?', [(await topLevelRow(store, receiver.uuid, 'home')).uuid, 'Tessa Transfer'])) as {
       uuid: string;
     };
     const listing = async (id: string) => (await seeder.client.listFolder(receiver.session, nodeId(id))).map((e) => e.name);
@@ -185,10 +185,10 @@ describe('deleting a user with transfer_data_to', () => {
     expect(await nodeRow(store, t.folder)).toMatchObject({ owner_uuid: receiver.uuid, parent_uuid: home!.id });
     expect(await nodeRow(store, t.file)).toMatchObject({ owner_uuid: receiver.uuid, revision: 2 });
     expect(await nodeRow(store, t.trashed)).toMatchObject({ owner_uuid: receiver.uuid, trashed_from: null, trashed_name: null, name: 'old.txt' });
-    expect(diskUsed(store, receiver.uuid)).toBe(bytes);
-    expect(storedBytes(store, receiver.uuid)).toBe(bytes);
-    for (const content of t.contents) expect(blobStored(store, blobHashOf(content))).toBe(true);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', user.uuid)).toBe(0);
+    expect(await readDiskUsed(store, receiver.uuid)).toBe(bytes);
+    expect(await readStoredBytes(store, receiver.uuid)).toBe(bytes);
+    for (const content of t.contents) expect(await readBlobStored(store, blobHashOf(content))).toBe(true);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', user.uuid)).toBe(0);
     const download = await seeder.client.download(receiver.session, nodeId(t.file), 'plan.txt');
     const chunks: Buffer[] = [];
     for await (const chunk of download.body) chunks.push(chunk as Buffer);
@@ -211,11 +211,11 @@ describe('deleting a user with transfer_data_to', () => {
     const user = await seeder.user('Gwen Togroup');
     const group = await ga.group(unique('Receiving Group'), { quotaBytes: 100_000 });
     await fill(user);
-    const bytes = storedBytes(store, user.uuid);
+    const bytes = await readStoredBytes(store, user.uuid);
     expect(await dataOf(del(`/api/admin/users/${user.uuid}?confirm_delete=yes&transfer_data_to=${group}`))).toEqual({ transferred_to: group, folder: 'Gwen Togroup' });
-    expect(groupUsage(store, group)?.disk_used).toBe(bytes);
-    expect(storedBytes(store, group)).toBe(bytes);
-    expect(countRows(store, "SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND owner_type = 'Group' AND top_kind IS NULL", group)).toBeGreaterThan(4);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(bytes);
+    expect(await readStoredBytes(store, group)).toBe(bytes);
+    expect(await readCountRows(store, "SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND owner_type = 'Group' AND top_kind IS NULL", group)).toBeGreaterThan(4);
   });
 
   it('refuses a receiver whose quota cannot hold the data (507) and changes nothing', async () => {
@@ -225,9 +225,9 @@ describe('deleting a user with transfer_data_to', () => {
     const res = await del(`/api/admin/users/${user.uuid}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`);
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ code: 'quota_exceeded', msg: expect.stringMatching(/^transfer_data_to: /) });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM users WHERE uuid = ?', user.uuid)).toBe(1);
     expect((await nodeRow(store, t.file))?.owner_uuid).toBe(user.uuid);
-    expect(diskUsed(store, receiver.uuid)).toBe(0);
+    expect(await readDiskUsed(store, receiver.uuid)).toBe(0);
     expect((await seeder.client.listFolder(receiver.session, nodeId('home'))).map((e) => e.name)).toEqual([]);
   });
 });
@@ -249,19 +249,19 @@ describe('deleting a group', () => {
     await dataOf(call(seeder.client, admin, 'PUT', `/api/groups/${group}`, { avatar: dataUrl(pngBytes()) }));
     await dataOf(call(seeder.client, admin, 'POST', `/api/groups/${group}/tags`, { name: 'urgent', class: 'status' }));
     await dataOf(call(seeder.client, admin, 'POST', `/api/groups/${group}/webdrive`, { endpoint: 'doomed' }));
-    const memberBytes = diskUsed(store, member.uuid);
+    const memberBytes = await readDiskUsed(store, member.uuid);
 
     expect((await del(`/api/admin/groups/${group}?confirm_delete=yes`)).body).toEqual({ status: 'success', msg: 'group deleted' });
 
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(0);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', group)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM groups WHERE uuid = ?', group)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ?', group)).toBe(0);
     expect(await nodeRow(store, file)).toBeUndefined();
-    expect(blobRefs(store, blobHashOf(content))).toBe(0);
-    expect(blobStored(store, blobHashOf(content))).toBe(false);
-    for (const table of ['group_members', 'group_tags']) expect(countRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE group_uuid = ?`, group)).toBe(0);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', group)).toBe(0);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM webdrive_endpoints WHERE owner_uuid = ?', group)).toBe(0);
-    expect(diskUsed(store, member.uuid)).toBe(memberBytes);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(0);
+    expect(await readBlobStored(store, blobHashOf(content))).toBe(false);
+    for (const table of ['group_members', 'group_tags']) expect(await readCountRows(store, `SELECT COUNT(*) AS n FROM ${table} WHERE group_uuid = ?`, group)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', group)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM webdrive_endpoints WHERE owner_uuid = ?', group)).toBe(0);
+    expect(await readDiskUsed(store, member.uuid)).toBe(memberBytes);
     expect((await seeder.client.listFolder(member.session, nodeId('home'))).map((e) => e.name)).toEqual(['private.txt']);
     expect((await call(seeder.client, member.session, 'GET', `/api/groups/${group}`)).status).toBe(404);
   });
@@ -269,21 +269,21 @@ describe('deleting a group', () => {
   it('hands its tree to a user or to another group with transfer_data_to', async () => {
     const first = await filledGroup();
     const receiver = await newUser();
-    const bytes = storedBytes(store, first.group);
-    const groupName = (store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(first.group) as { name: string }).name;
+    const bytes = await readStoredBytes(store, first.group);
+    const groupName = ((await store.ctx.storage.sql.get('SELECT name FROM groups WHERE uuid = ?', [first.group])) as { name: string }).name;
     expect(await dataOf(del(`/api/admin/groups/${first.group}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`))).toEqual({
       transferred_to: receiver.uuid,
       folder: groupName,
     });
     expect((await nodeRow(store, first.file))?.owner_uuid).toBe(receiver.uuid);
-    expect(diskUsed(store, receiver.uuid)).toBe(bytes);
-    expect(blobStored(store, blobHashOf(first.content))).toBe(true);
+    expect(await readDiskUsed(store, receiver.uuid)).toBe(bytes);
+    expect(await readBlobStored(store, blobHashOf(first.content))).toBe(true);
 
     const second = await filledGroup();
     const receivingGroup = await ga.group(unique('Heir Group'));
     expect((await del(`/api/admin/groups/${second.group}?confirm_delete=yes&transfer_data_to=${receivingGroup}`)).status).toBe(200);
     expect(await nodeRow(store, second.file)).toMatchObject({ owner_uuid: receivingGroup, owner_type: 'Group' });
-    expect(groupUsage(store, receivingGroup)?.disk_used).toBe(storedBytes(store, receivingGroup));
-    expect(storedBytes(store, receivingGroup)).toBeGreaterThan(0);
+    expect((await readGroupUsage(store, receivingGroup))?.disk_used).toBe(await readStoredBytes(store, receivingGroup));
+    expect(await readStoredBytes(store, receivingGroup)).toBeGreaterThan(0);
   });
 });

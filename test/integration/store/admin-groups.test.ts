@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import { uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { call, countRows, dataOf, groupUsage, membershipRow, startGroupStore, stopGroupStore, type GroupAdmin, type Method } from '../../helpers/groups.js';
+import { call, readCountRows, dataOf, readGroupUsage, readMembershipRow, startGroupStore, stopGroupStore, type GroupAdmin, type Method } from '../../helpers/groups.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000bb';
 
@@ -19,8 +19,8 @@ let admin: StoreSession;
 
 const api = (method: Method, path: string, json?: unknown, s: StoreSession = admin) => call(seeder.client, s, method, path, json);
 
-function groupRow(uuid: string): Record<string, unknown> | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as Record<string, unknown> | undefined;
+async function groupRow(uuid: string): Promise<Record<string, unknown> | undefined> {
+  return (await store.ctx.storage.sql.get('SELECT * FROM groups WHERE uuid = ?', [uuid])) as Record<string, unknown> | undefined;
 }
 
 beforeAll(async () => {
@@ -48,9 +48,9 @@ describe('POST /api/admin/groups', () => {
       org_id: 'default',
     });
     const uuid = String(data.group_uuid);
-    expect(groupRow(uuid)).toMatchObject({ org_id: 'default', name: 'Finance', disk_quota: 5000, disk_used: 0 });
-    expect(Number(groupRow(uuid)?.created)).toBeGreaterThanOrEqual(created);
-    expect(countRows(store, "SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND owner_type = 'Group' AND top_kind IS NOT NULL", uuid)).toBe(7);
+    expect(await groupRow(uuid)).toMatchObject({ org_id: 'default', name: 'Finance', disk_quota: 5000, disk_used: 0 });
+    expect(Number((await groupRow(uuid))?.created)).toBeGreaterThanOrEqual(created);
+    expect(await readCountRows(store, "SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND owner_type = 'Group' AND top_kind IS NOT NULL", uuid)).toBe(7);
   });
 
   it.each([
@@ -63,11 +63,11 @@ describe('POST /api/admin/groups', () => {
     ['a description of 2 characters', { name: 'Short Desc', disk_quota: 0, description: 'ab' }, /^description: /],
     ['an unknown key', { name: 'Extra Key', disk_quota: 0, owner: 'me' }, /owner/],
   ])('answers 400 naming the field for %s, and creates nothing', async (_what, body, msg) => {
-    const before = countRows(store, 'SELECT COUNT(*) AS n FROM groups');
+    const before = await readCountRows(store, 'SELECT COUNT(*) AS n FROM groups');
     const res = await api('POST', '/api/admin/groups', body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM groups')).toBe(before);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM groups')).toBe(before);
   });
 
   it('answers 409 group_name_taken for a name in use, whatever its case', async () => {
@@ -75,7 +75,7 @@ describe('POST /api/admin/groups', () => {
     const res = await api('POST', '/api/admin/groups', { name: 'LEGAL', disk_quota: 0 });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'group_name_taken', msg: expect.stringMatching(/^name: /) });
-    expect(countRows(store, "SELECT COUNT(*) AS n FROM groups WHERE name = 'Legal' COLLATE NOCASE")).toBe(1);
+    expect(await readCountRows(store, "SELECT COUNT(*) AS n FROM groups WHERE lower(name) = 'legal'")).toBe(1);
   });
 });
 
@@ -108,12 +108,12 @@ describe('GET /api/admin/groups and /api/admin/groups/{uuid}', () => {
 describe('PUT /api/admin/groups/{uuid}', () => {
   it('changes name, description and quota and bumps updated', async () => {
     const uuid = await ga.group('Old Name');
-    const before = groupRow(uuid);
+    const before = await groupRow(uuid);
     store.clock.advance(1000);
     const data = await dataOf(api('PUT', `/api/admin/groups/${uuid}`, { name: 'New Name', description: 'x'.repeat(1024), disk_quota: 99 }));
     expect(data).toMatchObject({ group_name: 'New Name', description: 'x'.repeat(1024), disk_quota: 99 });
-    expect(groupRow(uuid)).toMatchObject({ name: 'New Name', disk_quota: 99 });
-    expect(Number(groupRow(uuid)?.updated)).toBeGreaterThan(Number(before?.updated));
+    expect(await groupRow(uuid)).toMatchObject({ name: 'New Name', disk_quota: 99 });
+    expect(Number((await groupRow(uuid))?.updated)).toBeGreaterThan(Number(before?.updated));
     expect(await dataOf(api('PUT', `/api/admin/groups/${uuid}`, {}))).toMatchObject({ group_name: 'New Name' });
   });
 
@@ -125,11 +125,11 @@ describe('PUT /api/admin/groups/{uuid}', () => {
     ['an avatar (a member endpoint field)', { avatar: '' }, /avatar/],
   ])('answers 400 for %s and changes nothing', async (_what, body, msg) => {
     const uuid = await ga.group();
-    const before = groupRow(uuid);
+    const before = await groupRow(uuid);
     const res = await api('PUT', `/api/admin/groups/${uuid}`, body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(groupRow(uuid)).toEqual(before);
+    expect(await groupRow(uuid)).toEqual(before);
   });
 
   it('wants disk_quota above what the group stores, unless it is 0', async () => {
@@ -137,12 +137,12 @@ describe('PUT /api/admin/groups/{uuid}', () => {
     const member = await seeder.user('Stella Storer');
     await ga.member(uuid, member.uuid, { node_permissions: ['read', 'write'] });
     await uploadFile(seeder.client, member.session, `home:${uuid}`, 'kept.bin', Buffer.alloc(700, 7));
-    expect(groupUsage(store, uuid)).toEqual({ disk_quota: 10_000, disk_used: 700 });
+    expect(await readGroupUsage(store, uuid)).toEqual({ disk_quota: 10_000, disk_used: 700 });
     for (const quota of [699, 700]) {
       const res = await api('PUT', `/api/admin/groups/${uuid}`, { disk_quota: quota });
       expect(res.body).toMatchObject({ code: 'invalid_request', msg: 'disk_quota must exceed current usage (700 bytes) unless it is 0' });
     }
-    expect(groupUsage(store, uuid)?.disk_quota).toBe(10_000);
+    expect((await readGroupUsage(store, uuid))?.disk_quota).toBe(10_000);
     expect(await dataOf(api('PUT', `/api/admin/groups/${uuid}`, { disk_quota: 701 }))).toMatchObject({ disk_quota: 701, disk_used: 700 });
     expect(await dataOf(api('PUT', `/api/admin/groups/${uuid}`, { disk_quota: 0 }))).toMatchObject({ disk_quota: 0 });
   });
@@ -179,7 +179,7 @@ describe('/api/admin/groups/{uuid}/users', () => {
       share_permissions: [],
       added: expect.any(Number),
     });
-    expect(membershipRow(store, group, bob.uuid)).toMatchObject({ is_admin: 0, node_permissions: '["read"]', tag_permissions: '[]' });
+    expect(await readMembershipRow(store, group, bob.uuid)).toMatchObject({ is_admin: 0, node_permissions: '["read"]', tag_permissions: '[]' });
   });
 
   it('adds a member with the permissions given, deduplicated in the order of docs/api.md', async () => {
@@ -215,7 +215,7 @@ describe('/api/admin/groups/{uuid}/users', () => {
       node_permissions: ['read', 'write'],
       tag_permissions: ['create'],
     });
-    expect(membershipRow(store, group, bob.uuid)).toMatchObject({ node_permissions: '["read","write"]', tag_permissions: '["create"]' });
+    expect(await readMembershipRow(store, group, bob.uuid)).toMatchObject({ node_permissions: '["read","write"]', tag_permissions: '["create"]' });
   });
 
   it.each([
@@ -226,11 +226,11 @@ describe('/api/admin/groups/{uuid}/users', () => {
     ['is_admin as a string', { is_admin: 'true' }, /^is_admin: /],
     ['an unknown key', { can_fly: true }, /can_fly/],
   ])('refuses %s with 400 naming the field, changing nothing', async (what, body, msg) => {
-    const before = membershipRow(store, group, bob.uuid);
+    const before = await readMembershipRow(store, group, bob.uuid);
     const res = await api('PUT', `/api/admin/groups/${group}/users/${bob.uuid}`, body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(membershipRow(store, group, bob.uuid)).toEqual(before);
+    expect(await readMembershipRow(store, group, bob.uuid)).toEqual(before);
     const add = await api('POST', `/api/admin/groups/${group}/users`, { user: (await seeder.user(`Never Added ${what.replace(/[^a-z ]/gi, '')}`)).uuid, permissions: body });
     expect(add.status).toBe(400);
     expect((add.body as { msg: string }).msg).toMatch(/^permissions[.:]/);
@@ -247,12 +247,12 @@ describe('/api/admin/groups/{uuid}/users', () => {
     for (const [method, body] of [['GET', undefined], ['PUT', { is_admin: true }], ['DELETE', undefined]] as const) {
       expect((await api(method, `/api/admin/groups/${group}/users/${outsider.uuid}`, body)).body).toMatchObject({ code: 'not_found', msg: 'member not found' });
     }
-    expect(membershipRow(store, group, outsider.uuid)).toBeUndefined();
+    expect(await readMembershipRow(store, group, outsider.uuid)).toBeUndefined();
   });
 
   it('removes a member, who then no longer sees the group’s nodes', async () => {
     await dataOf(api('DELETE', `/api/admin/groups/${group}/users/${bob.uuid}`));
-    expect(membershipRow(store, group, bob.uuid)).toBeUndefined();
+    expect(await readMembershipRow(store, group, bob.uuid)).toBeUndefined();
     expect((await call(seeder.client, bob.session, 'GET', `/api/nodes/home:${group}/dirlist`)).status).toBe(404);
     expect((await api('DELETE', `/api/admin/groups/${group}/users/${bob.uuid}`)).status).toBe(404);
   });
@@ -265,8 +265,8 @@ describe('every administrator endpoint, for a caller without administrator privi
     const group = await ga.group('Petes Group');
     await ga.member(group, user.uuid, { is_admin: true, node_permissions: ['read'] });
     const other = (await seeder.user('Other Olive')).uuid;
-    const tables = () => ['users', 'groups', 'group_members', 'organizations', 'nodes'].map((t) => countRows(store, `SELECT COUNT(*) AS n FROM ${t}`));
-    const before = tables();
+    const tables = () => Promise.all(['users', 'groups', 'group_members', 'organizations', 'nodes'].map((t) => readCountRows(store, `SELECT COUNT(*) AS n FROM ${t}`)));
+    const before = await tables();
     const endpoints: Array<[Method, string, unknown]> = [
       ['GET', '/api/admin/users', undefined],
       ['POST', '/api/admin/users', { fullname: 'Made Up', email: 'made@example.test', password: 'Secret-Passw0rd', disk_quota: 0, is_active: true, is_admin: true }],
@@ -303,7 +303,7 @@ describe('every administrator endpoint, for a caller without administrator privi
         body: { status: 'error', code: 'forbidden', msg: 'administrator privileges required' },
       });
     }
-    expect(tables()).toEqual(before);
-    expect(membershipRow(store, group, user.uuid)).toMatchObject({ is_admin: 1, node_permissions: '["read"]' });
+    expect(await tables()).toEqual(before);
+    expect(await readMembershipRow(store, group, user.uuid)).toMatchObject({ is_admin: 1, node_permissions: '["read"]' });
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import { uploadFile, USER_PASSWORD, type Seeder } from '../../helpers/seed.js';
-import { call, countRows, dataOf, membershipRow, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { call, readCountRows, dataOf, readMembershipRow, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { pngBytes } from '../../helpers/images.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000cc';
@@ -66,7 +66,7 @@ describe('GET /api/admin/users/{uuid}', () => {
     const jo = await seeder.user('Jo Detailed');
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${jo.uuid}`, { comment: 'watch this one' }));
     // Users set their avatar through PUT /api/user (issue 6); the row it stores is written here.
-    store.ctx.db!.prepare("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)").run(jo.uuid, pngBytes());
+    (await store.ctx.storage.sql.run("INSERT INTO avatars (owner_uuid, content_type, bytes, version, updated) VALUES (?, 'image/png', ?, 'v1', 1)", [jo.uuid, pngBytes()]));
     const data = await dataOf(call(seeder.client, admin, 'GET', `/api/admin/users/${jo.uuid.toUpperCase()}`));
     expect(data).toMatchObject({ uuid: jo.uuid, comment: 'watch this one', avatar: `/avatars/${jo.uuid}/v1`, groups: [] });
   });
@@ -96,12 +96,12 @@ describe('/api/admin/users/{uuid}/groups', () => {
       }),
     );
     expect(answer.map((g) => g.group_uuid)).toEqual([one, three, two]);
-    expect(membershipRow(store, one, kim.uuid)).toMatchObject({ is_admin: 1, node_permissions: '["read"]' });
-    expect(membershipRow(store, two, kim.uuid)).toMatchObject({ is_admin: 0, node_permissions: '["read","write","delete"]', share_permissions: '["private_create"]' });
-    expect(membershipRow(store, three, kim.uuid)).toMatchObject({ node_permissions: '["read","download"]' });
+    expect(await readMembershipRow(store, one, kim.uuid)).toMatchObject({ is_admin: 1, node_permissions: '["read"]' });
+    expect(await readMembershipRow(store, two, kim.uuid)).toMatchObject({ is_admin: 0, node_permissions: '["read","write","delete"]', share_permissions: '["private_create"]' });
+    expect(await readMembershipRow(store, three, kim.uuid)).toMatchObject({ node_permissions: '["read","download"]' });
 
     await dataOf(call(seeder.client, admin, 'POST', `/api/admin/users/${kim.uuid}/groups`, { groups: { [three]: { tag_permissions: ['create'] } } }));
-    expect(membershipRow(store, three, kim.uuid)).toMatchObject({ node_permissions: '["read","download"]', tag_permissions: '["create"]' });
+    expect(await readMembershipRow(store, three, kim.uuid)).toMatchObject({ node_permissions: '["read","download"]', tag_permissions: '["create"]' });
     const read = await dataOf<Array<Record<string, unknown>>>(call(seeder.client, admin, 'GET', `/api/admin/users/${kim.uuid}/groups`));
     expect(read).toContainEqual({
       group_uuid: three,
@@ -117,7 +117,7 @@ describe('/api/admin/users/{uuid}/groups', () => {
   it('changes nothing when one group is unknown (404 naming it) or one permission is invalid (400)', async () => {
     const lea = await seeder.user('Lea Allornothing');
     const real = await ga.group('Real Group');
-    const before = countRows(store, 'SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?', lea.uuid);
+    const before = await readCountRows(store, 'SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?', lea.uuid);
     const unknown = await call(seeder.client, admin, 'POST', `/api/admin/users/${lea.uuid}/groups`, { groups: { [real]: {}, [UNKNOWN]: {} } });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ msg: `groups.${UNKNOWN}: no such group in the user's organization` });
@@ -127,7 +127,7 @@ describe('/api/admin/users/{uuid}/groups', () => {
     for (const body of [{}, { groups: [] }, { groups: {}, extra: 1 }]) {
       expect((await call(seeder.client, admin, 'POST', `/api/admin/users/${lea.uuid}/groups`, body)).status).toBe(400);
     }
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?', lea.uuid)).toBe(before);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?', lea.uuid)).toBe(before);
   });
 });
 
@@ -140,7 +140,7 @@ describe('deactivating a user', () => {
     expect((await seeder.client.http.requestRaw({ method: 'GET', path: downloadPath })).status).toBe(200);
 
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${max.uuid}`, { is_active: false }));
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM sessions WHERE user_uuid = ? AND revoked IS NULL', max.uuid)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM sessions WHERE user_uuid = ? AND revoked IS NULL', max.uuid)).toBe(0);
     for (const session of [max.session, second]) {
       expect((await call(seeder.client, session, 'GET', '/api/nodes/home/dirlist')).status).toBe(401);
     }
@@ -157,10 +157,10 @@ describe('deactivating a user', () => {
 
   it('turns two-factor authentication off with twofa false', async () => {
     const nia = await seeder.user('Nia Twofactor');
-    store.ctx.db!.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP' WHERE uuid = ?").run(nia.uuid);
+    (await store.ctx.storage.sql.run("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP' WHERE uuid = ?", [nia.uuid]));
     expect(await dataOf(call(seeder.client, admin, 'GET', `/api/admin/users/${nia.uuid}`))).toMatchObject({ twofa: true });
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${nia.uuid}`, { twofa: false }));
-    expect(store.ctx.db!.prepare('SELECT twofa, twofa_secret FROM users WHERE uuid = ?').get(nia.uuid)).toEqual({ twofa: 0, twofa_secret: null });
+    expect((await store.ctx.storage.sql.get('SELECT twofa, twofa_secret FROM users WHERE uuid = ?', [nia.uuid]))).toEqual({ twofa: 0, twofa_secret: null });
     expect(await dataOf(call(seeder.client, admin, 'GET', `/api/admin/users/${nia.uuid}`))).toMatchObject({ twofa: false });
   });
 });

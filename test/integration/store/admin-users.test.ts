@@ -20,14 +20,14 @@ let admin: StoreSession;
 let emailCounter = 0;
 const uniqueEmail = (stem = 'user'): string => `${stem}.${++emailCounter}@example.org`;
 
-function userRow(uuid: string): UserRow | undefined {
-  return store.ctx.db!.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as UserRow | undefined;
+async function userRow(uuid: string): Promise<UserRow | undefined> {
+  return (await store.ctx.storage.sql.get('SELECT * FROM users WHERE uuid = ?', [uuid])) as UserRow | undefined;
 }
-function userCount(): number {
-  return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
+async function userCount(): Promise<number> {
+  return ((await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM users')) as { n: number }).n;
 }
-function builtinUuid(): string {
-  return (store.ctx.db!.prepare('SELECT uuid FROM users WHERE is_builtin = 1').get() as { uuid: string }).uuid;
+async function builtinUuid(): Promise<string> {
+  return ((await store.ctx.storage.sql.get('SELECT uuid FROM users WHERE is_builtin = 1')) as { uuid: string }).uuid;
 }
 
 function validBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -87,7 +87,7 @@ describe('POST /api/admin/users', () => {
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({ status: 'success', msg: 'user created', data: { uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) } });
     const uuid = (res.body as { data: { uuid: string } }).data.uuid;
-    const row = userRow(uuid) as UserRow;
+    const row = await userRow(uuid) as UserRow;
     expect(row).toMatchObject({
       username: 'Ada.Lovelace@Example.org',
       email: 'Ada.Lovelace@Example.org',
@@ -107,7 +107,7 @@ describe('POST /api/admin/users', () => {
     expect(row.password_hash).not.toContain(PASSWORD);
     expect(await verifyPassword(PASSWORD, row.password_hash)).toBe(true);
 
-    const tops = store.ctx.db!.prepare('SELECT top_kind, owner_type, type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind').all(uuid);
+    const tops = (await store.ctx.storage.sql.all('SELECT top_kind, owner_type, type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind', [uuid]));
     expect(tops).toEqual(
       ['favorites', 'home', 'incoming', 'private_shares', 'public_shares', 'shared_with_you', 'trash'].map((k) => ({ top_kind: k, owner_type: 'User', type: 'Dir' })),
     );
@@ -118,13 +118,13 @@ describe('POST /api/admin/users', () => {
 
   it('stores an empty comment when none is given, and an inactive non-admin as asked', async () => {
     const { uuid } = await createUser({ is_active: false, is_admin: false });
-    expect(userRow(uuid)).toMatchObject({ comment: '', is_active: 0, is_admin: 0 });
+    expect(await userRow(uuid)).toMatchObject({ comment: '', is_active: 0, is_admin: 0 });
   });
 
   it('works through the client', async () => {
     const email = uniqueEmail('client');
     const uuid = await client.createUser(admin, { fullname: 'Client Made', email, password: PASSWORD, diskQuotaBytes: 5000 });
-    expect(userRow(uuid as string)).toMatchObject({ email, disk_quota: 5000 });
+    expect(await userRow(uuid as string)).toMatchObject({ email, disk_quota: 5000 });
   });
 
   it.each([
@@ -133,12 +133,12 @@ describe('POST /api/admin/users', () => {
     ['a byte count', 123_456_789],
   ])('accepts disk_quota %s', async (_what, quota) => {
     const { uuid } = await createUser({ disk_quota: quota });
-    expect(userRow(uuid)?.disk_quota).toBe(quota);
+    expect((await userRow(uuid))?.disk_quota).toBe(quota);
   });
 
   it('trims the full name and accepts exactly three characters', async () => {
     const { uuid } = await createUser({ fullname: '  Bob  ' });
-    expect(userRow(uuid)?.fullname).toBe('Bob');
+    expect((await userRow(uuid))?.fullname).toBe('Bob');
   });
 
   it.each([
@@ -166,11 +166,11 @@ describe('POST /api/admin/users', () => {
     ['an unknown key', { nickname: 'Ada' }, 'invalid_request', /nickname/],
     ['twofa (not a create field)', { twofa: false }, 'invalid_request', /twofa/],
   ])('answers 400 and creates nobody for %s', async (_what, overrides, code, msg) => {
-    const before = userCount();
+    const before = await userCount();
     const res = await post(admin, validBody(overrides));
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code, msg: expect.stringMatching(msg) });
-    expect(userCount()).toBe(before);
+    expect(await userCount()).toBe(before);
   });
 
   it('answers 400 for a body that is not an object', async () => {
@@ -180,23 +180,23 @@ describe('POST /api/admin/users', () => {
 
   it('answers 409 email_taken for an email in use, whatever its case, and creates nobody', async () => {
     const { email } = await createUser();
-    const before = userCount();
+    const before = await userCount();
     for (const variant of [email, email.toUpperCase()]) {
       const res = await post(admin, validBody({ email: variant }));
       expect(res.status).toBe(409);
       expect(res.body).toMatchObject({ status: 'error', code: 'email_taken' });
     }
-    expect(userCount()).toBe(before);
+    expect(await userCount()).toBe(before);
   });
 
   it('answers 403 to a caller without administrator privileges and creates nobody', async () => {
     const { email } = await createUser();
     const user = await client.login(email, PASSWORD);
-    const before = userCount();
+    const before = await userCount();
     const res = await post(user, validBody());
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ status: 'error', code: 'forbidden' });
-    expect(userCount()).toBe(before);
+    expect(await userCount()).toBe(before);
   });
 
   it('answers 401 without a token', async () => {
@@ -207,41 +207,41 @@ describe('POST /api/admin/users', () => {
     it('lets the built-in admin create a user in another organization through org_id', async () => {
       await ensureOrg('acme');
       const { uuid } = await createUser({}, admin, '?org_id=acme');
-      expect(userRow(uuid)?.org_id).toBe('acme');
+      expect((await userRow(uuid))?.org_id).toBe('acme');
     });
 
     it('answers 404 for an org_id no organization has, and creates nobody', async () => {
-      const before = userCount();
+      const before = await userCount();
       const res = await post(admin, validBody(), '?org_id=nowhere');
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ status: 'error', code: 'not_found', msg: 'organization not found' });
-      expect(userCount()).toBe(before);
+      expect(await userCount()).toBe(before);
     });
 
     it('accepts disk_quota -1 only where the organization allows unlimited quotas', async () => {
       await ensureOrg('strict', false);
-      const before = userCount();
+      const before = await userCount();
       const res = await post(admin, validBody({ disk_quota: -1 }), '?org_id=strict');
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/^disk_quota: -1 .*"strict"/) });
-      expect(userCount()).toBe(before);
+      expect(await userCount()).toBe(before);
       const { uuid } = await createUser({ disk_quota: 5000 }, admin, '?org_id=strict');
       expect((await put(admin, uuid, { disk_quota: -1 })).status).toBe(400);
-      expect(userRow(uuid)?.disk_quota).toBe(5000);
+      expect((await userRow(uuid))?.disk_quota).toBe(5000);
     });
 
     it('refuses disk_quota 0 (no quota) where the organization forbids unlimited quotas, on create and on update', async () => {
       await ensureOrg('strict', false);
-      const before = userCount();
+      const before = await userCount();
       const res = await post(admin, validBody({ disk_quota: 0 }), '?org_id=strict');
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'invalid_request', msg: 'disk_quota: 0 (unlimited) is not allowed in organization "strict"; give a quota in bytes' });
-      expect(userCount()).toBe(before);
+      expect(await userCount()).toBe(before);
       const { uuid } = await createUser({ disk_quota: 5000 }, admin, '?org_id=strict');
       const update = await put(admin, uuid, { disk_quota: 0 });
       expect(update.status).toBe(400);
       expect(update.body).toMatchObject({ msg: expect.stringMatching(/^disk_quota: 0 \(unlimited\) is not allowed/) });
-      expect(userRow(uuid)?.disk_quota).toBe(5000);
+      expect((await userRow(uuid))?.disk_quota).toBe(5000);
     });
 
     it('answers 400 for a malformed org_id', async () => {
@@ -255,12 +255,12 @@ describe('POST /api/admin/users', () => {
       const { email } = await createUser({ is_admin: true }, admin, '?org_id=acme');
       const acmeAdmin = await client.login(email, PASSWORD);
       const { uuid } = await createUser({}, acmeAdmin);
-      expect(userRow(uuid)?.org_id).toBe('acme');
-      expect(userRow((await createUser({}, acmeAdmin, '?org_id=acme')).uuid)?.org_id).toBe('acme');
-      const before = userCount();
+      expect((await userRow(uuid))?.org_id).toBe('acme');
+      expect((await userRow((await createUser({}, acmeAdmin, '?org_id=acme')).uuid))?.org_id).toBe('acme');
+      const before = await userCount();
       const res = await post(acmeAdmin, validBody(), '?org_id=default');
       expect(res.status).toBe(403);
-      expect(userCount()).toBe(before);
+      expect(await userCount()).toBe(before);
     });
   });
 });
@@ -268,12 +268,12 @@ describe('POST /api/admin/users', () => {
 describe('PUT /api/admin/users/{user_uuid}', () => {
   it('changes fullname and comment and bumps updated', async () => {
     const { uuid } = await createUser({ fullname: 'Old Name', comment: 'old' });
-    const before = userRow(uuid) as UserRow;
+    const before = await userRow(uuid) as UserRow;
     store.clock.advance(1_000);
     const res = await put(admin, uuid, { fullname: 'New Name', comment: 'new' });
     expect(res.status).toBe(200);
     expect(res.body).toStrictEqual({ status: 'success', msg: 'user updated' });
-    const after = userRow(uuid) as UserRow;
+    const after = await userRow(uuid) as UserRow;
     expect(after).toMatchObject({ fullname: 'New Name', comment: 'new', email: before.email, password_hash: before.password_hash });
     expect(after.updated).toBeGreaterThan(before.updated);
   });
@@ -282,7 +282,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     const { uuid, email } = await createUser();
     const newEmail = uniqueEmail('renamed');
     expect((await put(admin, uuid, { email: newEmail })).status).toBe(200);
-    expect(userRow(uuid)).toMatchObject({ email: newEmail, username: newEmail });
+    expect(await userRow(uuid)).toMatchObject({ email: newEmail, username: newEmail });
     expect((await client.login(newEmail, PASSWORD)).userId).toBe(uuid);
     await expect(client.login(email, PASSWORD)).rejects.toMatchObject({ kind: 'unauthenticated' });
   });
@@ -290,7 +290,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
   it('accepts the user’s own email in another case', async () => {
     const { uuid, email } = await createUser();
     expect((await put(admin, uuid, { email: email.toUpperCase() })).status).toBe(200);
-    expect(userRow(uuid)?.email).toBe(email.toUpperCase());
+    expect((await userRow(uuid))?.email).toBe(email.toUpperCase());
   });
 
   it('answers 409 email_taken for another user’s email, in any case, and changes nothing', async () => {
@@ -301,7 +301,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
       expect(res.status).toBe(409);
       expect(res.body).toMatchObject({ code: 'email_taken' });
     }
-    expect(userRow(uuid)).toMatchObject({ email, fullname: 'New Person' });
+    expect(await userRow(uuid)).toMatchObject({ email, fullname: 'New Person' });
   });
 
   it('sets a new password, revokes the user’s sessions, and the old password stops working', async () => {
@@ -320,11 +320,11 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     ['without digit', 'Abcdefgh'],
   ])('answers 400 invalid_password for a password %s and keeps the old one', async (_what, password) => {
     const { uuid, email } = await createUser();
-    const hash = userRow(uuid)?.password_hash;
+    const hash = (await userRow(uuid))?.password_hash;
     const res = await put(admin, uuid, { password, fullname: 'Should Not Stick' });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_password' });
-    expect(userRow(uuid)).toMatchObject({ password_hash: hash, fullname: 'New Person' });
+    expect(await userRow(uuid)).toMatchObject({ password_hash: hash, fullname: 'New Person' });
     expect((await client.login(email, PASSWORD)).userId).toBe(uuid);
   });
 
@@ -340,29 +340,29 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     ['an unknown key', { uuid: 'x' }, /uuid/],
   ])('answers 400 for %s and changes nothing', async (_what, body, msg) => {
     const { uuid } = await createUser();
-    const before = userRow(uuid);
+    const before = await userRow(uuid);
     const res = await put(admin, uuid, body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(userRow(uuid)).toEqual(before);
+    expect(await userRow(uuid)).toEqual(before);
   });
 
   it('accepts an empty body and changes no field', async () => {
     const { uuid } = await createUser();
-    const before = userRow(uuid) as UserRow;
+    const before = await userRow(uuid) as UserRow;
     expect((await put(admin, uuid, {})).status).toBe(200);
-    expect({ ...userRow(uuid), updated: 0 }).toEqual({ ...before, updated: 0 });
+    expect({ ...(await userRow(uuid)), updated: 0 }).toEqual({ ...before, updated: 0 });
   });
 
   it('deactivates (revoking sessions) and reactivates a user', async () => {
     const { uuid, email } = await createUser();
     const session = await client.login(email, PASSWORD);
     expect((await put(admin, uuid, { is_active: false })).status).toBe(200);
-    expect(userRow(uuid)?.is_active).toBe(0);
+    expect((await userRow(uuid))?.is_active).toBe(0);
     await expect(client.currentUser(session)).rejects.toMatchObject({ kind: 'unauthenticated' });
     await expect(client.login(email, PASSWORD)).rejects.toMatchObject({ kind: 'unauthenticated' });
     expect((await put(admin, uuid, { is_active: true })).status).toBe(200);
-    expect(userRow(uuid)?.is_active).toBe(1);
+    expect((await userRow(uuid))?.is_active).toBe(1);
     expect((await client.login(email, PASSWORD)).userId).toBe(uuid);
   });
 
@@ -371,7 +371,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     const session = await client.login(email, PASSWORD);
     expect((await post(session, validBody())).status).toBe(403);
     expect((await put(admin, uuid, { is_admin: true })).status).toBe(200);
-    expect(userRow(uuid)?.is_admin).toBe(1);
+    expect((await userRow(uuid))?.is_admin).toBe(1);
     expect((await post(session, validBody())).status).toBe(200);
     expect((await put(admin, uuid, { is_admin: false })).status).toBe(200);
     expect((await post(session, validBody())).status).toBe(403);
@@ -379,15 +379,15 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
 
   it('disables two-factor authentication and forgets the secret and the replay guard', async () => {
     const { uuid } = await createUser();
-    store.ctx.db!.prepare("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP', twofa_last_step = 58000000 WHERE uuid = ?").run(uuid);
+    (await store.ctx.storage.sql.run("UPDATE users SET twofa = 1, twofa_secret = 'JBSWY3DPEHPK3PXP', twofa_last_step = 58000000 WHERE uuid = ?", [uuid]));
     expect((await put(admin, uuid, { twofa: false })).status).toBe(200);
-    expect(userRow(uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
+    expect(await userRow(uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
   });
 
   it('works through the client', async () => {
     const { uuid } = await createUser();
     await client.updateUser(admin, uuid, { fullname: 'Client Updated', diskQuotaBytes: 4096, comment: 'via client' });
-    expect(userRow(uuid)).toMatchObject({ fullname: 'Client Updated', disk_quota: 4096, comment: 'via client' });
+    expect(await userRow(uuid)).toMatchObject({ fullname: 'Client Updated', disk_quota: 4096, comment: 'via client' });
   });
 
   describe('disk_quota against current usage', () => {
@@ -395,29 +395,29 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
       const { uuid, email } = await createUser({ disk_quota: 10_000 });
       const session = await client.login(email, PASSWORD);
       await uploadFile(client, session, 'home', 'a.bin', Buffer.alloc(1000, 1));
-      expect(userRow(uuid)?.disk_used).toBe(1000);
+      expect((await userRow(uuid))?.disk_used).toBe(1000);
 
       for (const quota of [999, 1000]) {
         const res = await put(admin, uuid, { disk_quota: quota });
         expect(res.status, `quota ${quota}`).toBe(400);
         expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/must exceed current usage \(1000 bytes\)/) });
-        expect(userRow(uuid)?.disk_quota).toBe(10_000);
+        expect((await userRow(uuid))?.disk_quota).toBe(10_000);
       }
       const below = await put(admin, uuid, { disk_quota: -2 });
       expect(below.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/disk_quota must be -1, 0 or a positive/) });
       expect((await put(admin, uuid, { disk_quota: 1001 })).status).toBe(200);
-      expect(userRow(uuid)?.disk_quota).toBe(1001);
+      expect((await userRow(uuid))?.disk_quota).toBe(1001);
       expect((await put(admin, uuid, { disk_quota: 0 })).status).toBe(200);
-      expect(userRow(uuid)?.disk_quota).toBe(0);
+      expect((await userRow(uuid))?.disk_quota).toBe(0);
       // The default organization allows unlimited quotas: -1 is unlimited like 0.
       expect((await put(admin, uuid, { disk_quota: -1 })).status).toBe(200);
-      expect(userRow(uuid)?.disk_quota).toBe(-1);
+      expect((await userRow(uuid))?.disk_quota).toBe(-1);
     });
 
     it('accepts any positive quota for a user who stores nothing', async () => {
       const { uuid } = await createUser();
       expect((await put(admin, uuid, { disk_quota: 1 })).status).toBe(200);
-      expect(userRow(uuid)?.disk_quota).toBe(1);
+      expect((await userRow(uuid))?.disk_quota).toBe(1);
     });
   });
 
@@ -433,7 +433,7 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
     it('accepts the uuid in upper case', async () => {
       const { uuid } = await createUser();
       expect((await put(admin, uuid.toUpperCase(), { comment: 'upper' })).status).toBe(200);
-      expect(userRow(uuid)?.comment).toBe('upper');
+      expect((await userRow(uuid))?.comment).toBe('upper');
     });
 
     it('answers 403 to a caller without administrator privileges and changes nothing', async () => {
@@ -442,36 +442,36 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
       const res = await put(user, uuid, { is_admin: true });
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ code: 'forbidden' });
-      expect(userRow(uuid)?.is_admin).toBe(0);
+      expect((await userRow(uuid))?.is_admin).toBe(0);
       expect((await put(user, '6f1c0f5e-7c2a-4b8e-9d1e-3a2b1c0d9e8f', {})).status).toBe(403);
     });
 
     it('refuses to deactivate the built-in admin or take its privileges (403), but allows other changes', async () => {
-      const uuid = builtinUuid();
+      const uuid = await builtinUuid();
       for (const body of [{ is_active: false }, { is_admin: false }, { is_active: false, fullname: 'Not Stored' }]) {
         const res = await put(admin, uuid, body);
         expect(res.status).toBe(403);
         expect(res.body).toMatchObject({ code: 'forbidden', msg: expect.stringMatching(/built-in admin/) });
       }
-      expect(userRow(uuid)).toMatchObject({ is_active: 1, is_admin: 1, fullname: 'Administrator' });
+      expect(await userRow(uuid)).toMatchObject({ is_active: 1, is_admin: 1, fullname: 'Administrator' });
       expect((await put(admin, uuid, { is_active: true, is_admin: true, fullname: 'Chief Admin' })).status).toBe(200);
-      expect(userRow(uuid)).toMatchObject({ fullname: 'Chief Admin', username: 'admin' });
+      expect(await userRow(uuid)).toMatchObject({ fullname: 'Chief Admin', username: 'admin' });
       expect((await put(admin, uuid, { fullname: 'Administrator' })).status).toBe(200);
     });
 
     it('keeps `admin` as the built-in admin’s login name when its email changes', async () => {
-      const uuid = builtinUuid();
+      const uuid = await builtinUuid();
       expect((await put(admin, uuid, { email: 'root@example.org' })).status).toBe(200);
-      expect(userRow(uuid)).toMatchObject({ email: 'root@example.org', username: 'admin' });
+      expect(await userRow(uuid)).toMatchObject({ email: 'root@example.org', username: 'admin' });
       expect((await client.login('admin', ADMIN_PASSWORD)).userId).toBe(uuid);
     });
 
     it('lets only the built-in admin change the built-in admin', async () => {
       const { email } = await createUser({ is_admin: true });
       const otherAdmin = await client.login(email, PASSWORD);
-      const res = await put(otherAdmin, builtinUuid(), { password: 'Taken-Over-Passw0rd' });
+      const res = await put(otherAdmin, await builtinUuid(), { password: 'Taken-Over-Passw0rd' });
       expect(res.status).toBe(403);
-      expect((await client.login('admin', ADMIN_PASSWORD)).userId).toBe(builtinUuid());
+      expect((await client.login('admin', ADMIN_PASSWORD)).userId).toBe(await builtinUuid());
     });
 
     it('lets another administrator change users of their own organization, and hides the others (404)', async () => {
@@ -481,10 +481,10 @@ describe('PUT /api/admin/users/{user_uuid}', () => {
       const { uuid: colleague } = await createUser({}, globexAdmin);
       const { uuid: outsider } = await createUser();
       expect((await put(globexAdmin, colleague, { comment: 'colleague' })).status).toBe(200);
-      expect(userRow(colleague)?.comment).toBe('colleague');
+      expect((await userRow(colleague))?.comment).toBe('colleague');
       const res = await put(globexAdmin, outsider, { comment: 'outsider' });
       expect(res.status).toBe(404);
-      expect(userRow(outsider)?.comment).toBe('');
+      expect((await userRow(outsider))?.comment).toBe('');
       expect((await put(admin, colleague, { comment: 'by the built-in admin' })).status).toBe(200);
     });
 

@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RawResponse, StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
-import { blobStored, blobHashOf, blobRefs, createFolder, diskUsed, people, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { countRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
-import { as, blobFolderBytes, expectError, fetchRaw, readText, requestRow, snapshotCounts } from '../../helpers/sharing.js';
+import { readBlobStored, blobHashOf, readBlobRefs, createFolder, readDiskUsed, people, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { readCountRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { as, readBlobBytes, expectError, fetchRaw, readText, readRequestRow, readSnapshotCounts } from '../../helpers/sharing.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -86,7 +86,7 @@ describe('approvers', () => {
       ['public', b.uuid],
       ['share_copy', a.uuid],
     ]);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM approvers WHERE workspace_uuid = ?', owner.uuid)).toBe(2);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM approvers WHERE workspace_uuid = ?', owner.uuid)).toBe(2);
   });
 
   it('refuses each broken rule, changing nothing', async () => {
@@ -97,7 +97,7 @@ describe('approvers', () => {
     await ga.organization('faraway');
     const foreign = await seeder.client.createUser(admin, { fullname: 'Finn Faraway', email: 'finn@example.test', password: 'Secret-Passw0rd' }, 'faraway');
     const plain = owner.session;
-    const before = countRows(store, 'SELECT COUNT(*) AS n FROM approvers');
+    const before = await readCountRows(store, 'SELECT COUNT(*) AS n FROM approvers');
     const cases: Array<[string, Promise<RawResponse>, number, string, RegExp]> = [
       ['twice', addApprover('users', owner.uuid, a.uuid, 'upload'), 409, 'approver_exists', /^approver_id: already approves upload/],
       ['the workspace’s own user', addApprover('users', owner.uuid, owner.uuid, 'public'), 400, 'invalid_request', /^approver_id: a user cannot approve/],
@@ -116,20 +116,20 @@ describe('approvers', () => {
       const res = await pending;
       expect({ what, status: res.status, body: res.body }).toMatchObject({ what, status, body: { code, msg: expect.stringMatching(msg) } });
     }
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM approvers')).toBe(before);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM approvers')).toBe(before);
   });
 });
 
 describe('a share_copy awaiting approval', () => {
   it('holds its copy in the request: no incoming share yet, no disk_used, no blob bytes', async () => {
     const s = await scene();
-    const before = { used: [s.requester, s.recipient].map((u) => diskUsed(store, u.uuid)), blobBytes: blobFolderBytes(store), snapshots: snapshotCounts(store) };
+    const before = { used: await Promise.all([s.requester, s.recipient].map((u) => readDiskUsed(store, u.uuid))), blobBytes: await readBlobBytes(store), snapshots: await readSnapshotCounts(store) };
     const pending = await requestCopy(s, 'for the audit');
     expect(await incomingOf(s.recipient)).toEqual([]);
-    expect(requestRow(store, pending)).toMatchObject({ state: 'pending', share_type: 'share_copy', workspace_uuid: s.requester.uuid, requester_uuid: s.requester.uuid });
-    expect(blobRefs(store, blobHashOf(s.content))).toBe(2);
-    expect(snapshotCounts(store)).toEqual({ snapshots: before.snapshots.snapshots + 1, entries: before.snapshots.entries + 1 });
-    expect({ used: [s.requester, s.recipient].map((u) => diskUsed(store, u.uuid)), blobBytes: blobFolderBytes(store) }).toEqual({
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending', share_type: 'share_copy', workspace_uuid: s.requester.uuid, requester_uuid: s.requester.uuid });
+    expect(await readBlobRefs(store, blobHashOf(s.content))).toBe(2);
+    expect(await readSnapshotCounts(store)).toEqual({ snapshots: before.snapshots.snapshots + 1, entries: before.snapshots.entries + 1 });
+    expect({ used: await Promise.all([s.requester, s.recipient].map((u) => readDiskUsed(store, u.uuid))), blobBytes: await readBlobBytes(store) }).toEqual({
       used: before.used,
       blobBytes: before.blobBytes,
     });
@@ -172,7 +172,7 @@ describe('a share_copy awaiting approval', () => {
     await uploadFile(seeder.client, s.requester.session, 'home', 'report.txt', text('edited after the request'));
     const record = await dataOf<Record<string, unknown>>(decide(s.approver, pending, { status: 'approved', comment: 'fine' }));
     expect(record).toMatchObject({ pending_uuid: pending, state: 'approved', decided_at: expect.any(Number), approval_comment: 'fine' });
-    expect(requestRow(store, pending)).toMatchObject({ state: 'approved', decided_by: s.approver.uuid, snapshot_uuid: null });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'approved', decided_by: s.approver.uuid, snapshot_uuid: null });
     const [offer] = await incomingOf(s.recipient);
     expect(offer).toMatchObject({ name: 'report.txt', sharer_uuid: s.requester.uuid, source_uuid: s.file, size: Buffer.byteLength(s.content) });
     const { node_uuid } = await dataOf<{ node_uuid: string }>(as(seeder.client, s.recipient, 'PUT', '/api/user/pending_incoming', { uuid: offer!.uuid, action: 'accept' }));
@@ -186,30 +186,30 @@ describe('a share_copy awaiting approval', () => {
     const pending = await requestCopy(s);
     await seeder.client.remove(s.requester.session, s.file as never);
     await seeder.client.remove(s.requester.session, s.file as never);
-    expect(blobStored(store, blobHashOf(s.content))).toBe(true);
+    expect(await readBlobStored(store, blobHashOf(s.content))).toBe(true);
     const record = await dataOf(decide(s.approver, pending, { status: 'rejected', comment: 'not outside the team' }));
     expect(record).toMatchObject({ state: 'rejected', approval_comment: 'not outside the team' });
-    expect(blobRefs(store, blobHashOf(s.content))).toBe(0);
-    expect(blobStored(store, blobHashOf(s.content))).toBe(false);
+    expect(await readBlobRefs(store, blobHashOf(s.content))).toBe(0);
+    expect(await readBlobStored(store, blobHashOf(s.content))).toBe(false);
     expect(await incomingOf(s.recipient)).toEqual([]);
     expect(await myList(s.requester)).toMatchObject([{ pending_uuid: pending, state: 'rejected', approval_comment: 'not outside the team', decided_at: expect.any(Number) }]);
-    expect(requestRow(store, pending)).toMatchObject({ state: 'rejected', decision_comment: 'not outside the team', snapshot_uuid: null });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'rejected', decision_comment: 'not outside the team', snapshot_uuid: null });
   });
 
   it('withdrawn: gone from the lists, the copy released; only the requester withdraws', async () => {
     const s = await scene();
     const stranger = await person('Stu Stranger');
     const pending = await requestCopy(s);
-    const refs = blobRefs(store, blobHashOf(s.content));
+    const refs = await readBlobRefs(store, blobHashOf(s.content));
     for (const who of [stranger, s.approver, s.recipient]) {
       expectError(await as(seeder.client, who, 'DELETE', `/api/my_pending_shares/${pending}`), 404, 'not_found', 'pending share not found');
     }
-    expect(requestRow(store, pending)).toMatchObject({ state: 'pending' });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending' });
     expect(await dataOf(as(seeder.client, s.requester, 'DELETE', `/api/my_pending_shares/${pending}`))).toMatchObject({ pending_uuid: pending, state: 'withdrawn' });
-    expect(blobRefs(store, blobHashOf(s.content))).toBe(refs - 1);
+    expect(await readBlobRefs(store, blobHashOf(s.content))).toBe(refs - 1);
     expect(await myList(s.requester)).toEqual([]);
     expect(await pendingList(s.approver)).toEqual([]);
-    expect(requestRow(store, pending)).toMatchObject({ state: 'withdrawn', decided_by: s.requester.uuid, snapshot_uuid: null });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'withdrawn', decided_by: s.requester.uuid, snapshot_uuid: null });
   });
 
   it('refuses a non-approver (404), a double decision and deciding or withdrawing what was decided (409)', async () => {
@@ -230,17 +230,17 @@ describe('a share_copy awaiting approval', () => {
     expectError(await decide(s.approver, '00000000-0000-4000-8000-00000000000f', { status: 'approved' }), 404, 'not_found');
     expectError(await decide(s.approver, pending, { status: 'maybe' }), 400, 'invalid_request', /^status: /);
     expectError(await decide(s.approver, pending, { status: 'approved', comment: 5 }), 400, 'invalid_request', /^comment: /);
-    expect(requestRow(store, pending)).toMatchObject({ state: 'pending' });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending' });
 
     await dataOf(decide(s.approver, pending, { status: 'rejected' }));
-    const before = { incoming: await incomingOf(s.recipient), snapshots: snapshotCounts(store) };
+    const before = { incoming: await incomingOf(s.recipient), snapshots: await readSnapshotCounts(store) };
     for (const status of ['approved', 'rejected']) {
       expectError(await decide(s.approver, pending, { status }), 409, 'request_decided', 'the request was rejected already');
       expectError(await decide(s.approver, withdrawn, { status }), 409, 'request_decided', 'the request was withdrawn already');
     }
     expectError(await as(seeder.client, s.requester, 'DELETE', `/api/my_pending_shares/${pending}`), 409, 'request_decided', 'the request was rejected already');
     expectError(await as(seeder.client, s.requester, 'DELETE', `/api/my_pending_shares/${withdrawn}`), 409, 'request_decided');
-    expect({ incoming: await incomingOf(s.recipient), snapshots: snapshotCounts(store) }).toEqual(before);
+    expect({ incoming: await incomingOf(s.recipient), snapshots: await readSnapshotCounts(store) }).toEqual(before);
   });
 
   it('an approver removed no longer decides; removing the last approver makes later shares direct', async () => {
@@ -254,7 +254,7 @@ describe('a share_copy awaiting approval', () => {
     await requestCopy(s);
     await dataOf(as(seeder.client, admin, 'DELETE', `${approvers('users', s.requester.uuid)}/${second.uuid}/share_copy`));
     // The pending ones stay pending (the requester may withdraw them); new shares are direct.
-    expect(requestRow(store, pending)).toMatchObject({ state: 'pending' });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending' });
     const res = await as(seeder.client, s.requester, 'POST', `/api/nodes/${s.file}`, { share_copy_with: [s.recipient.uuid] });
     expect(res.status).toBe(204);
     expect(await incomingOf(s.recipient)).toHaveLength(1);
@@ -293,7 +293,7 @@ describe('share links awaiting approval', () => {
     expect(res.status).toBe(202);
     const data = (res.body as { data: { pending_uuid: string; token: string; url: string } }).data;
     expect(data).toEqual({ pending_uuid: expect.any(String), token: expect.stringMatching(/^[\w-]{43}$/), url: `${store.url}/public/${data.token}` });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', s.file)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', s.file)).toBe(0);
     expect((await fetchRaw(store, data.url)).status).toBe(404);
     const [listed] = await pendingList(s.approver);
     expect(listed).toMatchObject({
@@ -303,7 +303,7 @@ describe('share links awaiting approval', () => {
     });
     expect(JSON.stringify(listed)).not.toMatch(/hash|sesame/);
     const record = await dataOf<Record<string, unknown>>(decide(s.approver, data.pending_uuid, { status: 'approved' }));
-    expect(requestRow(store, data.pending_uuid)?.result_uuid).toEqual(expect.any(String));
+    expect((await readRequestRow(store, data.pending_uuid))?.result_uuid).toEqual(expect.any(String));
     expect(record.state).toBe('approved');
     const served = await fetchRaw(store, data.url, { headers: { authorization: `Basic ${Buffer.from('x:open sesame').toString('base64')}` } });
     expect({ status: served.status, body: served.body.toString() }).toEqual({ status: 200, body: s.content });
@@ -334,8 +334,8 @@ describe('share links awaiting approval', () => {
     const { pending_uuid: pending, url } = (res.body as { data: { pending_uuid: string; url: string } }).data;
     store.clock.advance(60_000);
     expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'request_expired', /expired at .*reject the request/);
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
-    expect(requestRow(store, pending)).toMatchObject({ state: 'pending', result_uuid: null });
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', folder)).toBe(0);
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending', result_uuid: null });
     expect((await fetchRaw(store, `${url}/upload`, { method: 'POST' })).status).toBe(404);
     expect(await dataOf(decide(s.approver, pending, { status: 'rejected' }))).toMatchObject({ state: 'rejected' });
   });
@@ -348,7 +348,7 @@ describe('share links awaiting approval', () => {
     expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'node_in_trash');
     await seeder.client.remove(s.requester.session, s.file as never);
     expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'node_gone');
-    expect(requestRow(store, pending)).toMatchObject({ state: 'pending', node_uuid: null });
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending', node_uuid: null });
     expect(await dataOf(decide(s.approver, pending, { status: 'rejected' }))).toMatchObject({ state: 'rejected', share_info: { node_uuid: null, node_name: 'report.txt' } });
   });
 });

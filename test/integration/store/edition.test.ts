@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import type { Dispatcher } from 'undici';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
-import { blobHashOf, blobRefs, createSeeder, entryNamed, uploadFile } from '../../helpers/seed.js';
+import { blobHashOf, readBlobRefs, createSeeder, entryNamed, uploadFile } from '../../helpers/seed.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const LATEST = '999999999999999';
@@ -159,8 +159,8 @@ describe('edition 1.0', () => {
     }
     // None of them did anything: the session is still alive (logout is not served).
     expect((await f.client.listFolder(f.admin, nodeId('home'))).map((e) => e.name)).toContain('hello.txt');
-    expect((f.store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n).toBe(1);
-    expect((f.store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM organizations').get() as { n: number }).n).toBe(1);
+    expect(((await f.store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM users')) as { n: number }).n).toBe(1);
+    expect(((await f.store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM organizations')) as { n: number }).n).toBe(1);
   });
 
   it('answers 404 not_implemented for view and download, even with a live key and a real file', async () => {
@@ -194,11 +194,11 @@ describe('edition 1.0', () => {
         expect(shared.status).toBe(204);
         const incoming = await client.listFolder(bobSession, nodeId('incoming'));
         expect(incoming.map((e) => e.name)).toEqual(['memo (2).txt', 'memo.txt']);
-        const copy = one.ctx.db!.prepare('SELECT * FROM nodes WHERE uuid = ?').get(incoming[0]!.id) as { owner_uuid: string; revision: number };
+        const copy = (await one.ctx.storage.sql.get('SELECT * FROM nodes WHERE uuid = ?', [incoming[0]!.id])) as { owner_uuid: string; revision: number };
         expect(copy).toMatchObject({ owner_uuid: bob.uuid, revision: 1 });
-        expect(one.ctx.db!.prepare('SELECT state, answered_by, node_uuid FROM incoming_shares').all()).toEqual([{ state: 'accepted', answered_by: null, node_uuid: incoming[0]!.id }]);
-        expect(blobRefs(one, blobHashOf('a memo for bob'))).toBe(2);
-        expect((one.ctx.db!.prepare('SELECT disk_used FROM users WHERE uuid = ?').get(bob.uuid) as { disk_used: number }).disk_used).toBe(
+        expect((await one.ctx.storage.sql.all('SELECT state, answered_by, node_uuid FROM incoming_shares'))).toEqual([{ state: 'accepted', answered_by: null, node_uuid: incoming[0]!.id }]);
+        expect(await readBlobRefs(one, blobHashOf('a memo for bob'))).toBe(2);
+        expect(((await one.ctx.storage.sql.get('SELECT disk_used FROM users WHERE uuid = ?', [bob.uuid])) as { disk_used: number }).disk_used).toBe(
           Buffer.byteLength('bob’s own memo') + Buffer.byteLength('a memo for bob'),
         );
       } finally {

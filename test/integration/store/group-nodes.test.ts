@@ -10,18 +10,18 @@ import { nodeId } from '../../../src/store-client/index.js';
 import { createLocalClient } from '../../../src/store/local-client.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import {
-  blobStored,
+  readBlobStored,
   blobHashOf,
-  blobRefs,
+  readBlobRefs,
   createFolder,
-  diskUsed,
+  readDiskUsed,
   nodeRow,
   topLevelRow,
   uploadFile,
   type Seeder,
   type SeededUser,
 } from '../../helpers/seed.js';
-import { ALL_NODE_PERMISSIONS, call, dataOf, groupUsage, storedBytes, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { ALL_NODE_PERMISSIONS, call, dataOf, readGroupUsage, readStoredBytes, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -53,17 +53,17 @@ async function groupWith(member: SeededUser, permissions: string[], quotaBytes =
 const post = (s: SeededUser, id: string, json: unknown) => call(seeder.client, s.session, 'POST', `/api/nodes/${id}`, json);
 
 /** Owner, usage and stored bytes of both sides must agree after every change. */
-function expectExactUsage(...owners: Array<{ uuid: string; kind: 'User' | 'Group' }>): void {
+async function expectExactUsage(...owners: Array<{ uuid: string; kind: 'User' | 'Group' }>): Promise<void> {
   for (const owner of owners) {
-    const used = owner.kind === 'User' ? diskUsed(store, owner.uuid) : groupUsage(store, owner.uuid)?.disk_used;
-    expect({ owner: owner.uuid, used }).toEqual({ owner: owner.uuid, used: storedBytes(store, owner.uuid) });
+    const used = owner.kind === 'User' ? await readDiskUsed(store, owner.uuid) : (await readGroupUsage(store, owner.uuid))?.disk_used;
+    expect({ owner: owner.uuid, used }).toEqual({ owner: owner.uuid, used: await readStoredBytes(store, owner.uuid) });
   }
 }
 
 describe("a group's own tree", () => {
   it('has the seven top-level folders, reached through the qualified identifiers', async () => {
     const group = await groupWith(alice, ['read']);
-    const tops = store.ctx.db!.prepare('SELECT top_kind, owner_type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind').all(group);
+    const tops = (await store.ctx.storage.sql.all('SELECT top_kind, owner_type FROM nodes WHERE owner_uuid = ? ORDER BY top_kind', [group]));
     expect(tops).toEqual(
       ['favorites', 'home', 'incoming', 'private_shares', 'public_shares', 'shared_with_you', 'trash'].map((k) => ({ top_kind: k, owner_type: 'Group' })),
     );
@@ -75,7 +75,7 @@ describe("a group's own tree", () => {
   it("names the group as owner in node details, and qualified identifiers in the path", async () => {
     const group = await groupWith(alice, ['read', 'write']);
     const folder = await createFolder(seeder.client, alice.session, `home:${group}`, 'plans');
-    const groupName = (store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(group) as { name: string }).name;
+    const groupName = ((await store.ctx.storage.sql.get('SELECT name FROM groups WHERE uuid = ?', [group])) as { name: string }).name;
     expect(await dataOf(call(seeder.client, alice.session, 'GET', `/api/nodes/${folder}`))).toMatchObject({
       name: 'plans',
       type: 'Dir',
@@ -104,16 +104,16 @@ describe("the group's quota", () => {
     const member = await seeder.user('Quentin Quota', { quotaBytes: 100 });
     const group = await groupWith(member, ['read', 'write'], 1000);
     await uploadFile(seeder.client, member.session, `home:${group}`, 'big.bin', bytes(600));
-    expect(groupUsage(store, group)).toEqual({ disk_quota: 1000, disk_used: 600 });
-    expect(diskUsed(store, member.uuid)).toBe(0);
+    expect(await readGroupUsage(store, group)).toEqual({ disk_quota: 1000, disk_used: 600 });
+    expect(await readDiskUsed(store, member.uuid)).toBe(0);
 
     const tooMuch = bytes(500);
     await expect(uploadFile(seeder.client, member.session, `home:${group}`, 'more.bin', tooMuch)).rejects.toMatchObject({ httpStatus: 507 });
-    expect(groupUsage(store, group)?.disk_used).toBe(600);
-    expect(blobStored(store, blobHashOf(tooMuch))).toBe(false);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(600);
+    expect(await readBlobStored(store, blobHashOf(tooMuch))).toBe(false);
     // The member's own quota still applies in the member's own tree.
     await expect(uploadFile(seeder.client, member.session, 'home', 'mine.bin', bytes(101))).rejects.toMatchObject({ httpStatus: 507 });
-    expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: member.uuid, kind: 'User' });
+    await expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: member.uuid, kind: 'User' });
   });
 
   it('counts every revision and copies inside the group, and a purge from the group trash frees them', async () => {
@@ -121,20 +121,20 @@ describe("the group's quota", () => {
     const first = bytes(300);
     const file = await uploadFile(seeder.client, alice.session, `home:${group}`, 'doc.bin', first);
     await uploadFile(seeder.client, alice.session, `home:${group}`, 'doc.bin', bytes(200));
-    expect(groupUsage(store, group)?.disk_used).toBe(500);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(500);
     const target = await createFolder(seeder.client, alice.session, `home:${group}`, 'copies');
     expect((await post(alice, file, { copy_to: target })).status).toBe(204);
-    expect(groupUsage(store, group)?.disk_used).toBe(700);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(700);
 
     expect((await call(seeder.client, alice.session, 'DELETE', `/api/nodes/${file}`)).status).toBe(204);
     const trash = await topLevelRow(store, group, 'trash');
     expect(await nodeRow(store, file)).toMatchObject({ parent_uuid: trash.uuid, owner_uuid: group });
-    expect(groupUsage(store, group)?.disk_used).toBe(700);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(700);
     expect((await call(seeder.client, alice.session, 'DELETE', `/api/nodes/${file}`)).status).toBe(204);
     expect(await nodeRow(store, file)).toBeUndefined();
-    expect(groupUsage(store, group)?.disk_used).toBe(200);
-    expect(blobStored(store, blobHashOf(first))).toBe(false);
-    expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: alice.uuid, kind: 'User' });
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(200);
+    expect(await readBlobStored(store, blobHashOf(first))).toBe(false);
+    await expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: alice.uuid, kind: 'User' });
   });
 });
 
@@ -153,14 +153,14 @@ describe('moving between a user and a group', () => {
     const user = await seeder.user('Umberto Mover');
     const group = await groupWith(user, ['read', 'write'], 10_000);
     const t = await userTree(user);
-    expect(diskUsed(store, user.uuid)).toBe(600);
+    expect(await readDiskUsed(store, user.uuid)).toBe(600);
     expect((await post(user, t.folder, { move_to: `home:${group}` })).status).toBe(204);
     for (const uuid of [t.folder, t.file, t.sub, t.inner]) expect(await nodeRow(store, uuid)).toMatchObject({ owner_uuid: group, owner_type: 'Group' });
     expect((await nodeRow(store, t.folder))?.parent_uuid).toBe((await topLevelRow(store, group, 'home')).uuid);
-    expect(diskUsed(store, user.uuid)).toBe(0);
-    expect(groupUsage(store, group)?.disk_used).toBe(600);
+    expect(await readDiskUsed(store, user.uuid)).toBe(0);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(600);
     expect(await dataOf(call(seeder.client, user.session, 'GET', `/api/nodes/${t.file}`))).toMatchObject({ owner_type: 'Group', owner_uuid: group });
-    expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
+    await expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
   });
 
   it('moves the bytes once when two moves of one folder into two groups race (each resolves the folder in its own transaction)', async () => {
@@ -177,7 +177,7 @@ describe('moving between a user and a group', () => {
       const owner = (await nodeRow(store, t.folder))?.owner_uuid;
       expect([one, two]).toContain(owner);
       for (const uuid of [t.file, t.sub, t.inner]) expect((await nodeRow(store, uuid))?.owner_uuid).toBe(owner);
-      expectExactUsage({ uuid: user.uuid, kind: 'User' }, { uuid: one, kind: 'Group' }, { uuid: two, kind: 'Group' });
+      await expectExactUsage({ uuid: user.uuid, kind: 'User' }, { uuid: one, kind: 'Group' }, { uuid: two, kind: 'Group' });
     }
   });
 
@@ -189,9 +189,9 @@ describe('moving between a user and a group', () => {
     expect((await post(user, t.sub, { move_to: 'home' })).status).toBe(204);
     expect(await nodeRow(store, t.sub)).toMatchObject({ owner_uuid: user.uuid, owner_type: 'User', parent_uuid: (await topLevelRow(store, user.uuid, 'home')).uuid });
     expect(await nodeRow(store, t.inner)).toMatchObject({ owner_uuid: user.uuid, owner_type: 'User' });
-    expect(diskUsed(store, user.uuid)).toBe(100);
-    expect(groupUsage(store, group)?.disk_used).toBe(500);
-    expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
+    expect(await readDiskUsed(store, user.uuid)).toBe(100);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(500);
+    await expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
   });
 
   it('refuses moving out of a group without delete there (403), changing nothing', async () => {
@@ -202,8 +202,8 @@ describe('moving between a user and a group', () => {
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ status: 'error', code: 'forbidden', msg: 'delete permission required to move a node to another owner' });
     expect(await nodeRow(store, file)).toMatchObject({ owner_uuid: group, parent_uuid: (await topLevelRow(store, group, 'home')).uuid });
-    expect(groupUsage(store, group)?.disk_used).toBe(50);
-    expect(diskUsed(store, user.uuid)).toBe(0);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(50);
+    expect(await readDiskUsed(store, user.uuid)).toBe(0);
   });
 
   it('refuses moving into a group without write there (403)', async () => {
@@ -223,8 +223,8 @@ describe('moving between a user and a group', () => {
     expect(res.status).toBe(507);
     expect(res.body).toMatchObject({ status: 'error', code: 'quota_exceeded' });
     for (const uuid of [t.folder, t.file, t.inner]) expect((await nodeRow(store, uuid))?.owner_uuid).toBe(user.uuid);
-    expect(diskUsed(store, user.uuid)).toBe(600);
-    expect(groupUsage(store, group)?.disk_used).toBe(0);
+    expect(await readDiskUsed(store, user.uuid)).toBe(600);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(0);
     // The same move into the user's own tree back from a group respects the user's quota too.
     const small = await seeder.user('Tina Tiny', { quotaBytes: 40 });
     const shared = await groupWith(small, ALL_NODE_PERMISSIONS);
@@ -243,9 +243,9 @@ describe('moving between a user and a group', () => {
     expect((await post(user, file, { move_to: `home:${to}` })).status).toBe(204);
     expect((await post(user, trashed, { move_to: `home:${to}` })).status).toBe(204);
     expect(await nodeRow(store, trashed)).toMatchObject({ owner_uuid: to, trashed_from: null, trashed_name: null });
-    expect(groupUsage(store, from)?.disk_used).toBe(0);
-    expect(groupUsage(store, to)?.disk_used).toBe(100);
-    expectExactUsage({ uuid: from, kind: 'Group' }, { uuid: to, kind: 'Group' });
+    expect((await readGroupUsage(store, from))?.disk_used).toBe(0);
+    expect((await readGroupUsage(store, to))?.disk_used).toBe(100);
+    await expectExactUsage({ uuid: from, kind: 'Group' }, { uuid: to, kind: 'Group' });
   });
 });
 
@@ -256,16 +256,16 @@ describe('copying between a user and a group', () => {
     const content = bytes(120);
     const file = await uploadFile(seeder.client, user.session, 'home', 'original.bin', content);
     expect((await post(user, file, { copy_to: `home:${group}` })).status).toBe(204);
-    const copy = store.ctx.db!.prepare('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?').get((await topLevelRow(store, group, 'home')).uuid, 'original.bin') as {
+    const copy = (await store.ctx.storage.sql.get('SELECT * FROM nodes WHERE parent_uuid = ? AND name = ?', [(await topLevelRow(store, group, 'home')).uuid, 'original.bin'])) as {
       uuid: string;
       owner_uuid: string;
       owner_type: string;
     };
     expect(copy).toMatchObject({ owner_uuid: group, owner_type: 'Group' });
-    expect(diskUsed(store, user.uuid)).toBe(120);
-    expect(groupUsage(store, group)?.disk_used).toBe(120);
-    expect(blobRefs(store, blobHashOf(content))).toBe(2);
-    expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
+    expect(await readDiskUsed(store, user.uuid)).toBe(120);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(120);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(2);
+    await expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: user.uuid, kind: 'User' });
   });
 
   it('copies out of a group only with download there (403 without), and counts against the user', async () => {
@@ -277,12 +277,12 @@ describe('copying between a user and a group', () => {
 
     const refused = await post(reader, file, { copy_to: 'home' });
     expect(refused.body).toEqual({ status: 'error', code: 'forbidden', msg: 'download permission required to copy a node to another owner' });
-    expect(diskUsed(store, reader.uuid)).toBe(0);
+    expect(await readDiskUsed(store, reader.uuid)).toBe(0);
 
     expect((await post(downloader, file, { copy_to: 'home' })).status).toBe(204);
-    expect(diskUsed(store, downloader.uuid)).toBe(80);
-    expect(groupUsage(store, group)?.disk_used).toBe(80);
-    expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: downloader.uuid, kind: 'User' });
+    expect(await readDiskUsed(store, downloader.uuid)).toBe(80);
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(80);
+    await expectExactUsage({ uuid: group, kind: 'Group' }, { uuid: downloader.uuid, kind: 'User' });
   });
 
   it('checks the receiving quota before copying (507, nothing written)', async () => {
@@ -290,8 +290,8 @@ describe('copying between a user and a group', () => {
     const group = await groupWith(user, ['read', 'write'], 100);
     const file = await uploadFile(seeder.client, user.session, 'home', 'large.bin', bytes(101));
     expect((await post(user, file, { copy_to: `home:${group}` })).status).toBe(507);
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND top_kind IS NULL').get(group)).toEqual({ n: 0 });
-    expect(groupUsage(store, group)?.disk_used).toBe(0);
+    expect((await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM nodes WHERE owner_uuid = ? AND top_kind IS NULL', [group]))).toEqual({ n: 0 });
+    expect((await readGroupUsage(store, group))?.disk_used).toBe(0);
   });
 
   it('lets the built-in admin move a user’s own folder into a group only when it is the admin’s (user trees stay private)', async () => {

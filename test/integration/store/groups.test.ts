@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import type { Seeder, SeededUser } from '../../helpers/seed.js';
-import { call, countRows, dataOf, membershipRow, startGroupStore, stopGroupStore, type GroupAdmin, type Method } from '../../helpers/groups.js';
+import { call, readCountRows, dataOf, readMembershipRow, startGroupStore, stopGroupStore, type GroupAdmin, type Method } from '../../helpers/groups.js';
 import { dataUrl, jpegBytes, pngBytes } from '../../helpers/images.js';
 
 const UNKNOWN = '00000000-0000-4000-8000-0000000000ee';
@@ -27,8 +27,8 @@ let outsider: SeededUser;
 
 const api = (s: StoreSession, method: Method, path: string, json?: unknown) => call(seeder.client, s, method, path, json);
 
-function groupRow(uuid = group): Record<string, unknown> {
-  return store.ctx.db!.prepare('SELECT * FROM groups WHERE uuid = ?').get(uuid) as Record<string, unknown>;
+async function groupRow(uuid = group): Promise<Record<string, unknown>> {
+  return (await store.ctx.storage.sql.get('SELECT * FROM groups WHERE uuid = ?', [uuid])) as Record<string, unknown>;
 }
 
 beforeAll(async () => {
@@ -125,7 +125,7 @@ describe('PUT /api/groups/{uuid} (group administrators)', () => {
     expect(data).toMatchObject({ group_name: 'Design Studio', description: 'Everything visual', accept_incoming: 'members', private_shares_notify: 'members' });
     const avatar = String(data.avatar);
     expect(avatar).toMatch(new RegExp(`^/avatars/${group}/[\\w-]+$`));
-    expect(groupRow()).toMatchObject({ name: 'Design Studio', description: 'Everything visual', accept_incoming: 'members', private_shares_notify: 'members' });
+    expect(await groupRow()).toMatchObject({ name: 'Design Studio', description: 'Everything visual', accept_incoming: 'members', private_shares_notify: 'members' });
     const served = await seeder.client.http.requestRaw({ method: 'GET', path: avatar });
     expect(served.status).toBe(200);
     expect(served.headers['content-type']).toBe('image/png');
@@ -133,9 +133,9 @@ describe('PUT /api/groups/{uuid} (group administrators)', () => {
     expect((await dataOf<Array<{ avatar: string }>>(api(member.session, 'GET', '/api/groups')))[0]?.avatar).toBe(avatar);
     const jpeg = await dataOf(api(boss.session, 'PUT', `/api/groups/${group}`, { avatar: dataUrl(jpegBytes(), 'image/jpeg') }));
     expect(jpeg.avatar).not.toBe(avatar);
-    expect(store.ctx.db!.prepare('SELECT content_type FROM avatars WHERE owner_uuid = ?').get(group)).toEqual({ content_type: 'image/jpeg' });
+    expect((await store.ctx.storage.sql.get('SELECT content_type FROM avatars WHERE owner_uuid = ?', [group]))).toEqual({ content_type: 'image/jpeg' });
     expect(await dataOf(api(boss.session, 'PUT', `/api/groups/${group}`, { avatar: '' }))).toMatchObject({ avatar: '' });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', group)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM avatars WHERE owner_uuid = ?', group)).toBe(0);
     expect((await seeder.client.http.requestRaw({ method: 'GET', path: avatar })).status).toBe(404);
   });
 
@@ -151,11 +151,11 @@ describe('PUT /api/groups/{uuid} (group administrators)', () => {
     ['disk_quota (an administrator field)', { disk_quota: 5 }, /disk_quota/],
     ['an unknown key', { colour: 'red' }, /colour/],
   ])('refuses %s with 400 naming the field, changing nothing (not even the valid fields)', async (_what, body, msg) => {
-    const before = groupRow();
+    const before = await groupRow();
     const res = await api(boss.session, 'PUT', `/api/groups/${group}`, { description: 'Should not stick', ...body });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', code: 'invalid_request', msg: expect.stringMatching(msg) });
-    expect(groupRow()).toEqual(before);
+    expect(await groupRow()).toEqual(before);
   });
 
   it('answers 409 for the name of another group of the organization', async () => {
@@ -165,7 +165,7 @@ describe('PUT /api/groups/{uuid} (group administrators)', () => {
   });
 
   it('refuses broadcast_message without mail configured (409 email_not_configured), saving nothing', async () => {
-    const before = groupRow();
+    const before = await groupRow();
     const res = await api(boss.session, 'PUT', `/api/groups/${group}`, { broadcast_message: 'Hello all', description: 'Changed too' });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({
@@ -173,7 +173,7 @@ describe('PUT /api/groups/{uuid} (group administrators)', () => {
       code: 'email_not_configured',
       msg: 'broadcast_message: email is not configured on this server (mail.host)',
     });
-    expect(groupRow()).toEqual(before);
+    expect(await groupRow()).toEqual(before);
   });
 });
 
@@ -202,11 +202,11 @@ describe('/api/groups/{uuid}/users', () => {
       is_admin: true,
       node_permissions: ['read', 'download'],
     });
-    expect(membershipRow(store, group, newcomer.uuid)).toMatchObject({ is_admin: 1, node_permissions: '["read","download"]' });
+    expect(await readMembershipRow(store, group, newcomer.uuid)).toMatchObject({ is_admin: 1, node_permissions: '["read","download"]' });
     // As a group administrator now, the newcomer may change the group.
     expect((await api(newcomer.session, 'PUT', `/api/groups/${group}`, { description: 'Newcomer was here' })).status).toBe(200);
     await dataOf(api(boss.session, 'DELETE', `/api/groups/${group}/users/${newcomer.uuid}`));
-    expect(membershipRow(store, group, newcomer.uuid)).toBeUndefined();
+    expect(await readMembershipRow(store, group, newcomer.uuid)).toBeUndefined();
     expect((await api(newcomer.session, 'GET', `/api/groups/${group}`)).body).toEqual(GROUP_NOT_FOUND);
   });
 
@@ -214,7 +214,7 @@ describe('/api/groups/{uuid}/users', () => {
     const res = await api(boss.session, 'PUT', `/api/groups/${group}/users/${member.uuid}`, { node_permissions: ['read', 'own'] });
     expect(res.body).toMatchObject({ code: 'invalid_request', msg: expect.stringMatching(/^node_permissions\.1: unknown permission "own"/) });
     expect((await api(boss.session, 'POST', `/api/groups/${group}/users`, { user: member.uuid })).body).toMatchObject({ code: 'already_member' });
-    expect(membershipRow(store, group, member.uuid)).toMatchObject({ node_permissions: '["read"]' });
+    expect(await readMembershipRow(store, group, member.uuid)).toMatchObject({ node_permissions: '["read"]' });
   });
 });
 
@@ -222,7 +222,7 @@ describe('/api/groups/{uuid}/tags', () => {
   it('lets a member with the create tag permission create a tag of a configured class', async () => {
     const data = await dataOf(api(tagger.session, 'POST', `/api/groups/${group}/tags`, { name: 'Draft', class: 'status' }));
     expect(data).toEqual({ name: 'Draft', class: 'status', creator_uuid: tagger.uuid, created: expect.any(Number) });
-    expect(store.ctx.db!.prepare('SELECT name, class, creator_uuid FROM group_tags WHERE group_uuid = ?').all(group)).toEqual([
+    expect((await store.ctx.storage.sql.all('SELECT name, class, creator_uuid FROM group_tags WHERE group_uuid = ?', [group]))).toEqual([
       { name: 'Draft', class: 'status', creator_uuid: tagger.uuid },
     ]);
   });
@@ -231,7 +231,7 @@ describe('/api/groups/{uuid}/tags', () => {
     await dataOf(api(boss.session, 'POST', `/api/groups/${group}/tags`, { name: 'Approved', class: 'status' }));
     const res = await api(member.session, 'POST', `/api/groups/${group}/tags`, { name: 'Mine', class: 'general' });
     expect(res.body).toEqual({ status: 'error', code: 'forbidden', msg: 'the create tag permission is required' });
-    expect(countRows(store, "SELECT COUNT(*) AS n FROM group_tags WHERE name = 'Mine'")).toBe(0);
+    expect(await readCountRows(store, "SELECT COUNT(*) AS n FROM group_tags WHERE name = 'Mine'")).toBe(0);
   });
 
   it.each([
@@ -241,11 +241,11 @@ describe('/api/groups/{uuid}/tags', () => {
     ['no class', { name: 'Classless' }, 400, /^class: /],
     ['a name in use, in another case', { name: 'DRAFT', class: 'general' }, 409, /^name: /],
   ])('refuses %s, creating nothing', async (_what, body, status, msg) => {
-    const before = countRows(store, 'SELECT COUNT(*) AS n FROM group_tags');
+    const before = await readCountRows(store, 'SELECT COUNT(*) AS n FROM group_tags');
     const res = await api(tagger.session, 'POST', `/api/groups/${group}/tags`, body);
     expect(res.status).toBe(status);
     expect(res.body).toMatchObject({ status: 'error', msg: expect.stringMatching(msg) });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM group_tags')).toBe(before);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM group_tags')).toBe(before);
   });
 
   it('lists the tags by name to members, at most `limit` of them (0: all)', async () => {
@@ -271,7 +271,7 @@ describe('/api/groups/{uuid}/webdrive', () => {
       url: 'https://dav.example.org/webdrive/design/',
       show_url_to_group_members: false,
     });
-    expect(store.ctx.db!.prepare('SELECT endpoint, owner_type, show_url_to_group_members FROM webdrive_endpoints WHERE owner_uuid = ?').get(group)).toEqual({
+    expect((await store.ctx.storage.sql.get('SELECT endpoint, owner_type, show_url_to_group_members FROM webdrive_endpoints WHERE owner_uuid = ?', [group]))).toEqual({
       endpoint: 'design',
       owner_type: 'Group',
       show_url_to_group_members: 0,
@@ -290,7 +290,7 @@ describe('/api/groups/{uuid}/webdrive', () => {
     await dataOf(api(outsider.session, 'POST', '/api/user/webdrive', { endpoint: 'otto' }));
     expect((await api(boss.session, 'POST', `/api/groups/${group}/webdrive`, { endpoint: 'otto' })).body).toMatchObject({ code: 'endpoint_taken' });
     expect((await api(outsider.session, 'POST', '/api/user/webdrive', { endpoint: 'design' })).body).toMatchObject({ code: 'endpoint_taken' });
-    expect(store.ctx.db!.prepare('SELECT endpoint FROM webdrive_endpoints WHERE owner_uuid = ?').get(group)).toEqual({ endpoint: 'design' });
+    expect((await store.ctx.storage.sql.get('SELECT endpoint FROM webdrive_endpoints WHERE owner_uuid = ?', [group]))).toEqual({ endpoint: 'design' });
   });
 
   it('refuses a malformed endpoint or flag (400 naming the field)', async () => {
@@ -307,7 +307,7 @@ describe('/api/groups/{uuid}/webdrive', () => {
 
   it('lets group administrators delete it, freeing the name', async () => {
     expect((await dataOf(api(boss.session, 'DELETE', `/api/groups/${group}/webdrive`)))).toBeUndefined();
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM webdrive_endpoints WHERE owner_uuid = ?', group)).toBe(0);
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM webdrive_endpoints WHERE owner_uuid = ?', group)).toBe(0);
     await dataOf(api(outsider.session, 'POST', '/api/user/webdrive', { endpoint: 'design' }));
     expect((await api(boss.session, 'DELETE', `/api/groups/${group}/webdrive`)).body).toEqual({ status: 'success', msg: 'no webdrive endpoint to delete' });
   });
@@ -332,24 +332,24 @@ describe('refusals on every group endpoint', () => {
     ];
   }
 
-  function state(): unknown {
-    const db = store.ctx.db!;
+  async function state(): Promise<unknown> {
+    const { sql } = store.ctx.storage;
     return {
-      group: groupRow(),
-      members: db.prepare('SELECT * FROM group_members WHERE group_uuid = ? ORDER BY user_uuid').all(group),
-      tags: db.prepare('SELECT * FROM group_tags WHERE group_uuid = ? ORDER BY name').all(group),
-      endpoint: db.prepare('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?').get(group),
+      group: await groupRow(),
+      members: await sql.all('SELECT * FROM group_members WHERE group_uuid = ? ORDER BY user_uuid', [group]),
+      tags: await sql.all('SELECT * FROM group_tags WHERE group_uuid = ? ORDER BY name', [group]),
+      endpoint: await sql.get('SELECT * FROM webdrive_endpoints WHERE owner_uuid = ?', [group]),
     };
   }
 
   it('answers 403 to a member who is not a group administrator on every (admin) endpoint, changing nothing', async () => {
     await dataOf(api(boss.session, 'POST', `/api/groups/${group}/webdrive`, { endpoint: 'studio' }));
-    const before = state();
+    const before = await state();
     for (const at of endpoints(group).filter((e) => e.admin)) {
       const res = await api(member.session, at.method, at.path, at.body);
       expect({ ...at, status: res.status, body: res.body }).toEqual({ ...at, status: 403, body: NOT_GROUP_ADMIN });
     }
-    expect(state()).toEqual(before);
+    expect(await state()).toEqual(before);
   });
 
   it('answers the 404 of an unknown group to non-members, members of another group and other-organization admins', async () => {
@@ -359,7 +359,7 @@ describe('refusals on every group endpoint', () => {
     await ga.organization('faraway');
     await seeder.client.createUser(seeder.admin, { fullname: 'Fay Faraway', email: 'fay@example.test', password: 'Secret-Passw0rd', isAdmin: true }, 'faraway');
     const fay = await seeder.client.login('fay@example.test', 'Secret-Passw0rd');
-    const before = state();
+    const before = await state();
     for (const [who, session] of [['a non-member', outsider.session], ['another group’s administrator', elsewhere.session], ['another organization’s administrator', fay]] as const) {
       for (const at of endpoints(group)) {
         const res = await api(session, at.method, at.path, at.body);
@@ -368,6 +368,6 @@ describe('refusals on every group endpoint', () => {
         expect({ who, ...at, status: unknown.status, body: unknown.body }).toEqual({ who, ...at, status: 404, body: GROUP_NOT_FOUND });
       }
     }
-    expect(state()).toEqual(before);
+    expect(await state()).toEqual(before);
   });
 });

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStore } from '../../helpers/start-store.js';
-import { blobHashOf, blobRefs, diskUsed, nodeRow, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { blobHashOf, readBlobRefs, readDiskUsed, nodeRow, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
-import { as, blobFolderBytes, expectError, groupDiskUsed, incomingRow, snapshotCounts } from '../../helpers/sharing.js';
+import { as, readBlobBytes, expectError, readGroupDiskUsed, readIncomingRow, readSnapshotCounts } from '../../helpers/sharing.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -50,13 +50,13 @@ async function offerTo(group: string): Promise<{ uuid: string; content: string }
 const answer = (who: SeededUser | typeof seeder.admin, group: string, uuid: string, action: string) =>
   as(seeder.client, who, 'PUT', `/api/groups/${group}/pending_incoming`, { uuid, action });
 
-function stateOf(group: string): unknown {
+async function stateOf(group: string): Promise<unknown> {
   return {
-    incoming: store.ctx.db!.prepare('SELECT uuid, state FROM incoming_shares WHERE recipient_uuid = ? ORDER BY uuid').all(group),
-    snapshots: snapshotCounts(store),
-    groupUsed: groupDiskUsed(store, group),
-    memberUsed: diskUsed(store, member.uuid),
-    blobBytes: blobFolderBytes(store),
+    incoming: (await store.ctx.storage.sql.all('SELECT uuid, state FROM incoming_shares WHERE recipient_uuid = ? ORDER BY uuid', [group])),
+    snapshots: await readSnapshotCounts(store),
+    groupUsed: await readGroupDiskUsed(store, group),
+    memberUsed: await readDiskUsed(store, member.uuid),
+    blobBytes: await readBlobBytes(store),
   };
 }
 
@@ -90,20 +90,20 @@ describe('answering a group share', () => {
   it('with accept_incoming admins: a plain member is refused (403), a group administrator accepts into incoming:<group>', async () => {
     const group = await team();
     const offer = await offerTo(group);
-    const before = stateOf(group);
+    const before = await stateOf(group);
     for (const action of ['accept', 'reject']) {
       expectError(await answer(member, group, offer.uuid, action), 403, 'forbidden', /accept_incoming is admins/);
     }
-    expect(stateOf(group)).toEqual(before);
+    expect(await stateOf(group)).toEqual(before);
 
-    const refs = blobRefs(store, blobHashOf(offer.content));
+    const refs = await readBlobRefs(store, blobHashOf(offer.content));
     const accepted = await dataOf<{ node_uuid: string }>(answer(groupAdmin, group, offer.uuid, 'accept'));
     expect(await nodeRow(store, accepted.node_uuid)).toMatchObject({ owner_type: 'Group', owner_uuid: group, parent_uuid: (await topLevelRow(store, group, 'incoming')).uuid });
-    expect(groupDiskUsed(store, group)).toBe(Buffer.byteLength(offer.content));
-    expect(diskUsed(store, groupAdmin.uuid)).toBe(0);
-    expect(blobRefs(store, blobHashOf(offer.content))).toBe(refs);
-    expect(blobFolderBytes(store)).toBe((before as { blobBytes: number }).blobBytes);
-    expect(incomingRow(store, offer.uuid)).toMatchObject({ state: 'accepted', answered_by: groupAdmin.uuid, recipient_type: 'Group' });
+    expect(await readGroupDiskUsed(store, group)).toBe(Buffer.byteLength(offer.content));
+    expect(await readDiskUsed(store, groupAdmin.uuid)).toBe(0);
+    expect(await readBlobRefs(store, blobHashOf(offer.content))).toBe(refs);
+    expect(await readBlobBytes(store)).toBe((before as { blobBytes: number }).blobBytes);
+    expect(await readIncomingRow(store, offer.uuid)).toMatchObject({ state: 'accepted', answered_by: groupAdmin.uuid, recipient_type: 'Group' });
     const listing = await dataOf<Array<{ name: string }>>(as(seeder.client, member, 'GET', `/api/nodes/incoming:${group}/dirlist`));
     expect(listing.map((e) => e.name)).toEqual([(await nodeRow(store, accepted.node_uuid))!.name]);
   });
@@ -129,13 +129,13 @@ describe('answering a group share', () => {
     await dataOf(as(seeder.client, groupAdmin, 'PUT', `/api/groups/${group}`, { accept_incoming: 'members' }));
     const offer = await offerTo(group);
     const other = await team();
-    const before = stateOf(group);
+    const before = await stateOf(group);
     expectError(await answer(outsider, group, offer.uuid, 'accept'), 404, 'not_found', 'group not found');
     // Answered through another group's door, the share is unknown.
     expectError(await answer(groupAdmin, other, offer.uuid, 'accept'), 404, 'not_found', 'uuid: no such incoming share');
     // Nor is it the member's own.
     expectError(await as(seeder.client, member, 'PUT', '/api/user/pending_incoming', { uuid: offer.uuid, action: 'accept' }), 404, 'not_found');
     expectError(await answer(member, group, offer.uuid, 'accept'), 507, 'quota_exceeded');
-    expect(stateOf(group)).toEqual(before);
+    expect(await stateOf(group)).toEqual(before);
   });
 });

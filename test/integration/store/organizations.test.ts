@@ -21,8 +21,8 @@ let admin: StoreSession;
 const orgs = (s: StoreSession, method: 'GET' | 'POST' | 'PUT' | 'DELETE', suffix = '', json?: unknown) =>
   call(seeder.client, s, method, `/api/admin/organizations${suffix}`, json);
 
-function orgRow(id: string): unknown {
-  return store.ctx.db!.prepare('SELECT id, name, allow_unlimited_quota FROM organizations WHERE id = ?').get(id);
+async function orgRow(id: string): Promise<unknown> {
+  return (await store.ctx.storage.sql.get('SELECT id, name, allow_unlimited_quota FROM organizations WHERE id = ?', [id]));
 }
 
 /** An administrator (not the built-in one) of organization `orgId`. */
@@ -39,8 +39,8 @@ beforeAll(async () => {
 afterAll(() => stopGroupStore({ seeder, store }));
 
 describe('migration 008', () => {
-  it('creates the default organization, allowing unlimited quotas', () => {
-    expect(orgRow('default')).toEqual({ id: 'default', name: 'Default organization', allow_unlimited_quota: 1 });
+  it('creates the default organization, allowing unlimited quotas', async () => {
+    expect(await orgRow('default')).toEqual({ id: 'default', name: 'Default organization', allow_unlimited_quota: 1 });
   });
 
   it('turns every org_id already on a user into an organization row', () => {
@@ -82,9 +82,9 @@ describe('/api/admin/organizations', () => {
       created: expect.any(Number),
       updated: expect.any(Number),
     });
-    expect(orgRow('acme')).toEqual({ id: 'acme', name: 'Acme Inc.', allow_unlimited_quota: 1 });
+    expect(await orgRow('acme')).toEqual({ id: 'acme', name: 'Acme Inc.', allow_unlimited_quota: 1 });
     await dataOf(orgs(admin, 'POST', '', { id: 'plain', name: 'Plain' }));
-    expect(orgRow('plain')).toMatchObject({ allow_unlimited_quota: 0 });
+    expect(await orgRow('plain')).toMatchObject({ allow_unlimited_quota: 0 });
   });
 
   it.each([
@@ -104,7 +104,7 @@ describe('/api/admin/organizations', () => {
     const res = await orgs(admin, 'POST', '', { id: 'default', name: 'Again' });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'organization_exists', msg: expect.stringMatching(/^id: /) });
-    expect(orgRow('default')).toMatchObject({ name: 'Default organization' });
+    expect(await orgRow('default')).toMatchObject({ name: 'Default organization' });
   });
 
   it('lists every organization with its counts', async () => {
@@ -119,7 +119,7 @@ describe('/api/admin/organizations', () => {
       name: 'Plain Ltd',
       allow_unlimited_quota: true,
     });
-    expect(orgRow('plain')).toEqual({ id: 'plain', name: 'Plain Ltd', allow_unlimited_quota: 1 });
+    expect(await orgRow('plain')).toEqual({ id: 'plain', name: 'Plain Ltd', allow_unlimited_quota: 1 });
     for (const method of ['GET', 'PUT', 'DELETE'] as const) {
       const res = await orgs(admin, method, '/nowhere', method === 'PUT' ? { name: 'X' } : undefined);
       expect({ method, status: res.status, body: res.body }).toMatchObject({ method, status: 404, body: { code: 'not_found', msg: 'organization not found' } });
@@ -131,11 +131,11 @@ describe('/api/admin/organizations', () => {
     const res = await orgs(admin, 'PUT', '/acme', { allow_unlimited_quota: false });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'organization_in_use', msg: expect.stringMatching(/^allow_unlimited_quota: 1 user/) });
-    expect(orgRow('acme')).toMatchObject({ allow_unlimited_quota: 1 });
+    expect(await orgRow('acme')).toMatchObject({ allow_unlimited_quota: 1 });
     // disk_quota 0 (no quota) is no limit either: still refused.
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${uuid}`, { disk_quota: 0 }));
     expect((await orgs(admin, 'PUT', '/acme', { allow_unlimited_quota: false })).body).toMatchObject({ code: 'organization_in_use', msg: expect.stringMatching(/disk_quota 0 or -1/) });
-    expect(orgRow('acme')).toMatchObject({ allow_unlimited_quota: 1 });
+    expect(await orgRow('acme')).toMatchObject({ allow_unlimited_quota: 1 });
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${uuid}`, { disk_quota: 1_000_000 }));
     expect(await dataOf(orgs(admin, 'PUT', '/acme', { allow_unlimited_quota: false }))).toMatchObject({ allow_unlimited_quota: false });
     // As it was for the tests below, which add users with the default quota 0.
@@ -150,10 +150,10 @@ describe('/api/admin/organizations', () => {
     expect(busy.body).toMatchObject({ code: 'organization_in_use', msg: expect.stringMatching(/0 user\(s\) and 1 group/) });
     await dataOf(call(seeder.client, admin, 'DELETE', `/api/admin/groups/${groupUuid}?confirm_delete=yes`));
     expect(await dataOf(orgs(admin, 'DELETE', '/shortlived'))).toBeUndefined();
-    expect(orgRow('shortlived')).toBeUndefined();
+    expect(await orgRow('shortlived')).toBeUndefined();
     const res = await orgs(admin, 'DELETE', '/default');
     expect(res.status).toBe(403);
-    expect(orgRow('default')).toBeDefined();
+    expect(await orgRow('default')).toBeDefined();
   });
 
   it('is the built-in admin’s: another administrator reads only their own organization, a user nothing', async () => {
@@ -173,8 +173,8 @@ describe('/api/admin/organizations', () => {
         expect({ label, who, status: res.status, code: (res.body as { code?: string }).code }).toEqual({ label, who, status: 403, code: 'forbidden' });
       }
     }
-    expect(orgRow('acme')).toMatchObject({ name: 'Acme Inc.' });
-    expect(orgRow('mine')).toBeUndefined();
+    expect(await orgRow('acme')).toMatchObject({ name: 'Acme Inc.' });
+    expect(await orgRow('mine')).toBeUndefined();
   });
 });
 
@@ -243,8 +243,8 @@ describe('what an organization separates', () => {
       const res = await call(seeder.client, s, method, path, body);
       expect({ method, path, status: res.status }).toEqual({ method, path, status: 404 });
     }
-    expect(store.ctx.db!.prepare('SELECT name FROM groups WHERE uuid = ?').get(defaultGroup)).toEqual({ name: 'Engineering' });
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users WHERE uuid = ?').get(defaultUser)).toEqual({ n: 1 });
+    expect((await store.ctx.storage.sql.get('SELECT name FROM groups WHERE uuid = ?', [defaultGroup]))).toEqual({ name: 'Engineering' });
+    expect((await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM users WHERE uuid = ?', [defaultUser]))).toEqual({ n: 1 });
   });
 
   it('refuses members and group assignments across organizations (404 naming the field)', async () => {
@@ -254,7 +254,7 @@ describe('what an organization separates', () => {
     const assign = await call(seeder.client, admin, 'POST', `/api/admin/users/${globexUser}/groups`, { groups: { [defaultGroup]: {} } });
     expect(assign.status).toBe(404);
     expect(assign.body).toMatchObject({ msg: `groups.${defaultGroup}: no such group in the user's organization` });
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?').get(globexUser)).toEqual({ n: 0 });
+    expect((await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM group_members WHERE user_uuid = ?', [globexUser]))).toEqual({ n: 0 });
   });
 
   it('lists with show=all only the groups of the caller’s organization', async () => {
@@ -270,6 +270,6 @@ describe('what an organization separates', () => {
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ msg: 'transfer_data_to: no such user or group in the organization' });
     }
-    expect(store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM users WHERE uuid = ?').get(leaving)).toEqual({ n: 1 });
+    expect((await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM users WHERE uuid = ?', [leaving]))).toEqual({ n: 1 });
   });
 });

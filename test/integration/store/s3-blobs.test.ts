@@ -13,7 +13,7 @@ import { LATEST_VERSION, nodeId, type HttpStoreClient, type NodeId } from '../..
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { createLocalClient } from '../../../src/store/local-client.js';
 import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
-import { blobHashOf, blobRefs, createSeeder, diskUsed, uploadFile, type SeededUser } from '../../helpers/seed.js';
+import { blobHashOf, readBlobRefs, createSeeder, readDiskUsed, uploadFile, type SeededUser } from '../../helpers/seed.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
 
@@ -38,8 +38,8 @@ async function objectKeys(): Promise<string[]> {
   return (page.Contents ?? []).map((o) => o.Key as string).sort();
 }
 
-function intentCount(): number {
-  return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM blob_intents').get() as { n: number }).n;
+async function intentCount(): Promise<number> {
+  return ((await store.ctx.storage.sql.get('SELECT COUNT(*) AS n FROM blob_intents')) as { n: number }).n;
 }
 
 beforeAll(async () => {
@@ -77,9 +77,9 @@ describe('the store over S3', () => {
   it('stores a small file in its row and a 12 MiB one as an object, disk_used exact', async () => {
     small = await uploadFile(client, ann.session, 'home', 'small.txt', SMALL);
     big = await uploadFile(client, ann.session, 'home', 'big.bin', BIG);
-    expect(diskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
     expect(await objectKeys()).toEqual([`store-a/blobs/${blobHashOf(BIG)}`]);
-    expect(intentCount()).toBe(0);
+    expect(await intentCount()).toBe(0);
   });
 
   it('serves a Range of the object in view mode, and the whole in download mode', async () => {
@@ -114,13 +114,13 @@ describe('the store over S3', () => {
 
   it('keeps the object through trash, deletes it on purge, and frees disk_used exactly', async () => {
     await client.remove(ann.session, big);
-    expect(diskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
     expect(await objectKeys()).toHaveLength(1);
     await client.remove(ann.session, big);
-    expect(diskUsed(store, ann.uuid)).toBe(SMALL.length);
-    expect(blobRefs(store, blobHashOf(BIG))).toBe(0);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(SMALL.length);
+    expect(await readBlobRefs(store, blobHashOf(BIG))).toBe(0);
     expect(await objectKeys()).toEqual([]);
-    expect(intentCount()).toBe(0);
+    expect(await intentCount()).toBe(0);
   });
 
   it('uploads the same bytes again after the purge (a new object, not a dangling row)', async () => {
@@ -128,6 +128,6 @@ describe('the store over S3', () => {
     expect(await objectKeys()).toEqual([`store-a/blobs/${blobHashOf(BIG)}`]);
     const whole = await fetchBytes(client.downloadPath(ann.session, again, 'again.bin', LATEST_VERSION, 'download'));
     expect(whole.body.equals(BIG)).toBe(true);
-    expect(diskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
+    expect(await readDiskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
   });
 });

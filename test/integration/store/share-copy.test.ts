@@ -7,13 +7,14 @@
  * nothing; a failure in the middle of a transition leaves everything as it was.
  */
 import { INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { createSeeder } from '../../helpers/seed.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
-import { blobFileExists, blobStored, blobHashOf, blobRefs, createFolder, diskUsed, nodeRow, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { countRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
-import { as, blobFolderBytes, childNames, expectError, incomingRow, readText, snapshotCounts } from '../../helpers/sharing.js';
+import { blobInBackend, readBlobStored, blobHashOf, readBlobRefs, createFolder, readDiskUsed, nodeRow, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
+import { readCountRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
+import { as, readBlobBytes, readChildNames, expectError, readIncomingRow, readText, readSnapshotCounts } from '../../helpers/sharing.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -62,15 +63,15 @@ async function report(): Promise<Tree> {
 const bytesOf = (...contents: string[]): number => contents.reduce((n, c) => n + Buffer.byteLength(c), 0);
 
 /** Everything a refused or failed transition must leave as it was. */
-function stateOf(): unknown {
-  const db = store.ctx.db!;
+async function stateOf(): Promise<unknown> {
+  const { sql } = store.ctx.storage;
   return {
-    incoming: db.prepare('SELECT uuid, state, snapshot_uuid, node_uuid FROM incoming_shares ORDER BY uuid').all(),
-    snapshots: snapshotCounts(store),
-    blobs: db.prepare('SELECT hash, refs FROM blobs ORDER BY hash').all(),
-    nodes: countRows(store, 'SELECT COUNT(*) AS n FROM nodes'),
-    used: [alice, bob, carol].map((u) => diskUsed(store, u.uuid)),
-    blobBytes: blobFolderBytes(store),
+    incoming: await sql.all('SELECT uuid, state, snapshot_uuid, node_uuid FROM incoming_shares ORDER BY uuid'),
+    snapshots: await readSnapshotCounts(store),
+    blobs: await sql.all('SELECT hash, refs FROM blobs ORDER BY hash'),
+    nodes: await readCountRows(store, 'SELECT COUNT(*) AS n FROM nodes'),
+    used: await Promise.all([alice, bob, carol].map((u) => readDiskUsed(store, u.uuid))),
+    blobBytes: await readBlobBytes(store),
   };
 }
 
@@ -85,7 +86,7 @@ async function offerTo(recipient: SeededUser, t: Tree): Promise<Record<string, u
 describe('sharing a copy', () => {
   it('offers the recipient a pending copy that costs no blob bytes and no disk_used', async () => {
     const t = await report();
-    const before = { alice: diskUsed(store, alice.uuid), bob: diskUsed(store, bob.uuid), blobBytes: blobFolderBytes(store) };
+    const before = { alice: await readDiskUsed(store, alice.uuid), bob: await readDiskUsed(store, bob.uuid), blobBytes: await readBlobBytes(store) };
     const res = await shareCopy(alice, t.folder, [bob.uuid]);
     expect({ status: res.status, body: res.body }).toEqual({ status: 204, body: '' });
 
@@ -101,18 +102,25 @@ describe('sharing a copy', () => {
       shared_at: expect.any(Number),
       source_uuid: t.folder,
     });
-    expect(incomingRow(store, offer!.uuid as string)).toMatchObject({ state: 'pending', recipient_type: 'User', recipient_uuid: bob.uuid, node_uuid: null });
-    const snapshot = incomingRow(store, offer!.uuid as string)!.snapshot_uuid as string;
-    expect(store.ctx.db!.prepare('SELECT id, parent_id, name, type, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id').all(snapshot)).toEqual([
-      { id: 0, parent_id: null, name: (await nodeRow(store, t.folder))?.name, type: 'Dir', size: 0 },
-      { id: 1, parent_id: 0, name: 'sub', type: 'Dir', size: 0 },
-      { id: 2, parent_id: 0, name: 'a.txt', type: 'File', size: bytesOf(t.contentA) },
-      { id: 3, parent_id: 1, name: 'b.txt', type: 'File', size: bytesOf(t.contentB) },
+    expect(await readIncomingRow(store, offer!.uuid as string)).toMatchObject({ state: 'pending', recipient_type: 'User', recipient_uuid: bob.uuid, node_uuid: null });
+    const snapshot = (await readIncomingRow(store, offer!.uuid as string))!.snapshot_uuid as string;
+    // Entries by path (the walk's order, hence the ids, is the engine's); a parent always comes first.
+    type Entry = { id: number; parent_id: number | null; name: string; type: string; size: number };
+    const entries = await store.ctx.storage.sql.all<Entry>('SELECT id, parent_id, name, type, size FROM snapshot_entries WHERE snapshot_uuid = ? ORDER BY id', [snapshot]);
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const pathOf = (e: Entry): string => (e.parent_id === null ? e.name : `${pathOf(byId.get(e.parent_id)!)}/${e.name}`);
+    expect(entries.every((e) => e.parent_id === null || e.parent_id < e.id)).toBe(true);
+    const root = (await nodeRow(store, t.folder))?.name;
+    expect(entries.map((e) => ({ path: pathOf(e), type: e.type, size: e.size })).sort((a, b) => (a.path < b.path ? -1 : 1))).toEqual([
+      { path: `${root}`, type: 'Dir', size: 0 },
+      { path: `${root}/a.txt`, type: 'File', size: bytesOf(t.contentA) },
+      { path: `${root}/sub`, type: 'Dir', size: 0 },
+      { path: `${root}/sub/b.txt`, type: 'File', size: bytesOf(t.contentB) },
     ]);
-    expect(blobRefs(store, blobHashOf(t.contentA))).toBe(2);
-    expect(blobRefs(store, blobHashOf(t.contentB))).toBe(2);
-    expect({ alice: diskUsed(store, alice.uuid), bob: diskUsed(store, bob.uuid), blobBytes: blobFolderBytes(store) }).toEqual(before);
-    expect(childNames(store, (await topLevelRow(store, bob.uuid, 'incoming')).uuid)).not.toContain((await nodeRow(store, t.folder))?.name);
+    expect(await readBlobRefs(store, blobHashOf(t.contentA))).toBe(2);
+    expect(await readBlobRefs(store, blobHashOf(t.contentB))).toBe(2);
+    expect({ alice: await readDiskUsed(store, alice.uuid), bob: await readDiskUsed(store, bob.uuid), blobBytes: await readBlobBytes(store) }).toEqual(before);
+    expect(await readChildNames(store, (await topLevelRow(store, bob.uuid, 'incoming')).uuid)).not.toContain((await nodeRow(store, t.folder))?.name);
     expect(await pendingOf(alice)).toEqual([]);
     expect(await pendingOf(carol)).toEqual([]);
   });
@@ -120,7 +128,7 @@ describe('sharing a copy', () => {
   it('accepting puts the copy in incoming: the recipient’s disk_used grows, the blob folder does not', async () => {
     const t = await report();
     const offer = await offerTo(bob, t);
-    const before = { alice: diskUsed(store, alice.uuid), bob: diskUsed(store, bob.uuid), blobBytes: blobFolderBytes(store) };
+    const before = { alice: await readDiskUsed(store, alice.uuid), bob: await readDiskUsed(store, bob.uuid), blobBytes: await readBlobBytes(store) };
 
     const accepted = await dataOf<{ uuid: string; state: string; node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
     expect(accepted).toEqual({ uuid: offer.uuid, state: 'accepted', node_uuid: expect.any(String) });
@@ -132,13 +140,13 @@ describe('sharing a copy', () => {
     expect(await nodeRow(store, aCopy)).toMatchObject({ revision: 1, owner_uuid: bob.uuid });
     expect(await readText(store, bob.session, aCopy)).toBe(t.contentA);
 
-    expect(diskUsed(store, bob.uuid)).toBe(before.bob + bytesOf(t.contentA, t.contentB));
-    expect(diskUsed(store, alice.uuid)).toBe(before.alice);
-    expect(blobFolderBytes(store)).toBe(before.blobBytes);
+    expect(await readDiskUsed(store, bob.uuid)).toBe(before.bob + bytesOf(t.contentA, t.contentB));
+    expect(await readDiskUsed(store, alice.uuid)).toBe(before.alice);
+    expect(await readBlobBytes(store)).toBe(before.blobBytes);
     // The snapshot's references became the copy's revisions'.
-    expect(blobRefs(store, blobHashOf(t.contentA))).toBe(2);
-    expect(incomingRow(store, offer.uuid as string)).toMatchObject({ state: 'accepted', snapshot_uuid: null, answered_by: bob.uuid, node_uuid: copy!.uuid });
-    expect(countRows(store, 'SELECT COUNT(*) AS n FROM snapshots WHERE source_uuid = ?', t.folder)).toBe(0);
+    expect(await readBlobRefs(store, blobHashOf(t.contentA))).toBe(2);
+    expect(await readIncomingRow(store, offer.uuid as string)).toMatchObject({ state: 'accepted', snapshot_uuid: null, answered_by: bob.uuid, node_uuid: copy!.uuid });
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM snapshots WHERE source_uuid = ?', t.folder)).toBe(0);
     expect((await pendingOf(bob)).map((p) => p.uuid)).not.toContain(offer.uuid);
   });
 
@@ -146,23 +154,23 @@ describe('sharing a copy', () => {
     const t = await report();
     const offer = await offerTo(bob, t);
     const { node_uuid: copyUuid } = await dataOf<{ node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
-    const [subCopy] = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'sub'").all(copyUuid) as Array<{ uuid: string }>);
-    const aCopy = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'").get(copyUuid) as { uuid: string }).uuid;
-    const bCopy = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'b.txt'").get(subCopy!.uuid) as { uuid: string }).uuid;
+    const [subCopy] = ((await store.ctx.storage.sql.all("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'sub'", [copyUuid])) as Array<{ uuid: string }>);
+    const aCopy = ((await store.ctx.storage.sql.get("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'", [copyUuid])) as { uuid: string }).uuid;
+    const bCopy = ((await store.ctx.storage.sql.get("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'b.txt'", [subCopy!.uuid])) as { uuid: string }).uuid;
 
-    const blobBytes = blobFolderBytes(store);
+    const blobBytes = await readBlobBytes(store);
     const newA = text('alice edits a');
     await uploadFile(seeder.client, alice.session, t.folder, 'a.txt', newA);
     expect(await readText(store, alice.session, t.a)).toBe(newA);
     expect(await readText(store, bob.session, aCopy)).toBe(t.contentA);
-    expect(blobFolderBytes(store)).toBe(blobBytes + bytesOf(newA));
+    expect(await readBlobBytes(store)).toBe(blobBytes + bytesOf(newA));
 
     const newB = text('bob edits b');
     await uploadFile(seeder.client, bob.session, subCopy!.uuid, 'b.txt', newB);
     expect(await readText(store, bob.session, bCopy)).toBe(newB);
     expect(await readText(store, alice.session, t.b)).toBe(t.contentB);
     expect((await nodeRow(store, t.b))?.revision).toBe(1);
-    expect(blobFolderBytes(store)).toBe(blobBytes + bytesOf(newA, newB));
+    expect(await readBlobBytes(store)).toBe(blobBytes + bytesOf(newA, newB));
   });
 
   it('delivers the node as it was when shared, even after the original was edited and purged', async () => {
@@ -172,13 +180,13 @@ describe('sharing a copy', () => {
     await seeder.client.remove(alice.session, t.folder as never);
     await seeder.client.remove(alice.session, t.folder as never);
     expect(await nodeRow(store, t.folder)).toBeUndefined();
-    expect(blobStored(store, blobHashOf(t.contentA))).toBe(true);
-    expect(blobRefs(store, blobHashOf(t.contentA))).toBe(1);
+    expect(await readBlobStored(store, blobHashOf(t.contentA))).toBe(true);
+    expect(await readBlobRefs(store, blobHashOf(t.contentA))).toBe(1);
 
     const { node_uuid: copyUuid } = await dataOf<{ node_uuid: string }>(answer(bob, offer.uuid as string, 'accept'));
-    const aCopy = (store.ctx.db!.prepare("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'").get(copyUuid) as { uuid: string }).uuid;
+    const aCopy = ((await store.ctx.storage.sql.get("SELECT uuid FROM nodes WHERE parent_uuid = ? AND name = 'a.txt'", [copyUuid])) as { uuid: string }).uuid;
     expect(await readText(store, bob.session, aCopy)).toBe(t.contentA);
-    expect(incomingRow(store, offer.uuid as string)?.source_uuid).toBeNull();
+    expect((await readIncomingRow(store, offer.uuid as string))?.source_uuid).toBeNull();
   });
 
   it('rejecting discards the copy: references released, blob files nobody holds unlinked', async () => {
@@ -186,25 +194,25 @@ describe('sharing a copy', () => {
     const offer = await offerTo(bob, t);
     await seeder.client.remove(alice.session, t.folder as never);
     await seeder.client.remove(alice.session, t.folder as never);
-    const before = { bob: diskUsed(store, bob.uuid), blobBytes: blobFolderBytes(store), snapshots: snapshotCounts(store) };
+    const before = { bob: await readDiskUsed(store, bob.uuid), blobBytes: await readBlobBytes(store), snapshots: await readSnapshotCounts(store) };
 
     expect(await dataOf(answer(bob, offer.uuid as string, 'reject'))).toEqual({ uuid: offer.uuid, state: 'rejected' });
     for (const content of [t.contentA, t.contentB]) {
-      expect(blobRefs(store, blobHashOf(content))).toBe(0);
-      expect(blobStored(store, blobHashOf(content))).toBe(false);
+      expect(await readBlobRefs(store, blobHashOf(content))).toBe(0);
+      expect(await readBlobStored(store, blobHashOf(content))).toBe(false);
     }
-    expect(blobFolderBytes(store)).toBe(before.blobBytes - bytesOf(t.contentA, t.contentB));
-    expect(diskUsed(store, bob.uuid)).toBe(before.bob);
-    expect(snapshotCounts(store)).toEqual({ snapshots: before.snapshots.snapshots - 1, entries: before.snapshots.entries - 4 });
-    expect(incomingRow(store, offer.uuid as string)).toMatchObject({ state: 'rejected', snapshot_uuid: null, answered_by: bob.uuid, node_uuid: null });
+    expect(await readBlobBytes(store)).toBe(before.blobBytes - bytesOf(t.contentA, t.contentB));
+    expect(await readDiskUsed(store, bob.uuid)).toBe(before.bob);
+    expect(await readSnapshotCounts(store)).toEqual({ snapshots: before.snapshots.snapshots - 1, entries: before.snapshots.entries - 4 });
+    expect(await readIncomingRow(store, offer.uuid as string)).toMatchObject({ state: 'rejected', snapshot_uuid: null, answered_by: bob.uuid, node_uuid: null });
   });
 
   it('rejecting keeps blob files the original still uses', async () => {
     const t = await report();
     const offer = await offerTo(bob, t);
     await dataOf(answer(bob, offer.uuid as string, 'reject'));
-    expect(blobRefs(store, blobHashOf(t.contentA))).toBe(1);
-    expect(blobStored(store, blobHashOf(t.contentA))).toBe(true);
+    expect(await readBlobRefs(store, blobHashOf(t.contentA))).toBe(1);
+    expect(await readBlobStored(store, blobHashOf(t.contentA))).toBe(true);
   });
 
   it('numbers the copy when incoming has that name, as trash does', async () => {
@@ -221,9 +229,9 @@ describe('sharing a copy', () => {
   it('gives every recipient a copy of their own, a group included, and names each only once', async () => {
     const group = await ga.group();
     const t = await report();
-    const refs = blobRefs(store, blobHashOf(t.contentA));
+    const refs = await readBlobRefs(store, blobHashOf(t.contentA));
     expect((await shareCopy(alice, t.folder, [bob.uuid, group, bob.uuid.toUpperCase()])).status).toBe(204);
-    const rows = store.ctx.db!.prepare('SELECT recipient_type, recipient_uuid, snapshot_uuid FROM incoming_shares WHERE source_uuid = ? ORDER BY recipient_type').all(t.folder) as Array<{
+    const rows = (await store.ctx.storage.sql.all('SELECT recipient_type, recipient_uuid, snapshot_uuid FROM incoming_shares WHERE source_uuid = ? ORDER BY recipient_type', [t.folder])) as Array<{
       recipient_type: string;
       recipient_uuid: string;
       snapshot_uuid: string;
@@ -233,7 +241,7 @@ describe('sharing a copy', () => {
       ['User', bob.uuid],
     ]);
     expect(new Set(rows.map((r) => r.snapshot_uuid)).size).toBe(2);
-    expect(blobRefs(store, blobHashOf(t.contentA))).toBe(refs + 2);
+    expect(await readBlobRefs(store, blobHashOf(t.contentA))).toBe(refs + 2);
   });
 
   it('lets a node through which a private share reaches the caller be shared on (read and download are enough)', async () => {
@@ -249,9 +257,9 @@ describe('refusals', () => {
     const small = await seeder.user(`Sam Small ${'abcdefghij'[counter % 10]}`, { quotaBytes: 5 });
     const t = await report();
     const offer = await offerTo(small, t);
-    const before = stateOf();
+    const before = await stateOf();
     expectError(await answer(small, offer.uuid as string, 'accept'), 507, 'quota_exceeded');
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
     expect(await dataOf(answer(small, offer.uuid as string, 'reject'))).toMatchObject({ state: 'rejected' });
   });
 
@@ -261,7 +269,7 @@ describe('refusals', () => {
     await dataOf(answer(bob, accepted.uuid as string, 'accept'));
     const rejected = await offerTo(bob, t);
     await dataOf(answer(bob, rejected.uuid as string, 'reject'));
-    const before = stateOf();
+    const before = await stateOf();
     for (const [uuid, action, was] of [
       [accepted.uuid, 'accept', 'accepted'],
       [accepted.uuid, 'reject', 'accepted'],
@@ -270,20 +278,20 @@ describe('refusals', () => {
     ] as const) {
       expectError(await answer(bob, uuid as string, action), 409, 'share_answered', `uuid: the share was ${was} already`);
     }
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
   });
 
   it('nobody else answers a user’s incoming share (404 as for an unknown one); bad bodies are 400 naming the field', async () => {
     const t = await report();
     const offer = await offerTo(bob, t);
-    const before = stateOf();
+    const before = await stateOf();
     for (const who of [carol, alice]) expectError(await answer(who, offer.uuid as string, 'accept'), 404, 'not_found', 'uuid: no such incoming share');
     expectError(await answer(bob, '00000000-0000-4000-8000-000000000001', 'accept'), 404, 'not_found', 'uuid: no such incoming share');
     expectError(await answer(bob, 'not-a-uuid', 'accept'), 404, 'not_found');
     expectError(await answer(bob, offer.uuid as string, 'maybe'), 400, 'invalid_request', /^action: /);
     expectError(await as(seeder.client, bob, 'PUT', '/api/user/pending_incoming', { uuid: offer.uuid, action: 'accept', extra: 1 }), 400, 'invalid_request', /extra/);
     expectError(await as(seeder.client, bob, 'PUT', '/api/user/pending_incoming', { action: 'accept' }), 400, 'invalid_request', /^uuid: /);
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
   });
 
   it('refuses what cannot be shared, and whom it cannot be shared with, changing nothing', async () => {
@@ -294,7 +302,7 @@ describe('refusals', () => {
     const trashed = await uploadFile(seeder.client, alice.session, 'home', `old ${counter}.txt`, text('old'));
     await seeder.client.remove(alice.session, trashed as never);
     const unknown = '00000000-0000-4000-8000-00000000abcd';
-    const before = stateOf();
+    const before = await stateOf();
     const cases: Array<[string, Promise<import('../../../src/store-client/index.js').RawResponse>, number, string, RegExp | string]> = [
       ['a top-level folder', shareCopy(alice, 'home', [bob.uuid]), 403, 'top_level_immutable', 'a top-level folder cannot be shared'],
       ['a node in trash', shareCopy(alice, trashed, [bob.uuid]), 409, 'node_in_trash', /restore it first/],
@@ -316,7 +324,7 @@ describe('refusals', () => {
         body: { code, msg: typeof msg === 'string' ? msg : expect.stringMatching(msg) },
       });
     }
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
   });
 
   it('a group member needs download on the node as well as read (403)', async () => {
@@ -324,56 +332,82 @@ describe('refusals', () => {
     const reader = await seeder.user(`Rita Reader ${'abcdefghij'[counter % 10]}`);
     await ga.member(group, reader.uuid, { node_permissions: ['read', 'write'] });
     const file = await uploadFile(seeder.client, reader.session, `home:${group}`, 'team.txt', text('team'));
-    const before = stateOf();
+    const before = await stateOf();
     expectError(await shareCopy(reader, file, [bob.uuid]), 403, 'forbidden', 'download permission required to share a copy');
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
     await dataOf(as(seeder.client, seeder.admin, 'PUT', `/api/admin/groups/${group}/users/${reader.uuid}`, { node_permissions: ['read', 'download'] }));
     expect((await shareCopy(reader, file, [bob.uuid])).status).toBe(204);
   });
 });
 
 describe('each transition is one transaction', () => {
-  /** Makes the statement starting with `sqlStart` fail, as a crash at that point would, while `work` runs. */
+  /**
+   * Makes the statement starting with `sqlStart` fail, as a crash at that point would, while `work`
+   * runs: on SQLite by failing its prepare, on PostgreSQL by failing the pool client's query.
+   */
   async function failingAt<T>(sqlStart: string, work: () => Promise<T>): Promise<T> {
-    const db = store.ctx.db!;
-    const prepare = db.prepare;
-    db.prepare = ((sql: string) => {
+    const fail = (sql: string): void => {
       if (sql.trimStart().startsWith(sqlStart)) throw new Error(`simulated failure at: ${sqlStart}`);
-      return prepare.call(db, sql);
-    }) as typeof db.prepare;
+    };
+    const db = store.ctx.db;
+    if (db) {
+      const prepare = db.prepare;
+      db.prepare = ((sql: string) => {
+        fail(sql);
+        return prepare.call(db, sql);
+      }) as typeof db.prepare;
+      try {
+        return await work();
+      } finally {
+        db.prepare = prepare;
+      }
+    }
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const query = proto.query;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (text !== undefined) {
+        try {
+          fail(text);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
+      return query.apply(this, args);
+    };
     try {
       return await work();
     } finally {
-      db.prepare = prepare;
+      proto.query = query;
     }
   }
 
   it('a share that fails while offering the second recipient leaves no snapshot, no reference, no row', async () => {
     const group = await ga.group();
     const t = await report();
-    const before = stateOf();
+    const before = await stateOf();
     const res = await failingAt('INSERT INTO incoming_shares', () => shareCopy(alice, t.folder, [bob.uuid, group]));
     expectError(res, 500, 'internal');
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
   });
 
   it('an accept that fails at its last statement leaves the share pending, its snapshot whole, and no node', async () => {
     const t = await report();
     const offer = await offerTo(bob, t);
-    const before = stateOf();
+    const before = await stateOf();
     const res = await failingAt('UPDATE incoming_shares SET node_uuid', () => answer(bob, offer.uuid as string, 'accept'));
     expectError(res, 500, 'internal');
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
     expect(await dataOf(answer(bob, offer.uuid as string, 'accept'))).toMatchObject({ state: 'accepted' });
   });
 
   it('a reject that fails after the snapshot is gone keeps the share pending and every reference', async () => {
     const t = await report();
     const offer = await offerTo(bob, t);
-    const before = stateOf();
+    const before = await stateOf();
     const res = await failingAt('UPDATE blobs SET refs = refs - 1', () => answer(bob, offer.uuid as string, 'reject'));
     expectError(res, 500, 'internal');
-    expect(stateOf()).toEqual(before);
+    expect(await stateOf()).toEqual(before);
   });
 });
 
@@ -397,7 +431,7 @@ describe('a restart', () => {
       const second = await startTestStore({ dataDir: tmp.dir });
       const secondSeeder = await createSeeder(second);
       try {
-        expect(blobFileExists(second, blobHashOf(content))).toBe(true);
+        expect(await blobInBackend(second, blobHashOf(content))).toBe(true);
         const session = await secondSeeder.client.login(friend.email, 'Secret-Passw0rd');
         const [offer] = await dataOf<Array<{ uuid: string }>>(as(secondSeeder.client, session, 'GET', '/api/user/pending_incoming'));
         const { node_uuid } = await dataOf<{ node_uuid: string }>(as(secondSeeder.client, session, 'PUT', '/api/user/pending_incoming', { uuid: offer!.uuid, action: 'accept' }));
