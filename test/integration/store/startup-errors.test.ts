@@ -35,11 +35,13 @@ function runDriveway(env: Record<string, string>, args: string[] = []): Promise<
   }));
 }
 
+/** The one stderr line, without the command line's prefix (`driveway serve: failed: `). */
 function oneLine(stderr: string): string {
   const lines = stderr.trimEnd().split('\n');
   expect(lines, stderr).toHaveLength(1);
   expect(stderr).not.toMatch(/\n\s+at /);
-  return lines[0] as string;
+  const line = lines[0] as string;
+  return line.replace(/^driveway( serve)?: (failed: )?/, '');
 }
 
 describe('startup errors', () => {
@@ -48,7 +50,7 @@ describe('startup errors', () => {
     const dataDir = path.join(tmp.dir, 'a-file', 'data');
     const { code, stderr } = await runDriveway({ DRIVEWAY_DATA_DIR: dataDir });
     expect(code).toBe(1);
-    expect(oneLine(stderr)).toMatch(new RegExp(`^driveway: cannot create the data folder ${dataDir}: .*ENOTDIR.*; check dataDir / DRIVEWAY_DATA_DIR`));
+    expect(oneLine(stderr)).toMatch(new RegExp(`^cannot create the data folder ${dataDir}: .*ENOTDIR.*; check dataDir / DRIVEWAY_DATA_DIR`));
   });
 
   it('names the database file when SQLite cannot open it', async () => {
@@ -57,7 +59,7 @@ describe('startup errors', () => {
     const { code, stderr } = await runDriveway({ DRIVEWAY_DATA_DIR: dataDir });
     expect(code).toBe(1);
     expect(oneLine(stderr)).toBe(
-      `driveway: cannot open the database ${path.join(dataDir, 'driveway.sqlite')}: unable to open database file (SQLITE_CANTOPEN); check dataDir / DRIVEWAY_DATA_DIR (or database.url / DRIVEWAY_DATABASE_URL) and that the folder is writable by this user`,
+      `cannot open the database ${path.join(dataDir, 'driveway.sqlite')}: unable to open database file (SQLITE_CANTOPEN); check dataDir / DRIVEWAY_DATA_DIR (or database.url / DRIVEWAY_DATABASE_URL) and that the folder is writable by this user`,
     );
   });
 
@@ -68,7 +70,7 @@ describe('startup errors', () => {
     try {
       const { code, stderr } = await runDriveway({ DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'port'), DRIVEWAY_STORE_PORT: String(port) });
       expect(code).toBe(1);
-      expect(oneLine(stderr)).toBe(`driveway: port ${port} on 127.0.0.1 is in use (store.port / DRIVEWAY_STORE_PORT): stop what holds it or choose another port`);
+      expect(oneLine(stderr)).toBe(`port ${port} on 127.0.0.1 is in use (store.port / DRIVEWAY_STORE_PORT): stop what holds it or choose another port`);
     } finally {
       holder.close();
     }
@@ -78,7 +80,7 @@ describe('startup errors', () => {
     const cert = path.join(tmp.dir, 'missing-cert.pem');
     const { code, stderr } = await runDriveway({ DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'tls'), DRIVEWAY_STORE_TLS_CERT: cert, DRIVEWAY_STORE_TLS_KEY: path.join(tmp.dir, 'missing-key.pem') });
     expect(code).toBe(1);
-    expect(oneLine(stderr)).toMatch(new RegExp(`^driveway: cannot read the TLS certificate ${cert}: ENOENT.*; check store.tlsCert / DRIVEWAY_STORE_TLS_CERT and that this user may read it$`));
+    expect(oneLine(stderr)).toMatch(new RegExp(`^cannot read the TLS certificate ${cert}: ENOENT.*; check store.tlsCert / DRIVEWAY_STORE_TLS_CERT and that this user may read it$`));
   });
 
   it('refuses a misspelt key of the config file with exit code 2 and the nearest key', async () => {
