@@ -15,6 +15,7 @@ import { runCli, type ServeOptions } from './cli/program.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';
+import { StartupError } from './common/startup-error.js';
 import type { RunningStore } from './store/server.js';
 import type { RunningBridge } from './bridge/server.js';
 
@@ -128,6 +129,11 @@ runCli(process.argv.slice(2), { serve }).then(
     if (code !== undefined) process.exit(code);
   },
   (err: unknown) => {
+    if (err instanceof StartupError) {
+      // One line naming the path or setting and what to do (startup-error.ts); no stack.
+      process.stderr.write(`driveway: ${err.message}\n`);
+      process.exit(1);
+    }
     process.stderr.write(`driveway failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
   },

@@ -9,9 +9,7 @@
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
  */
-import { readFileSync } from 'node:fs';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
@@ -19,6 +17,8 @@ import type { ChangeFeed, StoreChange } from '../common/change-feed.js';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { applyHttpLimits } from '../common/http-limits.js';
+import { listenFailure } from '../common/startup-error.js';
+import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { redactUrl, type Logger } from '../common/logger.js';
 import { livenessAnswer, Readiness, readinessAnswer, RETRY_AFTER_SEC, type HealthAnswer, type ReadinessCheck } from '../common/readiness.js';
 import { drainWhile } from '../common/drain.js';
@@ -240,6 +240,8 @@ export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
   const { config } = options;
   const log = options.logger.child({ part: 'bridge' });
+  // Before anything is opened: a wrong certificate path is found at once.
+  const tls = bridgeTlsFiles(config);
   // The HTTP client (and undici) is loaded only to serve a store at a URL: in-process, the
   // bridge never needs it.
   let client: StoreClient;
@@ -316,10 +318,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   };
 
   const serverOptions = { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 65_000 };
-  const tls = config.bridge.tlsCert && config.bridge.tlsKey;
-  const server = tls
-    ? https.createServer({ ...serverOptions, cert: readFileSync(config.bridge.tlsCert as string), key: readFileSync(config.bridge.tlsKey as string) }, onRequest)
-    : http.createServer(serverOptions, onRequest);
+  const server = createListenerServer(tls, serverOptions, onRequest);
   applyHttpLimits(server, config.http);
   server.on('clientError', (err, socket) => {
     const code = (err as { code?: string }).code;
@@ -335,9 +334,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     else socket.destroy();
   });
 
+  const port = options.port ?? config.bridge.port;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? config.bridge.port, config.host, () => resolve());
+    server.once('error', (err) => reject(listenFailure(err, { host: config.host, port, setting: 'bridge.port / DRIVEWAY_DAV_PORT' })));
+    server.listen(port, config.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -362,6 +362,13 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       return closing;
     },
   };
+}
+
+/** The bridge's certificate and key when it serves HTTPS (read and checked once, at start). */
+function bridgeTlsFiles(config: Config): TlsFiles | undefined {
+  const { tlsCert, tlsKey } = config.bridge;
+  if (!tlsCert || !tlsKey) return undefined;
+  return readTlsFiles({ certPath: tlsCert, keyPath: tlsKey, certSetting: 'bridge.tlsCert / DRIVEWAY_TLS_CERT', keySetting: 'bridge.tlsKey / DRIVEWAY_TLS_KEY' });
 }
 
 /** Any method the bridge does not serve (POST, PATCH, SEARCH, ...): 405 with our Allow list. */

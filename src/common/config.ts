@@ -15,13 +15,19 @@ function parseYaml(text: string): unknown {
   return parse(text);
 }
 
+/** A certificate without its key (or the reverse) is a mistake, not plain HTTP. */
+function tlsPairCheck(part: { tlsCert?: string | undefined; tlsKey?: string | undefined }, issue: z.RefinementCtx): void {
+  if (part.tlsCert && !part.tlsKey) issue.addIssue({ code: 'custom', path: ['tlsKey'], message: 'required when tlsCert is set (the PEM private key of the certificate)' });
+  if (part.tlsKey && !part.tlsCert) issue.addIssue({ code: 'custom', path: ['tlsCert'], message: 'required when tlsKey is set (the PEM certificate)' });
+}
+
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 /** A list from a YAML sequence, or from a comma-separated environment value. */
 const list = (item: z.ZodString) =>
   z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(item));
 
-export const configSchema = z.object({
+export const configSchema = z.strictObject({
   /** Address both servers bind to. */
   host: z.string().min(1).default('127.0.0.1'),
   /** Folder holding the SQLite database, blobs, the JWT secret and the initial admin password. */
@@ -29,7 +35,7 @@ export const configSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The store's database: unset, the SQLite file `<dataDir>/driveway.sqlite`; a `postgres://` URL, PostgreSQL (shared by instances). */
   database: z
-    .object({
+    .strictObject({
       url: z
         .string()
         .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL (unset: the SQLite file in the data dir)')
@@ -46,7 +52,7 @@ export const configSchema = z.object({
   run: z.enum(['all', 'store', 'bridge']).default('all'),
   /** Limits of both listeners against slow clients (common/http-limits.ts); 0 turns one off. */
   http: z
-    .object({
+    .strictObject({
       /** Headers must be complete this long after their first byte (else 408). */
       headersTimeoutMs: z.coerce.number().int().min(0).default(60_000),
       /** The whole request, body included, must arrive within this (4 h: 14 GiB at 1 MB/s). */
@@ -58,10 +64,12 @@ export const configSchema = z.object({
     })
     .prefault({}),
   store: z
-    .object({
+    .strictObject({
       port: port.default(8080),
       /** Edition of the interface served (docs/api.md "Editions"); in 1.0 every 3.0-only endpoint answers 404. */
-      edition: z.enum(['3.0', '1.0']).default('3.0'),
+      edition: z
+        .preprocess((v) => (v === 3 ? '3.0' : v === 1 ? '1.0' : v), z.enum(['3.0', '1.0'], { error: 'must be "3.0" or "1.0" (quote it in YAML: edition: "3.0")' }))
+        .default('3.0'),
       /** Built-in `admin` password, applied at first start (environment only). */
       adminPassword: z.string().min(1).optional(),
       /** HS256 secret for session JWTs (environment only); when unset, the key ring in the database (jwt_keys). */
@@ -75,8 +83,14 @@ export const configSchema = z.object({
       loginWindowSec: z.coerce.number().int().positive().default(900),
       /** scrypt cost parameter N (power of two). 2^15 uses 32 MiB per hash. */
       scryptCost: z.coerce.number().int().min(1024).default(32_768),
-      /** Public base URL used in avatar links; defaults to http://host:port. */
+      /**
+       * Public base URL of the store: share links (`url`) and avatar links start with it. Unset,
+       * a link's URL is built from the request's Host (X-Forwarded-Proto/Host only from `trustedProxies`).
+       */
       publicUrl: z.string().url().optional(),
+      /** PEM certificate and key: the store serves HTTPS (both or neither). */
+      tlsCert: z.string().min(1).optional(),
+      tlsKey: z.string().min(1).optional(),
       /** Days a password stays valid after it was set; 0: passwords never expire (no `pass_expires`). */
       passwordMaxAgeDays: z.coerce.number().int().min(0).default(0),
       /** Login history entries kept per user (the newest; older ones are dropped). */
@@ -91,7 +105,7 @@ export const configSchema = z.object({
       shareWithAllGroups: bool.default(false),
       /** Where blobs (file contents above 64 KiB) live: the data directory, or an S3 bucket shared by instances. */
       blobs: z
-        .object({
+        .strictObject({
           /** `local` (`<dataDir>/blobs`) or `s3`; when unset, `s3` if `s3.bucket` is set, else `local`. */
           backend: z.enum(['local', 's3']).optional(),
           /** Unreferenced blobs younger than this are never collected (an upload elsewhere may be about to refer to them). */
@@ -99,7 +113,7 @@ export const configSchema = z.object({
           /** How often the collector runs while the store serves; 0: only at start. Default: 0 local, 3600 s3. */
           gcIntervalSec: z.coerce.number().int().min(0).optional(),
           s3: z
-            .object({
+            .strictObject({
               bucket: z.string().min(3).optional(),
               /** e.g. http://127.0.0.1:9000; AWS's endpoint for the region when unset. */
               endpoint: z.string().url().optional(),
@@ -126,10 +140,11 @@ export const configSchema = z.object({
           if (blobs.backend === 's3' && !blobs.s3.bucket) issue.addIssue({ code: 'custom', path: ['s3', 'bucket'], message: 'required when store.blobs.backend is s3' });
         }),
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((store, issue) => tlsPairCheck(store, issue)),
   /** Outgoing email (group broadcast messages). Without `host`, email is not configured. */
   mail: z
-    .object({
+    .strictObject({
       host: z.string().min(1).optional(),
       port: port.default(587),
       /** true: TLS from the first byte (port 465); false: STARTTLS when the server offers it. */
@@ -141,12 +156,13 @@ export const configSchema = z.object({
     })
     .prefault({}),
   bridge: z
-    .object({
+    .strictObject({
       port: port.default(8081),
       /** Store the bridge talks to; defaults to the embedded store's URL. */
       storeUrl: z.string().url().optional(),
-      tlsCert: z.string().optional(),
-      tlsKey: z.string().optional(),
+      /** PEM certificate and key: the bridge serves HTTPS (both or neither). */
+      tlsCert: z.string().min(1).optional(),
+      tlsKey: z.string().min(1).optional(),
       /** How long a folder listing is trusted before the store is asked again. */
       cacheTtlMs: z.coerce.number().int().min(0).default(2_000),
       cacheMaxEntries: z.coerce.number().int().positive().default(5_000),
@@ -168,7 +184,8 @@ export const configSchema = z.object({
       /** Bytes of dead properties all nodes of one owner (user or group) may carry together. */
       deadPropsMaxBytesPerOwner: z.coerce.number().int().min(1024).default(64 * 1024 * 1024),
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((bridge, issue) => tlsPairCheck(bridge, issue)),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -193,6 +210,8 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_STORE_URL: ['bridge', 'storeUrl'],
   DRIVEWAY_TLS_CERT: ['bridge', 'tlsCert'],
   DRIVEWAY_TLS_KEY: ['bridge', 'tlsKey'],
+  DRIVEWAY_STORE_TLS_CERT: ['store', 'tlsCert'],
+  DRIVEWAY_STORE_TLS_KEY: ['store', 'tlsKey'],
   DRIVEWAY_CACHE_TTL_MS: ['bridge', 'cacheTtlMs'],
   DRIVEWAY_BRIDGE_PUBLIC_URL: ['bridge', 'publicUrl'],
   DRIVEWAY_TRUSTED_PROXIES: ['store', 'trustedProxies'],
@@ -211,6 +230,12 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_S3_PREFIX: ['store', 'blobs', 's3', 'prefix'],
   DRIVEWAY_S3_FORCE_PATH_STYLE: ['store', 'blobs', 's3', 'forcePathStyle'],
 };
+
+/**
+ * DRIVEWAY_* names read elsewhere than the configuration: no warning for them. `DRIVEWAY_TEST_*`
+ * belongs to the test suites.
+ */
+const OTHER_ENV_NAMES = new Set(['DRIVEWAY_MIGRATE_BATCH_ROWS']);
 
 const SECRET_KEYS = new Set(['store.adminPassword', 'store.jwtSecret', 'mail.password']);
 
@@ -233,6 +258,68 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** Dotted keys from the command line, e.g. { 'store.port': '0' }. */
   flags?: Record<string, unknown>;
+  /** Receives one line per unknown DRIVEWAY_* variable (not fatal); default: stderr. */
+  warn?: (line: string) => void;
+}
+
+/** Levenshtein distance, for "did you mean" (names are short: the quadratic cost is nothing). */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
+/** The candidate nearest to `name` (case ignored), when it is near enough to be a typo. */
+export function nearestName(name: string, candidates: Iterable<string>): string | undefined {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (!best || distance < best.distance) best = { candidate, distance };
+  }
+  const leafLength = name.split('.').pop()?.length ?? name.length;
+  return best && best.distance <= Math.max(2, Math.floor(leafLength / 3)) ? best.candidate : undefined;
+}
+
+/** Every key of the schema, dotted, groups included (`store`, `store.blobs`, `store.blobs.s3.bucket`). */
+function schemaKeyNames(shape: Record<string, z.ZodType>, prefix = ''): string[] {
+  return Object.entries(shape).flatMap(([name, field]) => {
+    let inner: z.ZodType = field;
+    while (inner instanceof z.ZodPrefault || inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = inner.unwrap() as z.ZodType;
+    const dotted = `${prefix}${name}`;
+    return inner instanceof z.ZodObject ? [dotted, ...schemaKeyNames(inner.shape as Record<string, z.ZodType>, `${dotted}.`)] : [dotted];
+  });
+}
+
+let knownKeys: string[] | undefined;
+
+/** "unknown key store.loginMaxFailure; did you mean store.loginMaxFailures?" */
+function unknownKeyMessage(dotted: string): string {
+  knownKeys ??= schemaKeyNames(configSchema.shape as Record<string, z.ZodType>);
+  const parent = dotted.includes('.') ? dotted.slice(0, dotted.lastIndexOf('.') + 1) : '';
+  // A key of the same group first (store.port, not bridge.port), then any key.
+  const siblings = knownKeys.filter((key) => key.startsWith(parent) && !key.slice(parent.length).includes('.'));
+  const guess = nearestName(dotted, siblings) ?? nearestName(dotted, knownKeys);
+  if (guess) return `unknown key ${dotted}; did you mean ${guess}?`;
+  return `unknown key ${dotted}; known keys${parent ? ` in ${parent.slice(0, -1)}` : ''}: ${siblings.map((key) => key.slice(parent.length)).join(', ')}`;
+}
+
+/** One line per DRIVEWAY_* variable the configuration does not know, with the nearest known name. */
+export function unknownEnvWarnings(env: NodeJS.ProcessEnv): string[] {
+  const known = Object.keys(ENV_KEYS);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('DRIVEWAY_') && !(name in ENV_KEYS) && !OTHER_ENV_NAMES.has(name) && !name.startsWith('DRIVEWAY_TEST_'))
+    .sort()
+    .map((name) => {
+      const guess = nearestName(name, known);
+      return `warning: environment variable ${name} is not a driveway setting and is ignored${guess ? `; did you mean ${guess}?` : ''}`;
+    });
 }
 
 /** Builds the configuration; throws ConfigError naming the key and where its value came from. */
@@ -279,16 +366,28 @@ export function loadConfig(options: LoadOptions = {}): Config {
     sources.set(dotted, 'flag');
   }
 
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`driveway: ${line}\n`));
+  for (const line of unknownEnvWarnings(env)) warn(line);
+
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
+    const lines = parsed.error.issues.flatMap((issue) => {
+      if (issue.code === 'unrecognized_keys') {
+        // Only a file or a flag can name a key the schema lacks (the environment maps known names).
+        return issue.keys.map((name) => {
+          const dotted = [...issue.path, name].join('.');
+          const source = sources.get(dotted) ?? [...sources.entries()].find(([key]) => key.startsWith(`${dotted}.`))?.[1];
+          return `${unknownKeyMessage(dotted)}${source === 'flag' ? ' (from a flag)' : options.configFile ? ` (in ${options.configFile})` : ''}`;
+        });
+      }
       const key = issue.path.join('.');
       const source = sources.get(key) ?? 'default';
       const envName = Object.entries(ENV_KEYS).find(([, keys]) => keys.join('.') === key)?.[0];
+      if (source === 'default') return `${key} (not set): ${issue.message}`;
       const where = source === 'env' && envName ? `environment ${envName}` : source === 'file' ? `file ${options.configFile}` : source;
       return `${key} (from ${where}): ${issue.message}`;
     });
-    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+    throw new ConfigError(lines.length === 1 ? `invalid configuration: ${lines[0]}` : `invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const config = parsed.data;
   config.dataDir = path.resolve(config.dataDir);
@@ -306,5 +405,5 @@ export function bridgePublicUrl(config: Config): string {
 /** URL the embedded store is reachable at from this machine. */
 export function storeBaseUrl(config: Config, port = config.store.port): string {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return `${config.store.tlsCert ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -4,18 +4,20 @@
  * envelope (docs/api.md "Envelope"). Never listens (server.ts does; tests use inject or their own listen).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
+import { ensureDataDir, reasonOf, StartupError } from '../common/startup-error.js';
+import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
-import { migrate } from './storage/migrations.js';
+import { migrate, SchemaTooNewError } from './storage/migrations.js';
 import { loginLimiterFor } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
 import { redactDatabaseUrl } from './storage/database-url.js';
@@ -25,7 +27,7 @@ import { createTopLevelFolders } from './storage/nodes.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
 import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
-import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
+import { clientIp, normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
@@ -98,20 +100,48 @@ export function clientOf(ctx: StoreContext, request: FastifyRequest): ClientInfo
   return userAgent === undefined ? { ip } : { ip, userAgent };
 }
 
+/** What a Host or X-Forwarded-Host may hold: a name or address and a port, nothing else. */
+const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * Where the caller reached the store, for absolute link URLs when `store.publicUrl` is unset:
+ * the request's scheme and Host; X-Forwarded-Proto and X-Forwarded-Host only when the peer is
+ * one of `store.trustedProxies` (anyone else could point the links a user shares elsewhere).
+ * Undefined when the Host is missing or malformed: the link then stays a path.
+ */
+export function requestOrigin(ctx: StoreContext, request: FastifyRequest): string | undefined {
+  const trusted = ctx.config.store.trustedProxies.map(normaliseIp).includes(normaliseIp(request.socket.remoteAddress ?? ''));
+  const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
+  const forwardedProto = trusted ? first(request.headers['x-forwarded-proto'])?.toLowerCase() : undefined;
+  const scheme = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : (request.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  const host = (trusted ? first(request.headers['x-forwarded-host']) : undefined) ?? first(request.headers.host);
+  return host && HOST_HEADER.test(host) ? `${scheme}://${host}` : undefined;
+}
+
 const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 'not_found', 413: 'invalid_request', 415: 'invalid_request' };
 
 export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const log = options.logger ?? createLogger(config.logLevel);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Read and checked before anything is opened: a wrong path is reported at once.
+  const tls = storeTlsFiles(config);
+  ensureDataDir(config.dataDir);
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
   // PostgreSQL's COMMIT is durable by itself: without a SQLite connection mark and settle do nothing.
   const durability = new Durability(db, dbFile);
   const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
-  await blobs.init();
+  try {
+    await blobs.init();
+  } catch (err) {
+    await storage.close();
+    const where = (err as { path?: unknown }).path;
+    throw typeof where === 'string'
+      ? new StartupError(`cannot prepare the blob folder ${where}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that the folder is writable by this user`, { cause: err })
+      : err;
+  }
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
 
@@ -135,6 +165,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     trustProxy: false,
     // During a drain our own hook answers (SPEC envelope, Retry-After); fastify adds Connection: close.
     return503OnClosing: false,
+    // HTTPS when store.tlsCert is set; the plain default keeps fastify's own http server.
+    ...(tls ? { serverFactory: (handler: Parameters<typeof createListenerServer>[2]) => createListenerServer(tls, {}, handler) } : {}),
   });
   app.decorateRequest('caller', null);
   const routes: string[] = [];
@@ -316,7 +348,13 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 async function openStorage(config: Config, dbFile: string, checkRootUse: boolean, log: Logger): Promise<{ storage: Storage; db: Db | undefined }> {
   const url = config.database.url;
   if (url === undefined) {
-    const db = openDatabase(dbFile);
+    let db: Db;
+    try {
+      db = openDatabase(dbFile);
+    } catch (err) {
+      if (err instanceof SchemaTooNewError) throw new StartupError(err.message, { cause: err });
+      throw new StartupError(`cannot open the database ${dbFile}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR (or database.url / DRIVEWAY_DATABASE_URL) and that the folder is writable by this user`, { cause: err });
+    }
     return { storage: new SqliteStorage(db, { checkRootUse }), db };
   }
   // Loaded only when named: the embedded default never pays for pg.
@@ -333,6 +371,13 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
     await migrating.close();
   }
   return { storage: new PostgresStorage(url, { maxConnections: config.database.maxConnections, connectTimeoutMs, queryTimeoutMs }), db: undefined };
+}
+
+/** The store's certificate and key when it serves HTTPS. */
+function storeTlsFiles(config: Config): TlsFiles | undefined {
+  const { tlsCert, tlsKey } = config.store;
+  if (!tlsCert || !tlsKey) return undefined;
+  return readTlsFiles({ certPath: tlsCert, keyPath: tlsKey, certSetting: 'store.tlsCert / DRIVEWAY_STORE_TLS_CERT', keySetting: 'store.tlsKey / DRIVEWAY_STORE_TLS_KEY' });
 }
 
 /**

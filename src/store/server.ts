@@ -1,6 +1,7 @@
 /** Listens with the store app and closes it; the only store file that binds a port. */
 import { drainWhile } from '../common/drain.js';
 import { applyHttpLimits } from '../common/http-limits.js';
+import { listenFailure } from '../common/startup-error.js';
 import { buildStoreApp, type StoreAppOptions, type StoreApp } from './app.js';
 
 export interface RunningStore extends StoreApp {
@@ -20,14 +21,19 @@ export async function startStore(options: StoreAppOptions & { port?: number }): 
   const port = options.port ?? config.store.port;
   // Slow and stalled clients are cut (fastify's own defaults leave every timeout off).
   applyHttpLimits(built.app.server, config.http);
-  await built.app.listen({ host: config.host, port });
+  try {
+    await built.app.listen({ host: config.host, port });
+  } catch (err) {
+    await built.app.close();
+    throw listenFailure(err, { host: config.host, port, setting: 'store.port / DRIVEWAY_STORE_PORT' });
+  }
   const address = built.app.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   let closing: Promise<void> | undefined;
   return {
     ...built,
-    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${boundPort}`,
+    url: `${config.store.tlsCert ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${boundPort}`,
     close: (graceMs = config.http.shutdownGraceSec * 1000) => {
       closing ??= (async () => {
         built.readiness.startDraining();

@@ -34,7 +34,10 @@ export interface MemberPermissions {
 }
 
 export interface GroupAdmin {
-  /** Creates an organization (docs/extensions.md); the caller must be the built-in admin. */
+  /**
+   * Creates an organization (docs/extensions.md); the caller must be the built-in admin. It allows
+   * unlimited quotas unless told otherwise, so that users made with the default quota 0 fit in.
+   */
   organization(id: string, options?: { allowUnlimitedQuota?: boolean }): Promise<void>;
   /** Creates a group (POST /api/admin/groups) and answers its UUID. */
   group(name?: string, options?: { quotaBytes?: number; orgId?: string }): Promise<string>;
@@ -45,7 +48,7 @@ export interface GroupAdmin {
 /** Administrator actions through `admin`'s session. */
 export function groupAdmin(client: HttpStoreClient, admin: StoreSession): GroupAdmin {
   return {
-    async organization(id, { allowUnlimitedQuota = false } = {}) {
+    async organization(id, { allowUnlimitedQuota = true } = {}) {
       await dataOf(call(client, admin, 'POST', '/api/admin/organizations', { id, name: `Organization ${id}`, allow_unlimited_quota: allowUnlimitedQuota }));
     },
     async group(name = `Group ${randomUUID().slice(0, 8)}`, { quotaBytes = 0, orgId } = {}) {

@@ -80,7 +80,8 @@ export async function fetchRaw(
   path: string,
   options: { method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE'; headers?: Record<string, string>; body?: Buffer | string } = {},
 ): Promise<Fetched> {
-  const res = await request(store.url + path, { method: options.method ?? 'GET', headers: options.headers ?? {}, body: options.body, reset: true });
+  // A link's URL is absolute (built from the request's Host); a path is the store's.
+  const res = await request(/^https?:\/\//.test(path) ? path : store.url + path, { method: options.method ?? 'GET', headers: options.headers ?? {}, body: options.body, reset: true });
   const chunks: Buffer[] = [];
   for await (const chunk of res.body) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);

@@ -40,12 +40,15 @@ function assertPassword(password: string): void {
   if (problem) throw invalid(problem, 'invalid_password');
 }
 
-/** -1 (unlimited by policy) only where the user's organization allows it; nothing below -1. */
+/**
+ * 0 (no quota) and -1 (unlimited by policy) both leave a user without a limit: only where the
+ * user's organization allows unlimited quotas (docs/extensions.md "Organizations"); nothing below -1.
+ */
 async function assertUnlimitedAllowed(ctx: StoreContext, orgId: string, quota: number | undefined): Promise<void> {
   if (quota !== undefined && quota < -1) throw invalid('disk_quota must be -1, 0 or a positive number of bytes');
-  if (quota !== -1) return;
+  if (quota === undefined || quota > 0) return;
   if ((await getOrganization(ctx.storage.sql, orgId))?.allow_unlimited_quota !== 1) {
-    throw invalid(`disk_quota: -1 (unlimited) is not allowed in organization "${orgId}"`);
+    throw invalid(`disk_quota: ${quota} (unlimited) is not allowed in organization "${orgId}"; give a quota in bytes`);
   }
 }
 

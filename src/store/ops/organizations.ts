@@ -74,7 +74,7 @@ export async function updateOrganization(ctx: StoreContext, caller: Authenticate
     await existing(txCtx, id);
     const unlimited = (await countsOf(tx, id)).unlimitedUsers;
     if (input.allow_unlimited_quota === false && unlimited > 0) {
-      throw conflict(`allow_unlimited_quota: ${unlimited} user(s) of the organization have disk_quota -1; give them a quota first`, 'organization_in_use');
+      throw conflict(`allow_unlimited_quota: ${unlimited} user(s) of the organization have no limit (disk_quota 0 or -1); give them a quota first`, 'organization_in_use');
     }
     await updateOrganizationRow(tx, id, { name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota }, clock.now());
   });

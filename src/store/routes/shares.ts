@@ -8,7 +8,7 @@
  * served by routes/public.ts.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf, requestOrigin } from '../app.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { createShare, listMyShares, listNodeShares, removeShare } from '../ops/shares.js';
@@ -21,6 +21,11 @@ export async function shareRoutes(app: FastifyInstance, ctx: StoreContext): Prom
 
   app.post('/api/nodes/:id/shares', async (request, reply) => {
     const created = await createShare(ctx, callerOf(request), node(request), request.body);
+    // Without store.publicUrl the link is a path: made absolute from where the caller reached us.
+    if (typeof created.url === 'string' && created.url.startsWith('/')) {
+      const origin = requestOrigin(ctx, request);
+      if (origin) created.url = origin + created.url;
+    }
     // Waiting for an approver: 202, as share_copy_with answers then.
     if ('pending_uuid' in created) return reply.code(202).send(success('the share awaits approval', created));
     return success('share created', created);

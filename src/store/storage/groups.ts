@@ -238,14 +238,14 @@ export async function deleteOrganization(sql: Sql, id: string): Promise<void> {
 export interface OrganizationCounts {
   users: number;
   groups: number;
-  /** Users with disk_quota -1 (unlimited by policy). */
+  /** Users without a limit: disk_quota 0 (no quota) or -1 (unlimited by policy). */
   unlimitedUsers: number;
 }
 
 export async function countsOf(sql: Sql, id: string): Promise<OrganizationCounts> {
   return (await sql.get(`SELECT (SELECT COUNT(*) FROM users WHERE org_id = @id) AS users,
               (SELECT COUNT(*) FROM groups WHERE org_id = @id) AS groups,
-              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota = -1) AS "unlimitedUsers"`, { id })) as OrganizationCounts;
+              (SELECT COUNT(*) FROM users WHERE org_id = @id AND disk_quota <= 0) AS "unlimitedUsers"`, { id })) as OrganizationCounts;
 }
 
 // ---- webdrive

@@ -11,10 +11,10 @@
  * for the message only. Owns the lock file only; main.ts decides when to take it (for a bridge
  * alone too: the lock file is SQLite, so it lives with the rest of the SQL, in the storage layer).
  */
-import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { ensureDataDir, reasonOf, StartupError } from '../../common/startup-error.js';
 
 export type LockedPart = 'store' | 'bridge';
 
@@ -44,10 +44,15 @@ interface Holder {
 
 /** Takes the part's lock in `dataDir`, or throws DataDirInUseError naming who holds it. */
 export function lockDataDir(dataDir: string, part: LockedPart): InstanceLock {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensureDataDir(dataDir);
   const file = path.join(dataDir, `${part}.lock`);
-  // timeout 0: a held lock is an answer, not something to wait for.
-  const db = new Database(file, { timeout: 0 });
+  let db: Database.Database;
+  try {
+    // timeout 0: a held lock is an answer, not something to wait for.
+    db = new Database(file, { timeout: 0 });
+  } catch (err) {
+    throw new StartupError(`cannot open the lock file ${file}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that the folder is writable by this user`, { cause: err });
+  }
   try {
     db.exec('CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, host TEXT NOT NULL, started INTEGER NOT NULL)');
     const me: Holder = { pid: process.pid, host: hostname(), started: Date.now() };

@@ -43,7 +43,7 @@ function put(session: StoreSession | undefined, uuid: string, json: unknown): Pr
 }
 
 /** Creates organization `id` through the extension (docs/extensions.md) unless it exists. */
-async function ensureOrg(id: string, allowUnlimitedQuota = false): Promise<void> {
+async function ensureOrg(id: string, allowUnlimitedQuota = true): Promise<void> {
   const res = await client.http.requestRaw({
     method: 'POST',
     path: '/api/admin/organizations',
@@ -227,6 +227,20 @@ describe('POST /api/admin/users', () => {
       expect(await userCount()).toBe(before);
       const { uuid } = await createUser({ disk_quota: 5000 }, admin, '?org_id=strict');
       expect((await put(admin, uuid, { disk_quota: -1 })).status).toBe(400);
+      expect((await userRow(uuid))?.disk_quota).toBe(5000);
+    });
+
+    it('refuses disk_quota 0 (no quota) where the organization forbids unlimited quotas, on create and on update', async () => {
+      await ensureOrg('strict', false);
+      const before = await userCount();
+      const res = await post(admin, validBody({ disk_quota: 0 }), '?org_id=strict');
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_request', msg: 'disk_quota: 0 (unlimited) is not allowed in organization "strict"; give a quota in bytes' });
+      expect(await userCount()).toBe(before);
+      const { uuid } = await createUser({ disk_quota: 5000 }, admin, '?org_id=strict');
+      const update = await put(admin, uuid, { disk_quota: 0 });
+      expect(update.status).toBe(400);
+      expect(update.body).toMatchObject({ msg: expect.stringMatching(/^disk_quota: 0 \(unlimited\) is not allowed/) });
       expect((await userRow(uuid))?.disk_quota).toBe(5000);
     });
 

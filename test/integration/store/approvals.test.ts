@@ -292,7 +292,7 @@ describe('share links awaiting approval', () => {
     const res = await as(seeder.client, s.requester, 'POST', `/api/nodes/${s.file}/shares`, { type: 'public', password: 'open sesame', expires: store.clock.now() + 3_600_000, comment: 'for the press' });
     expect(res.status).toBe(202);
     const data = (res.body as { data: { pending_uuid: string; token: string; url: string } }).data;
-    expect(data).toEqual({ pending_uuid: expect.any(String), token: expect.stringMatching(/^[\w-]{43}$/), url: `/public/${data.token}` });
+    expect(data).toEqual({ pending_uuid: expect.any(String), token: expect.stringMatching(/^[\w-]{43}$/), url: `${store.url}/public/${data.token}` });
     expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', s.file)).toBe(0);
     expect((await fetchRaw(store, data.url)).status).toBe(404);
     const [listed] = await pendingList(s.approver);

@@ -132,8 +132,14 @@ describe('/api/admin/organizations', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'organization_in_use', msg: expect.stringMatching(/^allow_unlimited_quota: 1 user/) });
     expect(await orgRow('acme')).toMatchObject({ allow_unlimited_quota: 1 });
+    // disk_quota 0 (no quota) is no limit either: still refused.
     await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${uuid}`, { disk_quota: 0 }));
+    expect((await orgs(admin, 'PUT', '/acme', { allow_unlimited_quota: false })).body).toMatchObject({ code: 'organization_in_use', msg: expect.stringMatching(/disk_quota 0 or -1/) });
+    expect(await orgRow('acme')).toMatchObject({ allow_unlimited_quota: 1 });
+    await dataOf(call(seeder.client, admin, 'PUT', `/api/admin/users/${uuid}`, { disk_quota: 1_000_000 }));
     expect(await dataOf(orgs(admin, 'PUT', '/acme', { allow_unlimited_quota: false }))).toMatchObject({ allow_unlimited_quota: false });
+    // As it was for the tests below, which add users with the default quota 0.
+    await dataOf(orgs(admin, 'PUT', '/acme', { allow_unlimited_quota: true }));
   });
 
   it('deletes an empty organization, never the default one nor one with users or groups', async () => {
@@ -180,7 +186,7 @@ describe('what an organization separates', () => {
   let defaultGroup: string;
 
   beforeAll(async () => {
-    await dataOf(orgs(admin, 'POST', '', { id: 'globex', name: 'Globex' }));
+    await dataOf(orgs(admin, 'POST', '', { id: 'globex', name: 'Globex', allow_unlimited_quota: true }));
     globexAdmin = await orgAdmin('globex', 'Gina Globexadmin');
     globexUser = (await seeder.client.createUser(admin, { fullname: 'Gus Globex', email: 'gus@example.test', password: USER_PASSWORD }, 'globex')) as string;
     defaultUser = (await seeder.user('Dan Default')).uuid;

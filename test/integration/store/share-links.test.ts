@@ -7,6 +7,7 @@
  * (HTTP Basic, rate-limited) until it expires or is removed; an upload link takes anonymous
  * uploads into its folder and nothing else.
  */
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStore } from '../../helpers/start-store.js';
 import { createFolder, readDiskUsed, nodeRow, letters, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
@@ -61,7 +62,7 @@ describe('a public link to a file', () => {
       expires: null,
       password_protected: false,
       token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
-      url: `/public/${created.token}`,
+      url: `${store.url}/public/${created.token}`,
     });
     // Only the token's hash is stored.
     const row = (await store.ctx.storage.sql.get<Record<string, unknown>>('SELECT * FROM shares WHERE uuid = ?', [created.share_uuid]))!;
@@ -379,5 +380,40 @@ describe('share counts and share folders', () => {
     expect(privateShares.filter((e) => ours.includes(e.uuid)).map((e) => e.uuid)).toEqual([folder, file]);
     const mine = await dataOf<Array<{ node_uuid: string; type: string }>>(as(seeder.client, owner, 'GET', '/api/shares'));
     expect(mine.filter((s) => ours.includes(s.node_uuid)).map((s) => s.type).sort()).toEqual(['private', 'private', 'public', 'upload']);
+  });
+});
+
+describe('a link\'s URL without store.publicUrl', () => {
+  const create = async (file: string, headers: Record<string, string>): Promise<string> => {
+    const res = await request(`${store.url}/api/nodes/${file}/shares`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.session.token}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ type: 'public' }),
+    });
+    const body = (await res.body.json()) as { data: { url: string; token: string } };
+    expect(body.data.url.endsWith(`/public/${body.data.token}`)).toBe(true);
+    return body.data.url;
+  };
+
+  it('is built from the request\'s Host, and never from X-Forwarded-* sent by a peer outside store.trustedProxies', async () => {
+    const file = await uploadFile(seeder.client, owner.session, 'home', `host ${counter}.txt`, text('host'));
+    expect(await create(file, { host: 'files.example.org:8080' })).toMatch(/^http:\/\/files\.example\.org:8080\/public\//);
+    expect(await create(file, { host: 'files.example.org', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' })).toMatch(/^http:\/\/files\.example\.org\/public\//);
+  });
+
+  it('follows X-Forwarded-Proto and X-Forwarded-Host from a trusted proxy', async () => {
+    const file = await uploadFile(seeder.client, owner.session, 'home', `proxied ${counter}.txt`, text('proxied'));
+    const trusted = store.config.store.trustedProxies;
+    store.config.store.trustedProxies = ['127.0.0.1'];
+    try {
+      expect(await create(file, { host: '127.0.0.1', 'x-forwarded-host': 'files.example.org', 'x-forwarded-proto': 'https' })).toMatch(/^https:\/\/files\.example\.org\/public\//);
+    } finally {
+      store.config.store.trustedProxies = trusted;
+    }
+  });
+
+  it('stays a path when the Host is malformed', async () => {
+    const file = await uploadFile(seeder.client, owner.session, 'home', `bad host ${counter}.txt`, text('bad host'));
+    expect(await create(file, { host: 'a b/c' })).toMatch(/^\/public\//);
   });
 });

@@ -28,7 +28,7 @@ const users = (session: StoreSession, query = '') => apiCall(f.client, session, 
 beforeAll(async () => {
   f = await storeFixture();
   for (const id of ['north', 'south']) {
-    const res = await apiCall(f.client, f.admin, 'POST', '/api/admin/organizations', { id, name: `${id} organization` });
+    const res = await apiCall(f.client, f.admin, 'POST', '/api/admin/organizations', { id, name: `${id} organization`, allow_unlimited_quota: true });
     expect(res.status).toBe(200);
   }
   north = {

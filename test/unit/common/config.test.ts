@@ -161,20 +161,103 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_S3_REGION: { value: 'eu-central-1', expected: 'eu-central-1' },
     DRIVEWAY_S3_PREFIX: { value: 'prod/', expected: 'prod/' },
     DRIVEWAY_S3_FORCE_PATH_STYLE: { value: 'true', expected: true },
+    DRIVEWAY_STORE_TLS_CERT: { value: '/etc/driveway/store-cert.pem', expected: '/etc/driveway/store-cert.pem' },
+    DRIVEWAY_STORE_TLS_KEY: { value: '/etc/driveway/store-key.pem', expected: '/etc/driveway/store-key.pem' },
   };
 
   it('keeps exactly the documented names (they are a public interface)', () => {
     expect(Object.keys(ENV_KEYS).sort()).toEqual(Object.keys(samples).sort());
   });
 
+  /** A certificate needs its key and the reverse: each is set with its partner. */
+  const partners: Record<string, string> = {
+    DRIVEWAY_TLS_CERT: 'DRIVEWAY_TLS_KEY',
+    DRIVEWAY_TLS_KEY: 'DRIVEWAY_TLS_CERT',
+    DRIVEWAY_STORE_TLS_CERT: 'DRIVEWAY_STORE_TLS_KEY',
+    DRIVEWAY_STORE_TLS_KEY: 'DRIVEWAY_STORE_TLS_CERT',
+  };
+
   it.each(Object.entries(samples))('%s sets its key', (name, { value, expected }) => {
-    const config = loadConfig({ env: { [name]: value } }) as unknown as Record<string, unknown>;
+    const partner = partners[name];
+    const config = loadConfig({ env: { [name]: value, ...(partner ? { [partner]: '/partner.pem' } : {}) } }) as unknown as Record<string, unknown>;
     const keys = ENV_KEYS[name] as string[];
     const actual = keys.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], config);
     expect(actual).toEqual(expected);
   });
 
-  it('ignores variables outside the list', () => {
-    expect(loadConfig({ env: { DRIVEWAY_SESSION_TTL_SEC: '5' } }).store.sessionTtlSec).toBe(86_400);
+  it('ignores variables outside the list, with one warning line naming the nearest known name', () => {
+    const warnings: string[] = [];
+    expect(loadConfig({ env: { DRIVEWAY_SESSION_TTL_SEC: '5', DRIVEWAY_STORE_PORTS: '1', PATH: '/bin' }, warn: (line) => warnings.push(line) }).store.sessionTtlSec).toBe(86_400);
+    expect(warnings).toEqual([
+      'warning: environment variable DRIVEWAY_SESSION_TTL_SEC is not a driveway setting and is ignored',
+      'warning: environment variable DRIVEWAY_STORE_PORTS is not a driveway setting and is ignored; did you mean DRIVEWAY_STORE_PORT?',
+    ]);
+  });
+
+  it('does not warn about the test suites\' DRIVEWAY_TEST_* variables nor the migrate command\'s', () => {
+    const warnings: string[] = [];
+    loadConfig({ env: { DRIVEWAY_TEST_STORAGE: 'sqlite', DRIVEWAY_MIGRATE_BATCH_ROWS: '10' }, warn: (line) => warnings.push(line) });
+    expect(warnings).toEqual([]);
+  });
+});
+
+describe('unknown keys', () => {
+  it('refuses a misspelt key with its dotted name and the nearest known key', () => {
+    const file = configFile('store:\n  loginMaxFailure: 5\n');
+    expect(loadError(() => loadConfig({ configFile: file, env: {} })).message).toBe(
+      `invalid configuration: unknown key store.loginMaxFailure; did you mean store.loginMaxFailures? (in ${file})`,
+    );
+  });
+
+  it('suggests a key of the same group before one elsewhere (store.port, not bridge.port)', () => {
+    const file = configFile('store:\n  prot: 9000\n');
+    expect(loadError(() => loadConfig({ configFile: file, env: {} })).message).toContain('unknown key store.prot; did you mean store.port?');
+  });
+
+  it('finds a misspelt group and a key in the wrong case', () => {
+    const file = configFile('stroe:\n  port: 9000\nbridge:\n  TlsCert: /x.pem\n');
+    const message = loadError(() => loadConfig({ configFile: file, env: {} })).message;
+    expect(message).toContain('unknown key stroe; did you mean store?');
+    expect(message).toContain('unknown key bridge.TlsCert; did you mean bridge.tlsCert?');
+  });
+
+  it('lists the keys of the group when nothing is near', () => {
+    const file = configFile('http:\n  somethingElse: 1\n');
+    expect(loadError(() => loadConfig({ configFile: file, env: {} })).message).toContain(
+      'unknown key http.somethingElse; known keys in http: headersTimeoutMs, requestTimeoutMs, idleTimeoutMs',
+    );
+  });
+
+  it('refuses an unknown key inside a deep group (store.blobs.s3)', () => {
+    const file = configFile('store:\n  blobs:\n    s3:\n      buckte: b\n');
+    expect(loadError(() => loadConfig({ configFile: file, env: {} })).message).toContain('unknown key store.blobs.s3.buckte; did you mean store.blobs.s3.bucket?');
+  });
+});
+
+describe('editions written as YAML numbers', () => {
+  it('reads unquoted edition: 3.0 and 1.0 (YAML numbers 3 and 1) as "3.0" and "1.0"', () => {
+    expect(loadConfig({ configFile: configFile('store:\n  edition: 3.0\n'), env: {} }).store.edition).toBe('3.0');
+    expect(loadConfig({ configFile: configFile('store:\n  edition: 1.0\n'), env: {} }).store.edition).toBe('1.0');
+    expect(loadConfig({ configFile: configFile('store:\n  edition: 1\n'), env: {} }).store.edition).toBe('1.0');
+  });
+
+  it('refuses any other edition and says to quote it', () => {
+    const file = configFile('store:\n  edition: 2.0\n');
+    expect(loadError(() => loadConfig({ configFile: file, env: {} })).message).toBe(
+      `invalid configuration: store.edition (from file ${file}): must be "3.0" or "1.0" (quote it in YAML: edition: "3.0")`,
+    );
+  });
+});
+
+describe('TLS settings', () => {
+  it('reads the store\'s certificate and key from DRIVEWAY_STORE_TLS_CERT and DRIVEWAY_STORE_TLS_KEY', () => {
+    const config = loadConfig({ env: { DRIVEWAY_STORE_TLS_CERT: '/etc/driveway/cert.pem', DRIVEWAY_STORE_TLS_KEY: '/etc/driveway/key.pem' } });
+    expect(config.store.tlsCert).toBe('/etc/driveway/cert.pem');
+    expect(config.store.tlsKey).toBe('/etc/driveway/key.pem');
+  });
+
+  it('refuses a certificate without its key, on either listener', () => {
+    expect(loadError(() => loadConfig({ env: { DRIVEWAY_STORE_TLS_CERT: '/c.pem' } })).message).toContain('store.tlsKey (not set): required when tlsCert is set');
+    expect(loadError(() => loadConfig({ env: { DRIVEWAY_TLS_KEY: '/k.pem' } })).message).toContain('bridge.tlsCert (not set): required when tlsKey is set');
   });
 });
