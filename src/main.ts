@@ -31,7 +31,7 @@ async function serve(values: ServeOptions): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.log.format);
   // Last line of defence: a bug in one request must not take every mounted drive down.
   // (Stock webdav-server 2.6.3 could be crashed by a single header: docs/client-quirks.md §0.)
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));

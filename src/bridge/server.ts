@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
+import { AccessLog } from '../common/access-log.js';
 import type { ChangeFeed, StoreChange } from '../common/change-feed.js';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
@@ -280,8 +281,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   }
   dav.onUnknownMethod(notAllowed);
 
+  // Every request gets its line (common/access-log.ts): refused, health and DAV alike.
+  const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const health = healthPathOf(req);
+    accessLog.watch(req, res, req, health !== undefined);
     if (health === '/healthz') {
       sendHealth(req, res, livenessAnswer());
       return;
@@ -416,7 +420,6 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
           throw outcome.failure ?? new AuthenticationFailed('bad-credentials');
         },
       };
-      const started = performance.now();
       // Several instances: first let every change committed elsewhere reach the caches.
       (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
         .catch((err: unknown) => {
@@ -427,7 +430,6 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
           writeFailure(ctx, failure, err);
         })
         .finally(() => {
-          if (log.isLevelEnabled('debug')) logOf().debug({ status: res.statusCode, ms: Math.round(performance.now() - started) }, 'dav request');
           if (!req.complete) req.resume();
           if (!res.writableEnded) res.end();
           done();

@@ -1,0 +1,90 @@
+/**
+ * The access log of both listeners (log.accessLog): one line per request, written when its answer
+ * is finished or its connection closed before that (`closedEarly: true`), never before. Fields:
+ * method, path (redactUrl: no token or key of a URL), status, bytesIn, bytesOut, ms, user (the
+ * authenticated username or user UUID; never a credential).
+ *
+ * Bytes are counted on the connection, headers included: what the socket read and wrote since
+ * the previous request on it ended. Exact for HTTP/1.1 as clients use it (one request at a time
+ * per connection); a client pipelining requests has the next one's bytes counted to the one
+ * before. Cost per request: one 'close' listener and the line itself.
+ *
+ * Levels: info; debug for the health routes (a balancer polls them every few seconds); warn for
+ * a 503 (unavailable or draining) and error for other 5xx. With accessLog off only the warn and
+ * error lines remain: a failure is not access logging.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { redactUrl, type Logger } from './logger.js';
+
+/** What the socket had read and written when its previous request ended. */
+const COUNTED = Symbol('driveway.accessLog.counted');
+type CountedSocket = Socket & { [COUNTED]?: { read: number; written: number } };
+
+export interface AccessLine {
+  method: string;
+  path: string;
+  /** Absent when the connection closed before a status line was sent. */
+  status?: number;
+  bytesIn: number;
+  bytesOut: number;
+  ms: number;
+  user?: string;
+  closedEarly?: true;
+}
+
+export interface AccessLogOptions<Context> {
+  log: Logger;
+  /** log.accessLog: false keeps only the warn and error lines. */
+  enabled: boolean;
+  /** Who made the request, read when it ends (authentication comes after it started): username or user UUID. */
+  userOf(context: Context): string | undefined;
+  /** The request's own logger when it has one (fastify's, carrying reqId); default `log`. */
+  logOf?(context: Context): Logger;
+}
+
+export class AccessLog<Context> {
+  constructor(private readonly options: AccessLogOptions<Context>) {}
+
+  /** Call as the request arrives; writes its line when it ends. `health`: a /healthz or /readyz request. */
+  watch(req: IncomingMessage, res: ServerResponse, context: Context, health = false): void {
+    const started = performance.now();
+    const socket = req.socket as CountedSocket;
+    res.once('close', () => this.write(req, res, socket, context, started, health));
+  }
+
+  private write(req: IncomingMessage, res: ServerResponse, socket: CountedSocket, context: Context, started: number, health: boolean): void {
+    const status = res.headersSent ? res.statusCode : undefined;
+    const failed = status !== undefined && status >= 500;
+    // Counted even when nothing is written: the next request on this connection starts from here.
+    const read = socket.bytesRead;
+    const written = socket.bytesWritten ?? 0;
+    const before = socket[COUNTED];
+    const bytesIn = read - (before?.read ?? 0);
+    const bytesOut = written - (before?.written ?? 0);
+    if (before) {
+      before.read = read;
+      before.written = written;
+    } else socket[COUNTED] = { read, written };
+    const { log, enabled, userOf, logOf } = this.options;
+    if (!failed && (!enabled || !log.isLevelEnabled(health ? 'debug' : 'info'))) return;
+
+    const line: AccessLine = {
+      method: req.method ?? '',
+      path: redactUrl(req.url ?? ''),
+      bytesIn,
+      bytesOut,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    };
+    if (status !== undefined) line.status = status;
+    const user = userOf(context);
+    if (user !== undefined) line.user = user;
+    if (!res.writableFinished) line.closedEarly = true;
+
+    const out = logOf ? logOf(context) : log;
+    if (status === 503) out.warn(line, 'request refused: unavailable');
+    else if (failed) out.error(line, 'request failed');
+    else if (health) out.debug(line, 'health request');
+    else out.info(line, 'request');
+  }
+}
