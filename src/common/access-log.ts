@@ -25,12 +25,12 @@ export interface AccessLine {
   method: string;
   path: string;
   /** Absent when the connection closed before a status line was sent. */
-  status?: number;
+  status: number | undefined;
   bytesIn: number;
   bytesOut: number;
   ms: number;
-  user?: string;
-  closedEarly?: true;
+  user: string | undefined;
+  closedEarly: true | undefined;
 }
 
 export interface AccessLogOptions<Context> {
@@ -69,18 +69,17 @@ export class AccessLog<Context> {
     const { log, enabled, userOf, logOf } = this.options;
     if (!failed && (!enabled || !log.isLevelEnabled(health ? 'debug' : 'info'))) return;
 
+    // Undefined fields (no status sent, anonymous) are left out of the line by pino.
     const line: AccessLine = {
       method: req.method ?? '',
       path: redactUrl(req.url ?? ''),
+      status,
       bytesIn,
       bytesOut,
       ms: Math.round((performance.now() - started) * 10) / 10,
+      user: userOf(context),
+      closedEarly: res.writableFinished ? undefined : true,
     };
-    if (status !== undefined) line.status = status;
-    const user = userOf(context);
-    if (user !== undefined) line.user = user;
-    if (!res.writableFinished) line.closedEarly = true;
-
     const out = logOf ? logOf(context) : log;
     if (status === 503) out.warn(line, 'request refused: unavailable');
     else if (failed) out.error(line, 'request failed');
