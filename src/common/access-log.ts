@@ -1,17 +1,17 @@
 /**
  * The access log of both listeners (log.accessLog): one line per request, written when its answer
  * is finished or its connection closed before that (`closedEarly: true`), never before. Fields:
- * method, path (redactUrl: no token or key of a URL), status, bytesIn, bytesOut, ms, user (the
- * authenticated username or user UUID; never a credential).
+ * method, url (path and query through redactUrl: no token or key of a URL), status, bytesIn,
+ * bytesOut, ms, user (the authenticated username or user UUID; never a credential).
  *
  * Bytes are counted on the connection, headers included: what the socket read and wrote since
  * the previous request on it ended. Exact for HTTP/1.1 as clients use it (one request at a time
  * per connection); a client pipelining requests has the next one's bytes counted to the one
  * before. Cost per request: one 'close' listener and the line itself.
  *
- * Levels: info; debug for the health routes (a balancer polls them every few seconds); warn for
- * a 503 (unavailable or draining) and error for other 5xx. With accessLog off only the warn and
- * error lines remain: a failure is not access logging.
+ * Level info, whatever the status (a failure's cause has its own warn or error line where it
+ * happened: the store's error handler, the bridge's verb wrapper); debug for the health routes (a
+ * balancer polls them every few seconds). With accessLog off nothing is written.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -23,7 +23,8 @@ type CountedSocket = Socket & { [COUNTED]?: { read: number; written: number } };
 
 export interface AccessLine {
   method: string;
-  path: string;
+  /** The request target as sent (path and query), redacted. */
+  url: string;
   /** Absent when the connection closed before a status line was sent. */
   status: number | undefined;
   bytesIn: number;
@@ -35,7 +36,7 @@ export interface AccessLine {
 
 export interface AccessLogOptions<Context> {
   log: Logger;
-  /** log.accessLog: false keeps only the warn and error lines. */
+  /** log.accessLog; false writes nothing. */
   enabled: boolean;
   /** Who made the request, read when it ends (authentication comes after it started): username or user UUID. */
   userOf(context: Context): string | undefined;
@@ -55,8 +56,7 @@ export class AccessLog<Context> {
 
   private write(req: IncomingMessage, res: ServerResponse, socket: CountedSocket, context: Context, started: number, health: boolean): void {
     const status = res.headersSent ? res.statusCode : undefined;
-    const failed = status !== undefined && status >= 500;
-    // Counted even when nothing is written: the next request on this connection starts from here.
+    // Counted even when no line is written: the next request on this connection starts from here.
     const read = socket.bytesRead;
     const written = socket.bytesWritten ?? 0;
     const before = socket[COUNTED];
@@ -67,12 +67,12 @@ export class AccessLog<Context> {
       before.written = written;
     } else socket[COUNTED] = { read, written };
     const { log, enabled, userOf, logOf } = this.options;
-    if (!failed && (!enabled || !log.isLevelEnabled(health ? 'debug' : 'info'))) return;
+    if (!enabled || !log.isLevelEnabled(health ? 'debug' : 'info')) return;
 
     // Undefined fields (no status sent, anonymous) are left out of the line by pino.
     const line: AccessLine = {
       method: req.method ?? '',
-      path: redactUrl(req.url ?? ''),
+      url: redactUrl(req.url ?? ''),
       status,
       bytesIn,
       bytesOut,
@@ -81,9 +81,7 @@ export class AccessLog<Context> {
       closedEarly: res.writableFinished ? undefined : true,
     };
     const out = logOf ? logOf(context) : log;
-    if (status === 503) out.warn(line, 'request refused: unavailable');
-    else if (failed) out.error(line, 'request failed');
-    else if (health) out.debug(line, 'health request');
+    if (health) out.debug(line, 'health request');
     else out.info(line, 'request');
   }
 }

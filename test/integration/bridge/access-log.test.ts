@@ -13,7 +13,7 @@ import { captureLog, type LogCapture } from '../../helpers/log-capture.js';
 const BIG = 8 * 1024 * 1024;
 const PROPFIND_BODY = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getcontentlength/></D:prop></D:propfind>';
 
-const isRequest = (method: string, path: string) => (line: Record<string, unknown>) => line.msg === 'request' && line.method === method && line.path === path;
+const isRequest = (method: string, path: string) => (line: Record<string, unknown>) => line.msg === 'request' && line.method === method && line.url === path;
 
 describe('bridge access log', () => {
   let f: BridgeFixture;
@@ -72,7 +72,7 @@ describe('bridge access log', () => {
     expect((await davRequest(f.davUrl, 'GET', '/healthz')).status).toBe(200);
     expect((await davRequest(f.davUrl, 'OPTIONS', '/', { auth: u.auth })).status).toBe(200);
     await capture.waitFor(isRequest('OPTIONS', '/'));
-    expect(capture.lines().filter((line) => line.path === '/healthz')).toHaveLength(0);
+    expect(capture.lines().filter((line) => line.url === '/healthz')).toHaveLength(0);
   });
 
   it('says closedEarly when the client goes away before the answer is finished', async () => {
@@ -84,7 +84,7 @@ describe('bridge access log', () => {
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     socket.destroy();
     const line = await capture.waitFor((l) => l.msg === 'request' && l.method === 'GET' && l.closedEarly === true);
-    expect(line).toMatchObject({ path: '/home/big.bin', status: 200, user: u.email });
+    expect(line).toMatchObject({ url: '/home/big.bin', status: 200, user: u.email });
     expect(line.bytesOut as number).toBeLessThan(BIG);
   });
 });

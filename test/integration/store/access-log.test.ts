@@ -16,7 +16,7 @@ const BIG = 8 * 1024 * 1024;
 const LATEST = '999999999999999';
 
 const requestLine = (method: string, path: string | RegExp) => (line: Record<string, unknown>) =>
-  line.msg === 'request' && line.method === method && (typeof path === 'string' ? line.path === path : path.test(String(line.path)));
+  line.msg === 'request' && line.method === method && (typeof path === 'string' ? line.url === path : path.test(String(line.url)));
 
 describe('store access log', () => {
   let f: StoreFixture;
@@ -84,7 +84,7 @@ describe('store access log', () => {
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     socket.destroy();
     const line = await capture.waitFor((l) => l.msg === 'request' && l.closedEarly === true);
-    expect(line).toMatchObject({ method: 'GET', path: `/resources/auth/download/[redacted]/${fileId}/${LATEST}/cut.bin`, status: 200 });
+    expect(line).toMatchObject({ method: 'GET', url: `/resources/auth/download/[redacted]/${fileId}/${LATEST}/cut.bin`, status: 200 });
     expect(line.bytesOut as number).toBeLessThan(BIG);
   });
 });
@@ -110,7 +110,7 @@ describe('store access log settings', () => {
       const user = await f.newUser();
       expect((await f.client.http.requestRaw({ method: 'GET', path: '/api/user', token: user.session.token })).status).toBe(200);
       const deadline = Date.now() + 3000;
-      const pattern = new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  store: request .*method=GET path=/api/user status=200 .*user=${user.uuid}`, 'm');
+      const pattern = new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  store: request .*method=GET url=/api/user status=200 .*user=${user.uuid}`, 'm');
       while (!pattern.test(capture.text()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(capture.text()).toMatch(pattern);
       expect(capture.text()).not.toContain('{"level"');
