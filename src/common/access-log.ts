@@ -22,6 +22,7 @@ const COUNTED = Symbol('driveway.accessLog.counted');
 type CountedSocket = Socket & { [COUNTED]?: { read: number; written: number } };
 
 export interface AccessLine {
+  reqId: string | undefined;
   method: string;
   /** The request target as sent (path and query), redacted. */
   url: string;
@@ -40,12 +41,21 @@ export interface AccessLogOptions<Context> {
   enabled: boolean;
   /** Who made the request, read when it ends (authentication comes after it started): username or user UUID. */
   userOf(context: Context): string | undefined;
-  /** The request's own logger when it has one (fastify's, carrying reqId); default `log`. */
-  logOf?(context: Context): Logger;
+  /** The request's id when it has one (fastify's reqId, as on the request's other lines). */
+  idOf?(context: Context): string;
 }
 
 export class AccessLog<Context> {
-  constructor(private readonly options: AccessLogOptions<Context>) {}
+  /**
+   * The lines go through a child without the redaction paths: every field is made safe here
+   * (the URL through redactUrl; the rest are numbers, the method and a name), and pino's
+   * redaction of wildcard paths cost 11 of the 15 µs a line took.
+   */
+  private readonly log: Logger;
+
+  constructor(private readonly options: AccessLogOptions<Context>) {
+    this.log = options.log.child({}, { redact: { paths: [] } });
+  }
 
   /** Call as the request arrives; writes its line when it ends. `health`: a /healthz or /readyz request. */
   watch(req: IncomingMessage, res: ServerResponse, context: Context, health = false): void {
@@ -66,11 +76,13 @@ export class AccessLog<Context> {
       before.read = read;
       before.written = written;
     } else socket[COUNTED] = { read, written };
-    const { log, enabled, userOf, logOf } = this.options;
+    const { log } = this;
+    const { enabled, userOf, idOf } = this.options;
     if (!enabled || !log.isLevelEnabled(health ? 'debug' : 'info')) return;
 
     // Undefined fields (no status sent, anonymous) are left out of the line by pino.
     const line: AccessLine = {
+      reqId: idOf?.(context),
       method: req.method ?? '',
       url: redactUrl(req.url ?? ''),
       status,
@@ -80,8 +92,7 @@ export class AccessLog<Context> {
       user: userOf(context),
       closedEarly: res.writableFinished ? undefined : true,
     };
-    const out = logOf ? logOf(context) : log;
-    if (health) out.debug(line, 'health request');
-    else out.info(line, 'request');
+    if (health) log.debug(line, 'health request');
+    else log.info(line, 'request');
   }
 }

@@ -192,7 +192,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     log: app.log as Logger,
     enabled: config.log.accessLog,
     userOf: (request) => request.caller?.userUuid,
-    logOf: (request) => request.log as Logger,
+    idOf: (request) => request.id,
   });
   app.addHook('onRequest', (request, reply, done) => {
     accessLog.watch(request.raw, reply.raw, request, isHealthRoute(request));

@@ -66,6 +66,10 @@ describe('store access log', () => {
     const viaLink = await capture.waitFor(requestLine('HEAD', /^\/public\/\[redacted\]/));
     expect(viaLink.user).toBeUndefined();
 
+    secrets.push('Query-Secret-1');
+    expect((await f.client.http.requestRaw({ method: 'GET', path: '/api/user?token=Query-Secret-1', token: user.session.token })).status).toBe(200);
+    await capture.waitFor(requestLine('GET', '/api/user?token=[redacted]'));
+
     const failed = await f.client.http.requestRaw({ method: 'GET', path: '/api/user', headers: { authorization: 'Bearer not-a-token' } });
     expect(failed.status).toBe(401);
     await capture.waitFor((l) => requestLine('GET', '/api/user')(l) && l.status === 401 && l.user === undefined);
