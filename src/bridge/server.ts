@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
 import { AccessLog } from '../common/access-log.js';
+import type { Metrics } from '../common/metrics.js';
 import type { ChangeFeed, StoreChange } from '../common/change-feed.js';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
@@ -80,6 +81,8 @@ export interface BridgeOptions {
    * blobs; main.ts passes them). Unset with a store at a URL: one cheap request to that store.
    */
   readinessChecks?: readonly ReadinessCheck[];
+  /** metrics.enabled: requests, locks, sessions and cache counts go there (common/metrics.ts). */
+  metrics?: Metrics;
 }
 
 /** The bridge's state repositories (store/storage/dav-state.ts makes them). */
@@ -282,7 +285,14 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   dav.onUnknownMethod(notAllowed);
 
   // Every request gets its line (common/access-log.ts): refused, health and DAV alike.
-  const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name });
+  const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name, metrics: options.metrics, part: 'bridge' });
+  if (options.metrics) {
+    const { locks, cache } = services;
+    options.metrics.gauge('driveway_dav_locks_active', 'WebDAV locks held and not expired', () => locks.count());
+    options.metrics.gauge('driveway_bridge_sessions', "Store sessions the bridge holds for Basic credentials (this process's pool)", () => sessions.size);
+    options.metrics.counter('driveway_bridge_cache_hits_total', 'Folder listings answered from the metadata cache', () => cache.hits);
+    options.metrics.counter('driveway_bridge_cache_misses_total', 'Folder listings fetched from the store', () => cache.misses);
+  }
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const health = healthPathOf(req);
     accessLog.watch(req, res, req, health !== undefined);

@@ -16,6 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { redactUrl, type Logger } from './logger.js';
+import type { Metrics, Part } from './metrics.js';
 
 /** What the socket had read and written when its previous request ended. */
 const COUNTED = Symbol('driveway.accessLog.counted');
@@ -43,6 +44,9 @@ export interface AccessLogOptions<Context> {
   userOf(context: Context): string | undefined;
   /** The request's id when it has one (fastify's reqId, as on the request's other lines). */
   idOf?(context: Context): string;
+  /** metrics.enabled: every request is counted there too, whether or not it is logged. */
+  metrics?: Metrics | undefined;
+  part: Part;
 }
 
 export class AccessLog<Context> {
@@ -77,7 +81,9 @@ export class AccessLog<Context> {
       before.written = written;
     } else socket[COUNTED] = { read, written };
     const { log } = this;
-    const { enabled, userOf, idOf } = this.options;
+    const { enabled, userOf, idOf, metrics } = this.options;
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    metrics?.observe(this.options.part, req.method ?? '', status, ms, bytesIn, bytesOut);
     if (!enabled || !log.isLevelEnabled(health ? 'debug' : 'info')) return;
 
     // Undefined fields (no status sent, anonymous) are left out of the line by pino.
@@ -88,7 +94,7 @@ export class AccessLog<Context> {
       status,
       bytesIn,
       bytesOut,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms,
       user: userOf(context),
       closedEarly: res.writableFinished ? undefined : true,
     };

@@ -56,6 +56,14 @@ export const configSchema = z.strictObject({
       queryTimeoutMs: z.coerce.number().int().positive().default(30_000),
     })
     .prefault({}),
+  /** Prometheus /metrics on a listener of its own (common/metrics.ts), never on the store's or the WebDAV port. */
+  metrics: z
+    .strictObject({
+      enabled: bool.default(false),
+      /** Port of the metrics listener, bound to `host` like the others. */
+      port: port.default(9464),
+    })
+    .prefault({}),
   /** What `main` starts: the store, the bridge, or both. */
   run: z.enum(['all', 'store', 'bridge']).default('all'),
   /** Limits of both listeners against slow clients (common/http-limits.ts); 0 turns one off. */
@@ -211,6 +219,8 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_LOG_LEVEL: ['logLevel'],
   DRIVEWAY_LOG_FORMAT: ['log', 'format'],
   DRIVEWAY_ACCESS_LOG: ['log', 'accessLog'],
+  DRIVEWAY_METRICS_ENABLED: ['metrics', 'enabled'],
+  DRIVEWAY_METRICS_PORT: ['metrics', 'port'],
   DRIVEWAY_STORE_PORT: ['store', 'port'],
   DRIVEWAY_EDITION: ['store', 'edition'],
   DRIVEWAY_ADMIN_PASSWORD: ['store', 'adminPassword'],

@@ -10,6 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { AccessLog } from '../common/access-log.js';
+import type { Metrics } from '../common/metrics.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
 import { ensureDataDir, reasonOf, StartupError } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
@@ -72,6 +73,8 @@ export interface StoreAppOptions {
    * its CPU, so a running store leaves it off (such a query then fails after a wait instead).
    */
   checkStorageUse?: boolean;
+  /** metrics.enabled: every request is counted there (common/metrics.ts). */
+  metrics?: Metrics;
 }
 
 export interface StoreApp {
@@ -193,6 +196,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     enabled: config.log.accessLog,
     userOf: (request) => request.caller?.userUuid,
     idOf: (request) => request.id,
+    metrics: options.metrics,
+    part: 'store',
   });
   app.addHook('onRequest', (request, reply, done) => {
     accessLog.watch(request.raw, reply.raw, request, isHealthRoute(request));

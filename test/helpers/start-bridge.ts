@@ -91,6 +91,7 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
     state: await bridgeStateFor(fixture.store, transport, { config }),
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   return {
     ...fixture,

@@ -146,6 +146,8 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_LOG_LEVEL: { value: 'trace', expected: 'trace' },
     DRIVEWAY_LOG_FORMAT: { value: 'pretty', expected: 'pretty' },
     DRIVEWAY_ACCESS_LOG: { value: '0', expected: false },
+    DRIVEWAY_METRICS_ENABLED: { value: 'true', expected: true },
+    DRIVEWAY_METRICS_PORT: { value: '19464', expected: 19464 },
     DRIVEWAY_STORE_PORT: { value: '18080', expected: 18080 },
     DRIVEWAY_EDITION: { value: '1.0', expected: '1.0' },
     DRIVEWAY_ADMIN_PASSWORD: { value: 'Env-Passw0rd', expected: 'Env-Passw0rd' },
