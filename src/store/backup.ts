@@ -334,8 +334,8 @@ async function restoreIntoPostgres(options: RestoreOptions, manifest: Manifest):
     if (err instanceof MigrationRefusedError) throw new BackupRefusedError(err.message);
     throw err;
   } finally {
-    // migrate takes the source folder's locks; they are no part of the backup.
-    for (const name of readdirSync(dir)) if (/^(store|bridge)\.lock/.test(name)) await fs.rm(path.join(dir, name), { force: true });
+    // migrate takes the source folder's locks and stages S3 uploads in its tmp/: no part of the backup.
+    for (const name of readdirSync(dir)) if (/^(store|bridge)\.lock/.test(name) || name === 'tmp') await fs.rm(path.join(dir, name), { recursive: true, force: true });
   }
   return manifest;
 }
