@@ -11,7 +11,8 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -256,6 +257,22 @@ describe('driveway backup and restore', () => {
     const run = await driveway(['restore', damaged], { DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'never2') });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/driveway\.sqlite is damaged: its SHA-256 is [0-9a-f]{64}, the manifest says [0-9a-f]{64}\n$/);
+  });
+
+  it('names a blob the snapshot refers to that is gone from the backend, exit 1, and writes no manifest', async () => {
+    const db = new Database(path.join(backupDir, 'driveway.sqlite'), { readonly: true });
+    const { hash } = db.prepare('SELECT hash FROM blobs WHERE data IS NULL ORDER BY hash LIMIT 1').get() as { hash: string };
+    db.close();
+    rmSync(path.join(sourceEnv.DRIVEWAY_DATA_DIR as string, 'blobs', hash.slice(0, 2), hash.slice(2, 4), hash));
+    const incomplete = path.join(tmp.dir, 'incomplete');
+    const run = await driveway(['backup', incomplete], sourceEnv);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`blob ${hash} is named by the snapshot but gone from the blob backend`);
+    expect(run.stderr).toMatch(/the backup in .* is incomplete \(no manifest\.json\): take it again into an empty folder\n$/);
+    expect(existsSync(path.join(incomplete, 'manifest.json'))).toBe(false);
+    const refused = await driveway(['restore', incomplete], { DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'never3') });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/holds no manifest\.json: not a driveway backup, or an incomplete one\n$/);
   });
 
   postgres.describe('into PostgreSQL + S3', () => {
