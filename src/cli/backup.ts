@@ -12,7 +12,8 @@ import { CliError, configOption, EXIT, loadCliConfig, packageVersion, type Comma
 const BACKUP_HELP = `
 Writes <dir>/driveway.sqlite (a consistent snapshot, taken while the server serves),
 <dir>/blobs/ (every blob file the snapshot refers to) and <dir>/manifest.json (last).
-<dir> must be new or empty. Embedded (SQLite) stores; a PostgreSQL store is refused for now.
+<dir> must be new or empty. The database is SQLite whatever the store's (PostgreSQL: one
+REPEATABLE READ transaction for all tables), so one restore path serves both.
 Exit: 0 done, 1 a blob missing or damaged (each named; no manifest), 2 refused or usage.
 `;
 
@@ -50,12 +51,12 @@ export function registerBackup(program: Command, context: CommandContext): void 
         const { takeBackup } = await import('../store/backup.js');
         const target = path.resolve(dir);
         return asCliErrors(() =>
-          withAdminStore(config, async ({ storage }) => {
+          withAdminStore(config, async ({ storage, where }) => {
             const blobs = await openAdminBlobs(config, storage);
             try {
-              const { manifest, rows } = await takeBackup({ config, dir: target, version: packageVersion(), blobs, report: () => undefined });
+              const { manifest, rows } = await takeBackup({ config, dir: target, version: packageVersion(), storage, blobs, report: () => undefined });
               process.stdout.write(
-                `backup of ${config.dataDir} in ${target}: schema ${manifest.schemaVersion}, ${Object.keys(manifest.tables).length} tables, ${rows} rows, ` +
+                `backup of ${where} in ${target}: schema ${manifest.schemaVersion}, ${Object.keys(manifest.tables).length} tables, ${rows} rows, ` +
                   `${manifest.blobs.files} blob files (${manifest.blobs.bytes} bytes), database sha256 ${manifest.database.sha256}\n`,
               );
               return EXIT.ok;

@@ -5,8 +5,10 @@
  *
  * A backup is a folder shaped like an embedded data directory, so one restore path serves every
  * target and `driveway migrate`'s machinery reads it as it is:
- *   <dir>/driveway.sqlite   the database, a consistent snapshot (SQLite's VACUUM INTO: one read
- *                           transaction on a connection of its own; the server keeps writing)
+ *   <dir>/driveway.sqlite   the database, a consistent snapshot, SQLite whatever the source:
+ *                           SQLite's VACUUM INTO (one read transaction on a connection of its
+ *                           own; the server keeps writing), or PostgreSQL's tables read in one
+ *                           REPEATABLE READ transaction (storage/postgres-snapshot.ts)
  *   <dir>/blobs/ab/cd/<h>   every blob file the snapshot's rows refer to, content-addressed,
  *                           read through the configured blob backend (a local folder or S3)
  *   <dir>/manifest.json     written last: format, driveway and schema versions, when, row counts
@@ -27,8 +29,6 @@
  *  - PostgreSQL: `driveway migrate` from the backup folder (store/migrate-embedded.ts), which
  *    refuses a database holding a store, copies blobs to S3 (or the data directory's folder),
  *    copies and checksums every table, and resumes when run again.
- * Only a PostgreSQL *source* is not done yet: backup refuses it (use pg_dump and the bucket's
- * own copy meanwhile; docs/operations.md).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, promises as fs, readdirSync } from 'node:fs';
@@ -44,6 +44,7 @@ import { LocalBlobBackend } from './blobs/local.js';
 import { EmbeddedSource } from './storage/embedded-copy.js';
 import { lockDataDir } from './storage/instance-lock.js';
 import { migrationsOf } from './storage/migrations.js';
+import type { Storage } from './storage/sql.js';
 
 export const MANIFEST = 'manifest.json';
 export const DATABASE_FILE = 'driveway.sqlite';
@@ -57,7 +58,7 @@ export interface Manifest {
   schemaVersion: number;
   created: string;
   /** Where it was taken: the source's dialect and blob backend. */
-  source: { dialect: 'sqlite'; blobs: 'local' | 's3' };
+  source: { dialect: 'sqlite' | 'postgres'; blobs: 'local' | 's3' };
   database: { file: string; bytes: number; sha256: string };
   tables: Record<string, number>;
   blobs: { files: number; bytes: number };
@@ -120,7 +121,8 @@ export interface BackupOptions {
   config: Config;
   dir: string;
   version: string;
-  /** The blob backend the server uses (cli/admin-store.ts openAdminBlobs). */
+  /** The store's database and blob backend as the server uses them (cli/admin-store.ts). */
+  storage: Storage;
   blobs: BlobBackend;
   report: (line: string) => void;
 }
@@ -133,22 +135,26 @@ export interface BackupSummary {
 /** Takes the backup into `dir` (empty or absent). */
 export async function takeBackup(options: BackupOptions): Promise<BackupSummary> {
   const { config, dir } = options;
-  if (config.database.url !== undefined) {
-    throw new BackupRefusedError('backup of a PostgreSQL store is not implemented yet: use pg_dump and a copy of the bucket (docs/operations.md "Backup and restore")');
-  }
   if (!isEmptyDir(dir)) throw new BackupRefusedError(`${dir} is not empty: back up into a new or empty folder`);
-  const sourceFile = path.join(config.dataDir, DATABASE_FILE);
-  if (!existsSync(sourceFile)) throw new BackupRefusedError(`no database at ${sourceFile}: name the right data directory (--config, DRIVEWAY_DATA_DIR)`);
-  await fs.mkdir(dir, { recursive: true });
-
-  // The snapshot: one read transaction of a connection of our own. WAL lets the server write
-  // meanwhile; busy_timeout covers the moment a checkpoint holds the database.
   const target = path.join(dir, DATABASE_FILE);
-  const live = new Database(sourceFile, { fileMustExist: true, timeout: 10_000 });
-  try {
-    live.prepare('VACUUM INTO ?').run(target);
-  } finally {
-    live.close();
+  const dialect = options.storage.sql.dialect;
+  if (dialect === 'postgres') {
+    await fs.mkdir(dir, { recursive: true });
+    const { PostgresStorage } = await import('./storage/dialects/postgres.js');
+    const { snapshotPostgres } = await import('./storage/postgres-snapshot.js');
+    await snapshotPostgres((options.storage as InstanceType<typeof PostgresStorage>).pool, target);
+  } else {
+    const sourceFile = path.join(config.dataDir, DATABASE_FILE);
+    if (!existsSync(sourceFile)) throw new BackupRefusedError(`no database at ${sourceFile}: name the right data directory (--config, DRIVEWAY_DATA_DIR)`);
+    await fs.mkdir(dir, { recursive: true });
+    // The snapshot: one read transaction of a connection of our own. WAL lets the server write
+    // meanwhile; busy_timeout covers the moment a checkpoint holds the database.
+    const live = new Database(sourceFile, { fileMustExist: true, timeout: 10_000 });
+    try {
+      live.prepare('VACUUM INTO ?').run(target);
+    } finally {
+      live.close();
+    }
   }
 
   const snapshot = new EmbeddedSource(target);
@@ -193,7 +199,7 @@ export async function takeBackup(options: BackupOptions): Promise<BackupSummary>
       driveway: options.version,
       schemaVersion,
       created: new Date().toISOString(),
-      source: { dialect: 'sqlite', blobs: blobBackendOf(config) },
+      source: { dialect, blobs: blobBackendOf(config) },
       database: { file: DATABASE_FILE, bytes: (await fs.stat(target)).size, sha256: await sha256File(target) },
       tables,
       blobs: { files: blobs.length, bytes: blobs.reduce((sum, b) => sum + b.sizeBytes, 0) },

@@ -105,6 +105,38 @@ async function expectSnapshotContent(davUrl: string, puts: readonly Put[], windo
   return present;
 }
 
+/** Starts a server on `env`, PUTs every name once, then takes a backup while a bounded loop of PUTs runs. */
+async function backupUnderLoad(env: Record<string, string>, backupDir: string): Promise<{ server: DrivewayProcess; puts: Put[]; window: { startMs: number; endMs: number }; putsDuringBackup: number }> {
+  const puts: Put[] = [];
+  const server = await spawnDriveway({ dataDir: env.DRIVEWAY_DATA_DIR as string, env: { ...env, DRIVEWAY_LOG_LEVEL: 'warn' } });
+  const davUrl = server.davUrl.replace(/\/$/, '');
+  // Every name once before the backup, then PUTs all through it (bounded), sequential: i orders them in time.
+  let i = 0;
+  const one = async (): Promise<void> => {
+    const body = contentOf(i);
+    const startMs = Date.now();
+    const status = await put(davUrl, nameOf(i), body);
+    expect([201, 204]).toContain(status);
+    puts.push({ i, name: nameOf(i), sha: sha(body), startMs, endMs: Date.now() });
+    i += 1;
+  };
+  while (i < NAMES) await one();
+  let backupDone = false;
+  const loop = (async () => {
+    while (!backupDone && i < MAX_PUTS) await one();
+  })();
+  const window = { startMs: Date.now(), endMs: 0 };
+  const backup = await driveway(['backup', backupDir], env);
+  window.endMs = Date.now();
+  backupDone = true;
+  await loop;
+  expect(backup.stderr).toBe('');
+  expect(backup.code).toBe(0);
+  expect(backup.stdout).toMatch(/^backup of .* in .*: schema \d+, \d+ tables, \d+ rows, \d+ blob files \(\d+ bytes\), database sha256 [0-9a-f]{64}\n$/);
+  const putsDuringBackup = puts.filter((p) => p.startMs > window.startMs && p.startMs < window.endMs).length;
+  return { server, puts, window, putsDuringBackup };
+}
+
 describe('driveway backup and restore', () => {
   let tmp: ReturnType<typeof makeTmpDir>;
   let server: DrivewayProcess | undefined;
@@ -119,32 +151,11 @@ describe('driveway backup and restore', () => {
     tmp = makeTmpDir('driveway-backup-');
     backupDir = path.join(tmp.dir, 'backup');
     sourceEnv = { DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'data') };
-    server = await spawnDriveway({ dataDir: sourceEnv.DRIVEWAY_DATA_DIR as string, env: { DRIVEWAY_LOG_LEVEL: 'warn' } });
-    const davUrl = server.davUrl.replace(/\/$/, '');
-    // Every name once before the backup, then PUTs all through it (bounded), sequential: i orders them in time.
-    let i = 0;
-    const one = async (): Promise<void> => {
-      const body = contentOf(i);
-      const startMs = Date.now();
-      const status = await put(davUrl, nameOf(i), body);
-      expect([201, 204]).toContain(status);
-      puts.push({ i, name: nameOf(i), sha: sha(body), startMs, endMs: Date.now() });
-      i += 1;
-    };
-    while (i < NAMES) await one();
-    let backupDone = false;
-    const loop = (async () => {
-      while (!backupDone && i < MAX_PUTS) await one();
-    })();
-    window = { startMs: Date.now(), endMs: 0 };
-    const backup = await driveway(['backup', backupDir], sourceEnv);
-    window.endMs = Date.now();
-    backupDone = true;
-    await loop;
-    expect(backup.stderr).toBe('');
-    expect(backup.code).toBe(0);
-    expect(backup.stdout).toMatch(/^backup of .* in .*: schema \d+, \d+ tables, \d+ rows, \d+ blob files \(\d+ bytes\), database sha256 [0-9a-f]{64}\n$/);
-    putsDuringBackup = puts.filter((p) => p.startMs > window.startMs && p.startMs < window.endMs).length;
+    const taken = await backupUnderLoad(sourceEnv, backupDir);
+    server = taken.server;
+    puts.push(...taken.puts);
+    window = taken.window;
+    putsDuringBackup = taken.putsDuringBackup;
   }, 180_000);
 
   afterAll(async () => {
@@ -307,4 +318,46 @@ describe('driveway backup and restore', () => {
     restored = undefined;
   }, 120_000);
   });
+});
+
+postgres.describe('driveway backup of a PostgreSQL + S3 store', () => {
+  let tmp: ReturnType<typeof makeTmpDir>;
+  let server: DrivewayProcess | undefined;
+  let restored: DrivewayProcess | undefined;
+
+  afterAll(async () => {
+    server?.kill();
+    restored?.kill();
+    tmp?.remove();
+  });
+
+  it('takes a consistent backup while PUTs run; it restores into an empty SQLite data directory that checks clean and serves the snapshot', async () => {
+    tmp = makeTmpDir('driveway-backup-pg-');
+    const [databaseUrl, s3] = await Promise.all([freshPostgresDatabase(), freshS3Bucket()]);
+    const env = {
+      DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'pg-data'),
+      DRIVEWAY_DATABASE_URL: databaseUrl,
+      DRIVEWAY_S3_BUCKET: s3.bucket,
+      DRIVEWAY_S3_ENDPOINT: s3.endpoint,
+      DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    };
+    const backupDir = path.join(tmp.dir, 'backup');
+    const taken = await backupUnderLoad(env, backupDir);
+    server = taken.server;
+    expect(taken.putsDuringBackup).toBeGreaterThan(0);
+    const manifest = JSON.parse(readFileSync(path.join(backupDir, 'manifest.json'), 'utf8')) as { source: { dialect: string; blobs: string } };
+    expect(manifest.source).toEqual({ dialect: 'postgres', blobs: 's3' });
+
+    const dataDir = path.join(tmp.dir, 'restored');
+    const run = await driveway(['restore', backupDir], { DRIVEWAY_DATA_DIR: dataDir });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const check = await driveway(['check'], { DRIVEWAY_DATA_DIR: dataDir });
+    expect(check.stdout, check.stderr).toMatch(/\nclean\n$/);
+    expect(check.code).toBe(0);
+    restored = await spawnDriveway({ dataDir, env: { DRIVEWAY_LOG_LEVEL: 'warn' } });
+    expect(await expectSnapshotContent(restored.davUrl.replace(/\/$/, ''), taken.puts, taken.window)).toBe(NAMES);
+  }, 180_000);
 });
