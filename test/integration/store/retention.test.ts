@@ -10,6 +10,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type StoreSession } from '../../../src/store-client/index.js';
+import { checkConsistency } from '../../../src/store/ops/consistency-check.js';
 import { applyRetention, type PruneReport, type RetentionSettings } from '../../../src/store/ops/retention.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { blobHashOf, blobInBackend, createFolder, createSeeder, entryNamed, nodeRow, people, readBlobRefs, readDiskUsed, uploadFile, USER_PASSWORD, type Seeder, type SeededUser } from '../../helpers/seed.js';
@@ -325,6 +326,35 @@ describe('trashDays', () => {
     const trash = (await seeder.client.listFolder(s, nodeId('trash'))).map((e) => e.name);
     expect(trash).toEqual(['later.bin']);
     expect((await seeder.client.listFolder(s, nodeId('home'))).map((e) => e.name)).toContain('back.bin');
+  });
+});
+
+describe('several prunes at once', () => {
+  it('release each reference once: usage, reference counts and blobs stay exact (driveway check finds nothing)', async () => {
+    await renewAdmin();
+    const users = await Promise.all([person('Racer'), person('Racer')]);
+    const files: string[] = [];
+    for (const user of users) {
+      for (let f = 0; f < 3; f += 1) {
+        // Shared bytes across the users' revisions, so two owners release the same blob's references.
+        files.push(await revisions(user.session, 'home', `race${f}.bin`, [content(BIG), Buffer.from(`shared ${f}`.padEnd(500, '.')), content(300 + f)]));
+      }
+    }
+    const reports = await Promise.all([prune({ keepRevisions: 1 }), prune({ keepRevisions: 1 }), prune({ keepRevisions: 1 })]);
+    for (const file of files) expect(await revisionsOf(file)).toEqual([3]);
+    const removed = reports.flatMap((r) => r.owners.filter((o) => users.some((u) => u.uuid === o.ownerUuid))).reduce((sum, o) => sum + o.revisions, 0);
+    expect(removed).toBe(12);
+    for (const user of users) expect(await readDiskUsed(store, user.uuid)).toBe(await storedBytes(user.uuid));
+    const findings: string[] = [];
+    await checkConsistency({
+      sql: store.ctx.storage.sql,
+      blobs: store.ctx.blobs,
+      graceMs: 3_600_000,
+      repair: false,
+      now: () => store.clock.now(),
+      onFinding: (finding) => findings.push(`${finding.kind}: ${finding.text}`),
+    });
+    expect(findings).toEqual([]);
   });
 });
 
