@@ -26,7 +26,9 @@ import { adjustUsage } from '../storage/revisions.js';
 import {
   deleteOldRevision,
   expiredTrashItems,
+  ownerFileUuids,
   prunableRevisions,
+  prunableTotals,
   retentionOwners,
   stillExpiredTrashItem,
   type RetentionOwnerRow,
@@ -36,8 +38,9 @@ import { purge, writesOf } from './tree.js';
 import { removeBlobFiles } from './blob-files.js';
 
 const DAY_MS = 86_400_000;
-/** Owners read per page, revisions removed per transaction, trash items listed per page. */
+/** Owners read per page, files per page, revisions removed per transaction, trash items listed per page. */
 const OWNER_PAGE = 200;
+const FILE_PAGE = 100;
 const REVISION_BATCH = 100;
 const TRASH_PAGE = 100;
 
@@ -144,41 +147,42 @@ async function commitThenRemoveBlobs<T extends { unreferenced: string[] }>(ctx: 
   return result;
 }
 
+/**
+ * Works through the owner's files a hundred at a time (by UUID); in each range, transactions of
+ * at most REVISION_BATCH revisions, each selecting what it deletes, until the range has nothing left.
+ */
 async function pruneRevisions(ctx: RetentionContext, owner: RetentionOwnerRow, rule: RevisionRule, options: PruneOptions, pruned: OwnerPruned): Promise<void> {
-  let after = { node: '', revision: 0 };
-  for (;;) {
-    if (options.signal?.aborted) return;
-    let batch: Array<{ node_uuid: string; revision: number }>;
+  const files = await ownerFileUuids(ctx.sql, owner.uuid);
+  for (let start = 0; start < files.length; start += FILE_PAGE) {
+    const range = files.slice(start, start + FILE_PAGE);
     if (options.dryRun) {
-      const found = await prunableRevisions(ctx.sql, owner.uuid, rule, after, REVISION_BATCH);
-      for (const rev of found) {
-        pruned.revisions += 1;
-        pruned.bytesFreed += rev.size;
-      }
-      batch = found;
+      const totals = await prunableTotals(ctx.sql, owner.uuid, rule, range);
+      pruned.revisions += totals.count;
+      pruned.bytesFreed += totals.bytes;
     } else {
-      const done = await commitThenRemoveBlobs(ctx, owner.uuid, async (tx) => {
-        const found = await prunableRevisions(tx, owner.uuid, rule, after, REVISION_BATCH);
-        let removed = 0;
-        let bytes = 0;
-        const unreferenced: string[] = [];
-        for (const rev of found) {
-          const outcome = await deleteOldRevision(tx, rev);
-          if (!outcome.removed) continue;
-          removed += 1;
-          bytes += rev.size;
-          if (outcome.unreferenced) unreferenced.push(rev.hash);
-        }
-        await adjustUsage(tx, owner.owner_type, owner.uuid, -bytes);
-        return { found, removed, bytes, unreferenced };
-      });
-      pruned.revisions += done.removed;
-      pruned.bytesFreed += done.bytes;
-      batch = done.found;
+      for (;;) {
+        if (options.signal?.aborted) return;
+        const done = await commitThenRemoveBlobs(ctx, owner.uuid, async (tx) => {
+          const found = await prunableRevisions(tx, owner.uuid, rule, range, REVISION_BATCH);
+          let removed = 0;
+          let bytes = 0;
+          const unreferenced: string[] = [];
+          for (const rev of found) {
+            const outcome = await deleteOldRevision(tx, rev);
+            if (!outcome.removed) continue;
+            removed += 1;
+            bytes += rev.size;
+            if (outcome.unreferenced) unreferenced.push(rev.hash);
+          }
+          await adjustUsage(tx, owner.owner_type, owner.uuid, -bytes);
+          return { found: found.length, removed, bytes, unreferenced };
+        });
+        pruned.revisions += done.removed;
+        pruned.bytesFreed += done.bytes;
+        // What a transaction selects it deletes; a short batch, or one that removed nothing, ends the page.
+        if (done.found < REVISION_BATCH || done.removed === 0) break;
+      }
     }
-    if (batch.length < REVISION_BATCH) return;
-    const last = batch.at(-1) as { node_uuid: string; revision: number };
-    after = { node: last.node_uuid, revision: last.revision };
   }
 }
 

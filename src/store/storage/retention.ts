@@ -8,6 +8,7 @@
 import type { Sql } from './sql.js';
 import type { NodeRow, OwnerType } from './nodes.js';
 import { releaseBlobRef } from './revisions.js';
+import { keyRows } from './sql-lists.js';
 
 /** An owner of files with its organization's retention columns (NULL: the global value). */
 export interface RetentionOwnerRow {
@@ -43,21 +44,24 @@ export interface PrunableRevision {
   size: number;
 }
 
+/** A page of the owner's files (their UUIDs, from ownerFileUuids). */
+export type FileRange = readonly string[];
+
 /**
- * Up to `limit` revisions of the owner's files that `rule` lets go, after the keyset position
- * `after` (node, revision), in that order. The file's current revision is never among them; with
- * both rules a revision must satisfy both. A rule with neither part selects nothing.
+ * The UUIDs of the owner's files, in order: retention cuts them into ranges of a hundred, so each
+ * query after this one looks at a hundred files, not at all of them (one sort per owner and run;
+ * 36 bytes a file).
  */
-export function prunableRevisions(
-  sql: Sql,
-  ownerUuid: string,
-  rule: RevisionRule,
-  after: { node: string; revision: number },
-  limit: number,
-): Promise<PrunableRevision[]> {
-  if (rule.keep <= 0 && rule.createdBefore === null) return Promise.resolve([]);
+export async function ownerFileUuids(sql: Sql, ownerUuid: string): Promise<string[]> {
+  const rows = await sql.all<{ uuid: string }>("SELECT uuid FROM nodes WHERE owner_uuid = ? AND type = 'File' ORDER BY uuid", [ownerUuid]);
+  return rows.map((r) => r.uuid);
+}
+
+/** The FROM and WHERE of the revisions of files in `range` that `rule` lets go, with their parameters. */
+function prunableFrom(sql: Sql, ownerUuid: string, rule: RevisionRule, range: FileRange): { sql: string; params: unknown[] } {
+  const files = keyRows(sql, range);
   const conditions: string[] = [];
-  const params: unknown[] = [ownerUuid, after.node, after.node, after.revision];
+  const params: unknown[] = [files.param, ownerUuid];
   if (rule.keep > 0) {
     // "Keep the newest N, the current included": at least N revisions of the file are newer.
     conditions.push('(SELECT COUNT(*) FROM revisions newer WHERE newer.node_uuid = r.node_uuid AND newer.revision > r.revision) >= ?');
@@ -67,16 +71,36 @@ export function prunableRevisions(
     conditions.push('r.created < ?');
     params.push(rule.createdBefore);
   }
-  params.push(limit);
-  return sql.all<PrunableRevision>(
-    `SELECT r.node_uuid, r.revision, r.blob_hash AS hash, r.size
-       FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid
-      WHERE n.owner_uuid = ? AND n.type = 'File' AND r.revision < n.revision
-        AND (r.node_uuid > ? OR (r.node_uuid = ? AND r.revision > ?))
-        AND ${conditions.join(' AND ')}
-      ORDER BY r.node_uuid, r.revision LIMIT ?`,
+  // CROSS JOIN: SQLite then starts from the hundred keys (primary key lookups) instead of the
+  // owner's index, whatever its statistics say; PostgreSQL plans it as any join.
+  return {
+    sql: `FROM ${files.source} CROSS JOIN nodes n JOIN revisions r ON r.node_uuid = n.uuid
+      WHERE n.uuid = k AND n.owner_uuid = ? AND n.type = 'File' AND r.revision < n.revision
+        AND ${conditions.join(' AND ')}`,
     params,
-  );
+  };
+}
+
+/**
+ * Up to `limit` revisions of the owner's files in `range` (still the owner's) that `rule` lets go, oldest first per
+ * file. The file's current revision is never among them; with both rules a revision must
+ * satisfy both. A rule with neither part selects nothing.
+ */
+export function prunableRevisions(sql: Sql, ownerUuid: string, rule: RevisionRule, range: FileRange, limit: number): Promise<PrunableRevision[]> {
+  if (rule.keep <= 0 && rule.createdBefore === null) return Promise.resolve([]);
+  const from = prunableFrom(sql, ownerUuid, rule, range);
+  return sql.all<PrunableRevision>(`SELECT r.node_uuid, r.revision, r.blob_hash AS hash, r.size ${from.sql} ORDER BY r.node_uuid, r.revision LIMIT ?`, [
+    ...from.params,
+    limit,
+  ]);
+}
+
+/** How many revisions prunableRevisions would give for `range` without a limit, and their bytes (a dry run). */
+export async function prunableTotals(sql: Sql, ownerUuid: string, rule: RevisionRule, range: FileRange): Promise<{ count: number; bytes: number }> {
+  if (rule.keep <= 0 && rule.createdBefore === null) return { count: 0, bytes: 0 };
+  const from = prunableFrom(sql, ownerUuid, rule, range);
+  const row = await sql.get<{ count: number; bytes: number }>(`SELECT COUNT(*) AS count, COALESCE(SUM(r.size), 0) AS bytes ${from.sql}`, from.params);
+  return { count: Number(row?.count ?? 0), bytes: Number(row?.bytes ?? 0) };
 }
 
 /**
