@@ -2,7 +2,9 @@
  * Organizations (docs/extensions.md, "Organizations"): list, create, read, update and delete.
  * Only the built-in admin manages them; another administrator may read their own. The
  * `default` organization always exists. An organization with users or groups cannot be deleted,
- * and unlimited quotas cannot be forbidden while a user has one.
+ * and unlimited quotas cannot be forbidden while a user has one. Its retention settings
+ * (keep_revisions, keep_revision_days, trash_days; null: the global ones) are applied by
+ * ops/retention.ts.
  */
 import type { StoreContext } from '../context.js';
 import { withSql } from '../context.js';
