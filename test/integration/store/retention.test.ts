@@ -7,12 +7,15 @@
  * background job. After each prune disk_used equals the bytes of the revisions still stored,
  * blob reference counts are exact, and blobs nothing refers to any more are gone.
  */
+import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import { checkConsistency } from '../../../src/store/ops/consistency-check.js';
 import { applyRetention, type PruneReport, type RetentionSettings } from '../../../src/store/ops/retention.js';
+import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
 import { blobHashOf, blobInBackend, createFolder, createSeeder, entryNamed, nodeRow, people, readBlobRefs, readDiskUsed, uploadFile, USER_PASSWORD, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { ALL_NODE_PERMISSIONS, call, dataOf, groupAdmin, readGroupUsage, type GroupAdmin } from '../../helpers/groups.js';
 
@@ -378,6 +381,42 @@ describe('the background job', () => {
     } finally {
       await otherSeeder.client.close();
       await other.close();
+    }
+  });
+});
+
+describe('migration 016', () => {
+  it('dates what is in trash at the upgrade from the upgrade, and nothing outside trash', () => {
+    const tmp = makeTmpDir('driveway-retention-migration-');
+    const file = path.join(tmp.dir, 'driveway.sqlite');
+    try {
+      let db = openDatabase(file);
+      // What a database from before 016 held: no trashed_at, no retention columns.
+      db.exec(`ALTER TABLE nodes DROP COLUMN trashed_at; ALTER TABLE organizations DROP COLUMN keep_revisions;
+        ALTER TABLE organizations DROP COLUMN keep_revision_days; ALTER TABLE organizations DROP COLUMN trash_days`);
+      db.prepare('DELETE FROM schema_migrations WHERE version = 16').run();
+      db.prepare("INSERT INTO users (uuid, username, email, fullname, password_hash, org_id, created, updated) VALUES ('u1', 'a@example.test', 'a@example.test', 'Old User', 'x', 'default', 1, 1)").run();
+      const node = db.prepare("INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated) VALUES (?, 'u1', 'User', ?, ?, ?, 'Dir', 1, 1)");
+      node.run('trash1', null, 'trash', 'trash');
+      node.run('home1', null, 'home', 'home');
+      node.run('in-trash', 'trash1', null, 'old folder');
+      node.run('in-home', 'home1', null, 'kept folder');
+      db.close();
+      const before = Date.now();
+      db = openDatabase(file);
+      const rows = db.prepare("SELECT uuid, trashed_at FROM nodes WHERE owner_uuid = 'u1' ORDER BY uuid").all() as Array<{ uuid: string; trashed_at: number | null }>;
+      const at = (uuid: string) => rows.find((r) => r.uuid === uuid)?.trashed_at;
+      expect(at('in-trash')).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+      expect(at('in-home')).toBeNull();
+      expect(at('trash1')).toBeNull();
+      expect(db.prepare("SELECT keep_revisions, keep_revision_days, trash_days FROM organizations WHERE id = 'default'").get()).toEqual({
+        keep_revisions: null,
+        keep_revision_days: null,
+        trash_days: null,
+      });
+      db.close();
+    } finally {
+      tmp.remove();
     }
   });
 });
