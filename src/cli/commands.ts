@@ -8,6 +8,7 @@ import { registerServe } from './serve.js';
 import { registerMigrate } from './migrate.js';
 import { registerUser } from './user.js';
 import { registerCheck } from './check.js';
+import { registerBackup, registerRestore } from './backup.js';
 import { registerPrune } from './prune.js';
 
 export type RegisterCommand = (program: Command, context: CommandContext) => void;
@@ -17,5 +18,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerMigrate,
   registerUser,
   registerCheck,
+  registerBackup,
+  registerRestore,
   registerPrune,
 ];

@@ -61,7 +61,7 @@ export function loadCliConfig(configFile: string | undefined): Config {
   }
 }
 
-function packageVersion(): string {
+export function packageVersion(): string {
   // dist/cli/program.js and src/cli/program.ts both sit two levels below package.json.
   const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
   return (JSON.parse(text) as { version: string }).version;

@@ -189,7 +189,7 @@ curl.describe('issue 14 with real clients (curl, rclone)', () => {
       await ga.member(vault, sharer.uuid, { node_permissions: ALL, share_permissions: ALL_SHARE });
       const made = await curlDo([...bearer(sharer.session.token), ...json({ type: 'public' }), `${f.store.url}/api/nodes/${plan}/shares`]);
       expect(made.status, shown(made)).toBe(200);
-      const link = `${f.store.url}${(JSON.parse(made.body) as { data: { url: string } }).data.url}`;
+      const link = new URL((JSON.parse(made.body) as { data: { url: string } }).data.url, f.store.url).href;
       const before = await curlDo([link]);
       expect({ status: before.status, body: before.body }).toEqual({ status: 200, body: 'the vault plan' });
       await dataOf(call(f.client, f.admin, 'PUT', `/api/admin/groups/${vault}/users/${sharer.uuid}`, { node_permissions: ['read', 'write', 'delete'] }));
@@ -231,7 +231,7 @@ curl.describe('issue 14 with real clients (curl, rclone)', () => {
       it(`${name}: the view URL, its public link and the bridge’s GET send nosniff, a sandbox and an attachment`, async () => {
         const view = `${f.store.url}/resources/auth/view/${user.session.fileAccessKey}/${files[name]}/${LATEST}/${name}`;
         expectNotRunnable(await curlDo([view]), 'view');
-        expectNotRunnable(await curlDo([`${f.store.url}${links[name]}`]), 'public link');
+        expectNotRunnable(await curlDo([new URL(links[name] as string, f.store.url).href]), 'public link');
         const dav = await curlDo([...basicUser(user), `${f.davUrl}/home/${name}`]);
         expectNotRunnable(dav, 'bridge GET');
         expect(dav.body).toBe(CONTENT[name]);
@@ -495,7 +495,7 @@ curl.describe('issue 14 with curl: slow clients and parallel guessing', () => {
       const put = await curlDo(['--limit-rate', '200K', ...basicUser(user), '-T', file, `${f.davUrl}/home/steady.bin`]);
       expect(put.status, shown(put)).toBe(201);
       expect(put.run.ms).toBeGreaterThan(IDLE_MS * 1.5);
-      const upload = await curlDo(['--limit-rate', '200K', '-F', `file=@${file}`, `${f.store.url}${inboxLink}/upload`]);
+      const upload = await curlDo(['--limit-rate', '200K', '-F', `file=@${file}`, `${new URL(inboxLink, f.store.url).href}/upload`]);
       expect(upload.status, shown(upload)).toBe(200);
       expect(upload.run.ms).toBeGreaterThan(IDLE_MS * 1.5);
       const got = await runProgram(curl.path, ['-sS', '-o', path.join(tmp.dir, 'steady.got'), ...basicUser(user), `${f.davUrl}/home/steady.bin`], { timeoutMs: CURL_TIMEOUT_MS });
@@ -514,7 +514,7 @@ curl.describe('issue 14 with curl: slow clients and parallel guessing', () => {
       expect(await oldBytes()).toBe('old bytes');
 
       const form = multipartFile('stalled-upload.bin', Buffer.alloc(100_000, 2));
-      const uploadArgs = ['-X', 'POST', '-H', `Content-Type: ${form.headers['content-type']}`, `${f.store.url}${inboxLink}/upload`];
+      const uploadArgs = ['-X', 'POST', '-H', `Content-Type: ${form.headers['content-type']}`, `${new URL(inboxLink, f.store.url).href}/upload`];
       const atStore = await fedCurl(uploadArgs, { ...stall, length: form.body.length, first: form.body.subarray(0, 1000) });
       expect({ ended: atStore.ended, status: atStore.status, code: atStore.code }, atStore.run).toEqual({ ended: true, status: expect.stringMatching(/^(000|100)$/), code: expect.toBeOneOf([52, 55, 56]) });
       expect(await inboxNames()).toEqual(['steady.bin']);

@@ -41,7 +41,7 @@ curl.describe('public links with curl', () => {
     tmp = makeTmpDir('driveway-links-');
     const file = await uploadFile(f.client, owner.session, 'home', 'report.pdf', CONTENT);
     const link = await createLink(file);
-    url = `${f.store.url}${link.url}`;
+    url = new URL(link.url, f.store.url).href;
     shareUuid = link.share_uuid;
   });
   afterAll(async () => {
@@ -73,7 +73,7 @@ curl.describe('public links with curl', () => {
   it('takes the password of a protected link as Basic credentials and refuses a wrong one', async () => {
     const file = await uploadFile(f.client, owner.session, 'home', 'secret.pdf', 'for the board only');
     const link = await createLink(file, { password: 'Board-Meeting-7' });
-    const protectedUrl = `${f.store.url}${link.url}`;
+    const protectedUrl = new URL(link.url, f.store.url).href;
     expect((await get([], protectedUrl)).stdout.split(' ')[0]).toBe('401');
     expect((await get(['-u', 'anyone:wrong'], protectedUrl)).stdout.split(' ')[0]).toBe('401');
     expect((await get(['-u', 'anyone:Board-Meeting-7'], protectedUrl)).stdout).toBe('200 18');
