@@ -31,7 +31,7 @@ async function serve(values: ServeOptions): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.log.format);
   // Last line of defence: a bug in one request must not take every mounted drive down.
   // (Stock webdav-server 2.6.3 could be crashed by a single header: docs/client-quirks.md §0.)
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception (request dropped, process kept running)'));
@@ -53,10 +53,14 @@ async function serve(values: ServeOptions): Promise<void> {
 
   // Each part is loaded only when it runs: a bridge alone does not carry fastify, SQLite and
   // the store's modules in its memory, nor a store alone webdav-server.
+  // Metrics (off by default): prom-client is loaded only then, on a listener of its own.
+  const metricsModule = config.metrics.enabled ? await import('./common/metrics.js') : undefined;
+  const metrics = metricsModule ? new metricsModule.Metrics() : undefined;
+
   let running: RunningStore | undefined;
   if (config.run !== 'bridge') {
     const { startStore } = await import('./store/server.js');
-    const store = await startStore({ config, logger: log });
+    const store = await startStore({ config, logger: log, ...(metrics ? { metrics } : {}) });
     running = store;
     log.info({ url: store.url, edition: config.store.edition, dataDir: config.dataDir }, 'store listening');
     process.stdout.write(`driveway store:  ${store.url}  (edition ${config.store.edition}, data in ${config.dataDir})\n`);
@@ -89,9 +93,11 @@ async function serve(values: ServeOptions): Promise<void> {
     });
     const { startBridge } = await import('./bridge/server.js');
     // In-process, the bridge is as ready as the store it calls: the same database and blob probes.
-    bridge = await startBridge({ config, logger: log, store, state, ...(running ? { readinessChecks: running.readiness.checks } : {}) });
+    bridge = await startBridge({ config, logger: log, store, state, ...(running ? { readinessChecks: running.readiness.checks } : {}), ...(metrics ? { metrics } : {}) });
     process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${'url' in store ? store.url : store.name})\n`);
   }
+  const metricsServer = metricsModule && metrics ? await metricsModule.startMetricsServer(metrics, config.host, config.metrics.port, log) : undefined;
+  if (metricsServer) process.stdout.write(`driveway metrics: ${metricsServer.url}\n`);
 
   let closing = false;
   const graceMs = config.http.shutdownGraceSec * 1000;
@@ -107,7 +113,7 @@ async function serve(values: ServeOptions): Promise<void> {
     // until the bridge's requests, which call it in-process, are done.
     const bridgeClosed = bridge?.close(graceMs) ?? Promise.resolve();
     running?.holdClose(bridgeClosed);
-    Promise.allSettled([bridgeClosed, running?.close(graceMs)]).then((results) => {
+    Promise.allSettled([bridgeClosed, running?.close(graceMs), metricsServer?.close()]).then((results) => {
       for (const result of results) if (result.status === 'rejected') log.error({ err: result.reason }, 'error while stopping');
       for (const lock of locks) lock.release();
       log.info({ signal }, 'stopped');

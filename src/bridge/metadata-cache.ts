@@ -67,6 +67,9 @@ export type FolderKey = string;
 
 export class MetadataCache {
   private readonly listings: LRUCache<string, Cached>;
+  /** Listings load() answered from the cache, and those it had to fetch (or join a fetch of): for /metrics. */
+  hits = 0;
+  misses = 0;
   private readonly generations = new Map<FolderKey, number>();
   /** Added to every folder's generation: forgetAll() outdates every listing and fetch at once. */
   private epoch = 0;
@@ -126,7 +129,11 @@ export class MetadataCache {
    */
   load(userId: string, folder: FolderKey, fetch: () => Promise<readonly NodeEntry[]>): Promise<Listing> {
     const hit = this.listing(userId, folder);
-    if (hit) return Promise.resolve(hit);
+    if (hit) {
+      this.hits += 1;
+      return Promise.resolve(hit);
+    }
+    this.misses += 1;
     const generation = this.generation(folder);
     const flightKey = `${userId}\0${folder}\0${generation}`;
     const pending = this.inflight.get(flightKey);

@@ -13,6 +13,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
+import { AccessLog } from '../common/access-log.js';
+import type { Metrics } from '../common/metrics.js';
 import type { ChangeFeed, StoreChange } from '../common/change-feed.js';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
@@ -79,6 +81,8 @@ export interface BridgeOptions {
    * blobs; main.ts passes them). Unset with a store at a URL: one cheap request to that store.
    */
   readinessChecks?: readonly ReadinessCheck[];
+  /** metrics.enabled: requests, locks, sessions and cache counts go there (common/metrics.ts). */
+  metrics?: Metrics;
 }
 
 /** The bridge's state repositories (store/storage/dav-state.ts makes them). */
@@ -280,8 +284,18 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   }
   dav.onUnknownMethod(notAllowed);
 
+  // Every request gets its line (common/access-log.ts): refused, health and DAV alike.
+  const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name, metrics: options.metrics, part: 'bridge' });
+  if (options.metrics) {
+    const { locks, cache } = services;
+    options.metrics.gauge('driveway_dav_locks_active', 'WebDAV locks held and not expired', () => locks.count());
+    options.metrics.gauge('driveway_bridge_sessions', "Store sessions the bridge holds for Basic credentials (this process's pool)", () => sessions.size);
+    options.metrics.counter('driveway_bridge_cache_hits_total', 'Folder listings answered from the metadata cache', () => cache.hits);
+    options.metrics.counter('driveway_bridge_cache_misses_total', 'Folder listings fetched from the store', () => cache.misses);
+  }
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const health = healthPathOf(req);
+    accessLog.watch(req, res, req, health !== undefined);
     if (health === '/healthz') {
       sendHealth(req, res, livenessAnswer());
       return;
@@ -416,7 +430,6 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
           throw outcome.failure ?? new AuthenticationFailed('bad-credentials');
         },
       };
-      const started = performance.now();
       // Several instances: first let every change committed elsewhere reach the caches.
       (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
         .catch((err: unknown) => {
@@ -427,7 +440,6 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
           writeFailure(ctx, failure, err);
         })
         .finally(() => {
-          if (log.isLevelEnabled('debug')) logOf().debug({ status: res.statusCode, ms: Math.round(performance.now() - started) }, 'dav request');
           if (!req.complete) req.resume();
           if (!res.writableEnded) res.end();
           done();

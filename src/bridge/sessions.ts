@@ -213,6 +213,11 @@ export class SessionPool {
     return session;
   }
 
+  /** How many credentials have a session here (for /metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** Forgets every cached session (shutdown, tests). */
   clear(): void {
     this.entries.clear();

@@ -63,7 +63,7 @@ export async function openAdminStore(config: Config): Promise<AdminStore> {
 
 /** The blob backend the configuration names, over `storage` (no init: that clears the server's staging folder). */
 export function openAdminBlobs(config: Config, storage: Storage): Promise<BlobBackend> {
-  return createBlobBackend(config, storageBlobLedger(storage.sql), () => Date.now(), createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
+  return createBlobBackend(config, storageBlobLedger(storage.sql), () => Date.now(), createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, undefined, config.log.format));
 }
 
 /** Runs `work` on the opened store and closes it whatever happens. */

@@ -83,7 +83,7 @@ export function registerRestore(program: Command, context: CommandContext): void
         const source = path.resolve(dir);
         const report = (line: string): void => void process.stdout.write(`${line}\n`);
         const manifest = await asCliErrors(() =>
-          restoreBackup({ config, dir: source, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), report }),
+          restoreBackup({ config, dir: source, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, undefined, config.log.format), report }),
         );
         const into = config.database.url === undefined ? config.dataDir : 'the database named by database.url';
         report(`restored the backup of ${manifest.created} (schema ${manifest.schemaVersion}, ${manifest.blobs.files} blob files) into ${into}: start driveway on it`);

@@ -33,6 +33,14 @@ export const configSchema = z.strictObject({
   /** Folder holding the SQLite database, blobs, the JWT secret and the initial admin password. */
   dataDir: z.string().min(1).default('./data'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  log: z
+    .strictObject({
+      /** `json`: one JSON object a line (for a log collector); `pretty`: one readable line for a person at a terminal. */
+      format: z.enum(['json', 'pretty']).default('json'),
+      /** One info line per request on both listeners (method, redacted path, status, bytes, ms, user). */
+      accessLog: bool.default(true),
+    })
+    .prefault({}),
   /** The store's database: unset, the SQLite file `<dataDir>/driveway.sqlite`; a `postgres://` URL, PostgreSQL (shared by instances). */
   database: z
     .strictObject({
@@ -46,6 +54,14 @@ export const configSchema = z.strictObject({
       connectTimeoutMs: z.coerce.number().int().positive().default(5000),
       /** A statement running longer fails (503), client- and server-side: a silent server never hangs a request (ms). */
       queryTimeoutMs: z.coerce.number().int().positive().default(30_000),
+    })
+    .prefault({}),
+  /** Prometheus /metrics on a listener of its own (common/metrics.ts), never on the store's or the WebDAV port. */
+  metrics: z
+    .strictObject({
+      enabled: bool.default(false),
+      /** Port of the metrics listener, bound to `host` like the others. */
+      port: port.default(9464),
     })
     .prefault({}),
   /** What `main` starts: the store, the bridge, or both. */
@@ -217,6 +233,10 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_HOST: ['host'],
   DRIVEWAY_DATA_DIR: ['dataDir'],
   DRIVEWAY_LOG_LEVEL: ['logLevel'],
+  DRIVEWAY_LOG_FORMAT: ['log', 'format'],
+  DRIVEWAY_ACCESS_LOG: ['log', 'accessLog'],
+  DRIVEWAY_METRICS_ENABLED: ['metrics', 'enabled'],
+  DRIVEWAY_METRICS_PORT: ['metrics', 'port'],
   DRIVEWAY_STORE_PORT: ['store', 'port'],
   DRIVEWAY_EDITION: ['store', 'edition'],
   DRIVEWAY_ADMIN_PASSWORD: ['store', 'adminPassword'],

@@ -9,6 +9,8 @@ import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../common/config.js';
 import { systemClock, type Clock } from '../common/clock.js';
+import { AccessLog } from '../common/access-log.js';
+import type { Metrics } from '../common/metrics.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
 import { ensureDataDir, reasonOf, StartupError } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
@@ -72,6 +74,8 @@ export interface StoreAppOptions {
    * its CPU, so a running store leaves it off (such a query then fails after a wait instead).
    */
   checkStorageUse?: boolean;
+  /** metrics.enabled: every request is counted there (common/metrics.ts). */
+  metrics?: Metrics;
 }
 
 export interface StoreApp {
@@ -124,7 +128,7 @@ const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 
 export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
-  const log = options.logger ?? createLogger(config.logLevel);
+  const log = options.logger ?? createLogger(config.logLevel, undefined, config.log.format);
   // Read and checked before anything is opened: a wrong path is reported at once.
   const tls = storeTlsFiles(config);
   ensureDataDir(config.dataDir);
@@ -159,7 +163,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
 
   const app: FastifyInstance = Fastify({
     loggerInstance: log.child({ part: 'store' }) as FastifyBaseLogger,
-    // Our own onResponse line logs every request with its URL redacted.
+    // Our own access log (common/access-log.ts) has a line for every request, its URL redacted.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 16 * 1024 * 1024,
     genReqId: () => randomUUID(),
@@ -187,6 +191,19 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   app.get('/healthz', async (_request, reply) => sendHealth(reply, livenessAnswer()));
   app.get('/readyz', async (_request, reply) => sendHealth(reply, readinessAnswer(await readiness.report())));
   const isHealthRoute = (request: FastifyRequest) => request.routeOptions.url === '/healthz' || request.routeOptions.url === '/readyz';
+  // First hook: every request gets its line (common/access-log.ts), refused ones included.
+  const accessLog = new AccessLog<FastifyRequest>({
+    log: app.log as Logger,
+    enabled: config.log.accessLog,
+    userOf: (request) => request.caller?.userUuid,
+    idOf: (request) => request.id,
+    metrics: options.metrics,
+    part: 'store',
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    accessLog.watch(request.raw, reply.raw, request, isHealthRoute(request));
+    done();
+  });
   // Stopping (server.ts close): a request arriving on a kept-alive connection is refused, not
   // started; fastify closes the connection after the answer. Those under way finish.
   app.addHook('onRequest', async (request) => {
@@ -236,21 +253,6 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     request.caller = caller;
     if (policy) admitCaller(ctx, caller, policy);
     else refuseExpiredPassword(ctx, caller);
-  });
-
-  app.addHook('onResponse', async (request, reply) => {
-    const line = {
-      method: request.method,
-      url: redactUrl(request.url),
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime),
-      user: request.caller?.userUuid,
-    };
-    // A balancer polls the health routes every second or so: not a line each at info.
-    if (isHealthRoute(request)) request.log.debug(line, 'health request');
-    else if (reply.statusCode === 503) request.log.warn(line, 'request refused: unavailable');
-    else if (reply.statusCode >= 500) request.log.error(line, 'request failed');
-    else request.log.info(line, 'request');
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -90,7 +90,7 @@ export async function runMigrate(values: MigrateValues, env: NodeJS.ProcessEnv =
       s3,
       batchRows,
       blobConcurrency: BLOB_CONCURRENCY,
-      log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel),
+      log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, undefined, config.log.format),
       report,
     });
     report(

@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import type { Clock } from '../../src/common/clock.js';
-import { createLogger } from '../../src/common/logger.js';
+import { createLogger, type Logger } from '../../src/common/logger.js';
 import { startBridge, type BridgeOptions, type BridgeState, type RunningBridge } from '../../src/bridge/server.js';
 import type { Config } from '../../src/common/config.js';
 import { inProcessStore } from '../../src/store/bridge-store.js';
@@ -69,6 +69,8 @@ export interface BridgeFixtureOptions extends TestStoreOptions {
   clock?: Clock;
   /** Put a counting proxy (counting-proxy.ts) between bridge and store: `fixture.proxy`. */
   viaProxy?: boolean;
+  /** The bridge's logger (e.g. one writing to a captured stream); default: level DRIVEWAY_TEST_LOG or silent. */
+  bridgeLogger?: Logger;
 }
 
 export function basicAuth(username: string, password: string): string {
@@ -84,11 +86,12 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
   const transport = proxy ? 'http' : (options.transport ?? TEST_TRANSPORT);
   const bridge = await startBridge({
     config,
-    logger: createLogger(process.env.DRIVEWAY_TEST_LOG ?? 'silent'),
+    logger: options.bridgeLogger ?? createLogger(process.env.DRIVEWAY_TEST_LOG ?? 'silent'),
     store: bridgeStoreFor(fixture.store, transport, proxy?.url),
     state: await bridgeStateFor(fixture.store, transport, { config }),
     port: 0,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   return {
     ...fixture,

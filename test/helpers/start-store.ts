@@ -10,6 +10,7 @@
 import { ManualClock } from '../../src/common/clock.js';
 import { loadConfig, type Config } from '../../src/common/config.js';
 import { createLogger, type Logger } from '../../src/common/logger.js';
+import type { Metrics } from '../../src/common/metrics.js';
 import { startStore, type RunningStore } from '../../src/store/server.js';
 import { makeTmpDir } from './tmp-dir.js';
 import { freshPostgresDatabase } from './postgres.js';
@@ -33,6 +34,8 @@ export interface TestStoreOptions {
   logger?: Logger;
   /** The database and blob backend: SQLite + the data dir (default), or PostgreSQL + S3. Default: DRIVEWAY_TEST_STORAGE, else sqlite. */
   storage?: TestStorageKind;
+  /** Count the store's requests there (metrics.enabled); the bridge fixture gives its bridge the same. */
+  metrics?: Metrics;
 }
 
 export type TestStorageKind = 'sqlite' | 'postgres';
@@ -88,7 +91,7 @@ export async function startTestStore(options: TestStoreOptions = {}): Promise<Te
     },
   });
   const clock = new ManualClock();
-  const running = await startStore({ config, clock, logger: options.logger ?? createLogger(config.logLevel), checkStorageUse: true });
+  const running = await startStore({ config, clock, logger: options.logger ?? createLogger(config.logLevel), checkStorageUse: true, ...(options.metrics ? { metrics: options.metrics } : {}) });
   return {
     ...running,
     clock,

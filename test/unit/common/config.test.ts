@@ -86,6 +86,15 @@ describe('loadConfig errors', () => {
     expect(err.message).toContain('environment DRIVEWAY_STORE_PORT');
   });
 
+  it('reads log.format and log.accessLog from the environment and refuses an unknown format', () => {
+    const config = loadConfig({ env: { DRIVEWAY_LOG_FORMAT: 'pretty', DRIVEWAY_ACCESS_LOG: 'false' } });
+    expect(config.log).toEqual({ format: 'pretty', accessLog: false });
+    expect(loadConfig({ env: {} }).log).toEqual({ format: 'json', accessLog: true });
+    const err = loadError(() => loadConfig({ env: { DRIVEWAY_LOG_FORMAT: 'colour' } }));
+    expect(err.message).toContain('log.format');
+    expect(err.message).toContain('environment DRIVEWAY_LOG_FORMAT');
+  });
+
   it('names the key and the file a bad value came from', () => {
     const file = configFile('store:\n  edition: "2.0"\n');
     const err = loadError(() => loadConfig({ configFile: file, env: {} }));
@@ -135,6 +144,10 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_HOST: { value: '0.0.0.0', expected: '0.0.0.0' },
     DRIVEWAY_DATA_DIR: { value: '/tmp/driveway-env-data', expected: '/tmp/driveway-env-data' },
     DRIVEWAY_LOG_LEVEL: { value: 'trace', expected: 'trace' },
+    DRIVEWAY_LOG_FORMAT: { value: 'pretty', expected: 'pretty' },
+    DRIVEWAY_ACCESS_LOG: { value: '0', expected: false },
+    DRIVEWAY_METRICS_ENABLED: { value: 'true', expected: true },
+    DRIVEWAY_METRICS_PORT: { value: '19464', expected: 19464 },
     DRIVEWAY_STORE_PORT: { value: '18080', expected: 18080 },
     DRIVEWAY_EDITION: { value: '1.0', expected: '1.0' },
     DRIVEWAY_ADMIN_PASSWORD: { value: 'Env-Passw0rd', expected: 'Env-Passw0rd' },

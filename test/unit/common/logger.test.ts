@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactUrl, requestSerializers } from '../../../src/common/logger.js';
+import { createLogger, prettyLine, redactUrl, requestSerializers } from '../../../src/common/logger.js';
 
 const UUID = '0b6c1f8e-1f0e-4a52-9a7e-2c6c1c1f0e4a';
 
@@ -79,5 +79,37 @@ describe('createLogger', () => {
   it('serializes requests with a redacted URL and without headers', () => {
     const line = requestSerializers.req({ method: 'POST', url: '/upload/tok', id: 'r1', ip: '127.0.0.1' });
     expect(line).toEqual({ id: 'r1', method: 'POST', url: '/upload/[redacted]', ip: '127.0.0.1' });
+  });
+});
+
+describe('prettyLine (log.format: pretty)', () => {
+  const time = Date.UTC(2026, 0, 2, 3, 4, 5, 67);
+
+  it('writes time, level, part and message, then the other fields as key=value', () => {
+    const line = JSON.stringify({ level: 30, time, pid: 1, hostname: 'h', part: 'bridge', msg: 'request', method: 'PUT', path: '/home/a b.txt', status: 201, ms: 4.5 });
+    expect(prettyLine(line)).toBe('03:04:05.067 INFO  bridge: request method=PUT path="/home/a b.txt" status=201 ms=4.5\n');
+  });
+
+  it('indents an error stack below its line and keeps a message on one line', () => {
+    const line = JSON.stringify({ level: 50, time, msg: 'failed\nFAKE 00:00:00.000 INFO  forged', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at here' } });
+    const out = prettyLine(line);
+    expect(out).toBe('03:04:05.067 ERROR failed FAKE 00:00:00.000 INFO  forged\n    Error: boom\n        at here\n');
+  });
+
+  it('passes anything that is not a JSON object through unchanged', () => {
+    expect(prettyLine('not json\n')).toBe('not json\n');
+    expect(prettyLine('[1,2]\n')).toBe('[1,2]\n');
+  });
+
+  it('is what createLogger writes with format pretty, after redaction', () => {
+    const chunks: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    createLogger('info', stream, 'pretty').child({ part: 'store' }).info({ password: 'Pw-9', user: 'u1' }, 'hello');
+    expect(chunks.join('')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  store: hello password=\[redacted\] user=u1\n$/);
   });
 });
