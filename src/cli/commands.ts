@@ -9,6 +9,7 @@ import { registerMigrate } from './migrate.js';
 import { registerUser } from './user.js';
 import { registerCheck } from './check.js';
 import { registerBackup, registerRestore } from './backup.js';
+import { registerPrune } from './prune.js';
 
 export type RegisterCommand = (program: Command, context: CommandContext) => void;
 
@@ -19,4 +20,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerCheck,
   registerBackup,
   registerRestore,
+  registerPrune,
 ];

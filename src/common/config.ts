@@ -155,6 +155,22 @@ export const configSchema = z.strictObject({
         .superRefine((blobs, issue) => {
           if (blobs.backend === 's3' && !blobs.s3.bucket) issue.addIssue({ code: 'custom', path: ['s3', 'bucket'], message: 'required when store.blobs.backend is s3' });
         }),
+      /**
+       * What old revisions and trash items are kept (docs/operations.md "Retention"); an
+       * organization's own settings override each of these for its users and groups.
+       */
+      retention: z
+        .strictObject({
+          /** Newest revisions kept per file, the current one included; 0: all. */
+          keepRevisions: z.coerce.number().int().min(0).default(0),
+          /** Days an old revision is kept after it was uploaded; 0: forever. */
+          keepRevisionDays: z.coerce.number().int().min(0).default(0),
+          /** Days an item stays in trash before it is deleted for good; 0: forever. */
+          trashDays: z.coerce.number().int().min(0).default(0),
+          /** How often the store applies the settings while serving; 0: never (only `driveway prune`). */
+          intervalSec: z.coerce.number().int().min(0).default(3600),
+        })
+        .prefault({}),
     })
     .prefault({})
     .superRefine((store, issue) => tlsPairCheck(store, issue)),

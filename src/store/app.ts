@@ -27,6 +27,7 @@ import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
 import { storageBlobLedger } from './storage/revisions.js';
 import { createTopLevelFolders } from './storage/nodes.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
+import { applyRetention } from './ops/retention.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
 import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
 import { clientIp, normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
@@ -328,11 +329,39 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
         }, interval).unref()
       : undefined;
 
+  // Retention (ops/retention.ts) every store.retention.intervalSec, beside the collector; it
+  // runs even when the global settings keep everything, since an organization may set its own.
+  const retention = config.store.retention;
+  const stopPruning = new AbortController();
+  let pruning: Promise<void> | undefined;
+  const prune = async (): Promise<void> => {
+    try {
+      const report = await applyRetention(
+        { sql: storage.sql, blobs, log, settings: retention, durability },
+        { now: clock.now(), signal: stopPruning.signal },
+      );
+      const { revisions, trashItems, bytesFreed, ownersChecked } = report;
+      if (revisions > 0 || trashItems > 0) log.info({ revisions, trashItems, bytesFreed, ownersChecked }, 'retention pruned old revisions and trash');
+      else log.debug({ ownersChecked }, 'retention found nothing to prune');
+    } catch (err) {
+      log.warn({ err }, 'retention run failed; the next run tries again');
+    }
+  };
+  const pruner =
+    retention.intervalSec > 0
+      ? setInterval(() => {
+          pruning ??= prune().finally(() => (pruning = undefined));
+        }, retention.intervalSec * 1000).unref()
+      : undefined;
+
   const holds: Promise<unknown>[] = [];
   app.addHook('onClose', async () => {
     await Promise.allSettled(holds);
     clearInterval(collector);
     clearInterval(rotator);
+    clearInterval(pruner);
+    stopPruning.abort();
+    await pruning;
     await collecting;
     await rotating;
     mailer?.close();

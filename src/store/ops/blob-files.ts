@@ -7,7 +7,7 @@
  */
 import type { StoreContext } from '../context.js';
 
-export async function removeBlobFiles(ctx: StoreContext, hashes: readonly string[]): Promise<void> {
+export async function removeBlobFiles(ctx: Pick<StoreContext, 'blobs' | 'log'>, hashes: readonly string[]): Promise<void> {
   for (const hash of hashes) {
     try {
       await ctx.blobs.remove(hash);

@@ -2,7 +2,9 @@
  * Organizations (docs/extensions.md, "Organizations"): list, create, read, update and delete.
  * Only the built-in admin manages them; another administrator may read their own. The
  * `default` organization always exists. An organization with users or groups cannot be deleted,
- * and unlimited quotas cannot be forbidden while a user has one.
+ * and unlimited quotas cannot be forbidden while a user has one. Its retention settings
+ * (keep_revisions, keep_revision_days, trash_days; null: the global ones) are applied by
+ * ops/retention.ts.
  */
 import type { StoreContext } from '../context.js';
 import { withSql } from '../context.js';
@@ -29,6 +31,9 @@ async function record(ctx: StoreContext, org: OrganizationRow): Promise<Organiza
     id: org.id,
     name: org.name,
     allow_unlimited_quota: org.allow_unlimited_quota === 1,
+    keep_revisions: org.keep_revisions,
+    keep_revision_days: org.keep_revision_days,
+    trash_days: org.trash_days,
     user_count: counts.users,
     group_count: counts.groups,
     created: org.created,
@@ -53,7 +58,15 @@ export async function createOrganization(ctx: StoreContext, caller: Authenticate
   const { storage: { sql }, clock } = ctx;
   await sql.transaction(async (tx) => {
     if (await getOrganizationRow(tx, input.id)) throw conflict('id: an organization with this id exists', 'organization_exists');
-    await insertOrganization(tx, { id: input.id, name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota ?? false, nowMs: clock.now() });
+    await insertOrganization(tx, {
+      id: input.id,
+      name: input.name,
+      allowUnlimitedQuota: input.allow_unlimited_quota ?? false,
+      keepRevisions: input.keep_revisions,
+      keepRevisionDays: input.keep_revision_days,
+      trashDays: input.trash_days,
+      nowMs: clock.now(),
+    });
   });
   return record(ctx, await existing(ctx, input.id));
 }
@@ -76,7 +89,18 @@ export async function updateOrganization(ctx: StoreContext, caller: Authenticate
     if (input.allow_unlimited_quota === false && unlimited > 0) {
       throw conflict(`allow_unlimited_quota: ${unlimited} user(s) of the organization have no limit (disk_quota 0 or -1); give them a quota first`, 'organization_in_use');
     }
-    await updateOrganizationRow(tx, id, { name: input.name, allowUnlimitedQuota: input.allow_unlimited_quota }, clock.now());
+    await updateOrganizationRow(
+      tx,
+      id,
+      {
+        name: input.name,
+        allowUnlimitedQuota: input.allow_unlimited_quota,
+        keepRevisions: input.keep_revisions,
+        keepRevisionDays: input.keep_revision_days,
+        trashDays: input.trash_days,
+      },
+      clock.now(),
+    );
   });
   return record(ctx, await existing(ctx, id));
 }

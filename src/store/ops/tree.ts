@@ -225,7 +225,7 @@ export async function trash(w: TreeWrite, node: NodeRow): Promise<string> {
     if (!trashFolder) throw new Error(`owner ${node.owner_uuid} has no trash folder`);
     const name = await freeName(tx, trashFolder.uuid, node.name, node.type);
     const fromUuid = node.parent_uuid as string;
-    await moveNodeToTrash(tx, node, trashFolder.uuid, name);
+    await moveNodeToTrash(tx, node, trashFolder.uuid, name, now);
     await touch(tx, fromUuid, now);
     await touch(tx, trashFolder.uuid, now);
     if (node.type === 'Dir') await touch(tx, node.uuid, now);

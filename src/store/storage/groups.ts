@@ -206,8 +206,19 @@ export interface OrganizationRow {
   id: string;
   name: string;
   allow_unlimited_quota: number;
+  /** Retention settings of its users and groups (migration 016); NULL: the global store.retention value. */
+  keep_revisions: number | null;
+  keep_revision_days: number | null;
+  trash_days: number | null;
   created: number;
   updated: number;
+}
+
+/** An organization's own retention settings; `null` follows the global value, `undefined` leaves it as it is. */
+export interface OrganizationRetention {
+  keepRevisions?: number | null;
+  keepRevisionDays?: number | null;
+  trashDays?: number | null;
 }
 
 export async function getOrganization(sql: Sql, id: string): Promise<OrganizationRow | undefined> {
@@ -218,17 +229,25 @@ export async function listOrganizations(sql: Sql): Promise<OrganizationRow[]> {
   return (await sql.all('SELECT * FROM organizations ORDER BY id')) as OrganizationRow[];
 }
 
-export async function insertOrganization(sql: Sql, org: { id: string; name: string; allowUnlimitedQuota: boolean; nowMs: number }): Promise<void> {
-  await sql.run('INSERT INTO organizations (id, name, allow_unlimited_quota, created, updated) VALUES (?, ?, ?, ?, ?)', [org.id,
-    org.name,
-    org.allowUnlimitedQuota ? 1 : 0,
-    org.nowMs,
-    org.nowMs]);
+export async function insertOrganization(
+  sql: Sql,
+  org: { id: string; name: string; allowUnlimitedQuota: boolean; nowMs: number } & OrganizationRetention,
+): Promise<void> {
+  await sql.run(
+    `INSERT INTO organizations (id, name, allow_unlimited_quota, keep_revisions, keep_revision_days, trash_days, created, updated)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [org.id, org.name, org.allowUnlimitedQuota ? 1 : 0, org.keepRevisions ?? null, org.keepRevisionDays ?? null, org.trashDays ?? null, org.nowMs, org.nowMs],
+  );
 }
 
-export async function updateOrganization(sql: Sql, id: string, patch: { name?: string; allowUnlimitedQuota?: boolean }, nowMs: number): Promise<void> {
+export async function updateOrganization(sql: Sql, id: string, patch: { name?: string; allowUnlimitedQuota?: boolean } & OrganizationRetention, nowMs: number): Promise<void> {
   await sql.run(`UPDATE organizations SET name = COALESCE(?, name), allow_unlimited_quota = COALESCE(?, allow_unlimited_quota), updated = ?
      WHERE id = ?`, [patch.name ?? null, patch.allowUnlimitedQuota === undefined ? null : patch.allowUnlimitedQuota ? 1 : 0, nowMs, id]);
+  // Retention columns one by one: null is a value here (follow the global setting), not "unchanged".
+  const columns = { keep_revisions: patch.keepRevisions, keep_revision_days: patch.keepRevisionDays, trash_days: patch.trashDays };
+  for (const [column, value] of Object.entries(columns)) {
+    if (value !== undefined) await sql.run(`UPDATE organizations SET ${column} = ? WHERE id = ?`, [value, id]);
+  }
 }
 
 export async function deleteOrganization(sql: Sql, id: string): Promise<void> {

@@ -259,12 +259,15 @@ export async function renameNode(sql: Sql, uuid: string, name: string): Promise<
 
 /** Moves a node under another parent; out of trash it forgets where it was deleted from. */
 export async function reparentNode(sql: Sql, uuid: string, parentUuid: string): Promise<void> {
-  await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE uuid = ?', [parentUuid, uuid]);
+  await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL, trashed_at = NULL WHERE uuid = ?', [parentUuid, uuid]);
 }
 
-/** Moves `node` into a trash folder as `name`, remembering the folder and name it came from. */
-export async function moveNodeToTrash(sql: Sql, node: Pick<NodeRow, 'uuid' | 'name' | 'parent_uuid'>, trashUuid: string, name: string): Promise<void> {
-  await sql.run('UPDATE nodes SET parent_uuid = ?, name = ?, trashed_from = ?, trashed_name = ? WHERE uuid = ?', [trashUuid, name, node.parent_uuid, node.name, node.uuid]);
+/**
+ * Moves `node` into a trash folder as `name`, remembering the folder and name it came from and
+ * when (`trashed_at`, what retention's trashDays counts from).
+ */
+export async function moveNodeToTrash(sql: Sql, node: Pick<NodeRow, 'uuid' | 'name' | 'parent_uuid'>, trashUuid: string, name: string, nowMs: number): Promise<void> {
+  await sql.run('UPDATE nodes SET parent_uuid = ?, name = ?, trashed_from = ?, trashed_name = ?, trashed_at = ? WHERE uuid = ?', [trashUuid, name, node.parent_uuid, node.name, nowMs, node.uuid]);
 }
 
 export async function addStar(sql: Sql, userUuid: string, nodeUuid: string, nowMs: number): Promise<void> {
@@ -454,7 +457,7 @@ export function nonEmptyTopLevels(sql: Sql, ownerUuid: string): Promise<Array<{ 
 
 /** Moves every child of one folder into another; children from trash forget their origin. */
 export async function moveChildren(sql: Sql, fromParentUuid: string, toParentUuid: string): Promise<void> {
-  await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL WHERE parent_uuid = ?', [toParentUuid, fromParentUuid]);
+  await sql.run('UPDATE nodes SET parent_uuid = ?, trashed_from = NULL, trashed_name = NULL, trashed_at = NULL WHERE parent_uuid = ?', [toParentUuid, fromParentUuid]);
 }
 
 /** Gives every node of `from` but its top-level folders to `to`, then deletes those folders (emptied first). */

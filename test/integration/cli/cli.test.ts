@@ -4,7 +4,8 @@
  * the REST API and WebDAV bridge of that server to see the effect. Usage errors and help first;
  * then, for SQLite + blob folder and for PostgreSQL + S3 (s3rver), accounts changed while the
  * server runs (create, reset-password, disable/enable), `check` finding a removed blob, a damaged
- * blob, a skewed disk_used and an orphan, `check --repair`, and a reset on a stopped instance.
+ * blob, a skewed disk_used and an orphan, `check --repair`, `prune` beside the server, and a reset
+ * on a stopped instance.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -378,6 +379,29 @@ function operatorSuite(kind: 'sqlite' | 'postgres', describeIt: (name: string, b
       expect(again.stdout).toMatch(/\nclean\n$/);
       const get = await fetch(`${server!.davUrl}/home/gone.bin`, { headers: { authorization: auth } });
       expect(Buffer.from(await get.arrayBuffer()).equals(gone)).toBe(true);
+    }, 120_000);
+
+    it('prune beside the running server: old revisions go, their blobs with them, and check stays clean', async () => {
+      const auth = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+      const versions = [randomBytes(80 * 1024), randomBytes(70 * 1024), randomBytes(1000)];
+      for (const body of versions) {
+        expect((await fetch(`${server!.davUrl}/home/versions.bin`, { method: 'PUT', headers: { authorization: auth }, body })).status).toBeLessThan(300);
+      }
+      const pruneConfig = path.join(tmp.dir, 'prune.yaml');
+      writeFileSync(pruneConfig, `store:\n  scryptCost: 1024\n  blobs:\n    gcGraceSec: 0\n  retention:\n    keepRevisions: 1\n`);
+      const dry = await driveway(['prune', '--dry-run', '--config', pruneConfig], env);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toMatch(new RegExp(`would remove 2 revision\\(s\\) and 0 trash item\\(s\\) of 1 of \\d+ user\\(s\\) and group\\(s\\); ${80 * 1024 + 70 * 1024} bytes would be freed\n$`));
+      const run = await driveway(['prune', '--verbose', '--config', pruneConfig], env);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/\nuser [0-9a-f-]{36} \(Administrator\): 2 revision\(s\), 0 trash item\(s\), 153600 bytes\n/);
+      expect(run.stdout).toMatch(/removed 2 revision\(s\)/);
+      expect((await driveway(['prune', '--config', pruneConfig], env)).stdout).toMatch(/removed 0 revision\(s\)/);
+      // disk_used equals what is stored, and no blob is left without a row (gcGraceSec 0: one would be named at once).
+      const check = await cli(['check']);
+      expect(check.code, check.stdout).toBe(0);
+      const get = await fetch(`${server!.davUrl}/home/versions.bin`, { headers: { authorization: auth } });
+      expect(Buffer.from(await get.arrayBuffer()).equals(versions[2] as Buffer)).toBe(true);
     }, 120_000);
 
     it('resets the admin password on a stopped instance; the restarted server takes the new one only', async () => {
