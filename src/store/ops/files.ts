@@ -112,8 +112,81 @@ export interface CommitUpload {
  * `quota_exceeded`; nothing is written then.
  */
 export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<UploadResult> {
+  if (sql.dialect !== 'postgres' || sql.inTransaction) return await sql.transaction((tx) => recordUploadIn(tx, upload, false), writesOf(upload.uploader.userUuid));
+  return await groupCommitted(sql, upload);
+}
+
+/**
+ * Group commit of one writer's uploads on PostgreSQL. Their commits run one after the other
+ * anyway (writesOf: they all change the writer's usage row), each waiting for the previous
+ * one's round trips and WAL flush; so the commits that arrive while one runs wait together and
+ * then go in ONE transaction, each in a savepoint of its own: an upload refused there (quota,
+ * a name taken by a folder, a target gone) rolls back its savepoint alone and is answered its
+ * error, the others commit. A serialization failure still retries the whole transaction (the
+ * dialect re-runs the work; every upload in it starts again from its savepoint). A crash before
+ * COMMIT records none of them: their blobs' intents stay until the collector sweeps them.
+ */
+const GROUP_COMMIT_MAX = 32;
+interface PendingUpload {
+  upload: CommitUpload;
+  resolve(result: UploadResult): void;
+  reject(err: unknown): void;
+}
+const pendingByWriter = new WeakMap<Sql, Map<string, PendingUpload[]>>();
+
+function groupCommitted(sql: Sql, upload: CommitUpload): Promise<UploadResult> {
+  const writer = upload.uploader.userUuid;
+  let byWriter = pendingByWriter.get(sql);
+  if (!byWriter) pendingByWriter.set(sql, (byWriter = new Map()));
+  return new Promise<UploadResult>((resolve, reject) => {
+    const queue = byWriter.get(writer);
+    if (queue) {
+      queue.push({ upload, resolve, reject });
+      return;
+    }
+    const started: PendingUpload[] = [{ upload, resolve, reject }];
+    byWriter.set(writer, started);
+    void drainUploads(sql, byWriter, writer, started);
+  });
+}
+
+async function drainUploads(sql: Sql, byWriter: Map<string, PendingUpload[]>, writer: string, queue: PendingUpload[]): Promise<void> {
+  while (queue.length > 0) {
+    const batch = queue.splice(0, GROUP_COMMIT_MAX);
+    let outcomes: Array<{ ok: true; result: UploadResult } | { ok: false; err: unknown }> = [];
+    try {
+      outcomes = await sql.transaction(async (tx) => {
+        const done: typeof outcomes = [];
+        for (const item of batch) {
+          try {
+            // Alone in its transaction, an upload needs no savepoint (its refusal rolls back all there is).
+            const result = batch.length === 1 ? await recordUploadIn(tx, item.upload, false) : await recordUploadIn(tx, item.upload);
+            done.push({ ok: true, result });
+          } catch (err) {
+            // A refusal of this upload only; anything else (the database) fails the batch.
+            if (!(err instanceof StoreHttpError)) throw err;
+            done.push({ ok: false, err });
+          }
+        }
+        return done;
+      }, writesOf(writer));
+    } catch (err) {
+      outcomes = batch.map(() => ({ ok: false, err }));
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) item.resolve(outcome.result);
+      else item.reject(outcome ? outcome.err : new Error('upload not recorded'));
+    });
+  }
+  byWriter.delete(writer);
+}
+
+/** The upload's rows, in a transaction (or a savepoint of `sql`'s) of its own unless `own` is false. */
+async function recordUploadIn(sql: Sql, upload: CommitUpload, own = true): Promise<UploadResult> {
   const { uploader, hash, sizeBytes, now } = upload;
-  return await sql.transaction(async (tx): Promise<UploadResult> => {
+  const inOwn = (work: (tx: Sql) => Promise<UploadResult>): Promise<UploadResult> => (own ? sql.transaction(work) : work(sql));
+  return await inOwn(async (tx): Promise<UploadResult> => {
     const target = await resolveNode(tx, uploader, upload.targetUuid, 'write');
     await assertUploadTarget(tx, target);
 
@@ -143,6 +216,6 @@ export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<Uplo
       result = await insertNewFile(tx, target, upload.name, upload, uploader.userUuid);
     }
     return result;
-  }, writesOf(uploader.userUuid));
+  });
 }
 

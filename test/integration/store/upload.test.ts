@@ -428,6 +428,24 @@ describe('quota', () => {
     expect(filesIn(stagingDir(store))).toEqual([]);
   });
 
+  it('of many parallel uploads by one user (committed together on PostgreSQL), refuses exactly those past the quota, and the rest are stored whole', async () => {
+    const ann = await newUser({ quotaBytes: 10_000 });
+    // 16 uploads of 1,000 bytes (distinct bytes each) race for a quota of 10: ten fit.
+    const tokens = await Promise.all(Array.from({ length: 16 }, () => tokenFor(ann, 'home')));
+    const answers = await Promise.all(tokens.map((token, i) => postUpload(token, String.fromCharCode(65 + i).repeat(1_000), { filename: `p-${i}.bin` })));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 507)).toHaveLength(6);
+    const stored = await childrenOf(ann.home);
+    expect(stored).toHaveLength(10);
+    for (const child of stored) {
+      const [revision] = await revisions(child.uuid);
+      const letter = String.fromCharCode(65 + Number(/p-(\d+)\.bin/.exec(child.name)?.[1]));
+      expect(await blobContent(revision!.blob_hash)).toBe(letter.repeat(1_000));
+    }
+    expect(await readDiskUsed(store, ann.uuid)).toBe(10_000);
+  });
+
   it('accepts an upload that fills the quota exactly', async () => {
     const ann = await newUser({ quotaBytes: 1_000 });
     expect((await uploadAs(ann, 'home', 'exact.bin', 'x'.repeat(1_000))).status).toBe(200);
