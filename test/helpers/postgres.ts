@@ -72,6 +72,8 @@ export interface TestPostgres {
   port: number;
   /** The server's major version (15 on Debian 12). */
   major: number;
+  /** The server's log (a benchmark reads its statement durations); '' for the run's shared cluster. */
+  logFile: string;
   /** Milliseconds that initdb + first start + role took: what a suite pays for a cluster of its own. */
   startMs: number;
   /** A fresh, empty database owned by the app role; its URL. Names default to a unique one. */
@@ -307,6 +309,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       host: '127.0.0.1',
       port,
       major,
+      logFile,
       startMs: Date.now() - began,
       get pid() {
         return pid;
@@ -376,6 +379,7 @@ function attach(provided: ProvidedPostgres): TestPostgres {
     host: '127.0.0.1',
     port: provided.port,
     major: provided.major,
+    logFile: '',
     startMs: 0,
     pid: 0,
     ...databaseOps(provided.adminUrl, provided.url),
