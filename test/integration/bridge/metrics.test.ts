@@ -5,6 +5,7 @@
  * locks, bridge sessions, cache hits and misses, event-loop lag. The store and WebDAV ports do
  * not serve /metrics.
  */
+import { spawnSync } from 'node:child_process';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics, startMetricsServer, type MetricsServer } from '../../../src/common/metrics.js';
@@ -12,6 +13,24 @@ import { createLogger } from '../../../src/common/logger.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { davRequest, EXCLUSIVE_LOCKINFO } from '../../helpers/dav-requests.js';
 import { parsePrometheusText, sampleSum, type Sample } from '../../helpers/prometheus-text.js';
+import { requireBinary } from '../../helpers/require-binary.js';
+import { runProgram } from '../../clients/run-program.js';
+
+/** Debian's python3 with the Prometheus project's own client library (python3-prometheus-client), whose text parser a scrape must pass. */
+const python = requireBinary('python3', { candidates: ['/usr/bin/python3'] });
+const hasParser = python.path !== '' && spawnSync(python.path, ['-c', 'import prometheus_client.parser']).status === 0;
+if (python.path && !hasParser) {
+  const message = `${python.path} has no prometheus_client (apt-get install python3-prometheus-client): the Prometheus parser test cannot run`;
+  if (process.env.CI === 'true') throw new Error(message);
+  console.warn(`SKIPPED: ${message}`);
+}
+const withParser = hasParser ? describe : describe.skip;
+const PROMETHEUS_PARSE = [
+  'import json, sys',
+  'from prometheus_client.parser import text_string_to_metric_families',
+  'families = {f.name: {"type": f.type, "samples": len(f.samples)} for f in text_string_to_metric_families(sys.stdin.read())}',
+  'print(json.dumps(families))',
+].join('\n');
 
 describe('metrics', () => {
   let f: BridgeFixture;
@@ -67,6 +86,23 @@ describe('metrics', () => {
     expect(moved('driveway_bridge_cache_hits_total')).toBeGreaterThanOrEqual(1);
     expect(sampleSum(after, 'driveway_bridge_cache_misses_total')).toBeGreaterThanOrEqual(1);
     expect(after.some((s) => s.name === 'nodejs_eventloop_lag_seconds' && Number.isFinite(s.value))).toBe(true);
+  });
+
+  withParser('read by the Prometheus client library\'s own parser', () => {
+    it('parses every family of a scrape, with the types driveway declares', async () => {
+      expect((await davRequest(f.davUrl, 'PROPFIND', '/home/', { auth: u.auth, headers: { depth: '1' } })).status).toBe(207);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const text = await (await request(server.url)).body.text();
+      const parsed = await runProgram(python.path, ['-c', PROMETHEUS_PARSE], { input: text, timeoutMs: 30_000 });
+      expect(parsed.code, parsed.stderr).toBe(0);
+      const families = JSON.parse(parsed.stdout) as Record<string, { type: string; samples: number }>;
+      // The parser names counters without their _total suffix.
+      expect(families.driveway_http_requests).toMatchObject({ type: 'counter' });
+      expect(families.driveway_http_requests!.samples).toBeGreaterThan(0);
+      expect(families.driveway_http_request_duration_seconds).toMatchObject({ type: 'histogram' });
+      expect(families.driveway_dav_locks_active).toMatchObject({ type: 'gauge' });
+      expect(families.nodejs_eventloop_lag_seconds).toMatchObject({ type: 'gauge' });
+    });
   });
 
   it('is read by a reader that refuses what a scraper would refuse', () => {
