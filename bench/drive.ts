@@ -67,7 +67,7 @@
  * Only loopback traffic; only our own children are stopped, by PID; the temp folder (data dirs,
  * peers' folders, the baseline build, ~5 GiB at the default size) is removed whatever happens.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -82,6 +82,8 @@ import {
   fmt,
   freePort,
   isInterrupted,
+  killClients,
+  runClient,
   median,
   MiB,
   nowMs,
@@ -346,39 +348,6 @@ function answersOptions(base: string): () => Promise<boolean> {
 
 // ---------------------------------------------------------------- client programs
 
-interface ClientResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  wallMs: number;
-}
-
-const liveClients = new Set<ChildProcess>();
-
-/** Runs a client program (curl, wrk, rclone) to its end, bounded; its output is kept in memory (small). */
-function runClient(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ClientResult> {
-  return new Promise((resolve, reject) => {
-    const start = nowMs();
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    liveClients.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CLIENT_TIMEOUT_MS);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      liveClients.delete(child);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      liveClients.delete(child);
-      resolve({ code, stdout, stderr, wallMs: nowMs() - start });
-    });
-  });
-}
-
 /** An answer that is not what the request must get: recorded as wrong, the sample dropped. */
 class WrongAnswer extends Error {}
 
@@ -395,7 +364,7 @@ function curlAuth(system: ServedSystem): string[] {
 
 /** One curl transfer to `system.base + urlPath`; figures from curl's own -w report. */
 async function curl(world: World, system: ServedSystem, urlPath: string, args: string[], output = '/dev/null'): Promise<CurlAnswer> {
-  const result = await runClient('curl', ['-sS', '-o', output, '-w', CURL_FORMAT, ...curlAuth(system), ...args, `${system.base}${urlPath}`], world.clientEnv);
+  const result = await runClient('curl', ['-sS', '-o', output, '-w', CURL_FORMAT, ...curlAuth(system), ...args, `${system.base}${urlPath}`], world.clientEnv, CLIENT_TIMEOUT_MS);
   if (result.code !== 0) throw new WrongAnswer(`curl ${urlPath} on ${system.label} exited ${String(result.code)}: ${result.stderr.trim()}`);
   const [status, downloaded, uploaded, seconds] = result.stdout.trim().split(' ').map(Number);
   return { status: status ?? 0, downloaded: downloaded ?? 0, uploaded: uploaded ?? 0, seconds: seconds ?? Number.NaN };
@@ -784,9 +753,7 @@ async function main(): Promise<void> {
 
   await withBenchRun(LABEL, RUN_TIMEOUT_MS, async (run) => {
     run.onCleanup(() => setupAgent.close());
-    run.onCleanup(() => {
-      for (const child of liveClients) if (child.pid !== undefined) child.kill('SIGKILL');
-    });
+    run.onCleanup(killClients);
     const { tmp } = run;
     // Apache serves as www-data: it must be able to walk into the temp folder.
     chmodSync(tmp, 0o711);
@@ -927,7 +894,7 @@ async function benchPropfindLoad(world: World): Promise<void> {
     for (const s of rotate(world.systems, round)) {
       await guard(world, `2 on ${s.label}, round ${round + 1}`, async () => {
         const args = ['-c', String(WRK_CONNECTIONS), '-t', String(WRK_THREADS), '-d', `${settings.loadSeconds}s`, '--timeout', '10s', '-s', scripts.get(s.key) as string, `${s.base}${folder}`];
-        const result = await metered(world, 'wrk', s, () => runClient('wrk', args, world.clientEnv));
+        const result = await metered(world, 'wrk', s, () => runClient('wrk', args, world.clientEnv, CLIENT_TIMEOUT_MS));
         if (result.code !== 0) throw new WrongAnswer(`wrk exited ${String(result.code)}: ${result.stderr.trim()}`);
         const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(result.stdout)?.[1]);
         const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(result.stdout)?.[1] ?? 0);
@@ -1075,7 +1042,7 @@ async function benchSmallFiles(world: World): Promise<void> {
           files.map(({ folder, name }) => `url = "${s.base}${dest}/${folder}/${name}"\nupload-file = "${path.join(world.smallSource, folder, name)}"\noutput = "/dev/null"\n`).join(''),
         );
         const args = ['--parallel', '--parallel-max', String(SMALL_PARALLEL), '-sS', '-w', '%{http_code}\\n', ...curlAuth(s), '-K', config];
-        const result = await metered(world, 'smallCurl', s, () => runClient('curl', args, world.clientEnv));
+        const result = await metered(world, 'smallCurl', s, () => runClient('curl', args, world.clientEnv, CLIENT_TIMEOUT_MS));
         if (result.code !== 0) throw new WrongAnswer(`curl exited ${String(result.code)}: ${result.stderr.trim().slice(0, 300)}`);
         const created = result.stdout.split('\n').filter((line) => line === '201' || line === '204').length;
         if (created !== files.length) throw new WrongAnswer(`${created} of ${files.length} PUTs answered 201/204`);
@@ -1088,7 +1055,7 @@ async function benchSmallFiles(world: World): Promise<void> {
       const dest = `/home/small-${round}-rclone`;
       await guard(world, `7 rclone copy on ${s.label}, round ${round + 1}`, async () => {
         const args = ['copy', world.smallSource, `${s.key}:${dest.slice(1)}`, '--transfers', String(SMALL_PARALLEL), '--log-level', 'ERROR'];
-        const result = await metered(world, 'smallRclone', s, () => runClient('rclone', args, world.clientEnv));
+        const result = await metered(world, 'smallRclone', s, () => runClient('rclone', args, world.clientEnv, CLIENT_TIMEOUT_MS));
         if (result.code !== 0) throw new WrongAnswer(`rclone copy exited ${String(result.code)}: ${result.stderr.trim().slice(0, 300)}`);
         record(world, 'smallRclone', s, result.wallMs / 1000);
         written.push({ s, dest });

@@ -384,6 +384,44 @@ export function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** A loopback port nobody listens on right now. */
+export interface ClientResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  wallMs: number;
+}
+
+const liveClients = new Set<ChildProcess>();
+
+/** Runs a client program (curl, wrk, rclone) to its end, SIGKILLed after `timeoutMs`; its output is kept in memory (small). */
+export function runClient(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const start = nowMs();
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    liveClients.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      liveClients.delete(child);
+      reject(err);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      liveClients.delete(child);
+      resolve({ code, stdout, stderr, wallMs: nowMs() - start });
+    });
+  });
+}
+
+/** Stops every client program still running (a bench's cleanup step). */
+export function killClients(): void {
+  for (const child of liveClients) if (child.pid !== undefined) child.kill('SIGKILL');
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

@@ -30,7 +30,6 @@
  * Only loopback traffic, bounded client runs, only our own children stopped (by PID: driveway,
  * nginx, the PostgreSQL cluster through its harness); the temp folder is removed whatever happens.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -44,6 +43,7 @@ import {
   countResponses,
   createBenchUser,
   fmt,
+  killClients,
   freePort,
   median,
   nowMs,
@@ -51,6 +51,7 @@ import {
   printTable,
   PROPFIND_ALLPROP,
   rotate,
+  runClient as runClientProgram,
   runBounded,
   spread,
   startDriveway,
@@ -60,6 +61,7 @@ import {
   tailOf,
   withBenchRun,
   type BenchRun,
+  type ClientResult,
 } from './lib.js';
 
 const LABEL = 'bench/scale-out';
@@ -114,31 +116,8 @@ function record(metric: Metric, key: Key, value: number): void {
   results.set(id, [...(results.get(id) ?? []), value]);
 }
 
-interface ClientResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  wallMs: number;
-}
-
 function runClient(command: string, args: string[]): Promise<ClientResult> {
-  return new Promise((resolve, reject) => {
-    const start = nowMs();
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), CLIENT_TIMEOUT_MS);
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, wallMs: nowMs() - start });
-    });
-  });
+  return runClientProgram(command, args, { PATH: process.env.PATH, HOME: process.env.HOME }, CLIENT_TIMEOUT_MS);
 }
 
 async function dav(d: Deployment, method: string, urlPath: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; text: string }> {
@@ -310,6 +289,7 @@ async function main(): Promise<void> {
   let pass = false;
   await withBenchRun(LABEL, RUN_TIMEOUT_MS, async (run) => {
     run.onCleanup(() => agent.close());
+    run.onCleanup(killClients);
     const pg = await startPostgres({ durable: true });
     run.onCleanup(() => pg.stop());
     const s3 = await startS3Server('driveway-bench');

@@ -21,7 +21,7 @@ import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
 import { SqliteStorage } from './storage/dialects/sqlite.js';
 import { migrate, SchemaTooNewError } from './storage/migrations.js';
 import { loginLimiterFor } from './storage/limits.js';
-import type { Storage } from './storage/sql.js';
+import { ping, type Storage } from './storage/sql.js';
 import { redactDatabaseUrl } from './storage/database-url.js';
 import { hasBuiltinAdmin, insertBuiltinAdmin } from './storage/users.js';
 import { storageBlobLedger } from './storage/revisions.js';
@@ -181,7 +181,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   app.decorateRequest('changesMark', 0);
   const readiness = new Readiness(
     [
-      { name: 'database', probe: async () => void (await storage.sql.get('SELECT 1 AS ok')) },
+      { name: 'database', probe: () => ping(storage.sql) },
       { name: 'blobs', probe: (signal) => blobs.probe(signal) },
     ],
     { log: log.child({ part: 'store' }) },

@@ -34,13 +34,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, promises as fs, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import Database from 'better-sqlite3';
 import { blobBackendOf, type Config } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { BlobMissingError, type BlobBackend, type BlobLedger } from './blobs/blob-backend.js';
 import { BlobVerificationError, copyBlob, verifyBlob } from './blobs/blob-copy.js';
 import { createBlobBackend } from './blobs/create-blob-backend.js';
 import { LocalBlobBackend } from './blobs/local.js';
+import { snapshotDatabaseFile } from './storage/dialects/sqlite-open.js';
 import { EmbeddedSource } from './storage/embedded-copy.js';
 import { lockDataDir } from './storage/instance-lock.js';
 import { migrationsOf } from './storage/migrations.js';
@@ -147,14 +147,7 @@ export async function takeBackup(options: BackupOptions): Promise<BackupSummary>
     const sourceFile = path.join(config.dataDir, DATABASE_FILE);
     if (!existsSync(sourceFile)) throw new BackupRefusedError(`no database at ${sourceFile}: name the right data directory (--config, DRIVEWAY_DATA_DIR)`);
     await fs.mkdir(dir, { recursive: true });
-    // The snapshot: one read transaction of a connection of our own. WAL lets the server write
-    // meanwhile; busy_timeout covers the moment a checkpoint holds the database.
-    const live = new Database(sourceFile, { fileMustExist: true, timeout: 10_000 });
-    try {
-      live.prepare('VACUUM INTO ?').run(target);
-    } finally {
-      live.close();
-    }
+    snapshotDatabaseFile(sourceFile, target);
   }
 
   const snapshot = new EmbeddedSource(target);

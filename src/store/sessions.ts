@@ -14,6 +14,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
 import { activeSession, insertSessionRow, revokeSessions, type ActiveSessionRow } from './storage/sessions.js';
+import { insertSessionKey, liveSessionKeys, newestSessionKeyCreated, retireReplacedSessionKeys } from './storage/session-keys.js';
 import type { Sql } from './storage/sql.js';
 
 /** A signing key of session tokens: `kid` goes into the token's header. */
@@ -61,7 +62,7 @@ export async function openSessionKeys(sql: Sql, clock: Clock, dataDir: string, c
   if (!ring.hasKeys) {
     const file = path.join(dataDir, 'jwt-secret');
     const legacy = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
-    await sql.run('INSERT INTO jwt_keys (kid, secret, created) VALUES (?, ?, ?) ON CONFLICT (kid) DO NOTHING', [FIRST_KID, legacy || newSecret(), clock.now()]);
+    await insertSessionKey(sql, { kid: FIRST_KID, secret: legacy || newSecret(), created: clock.now() }, true);
     await ring.reload();
     // kid '0' was there but retired (every key retired by hand): start a fresh one.
     if (!ring.hasKeys) {
@@ -70,12 +71,6 @@ export async function openSessionKeys(sql: Sql, clock: Clock, dataDir: string, c
     }
   }
   return ring;
-}
-
-interface KeyRow {
-  kid: string;
-  secret: string;
-  created: number;
 }
 
 class SessionKeyRing implements SessionKeys {
@@ -97,7 +92,7 @@ class SessionKeyRing implements SessionKeys {
   }
 
   private async read(): Promise<void> {
-    const rows = await this.sql.all<KeyRow>('SELECT kid, secret, created FROM jwt_keys WHERE retired IS NULL ORDER BY created, kid');
+    const rows = await liveSessionKeys(this.sql);
     this.keys = new Map(rows.map((r) => [r.kid, encode(r.secret)]));
     const last = rows.at(-1);
     this.newest = last && { kid: last.kid, secret: this.keys.get(last.kid) as Uint8Array };
@@ -126,7 +121,7 @@ class SessionKeyRing implements SessionKeys {
 /** Adds a key to the ring (it signs from the next read of every instance); its kid. */
 export async function addSessionKey(sql: Sql, clock: Clock): Promise<string> {
   const kid = randomBytes(9).toString('base64url');
-  await sql.run('INSERT INTO jwt_keys (kid, secret, created) VALUES (?, ?, ?)', [kid, newSecret(), clock.now()]);
+  await insertSessionKey(sql, { kid, secret: newSecret(), created: clock.now() });
   return kid;
 }
 
@@ -148,15 +143,11 @@ export interface RotationResult {
 export async function rotateSessionKeys(sql: Sql, clock: Clock, options: { everyMs: number; ttlSec: number }): Promise<RotationResult> {
   const now = clock.now();
   return sql.transaction(async (tx) => {
-    const newest = await tx.get<{ created: number }>('SELECT created FROM jwt_keys WHERE retired IS NULL ORDER BY created DESC LIMIT 1');
+    const newest = await newestSessionKeyCreated(tx);
     let added: string | undefined;
-    if (!newest || options.everyMs === 0 || Number(newest.created) <= now - options.everyMs) added = await addSessionKey(tx, clock);
-    const replacedBefore = now - options.ttlSec * 1000 - KEY_REFRESH_MS;
-    const { changes } = await tx.run(
-      'UPDATE jwt_keys SET retired = ? WHERE retired IS NULL AND EXISTS (SELECT 1 FROM jwt_keys n WHERE n.created > jwt_keys.created AND n.created <= ?)',
-      [now, replacedBefore],
-    );
-    return added === undefined ? { retired: changes } : { added, retired: changes };
+    if (newest === undefined || options.everyMs === 0 || newest <= now - options.everyMs) added = await addSessionKey(tx, clock);
+    const retired = await retireReplacedSessionKeys(tx, now, now - options.ttlSec * 1000 - KEY_REFRESH_MS);
+    return added === undefined ? { retired } : { added, retired };
   });
 }
 

@@ -75,6 +75,11 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/** Resolves when the database answers a trivial query (readiness); throws what the dialect throws otherwise. */
+export async function ping(sql: Sql): Promise<void> {
+  await sql.get('SELECT 1 AS ok');
+}
+
 /** A query that failed because of the data (a constraint), as opposed to the engine being unreachable. */
 export class StorageConstraintError extends Error {
   override name = 'StorageConstraintError';

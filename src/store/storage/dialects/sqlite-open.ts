@@ -83,6 +83,20 @@ export function totalChanges(db: Db): number {
   return db.prepare('SELECT total_changes() AS n').pluck().get() as number;
 }
 
+/**
+ * A consistent copy of the database `source` into the new file `target`, taken while a server
+ * writes it: one read transaction of a connection of our own (`VACUUM INTO`); WAL lets the
+ * server write meanwhile, and busy_timeout covers the moment a checkpoint holds the file.
+ */
+export function snapshotDatabaseFile(source: string, target: string): void {
+  const live = new Database(source, { fileMustExist: true, timeout: 10_000 });
+  try {
+    live.prepare('VACUUM INTO ?').run(target);
+  } finally {
+    live.close();
+  }
+}
+
 function createVolatileTables(db: Db): void {
   db.exec(`
     CREATE TEMP TABLE upload_tokens (
