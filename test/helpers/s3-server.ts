@@ -15,6 +15,21 @@ import { makeTmpDir } from './tmp-dir.js';
 /** s3rver's built-in account: what the SDK must sign with. */
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
+/**
+ * The environment that puts a driveway process on PostgreSQL at `databaseUrl` and this s3rver
+ * bucket, as an operator sets it (DRIVEWAY_DATABASE_URL, DRIVEWAY_S3_*, the SDK's AWS_* keys).
+ */
+export function postgresS3Env(databaseUrl: string, s3: { bucket: string; endpoint: string }): Record<string, string> {
+  return {
+    DRIVEWAY_DATABASE_URL: databaseUrl,
+    DRIVEWAY_S3_BUCKET: s3.bucket,
+    DRIVEWAY_S3_ENDPOINT: s3.endpoint,
+    DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
+    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+  };
+}
+
 export interface TestS3Server {
   endpoint: string;
   /** The bucket made at start. */

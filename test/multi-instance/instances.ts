@@ -1,16 +1,16 @@
 /**
  * Real driveway instances for the multi-instance suite: `src/main.ts` as child processes (store
  * plus in-process bridge, as `npm start` runs them), each with its own data directory and ports,
- * all over one PostgreSQL database and one s3rver bucket, with the JWT secret given to all of
- * them in the environment (a token signed by one verifies on the others). Stopped by the PIDs
+ * all over one PostgreSQL database and one s3rver bucket. No JWT secret is configured: a token
+ * signed by one verifies on the others through the key ring they share in the database
+ * (jwt_keys), as an operator runs them. Stopped by the PIDs
  * spawned here: SIGTERM, then SIGKILL after a grace period.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { S3RVER_CREDENTIALS } from '../helpers/s3-server.js';
+import { postgresS3Env } from '../helpers/s3-server.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -31,14 +31,8 @@ export interface SharedBackends {
   databaseUrl: string;
   s3: { endpoint: string; bucket: string };
   adminPassword: string;
-  /** DRIVEWAY_JWT_SECRET of every instance. */
-  jwtSecret: string;
   /** Further DRIVEWAY_* settings for every instance. */
   env?: Record<string, string>;
-}
-
-export function newJwtSecret(): string {
-  return randomBytes(32).toString('hex');
 }
 
 export async function startInstance(shared: SharedBackends, name: string): Promise<Instance> {
@@ -52,14 +46,8 @@ export async function startInstance(shared: SharedBackends, name: string): Promi
       DRIVEWAY_DAV_PORT: '0',
       DRIVEWAY_HOST: '127.0.0.1',
       DRIVEWAY_ADMIN_PASSWORD: shared.adminPassword,
-      DRIVEWAY_JWT_SECRET: shared.jwtSecret,
       DRIVEWAY_LOG_LEVEL: 'warn',
-      DRIVEWAY_DATABASE_URL: shared.databaseUrl,
-      DRIVEWAY_S3_BUCKET: shared.s3.bucket,
-      DRIVEWAY_S3_ENDPOINT: shared.s3.endpoint,
-      DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      ...postgresS3Env(shared.databaseUrl, shared.s3),
       ...shared.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -30,7 +30,7 @@ import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { debugLogSection, parseAcceptedWarnings, parseLitmusOutput } from '../clients/litmus-output.js';
 import { rcloneRemote } from '../clients/rclone-remote.js';
 import { describeRun, runProgram } from '../clients/run-program.js';
-import { newJwtSecret, startInstance, type Instance } from './instances.js';
+import { startInstance, type Instance } from './instances.js';
 
 const postgres = requirePostgres();
 const nginx = requireNginx();
@@ -102,7 +102,7 @@ postgres.describe('driveway instances over one PostgreSQL and one S3 bucket', ()
     tmp = makeTmpDir('driveway-multi-');
     databaseUrl = await freshPostgresDatabase();
     const s3 = await freshS3Bucket();
-    const shared = { databaseUrl, s3, adminPassword: ADMIN_PASSWORD, jwtSecret: newJwtSecret(), env: { DRIVEWAY_CACHE_TTL_MS: String(CACHE_TTL_MS) } };
+    const shared = { databaseUrl, s3, adminPassword: ADMIN_PASSWORD, env: { DRIVEWAY_CACHE_TTL_MS: String(CACHE_TTL_MS) } };
     // The first migrates the empty database; the second then starts on a current schema.
     instances.push(await startInstance(shared, 'a'));
     instances.push(await startInstance(shared, 'b'));

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_BASIC, spawnDriveway, type DrivewayProcess } from '../../helpers/driveway-process.js';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
-import { freshS3Bucket, S3RVER_CREDENTIALS } from '../../helpers/s3-server.js';
+import { freshS3Bucket, postgresS3Env } from '../../helpers/s3-server.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -291,12 +291,7 @@ describe('driveway backup and restore', () => {
     const [databaseUrl, s3] = await Promise.all([freshPostgresDatabase(), freshS3Bucket()]);
     const env = {
       DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'pg-data'),
-      DRIVEWAY_DATABASE_URL: databaseUrl,
-      DRIVEWAY_S3_BUCKET: s3.bucket,
-      DRIVEWAY_S3_ENDPOINT: s3.endpoint,
-      DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      ...postgresS3Env(databaseUrl, s3),
     };
     const run = await driveway(['restore', backupDir], env);
     expect(run.stderr).toBe('');
@@ -336,12 +331,7 @@ postgres.describe('driveway backup of a PostgreSQL + S3 store', () => {
     const [databaseUrl, s3] = await Promise.all([freshPostgresDatabase(), freshS3Bucket()]);
     const env = {
       DRIVEWAY_DATA_DIR: path.join(tmp.dir, 'pg-data'),
-      DRIVEWAY_DATABASE_URL: databaseUrl,
-      DRIVEWAY_S3_BUCKET: s3.bucket,
-      DRIVEWAY_S3_ENDPOINT: s3.endpoint,
-      DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      ...postgresS3Env(databaseUrl, s3),
     };
     const backupDir = path.join(tmp.dir, 'backup');
     const taken = await backupUnderLoad(env, backupDir);

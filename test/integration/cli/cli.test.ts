@@ -19,7 +19,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
-import { freshS3Bucket, S3RVER_CREDENTIALS, s3rverClient } from '../../helpers/s3-server.js';
+import { freshS3Bucket, postgresS3Env, s3rverClient } from '../../helpers/s3-server.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -191,12 +191,7 @@ async function postgresSetup(): Promise<StorageSetup> {
   const client = s3rverClient(s3.endpoint);
   return {
     env: {
-      DRIVEWAY_DATABASE_URL: databaseUrl,
-      DRIVEWAY_S3_BUCKET: s3.bucket,
-      DRIVEWAY_S3_ENDPOINT: s3.endpoint,
-      DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      ...postgresS3Env(databaseUrl, s3),
     },
     removeBlob: async (hash) => {
       await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `blobs/${hash}` }));

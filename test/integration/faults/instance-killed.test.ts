@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ADMIN_BASIC, spawnDriveway, type DrivewayProcess } from '../../helpers/driveway-process.js';
 import { requirePostgres, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
-import { S3RVER_CREDENTIALS, s3rverClient, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
+import { postgresS3Env, s3rverClient, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const postgres = requirePostgres();
@@ -34,12 +34,7 @@ let tmp: ReturnType<typeof makeTmpDir> | undefined;
 function env(): Record<string, string> {
   return {
     DRIVEWAY_LOG_LEVEL: 'warn',
-    DRIVEWAY_DATABASE_URL: databaseUrl,
-    DRIVEWAY_S3_BUCKET: s3!.bucket,
-    DRIVEWAY_S3_ENDPOINT: s3!.endpoint,
-    DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
-    AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    ...postgresS3Env(databaseUrl, s3!),
   };
 }
 

@@ -15,7 +15,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
-import { freshS3Bucket, S3RVER_CREDENTIALS, s3rverClient } from '../../helpers/s3-server.js';
+import { freshS3Bucket, postgresS3Env, s3rverClient } from '../../helpers/s3-server.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 import { startTestStore } from '../../helpers/start-store.js';
 
@@ -50,12 +50,7 @@ postgres.describe('driveway on PostgreSQL + S3', () => {
         DRIVEWAY_HOST: '127.0.0.1',
         DRIVEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
         DRIVEWAY_LOG_LEVEL: 'warn',
-        DRIVEWAY_DATABASE_URL: databaseUrl,
-        DRIVEWAY_S3_BUCKET: s3.bucket,
-        DRIVEWAY_S3_ENDPOINT: s3.endpoint,
-        DRIVEWAY_S3_FORCE_PATH_STYLE: 'true',
-        AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+        ...postgresS3Env(databaseUrl, s3),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
