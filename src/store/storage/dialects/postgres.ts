@@ -229,15 +229,30 @@ export class PostgresStorage implements Storage {
       }
       let open = true;
       let broken = false;
-      const held: string[] = [];
+      let held: string[] = [];
+      const advisory = (fn: string, key: string): string => `SELECT ${fn}(hashtextextended(${client.escapeLiteral(key)}, ${SERIALIZE_SEED}))`;
       try {
-        for (const key of keys) {
-          await query(client, 'SELECT pg_advisory_lock(hashtextextended(?, ?))', [key, SERIALIZE_SEED]);
-          held.push(key);
+        if (keys.length === 0) {
+          await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+        } else {
+          // ONE round trip for the locks and BEGIN (a small upload's transaction is a few round
+          // trips, each as dear as its statements): the locks are taken in a short transaction
+          // of their own (session locks outlive its COMMIT) and only then does the real one
+          // begin, so its snapshot is taken after the wait. Should that message fail partway,
+          // the connection is discarded, which drops whatever it took.
+          broken = true;
+          await client.query(['BEGIN', ...keys.map((key) => advisory('pg_advisory_lock', key)), 'COMMIT', 'BEGIN ISOLATION LEVEL SERIALIZABLE'].join('; '));
+          broken = false;
+          held = keys;
         }
-        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
         const result = await work(this.handle(client, () => open));
-        await client.query('COMMIT');
+        if (held.length === 0) {
+          await client.query('COMMIT');
+        } else {
+          // COMMIT and the unlocks in one message; a failed COMMIT skips the unlocks (finally does them).
+          await client.query(['COMMIT', ...[...held].reverse().map((key) => advisory('pg_advisory_unlock', key))].join('; '));
+          held = [];
+        }
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {
@@ -255,9 +270,9 @@ export class PostgresStorage implements Storage {
         throw translate(err);
       } finally {
         open = false;
-        for (const key of held.reverse()) {
+        for (const key of [...held].reverse()) {
           if (broken) break;
-          await query(client, 'SELECT pg_advisory_unlock(hashtextextended(?, ?))', [key, SERIALIZE_SEED]).catch(() => {
+          await client.query(advisory('pg_advisory_unlock', key)).catch(() => {
             broken = true;
           });
         }
