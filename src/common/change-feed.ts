@@ -16,6 +16,8 @@ export interface StoreChange {
   readonly everything: boolean;
   /** Dead properties or client mtimes changed. */
   readonly properties: boolean;
+  /** WebDAV locks changed (taken, refreshed, released, swept). */
+  readonly locks: boolean;
   /**
    * Made by this process's own database connections: its bridge, when the write came through
    * it, has already updated its caches (a listener may skip the folders).
@@ -35,23 +37,31 @@ export interface ChangeFeed {
    * wait at worst: a request is never held up for long by the feed.
    */
   settled(): Promise<void>;
+  /**
+   * True while changes are being received. A cache that only the feed keeps true (nothing else
+   * expires it soon enough) must be bypassed otherwise: notifications sent meanwhile are lost.
+   */
+  readonly listening: boolean;
 }
 
-/** The channel, and the words of its payload (the PostgreSQL triggers of migration 014 write them). */
+/** The channel, and the words of its payload (the PostgreSQL triggers of migrations 014 and 017 write them). */
 export const CHANGE_CHANNEL = 'driveway_changes';
 export const EVERYTHING = '*';
 export const PROPERTIES = '!props';
+export const LOCKS = '!locks';
 
 /** A payload as the triggers write it: words separated by spaces. */
 export function parseChange(payload: string, local: boolean): StoreChange {
   const folders: string[] = [];
   let everything = false;
   let properties = false;
+  let locks = false;
   for (const word of payload.split(' ')) {
     if (word === '') continue;
     if (word === EVERYTHING) everything = true;
     else if (word === PROPERTIES) properties = true;
+    else if (word === LOCKS) locks = true;
     else folders.push(word);
   }
-  return { folders, everything, properties, local };
+  return { folders, everything, properties, locks, local };
 }

@@ -20,9 +20,15 @@
  * while the store still writes through its own better-sqlite3 calls on the connection this
  * handle shares (the store's ctx.storage): a rollback there could take a store write with it.
  *
+ * - lookups answered from memory while the change feed listens (LockLookups below): a PUT or a
+ *   PROPFIND asks whether anything is locked, and almost always nothing is; every change to a
+ *   lock, by this instance or (announced by migration 017's trigger) another, drops the answers.
+ *
  * main.ts (dav-state.ts) wires it into the bridge over PostgreSQL only: over SQLite one process
  * serves the data directory, and the bridge keeps its locks in memory (MemoryLockRepository).
  */
+import { LRUCache } from 'lru-cache';
+import type { ChangeFeed } from '../../common/change-feed.js';
 import type { Sql } from './sql.js';
 import {
   budgetError,
@@ -75,41 +81,120 @@ function toLock(row: LockRow): ActiveLock {
 
 type Verdict = { kind: 'inserted' } | { kind: 'conflict'; conflicts: ActiveLock[] } | { kind: 'budget'; passed: 'total' | 'principal' };
 
+/**
+ * Answers of the lock lookups, kept while `feed` listens. Sound because every DAV request first
+ * waits for the feed to settle (common/change-feed.ts settled(): every change committed before
+ * the request began has dropped what it changed), this instance drops them itself after each of
+ * its own lock writes, and an answer is kept only when no change arrived while it was read (the
+ * generation). Rows are kept as read and filtered by expiry at each use, so a lock expires from
+ * memory as from the table. While the feed does not listen nothing is kept; `TTL_MS` bounds what
+ * a feed that died silently (until its ping notices) could leave.
+ *
+ * Most of the time no lock exists at all (rclone, curl, backup tools never lock): that is learnt
+ * with one probe and then answers every lookup, a new file's included (whose chain no earlier
+ * lookup named), until the next change to a lock.
+ */
+class LockLookups {
+  private static readonly TTL_MS = 2000;
+  private generation = 0;
+  private readonly answers = new LRUCache<string, LockRow[]>({ max: 20_000, ttl: LockLookups.TTL_MS });
+  /** Whether any live lock existed, as learnt in `generation` at `atMs`. */
+  private existence: { generation: number; atMs: number; any: boolean } | undefined;
+
+  constructor(
+    private readonly feed: ChangeFeed,
+    private readonly anyLive: (nowMs: number) => Promise<boolean>,
+  ) {
+    feed.subscribe((change) => {
+      if (change.locks || change.everything) this.drop();
+    });
+  }
+
+  drop(): void {
+    this.generation += 1;
+    this.answers.clear();
+    this.existence = undefined;
+  }
+
+  async rows(key: string, nowMs: number, read: () => Promise<LockRow[]>): Promise<LockRow[]> {
+    if (!this.feed.listening) return read();
+    const generation = this.generation;
+    let existence = this.existence;
+    if (existence && (existence.generation !== generation || performance.now() - existence.atMs > LockLookups.TTL_MS)) existence = undefined;
+    if (!existence) {
+      const any = await this.anyLive(nowMs);
+      existence = { generation, atMs: performance.now(), any };
+      if (generation === this.generation && this.feed.listening) this.existence = existence;
+    }
+    if (!existence.any) return [];
+    const known = this.answers.get(key);
+    if (known) return known;
+    const rows = await read();
+    if (generation === this.generation && this.feed.listening) this.answers.set(key, rows);
+    return rows;
+  }
+}
+
+const live = (rows: readonly LockRow[], nowMs: number): LockRow[] => rows.filter((r) => Number(r.expires_ms) > nowMs);
+
 export class SqlLockRepository implements LockRepository {
   private readonly budgets: LockBudgets;
   private insertsSinceSweep = 0;
+  private readonly lookups: LockLookups | undefined;
 
+  /** `changes`: the storage's change feed (PostgreSQL), which lets lookups be answered from memory. */
   constructor(
     private readonly sql: Sql,
     budgets: Partial<LockBudgets> = {},
+    changes?: ChangeFeed,
   ) {
     this.budgets = lockBudgets(budgets);
+    this.lookups = changes
+      ? new LockLookups(changes, async (nowMs) => (await sql.get('SELECT 1 AS any FROM dav_locks WHERE expires_ms > ? LIMIT 1', [nowMs])) !== undefined)
+      : undefined;
+  }
+
+  /** Rows of a lookup (live at `nowMs`), from memory when kept. */
+  private async lookup(key: string, nowMs: number, read: (sql: Sql, nowMs: number) => Promise<LockRow[]>): Promise<LockRow[]> {
+    if (!this.lookups) return read(this.sql, nowMs);
+    return live(await this.lookups.rows(key, nowMs, () => read(this.sql, nowMs)), nowMs);
+  }
+
+  /** A write of this instance's: lookups kept from before it are dropped once it ended (committed or not). */
+  private async writing<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } finally {
+      this.lookups?.drop();
+    }
   }
 
   async active(resource: string, nowMs: number): Promise<ActiveLock[]> {
-    const rows = await this.sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.resource = ? AND l.expires_ms > ?`, [resource, nowMs]);
-    return rows.map(toLock);
+    return (await this.lookup(`r ${resource}`, nowMs, (sql, now) => sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.resource = ? AND l.expires_ms > ?`, [resource, now]))).map(toLock);
   }
 
-  covering(chain: readonly string[], nowMs: number): Promise<ActiveLock[]> {
-    return coveringIn(this.sql, chain, nowMs);
+  async covering(chain: readonly string[], nowMs: number): Promise<ActiveLock[]> {
+    return orderCovering(chain, await this.lookup(`c ${chain.join(' ')}`, nowMs, (sql, now) => coveringRows(sql, chain, now)));
   }
 
-  below(id: string, nowMs: number): Promise<ActiveLock[]> {
-    return belowIn(this.sql, id, nowMs);
+  async below(id: string, nowMs: number): Promise<ActiveLock[]> {
+    return (await this.lookup(`b ${id}`, nowMs, (sql, now) => belowRows(sql, id, now))).map(toLock);
   }
 
   async childrenOf(parent: string, nowMs: number): Promise<ActiveLock[]> {
-    const rows = await this.sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.parent = ? AND l.expires_ms > ?`, [parent, nowMs]);
-    return rows.map(toLock);
+    return (await this.lookup(`p ${parent}`, nowMs, (sql, now) => sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.parent = ? AND l.expires_ms > ?`, [parent, now]))).map(toLock);
   }
 
   async get(token: string, nowMs: number): Promise<ActiveLock | undefined> {
-    const row = await this.sql.get<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.token = ? AND l.expires_ms > ?`, [token, nowMs]);
+    const [row] = await this.lookup(`t ${token}`, nowMs, (sql, now) => sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.token = ? AND l.expires_ms > ?`, [token, now]));
     return row && toLock(row);
   }
 
-  async insert(lock: ActiveLock, nowMs: number): Promise<void> {
+  insert(lock: ActiveLock, nowMs: number): Promise<void> {
+    return this.writing(() => this.insertLock(lock, nowMs));
+  }
+
+  private async insertLock(lock: ActiveLock, nowMs: number): Promise<void> {
     const weight = lockBytes(lock);
     const verdict = await this.sql.transaction(async (tx): Promise<Verdict> => {
       if (tx.dialect === 'postgres') await serialise(tx, lock.chain);
@@ -140,7 +225,7 @@ export class SqlLockRepository implements LockRepository {
   }
 
   async refresh(token: string, renewal: LockRenewal, nowMs: number): Promise<ActiveLock | undefined> {
-    return this.sql.transaction(async (tx) => {
+    return this.writing(() => this.sql.transaction(async (tx) => {
       const row = await tx.get<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.token = ? AND l.expires_ms > ?`, [token, nowMs]);
       if (row === undefined) return undefined;
       const lock = toLock(row);
@@ -154,21 +239,21 @@ export class SqlLockRepository implements LockRepository {
         await insertMembers(tx, token, refreshed.chain);
       }
       return refreshed;
-    });
+    }));
   }
 
   async remove(token: string, nowMs: number): Promise<ActiveLock | undefined> {
-    return this.sql.transaction(async (tx) => {
+    return this.writing(() => this.sql.transaction(async (tx) => {
       const row = await tx.get<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.token = ?`, [token]);
       if (row === undefined) return undefined;
       await tx.run('DELETE FROM dav_lock_members WHERE token = ?', [token]);
       await tx.run('DELETE FROM dav_locks WHERE token = ?', [token]);
       return row.expires_ms > nowMs ? toLock(row) : undefined;
-    });
+    }));
   }
 
   async removeWithin(id: string, nowMs: number): Promise<ActiveLock[]> {
-    return this.sql.transaction(async (tx) => {
+    return this.writing(() => this.sql.transaction(async (tx) => {
       const rows = await tx.all<LockRow>(
         `SELECT ${COLUMNS} FROM dav_lock_members m JOIN dav_locks l ON l.token = m.token WHERE m.member = ?`,
         [id],
@@ -178,11 +263,11 @@ export class SqlLockRepository implements LockRepository {
       await tx.run(`DELETE FROM dav_lock_members WHERE token ${tokens.clause}`, [tokens.param]);
       await tx.run(`DELETE FROM dav_locks WHERE token ${tokens.clause}`, [tokens.param]);
       return rows.filter((r) => r.expires_ms > nowMs).map(toLock);
-    });
+    }));
   }
 
   async sweep(nowMs: number): Promise<number> {
-    return this.sql.transaction((tx) => sweepIn(tx, nowMs));
+    return this.writing(() => this.sql.transaction((tx) => sweepIn(tx, nowMs)));
   }
 
   async count(nowMs: number): Promise<number> {
@@ -203,16 +288,20 @@ async function serialise(tx: Sql, chain: readonly string[]): Promise<void> {
 }
 
 async function coveringIn(sql: Sql, chain: readonly string[], nowMs: number): Promise<ActiveLock[]> {
+  return orderCovering(chain, await coveringRows(sql, chain, nowMs));
+}
+
+/** Rows of the locks on the chain's resources (coveringIn keeps those that cover its last). */
+async function coveringRows(sql: Sql, chain: readonly string[], nowMs: number): Promise<LockRow[]> {
   if (chain.length === 0) return [];
-  const last = chain[chain.length - 1] as string;
-  let rows: LockRow[];
-  if (chain.length === 1) {
-    rows = await sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.resource = ? AND l.expires_ms > ?`, [last, nowMs]);
-  } else {
-    const keys = inKeys(sql, chain);
-    rows = await sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.resource ${keys.clause} AND l.expires_ms > ?`, [keys.param, nowMs]);
-  }
-  // Ordered as the memory repository answers: root first, then by token.
+  if (chain.length === 1) return sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.resource = ? AND l.expires_ms > ?`, [chain[0], nowMs]);
+  const keys = inKeys(sql, chain);
+  return sql.all<LockRow>(`SELECT ${COLUMNS} FROM dav_locks l WHERE l.resource ${keys.clause} AND l.expires_ms > ?`, [keys.param, nowMs]);
+}
+
+/** The locks covering the chain's last resource: its own and every depth-infinity one above, root first, then by token (as the memory repository answers). */
+function orderCovering(chain: readonly string[], rows: readonly LockRow[]): ActiveLock[] {
+  const last = chain[chain.length - 1];
   const at = new Map(chain.map((id, i) => [id, i]));
   return rows
     .filter((r) => r.resource === last || r.depth === 'infinity')
@@ -221,11 +310,14 @@ async function coveringIn(sql: Sql, chain: readonly string[], nowMs: number): Pr
 }
 
 async function belowIn(sql: Sql, id: string, nowMs: number): Promise<ActiveLock[]> {
-  const rows = await sql.all<LockRow>(
+  return (await belowRows(sql, id, nowMs)).map(toLock);
+}
+
+function belowRows(sql: Sql, id: string, nowMs: number): Promise<LockRow[]> {
+  return sql.all<LockRow>(
     `SELECT ${COLUMNS} FROM dav_lock_members m JOIN dav_locks l ON l.token = m.token WHERE m.member = ? AND l.resource <> ? AND l.expires_ms > ?`,
     [id, id, nowMs],
   );
-  return rows.map(toLock);
 }
 
 async function insertMembers(tx: Sql, token: string, chain: readonly string[]): Promise<void> {

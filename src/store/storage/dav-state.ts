@@ -54,7 +54,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
     const moved = await moveStateFileInto(options.stateFile, storage.sql);
     if (moved) options.log?.info({ ...moved, from: options.stateFile }, 'moved dead properties and client mtimes from the bridge state file into the database');
     return {
-      locks: storage.dialect === 'postgres' ? new SqlLockRepository(storage.sql) : undefined,
+      locks: storage.dialect === 'postgres' ? new SqlLockRepository(storage.sql, {}, storage.changes) : undefined,
       properties: new SqlPropertyRepository(storage.sql, options.properties),
       // The storage is the store's: it closes it.
       close: async () => undefined,

@@ -73,6 +73,19 @@ async function postgresStorage(): Promise<PostgresStorage> {
   return storage;
 }
 
+/** Resolves once the storage's change feed listens (until then a repository asks the database). */
+async function listening(storage: PostgresStorage): Promise<void> {
+  const stop = storage.changes.subscribe(() => undefined);
+  try {
+    for (let i = 0; !storage.changes.listening; i++) {
+      if (i > 200) throw new Error('the change feed did not start listening within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    stop();
+  }
+}
+
 async function release(storage: PostgresStorage | undefined): Promise<void> {
   if (!storage) return;
   pgState.storages = pgState.storages.filter((s) => s !== storage);
@@ -90,6 +103,19 @@ postgres.describe('on PostgreSQL', () => {
       async open(budgets) {
         storage = await postgresStorage();
         return new SqlLockRepository(storage.sql, budgets);
+      },
+      close: async () => release(storage),
+    };
+  });
+
+  describeLockRepository('PostgreSQL, lookups answered from memory while the change feed listens', () => {
+    let storage: PostgresStorage | undefined;
+    return {
+      async open(budgets) {
+        storage = await postgresStorage();
+        const repository = new SqlLockRepository(storage.sql, budgets, storage.changes);
+        await listening(storage);
+        return repository;
       },
       close: async () => release(storage),
     };
@@ -115,8 +141,17 @@ postgres.describe('on PostgreSQL', () => {
       pgState.storages.push(two);
     });
 
-    it('grants exactly one of the conflicting LOCKs both instances start at once, again and again', async () => {
-      const instances = [new LockStore({ repository: new SqlLockRepository(one.sql) }), new LockStore({ repository: new SqlLockRepository(two.sql) })];
+    it.each([
+      ['asking the database every time', false],
+      ['each answering lookups from memory while its change feed listens', true],
+    ])('grants exactly one of the conflicting LOCKs both instances start at once, again and again (%s)', async (_how, remembering) => {
+      const repository = (storage: PostgresStorage): SqlLockRepository => new SqlLockRepository(storage.sql, {}, remembering ? storage.changes : undefined);
+      const instances = [new LockStore({ repository: repository(one) }), new LockStore({ repository: repository(two) })];
+      if (remembering) await Promise.all([listening(one), listening(two)]);
+      // What a DAV request does first (bridge/server.ts): let every change committed elsewhere arrive.
+      const settled = async (): Promise<void> => {
+        if (remembering) await Promise.all([one.changes.settled(), two.changes.settled()]);
+      };
       for (let round = 0; round < 10; round++) {
         const file = ['home', 'docs', `race-${round}`];
         // Each instance: an exclusive lock of the file, and a depth-infinity lock of its folder.
@@ -131,13 +166,53 @@ postgres.describe('on PostgreSQL', () => {
         for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as LockError).kind).toBe('conflict');
         // What one instance granted, the other sees and refuses to write past.
         const taken = (granted[0] as PromiseFulfilledResult<{ token: string; chain: readonly string[] }>).value;
+        await settled();
         for (const locks of instances) {
           expect((await locks.locksCovering(file)).map((l) => l.token)).toEqual([taken.token]);
           expect(await locks.canModify(file, [])).toBe(false);
         }
         await instances[1]?.unlock(taken.token, taken.chain);
         expect(await instances[0]?.count()).toBe(0);
+        await settled();
+        for (const locks of instances) expect(await locks.canModify(file, [])).toBe(true);
       }
+    });
+
+    it('answers lookups from memory while nothing changes, and sees another instance\'s LOCK and UNLOCK once its feed settled', async () => {
+      const reads = { n: 0 };
+      const counted: Sql = {
+        ...one.sql,
+        get: (text, params) => (reads.n++, one.sql.get(text, params)),
+        all: (text, params) => (reads.n++, one.sql.all(text, params)),
+      };
+      const here = new SqlLockRepository(counted, {}, one.changes);
+      const there = new SqlLockRepository(two.sql, {}, two.changes);
+      await Promise.all([listening(one), listening(two)]);
+      const now = Date.now();
+      const file = ['home', 'memo', 'a.txt'];
+      const fresh = ['home', 'memo', 'new-file.txt'];
+      expect(await here.covering(file, now)).toEqual([]);
+      const first = reads.n;
+      // Nothing locked anywhere: every lookup, a chain never asked about included, from memory.
+      expect(await here.covering(file, now)).toEqual([]);
+      expect(await here.covering(fresh, now)).toEqual([]);
+      expect(await here.childrenOf('memo', now)).toEqual([]);
+      expect(reads.n).toBe(first);
+
+      const lock = { ...request(['home', 'memo'], { depth: 'infinity' }), token: 'opaquelocktoken:memo', resourceId: 'memo', expiresAtMs: now + 60_000 };
+      await there.insert(lock, now);
+      await one.changes.settled();
+      expect((await here.covering(fresh, now)).map((l) => l.token)).toEqual([lock.token]);
+      expect(reads.n).toBeGreaterThan(first);
+      const afterLock = reads.n;
+      expect((await here.covering(fresh, now)).map((l) => l.token)).toEqual([lock.token]);
+      expect(reads.n).toBe(afterLock);
+      // A lease ends by itself in memory as in the table.
+      expect(await here.covering(fresh, now + 61_000)).toEqual([]);
+
+      await there.remove(lock.token, now);
+      await one.changes.settled();
+      expect(await here.covering(fresh, now)).toEqual([]);
     });
   });
 });

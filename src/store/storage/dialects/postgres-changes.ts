@@ -36,7 +36,7 @@ export interface PostgresChangeFeedOptions {
 /** How the listening connection shows in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'driveway-change-feed';
 
-const EVERYTHING: StoreChange = { folders: [], everything: true, properties: true, local: false };
+const EVERYTHING: StoreChange = { folders: [], everything: true, properties: true, locks: true, local: false };
 
 export class PostgresChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<StoreChangeListener>();

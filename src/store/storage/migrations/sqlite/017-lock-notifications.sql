@@ -1,0 +1,3 @@
+-- Nothing here: the PostgreSQL migration of this number makes lock changes notify the other
+-- instances' caches; over SQLite the bridge keeps its locks in memory. The number is kept so a
+-- version names one schema in both dialects.
