@@ -27,7 +27,7 @@
 import type { AuthenticatedUser } from './sessions.js';
 import type { Sql } from './storage/sql.js';
 import { getGroup, membershipOf, type GroupRow, type Membership } from './storage/groups.js';
-import { getNode, getTopLevel, isUuid, parseIdentifier, type NodeRow } from './storage/nodes.js';
+import { findNode, isUuid, locatorOf, type NodeRow } from './storage/nodes.js';
 import { privateSharesReaching } from './storage/shares.js';
 import { getUserByUuid } from './storage/users.js';
 import { forbidden, notFound, StoreHttpError } from './envelope.js';
@@ -143,12 +143,21 @@ export async function resolveNodeAccess(
   identifier: string,
   permission: Permission | 'visible' = 'read',
 ): Promise<{ node: NodeRow; access: NodeAccess }> {
-  const parsed = parseIdentifier(identifier);
-  if (!parsed) throw notFound();
-  const node =
-    parsed.kind === 'uuid'
-      ? (await getNode(sql, parsed.uuid as string))
-      : (await getTopLevel(sql, parsed.owner ?? caller.userUuid, parsed.top as NonNullable<typeof parsed.top>));
+  const where = locatorOf(identifier, caller.userUuid);
+  if (!where) throw notFound();
+  return admitNode(sql, caller, await findNode(sql, where), permission);
+}
+
+/**
+ * resolveNodeAccess for a node already read (undefined: no such node), as an operation that
+ * reads it together with other rows does (ops/files.ts: an upload's checks in one round trip).
+ */
+export async function admitNode(
+  sql: Sql,
+  caller: AuthenticatedUser,
+  node: NodeRow | undefined,
+  permission: Permission | 'visible',
+): Promise<{ node: NodeRow; access: NodeAccess }> {
   if (!node) throw notFound();
   const access = await accessTo(sql, caller, node);
   if (!access.visible) throw notFound();

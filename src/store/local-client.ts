@@ -16,7 +16,7 @@ import { toGroupEntry, usageOf } from '../store-client/groups.js';
 import { toNodeDetails, toNodeEntry } from '../store-client/nodes.js';
 import { toUserProfile, webdriveOf } from '../store-client/user.js';
 import type { ByteRange, Download, NodeId, StoreSession, UploadResult, UploadTarget } from '../store-client/types.js';
-import { BlobTooLargeError } from './blobs/staging.js';
+import { BlobTooLargeError, INLINE_MAX_BYTES } from './blobs/staging.js';
 import type { StoreContext } from './context.js';
 import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { StoreHttpError, unauthenticated, unavailableOf } from './envelope.js';
@@ -25,7 +25,7 @@ import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
-import { storeFile, uploadName, uploadTarget } from './ops/upload.js';
+import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
 import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
 import { admitCaller, operationPolicy, type StoreOperation } from './policy.js';
 import { authenticateToken, type AuthenticatedUser } from './sessions.js';
@@ -127,8 +127,14 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
 
   /** Both upload steps in one: the target checks, then the bytes straight into storage. */
   async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable | Buffer, signal?: AbortSignal): Promise<UploadResult> {
-    const node = await uploadTarget(ctx, caller, 'folder' in target ? target.folder : target.revisionOf);
-    const stored = await storeFile(ctx, caller, node, uploadName(node, target.name), body, signal ? { signal } : {});
+    const id = 'folder' in target ? target.folder : target.revisionOf;
+    let stored: Awaited<ReturnType<typeof storeFile>>;
+    if (Buffer.isBuffer(body) && body.length <= INLINE_MAX_BYTES) {
+      stored = await storeWholeFile(ctx, caller, id, target.name, body);
+    } else {
+      const checked = await uploadTarget(ctx, caller, id);
+      stored = await storeFile(ctx, caller, checked, uploadName(checked.target, target.name), body, signal ? { signal } : {});
+    }
     return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size };
   }
 

@@ -187,6 +187,29 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
     expect(await text((await client.download(s, id, 'ten.txt')).body)).toBe('0123456789');
   });
 
+  it('refuses bytes held whole (a small Buffer, checked only by the transaction that records it) as it refuses a stream', async () => {
+    const s = u.session;
+    const file = await client.upload(s, { folder: home, name: 'kept.txt' }, Buffer.from('kept'));
+    const id = file.id as ReturnType<typeof nodeId>;
+    await client.createFolder(s, home, 'taken');
+    const other = await f.newUser();
+    const x = (): Buffer => Buffer.from('x');
+    await expect(client.upload(s, { folder: nodeId('trash'), name: 'x.txt' }, x())).rejects.toMatchObject({ kind: 'forbidden', code: 'virtual_folder' });
+    await expect(client.upload(s, { folder: nodeId('favorites'), name: 'x.txt' }, x())).rejects.toMatchObject({ kind: 'forbidden', code: 'virtual_folder' });
+    await expect(client.upload(s, { folder: home, name: 'a/b' }, x())).rejects.toMatchObject({ kind: 'invalid', code: 'invalid_name' });
+    await expect(client.upload(s, { folder: home, name: 'taken' }, x())).rejects.toMatchObject({ kind: 'conflict' });
+    await expect(client.upload(other.session, { revisionOf: id, name: 'kept.txt' }, x())).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.upload(other.session, { folder: id, name: 'y.txt' }, x())).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.upload(s, { folder: nodeId('00000000-0000-4000-8000-000000000000'), name: 'y.txt' }, x())).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.upload(s, { folder: nodeId('not-an-id'), name: 'y.txt' }, x())).rejects.toMatchObject({ kind: 'not-found' });
+    // Nothing of the refused uploads is there, and the file kept its one revision.
+    const names = (await client.listFolder(s, home)).map((e) => e.name);
+    expect(names).not.toContain('a/b');
+    expect(names).not.toContain('x.txt');
+    expect(find(await client.listFolder(s, home), 'kept.txt')).toMatchObject({ sizeBytes: 4 });
+    expect(await text((await client.download(s, id, 'kept.txt')).body)).toBe('kept');
+  });
+
   it('answers WebDAV endpoints, groups, group endpoints and group usage', async () => {
     const member = await f.newUser();
     const session = await client.login(member.email, member.password);

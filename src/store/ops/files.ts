@@ -9,19 +9,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../storage/sql.js';
 import {
-  addBlobRef,
-  adjustUsage,
-  usageOf,
   insertNewFile,
-  insertRevision,
+  insertNextRevision,
   insertUploadToken,
   markUploadTokenUsed,
-  setFileRevision,
+  uploadFacts,
   uploadTokenRow,
+  usageOf,
   type UploadResult,
 } from '../storage/revisions.js';
-import { getChildByName, topKindOf, touch, VIRTUAL_KINDS, type NodeRow } from '../storage/nodes.js';
-import { permissionsOn, resolveNode } from '../access.js';
+import { topKindOf, VIRTUAL_KINDS, type NodeLocator, type NodeRow, type TopLevelKind } from '../storage/nodes.js';
+import { assertValidName } from '../names.js';
+import { admitNode, permissionsOn } from '../access.js';
 import { sessionUser, type AuthenticatedUser } from '../sessions.js';
 import { conflict, forbidden, quotaExceeded, StoreHttpError, unauthenticated } from '../envelope.js';
 import { writesOf } from './tree.js';
@@ -44,7 +43,11 @@ function hashToken(token: string): string {
  * trash (403 `virtual_folder`), or a file that does not lie in them either.
  */
 export async function assertUploadTarget(sql: Sql, target: NodeRow): Promise<void> {
-  const top = await topKindOf(sql, target);
+  assertUploadableUnder(await topKindOf(sql, target));
+}
+
+/** assertUploadTarget for a target whose top-level kind (topKindOf) was read already. */
+export function assertUploadableUnder(top: TopLevelKind | null): void {
   if (top !== null && VIRTUAL_KINDS.has(top)) {
     throw forbidden(`nothing can be uploaded into ${top}`, 'virtual_folder');
   }
@@ -93,9 +96,10 @@ export async function uploaderOf(sql: Sql, grant: UploadGrant, now: number): Pro
 
 export interface CommitUpload {
   uploader: AuthenticatedUser;
-  targetUuid: string;
-  /** Name of the part; used only when the target is a folder (a new revision keeps its name). */
-  name: string;
+  /** A folder (a new file) or a file (a new revision). */
+  target: NodeLocator;
+  /** The new file's name, checked here (400 `invalid_name`); unused for a file target (a new revision keeps its name). */
+  name: string | undefined;
   hash: string;
   sizeBytes: number;
   /** The bytes of a small blob kept in its database row (blobs/staging.ts INLINE_MAX_BYTES). */
@@ -112,7 +116,7 @@ export interface CommitUpload {
  * `quota_exceeded`; nothing is written then.
  */
 export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<UploadResult> {
-  if (sql.dialect !== 'postgres' || sql.inTransaction) return await sql.transaction((tx) => recordUploadIn(tx, upload, false), writesOf(upload.uploader.userUuid));
+  if (sql.dialect !== 'postgres' || sql.inTransaction) return await sql.transaction((tx) => recordUploadIn(tx, upload), writesOf(upload.uploader.userUuid));
   return await groupCommitted(sql, upload);
 }
 
@@ -120,11 +124,12 @@ export async function commitUpload(sql: Sql, upload: CommitUpload): Promise<Uplo
  * Group commit of one writer's uploads on PostgreSQL. Their commits run one after the other
  * anyway (writesOf: they all change the writer's usage row), each waiting for the previous
  * one's round trips and WAL flush; so the commits that arrive while one runs wait together and
- * then go in ONE transaction, each in a savepoint of its own: an upload refused there (quota,
- * a name taken by a folder, a target gone) rolls back its savepoint alone and is answered its
- * error, the others commit. A serialization failure still retries the whole transaction (the
- * dialect re-runs the work; every upload in it starts again from its savepoint). A crash before
+ * then go in ONE transaction, one after the other: an upload refused there (quota, a name taken
+ * by a folder, a target gone) is refused before it wrote anything and is answered its error,
+ * the others commit. A serialization failure still retries the whole transaction (the
+ * dialect re-runs the work: every upload in it is checked and written again). A crash before
  * COMMIT records none of them: their blobs' intents stay until the collector sweeps them.
+ * (No savepoint is needed: recordUploadIn refuses before it writes.)
  */
 const GROUP_COMMIT_MAX = 32;
 interface PendingUpload {
@@ -159,11 +164,9 @@ async function drainUploads(sql: Sql, byWriter: Map<string, PendingUpload[]>, wr
         const done: typeof outcomes = [];
         for (const item of batch) {
           try {
-            // Alone in its transaction, an upload needs no savepoint (its refusal rolls back all there is).
-            const result = batch.length === 1 ? await recordUploadIn(tx, item.upload, false) : await recordUploadIn(tx, item.upload);
-            done.push({ ok: true, result });
+            done.push({ ok: true, result: await recordUploadIn(tx, item.upload) });
           } catch (err) {
-            // A refusal of this upload only; anything else (the database) fails the batch.
+            // A refusal of this upload only (thrown before it wrote anything); anything else (the database) fails the batch.
             if (!(err instanceof StoreHttpError)) throw err;
             done.push({ ok: false, err });
           }
@@ -182,40 +185,34 @@ async function drainUploads(sql: Sql, byWriter: Map<string, PendingUpload[]>, wr
   byWriter.delete(writer);
 }
 
-/** The upload's rows, in a transaction (or a savepoint of `sql`'s) of its own unless `own` is false. */
-async function recordUploadIn(sql: Sql, upload: CommitUpload, own = true): Promise<UploadResult> {
+/**
+ * The upload's rows, in the transaction `tx`. Every check comes first, on what ONE read
+ * (uploadFacts) found, and every refusal (a StoreHttpError) is thrown before the first write: so
+ * an upload refused in a group commit leaves nothing to roll back and needs no savepoint. Then
+ * the writes, one statement on PostgreSQL (insertNewFile, insertNextRevision).
+ */
+async function recordUploadIn(tx: Sql, upload: CommitUpload): Promise<UploadResult> {
   const { uploader, hash, sizeBytes, now } = upload;
-  const inOwn = (work: (tx: Sql) => Promise<UploadResult>): Promise<UploadResult> => (own ? sql.transaction(work) : work(sql));
-  return await inOwn(async (tx): Promise<UploadResult> => {
-    const target = await resolveNode(tx, uploader, upload.targetUuid, 'write');
-    await assertUploadTarget(tx, target);
+  const facts = await uploadFacts(tx, upload.target, upload.name);
+  const { node: target } = await admitNode(tx, uploader, facts.target, 'write');
+  assertUploadableUnder(facts.topKind);
 
-    let file: NodeRow | undefined;
-    if (target.type === 'File') {
-      file = target;
-    } else {
-      const existing = await getChildByName(tx, target.uuid, upload.name);
-      if (existing?.type === 'Dir') throw conflict(`a folder named ${JSON.stringify(upload.name)} exists here`);
-      if (existing && !(await permissionsOn(tx, uploader, existing)).includes('write')) throw forbidden('write permission required');
-      file = existing;
-    }
-    const owner = file ?? target;
-    const usage = await usageOf(tx, owner.owner_type, owner.owner_uuid);
-    if (usage && usage.quotaBytes > 0 && usage.usedBytes + sizeBytes > usage.quotaBytes) throw quotaExceeded();
+  let file: NodeRow | undefined;
+  let name = target.name;
+  if (target.type === 'File') {
+    file = target;
+  } else {
+    name = assertValidName(upload.name);
+    const existing = facts.existing;
+    if (existing?.type === 'Dir') throw conflict(`a folder named ${JSON.stringify(name)} exists here`);
+    if (existing && !(await permissionsOn(tx, uploader, existing)).includes('write')) throw forbidden('write permission required');
+    file = existing;
+  }
+  const owner = file ?? target;
+  // A folder's files are its owner's; should one not be, its own owner's quota is asked.
+  const usage = owner.owner_uuid === target.owner_uuid && owner.owner_type === target.owner_type ? facts.usage : await usageOf(tx, owner.owner_type, owner.owner_uuid);
+  if (usage && usage.quotaBytes > 0 && usage.usedBytes + sizeBytes > usage.quotaBytes) throw quotaExceeded();
 
-    await addBlobRef(tx, hash, sizeBytes, 1, upload.inline);
-    let result: UploadResult;
-    if (file) {
-      const revision = (file.revision ?? 0) + 1;
-      await setFileRevision(tx, file.uuid, revision, sizeBytes, now);
-      result = { uuid: file.uuid, name: file.name, revision, size: sizeBytes };
-      await insertRevision(tx, result.uuid, result.revision, upload, uploader.userUuid);
-      await adjustUsage(tx, owner.owner_type, owner.owner_uuid, sizeBytes);
-      if (file.parent_uuid !== null) await touch(tx, file.parent_uuid, now);
-    } else {
-      result = await insertNewFile(tx, target, upload.name, upload, uploader.userUuid);
-    }
-    return result;
-  });
+  const blob = { hash, sizeBytes, now, inline: upload.inline };
+  return file ? await insertNextRevision(tx, file, blob, uploader.userUuid) : await insertNewFile(tx, target, name, blob, uploader.userUuid);
 }
-

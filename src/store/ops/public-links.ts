@@ -12,7 +12,7 @@ import { logFailedLogin } from '../../common/login-log.js';
 import { withSql } from '../context.js';
 import { creatorAccess, type Permission } from '../access.js';
 import type { StoreContext } from '../context.js';
-import { addBlobRef, remainingBytes, getRevision, insertNewFile, type UploadResult } from '../storage/revisions.js';
+import { remainingBytes, getRevision, insertNewFile, type UploadResult } from '../storage/revisions.js';
 import { getChildByName, getNode, listChildren, type NodeRow } from '../storage/nodes.js';
 import { getShare, shareByTokenHash, type ShareRow } from '../storage/shares.js';
 import type { FileVersion } from './download.js';
@@ -140,8 +140,7 @@ export async function commitLinkUpload(ctx: StoreContext, shareUuid: string, nam
     const txCtx = withSql(ctx, tx);
     const { node: folder } = await liveLink(txCtx, await getShare(tx, shareUuid));
     await assertRoom(tx, folder, blob.sizeBytes);
-    // A small blob's bytes go into its row here, or they would be lost (blob-store.ts stage()).
-    await addBlobRef(tx, blob.hash, blob.sizeBytes, 1, blob.inline);
-    return insertNewFile(tx, folder, await freeName(tx, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now() }, null);
+    // A small blob's bytes go into its row here, or they would be lost (blobs/staging.ts stage()).
+    return insertNewFile(tx, folder, await freeName(tx, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now(), inline: blob.inline }, null);
   });
 }

@@ -90,6 +90,20 @@ export async function createTopLevelFolders(sql: Sql, ownerType: OwnerType, owne
   }
 }
 
+/** A node by its UUID, or an owner's top-level folder (a parsed identifier: locatorOf). */
+export type NodeLocator = { uuid: string } | { owner: string; top: TopLevelKind };
+
+/** Where a `{node_uuid}` path value points for `callerUuid` (the bare top-level form is theirs); undefined when it is neither form. */
+export function locatorOf(identifier: string, callerUuid: string): NodeLocator | undefined {
+  const parsed = parseIdentifier(identifier);
+  if (!parsed) return undefined;
+  return parsed.kind === 'uuid' ? { uuid: parsed.uuid as string } : { owner: parsed.owner ?? callerUuid, top: parsed.top as TopLevelKind };
+}
+
+export function findNode(sql: Sql, where: NodeLocator): Promise<NodeRow | undefined> {
+  return 'uuid' in where ? getNode(sql, where.uuid) : getTopLevel(sql, where.owner, where.top);
+}
+
 export async function getNode(sql: Sql, uuid: string): Promise<NodeRow | undefined> {
   return (await sql.get('SELECT * FROM nodes WHERE uuid = ?', [uuid])) as NodeRow | undefined;
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
-import { touch, type NodeRow, type OwnerType, type TreeEntry } from './nodes.js';
+import { findNode, getChildByName, topKindOf, touch, type NodeLocator, type NodeRow, type OwnerType, type TopLevelKind, type TreeEntry } from './nodes.js';
 import type { BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
 
 export interface RevisionRow {
@@ -67,7 +67,7 @@ export async function markUploadTokenUsed(sql: Sql, tokenHash: string, nowMs: nu
   return (await sql.run('UPDATE upload_tokens SET used = ? WHERE token_hash = ? AND used IS NULL', [nowMs, tokenHash])).changes > 0;
 }
 
-export async function insertRevision(sql: Sql, nodeUuid: string, revision: number, blob: StoredBlob, uploaderUuid: string | null): Promise<void> {
+async function insertRevision(sql: Sql, nodeUuid: string, revision: number, blob: StoredBlob, uploaderUuid: string | null): Promise<void> {
   await sql.run('INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (?, ?, ?, ?, ?, ?)', [
     nodeUuid,
     revision,
@@ -78,17 +78,40 @@ export async function insertRevision(sql: Sql, nodeUuid: string, revision: numbe
   ]);
 }
 
-/** Points a file at its new latest revision. */
-export async function setFileRevision(sql: Sql, nodeUuid: string, revision: number, sizeBytes: number, nowMs: number): Promise<void> {
-  await sql.run('UPDATE nodes SET revision = ?, size = ?, updated = ? WHERE uuid = ?', [revision, sizeBytes, nowMs, nodeUuid]);
+/** Adding a blob reference and a revision row, alone and within insertNewFile and insertNextRevision on PostgreSQL. */
+const ADD_BLOB_REF = `INSERT INTO blobs (hash, size, refs, data) VALUES (@hash, @size, @count, @inline)
+     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs`;
+const INSERT_REVISION = 'INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (@uuid, @revision, @hash, @size, @now, @uploader)';
+
+/** A blob an upload brings: `inline` holds the bytes of a small one kept in its database row (addBlobRef). */
+export interface UploadedBlob extends StoredBlob {
+  inline?: Buffer | undefined;
 }
 
 /**
- * Records `blob` as new file `name` (revision 1) in `folder`, adding its bytes to the folder
- * owner's usage and touching the folder. The caller checked the name, quota and blob reference.
+ * Records `blob` as new file `name` (revision 1) in `folder`: one more reference to the blob,
+ * the node, its first revision, the bytes added to the folder owner's usage, the folder touched.
+ * The caller checked the name and the quota. On PostgreSQL the five writes are ONE statement
+ * (data-modifying CTEs; the foreign keys are checked at its end): every round trip to the
+ * server costs a small upload more than the write itself (docs/scale-out.md "Figures").
  */
-export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blob: StoredBlob, uploaderUuid: string | null): Promise<UploadResult> {
+export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blob: UploadedBlob, uploaderUuid: string | null): Promise<UploadResult> {
   const uuid = randomUUID();
+  const result = { uuid, name, revision: 1, size: blob.sizeBytes };
+  if (sql.dialect === 'postgres') {
+    await sql.run(
+      `WITH blob AS (${ADD_BLOB_REF}),
+            node AS (INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
+                     VALUES (@uuid, @owner, @ownerType, @folder, NULL, @name, 'File', @now, @now, 1, @size)),
+            revision AS (${INSERT_REVISION}),
+            usage AS (UPDATE ${OWNER_TABLE[folder.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
+            touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
+       SELECT 1`,
+      { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, uuid, revision: 1, owner: folder.owner_uuid, ownerType: folder.owner_type, folder: folder.uuid, name, now: blob.now, uploader: uploaderUuid },
+    );
+    return result;
+  }
+  await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline);
   await sql.run(
     `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
      VALUES (?, ?, ?, ?, NULL, ?, 'File', ?, ?, 1, ?)`,
@@ -97,7 +120,83 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
   await insertRevision(sql, uuid, 1, blob, uploaderUuid);
   await adjustUsage(sql, folder.owner_type, folder.owner_uuid, blob.sizeBytes);
   await touch(sql, folder.uuid, blob.now);
-  return { uuid, name, revision: 1, size: blob.sizeBytes };
+  return result;
+}
+
+/**
+ * Records `blob` as revision n+1 of `file`: one more reference to the blob, the revision row,
+ * the file's size, revision and time, the bytes added to its owner's usage (every revision is
+ * kept), its folder touched. The caller checked permission and quota. One statement on
+ * PostgreSQL, as insertNewFile.
+ */
+export async function insertNextRevision(sql: Sql, file: NodeRow, blob: UploadedBlob, uploaderUuid: string | null): Promise<UploadResult> {
+  const revision = (file.revision ?? 0) + 1;
+  const result = { uuid: file.uuid, name: file.name, revision, size: blob.sizeBytes };
+  if (sql.dialect === 'postgres') {
+    await sql.run(
+      `WITH blob AS (${ADD_BLOB_REF}),
+            file AS (UPDATE nodes SET revision = @revision, size = @size, updated = @now WHERE uuid = @uuid),
+            revision AS (${INSERT_REVISION}),
+            usage AS (UPDATE ${OWNER_TABLE[file.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
+            touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
+       SELECT 1`,
+      { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, uuid: file.uuid, revision, owner: file.owner_uuid, folder: file.parent_uuid, now: blob.now, uploader: uploaderUuid },
+    );
+    return result;
+  }
+  await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline);
+  await sql.run('UPDATE nodes SET revision = ?, size = ?, updated = ? WHERE uuid = ?', [revision, blob.sizeBytes, blob.now, file.uuid]);
+  await insertRevision(sql, file.uuid, revision, blob, uploaderUuid);
+  await adjustUsage(sql, file.owner_type, file.owner_uuid, blob.sizeBytes);
+  if (file.parent_uuid !== null) await touch(sql, file.parent_uuid, blob.now);
+  return result;
+}
+
+/** What an upload's checks read (ops/files.ts): the target, where it lies, the name's holder, the owner's quota. */
+export interface UploadFacts {
+  /** Undefined when no such node. */
+  target: NodeRow | undefined;
+  /** The kind of the top-level folder the target lies under (its own when top-level). */
+  topKind: TopLevelKind | null;
+  /** The target's child of the name asked for (a folder target and a name given). */
+  existing: NodeRow | undefined;
+  /** Quota and usage of the target's owner. */
+  usage: Usage | undefined;
+}
+
+/**
+ * The reads an upload's checks need, ONE round trip on PostgreSQL (a small upload asks them
+ * twice: before its bytes and in the transaction that records them), four cheap lookups on
+ * SQLite (topKindOf there remembers answers). `name` undefined: no child looked up.
+ */
+export async function uploadFacts(sql: Sql, where: NodeLocator, name?: string): Promise<UploadFacts> {
+  if (sql.dialect === 'sqlite') {
+    const target = await findNode(sql, where);
+    if (!target) return { target, topKind: null, existing: undefined, usage: undefined };
+    return {
+      target,
+      topKind: await topKindOf(sql, target),
+      existing: name === undefined || target.type !== 'Dir' ? undefined : await getChildByName(sql, target.uuid, name),
+      usage: await usageOf(sql, target.owner_type, target.owner_uuid),
+    };
+  }
+  const row = await sql.get<{ target: NodeRow | null; top_kind: TopLevelKind | null; existing: NodeRow | null; usage: Usage | null }>(
+    `WITH RECURSIVE target AS (SELECT * FROM nodes WHERE ${'uuid' in where ? 'uuid = @uuid' : 'owner_uuid = @owner AND top_kind = @top'}),
+       up(parent_uuid, top_kind) AS (
+         SELECT parent_uuid, top_kind FROM target
+         UNION ALL
+         SELECT n.parent_uuid, n.top_kind FROM nodes n JOIN up ON n.uuid = up.parent_uuid
+       )
+     SELECT (SELECT row_to_json(target) FROM target) AS target,
+            (SELECT top_kind FROM up WHERE parent_uuid IS NULL) AS top_kind,
+            (SELECT row_to_json(child) FROM nodes child JOIN target ON child.parent_uuid = target.uuid AND target.type = 'Dir' WHERE child.name = @name) AS existing,
+            COALESCE(
+              (SELECT json_build_object('quotaBytes', u.disk_quota, 'usedBytes', u.disk_used) FROM users u JOIN target ON target.owner_type = 'User' AND u.uuid = target.owner_uuid),
+              (SELECT json_build_object('quotaBytes', g.disk_quota, 'usedBytes', g.disk_used) FROM groups g JOIN target ON target.owner_type = 'Group' AND g.uuid = target.owner_uuid)
+            ) AS usage`,
+    { ...where, name: name ?? null },
+  );
+  return { target: row?.target ?? undefined, topKind: row?.top_kind ?? null, existing: row?.existing ?? undefined, usage: row?.usage ?? undefined };
 }
 
 /** One revision of a file; undefined when the file has no such revision. */
@@ -118,8 +217,7 @@ export function getRevision(sql: Sql, nodeUuid: string, revision: number): Promi
  * same bytes uploaded before, inline or as a file) the stored form is kept and `inline` dropped.
  */
 export async function addBlobRef(sql: Sql, hash: string, sizeBytes: number, count = 1, inline?: Buffer): Promise<void> {
-  await sql.run(`INSERT INTO blobs (hash, size, refs, data) VALUES (?, ?, ?, ?)
-     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs`, [hash, sizeBytes, count, inline ?? null]);
+  await sql.run(ADD_BLOB_REF, { hash, size: sizeBytes, count, inline: inline ?? null });
 }
 
 /** The bytes of a blob kept in the database; undefined for one kept as a file (or unknown). */
@@ -154,7 +252,11 @@ export async function usageOf(sql: Sql, ownerType: OwnerType, ownerUuid: string)
 
 /** Bytes the owner may still add; Infinity when unlimited. */
 export async function remainingBytes(sql: Sql, ownerType: OwnerType, ownerUuid: string): Promise<number> {
-  const usage = await usageOf(sql, ownerType, ownerUuid);
+  return roomIn(await usageOf(sql, ownerType, ownerUuid));
+}
+
+/** Bytes `usage` leaves; Infinity when unlimited (or no owner row). */
+export function roomIn(usage: Usage | undefined): number {
   if (!usage || usage.quotaBytes <= 0) return Number.POSITIVE_INFINITY;
   return Math.max(0, usage.quotaBytes - usage.usedBytes);
 }
