@@ -27,7 +27,7 @@ import {
   topKindOf,
   type NodeRow,
 } from '../../../src/store/storage/nodes.js';
-import { addBlobRef, insertNewFile, releaseBlobRef, usageOf } from '../../../src/store/storage/revisions.js';
+import { insertNewFile, releaseBlobRef, usageOf } from '../../../src/store/storage/revisions.js';
 import { insertBuiltinAdmin, insertUser, isEmailTaken, listLoginEvents, recordLoginEvent, usersOfOrg } from '../../../src/store/storage/users.js';
 import { insertGroup, insertTag, isGroupNameTaken, membershipsInOrg, tagsOf, upsertMembership } from '../../../src/store/storage/groups.js';
 import { deleteOwnerShares, insertShare, shareCountsOf } from '../../../src/store/storage/shares.js';
@@ -119,10 +119,9 @@ for (const dialect of [sqlite, postgres]) {
       const [b, , a] = folders as [NodeRow, NodeRow, NodeRow, NodeRow];
       const inner = folderRow(a, 'inner');
       await insertNode(sql, inner);
+      // insertNewFile adds the file's blob reference with its rows (one statement on PostgreSQL).
       await sql.transaction(async (tx) => {
-        await addBlobRef(tx, 'h1', 10);
         await insertNewFile(tx, home, 'A file', { hash: 'h1', sizeBytes: 10, now: 3 }, owner);
-        await addBlobRef(tx, 'h1', 10);
         await insertNewFile(tx, inner, 'deep', { hash: 'h1', sizeBytes: 10, now: 3 }, owner);
       });
       await addStar(sql, owner, b.uuid, 4);
