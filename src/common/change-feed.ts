@@ -18,6 +18,8 @@ export interface StoreChange {
   readonly properties: boolean;
   /** WebDAV locks changed (taken, refreshed, released, swept). */
   readonly locks: boolean;
+  /** A session ended (logout, revocation, expiry swept) or what it carries of its user changed (deactivated, role, organization, password). */
+  readonly sessions: boolean;
   /**
    * Made by this process's own database connections: its bridge, when the write came through
    * it, has already updated its caches (a listener may skip the folders).
@@ -44,11 +46,12 @@ export interface ChangeFeed {
   readonly listening: boolean;
 }
 
-/** The channel, and the words of its payload (the PostgreSQL triggers of migrations 014 and 017 write them). */
+/** The channel, and the words of its payload (the PostgreSQL triggers of migrations 014, 017 and 018 write them). */
 export const CHANGE_CHANNEL = 'driveway_changes';
 export const EVERYTHING = '*';
 export const PROPERTIES = '!props';
 export const LOCKS = '!locks';
+export const SESSIONS = '!sessions';
 
 /** A payload as the triggers write it: words separated by spaces. */
 export function parseChange(payload: string, local: boolean): StoreChange {
@@ -56,12 +59,14 @@ export function parseChange(payload: string, local: boolean): StoreChange {
   let everything = false;
   let properties = false;
   let locks = false;
+  let sessions = false;
   for (const word of payload.split(' ')) {
     if (word === '') continue;
     if (word === EVERYTHING) everything = true;
     else if (word === PROPERTIES) properties = true;
     else if (word === LOCKS) locks = true;
+    else if (word === SESSIONS) sessions = true;
     else folders.push(word);
   }
-  return { folders, everything, properties, locks, local };
+  return { folders, everything, properties, locks, sessions, local };
 }

@@ -26,7 +26,8 @@ export interface InProcessStore {
 export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process'): InProcessStore {
   const { storage } = ctx;
   return {
-    client: createLocalClient(ctx),
+    // The bridge waits for the change feed at the start of every request (bridge/server.ts).
+    client: createLocalClient(ctx, { behindFeedBarrier: true }),
     name,
     storage,
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),

@@ -28,7 +28,7 @@ import { getProfile } from './ops/profile.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
 import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
 import { admitCaller, operationPolicy, type StoreOperation } from './policy.js';
-import { authenticateToken, type AuthenticatedUser } from './sessions.js';
+import { authenticateToken, sessionMemo, type AuthenticatedUser } from './sessions.js';
 import { lookup as lookupMimeType } from 'mime-types';
 
 /** The store failure as the HTTP client would have classified its answer. */
@@ -46,11 +46,19 @@ function toStoreError(operation: string, err: unknown): unknown {
 export interface LocalClientOptions {
   /** The address logins are recorded under when the caller names no client. */
   defaultIp?: string;
+  /**
+   * Every call comes after the storage's change feed settled (the in-process bridge waits for it
+   * at the start of each DAV request): live sessions may then be answered from memory
+   * (sessions.ts sessionMemo). Not for callers that skip the barrier.
+   */
+  behindFeedBarrier?: boolean;
 }
 
 export function createLocalClient(ctx: StoreContext, options: LocalClientOptions = {}): StoreClient {
   const threeOnly = ctx.config.store.edition === '3.0';
   const defaultIp = options.defaultIp ?? '127.0.0.1';
+  // Over PostgreSQL: live sessions from memory (the bridge calls after its per-request barrier).
+  const sessions = options.behindFeedBarrier ? sessionMemo(ctx.storage.changes) : undefined;
 
   /** Runs an operation as an HTTP request to it would: durable before it returns, failures classified. */
   async function call<T>(operation: string, work: () => T | Promise<T>): Promise<T> {
@@ -70,7 +78,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     const policy = operationPolicy(method);
     return call(operation, async () => {
       if (policy.edition3 && !threeOnly) throw new StoreHttpError(404, 'not_implemented', `no such endpoint in edition ${ctx.config.store.edition}`);
-      const caller = await authenticateToken(ctx.storage.sql, ctx.keys, ctx.clock, s.token);
+      const caller = await authenticateToken(ctx.storage.sql, ctx.keys, ctx.clock, s.token, sessions);
       if (!caller) throw unauthenticated('invalid, expired or revoked token');
       admitCaller(ctx, caller, policy);
       return work(caller);

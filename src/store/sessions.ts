@@ -12,7 +12,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
+import type { ChangeFeed } from '../common/change-feed.js';
 import type { Clock } from '../common/clock.js';
+import { FeedMemo } from '../common/feed-memo.js';
 import { activeSession, insertSessionRow, revokeSessions, type ActiveSessionRow } from './storage/sessions.js';
 import { insertSessionKey, liveSessionKeys, newestSessionKeyCreated, retireReplacedSessionKeys } from './storage/session-keys.js';
 import type { Sql } from './storage/sql.js';
@@ -217,12 +219,37 @@ function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefine
   };
 }
 
-/** Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its user inactive. */
-export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Clock, token: string): Promise<AuthenticatedUser | undefined> {
+/**
+ * Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its
+ * user inactive. With `memo` (the in-process client's, over PostgreSQL: sessionMemo), a live
+ * session checked before answers from memory until a change to any session is announced.
+ */
+export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Clock, token: string, memo?: SessionMemo): Promise<AuthenticatedUser | undefined> {
   const claims = await verifiedClaims(keys, clock, token);
   if (!claims) return undefined;
-  const user = await sessionUser(sql, clock.now(), claims.jti);
+  const now = clock.now();
+  const user = memo ? toUser(liveAt(await memo.get(claims.jti, () => activeSession(sql, 'id', claims.jti, now)), now)) : await sessionUser(sql, now, claims.jti);
   return user?.userUuid === claims.sub ? user : undefined;
+}
+
+/** Live sessions kept in memory (common/feed-memo.ts), by session id. */
+export type SessionMemo = FeedMemo<ActiveSessionRow>;
+
+/**
+ * A memory of live sessions for callers that first wait for the change feed to settle (the
+ * in-process bridge: every DAV request does), so a small PUT does not ask the database whether
+ * its session still holds. Migration 018 announces every change that ends a session or changes
+ * what it carries of its user (logout, revocation, deactivation, role, organization, password),
+ * on any instance, and that drops the memory; a session not found is never kept (new ones are
+ * not announced); expiry is checked at every use. Undefined without a feed (SQLite: one
+ * process, and the lookup costs no round trip). HTTP requests, which wait for no feed, always ask.
+ */
+export function sessionMemo(feed: ChangeFeed | undefined): SessionMemo | undefined {
+  return feed ? new FeedMemo<ActiveSessionRow>(feed, (change) => change.sessions, { max: 10_000, ttlMs: 2000 }) : undefined;
+}
+
+function liveAt(row: ActiveSessionRow | undefined, nowMs: number): ActiveSessionRow | undefined {
+  return row && Number(row.expires) > nowMs ? row : undefined;
 }
 
 export interface Claims {

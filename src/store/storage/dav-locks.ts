@@ -27,8 +27,8 @@
  * main.ts (dav-state.ts) wires it into the bridge over PostgreSQL only: over SQLite one process
  * serves the data directory, and the bridge keeps its locks in memory (MemoryLockRepository).
  */
-import { LRUCache } from 'lru-cache';
 import type { ChangeFeed } from '../../common/change-feed.js';
+import { FeedMemo } from '../../common/feed-memo.js';
 import type { Sql } from './sql.js';
 import {
   budgetError,
@@ -82,56 +82,33 @@ function toLock(row: LockRow): ActiveLock {
 type Verdict = { kind: 'inserted' } | { kind: 'conflict'; conflicts: ActiveLock[] } | { kind: 'budget'; passed: 'total' | 'principal' };
 
 /**
- * Answers of the lock lookups, kept while `feed` listens. Sound because every DAV request first
- * waits for the feed to settle (common/change-feed.ts settled(): every change committed before
- * the request began has dropped what it changed), this instance drops them itself after each of
- * its own lock writes, and an answer is kept only when no change arrived while it was read (the
- * generation). Rows are kept as read and filtered by expiry at each use, so a lock expires from
- * memory as from the table. While the feed does not listen nothing is kept; `TTL_MS` bounds what
- * a feed that died silently (until its ping notices) could leave.
- *
- * Most of the time no lock exists at all (rclone, curl, backup tools never lock): that is learnt
- * with one probe and then answers every lookup, a new file's included (whose chain no earlier
- * lookup named), until the next change to a lock.
+ * Lock lookups kept in memory while the change feed listens (common/feed-memo.ts: sound behind
+ * the per-request barrier). Rows are kept as read and filtered by expiry at each use, so a lock
+ * expires from memory as from the table. Most of the time no lock exists at all (rclone, curl,
+ * backup tools never lock): that is learnt with one probe and then answers every lookup, a new
+ * file's included (whose chain no earlier lookup named), until the next change to a lock.
  */
 class LockLookups {
-  private static readonly TTL_MS = 2000;
-  private generation = 0;
-  private readonly answers = new LRUCache<string, LockRow[]>({ max: 20_000, ttl: LockLookups.TTL_MS });
-  /** Whether any live lock existed, as learnt in `generation` at `atMs`. */
-  private existence: { generation: number; atMs: number; any: boolean } | undefined;
+  private readonly existence: FeedMemo<boolean>;
+  private readonly answers: FeedMemo<LockRow[]>;
 
   constructor(
-    private readonly feed: ChangeFeed,
+    feed: ChangeFeed,
     private readonly anyLive: (nowMs: number) => Promise<boolean>,
   ) {
-    feed.subscribe((change) => {
-      if (change.locks || change.everything) this.drop();
-    });
+    const options = { max: 20_000, ttlMs: 2000 };
+    this.existence = new FeedMemo(feed, (change) => change.locks, options);
+    this.answers = new FeedMemo(feed, (change) => change.locks, options);
   }
 
   drop(): void {
-    this.generation += 1;
-    this.answers.clear();
-    this.existence = undefined;
+    this.existence.drop();
+    this.answers.drop();
   }
 
   async rows(key: string, nowMs: number, read: () => Promise<LockRow[]>): Promise<LockRow[]> {
-    if (!this.feed.listening) return read();
-    const generation = this.generation;
-    let existence = this.existence;
-    if (existence && (existence.generation !== generation || performance.now() - existence.atMs > LockLookups.TTL_MS)) existence = undefined;
-    if (!existence) {
-      const any = await this.anyLive(nowMs);
-      existence = { generation, atMs: performance.now(), any };
-      if (generation === this.generation && this.feed.listening) this.existence = existence;
-    }
-    if (!existence.any) return [];
-    const known = this.answers.get(key);
-    if (known) return known;
-    const rows = await read();
-    if (generation === this.generation && this.feed.listening) this.answers.set(key, rows);
-    return rows;
+    if (!(await this.existence.get('any', () => this.anyLive(nowMs)))) return [];
+    return this.answers.get(key, read);
   }
 }
 

@@ -34,9 +34,11 @@ export interface ActiveSessionRow {
   org_id: string;
   app_password_uuid: string | null;
   password_changed: number;
+  /** When the session expires (ms). */
+  expires: number;
 }
 
-const ACTIVE_SESSION_BY = (column: 'id' | 'fileaccesskey') => `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed
+const ACTIVE_SESSION_BY = (column: 'id' | 'fileaccesskey') => `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed, s.expires
   FROM sessions s JOIN users u ON u.uuid = s.user_uuid
   WHERE s.${column} = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1`;
 const BY_ID = ACTIVE_SESSION_BY('id');

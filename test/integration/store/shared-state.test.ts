@@ -5,9 +5,12 @@
  * ring); a logout through one refuses the token on the other at once (the session row is read on
  * every call); an upload token issued by one is spent exactly once whatever instance the parallel
  * uploads reach (UPDATE ... WHERE used IS NULL); wrong passwords are counted across both, so no
- * more than loginMaxFailures are evaluated; upload_tokens is a shared table, not a TEMP one.
+ * more than loginMaxFailures are evaluated; upload_tokens is a shared table, not a TEMP one. The
+ * in-process client (the bridge's, behind its per-request barrier) keeps live sessions in memory
+ * until a change to a session is announced (migration 018).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createLocalClient } from '../../../src/store/local-client.js';
 import { requirePostgres } from '../../helpers/postgres.js';
 import { postgresStorageFlags, startTestStore, type TestStore } from '../../helpers/start-store.js';
 
@@ -52,6 +55,41 @@ postgres.describe('two store instances over one PostgreSQL database', () => {
     expect(refused.status).toBe(401);
     expect((await refused.json()) as object).toMatchObject({ status: 'error' });
     expect((await get(a, '/api/user', token!)).status).toBe(401);
+  });
+
+  it('the in-process client keeps live sessions in memory behind the feed, and an announced logout on the other instance ends them', async () => {
+    const feed = b.ctx.storage.changes;
+    if (!feed) throw new Error('no change feed over PostgreSQL');
+    const client = createLocalClient(b.ctx, { behindFeedBarrier: true });
+    for (let i = 0; !feed.listening; i++) {
+      if (i > 200) throw new Error('the change feed did not listen within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const kept = await client.login('admin', b.adminPassword);
+    expect((await client.currentUser(kept)).isAdmin).toBe(true);
+    const jti = (JSON.parse(Buffer.from(kept.token.split('.')[1] as string, 'base64url').toString('utf8')) as { jti: string }).jti;
+    // Revoked behind the feed's back (its trigger off): the answer kept in memory still holds,
+    // which is what saves a PUT its round trip.
+    await a.ctx.storage.sql.exec('ALTER TABLE sessions DISABLE TRIGGER driveway_sessions_changed');
+    try {
+      await a.ctx.storage.sql.run('UPDATE sessions SET revoked = ? WHERE id = ?', [Date.now(), jti]);
+      await feed.settled();
+      expect((await client.currentUser(kept)).isAdmin).toBe(true);
+    } finally {
+      await a.ctx.storage.sql.exec('ALTER TABLE sessions ENABLE TRIGGER driveway_sessions_changed');
+    }
+    // Any announced end of a session (another one's logout through the other instance) drops the memory.
+    const { token } = await login(a);
+    expect((await get(a, '/api/user/logout', token!)).status).toBe(200);
+    await feed.settled();
+    await expect(client.currentUser(kept)).rejects.toMatchObject({ kind: 'unauthenticated' });
+
+    // A logout through the other instance ends a session kept here, once the feed settled.
+    const other = await client.login('admin', b.adminPassword);
+    expect((await client.currentUser(other)).isAdmin).toBe(true);
+    expect((await get(a, '/api/user/logout', other.token)).status).toBe(200);
+    await feed.settled();
+    await expect(client.currentUser(other)).rejects.toMatchObject({ kind: 'unauthenticated' });
   });
 
   it('an upload token issued by one is spent exactly once by parallel uploads through both', async () => {

@@ -36,7 +36,7 @@ export interface PostgresChangeFeedOptions {
 /** How the listening connection shows in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = 'driveway-change-feed';
 
-const EVERYTHING: StoreChange = { folders: [], everything: true, properties: true, locks: true, local: false };
+const EVERYTHING: StoreChange = { folders: [], everything: true, properties: true, locks: true, sessions: true, local: false };
 
 export class PostgresChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<StoreChangeListener>();
@@ -152,7 +152,8 @@ export class PostgresChangeFeed implements ChangeFeed {
         clearTimeout(timer);
         resolve();
       });
-      client.query('SELECT pg_notify($1, $2)', [this.barrierChannel, id]).catch(() => this.waiting.get(id)?.());
+      // Prepared once per connection: the barrier is every DAV request's one round trip when its answers are in memory.
+      client.query({ name: 'driveway_barrier', text: 'SELECT pg_notify($1, $2)', values: [this.barrierChannel, id] }).catch(() => this.waiting.get(id)?.());
     }).finally(() => {
       this.waiting.delete(id);
       if (this.running === done) this.running = undefined;

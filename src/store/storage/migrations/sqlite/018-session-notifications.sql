@@ -1,0 +1,3 @@
+-- Nothing here: the PostgreSQL migration of this number makes the end of a session notify the
+-- other instances' memory of live sessions; over SQLite one process serves the database. The
+-- number is kept so a version names one schema in both dialects.
