@@ -23,6 +23,7 @@ export interface FeedMemoOptions {
 
 export class FeedMemo<V extends NonNullable<unknown>> {
   private generation = 0;
+  private readonly ttlMs: number;
   private readonly answers: LRUCache<string, V>;
 
   constructor(
@@ -30,6 +31,7 @@ export class FeedMemo<V extends NonNullable<unknown>> {
     concerns: (change: StoreChange) => boolean,
     options: FeedMemoOptions,
   ) {
+    this.ttlMs = options.ttlMs;
     this.answers = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
     feed.subscribe((change) => {
       if (change.everything || concerns(change)) this.drop();
@@ -51,8 +53,11 @@ export class FeedMemo<V extends NonNullable<unknown>> {
     const known = this.answers.get(key);
     if (known !== undefined) return known as R;
     const generation = this.generation;
+    const started = performance.now();
     const value = await read();
-    if (value !== undefined && keep(value) && generation === this.generation && this.feed.listening) this.answers.set(key, value);
+    // The answer's age counts from when it was read, not from when it arrived.
+    const ttl = this.ttlMs - (performance.now() - started);
+    if (value !== undefined && keep(value) && ttl > 0 && generation === this.generation && this.feed.listening) this.answers.set(key, value, { ttl });
     return value;
   }
 }

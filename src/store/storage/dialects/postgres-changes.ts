@@ -27,8 +27,13 @@ export interface PostgresChangeFeedOptions {
   maxBackoffMs?: number;
   /** How often the idle connection is checked (ms, default 10000). */
   pingMs?: number;
-  /** Longest wait of settled() (ms, default 1000): past it the caller goes on, as when the feed is down. */
+  /**
+   * Longest wait of settled() (ms, default 1000): past it the caller goes on, and every
+   * subscriber is told "everything" first (its caches may have missed a change).
+   */
   settleTimeoutMs?: number;
+  /** A ping unanswered this long (ms, default 5000) ends the connection (then reconnects). */
+  pingTimeoutMs?: number;
   /** Told when the connection is lost or back (logging). */
   onState?: (state: 'listening' | 'lost', err?: unknown) => void;
 }
@@ -127,7 +132,13 @@ export class PostgresChangeFeed implements ChangeFeed {
     // Whatever was cached before this connection listened may have missed a notification.
     this.emit(EVERYTHING);
     this.pingTimer = setInterval(() => {
-      client.query('SELECT 1').catch(fail);
+      // A socket that died silently never fails a query (TCP gives up after many minutes): a
+      // ping unanswered for pingTimeoutMs ends the connection, and with it every memory kept.
+      const silence = setTimeout(() => fail(new Error('the change feed connection did not answer its ping')), this.options.pingTimeoutMs ?? 5000);
+      client.query('SELECT 1').then(() => clearTimeout(silence), (err: unknown) => {
+        clearTimeout(silence);
+        fail(err);
+      });
     }, this.options.pingMs ?? 10_000);
     this.pingTimer.unref();
   }
@@ -147,13 +158,23 @@ export class PostgresChangeFeed implements ChangeFeed {
     if (!client) return Promise.resolve();
     const id = String(++this.barriers);
     const done = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.options.settleTimeoutMs ?? 1000);
+      // Not settled after all (too slow, or the NOTIFY failed): what the subscribers keep may
+      // miss changes committed before the callers arrived, so it all goes before they go on.
+      const unsettled = (): void => {
+        this.waiting.delete(id);
+        this.emit(EVERYTHING);
+        resolve();
+      };
+      const timer = setTimeout(unsettled, this.options.settleTimeoutMs ?? 1000);
       this.waiting.set(id, () => {
         clearTimeout(timer);
         resolve();
       });
       // Prepared once per connection: the barrier is every DAV request's one round trip when its answers are in memory.
-      client.query({ name: 'driveway_barrier', text: 'SELECT pg_notify($1, $2)', values: [this.barrierChannel, id] }).catch(() => this.waiting.get(id)?.());
+      client.query({ name: 'driveway_barrier', text: 'SELECT pg_notify($1, $2)', values: [this.barrierChannel, id] }).catch(() => {
+        clearTimeout(timer);
+        unsettled();
+      });
     }).finally(() => {
       this.waiting.delete(id);
       if (this.running === done) this.running = undefined;
