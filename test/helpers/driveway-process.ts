@@ -27,7 +27,16 @@ export interface DrivewayProcess {
   kill(): void;
 }
 
-export async function spawnDriveway(options: { dataDir: string; env?: Record<string, string>; args?: readonly string[] }): Promise<DrivewayProcess> {
+export interface SpawnOptions {
+  dataDir: string;
+  /** DRIVEWAY_* settings, over the defaults above (admin password, log level info). */
+  env?: Record<string, string>;
+  args?: readonly string[];
+  /** How long it may take to print both URLs (default 30 s). */
+  startupMs?: number;
+}
+
+export async function spawnDriveway(options: SpawnOptions): Promise<DrivewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: {
@@ -49,7 +58,8 @@ export async function spawnDriveway(options: { dataDir: string; env?: Record<str
   const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
-  const deadline = Date.now() + STARTUP_MS;
+  const startupMs = options.startupMs ?? STARTUP_MS;
+  const deadline = Date.now() + startupMs;
   for (;;) {
     const store = /driveway store:\s+(http:\/\/\S+)/.exec(output);
     const dav = /driveway WebDAV:\s+(http:\/\/\S+?)\/?\s/.exec(output);
@@ -57,7 +67,7 @@ export async function spawnDriveway(options: { dataDir: string; env?: Record<str
     if (child.exitCode !== null) throw new Error(`driveway exited early (${child.exitCode}): ${output}`);
     if (Date.now() > deadline) {
       kill();
-      throw new Error(`driveway did not start within ${STARTUP_MS} ms: ${output}`);
+      throw new Error(`driveway did not start within ${startupMs} ms: ${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

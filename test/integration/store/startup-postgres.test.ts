@@ -6,23 +6,19 @@
  * byte for byte, its row is in PostgreSQL and its bytes are in the bucket, and SIGTERM ends it
  * with exit code 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { freshS3Bucket, postgresS3Env, s3rverClient } from '../../helpers/s3-server.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
+import { ADMIN_BASIC, spawnDriveway } from '../../helpers/driveway-process.js';
 import { startTestStore } from '../../helpers/start-store.js';
 
 const postgres = requirePostgres();
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const STARTUP_MS = 30_000;
-const ADMIN_PASSWORD = 'Admin-Passw0rd';
 
 let tmp: ReturnType<typeof makeTmpDir>;
 let child: ChildProcess | undefined;
@@ -40,35 +36,11 @@ postgres.describe('driveway on PostgreSQL + S3', () => {
   it('starts on a postgres:// URL with S3 blobs, serves a PUT and GET through the bridge, and stops on SIGTERM', async () => {
     const databaseUrl = await freshPostgresDatabase();
     const s3 = await freshS3Bucket();
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        DRIVEWAY_DATA_DIR: tmp.dir,
-        DRIVEWAY_STORE_PORT: '0',
-        DRIVEWAY_DAV_PORT: '0',
-        DRIVEWAY_HOST: '127.0.0.1',
-        DRIVEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
-        DRIVEWAY_LOG_LEVEL: 'warn',
-        ...postgresS3Env(databaseUrl, s3),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const started = await spawnDriveway({ dataDir: tmp.dir, env: { DRIVEWAY_LOG_LEVEL: 'warn', ...postgresS3Env(databaseUrl, s3) } });
+    child = started.child;
+    const { davUrl } = started;
 
-    let davUrl = '';
-    const deadline = Date.now() + STARTUP_MS;
-    while (!davUrl) {
-      const match = /driveway WebDAV:\s+(http:\/\/\S+?)\/?\s/.exec(output);
-      if (match) davUrl = match[1] as string;
-      else if (child.exitCode !== null) throw new Error(`exited early (${child.exitCode}): ${output}`);
-      else if (Date.now() > deadline) throw new Error(`did not start within ${STARTUP_MS} ms: ${output}`);
-      else await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-
-    const auth = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+    const auth = ADMIN_BASIC;
     // Above the 64 KiB kept in the database row: the bytes must go to the bucket.
     const body = randomBytes(200 * 1024);
     const put = await fetch(`${davUrl}/home/on-postgres.bin`, { method: 'PUT', headers: { authorization: auth }, body });
