@@ -4,10 +4,10 @@
 # The generated admin password is then in /data/initial-admin-password, or set
 # DRIVEWAY_ADMIN_PASSWORD (and DRIVEWAY_JWT_SECRET) with -e at first start.
 
-# better-sqlite3 is a native module: when no prebuilt binary matches it compiles, which needs
-# python3, make and g++. Both stages that install it start from this one, and the runtime
+# better-sqlite3 ships N-API builds for common platforms inside its package; elsewhere it
+# compiles, which needs python3, make and g++. Both stages that install it start from this one, and the runtime
 # stage uses the same base image, so the compiled module matches the runtime exactly.
-FROM node:20-bookworm-slim AS toolchain
+FROM node:24-bookworm-slim AS toolchain
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -25,7 +25,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     DRIVEWAY_HOST=0.0.0.0 \
     DRIVEWAY_DATA_DIR=/data

@@ -119,10 +119,6 @@ export class S3BlobBackend implements BlobBackend {
     if (options.partSizeBytes < MIN_PART_BYTES) throw new Error(`partSizeBytes must be at least ${MIN_PART_BYTES}`);
     this.prefix = options.prefix === '' || options.prefix.endsWith('/') ? options.prefix : `${options.prefix}/`;
     this.staging = new BlobStaging(options.stagingDir);
-    // The SDK warns on every start under Node 20 that its releases after January 2027 need
-    // Node 22; the supported versions are stated once, in README and docs/deploy.md, not per
-    // start. An operator's own setting of the variable wins.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client({
       region: options.region,
       forcePathStyle: options.forcePathStyle,
