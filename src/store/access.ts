@@ -46,8 +46,19 @@ export interface NodeAccess {
 const FULL: NodeAccess = { visible: true, granted: ALL_PERMISSIONS };
 const NONE: NodeAccess = { visible: false, granted: [] };
 
-/** Who holds access on their own account: a session's caller, or the creator a share or link speaks for. */
-type Holder = Pick<AuthenticatedUser, 'userUuid' | 'isBuiltin'>;
+/**
+ * Who holds access on their own account: a session's caller, the creator a share or link speaks
+ * for, or the requester an approval carries a share out for (holderOf).
+ */
+export type Holder = Pick<AuthenticatedUser, 'userUuid' | 'isBuiltin'>;
+
+/** The user `uuid` as a holder of access; undefined once deleted (null) or while deactivated, who hold nothing. */
+export async function holderOf(sql: Sql, uuid: string | null): Promise<Holder | undefined> {
+  if (uuid === null) return undefined;
+  const user = await getUserByUuid(sql, uuid);
+  if (!user || user.is_active !== 1) return undefined;
+  return { userUuid: user.uuid, isBuiltin: user.is_builtin === 1 };
+}
 
 async function ownAccess(sql: Sql, holder: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
   if (node.owner_type === 'User') return node.owner_uuid === holder.userUuid ? FULL : NONE;
@@ -64,10 +75,8 @@ async function ownAccess(sql: Sql, holder: Holder, node: Pick<NodeRow, 'owner_ty
  * (`creatorUuid` null) or deactivated, or left the group. A share gives at most this.
  */
 export async function creatorAccess(sql: Sql, creatorUuid: string | null, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<readonly Permission[]> {
-  if (creatorUuid === null) return [];
-  const creator = await getUserByUuid(sql, creatorUuid);
-  if (!creator || creator.is_active !== 1) return [];
-  return (await ownAccess(sql, { userUuid: creator.uuid, isBuiltin: creator.is_builtin === 1 }, node)).granted;
+  const creator = await holderOf(sql, creatorUuid);
+  return creator ? (await ownAccess(sql, creator, node)).granted : [];
 }
 
 /**
@@ -75,7 +84,7 @@ export async function creatorAccess(sql: Sql, creatorUuid: string | null, node: 
  * `write` when writable, `delete` below (never at) a writable shared node, each only as far as
  * the share's creator holds it on the node now; the shares add up. Undefined when none gives anything.
  */
-async function sharedAccess(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<{ granted: Permission[]; root: string; recipientUuid: string } | undefined> {
+async function sharedAccess(sql: Sql, caller: Holder, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<{ granted: Permission[]; root: string; recipientUuid: string } | undefined> {
   const reaching = await privateSharesReaching(sql, node.uuid, caller.userUuid);
   if (reaching.length === 0) return undefined;
   // Every share on one node's ancestry has the node's owner; a creator's access is asked once.
@@ -97,7 +106,7 @@ async function sharedAccess(sql: Sql, caller: AuthenticatedUser, node: Pick<Node
   return { granted: ALL_PERMISSIONS.filter((p) => granted.has(p)), root: topmost.root, recipientUuid: topmost.recipientUuid };
 }
 
-export async function accessTo(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
+export async function accessTo(sql: Sql, caller: Holder, node: Pick<NodeRow, 'uuid' | 'owner_type' | 'owner_uuid'>): Promise<NodeAccess> {
   const own = await ownAccess(sql, caller, node);
   if (own.granted.length === ALL_PERMISSIONS.length) return own;
   const shared = await sharedAccess(sql, caller, node);
@@ -114,7 +123,7 @@ export async function accessTo(sql: Sql, caller: AuthenticatedUser, node: Pick<N
  * writable private share also `write`, an upload link `write`. (`delete` below a writable shared
  * node is given only while the creator holds it: sharedAccess.) Checked again at every use.
  */
-export async function assertMayGive(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, type: 'public' | 'private' | 'upload', writable: boolean): Promise<void> {
+export async function assertMayGive(sql: Sql, caller: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, type: 'public' | 'private' | 'upload', writable: boolean): Promise<void> {
   const held = (await ownAccess(sql, caller, node)).granted;
   const needed: Permission[] = type === 'upload' ? ['write'] : writable ? ['read', 'download', 'write'] : ['read', 'download'];
   const what = type === 'upload' ? 'an upload link' : type === 'public' ? 'a public link' : writable ? 'a writable private share' : 'a private share';
@@ -132,14 +141,14 @@ export async function permissionsOn(sql: Sql, caller: AuthenticatedUser, node: N
  * node the caller sees and that grants `permission` (`visible`: no permission asked, as for
  * myaccess). Throws 404 when unknown or invisible, 403 when visible without the permission.
  */
-export async function resolveNode(sql: Sql, caller: AuthenticatedUser, identifier: string, permission: Permission | 'visible' = 'read'): Promise<NodeRow> {
+export async function resolveNode(sql: Sql, caller: Holder, identifier: string, permission: Permission | 'visible' = 'read'): Promise<NodeRow> {
   return (await resolveNodeAccess(sql, caller, identifier, permission)).node;
 }
 
 /** resolveNode, answering also the access it found (whether a private share is the way in). */
 export async function resolveNodeAccess(
   sql: Sql,
-  caller: AuthenticatedUser,
+  caller: Holder,
   identifier: string,
   permission: Permission | 'visible' = 'read',
 ): Promise<{ node: NodeRow; access: NodeAccess }> {
@@ -154,7 +163,7 @@ export async function resolveNodeAccess(
  */
 export async function admitNode(
   sql: Sql,
-  caller: AuthenticatedUser,
+  caller: Holder,
   node: NodeRow | undefined,
   permission: Permission | 'visible',
 ): Promise<{ node: NodeRow; access: NodeAccess }> {
@@ -187,7 +196,7 @@ export type SharePermission = 'public_create' | 'public_delete' | 'private_creat
  * group's administrators, and members holding the share permission asked for (`list`: any
  * member). 403 otherwise, naming what is missing.
  */
-export async function assertSharePermission(sql: Sql, caller: AuthenticatedUser, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, needed: SharePermission | 'list'): Promise<void> {
+export async function assertSharePermission(sql: Sql, caller: Holder, node: Pick<NodeRow, 'owner_type' | 'owner_uuid'>, needed: SharePermission | 'list'): Promise<void> {
   if (node.owner_type === 'User') {
     if (node.owner_uuid === caller.userUuid) return;
     throw forbidden("only the node's owner manages its shares");

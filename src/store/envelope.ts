@@ -39,7 +39,8 @@ export type ErrorCode =
   | 'share_answered'       // 409: answering an incoming share that was accepted or rejected already
   | 'request_decided'      // 409: deciding or withdrawing a share request that is no longer pending
   | 'approver_exists'      // 409: the user approves that share type of the workspace already
-  | 'node_gone'            // 409: approving a link request whose node was deleted for good
+  | 'node_gone'            // 409: approving a request whose node was deleted for good
+  | 'requester_lacks_permission' // 409: approving a request whose requester may no longer make that share
   | 'link_expired'         // 410: a public or upload link past its `expires`
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown

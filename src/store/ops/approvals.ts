@@ -3,9 +3,10 @@
  * administrators name approvers of a user's or a group's workspace per share type; a share of
  * that type of one of the workspace's nodes then becomes a pending request (ops/share-copy.ts,
  * ops/shares.ts). An approver of that workspace and type approves (the share is carried out as
- * requested: a share_copy delivers the copy taken when requested) or rejects it (its copy is
- * discarded, the comment kept); the requester withdraws it. Each transition is one transaction;
- * blob files that lost their last reference are unlinked after it.
+ * requested, once what it needed holds still, the requester's rights included, checked by the
+ * functions that checked them when asked: a share_copy delivers the copy taken when requested)
+ * or rejects it (its copy is discarded, the comment kept); the requester withdraws it. Each
+ * transition is one transaction; blob files that lost their last reference are unlinked after it.
  */
 import type { StoreContext } from '../context.js';
 import { withSql } from '../context.js';
@@ -25,17 +26,20 @@ import {
   getSnapshot,
   releaseSnapshot,
 } from '../storage/shares.js';
-import { isUuid, orgOfOwner, ownerName } from '../storage/nodes.js';
+import { getNode, isUuid, orgOfOwner, ownerName, type NodeRow } from '../storage/nodes.js';
+import type { Sql } from '../storage/sql.js';
 import { getUserByUuid } from '../storage/users.js';
-import { conflict, forbidden, invalid, notFound } from '../envelope.js';
+import { holderOf } from '../access.js';
+import { conflict, forbidden, invalid, notFound, StoreHttpError } from '../envelope.js';
 import { approverBodySchema, decisionBodySchema, shareTypeParam, type ApproverRecord, type PendingShareRecord } from '../schemas/shares.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { administeredGroup, administeredUser, requireAdmin } from './admin-scope.js';
 import { removeBlobFiles } from './blob-files.js';
 import { parseInput } from './input.js';
 import { recipientInOrg, type NamedRecipient, type RecipientRecord } from './recipients.js';
-import { offerToAll } from './share-copy.js';
-import { createLinkFromRequest } from './shares.js';
+import { admitCopySource, offerToAll } from './share-copy.js';
+import { admitLinkSource, createLinkFromRequest } from './shares.js';
+import { isInTrash } from './tree.js';
 
 /** Which administrator door a call came through. */
 export type WorkspaceDoor = 'users' | 'groups';
@@ -159,12 +163,53 @@ function assertPending(row: ShareRequestRow): void {
   if (row.state !== 'pending') throw conflict(`the request was ${row.state} already`, 'request_decided');
 }
 
+const requesterLacks = (why: string) =>
+  conflict(`the requester may no longer make this share: ${why}; reject the request, or approve it once they may again`, 'requester_lacks_permission');
+
 /**
- * Carries out an approved request (its snapshot detached from it already); answers the share a
- * link request made, and the blobs no row refers to any more.
+ * The requester still holds what the request needed when it was made, checked now by the same
+ * function that checked it then (admitCopySource, admitLinkSource): an account that is active,
+ * and on the node `read` and `download` for a copy; for a link the share permission that creates
+ * its type and what the link gives, of their own. Else 409 `requester_lacks_permission`.
+ */
+async function assertRequesterMay(sql: Sql, row: ShareRequestRow, node: NodeRow, details: StoredDetails): Promise<void> {
+  const requester = await holderOf(sql, row.requester_uuid);
+  if (!requester) throw requesterLacks('their account was deleted or deactivated');
+  try {
+    if (row.share_type === 'share_copy') await admitCopySource(sql, requester, node.uuid);
+    else await admitLinkSource(sql, requester, node.uuid, row.share_type, details.writable === true);
+  } catch (err) {
+    if (!(err instanceof StoreHttpError) || (err.statusCode !== 403 && err.statusCode !== 404)) throw err;
+    throw requesterLacks(err.statusCode === 404 ? 'they no longer see the node' : err.message);
+  }
+}
+
+/**
+ * What approving needs, checked again now (the request may have waited for days): its node
+ * still there (409 `node_gone`) and out of trash (409 `node_in_trash`), the expiry a link asks
+ * for still ahead (409 `request_expired`), the requester still entitled to make the share (409
+ * `requester_lacks_permission`). A refusal leaves the request pending. Answers the node.
+ */
+async function admitApproval(sql: Sql, row: ShareRequestRow, nowMs: number): Promise<NodeRow> {
+  const node = row.node_uuid === null ? undefined : (await getNode(sql, row.node_uuid));
+  if (!node) throw conflict('the node of this request was deleted; reject the request', 'node_gone');
+  if (await isInTrash(sql, node)) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
+  const details = JSON.parse(row.details) as StoredDetails;
+  // A link whose expiry passed while it waited would be born dead, or live on a stale promise.
+  if (details.expires !== undefined && nowMs >= details.expires) {
+    throw conflict(`the link this request asks for expired at ${new Date(details.expires).toISOString()}; reject the request (the requester may ask again)`, 'request_expired');
+  }
+  await assertRequesterMay(sql, row, node, details);
+  return node;
+}
+
+/**
+ * Carries out an approved request (its snapshot detached from it already) once admitApproval
+ * let it; answers the share a link request made, and the blobs no row refers to any more.
  */
 async function carryOut(ctx: StoreContext, row: ShareRequestRow, nowMs: number): Promise<{ resultUuid: string | null; unreferenced: string[] }> {
-  if (row.share_type !== 'share_copy') return { resultUuid: await createLinkFromRequest(ctx, row, nowMs), unreferenced: [] };
+  const node = await admitApproval(ctx.storage.sql, row, nowMs);
+  if (row.share_type !== 'share_copy') return { resultUuid: await createLinkFromRequest(ctx, row, node, nowMs), unreferenced: [] };
   const snapshot = row.snapshot_uuid === null ? undefined : (await getSnapshot(ctx.storage.sql, row.snapshot_uuid));
   if (!snapshot) throw new Error(`share_copy request ${row.uuid} holds no snapshot`);
   const orgId = await orgOfOwner(ctx.storage.sql, { type: row.workspace_type, uuid: row.workspace_uuid });

@@ -7,10 +7,12 @@
  * "Sharing"): the owner's approvers, the requests made in its workspace or by it, the incoming
  * shares awaiting it and its place among private share recipients; the shares of its nodes go
  * with the nodes, or with a transfer move with them unless `delete_all_public_shares` or
- * `delete_all_private_shares` says they go. Blob files no row refers to any more are unlinked
- * after the commit. Who may delete whom is the caller's to check first.
+ * `delete_all_private_shares` says they go, and only as far as someone of the receiver's
+ * workspace vouches for them (handOverShares). Blob files no row refers to any more are
+ * unlinked after the commit. Who may delete whom is the caller's to check first.
  */
 import { withSql, type StoreContext } from '../context.js';
+import { creatorAccess, holderOf } from '../access.js';
 import { getGroup, releaseEndpoint } from '../storage/groups.js';
 import { isUuid, handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner, getTopLevel } from '../storage/nodes.js';
 import { adjustUsage, remainingBytes } from '../storage/revisions.js';
@@ -21,8 +23,10 @@ import {
   requestsTouching,
   dropIncomingOf,
   deleteOwnerShares,
+  deleteOwnerSharesBy,
   dropRecipient,
   reassignOwnerShares,
+  shareCreatorsOn,
   type LinkType,
   releaseSnapshot,
 } from '../storage/shares.js';
@@ -75,6 +79,26 @@ async function forgetSharing(sql: Sql, owner: Owner, removed: readonly LinkType[
   return unreferenced;
 }
 
+/**
+ * Who vouches for the shares on the nodes a transfer moves (a share gives at most what its
+ * creator holds: access.ts). Decided per creator, as their shares would be after the move, by
+ * access.ts creatorAccess: a share stays when its creator holds something on the node in the
+ * receiver's workspace (the receiving user themself; a member of the receiving group), and is
+ * held to that as any share is; it ends otherwise. A deleted user's own shares are handed to
+ * the receiving user, who takes their place, when the deleted user vouched for them (active);
+ * a group takes nobody's place. So a transfer never makes its receiver answer for shares others
+ * made, nor brings back a share that gave nothing. Runs before the nodes move.
+ */
+async function handOverShares(sql: Sql, owner: DeletedOwner, receiver: Owner): Promise<void> {
+  const after = { owner_type: receiver.type, owner_uuid: receiver.uuid };
+  for (const creator of await shareCreatorsOn(sql, owner.uuid)) {
+    const isOwners = creator !== null && creator === owner.uuid;
+    const vouching = isOwners ? (receiver.type === 'User' && (await holderOf(sql, creator)) ? receiver.uuid : null) : creator;
+    if ((await creatorAccess(sql, vouching, after)).length === 0) await deleteOwnerSharesBy(sql, owner.uuid, creator);
+    else if (isOwners && vouching !== null) await reassignOwnerShares(sql, owner.uuid, creator, vouching);
+  }
+}
+
 export async function deleteOwner(
   ctx: StoreContext,
   owner: DeletedOwner,
@@ -95,8 +119,7 @@ export async function deleteOwner(
     if (input.delete_all_public_shares === true) removed.push('public', 'upload');
     if (input.delete_all_private_shares === true) removed.push('private');
     unreferenced = await forgetSharing(tx, owner, receiver ? removed : []);
-    // A share gives at most what its creator holds (access.ts): a user receiving the nodes vouches for the owner's shares on them.
-    if (receiver?.type === 'User') await reassignOwnerShares(tx, owner.uuid, receiver.uuid);
+    if (receiver) await handOverShares(tx, owner, receiver);
     if (receiver) folder = await transferOwnerNodes(tx, owner, receiver, now);
     else unreferenced.push(...await purgeOwnerNodes(tx, owner));
     await storeAvatar(tx, owner.uuid, null, now);

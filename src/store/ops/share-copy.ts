@@ -8,7 +8,8 @@
 import type { StoreContext } from '../context.js';
 import { withSql } from '../context.js';
 import { mapInOrder } from '../in-order.js';
-import { resolveNodeAccess } from '../access.js';
+import { resolveNodeAccess, type Holder } from '../access.js';
+import type { Sql } from '../storage/sql.js';
 import {
   getIncomingShare,
   markIncomingAccepted,
@@ -61,7 +62,20 @@ export async function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recip
 }
 
 /**
- * Shares a copy of `nodeId`: the caller needs `read` and `download` on it. Answers the
+ * What sharing a copy of `nodeId` needs of `holder`, when it is requested and again when its
+ * request is approved (ops/approvals.ts): `read` and `download` on it (access.ts: of their own
+ * or through a private share), and a node that may be shared. 404 or 403 as resolveNode says,
+ * 403 without `download`; answers the node.
+ */
+export async function admitCopySource(sql: Sql, holder: Holder, nodeId: string): Promise<NodeRow> {
+  const { node, access } = await resolveNodeAccess(sql, holder, nodeId, 'read');
+  if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
+  await assertShareable(sql, node);
+  return node;
+}
+
+/**
+ * Shares a copy of `nodeId` (admitCopySource says what the caller needs). Answers the
  * request's UUID when it awaits approval.
  */
 export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, raw: readonly string[], comment: string): Promise<{ pendingUuid?: string }> {
@@ -70,9 +84,7 @@ export async function shareCopyWith(ctx: StoreContext, caller: AuthenticatedUser
   // Checked in the transaction that snapshots: what is copied is what the caller may read now.
   return await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    const { node, access } = await resolveNodeAccess(tx, caller, nodeId, 'read');
-    if (!access.granted.includes('download')) throw forbidden('download permission required to share a copy');
-    await assertShareable(tx, node);
+    const node = await admitCopySource(tx, caller, nodeId);
     const recipients = await resolveRecipients(txCtx, caller, raw, 'share_copy_with');
     const sharer = { uuid: caller.userUuid, fullname: (await callerRow(txCtx, caller)).fullname };
     const snapshot = await takeSnapshot(tx, node, now);

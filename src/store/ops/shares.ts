@@ -10,7 +10,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { withSql } from '../context.js';
 import { flatMapInOrder, mapInOrder } from '../in-order.js';
 import type { StoreContext } from '../context.js';
-import { accessTo, assertMayGive, assertSharePermission, resolveNode, type SharePermission } from '../access.js';
+import { accessTo, assertMayGive, assertSharePermission, resolveNode, type Holder, type SharePermission } from '../access.js';
+import type { Sql } from '../storage/sql.js';
 import {
   type ShareRequestRow,
   deleteShare,
@@ -23,7 +24,6 @@ import {
   type ShareRow,
 } from '../storage/shares.js';
 import { getNode, isUuid, type NodeRow, orgOfOwner } from '../storage/nodes.js';
-import { isInTrash } from './tree.js';
 import { conflict, invalid, notFound } from '../envelope.js';
 import { hashPassword } from '../passwords.js';
 import { createLinkSchema, type ShareRecord } from '../schemas/shares.js';
@@ -107,14 +107,27 @@ async function insertLink(ctx: StoreContext, type: LinkType, node: NodeRow, crea
  */
 export type CreatedShare = ShareRecord | { pending_uuid: string; token?: string; url?: string };
 
+/**
+ * What making a share of `type` on `nodeId` needs of `holder`, when it is made or requested and
+ * again when its request is approved (ops/approvals.ts): `read` on the node, the share
+ * permission that creates that type (assertSharePermission), what the share gives held of their
+ * own (assertMayGive), and a node that may be shared. 404 or 403 naming what is missing; answers
+ * the node.
+ */
+export async function admitLinkSource(sql: Sql, holder: Holder, nodeId: string, type: LinkType, writable: boolean): Promise<NodeRow> {
+  const node = await resolveNode(sql, holder, nodeId, 'read');
+  await assertSharePermission(sql, holder, node, PERMISSION[type].create);
+  await assertMayGive(sql, holder, node, type, type === 'private' && writable);
+  await assertShareable(sql, node);
+  return node;
+}
+
 /** POST /api/nodes/{uuid}/shares. */
 export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string, body: unknown): Promise<CreatedShare> {
   const input = parseInput(createLinkSchema, body);
   const { storage: { sql }, clock, config } = ctx;
-  const node = await resolveNode(sql, caller, nodeId, 'read');
-  await assertSharePermission(sql, caller, node, PERMISSION[input.type].create);
-  await assertMayGive(sql, caller, node, input.type, input.type === 'private' && input.writable === true);
-  await assertShareable(sql, node);
+  const writable = input.type === 'private' && input.writable === true;
+  const node = await admitLinkSource(sql, caller, nodeId, input.type, writable);
   const details: LinkDetails = {};
   let token: string | undefined;
   if (input.type === 'private') {
@@ -137,10 +150,7 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
     const txCtx = withSql(ctx, tx);
     // The password hash awaited: the node may have gone, moved (to trash, or where the caller
     // may not share), or the caller's permissions changed meanwhile. Checked again here.
-    const current = await resolveNode(tx, caller, node.uuid, 'read');
-    await assertSharePermission(tx, caller, current, PERMISSION[input.type].create);
-    await assertMayGive(tx, caller, current, input.type, input.type === 'private' && input.writable === true);
-    await assertShareable(tx, current);
+    const current = await admitLinkSource(tx, caller, node.uuid, input.type, writable);
     const now = clock.now();
     if (await mustAwaitApproval(tx, config.store.edition, current, input.type)) {
       const comment = input.comment ?? '';
@@ -151,20 +161,12 @@ export async function createShare(ctx: StoreContext, caller: AuthenticatedUser, 
 }
 
 /**
- * Carries out an approved link request (ops/approvals.ts, inside its transaction): 409
- * `node_gone` when the node was deleted for good, `node_in_trash` while it lies in trash,
- * `request_expired` once the `expires` it asks for has passed (the request stays pending).
- * Recipients deleted since are left out. Answers the new share's UUID.
+ * Carries out an approved link request on `node` (ops/approvals.ts, inside its transaction,
+ * after admitApproval checked the node, the expiry and the requester). Recipients deleted since
+ * are left out. Answers the new share's UUID.
  */
-export async function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRow, nowMs: number): Promise<string> {
-  const node = request.node_uuid === null ? undefined : (await getNode(ctx.storage.sql, request.node_uuid));
-  if (!node) throw conflict('the node of this request was deleted; reject the request', 'node_gone');
-  if (await isInTrash(ctx.storage.sql, node)) throw conflict('the node of this request lies in trash; restore it first or reject the request', 'node_in_trash');
+export async function createLinkFromRequest(ctx: StoreContext, request: ShareRequestRow, node: NodeRow, nowMs: number): Promise<string> {
   const details = JSON.parse(request.details) as LinkDetails;
-  // Checked again now: a link whose expiry passed while it waited would be born dead, or live on a stale promise.
-  if (details.expires !== undefined && nowMs >= details.expires) {
-    throw conflict(`the link this request asks for expired at ${new Date(details.expires).toISOString()}; reject the request (the requester may ask again)`, 'request_expired');
-  }
   const orgId = await ownerOrg(ctx, node);
   if (details.recipients) {
     const kept = [];

@@ -138,9 +138,23 @@ export async function privateSharesReaching(sql: Sql, nodeUuid: string, userUuid
   return rows.map((r) => ({ root: r.root, depth: r.depth, writable: r.writable === 1, recipientUuid: r.recipient_uuid, creatorUuid: r.creator_uuid }));
 }
 
-/** Hands the shares on an owner's nodes to the user those nodes are transferred to (the receiver vouches for them now). */
-export async function reassignOwnerShares(sql: Sql, ownerUuid: string, receiverUuid: string): Promise<void> {
-  await sql.run('UPDATE shares SET creator_uuid = ? WHERE node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)', [receiverUuid, ownerUuid]);
+const ON_OWNER_NODES = 'node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)';
+const BY_CREATOR = (creatorUuid: string | null) => (creatorUuid === null ? 'creator_uuid IS NULL' : 'creator_uuid = ?');
+const creatorParam = (creatorUuid: string | null): string[] => (creatorUuid === null ? [] : [creatorUuid]);
+
+/** Who made the shares on an owner's nodes, once each (null: a deleted user). */
+export async function shareCreatorsOn(sql: Sql, ownerUuid: string): Promise<Array<string | null>> {
+  return (await sql.all<{ creator_uuid: string | null }>(`SELECT DISTINCT creator_uuid FROM shares WHERE ${ON_OWNER_NODES}`, [ownerUuid])).map((r) => r.creator_uuid);
+}
+
+/** Makes `toCreator` the creator of the shares `fromCreator` made on an owner's nodes (a transfer's receiver vouching for them now). */
+export async function reassignOwnerShares(sql: Sql, ownerUuid: string, fromCreator: string, toCreator: string): Promise<void> {
+  await sql.run(`UPDATE shares SET creator_uuid = ? WHERE creator_uuid = ? AND ${ON_OWNER_NODES}`, [toCreator, fromCreator, ownerUuid]);
+}
+
+/** Removes the shares `creatorUuid` made (null: a deleted user) on an owner's nodes; their recipients go with them. */
+export async function deleteOwnerSharesBy(sql: Sql, ownerUuid: string, creatorUuid: string | null): Promise<void> {
+  await sql.run(`DELETE FROM shares WHERE ${BY_CREATOR(creatorUuid)} AND ${ON_OWNER_NODES}`, [...creatorParam(creatorUuid), ownerUuid]);
 }
 
 /** Removes a deleted user or group from every private share; a share left without recipients goes. */
@@ -152,7 +166,7 @@ export async function dropRecipient(sql: Sql, recipientUuid: string): Promise<vo
 /** Removes the shares of the given types on every node of an owner (a transfer with delete_all_*_shares). */
 export async function deleteOwnerShares(sql: Sql, ownerUuid: string, types: readonly LinkType[]): Promise<void> {
   if (types.length === 0) return;
-  await sql.run(`DELETE FROM shares WHERE type IN (${jsonValues(sql)}) AND node_uuid IN (SELECT uuid FROM nodes WHERE owner_uuid = ?)`, [JSON.stringify(types), ownerUuid]);
+  await sql.run(`DELETE FROM shares WHERE type IN (${jsonValues(sql)}) AND ${ON_OWNER_NODES}`, [JSON.stringify(types), ownerUuid]);
 }
 
 // ---- approvals

@@ -260,6 +260,19 @@ describe('a share_copy awaiting approval', () => {
     expect(await incomingOf(s.recipient)).toHaveLength(1);
   });
 
+  it('cannot be approved while its node lies in trash (409 node_in_trash) or once it is gone (409 node_gone): nothing offered, still pending', async () => {
+    const s = await scene();
+    const pending = await requestCopy(s);
+    await seeder.client.remove(s.requester.session, s.file as never);
+    expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'node_in_trash');
+    await seeder.client.remove(s.requester.session, s.file as never);
+    expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'node_gone');
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending', node_uuid: null, snapshot_uuid: expect.any(String) });
+    expect(await incomingOf(s.recipient)).toEqual([]);
+    expect(await dataOf(decide(s.approver, pending, { status: 'rejected' }))).toMatchObject({ state: 'rejected' });
+    expect(await readBlobRefs(store, blobHashOf(s.content))).toBe(0);
+  });
+
   it('an approver of another type leaves share_copy direct', async () => {
     const s = await scene('public');
     expect((await as(seeder.client, s.requester, 'POST', `/api/nodes/${s.file}`, { share_copy_with: [s.recipient.uuid] })).status).toBe(204);
@@ -350,5 +363,145 @@ describe('share links awaiting approval', () => {
     expectError(await decide(s.approver, pending, { status: 'approved' }), 409, 'node_gone');
     expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending', node_uuid: null });
     expect(await dataOf(decide(s.approver, pending, { status: 'rejected' }))).toMatchObject({ state: 'rejected', share_info: { node_uuid: null, node_name: 'report.txt' } });
+  });
+});
+
+describe('approval checks the requester again (issue 21, item 10)', () => {
+  const ALL_SHARE_PERMISSIONS = ['public_create', 'public_delete', 'private_create', 'private_delete', 'upload_link_create', 'upload_link_delete'];
+  const membership = (group: string, who: SeededUser, change: Record<string, unknown>) => dataOf(as(seeder.client, admin, 'PUT', `/api/admin/groups/${group}/users/${who.uuid}`, change));
+  const lacks = (res: RawResponse, why: RegExp) => expectError(res, 409, 'requester_lacks_permission', new RegExp(`^the requester may no longer make this share: ${why.source}.*; reject the request`));
+
+  /** A group whose member asks for shares its approver decides: the member may do everything to start with. */
+  async function groupScene(types: readonly string[]): Promise<{ group: string; member: SeededUser; approver: SeededUser; recipient: SeededUser; file: string; folder: string; content: string }> {
+    const group = await ga.group();
+    const member = await person('Mia Member');
+    const approver = await person('Aldo Approver');
+    const recipient = await person('Rita Recipient');
+    await ga.member(group, member.uuid, { node_permissions: ['read', 'write', 'delete', 'download'], share_permissions: ALL_SHARE_PERMISSIONS });
+    for (const type of types) await dataOf(addApprover('groups', group, approver.uuid, type));
+    const content = text('team file');
+    const file = await uploadFile(seeder.client, member.session, `home:${group}`, 'plan.txt', content);
+    const folder = await createFolder(seeder.client, member.session, `home:${group}`, 'Drop');
+    return { group, member, approver, recipient, file, folder, content };
+  }
+
+  /** What a refused approval must leave as it was: the request pending with its copy, nothing offered, no share made. */
+  async function untouched(pending: string, recipient: SeededUser, node: string) {
+    return {
+      request: await readRequestRow(store, pending),
+      incoming: await incomingOf(recipient),
+      shares: await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', node),
+      snapshots: await readSnapshotCounts(store),
+    };
+  }
+
+  it('refuses a share_copy whose requester lost download, left the group or was deactivated (409), leaving it pending with its copy; approves it once they hold download again', async () => {
+    const s = await groupScene(['share_copy']);
+    const ask = async () => {
+      const res = await as(seeder.client, s.member, 'POST', `/api/nodes/${s.file}`, { share_copy_with: [s.recipient.uuid] });
+      expect(res.status).toBe(202);
+      return (res.body as { data: { pending_uuid: string } }).data.pending_uuid;
+    };
+    const [lostDownload, leftGroup, deactivated] = [await ask(), await ask(), await ask()];
+
+    await membership(s.group, s.member, { node_permissions: ['read', 'write', 'delete'] });
+    let before = await untouched(lostDownload, s.recipient, s.file);
+    lacks(await decide(s.approver, lostDownload, { status: 'approved' }), /download permission required to share a copy/);
+    expect(await untouched(lostDownload, s.recipient, s.file)).toEqual(before);
+    expect(before.request).toMatchObject({ state: 'pending', snapshot_uuid: expect.any(String), decided_by: null });
+    expect(await myList(s.member)).toMatchObject([{ state: 'pending' }, { state: 'pending' }, { state: 'pending' }]);
+
+    // The request waits: with download back, the approver may approve it after all.
+    await membership(s.group, s.member, { node_permissions: ['read', 'download'] });
+    expect(await dataOf(decide(s.approver, lostDownload, { status: 'approved' }))).toMatchObject({ state: 'approved' });
+    expect(await incomingOf(s.recipient)).toMatchObject([{ sharer_uuid: s.member.uuid, source_uuid: s.file, size: Buffer.byteLength(s.content) }]);
+
+    await dataOf(as(seeder.client, admin, 'DELETE', `/api/admin/groups/${s.group}/users/${s.member.uuid}`));
+    before = await untouched(leftGroup, s.recipient, s.file);
+    lacks(await decide(s.approver, leftGroup, { status: 'approved' }), /they no longer see the node/);
+    expect(await untouched(leftGroup, s.recipient, s.file)).toEqual(before);
+
+    await ga.member(s.group, s.member.uuid, { node_permissions: ['read', 'download'] });
+    await dataOf(as(seeder.client, admin, 'PUT', `/api/admin/users/${s.member.uuid}`, { is_active: false }));
+    before = await untouched(deactivated, s.recipient, s.file);
+    lacks(await decide(s.approver, deactivated, { status: 'approved' }), /their account was deleted or deactivated/);
+    expect(await untouched(deactivated, s.recipient, s.file)).toEqual(before);
+
+    // Rejecting still works, and releases the copy.
+    expect(await dataOf(decide(s.approver, deactivated, { status: 'rejected' }))).toMatchObject({ state: 'rejected' });
+    expect(await readRequestRow(store, deactivated)).toMatchObject({ state: 'rejected', snapshot_uuid: null });
+    expect(await incomingOf(s.recipient)).toHaveLength(1);
+  });
+
+  it('refuses a share_copy asked through a private share once the owner withdrew it (another user’s node, 409)', async () => {
+    const owner = await person('Olga Owner');
+    const asker = await person('Ivo Insider');
+    const approver = await person('Ada Approver');
+    const recipient = await person('Rex Recipient');
+    await dataOf(addApprover('users', owner.uuid, approver.uuid, 'share_copy'));
+    const file = await uploadFile(seeder.client, owner.session, 'home', 'owned.txt', text('owned'));
+    const share = await dataOf<{ share_uuid: string }>(as(seeder.client, owner, 'POST', `/api/nodes/${file}/shares`, { type: 'private', recipients: [asker.uuid] }));
+    const res = await as(seeder.client, asker, 'POST', `/api/nodes/${file}`, { share_copy_with: [recipient.uuid] });
+    expect(res.status).toBe(202);
+    const pending = (res.body as { data: { pending_uuid: string } }).data.pending_uuid;
+    expect(await readRequestRow(store, pending)).toMatchObject({ workspace_uuid: owner.uuid, requester_uuid: asker.uuid });
+
+    await dataOf(as(seeder.client, owner, 'DELETE', `/api/shares/${share.share_uuid}`));
+    lacks(await decide(approver, pending, { status: 'approved' }), /they no longer see the node/);
+    expect(await readRequestRow(store, pending)).toMatchObject({ state: 'pending', snapshot_uuid: expect.any(String) });
+    expect(await incomingOf(recipient)).toEqual([]);
+  });
+
+  it('refuses a link whose requester lost the share permission, download or write since asking (409): no share, the link does not serve', async () => {
+    const s = await groupScene(['public', 'upload', 'private']);
+    const ask = async (node: string, body: Record<string, unknown>) => {
+      const res = await as(seeder.client, s.member, 'POST', `/api/nodes/${node}/shares`, body);
+      expect(res.status).toBe(202);
+      return (res.body as { data: { pending_uuid: string; url?: string } }).data;
+    };
+    const pub = await ask(s.file, { type: 'public' });
+    const upload = await ask(s.folder, { type: 'upload' });
+    const writable = await ask(s.file, { type: 'private', recipients: [s.recipient.uuid], writable: true });
+    const readOnly = await ask(s.file, { type: 'private', recipients: [s.recipient.uuid] });
+
+    await membership(s.group, s.member, { share_permissions: ALL_SHARE_PERMISSIONS.filter((p) => p !== 'public_create') });
+    lacks(await decide(s.approver, pub.pending_uuid, { status: 'approved' }), /public_create share permission required/);
+    await membership(s.group, s.member, { share_permissions: ALL_SHARE_PERMISSIONS, node_permissions: ['read', 'write'] });
+    lacks(await decide(s.approver, pub.pending_uuid, { status: 'approved' }), /download permission required to make a public link/);
+    await membership(s.group, s.member, { node_permissions: ['read', 'download'] });
+    lacks(await decide(s.approver, upload.pending_uuid, { status: 'approved' }), /write permission required to make an upload link/);
+    lacks(await decide(s.approver, writable.pending_uuid, { status: 'approved' }), /write permission required to make a writable private share/);
+    await membership(s.group, s.member, { node_permissions: [] });
+    lacks(await decide(s.approver, readOnly.pending_uuid, { status: 'approved' }), /read permission required/);
+
+    for (const p of [pub, upload, writable, readOnly]) expect(await readRequestRow(store, p.pending_uuid)).toMatchObject({ state: 'pending', result_uuid: null });
+    expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid IN (?, ?)', s.file, s.folder)).toBe(0);
+    expect((await fetchRaw(store, pub.url as string)).status).toBe(404);
+    expectError(await as(seeder.client, s.recipient, 'GET', `/api/nodes/${s.file}`), 404, 'not_found');
+
+    // Held again, each is approved as asked.
+    await membership(s.group, s.member, { node_permissions: ['read', 'write', 'download'] });
+    for (const p of [pub, upload, writable, readOnly]) expect(await dataOf(decide(s.approver, p.pending_uuid, { status: 'approved' }))).toMatchObject({ state: 'approved' });
+    expect((await fetchRaw(store, pub.url as string)).status).toBe(200);
+    expect(await dataOf(as(seeder.client, s.recipient, 'GET', `/api/nodes/${s.file}/myaccess`))).toEqual(['read', 'write', 'download']);
+  });
+
+  it('an approval racing the requester’s loss of download ends as one or the other happened first', async () => {
+    const s = await groupScene(['share_copy']);
+    for (let round = 0; round < 6; round += 1) {
+      await membership(s.group, s.member, { node_permissions: ['read', 'download'] });
+      const res = await as(seeder.client, s.member, 'POST', `/api/nodes/${s.file}`, { share_copy_with: [s.recipient.uuid] });
+      const pending = (res.body as { data: { pending_uuid: string } }).data.pending_uuid;
+      const offered = (await incomingOf(s.recipient)).length;
+      const [decision] = await Promise.all([decide(s.approver, pending, { status: 'approved' }), membership(s.group, s.member, { node_permissions: ['read'] })]);
+      const after = { request: await readRequestRow(store, pending), offered: (await incomingOf(s.recipient)).length };
+      if (decision.status === 200) {
+        expect(after).toMatchObject({ request: { state: 'approved', snapshot_uuid: null }, offered: offered + 1 });
+      } else {
+        lacks(decision, /download permission required to share a copy/);
+        expect(after).toMatchObject({ request: { state: 'pending', snapshot_uuid: expect.any(String) }, offered });
+      }
+      expect(await dataOf(as(seeder.client, s.member, 'GET', `/api/nodes/${s.file}/myaccess`))).toEqual(['read']);
+    }
   });
 });

@@ -4,10 +4,11 @@
  * and pending incoming shares go (their copies' blob references released, orphaned blob files
  * unlinked); shares it sent to others stay with them. With transfer_data_to, the shares of the
  * transferred nodes move with them unless delete_all_public_shares / delete_all_private_shares
- * say they go.
+ * say they go, and only those someone of the receiver's workspace vouches for: the receiving
+ * user's own, the deleted user's (handed to a receiving user), a receiving group's members'.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoreSession } from '../../../src/store-client/index.js';
+import { nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import { readBlobStored, blobHashOf, readBlobRefs, createFolder, people, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { readCountRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
@@ -151,5 +152,114 @@ describe('deleting a group', () => {
     expect(await readBlobStored(store, blobHashOf(offered))).toBe(false);
     expect(await dataOf(as(seeder.client, approver, 'GET', '/api/pending_shares'))).toEqual([]);
     expect(await dataOf(as(seeder.client, member, 'GET', '/api/my_pending_shares'))).toEqual([]);
+  });
+});
+
+describe('who vouches for the shares a transfer moves (issue 21, item 10b)', () => {
+  const ALL = { node_permissions: ['read', 'write', 'delete', 'download'], share_permissions: ['public_create', 'private_create', 'upload_link_create'] };
+  const deleteWith = (door: 'users' | 'groups', uuid: string, receiver: string) =>
+    dataOf(as(seeder.client, admin, 'DELETE', `/api/admin/${door}/${uuid}?confirm_delete=yes&transfer_data_to=${receiver}`));
+  const publicLink = async (who: SeededUser, node: string) => dataOf<{ share_uuid: string; url: string }>(post(who, `/api/nodes/${node}/shares`, { type: 'public' }));
+  const creatorOf = async (share: string) => (await store.ctx.storage.sql.get<{ creator_uuid: string | null }>('SELECT creator_uuid FROM shares WHERE uuid = ?', [share]))?.creator_uuid;
+  const served = async (url: string) => (await fetchRaw(store, url)).status;
+
+  it('a group handed to a user keeps only the receiver’s own shares: those of other members, live or not, end', async () => {
+    const group = await ga.group();
+    const receiver = await person('Rae Receiver');
+    const colleague = await person('Cole Colleague');
+    const gone = await person('Gil Gone');
+    const idle = await person('Ida Idle');
+    const narrowed = await person('Ned Narrowed');
+    const partner = await person('Pam Partner');
+    for (const m of [receiver, colleague, gone, idle, narrowed]) await ga.member(group, m.uuid, ALL);
+    const file = await uploadFile(seeder.client, receiver.session, `home:${group}`, 'plan.txt', text('plan'));
+    const own = await publicLink(receiver, file);
+    const live = await publicLink(colleague, file);
+    const privateShare = await dataOf<{ share_uuid: string }>(post(colleague, `/api/nodes/${file}/shares`, { type: 'private', recipients: [partner.uuid] }));
+    const dead = [await publicLink(gone, file), await publicLink(idle, file), await publicLink(narrowed, file)];
+    // Each of these three gives nothing before the transfer: its creator deleted, deactivated, without download.
+    await dataOf(as(seeder.client, admin, 'DELETE', `/api/admin/users/${gone.uuid}?confirm_delete=yes`));
+    await dataOf(as(seeder.client, admin, 'PUT', `/api/admin/users/${idle.uuid}`, { is_active: false }));
+    await dataOf(as(seeder.client, admin, 'PUT', `/api/admin/groups/${group}/users/${narrowed.uuid}`, { node_permissions: ['read'] }));
+    for (const link of dead) expect(await served(link.url)).toBe(404);
+    expect({ own: await served(own.url), live: await served(live.url) }).toEqual({ own: 200, live: 200 });
+
+    await deleteWith('groups', group, receiver.uuid);
+
+    expect(await served(own.url)).toBe(200);
+    expect(await creatorOf(own.share_uuid)).toBe(receiver.uuid);
+    for (const link of [live, ...dead]) expect({ url: link.url, status: await served(link.url), row: await creatorOf(link.share_uuid) }).toEqual({ url: link.url, status: 404, row: undefined });
+    expect(await creatorOf(privateShare.share_uuid)).toBeUndefined();
+    expectError(await as(seeder.client, partner, 'GET', `/api/nodes/${file}`), 404, 'not_found');
+    expect(await rows('SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', file)).toBe(1);
+    expect((await dataOf<Array<{ share_uuid: string }>>(as(seeder.client, receiver, 'GET', '/api/shares'))).map((s) => s.share_uuid)).toEqual([own.share_uuid]);
+  });
+
+  it('a group handed to another group keeps the shares of that group’s members, held to what they hold there; the others end', async () => {
+    const group = await ga.group();
+    const heir = await ga.group();
+    const both = await person('Bo Both');
+    const readerThere = await person('Rory Reader');
+    const onlyHere = await person('Oona Only');
+    const gone = await person('Gus Gone');
+    for (const m of [both, readerThere, onlyHere, gone]) await ga.member(group, m.uuid, ALL);
+    await ga.member(heir, both.uuid, { node_permissions: ['read', 'download'] });
+    await ga.member(heir, readerThere.uuid, { node_permissions: ['read'] });
+    const file = await uploadFile(seeder.client, both.session, `home:${group}`, 'minutes.txt', text('minutes'));
+    const kept = await publicLink(both, file);
+    const narrowed = await publicLink(readerThere, file);
+    const ended = [await publicLink(onlyHere, file), await publicLink(gone, file)];
+    await dataOf(as(seeder.client, admin, 'DELETE', `/api/admin/users/${gone.uuid}?confirm_delete=yes`));
+
+    await deleteWith('groups', group, heir);
+
+    expect({ status: await served(kept.url), creator: await creatorOf(kept.share_uuid) }).toEqual({ status: 200, creator: both.uuid });
+    // Kept, as a share of any node moved between groups: it serves while its creator holds read and download there.
+    expect({ status: await served(narrowed.url), creator: await creatorOf(narrowed.share_uuid) }).toEqual({ status: 404, creator: readerThere.uuid });
+    for (const link of ended) expect({ status: await served(link.url), row: await creatorOf(link.share_uuid) }).toEqual({ status: 404, row: undefined });
+  });
+
+  it('a user handed to a user: their shares go to the receiver only if they were active; shares others made on their nodes end', async () => {
+    const group = await ga.group();
+    const leaver = await person('Lee Leaver');
+    const member = await person('Moe Member');
+    const receiver = await person('Roz Receiver');
+    for (const m of [leaver, member]) await ga.member(group, m.uuid, ALL);
+    // A group folder with a member's link, moved into the leaver's home: the link gives nothing there.
+    const folder = await createFolder(seeder.client, member.session, `home:${group}`, 'Moved');
+    const othersLink = await publicLink(member, folder);
+    await seeder.client.moveInto(leaver.session, folder, nodeId('home'));
+    expect(await served(othersLink.url)).toBe(404);
+    const file = await uploadFile(seeder.client, leaver.session, 'home', 'mine.txt', text('mine'));
+    const ownLink = await publicLink(leaver, file);
+
+    await deleteWith('users', leaver.uuid, receiver.uuid);
+    expect({ status: await served(ownLink.url), creator: await creatorOf(ownLink.share_uuid) }).toEqual({ status: 200, creator: receiver.uuid });
+    expect({ status: await served(othersLink.url), row: await creatorOf(othersLink.share_uuid) }).toEqual({ status: 404, row: undefined });
+
+    // A deactivated user's links gave nothing: the transfer does not bring them back.
+    const idle = await person('Ivy Idle');
+    const idleFile = await uploadFile(seeder.client, idle.session, 'home', 'idle.txt', text('idle'));
+    const idleLink = await publicLink(idle, idleFile);
+    await dataOf(as(seeder.client, admin, 'PUT', `/api/admin/users/${idle.uuid}`, { is_active: false }));
+    await deleteWith('users', idle.uuid, receiver.uuid);
+    expect({ status: await served(idleLink.url), row: await creatorOf(idleLink.share_uuid) }).toEqual({ status: 404, row: undefined });
+  });
+
+  it('a user handed to a group: their own shares end (nobody takes their place); a member’s share on their nodes stays with that member', async () => {
+    const heir = await ga.group();
+    const leaver = await person('Lia Leaver');
+    const member = await person('Max Member');
+    await ga.member(heir, leaver.uuid, ALL);
+    await ga.member(heir, member.uuid, ALL);
+    const folder = await createFolder(seeder.client, member.session, `home:${heir}`, 'Borrowed');
+    const membersLink = await publicLink(member, folder);
+    await seeder.client.moveInto(leaver.session, folder, nodeId('home'));
+    const file = await uploadFile(seeder.client, leaver.session, 'home', 'notes.txt', text('notes'));
+    const ownLink = await publicLink(leaver, file);
+
+    await deleteWith('users', leaver.uuid, heir);
+    expect({ status: await served(ownLink.url), row: await creatorOf(ownLink.share_uuid) }).toEqual({ status: 404, row: undefined });
+    expect({ status: await served(membersLink.url), creator: await creatorOf(membersLink.share_uuid) }).toEqual({ status: 200, creator: member.uuid });
   });
 });
