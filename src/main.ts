@@ -15,6 +15,7 @@ import { runCli, type ServeOptions } from './cli/program.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';
+import { restrictUmask } from './common/private-files.js';
 import { StartupError } from './common/startup-error.js';
 import type { RunningStore } from './store/server.js';
 import type { RunningBridge } from './bridge/server.js';
@@ -40,7 +41,7 @@ async function serve(values: ServeOptions): Promise<void> {
   // One process per data directory and part (instance-lock.ts), taken before anything is opened.
   const lockPart = (part: LockedPart): void => {
     try {
-      locks.push(lockDataDir(config.dataDir, part));
+      locks.push(lockDataDir(config.dataDir, part, log));
     } catch (err) {
       if (!(err instanceof DataDirInUseError)) throw err;
       log.error({ dataDir: err.dataDir, part, holderPid: err.holderPid }, 'data directory in use');
@@ -128,6 +129,10 @@ async function serve(values: ServeOptions): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
+
+// Before any command creates anything: what is made without an explicit mode (by a library) is
+// the service user's only too. Files at rest: common/private-files.ts.
+restrictUmask();
 
 runCli(process.argv.slice(2), { serve }).then(
   (code) => {

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../common/logger.js';
+import { NotPrivateError } from '../common/private-files.js';
 import { DataDirInUseError } from '../store/storage/instance-lock.js';
 import { openAdminBlobs, withAdminStore } from './admin-store.js';
 import { CliError, configOption, EXIT, loadCliConfig, packageVersion, type CommandContext } from './program.js';
@@ -14,15 +15,19 @@ Writes <dir>/driveway.sqlite (a consistent snapshot, taken while the server serv
 <dir>/blobs/ (every blob file the snapshot refers to) and <dir>/manifest.json (last).
 <dir> must be new or empty. The database is SQLite whatever the store's (PostgreSQL: one
 REPEATABLE READ transaction for all tables), so one restore path serves both.
-Exit: 0 done, 1 a blob missing or damaged (each named; no manifest), 2 refused or usage.
+It holds every password hash, 2FA secret and signing key: <dir> is made 0700 and everything
+in it 0600; keep it where only the service user can read it, and encrypt copies that leave.
+Exit: 0 done, 1 a blob missing or damaged (each named; no manifest), 2 refused (not empty, or
+open to other users and not this user's to close) or usage.
 `;
 
 const RESTORE_HELP = `
 Into what the configuration names: an empty data directory (SQLite and its blob folder), or a
 fresh PostgreSQL database (database.url) and its blob backend (S3 when configured).
 Checks the manifest, the database's SHA-256 and every blob's hash before writing anything.
-Exit: 0 restored, 1 the backup is damaged (each problem named), 2 refused (target not empty)
-or usage, 3 the data directory is in use by a running instance.
+Exit: 0 restored, 1 the backup is damaged (each problem named), 2 refused (target not empty,
+or open to other users and not this user's to close) or usage, 3 the data directory is in use
+by a running instance.
 `;
 
 /** store/backup.ts's refusals and content errors as the command line's exit codes. */
@@ -34,6 +39,7 @@ async function asCliErrors<T>(work: () => Promise<T>): Promise<T> {
     if (err instanceof BackupRefusedError) throw new CliError(err.message, EXIT.usage);
     if (err instanceof BackupContentError) throw new CliError(err.message, EXIT.failed);
     if (err instanceof DataDirInUseError) throw new CliError(`${err.message}; stop it before restoring`, EXIT.dataDirInUse);
+    if (err instanceof NotPrivateError) throw new CliError(err.message, EXIT.usage);
     throw err;
   }
 }
@@ -54,7 +60,8 @@ export function registerBackup(program: Command, context: CommandContext): void 
           withAdminStore(config, async ({ storage, where }) => {
             const blobs = await openAdminBlobs(config, storage);
             try {
-              const { manifest, rows } = await takeBackup({ config, dir: target, version: packageVersion(), storage, blobs, report: () => undefined });
+              const warn = (line: string): void => void process.stderr.write(`driveway backup: ${line}\n`);
+              const { manifest, rows } = await takeBackup({ config, dir: target, version: packageVersion(), storage, blobs, report: () => undefined, warn });
               process.stdout.write(
                 `backup of ${where} in ${target}: schema ${manifest.schemaVersion}, ${Object.keys(manifest.tables).length} tables, ${rows} rows, ` +
                   `${manifest.blobs.files} blob files (${manifest.blobs.bytes} bytes), database sha256 ${manifest.database.sha256}\n`,

@@ -4,18 +4,7 @@
  * the path or setting and what to do; `main` prints it without a stack and exits 1. Owns the
  * wording only; what failed is decided where it failed.
  */
-import { mkdirSync } from 'node:fs';
-
 export class StartupError extends Error {}
-
-/** Creates the data folder (owner only) when missing; StartupError naming it when that fails. */
-export function ensureDataDir(dataDir: string): void {
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new StartupError(`cannot create the data folder ${dataDir}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that its parent is writable by this user`, { cause: err });
-  }
-}
 
 /** The reason of a Node or SQLite error, without the stack: `EACCES: permission denied`. */
 export function reasonOf(err: unknown): string {

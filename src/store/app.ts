@@ -12,7 +12,8 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { AccessLog } from '../common/access-log.js';
 import type { Metrics } from '../common/metrics.js';
 import { createLogger, redactUrl, type Logger } from '../common/logger.js';
-import { ensureDataDir, reasonOf, StartupError } from '../common/startup-error.js';
+import { ensureDataDir, PRIVATE_FILE_MODE } from '../common/private-files.js';
+import { reasonOf, StartupError } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
@@ -131,7 +132,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const log = options.logger ?? createLogger(config.logLevel, undefined, config.log.format);
   // Read and checked before anything is opened: a wrong path is reported at once.
   const tls = storeTlsFiles(config);
-  ensureDataDir(config.dataDir);
+  ensureDataDir(config.dataDir, log);
 
   const dbFile = path.join(config.dataDir, 'driveway.sqlite');
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
@@ -384,6 +385,7 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
       db = openDatabase(dbFile);
     } catch (err) {
       if (err instanceof SchemaTooNewError) throw new StartupError(err.message, { cause: err });
+      if (err instanceof StartupError) throw err;
       throw new StartupError(`cannot open the database ${dbFile}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR (or database.url / DRIVEWAY_DATABASE_URL) and that the folder is writable by this user`, { cause: err });
     }
     return { storage: new SqliteStorage(db, { checkRootUse }), db };
@@ -423,7 +425,7 @@ async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
   if (!password) {
     password = generatePassword();
     const file = path.join(config.dataDir, 'initial-admin-password');
-    if (!existsSync(file)) writeFileSync(file, `${password}\n`, { mode: 0o600 });
+    if (!existsSync(file)) writeFileSync(file, `${password}\n`, { mode: PRIVATE_FILE_MODE });
     log.warn({ file }, 'generated a password for the built-in admin; it is in this file (readable by its owner only)');
   }
   const hash = await hashPassword(password, config.store.scryptCost);

@@ -14,6 +14,9 @@
  *   <dir>/manifest.json     written last: format, driveway and schema versions, when, row counts
  *                           per table, blob count and bytes, SHA-256 of driveway.sqlite
  * A folder without manifest.json is not a backup (an interrupted or incomplete one).
+ * It holds every secret of the store (password hashes, 2FA secrets, signing keys, sessions), so
+ * the folder is 0700 and everything in it 0600 (common/private-files.ts): an empty folder that
+ * others may enter is narrowed first, one of another user's refused; a restored database is 0600.
  *
  * Order: the snapshot first, then the blobs it names. A blob written after the snapshot is not
  * needed. A blob named by the snapshot may still go before it is copied: a file purged from the
@@ -36,6 +39,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { blobBackendOf, type Config } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
+import { ensureDataDir, NotPrivateError, PRIVATE_FILE_MODE, securePrivateDir } from '../common/private-files.js';
 import { BlobMissingError, type BlobBackend, type BlobLedger } from './blobs/blob-backend.js';
 import { BlobVerificationError, copyBlob, verifyBlob } from './blobs/blob-copy.js';
 import { createBlobBackend } from './blobs/create-blob-backend.js';
@@ -125,6 +129,8 @@ export interface BackupOptions {
   storage: Storage;
   blobs: BlobBackend;
   report: (line: string) => void;
+  /** Told when the (empty) folder was open to other users and has been made 0700. */
+  warn?: (line: string) => void;
 }
 
 export interface BackupSummary {
@@ -138,15 +144,28 @@ export async function takeBackup(options: BackupOptions): Promise<BackupSummary>
   if (!isEmptyDir(dir)) throw new BackupRefusedError(`${dir} is not empty: back up into a new or empty folder`);
   const target = path.join(dir, DATABASE_FILE);
   const dialect = options.storage.sql.dialect;
+  const makeFolder = (): void => {
+    try {
+      securePrivateDir(dir, {
+        label: 'backup folder',
+        createHint: 'check the path and that its parent is writable by this user',
+        refusalHint: "back up into a folder of this user's",
+        onNarrowed: (line) => options.warn?.(line),
+      });
+    } catch (err) {
+      if (err instanceof NotPrivateError) throw new BackupRefusedError(err.message);
+      throw err;
+    }
+  };
   if (dialect === 'postgres') {
-    await fs.mkdir(dir, { recursive: true });
+    makeFolder();
     const { PostgresStorage } = await import('./storage/dialects/postgres.js');
     const { snapshotPostgres } = await import('./storage/postgres-snapshot.js');
     await snapshotPostgres((options.storage as InstanceType<typeof PostgresStorage>).pool, target);
   } else {
     const sourceFile = path.join(config.dataDir, DATABASE_FILE);
     if (!existsSync(sourceFile)) throw new BackupRefusedError(`no database at ${sourceFile}: name the right data directory (--config, DRIVEWAY_DATA_DIR)`);
-    await fs.mkdir(dir, { recursive: true });
+    makeFolder();
     snapshotDatabaseFile(sourceFile, target);
   }
 
@@ -202,7 +221,7 @@ export async function takeBackup(options: BackupOptions): Promise<BackupSummary>
   }
   // Written last and renamed into place: its presence says the backup is whole.
   const temp = path.join(dir, `${MANIFEST}.tmp`);
-  await fs.writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
+  await fs.writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
   await fs.rename(temp, path.join(dir, MANIFEST));
   return { manifest, rows };
 }
@@ -271,16 +290,18 @@ export async function restoreBackup(options: RestoreOptions): Promise<Manifest> 
 
   const dataDir = config.dataDir;
   // A running instance holds this lock: refused (DataDirInUseError) before anything is read.
-  const lock = lockDataDir(dataDir, 'store');
+  const lock = lockDataDir(dataDir, 'store', options.log);
   try {
     const dbFile = path.join(dataDir, DATABASE_FILE);
     if (existsSync(dbFile)) throw new BackupRefusedError(`${dataDir} already holds a database (${dbFile}): restore into an empty data directory`);
     const blobs = await verifyBackupBlobs(dir, manifest, report);
     await copyBlobsIn(options, blobs);
-    // The database last, under a temporary name until it is whole and on disk.
+    // The database last, under a temporary name until it is whole and on disk. A copy takes its
+    // source's mode whatever the umask (a backup of an earlier release is 0644): made 0600.
     const temp = `${dbFile}.restoring`;
     await fs.copyFile(path.join(dir, DATABASE_FILE), temp);
     const handle = await fs.open(temp, 'r+');
+    await handle.chmod(PRIVATE_FILE_MODE);
     await handle.sync();
     await handle.close();
     await fs.rename(temp, dbFile);
@@ -313,7 +334,10 @@ async function restoreIntoPostgres(options: RestoreOptions, manifest: Manifest):
   // With the local backend the blob files go to the data directory first (migrate would leave
   // them in the backup folder); with S3, migrate copies them into the bucket.
   const local = blobBackendOf(config) === 'local';
-  if (local) await copyBlobsIn(options, blobs);
+  if (local) {
+    ensureDataDir(config.dataDir, options.log);
+    await copyBlobsIn(options, blobs);
+  }
   const { migrateEmbedded, MigrationRefusedError } = await import('./migrate-embedded.js');
   const s3 = config.store.blobs.s3;
   try {

@@ -130,8 +130,8 @@ export async function migrateEmbedded(options: MigrateOptions): Promise<Migratio
   // A live instance writes the source while we read it: refuse, naming its PID (DataDirInUseError).
   const locks: InstanceLock[] = [];
   try {
-    locks.push(lockDataDir(dataDir, 'store'));
-    locks.push(lockDataDir(dataDir, 'bridge'));
+    locks.push(lockDataDir(dataDir, 'store', options.log));
+    locks.push(lockDataDir(dataDir, 'bridge', options.log));
   } catch (err) {
     for (const lock of locks) lock.release();
     throw err;

@@ -5,6 +5,7 @@
  *
  *   const instance = await spawnDriveway({ dataDir, env: { DRIVEWAY_DATABASE_URL: url } });
  *   instance.child.kill('SIGTERM'); expect(await instance.exited).toBe(0);
+ *   const run = await runDriveway(['backup', dir], { env, umask: '000' });   // a command, to its end
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -27,7 +28,23 @@ export interface DrivewayProcess {
   kill(): void;
 }
 
-export interface SpawnOptions {
+/** How the process is started: under a umask of its own, or as another user (runuser; the caller must be root). */
+export interface LaunchOptions {
+  /** `000`: set by a shell before driveway starts, as an operator's shell would. */
+  umask?: string;
+  /** A local user to run as (`nobody`), through runuser. */
+  user?: string;
+}
+
+/** The command line that starts src/main.ts with `args`, under the launch options. */
+function commandLineOf(args: readonly string[], launch: LaunchOptions): [string, string[]] {
+  let line = [process.execPath, '--import', 'tsx', 'src/main.ts', ...args];
+  if (launch.umask !== undefined) line = ['/bin/sh', '-c', 'umask "$0" && exec "$@"', launch.umask, ...line];
+  if (launch.user !== undefined) line = ['runuser', '-u', launch.user, '--', ...line];
+  return [line[0] as string, line.slice(1)];
+}
+
+export interface SpawnOptions extends LaunchOptions {
   dataDir: string;
   /** DRIVEWAY_* settings, over the defaults above (admin password, log level info). */
   env?: Record<string, string>;
@@ -37,7 +54,8 @@ export interface SpawnOptions {
 }
 
 export async function spawnDriveway(options: SpawnOptions): Promise<DrivewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...(options.args ?? [])], {
+  const [file, args] = commandLineOf(options.args ?? [], options);
+  const child = spawn(file, args, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -71,4 +89,35 @@ export async function spawnDriveway(options: SpawnOptions): Promise<DrivewayProc
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+export interface CommandRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions extends LaunchOptions {
+  /** DRIVEWAY_* settings over the test process's environment (log level warn unless given). */
+  env?: Record<string, string>;
+  /** Killed (SIGKILL) past this; default 90 s. */
+  timeoutMs?: number;
+}
+
+/** Runs a `driveway` command (backup, restore, check...) to its end: exit code, stdout, stderr. */
+export async function runDriveway(args: readonly string[], options: RunOptions = {}): Promise<CommandRun> {
+  const [file, argv] = commandLineOf(args, options);
+  const child = spawn(file, argv, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DRIVEWAY_LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 90_000);
+  const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
 }

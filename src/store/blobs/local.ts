@@ -20,6 +20,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { makePrivateDir, narrowToOwner } from '../../common/private-files.js';
 import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobRange, type FileBlobReader, type GarbageReport } from './blob-backend.js';
 import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
@@ -52,9 +53,14 @@ export class LocalBlobBackend implements BlobBackend {
     return this.queues.run(hash, work);
   }
 
-  /** Creates the folders and removes whatever a crashed upload left in tmp/. */
+  /**
+   * Creates the folders (0700) and removes whatever a crashed upload left in tmp/. A `blobs/`
+   * an earlier release made 0755 is narrowed; the fan-out folders and files under it are not
+   * walked (private-files.ts says why).
+   */
   async init(): Promise<void> {
-    await fs.mkdir(this.blobDir, { recursive: true });
+    await makePrivateDir(this.blobDir);
+    narrowToOwner(this.blobDir, 'dir');
     await this.staging.init();
   }
 
@@ -94,7 +100,7 @@ export class LocalBlobBackend implements BlobBackend {
     const target = this.pathOf(staged.hash);
     const dir = path.dirname(target);
     if (!this.knownDirs.has(dir)) {
-      await fs.mkdir(dir, { recursive: true });
+      await makePrivateDir(dir);
       this.knownDirs.add(dir);
     }
     const { tempPath } = staged;
@@ -110,7 +116,7 @@ export class LocalBlobBackend implements BlobBackend {
     } catch (err) {
       // The folder was removed behind our back (an operator tidying up): make it again, once.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !this.knownDirs.delete(dir)) throw err;
-      await fs.mkdir(dir, { recursive: true });
+      await makePrivateDir(dir);
       this.knownDirs.add(dir);
       await fs.rename(tempPath, target);
     }

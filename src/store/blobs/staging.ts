@@ -17,6 +17,7 @@ import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
 
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
@@ -61,10 +62,10 @@ export class BlobTooLargeError extends Error {
 export class BlobStaging {
   constructor(readonly tmpDir: string) {}
 
-  /** Creates the folder and removes whatever a crashed upload left in it. */
+  /** Creates the folder (0700, made anew each start) and removes whatever a crashed upload left in it. */
   async init(): Promise<void> {
     await fs.rm(this.tmpDir, { recursive: true, force: true });
-    await fs.mkdir(this.tmpDir, { recursive: true });
+    await makePrivateDir(this.tmpDir);
   }
 
   /**
@@ -134,7 +135,7 @@ export class BlobStaging {
    */
   private async writeTemp(write: (handle: fs.FileHandle) => Promise<void>): Promise<string> {
     const tempPath = path.join(this.tmpDir, `${randomUUID()}.part`);
-    const handle = await fs.open(tempPath, 'wx', 0o600);
+    const handle = await fs.open(tempPath, 'wx', PRIVATE_FILE_MODE);
     try {
       await write(handle);
       await handle.sync();

@@ -12,11 +12,12 @@
  * - In front of another server (`--only bridge`, or a configured store URL), in the bridge's own
  *   `<dataDir>/bridge.sqlite`, opened through the SQLite dialect; locks in memory.
  */
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { LockRepository } from '../../common/dav-locks.js';
 import type { DeadPropertyStoreOptions, PropertyRepository } from '../../common/dav-properties.js';
 import type { Logger } from '../../common/logger.js';
+import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
@@ -60,7 +61,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
       close: async () => undefined,
     };
   }
-  mkdirSync(path.dirname(options.stateFile), { recursive: true, mode: 0o700 });
+  makePrivateDirSync(path.dirname(options.stateFile));
   const file = openBridgeStateFile(options.stateFile);
   return {
     locks: undefined,

@@ -14,7 +14,8 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ensureDataDir, reasonOf, StartupError } from '../../common/startup-error.js';
+import { ensureDataDir, preparePrivateDatabaseFile, type WarnLog } from '../../common/private-files.js';
+import { reasonOf, StartupError } from '../../common/startup-error.js';
 
 export type LockedPart = 'store' | 'bridge';
 
@@ -42,15 +43,21 @@ interface Holder {
   started: number;
 }
 
-/** Takes the part's lock in `dataDir`, or throws DataDirInUseError naming who holds it. */
-export function lockDataDir(dataDir: string, part: LockedPart): InstanceLock {
-  ensureDataDir(dataDir);
+/**
+ * Takes the part's lock in `dataDir`, or throws DataDirInUseError naming who holds it. The data
+ * folder is made or checked first (private-files.ts: one open to others is narrowed, logged on
+ * `log`, or refused), and the lock file is the owner's only.
+ */
+export function lockDataDir(dataDir: string, part: LockedPart, log?: WarnLog): InstanceLock {
+  ensureDataDir(dataDir, log);
   const file = path.join(dataDir, `${part}.lock`);
   let db: Database.Database;
   try {
+    preparePrivateDatabaseFile(file);
     // timeout 0: a held lock is an answer, not something to wait for.
     db = new Database(file, { timeout: 0 });
   } catch (err) {
+    if (err instanceof StartupError) throw err;
     throw new StartupError(`cannot open the lock file ${file}: ${reasonOf(err)}; check dataDir / DRIVEWAY_DATA_DIR and that the folder is writable by this user`, { cause: err });
   }
   try {

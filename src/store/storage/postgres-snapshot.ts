@@ -13,6 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import type pg from 'pg';
+import { preparePrivateDatabaseFile } from '../../common/private-files.js';
 import { migrate } from './dialects/sqlite-open.js';
 import { NOT_COPIED } from './embedded-copy.js';
 
@@ -25,6 +26,8 @@ export interface SnapshotResult {
 }
 
 export async function snapshotPostgres(pool: pg.Pool, file: string): Promise<SnapshotResult> {
+  // The owner's only, whatever the umask: it holds password hashes and signing keys.
+  preparePrivateDatabaseFile(file);
   const db = new Database(file);
   const client = await pool.connect();
   try {

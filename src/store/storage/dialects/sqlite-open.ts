@@ -13,6 +13,7 @@
  *   that a restart forgets answers 410 like an expired one (the client asks for another).
  */
 import Database, { type Statement } from 'better-sqlite3';
+import { preparePrivateDatabaseFile } from '../../../common/private-files.js';
 import { installTopKindCache } from '../nodes.js';
 import { assertKnownSchema, migrationsOf } from '../migrations.js';
 
@@ -39,10 +40,12 @@ export interface ConnectionOptions {
 
 /**
  * A connection as every SQLite file of driveway is opened (the store's database, the bridge's own
- * state file: storage/dav-state.ts): WAL, `synchronous = NORMAL`, a 5 s busy timeout, then
- * `prepareSchema` (migrations), then the statement cache. Closed again when anything throws.
+ * state file: storage/dav-state.ts): the file and its WAL the owner's only (private-files.ts),
+ * WAL, `synchronous = NORMAL`, a 5 s busy timeout, then `prepareSchema` (migrations), then the
+ * statement cache. Closed again when anything throws.
  */
 export function openConnection(file: string, prepareSchema: (db: Db) => void, options: ConnectionOptions): Db {
+  preparePrivateDatabaseFile(file);
   const db = new Database(file);
   try {
     db.pragma('journal_mode = WAL');
@@ -86,9 +89,11 @@ export function totalChanges(db: Db): number {
 /**
  * A consistent copy of the database `source` into the new file `target`, taken while a server
  * writes it: one read transaction of a connection of our own (`VACUUM INTO`); WAL lets the
- * server write meanwhile, and busy_timeout covers the moment a checkpoint holds the file.
+ * server write meanwhile, and busy_timeout covers the moment a checkpoint holds the file. The
+ * target is made empty and 0600 first (VACUUM INTO would make it 0644).
  */
 export function snapshotDatabaseFile(source: string, target: string): void {
+  preparePrivateDatabaseFile(target);
   const live = new Database(source, { fileMustExist: true, timeout: 10_000 });
   try {
     live.prepare('VACUUM INTO ?').run(target);
