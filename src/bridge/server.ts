@@ -333,7 +333,8 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 
   const serverOptions = { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: 65_000 };
   const server = createListenerServer(tls, serverOptions, onRequest);
-  applyHttpLimits(server, config.http);
+  // store.trustedProxies: a proxy in front of both listeners speaks for many clients on either.
+  applyHttpLimits(server, config.http, { log, uncappedAddresses: config.store.trustedProxies });
   server.on('clientError', (err, socket) => {
     const code = (err as { code?: string }).code;
     // As Node itself does: no status line into a response already under way (a request timeout

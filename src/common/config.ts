@@ -75,6 +75,12 @@ export const configSchema = z.strictObject({
       requestTimeoutMs: z.coerce.number().int().min(0).default(4 * 60 * 60 * 1000),
       /** A connection on which the client sends or reads nothing for this long is cut. */
       idleTimeoutMs: z.coerce.number().int().min(0).default(60_000),
+      /** A request body slower than this over bodyRateWindowMs (while the server reads) is cut with 408. */
+      minBodyRateBytesPerSec: z.coerce.number().int().min(0).default(1024),
+      /** The sliding window of that rate, and the grace before a body is first measured. */
+      bodyRateWindowMs: z.coerce.number().int().min(1000).default(30_000),
+      /** Connections open at once from one peer address; past it a new one is closed at accept. Peers in store.trustedProxies are not counted. */
+      maxConnectionsPerAddress: z.coerce.number().int().min(0).default(256),
       /** On SIGTERM/SIGINT, how long requests under way may take to finish before their connections are cut. */
       shutdownGraceSec: z.coerce.number().int().min(0).default(30),
     })

@@ -7,6 +7,9 @@
  * could pick the address the rate limit counts. Knows nothing of fastify.
  */
 import { isIP } from 'node:net';
+import { normaliseIp } from '../common/normalise-ip.js';
+
+export { normaliseIp };
 
 export interface ClientInfo {
   ip: string;
@@ -14,13 +17,6 @@ export interface ClientInfo {
   userAgent?: string;
   /** An in-process relay (the bridge) logs in for this client and logs a refusal itself. */
   relayed?: boolean;
-}
-
-/** `::ffff:192.0.2.1` (an IPv4 peer of a dual-stack socket) is `192.0.2.1`. */
-export function normaliseIp(address: string): string {
-  const trimmed = address.trim();
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(trimmed);
-  return (mapped ? (mapped[1] as string) : trimmed).toLowerCase();
 }
 
 export function clientIp(peer: string, forwardedFor: string | string[] | undefined, trustedProxies: readonly string[]): string {

@@ -1,6 +1,7 @@
 /** Listens with the store app and closes it; the only store file that binds a port. */
 import { drainWhile } from '../common/drain.js';
 import { applyHttpLimits } from '../common/http-limits.js';
+import type { Logger } from '../common/logger.js';
 import { listenFailure } from '../common/startup-error.js';
 import { buildStoreApp, type StoreAppOptions, type StoreApp } from './app.js';
 
@@ -20,7 +21,7 @@ export async function startStore(options: StoreAppOptions & { port?: number }): 
   const { config } = options;
   const port = options.port ?? config.store.port;
   // Slow and stalled clients are cut (fastify's own defaults leave every timeout off).
-  applyHttpLimits(built.app.server, config.http);
+  applyHttpLimits(built.app.server, config.http, { log: built.app.log as Logger, uncappedAddresses: config.store.trustedProxies });
   try {
     await built.app.listen({ host: config.host, port });
   } catch (err) {

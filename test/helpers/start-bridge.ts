@@ -17,8 +17,8 @@ import { openDavState, propertyLimitsOf } from '../../src/store/storage/dav-stat
 import type { NodeId, StoreSession } from '../../src/store-client/index.js';
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js';
 import { createFolder } from './seed.js';
-import { storeFixture, type StoreFixture, type TestUser } from './store-fixture.js';
-import type { TestStore, TestStoreOptions } from './start-store.js';
+import { storeFixture, type StoreFixture, type StoreFixtureOptions, type TestUser } from './store-fixture.js';
+import type { TestStore } from './start-store.js';
 
 /** A user and their Basic Authorization header value, as the bridge suites act. */
 export type DavUser = TestUser & { auth: string };
@@ -61,7 +61,7 @@ export function bridgeStateFor(
   });
 }
 
-export interface BridgeFixtureOptions extends TestStoreOptions {
+export interface BridgeFixtureOptions extends StoreFixtureOptions {
   bridgeFlags?: { cacheTtlMs?: number; deadPropsMaxBytesPerOwner?: number };
   /** The bridge's transport to the store; DRIVEWAY_TEST_TRANSPORT by default (`viaProxy` means HTTP). */
   transport?: Transport;

@@ -3,6 +3,7 @@
  * and bridge integration suites start from.
  */
 import { randomUUID } from 'node:crypto';
+import { Agent } from 'undici';
 import { createStoreClient, type HttpStoreClient, type StoreSession } from '../../src/store-client/index.js';
 import { startTestStore, type TestStore, type TestStoreOptions } from './start-store.js';
 
@@ -24,9 +25,15 @@ export interface StoreFixture {
 
 export const USER_PASSWORD = 'User-Passw0rd';
 
-export async function storeFixture(options: TestStoreOptions = {}): Promise<StoreFixture> {
+export interface StoreFixtureOptions extends TestStoreOptions {
+  /** The certificate the fixture's client trusts: a store served over HTTPS (tls-cert.ts). */
+  ca?: Buffer;
+}
+
+export async function storeFixture(options: StoreFixtureOptions = {}): Promise<StoreFixture> {
   const store = await startTestStore(options);
-  const client = createStoreClient(store.url, { retries: 0 });
+  const dispatcher = options.ca ? new Agent({ connect: { ca: options.ca } }) : undefined;
+  const client = createStoreClient(store.url, { retries: 0, ...(dispatcher ? { dispatcher } : {}) });
   const admin = await client.login('admin', store.adminPassword);
   return {
     store,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartFile } from '../helpers/sharing.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
 import { davRequest } from '../helpers/dav-requests.js';
+import { exchange, pieces } from '../helpers/slow-socket.js';
 import { loadConfig } from '../../src/common/config.js';
 
 const IDLE_MS = 600;
@@ -18,63 +19,6 @@ const HEADERS_MS = 1_000;
 const REQUEST_MS = 3_000;
 /** How long a test waits for the server to cut a socket before it calls the server unbounded. */
 const GIVE_UP_MS = 8_000;
-
-interface Exchange {
-  /** Whether the server closed the connection before GIVE_UP_MS. */
-  closedByServer: boolean;
-  elapsedMs: number;
-  response: string;
-  /** Body chunks the client got to write before the end. */
-  chunksSent: number;
-}
-
-/**
- * Sends `head` at once, then one chunk every `everyMs` until all are sent or the server closes
- * the socket; waits for the server's answer or its close, at most GIVE_UP_MS in all.
- */
-function exchange(url: string, head: string, chunks: Buffer[], everyMs: number): Promise<Exchange> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const socket = net.connect(Number(port), hostname);
-    let response = '';
-    let sent = 0;
-    let timer: NodeJS.Timeout | undefined;
-    let done = false;
-    const finish = (closedByServer: boolean): void => {
-      if (done) return;
-      done = true;
-      clearInterval(timer);
-      clearTimeout(giveUp);
-      socket.destroy();
-      resolve({ closedByServer, elapsedMs: performance.now() - started, response, chunksSent: sent });
-    };
-    const giveUp = setTimeout(() => finish(false), GIVE_UP_MS);
-    socket.on('data', (data) => {
-      response += data.toString('latin1');
-    });
-    socket.on('error', () => finish(true));
-    socket.on('close', () => finish(true));
-    socket.on('connect', () => {
-      socket.write(head);
-      timer = setInterval(() => {
-        const chunk = chunks[sent];
-        if (chunk === undefined || socket.destroyed) {
-          clearInterval(timer);
-          return;
-        }
-        socket.write(chunk);
-        sent += 1;
-      }, everyMs);
-    });
-  });
-}
-
-/** `content` cut into `count` nearly equal pieces. */
-function pieces(content: Buffer, count: number): Buffer[] {
-  const size = Math.ceil(content.length / count);
-  return Array.from({ length: Math.ceil(content.length / size) }, (_, i) => content.subarray(i * size, (i + 1) * size));
-}
 
 let f: BridgeFixture;
 let user: DavUser;

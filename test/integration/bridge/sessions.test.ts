@@ -4,7 +4,6 @@
  * 401 and negative-cached, and a store that cannot be reached answered 502/503 with
  * Retry-After, never 500.
  */
-import { execFileSync } from 'node:child_process';
 import { request, Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/common/clock.js';
@@ -13,6 +12,7 @@ import { createLogger } from '../../../src/common/logger.js';
 import { startBridge } from '../../../src/bridge/server.js';
 import { openDavState } from '../../../src/store/storage/dav-state.js';
 import { basicAuth, bridgeFixture, type BridgeFixture, bridgeStateFor, bridgeStoreFor } from '../../helpers/start-bridge.js';
+import { selfSignedCertificate } from '../../helpers/tls-cert.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const PROPFIND_BODY = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/></D:prop></D:propfind>';
@@ -131,10 +131,10 @@ describe('bridge over HTTPS', () => {
     const tmp = makeTmpDir();
     const f = await bridgeFixture();
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1', '-keyout', `${tmp.dir}/key.pem`, '-out', `${tmp.dir}/cert.pem`], { stdio: 'ignore' });
+      const certificate = selfSignedCertificate(tmp.dir);
       const config = structuredClone(f.store.config);
-      config.bridge.tlsCert = `${tmp.dir}/cert.pem`;
-      config.bridge.tlsKey = `${tmp.dir}/key.pem`;
+      config.bridge.tlsCert = certificate.certFile;
+      config.bridge.tlsKey = certificate.keyFile;
       const bridge = await startBridge({ config, logger: createLogger('silent'), store: bridgeStoreFor(f.store), state: await bridgeStateFor(f.store, undefined, { stateFile: `${tmp.dir}/bridge.sqlite`, config }), port: 0 });
       try {
         expect(bridge.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);

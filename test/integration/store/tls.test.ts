@@ -4,8 +4,6 @@
  * certificate, and plain HTTP sent to either TLS port (store and bridge) answered with 400 and a
  * one-line body instead of an empty reply.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +12,7 @@ import { PLAINTEXT_ANSWER_BODY } from '../../../src/common/tls.js';
 import { startBridge, type RunningBridge } from '../../../src/bridge/server.js';
 import { bridgeStateFor, bridgeStoreFor } from '../../helpers/start-bridge.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
+import { selfSignedCertificate } from '../../helpers/tls-cert.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 let tmp: ReturnType<typeof makeTmpDir>;
@@ -23,8 +22,7 @@ let cert: Buffer;
 
 beforeAll(async () => {
   tmp = makeTmpDir('driveway-tls-');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1', '-keyout', `${tmp.dir}/key.pem`, '-out', `${tmp.dir}/cert.pem`], { stdio: 'ignore' });
-  cert = readFileSync(`${tmp.dir}/cert.pem`);
+  cert = selfSignedCertificate(tmp.dir).cert;
   store = await startTestStore({ storage: 'sqlite', flags: { 'store.tlsCert': `${tmp.dir}/cert.pem`, 'store.tlsKey': `${tmp.dir}/key.pem` } });
   const config = structuredClone(store.config);
   config.bridge.tlsCert = `${tmp.dir}/cert.pem`;
