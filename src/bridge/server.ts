@@ -303,7 +303,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     if (health === '/readyz') {
       readiness.report().then(
         (report) => sendHealth(req, res, readinessAnswer(report)),
-        () => sendHealth(req, res, readinessAnswer({ ready: false, draining: readiness.draining, checks: {} })),
+        () => sendHealth(req, res, readinessAnswer({ ready: false, draining: readiness.draining, checks: {}, degraded: [] })),
       );
       return;
     }

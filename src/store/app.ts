@@ -182,7 +182,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const readiness = new Readiness(
     [
       { name: 'database', probe: () => ping(storage.sql) },
-      { name: 'blobs', probe: (signal) => blobs.probe(signal) },
+      // Without S3, listings, moves, deletes and files small enough for their row still work, on
+      // every instance alike (docs/scale-out.md "Instances come and go"); a local blob folder gone is a broken disk.
+      { name: 'blobs', probe: (signal) => blobs.probe(signal), whenDown: blobs.kind === 's3' ? 'degraded' : 'down' },
     ],
     { log: log.child({ part: 'store' }) },
   );
