@@ -403,7 +403,7 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
   } finally {
     await migrating.close();
   }
-  return { storage: new PostgresStorage(url, { maxConnections: config.database.maxConnections, connectTimeoutMs, queryTimeoutMs }), db: undefined };
+  return { storage: new PostgresStorage(url, { maxConnections: config.database.maxConnections, connectTimeoutMs, queryTimeoutMs, log: log.child({ part: 'store' }) }), db: undefined };
 }
 
 /** The store's certificate and key when it serves HTTPS. */
