@@ -22,6 +22,12 @@ export interface DavFailure {
   hrefs?: string[];
   /** Logged, never sent. */
   reason: string;
+  /**
+   * A 5xx that is no bug here: the store, its database or a limit refused for now (503/504, or
+   * 502 when the store could not be reached). Logged at warn without a stack, as the store logs
+   * its own; any other 5xx is logged at error with its stack.
+   */
+  transient?: boolean;
 }
 
 const RETRY_AFTER_SEC = '5';
@@ -34,7 +40,7 @@ export function davFailureOf(err: unknown): DavFailure {
       : { status: 503, headers: { 'Retry-After': String(err.retryAfterSec ?? RETRY_AFTER_SEC) }, reason: err.message };
   }
   // The locks' and dead properties' database (shared with the store over PostgreSQL) unreachable.
-  if (err instanceof StorageUnavailableError) return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+  if (err instanceof StorageUnavailableError) return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient: true };
   if (err instanceof DavStatusError) return { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
   if (err instanceof HrefError) {
     return { status: err.kind === 'path-too-long' || err.kind === 'too-deep' ? 414 : 400, headers: {}, reason: err.message };
@@ -52,7 +58,7 @@ export function davFailureOf(err: unknown): DavFailure {
       case 'not-owner':
         return { status: 403, headers: {}, reason: err.message };
       case 'too-many-locks':
-        return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+        return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient: true };
       case 'owner-too-large':
         return { status: 400, headers: {}, reason: err.message };
       default:
@@ -77,15 +83,18 @@ export function davFailureOf(err: unknown): DavFailure {
     case 'quota':
       return { status: 507, headers: {}, condition: 'quota-not-exceeded', reason: err.message };
     case 'upload-token-expired':
-      return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+      return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient: true };
     case 'range-not-satisfiable':
       return { status: 416, headers: {}, reason: err.message };
     case 'unavailable': {
-      if (err.code === 'timeout') return { status: 504, headers: {}, reason: err.message };
+      if (err.code === 'timeout') return { status: 504, headers: {}, reason: err.message, transient: true };
       if (err.httpStatus === 429 || err.httpStatus === 503) {
-        return { status: 503, headers: { 'Retry-After': String(err.retryAfterSec ?? RETRY_AFTER_SEC) }, reason: err.message };
+        return { status: 503, headers: { 'Retry-After': String(err.retryAfterSec ?? RETRY_AFTER_SEC) }, reason: err.message, transient: true };
       }
-      return { status: 502, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message };
+      // Not reached (refused, reset) or a gateway's 502/504 in front of it: transient. A 500 is
+      // the store's own failure, worth an error and its stack.
+      const transient = err.httpStatus === undefined || err.httpStatus === 502 || err.httpStatus === 504 || err.httpStatus === 408;
+      return { status: 502, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient };
     }
     case 'bad-response':
       return { status: 502, headers: {}, reason: err.message };

@@ -140,6 +140,18 @@ function clientAddress(remote: string | undefined): string | undefined {
   return remote?.replace(/^::ffff:(?=\d{1,3}(?:\.\d{1,3}){3}$)/i, '');
 }
 
+/**
+ * The line of a refused login (common/login-log.ts): once per refusal, never with a stack (a
+ * flood of guesses must not flood the log). A store that could not be reached is a warn line.
+ * Nothing for a refusal not worth a line (a repeat from the negative cache).
+ */
+function logRefusedLogin(log: Logger, failure: AuthenticationFailed, username: string, ip: string | undefined): void {
+  if (failure.logAs) logFailedLogin(log, 'dav', username, ip ?? '', failure.logAs);
+  else if (failure.reason === 'unavailable') {
+    log.warn({ user: username, ip, cause: failure.cause instanceof Error ? failure.cause.message : undefined }, failure.message);
+  }
+}
+
 /** webdav-server authentication hook: Basic credentials -> store session (sessions.ts). */
 class StoreAuthentication implements webdav.HTTPAuthentication {
   private readonly anonymous: webdav.IUser = { uid: 'anonymous', username: 'anonymous', isDefaultUser: true };
@@ -169,12 +181,8 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
     this.sessions.authenticate(credentials, client).then(
       (user) => done({ user }, { uid: user.userId, username: user.name }),
       (failure: unknown) => {
-        // Logged here, once per refused request, never with a stack (a flood of guesses must
-        // not flood the log); the verb then answers it without logging it again.
-        if (failure instanceof AuthenticationFailed && failure.logAs) logFailedLogin(this.log, 'dav', credentials.username, ip ?? '', failure.logAs);
-        else if (failure instanceof AuthenticationFailed && failure.reason === 'unavailable') {
-          this.log.warn({ user: credentials.username, ip, cause: failure.cause instanceof Error ? failure.cause.message : undefined }, failure.message);
-        }
+        // Logged here; the verb then answers it without logging it again.
+        if (failure instanceof AuthenticationFailed) logRefusedLogin(this.log, failure, credentials.username, ip);
         done({ failure }, this.anonymous);
       },
     );
@@ -303,7 +311,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     if (health === '/readyz') {
       readiness.report().then(
         (report) => sendHealth(req, res, readinessAnswer(report)),
-        () => sendHealth(req, res, readinessAnswer({ ready: false, draining: readiness.draining, checks: {} })),
+        () => sendHealth(req, res, readinessAnswer({ ready: false, draining: readiness.draining, checks: {}, degraded: [] })),
       );
       return;
     }
@@ -435,8 +443,15 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
       (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
-          // A refused login was logged when it was refused (StoreAuthentication).
-          if (failure.status >= 500 && !(err instanceof AuthenticationFailed)) logOf().error({ err, status: failure.status }, failure.reason);
+          if (err instanceof AuthenticationFailed) {
+            // Refused before the verb: logged by StoreAuthentication. Refused mid-request (the
+            // store answered 401 and logging in again failed: password changed or revoked,
+            // account deactivated): logged here, as any refused login is.
+            if (err !== outcome.failure) logRefusedLogin(log, err, outcome.user?.name ?? '', clientAddress(req.socket.remoteAddress));
+          } else if (failure.transient) {
+            // The store or its database out of reach for now: what the store logs for it too, no stack.
+            logOf().warn({ status: failure.status, cause: err instanceof Error ? err.message : String(err) }, failure.reason);
+          } else if (failure.status >= 500) logOf().error({ err, status: failure.status }, failure.reason);
           else if (log.isLevelEnabled('debug')) logOf().debug({ status: failure.status }, failure.reason);
           writeFailure(ctx, failure, err);
         })

@@ -79,6 +79,30 @@ class PooledUser implements BridgeUser {
   ) {}
 }
 
+/**
+ * The pooled user as one request sees it: a login it causes (the store answered 401 mid-request:
+ * password changed, session revoked) is relayed for that request's client, so the store counts
+ * and records it against the client's address, not the bridge's.
+ */
+class RequestUser implements BridgeUser {
+  constructor(
+    private readonly pooled: PooledUser,
+    readonly session: () => Promise<StoreSession>,
+  ) {}
+
+  get name(): string {
+    return this.pooled.name;
+  }
+
+  get userId(): string {
+    return this.pooled.userId;
+  }
+
+  invalidate(session: StoreSession): void {
+    this.pooled.invalidate(session);
+  }
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export type AuthFailureReason = 'bad-credentials' | 'rate-limited' | 'unavailable';
@@ -139,7 +163,7 @@ export class SessionPool {
     const existing = this.entries.get(key);
     if (existing) {
       await this.sessionFor(key, existing, credentials, client);
-      return existing.user;
+      return this.forRequest(key, existing, credentials, client);
     }
     const entry = this.newEntry(key, credentials);
     this.entries.set(key, entry);
@@ -149,7 +173,12 @@ export class SessionPool {
       this.entries.delete(key);
       throw err;
     }
-    return entry.user;
+    return this.forRequest(key, entry, credentials, client);
+  }
+
+  private forRequest(key: string, entry: Entry, credentials: Credentials, client: RelayedClient | undefined): BridgeUser {
+    if (!client) return entry.user;
+    return new RequestUser(entry.user as PooledUser, () => this.sessionFor(key, entry, credentials, client));
   }
 
   private newEntry(key: string, credentials: Credentials): Entry {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../common/logger.js';
-import { StoreError, type ByteRange, type Download, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
+import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import { DERIVED_VIEWS, folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
@@ -128,6 +128,23 @@ export function isFixedPath(path: DavPath): boolean {
 export type Privilege = 'read' | 'write' | 'delete' | 'download';
 export const ALL_PRIVILEGES: ReadonlySet<Privilege> = new Set(['read', 'write', 'delete', 'download']);
 const READ_ONLY: ReadonlySet<Privilege> = new Set(['read']);
+const NONE: ReadonlySet<Privilege> = new Set();
+
+/**
+ * What the bridge knows a user may do on a tree. `confirmed`: what the store said (myaccess, the
+ * user's own tree, or the Group entry). `passed`: what the bridge lets through to the store for
+ * the operations the store guards itself; equal to `confirmed` unless the store has no myaccess.
+ */
+interface Grants {
+  confirmed: ReadonlySet<Privilege>;
+  passed: ReadonlySet<Privilege>;
+}
+const OWN: Grants = { confirmed: ALL_PRIVILEGES, passed: ALL_PRIVILEGES };
+const MADE_UP: Grants = { confirmed: READ_ONLY, passed: READ_ONLY };
+/** myaccess answered 404 for this node: unknown to the user, so nothing. */
+const NOTHING: Grants = { confirmed: NONE, passed: NONE };
+/** A store without myaccess, where nothing else tells: the store decides what it guards, the bridge allows nothing of its own. */
+const UNCONFIRMED: Grants = { confirmed: NONE, passed: ALL_PRIVILEGES };
 
 export interface Quota {
   usedBytes: number;
@@ -153,7 +170,10 @@ export class StoreTree {
   private readonly client: StoreClient;
   private readonly cache: MetadataCache;
   private readonly quotas: LRUCache<string, Quota | 'none'>;
-  private readonly grants: LRUCache<string, Promise<ReadonlySet<Privilege>>>;
+  private readonly grants: LRUCache<string, Promise<Grants>>;
+  /** Whether the store answers myaccess (hasMyAccess), and the one question under way to learn it. */
+  private myAccessRoute: 'unknown' | 'present' | 'absent' = 'unknown';
+  private routeQuestion: Promise<boolean> | undefined;
   private readonly log?: Logger;
   /** Tails of the works queued per key by oneAtATime (removals of a node, transfers onto a name). */
   private readonly queues = new KeyedQueue();
@@ -313,18 +333,28 @@ export class StoreTree {
    * this only saves a call); in another owner's tree (a group's), what myaccess on that tree's
    * top-level folder says; below `shared_with_you`, what myaccess on the shared node says (asked
    * once per TTL and shared by concurrent callers); only `read` on the root and the virtual
-   * collections. A server without myaccess (edition 1.0) is taken to allow
-   * everything: the store refuses what it must, and its 403 reaches the client as one.
+   * collections. Nothing is granted that the store did not confirm: a myaccess that answers 404
+   * for this node grants nothing; a store without myaccess at all confirms only what follows from
+   * ownership and from the caller's Group entry (grantsWithoutMyAccess). `passedToStore` asks
+   * instead what the bridge lets through to the store for an operation the store itself guards
+   * (PUT, MKCOL, DELETE, MOVE, COPY, GET): there a store without myaccess decides alone, and its
+   * 403 reaches the client as one. LOCK and PROPPATCH, which only the bridge guards, and PROPFIND's
+   * report ask what is confirmed.
    */
-  privileges(user: BridgeUser, resource: Resource, options: { exact?: boolean } = {}): Promise<ReadonlySet<Privilege>> {
-    if (resource.kind === 'root' || resource.kind === 'virtual' || !resource.top) return Promise.resolve(READ_ONLY);
+  async privileges(user: BridgeUser, resource: Resource, options: { exact?: boolean; passedToStore?: boolean } = {}): Promise<ReadonlySet<Privilege>> {
+    const grants = await this.grantsOf(user, resource, options.exact ?? false);
+    return options.passedToStore ? grants.passed : grants.confirmed;
+  }
+
+  private grantsOf(user: BridgeUser, resource: Resource, exact: boolean): Promise<Grants> {
+    if (resource.kind === 'root' || resource.kind === 'virtual' || !resource.top) return Promise.resolve(MADE_UP);
     // A group's top-level folder decides for its tree. In a share, what holds for the shared node
     // may not hold below it (a writable share lets the recipient delete below it, never the shared
     // node itself): `exact` asks the resource's own node, else the shared node answers for all.
-    const shared = resource.shareRoot === undefined ? undefined : options.exact ? resource.entry.id : resource.shareRoot;
+    const shared = resource.shareRoot === undefined ? undefined : exact ? resource.entry.id : resource.shareRoot;
     const asked = shared ?? (resource.top.id.includes(':') ? resource.top.id : undefined);
-    if (asked === undefined) return Promise.resolve(ALL_PRIVILEGES);
-    return this.myAccessOf(user, asked);
+    if (asked === undefined) return Promise.resolve(OWN);
+    return this.myAccessOf(user, asked, shared === undefined ? groupOfTop(resource.top.id) : undefined);
   }
 
   /** Every remembered myaccess answer is stale (shares or memberships changed elsewhere). */
@@ -332,23 +362,89 @@ export class StoreTree {
     this.grants.clear();
   }
 
-  /** myaccess of one node, asked once per TTL and shared by concurrent callers. */
-  private myAccessOf(user: BridgeUser, node: NodeId): Promise<ReadonlySet<Privilege>> {
+  /**
+   * myaccess of one node, asked once per TTL and shared by concurrent callers. `groupId`: the
+   * group whose tree the node is the top of (what a store without myaccess is asked instead).
+   */
+  private myAccessOf(user: BridgeUser, node: NodeId, groupId: string | undefined): Promise<Grants> {
     const key = `${user.userId}\0${node}`;
     const cached = this.grants.get(key);
     if (cached) return cached;
-    const asked = this.withSession(user, (s) => this.client.myAccess(s, node)).then(
-      (granted) => new Set(granted.filter((p): p is Privilege => ALL_PRIVILEGES.has(p as Privilege))) as ReadonlySet<Privilege>,
-      (err: unknown) => {
-        // Reached by walking the tree, the folder exists for this user: a 404 here means the
-        // server has no myaccess (edition 1.0, or a foreign server without it).
-        if (err instanceof StoreError && err.kind === 'not-found') return ALL_PRIVILEGES;
-        this.grants.delete(key);
-        throw err;
-      },
-    );
+    const asked = this.askMyAccess(user, node, groupId).catch((err: unknown) => {
+      this.grants.delete(key);
+      throw err;
+    });
     this.grants.set(key, asked);
     return asked;
+  }
+
+  private async askMyAccess(user: BridgeUser, node: NodeId, groupId: string | undefined): Promise<Grants> {
+    if (this.myAccessRoute === 'absent') return this.grantsWithoutMyAccess(user, groupId);
+    let granted: string[];
+    try {
+      granted = await this.withSession(user, (s) => this.client.myAccess(s, node));
+    } catch (err) {
+      if (!(err instanceof StoreError && err.kind === 'not-found')) throw err;
+      // Either the store has no such route, or this node is unknown to this user (deleted since
+      // it was listed, a share ended): only the second grants nothing, and the two 404s look alike.
+      if (await this.hasMyAccess(user, err)) return NOTHING;
+      return this.grantsWithoutMyAccess(user, groupId);
+    }
+    this.myAccessRoute = 'present';
+    const confirmed = new Set(granted.filter((p): p is Privilege => ALL_PRIVILEGES.has(p as Privilege))) as ReadonlySet<Privilege>;
+    return { confirmed, passed: confirmed };
+  }
+
+  /**
+   * Whether the store answers myaccess at all, learned once per store (then kept for the life of
+   * this bridge): driveway's store names a route it lacks (`not_implemented`, e.g. edition 1.0);
+   * of another server, the caller's own home is asked, which exists for every user, so a 404
+   * there means the route is missing. A failure of that question (store unreachable) decides
+   * nothing and is thrown.
+   */
+  private async hasMyAccess(user: BridgeUser, refusal: StoreError): Promise<boolean> {
+    if (this.myAccessRoute !== 'unknown') return this.myAccessRoute === 'present';
+    let present: boolean;
+    if (refusal.code === 'not_implemented') present = false;
+    else {
+      this.routeQuestion ??= this.withSession(user, (s) => this.client.myAccess(s, 'home' as NodeId))
+        .then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof StoreError && err.kind === 'not-found') return false;
+            throw err;
+          },
+        )
+        .finally(() => {
+          this.routeQuestion = undefined;
+        });
+      present = await this.routeQuestion;
+    }
+    if (this.myAccessRoute === 'unknown' && !present) {
+      this.log?.warn('the store has no myaccess: LOCK and PROPPATCH are allowed only where ownership or a Group entry confirms write (docs/bridge-design.md)');
+    }
+    this.myAccessRoute = present ? 'present' : 'absent';
+    return present;
+  }
+
+  /**
+   * A store without myaccess: what the interface still shows. In a group's tree, the caller's
+   * Group entry (`node_permissions` of GET /api/groups) confirms what it lists; not a member, or
+   * no groups to ask, confirms nothing. Below `shared_with_you` nothing the interface shows says
+   * what a share grants: nothing is confirmed. Operations the store guards itself pass to it.
+   */
+  private async grantsWithoutMyAccess(user: BridgeUser, groupId: string | undefined): Promise<Grants> {
+    if (groupId === undefined) return UNCONFIRMED;
+    let groups: GroupEntry[];
+    try {
+      groups = await this.withSession(user, (s) => this.client.listGroups(s));
+    } catch (err) {
+      if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden' || err.kind === 'invalid')) return UNCONFIRMED;
+      throw err;
+    }
+    const permissions = groups.find((g) => g.id === groupId)?.nodePermissions ?? [];
+    const confirmed = new Set(permissions.filter((p): p is Privilege => ALL_PRIVILEGES.has(p as Privilege))) as ReadonlySet<Privilege>;
+    return { confirmed, passed: ALL_PRIVILEGES };
   }
 
   /**

@@ -183,7 +183,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const readiness = new Readiness(
     [
       { name: 'database', probe: () => ping(storage.sql) },
-      { name: 'blobs', probe: (signal) => blobs.probe(signal) },
+      // Without S3, listings, moves, deletes and files small enough for their row still work, on
+      // every instance alike (docs/scale-out.md "Instances come and go"); a local blob folder gone is a broken disk.
+      { name: 'blobs', probe: (signal) => blobs.probe(signal), whenDown: blobs.kind === 's3' ? 'degraded' : 'down' },
     ],
     { log: log.child({ part: 'store' }) },
   );
@@ -403,7 +405,7 @@ async function openStorage(config: Config, dbFile: string, checkRootUse: boolean
   } finally {
     await migrating.close();
   }
-  return { storage: new PostgresStorage(url, { maxConnections: config.database.maxConnections, connectTimeoutMs, queryTimeoutMs }), db: undefined };
+  return { storage: new PostgresStorage(url, { maxConnections: config.database.maxConnections, connectTimeoutMs, queryTimeoutMs, log: log.child({ part: 'store' }) }), db: undefined };
 }
 
 /** The store's certificate and key when it serves HTTPS. */

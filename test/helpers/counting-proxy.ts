@@ -3,6 +3,7 @@
  * unchanged and records what crossed it (method, path, status, body bytes each way), so a test
  * can prove how many store calls a DAV request cost and how many bytes the bridge read from the
  * store. It can also break an upload mid-body, to play a store that fails halfway.
+ * It can also answer a route itself, to play a server that lacks it (or answers it otherwise).
  * Streams both ways with backpressure: bytes counted are bytes the bridge actually pulled.
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
@@ -34,6 +35,12 @@ export interface CountingProxy {
    * that method matches (a POST of /api/nodes/{id} is a copy or move, its GET the details).
    */
   breakNextRequestAfter(path: RegExp, bytes: number, method?: string): void;
+  /**
+   * From now on requests whose path matches are answered by the proxy itself with `status` and
+   * `body` (JSON), never reaching the store: a server without that route, e.g. `(404, 'Not Found')`.
+   * They are still recorded. Returns a function that lets them through again.
+   */
+  answerInstead(path: RegExp, status: number, body: unknown): () => void;
   /** Headers (lower-case) removed from every request from now on, e.g. `range` to play a store that ignores it. */
   readonly droppedRequestHeaders: Set<string>;
   close(): Promise<void>;
@@ -53,10 +60,25 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
   const requests: ProxiedRequest[] = [];
   const breaks: Array<{ path: RegExp; bytes: number; method?: string }> = [];
   const droppedRequestHeaders = new Set<string>();
+  const answers: Array<{ path: RegExp; status: number; body: string }> = [];
 
   const server = http.createServer((req, res) => {
     const record: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', requestBytes: 0, responseBytes: 0, settled: false };
     requests.push(record);
+    const answer = answers.find((a) => a.path.test(record.path));
+    if (answer) {
+      record.status = answer.status;
+      req.on('data', (chunk: Buffer) => {
+        record.requestBytes += chunk.length;
+      });
+      req.on('end', () => {
+        res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer.body) });
+        res.end(answer.body);
+        record.responseBytes = Buffer.byteLength(answer.body);
+        record.settled = true;
+      });
+      return;
+    }
     const breakIndex = breaks.findIndex((b) => b.path.test(record.path) && (b.method === undefined || b.method === record.method));
     const breakAfter = breakIndex >= 0 ? breaks.splice(breakIndex, 1)[0]?.bytes : undefined;
 
@@ -99,6 +121,13 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
     },
     matching(method, path) {
       return requests.filter((r) => r.method === method && path.test(r.path));
+    },
+    answerInstead(path, status, body) {
+      const rule = { path, status, body: JSON.stringify(body) };
+      answers.push(rule);
+      return () => {
+        answers.splice(answers.indexOf(rule), 1);
+      };
     },
     breakNextRequestAfter(path, bytes, method) {
       breaks.push({ path, bytes, ...(method === undefined ? {} : { method }) });

@@ -139,6 +139,34 @@ describe.each<Transport>(['local', 'http'])('failed-login log lines (bridge %s)'
     expectPlain(lines, wrong);
   });
 
+  /** Ways the credentials a bridge holds a session for stop working (each ends that session). */
+  const REVOCATIONS: Array<[string, (user: Awaited<ReturnType<StoreFixture['newUser']>>, appPasswordUuid: string) => Promise<unknown>]> = [
+    ['the password changed', (user) => apiCall(f.client, f.admin, 'PUT', `/api/admin/users/${user.uuid}`, { password: 'Another-Passw0rd-1' })],
+    ['the account deactivated', (user) => apiCall(f.client, f.admin, 'PUT', `/api/admin/users/${user.uuid}`, { is_active: false })],
+    ['the app password revoked', (user, appPasswordUuid) => apiCall(f.client, user.session, 'DELETE', `/api/user/app_passwords/${appPasswordUuid}`)],
+  ];
+
+  it.each(REVOCATIONS)('DAV: a login refused mid-request (%s) is one info line with the client’s address', async (what, revoke) => {
+    const user = await f.newUser();
+    const made = dataOf<{ uuid: string; password: string }>(await apiCall(f.client, user.session, 'POST', '/api/user/app_passwords', { name: 'dav' }));
+    const password = what === 'the app password revoked' ? made.password : user.password;
+    const auth = basicAuth(user.email, password);
+    expect((await davRequest(bridge.url, 'PROPFIND', '/home/', { auth, headers: { depth: '1' } })).status).toBe(207);
+    await revoke(user, made.uuid);
+    bridgeLog.reset();
+    storeLog.reset();
+
+    // The bridge still holds a session for these credentials: the store refuses it (401), and logging in again fails.
+    expect((await davRequest(bridge.url, 'PUT', '/home/after.txt', { auth, body: 'after' })).status).toBe(401);
+    const lines = failedLines(bridgeLog, 'dav');
+    expect(lines.map((l) => ({ user: l.user, ip: l.ip, reason: l.reason }))).toEqual([{ user: user.email, ip: '127.0.0.1', reason: 'wrong username or password' }]);
+    if (transport === 'local') expect(failedLines(storeLog, 'api')).toEqual([]);
+    expectPlain(lines, [password]);
+    // The next try is answered from the negative cache: no second line.
+    expect((await davRequest(bridge.url, 'PUT', '/home/after.txt', { auth, body: 'after' })).status).toBe(401);
+    expect(failedLines(bridgeLog, 'dav')).toHaveLength(1);
+  });
+
   it('DAV: a repeat of the same wrong credentials answered from the cache adds no line', async () => {
     const user = await f.newUser();
     const auth = basicAuth(user.email, 'Wrong-Repeated-1');

@@ -14,7 +14,7 @@ import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { sendEmpty } from './respond.js';
-import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
 
 /** Bounds the walk over cached listings when a subtree is deleted for good. */
 const MAX_FORGOTTEN_KEYS = 10_000;
@@ -80,7 +80,7 @@ export const del: VerbHandler = async (ctx) => {
   if (isCollection && depth !== undefined && depth.trim().toLowerCase() !== 'infinity') {
     throw new DavStatusError(400, 'DELETE of a collection must have Depth: infinity');
   }
-  await requirePrivilege(ctx, resource, 'delete');
+  await requirePrivilege(ctx, resource, 'delete', STORE_GUARDS);
   await checkWrite(ctx, target, { includeDescendants: isCollection });
   const state = deletedStateOf(ctx, user, resource);
   await ctx.services.tree.remove(user, resource);

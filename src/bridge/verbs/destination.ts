@@ -11,7 +11,7 @@ import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, isFixedPath, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
-import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
 
 export interface Transfer {
   user: BridgeUser;
@@ -104,14 +104,14 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   // source away (write; and delete when it leaves its owner's tree), a COPY reads it, and
   // either writes into the destination's collection (and deletes what Overwrite replaces).
   if (isMove) {
-    await requirePrivilege(ctx, source, 'write');
+    await requirePrivilege(ctx, source, 'write', STORE_GUARDS);
     const destinationTop = (existing ?? destination.parent)?.top?.id;
-    if (destinationTop !== source.top?.id) await requirePrivilege(ctx, source, 'delete');
+    if (destinationTop !== source.top?.id) await requirePrivilege(ctx, source, 'delete', STORE_GUARDS);
   } else {
-    await requirePrivilege(ctx, source, 'read');
+    await requirePrivilege(ctx, source, 'read', STORE_GUARDS);
   }
-  await requirePrivilege(ctx, existing ?? destination.parent, 'write');
-  if (existing && overwrite) await requirePrivilege(ctx, existing, 'delete');
+  await requirePrivilege(ctx, existing ?? destination.parent, 'write', STORE_GUARDS);
+  if (existing && overwrite) await requirePrivilege(ctx, existing, 'delete', STORE_GUARDS);
 
   // Untagged If lists name the request URI, the source; tagged lists may name the destination.
   const sourceTarget: WriteTarget = { path: source.path, resource: source, chain: source.chain };

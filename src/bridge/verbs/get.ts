@@ -35,7 +35,7 @@ import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { FAVICON_PATH, sendFavicon } from './favicon.js';
 import { sendIndexPage } from './index-page.js';
-import { etagOf, requirePrivilege } from './preconditions.js';
+import { etagOf, requirePrivilege, STORE_GUARDS } from './preconditions.js';
 
 /** Content-Type from the name alone: content is never sniffed (rclone#8759: no reads for metadata). */
 export { contentTypeOf };
@@ -62,7 +62,7 @@ export const get: VerbHandler = async (ctx) => {
       return;
     }
     // HEAD too: it is a GET without the body, and says as much about the bytes.
-    await requirePrivilege(ctx, resource, 'download');
+    await requirePrivilege(ctx, resource, 'download', STORE_GUARDS);
     const outcome = await serveFile(ctx, user, resource);
     if (outcome === 'served') return;
     if (attempt > 0) throw new StoreError('bad-response', 'bridge.get', undefined, 'the store serves another size than it lists');

@@ -9,7 +9,7 @@ import { isFixedPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { DAV_METHODS } from './options.js';
 import { sendEmpty } from './respond.js';
-import { checkWrite, requirePrivilege, writeTargetOf } from './preconditions.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from './preconditions.js';
 
 /**
  * True when the request carries a body. A chunked body is read to its end to learn whether it
@@ -39,7 +39,7 @@ export const mkcol: VerbHandler = async (ctx) => {
   const user = ctx.user();
   if (await hasBody(ctx)) throw new DavStatusError(415, 'MKCOL takes no request body');
   const target = await writeTargetOf(ctx, ctx.path);
-  if (!target.resource) await requirePrivilege(ctx, target.parent, 'write');
+  if (!target.resource) await requirePrivilege(ctx, target.parent, 'write', STORE_GUARDS);
   await checkWrite(ctx, target);
   if (target.resource) {
     throw new DavStatusError(405, 'a resource exists at this URL', undefined, { Allow: DAV_METHODS.filter((m) => m !== 'MKCOL').join(', ') });

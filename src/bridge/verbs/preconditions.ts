@@ -58,15 +58,21 @@ export async function writeTargetOf(ctx: DavContext, path: DavPath): Promise<Wri
   return { path, ...(parent ? { parent } : {}), chain: [...base, `unmapped:${path}`] };
 }
 
+/** requirePrivilege's option for an operation the store refuses itself when it must. */
+export const STORE_GUARDS = { storeGuards: true } as const;
+
 /**
  * 403 unless the user holds `privilege` on `resource` (node permissions through myaccess, docs/api.md:
  * a group member without `write` may not PUT, MKCOL, PROPPATCH (write-properties), LOCK (write
  * on what it names; for an unmapped URL, bind: write on the parent), MOVE or COPY into a folder;
  * without `delete` may not DELETE; without `download` may not GET). Checked before the If header
  * and locks: no condition or token can make the write allowed. Nothing to check when the resource
- * is not there (the verb answers 404 or 409 itself).
+ * is not there (the verb answers 404 or 409 itself). `storeGuards`: the operation goes to the
+ * store, which refuses it itself when it must; what a store without myaccess could not confirm
+ * is then left to it (StoreTree.privileges). Without it (LOCK, PROPPATCH: only the bridge guards
+ * them) the privilege must be confirmed.
  */
-export async function requirePrivilege(ctx: DavContext, resource: Resource | undefined, privilege: Privilege): Promise<void> {
+export async function requirePrivilege(ctx: DavContext, resource: Resource | undefined, privilege: Privilege, options: { storeGuards?: boolean } = {}): Promise<void> {
   if (!resource) return;
   // The root, the virtual collections (`/groups/`, `/groups/<name>/`, `/webdrive/`) and the
   // derived views (`/favorites/`, `/shared_with_you/`, `/public_shares/`, `/private_shares/`)
@@ -77,7 +83,7 @@ export async function requirePrivilege(ctx: DavContext, resource: Resource | und
     if (privilege === 'read') return;
     throw new DavStatusError(403, `nothing can be written at ${resource.path}: it is made up or derived`);
   }
-  const granted = await ctx.services.tree.privileges(ctx.user(), resource, { exact: true });
+  const granted = await ctx.services.tree.privileges(ctx.user(), resource, { exact: true, passedToStore: options.storeGuards ?? false });
   if (!granted.has(privilege)) throw new DavStatusError(403, `the ${privilege} permission is needed here`);
 }
 

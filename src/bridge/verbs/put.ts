@@ -28,7 +28,7 @@ import { DavStatusError } from '../dav-errors.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
-import { checkWrite, etagOf, requirePrivilege, writeTargetOf } from './preconditions.js';
+import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf } from './preconditions.js';
 import { sendEmpty } from './respond.js';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -117,7 +117,7 @@ export const put: VerbHandler = async (ctx) => {
     throw new DavStatusError(405, 'PUT on a collection', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE, LOCK, UNLOCK' });
   }
   if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
-  await requirePrivilege(ctx, target.resource ?? target.parent, 'write');
+  await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
   await checkWrite(ctx, target);
 
   const { sizeBytes, endsAfterHint } = bodySizeOf(req);

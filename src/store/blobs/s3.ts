@@ -114,6 +114,8 @@ export class S3BlobBackend implements BlobBackend {
   /** Uploads between commit() and release(), and the intents release() clears. */
   private readonly pins = new Map<string, string[]>();
   private readonly queues = new KeyedQueue();
+  /** Whether the last call reached S3 (noteReachable). */
+  private reachable = true;
 
   constructor(private readonly options: S3BackendOptions) {
     if (options.partSizeBytes < MIN_PART_BYTES) throw new Error(`partSizeBytes must be at least ${MIN_PART_BYTES}`);
@@ -133,16 +135,34 @@ export class S3BlobBackend implements BlobBackend {
     });
   }
 
-  /** Every call to S3 goes through here: an unreachable S3 becomes BlobUnavailableError. */
+  /**
+   * Every call to S3 goes through here: an unreachable S3 becomes BlobUnavailableError, and
+   * whether S3 answers is followed, so that its loss and its return are logged once each.
+   */
   private async s3<T>(request: () => Promise<T>): Promise<T> {
+    let result: T;
     try {
-      return await request();
+      result = await request();
     } catch (err) {
-      if (isS3Unavailable(err) && !(err instanceof BlobUnavailableError)) {
-        throw new BlobUnavailableError(`S3 unavailable: ${errorName(err) ?? (err as { code?: string }).code ?? 'error'}`, { cause: err });
+      if (isS3Unavailable(err)) {
+        const reason = err instanceof BlobUnavailableError ? err.message : `S3 unavailable: ${errorName(err) ?? (err as { code?: string }).code ?? 'error'}`;
+        this.noteReachable(false, reason);
+        throw err instanceof BlobUnavailableError ? err : new BlobUnavailableError(reason, { cause: err });
       }
+      // Any answer of S3's own (a missing key, a refusal) shows it is there.
+      if (httpStatusOf(err) !== undefined) this.noteReachable(true);
       throw err;
     }
+    this.noteReachable(true);
+    return result;
+  }
+
+  /** One warn line when S3 stops answering, one info line when it answers again; nothing per request. */
+  private noteReachable(reachable: boolean, reason?: string): void {
+    if (reachable === this.reachable) return;
+    this.reachable = reachable;
+    if (reachable) this.options.log.info('S3 answers again');
+    else this.options.log.warn({ cause: reason }, 'S3 stopped answering: uploads and downloads of files kept there answer 503 until it is back');
   }
 
   async probe(signal: AbortSignal): Promise<void> {

@@ -3,9 +3,12 @@
  * + S3, bridge in-process), each on servers of this suite's own so they can be stopped: requests
  * are answered 503 with Retry-After within a bound (the store's in the SPEC envelope, code
  * `unavailable`), never 500 and never a hang; /readyz on both listeners names what is down and
- * nothing more; once the server is back, requests succeed again without restarting driveway;
- * and nothing is half-written: every revision's bytes are where its row says, disk_used is the
- * sum of the revisions, and a refused upload left no row.
+ * nothing more: 503 with Retry-After without the database, 200 "degraded" without S3 (listings
+ * and small files still work, so a balancer must keep the instance); once the server is back,
+ * requests succeed again without restarting driveway; and nothing is half-written: every
+ * revision's bytes are where its row says, disk_used is the sum of the revisions, and a refused
+ * upload left no row. The log says once that the change feed (or S3) went away and once that it
+ * is back, and the WebDAV 503s meanwhile are warnings without a stack.
  */
 import { randomBytes } from 'node:crypto';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
@@ -101,13 +104,46 @@ async function readyz(baseUrl: string): Promise<{ status: number; retryAfter: st
   return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };
 }
 
-/** Polls /readyz until it answers `status` (its result is cached for a second). */
-async function readyzUntil(baseUrl: string, status: number): Promise<{ status: number; retryAfter: string | null; text: string }> {
+/** Polls /readyz until it answers `status` and its body passes `body` (its result is cached for a second). */
+async function readyzUntil(baseUrl: string, status: number, body: (text: string) => boolean = () => true): Promise<{ status: number; retryAfter: string | null; text: string }> {
   const deadline = Date.now() + RECOVERY_BOUND_MS;
   for (;;) {
     const answer = await readyz(baseUrl);
-    if (answer.status === status || Date.now() > deadline) return answer;
+    if ((answer.status === status && body(answer.text)) || Date.now() > deadline) return answer;
     await sleep(200);
+  }
+}
+
+const FEED_LOST = "the change feed lost PostgreSQL: other instances' writes reach this one's caches only as they expire, until it listens again";
+const FEED_BACK = 'the change feed listens again: every cache starts over';
+const S3_LOST = 'S3 stopped answering: uploads and downloads of files kept there answer 503 until it is back';
+const S3_BACK = 'S3 answers again';
+
+/** The process's JSON log lines so far. */
+function logLines(): Array<Record<string, unknown>> {
+  return instance!
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Waits (bounded) until a line with this message was logged. */
+async function lineLogged(msg: string): Promise<void> {
+  const deadline = Date.now() + RECOVERY_BOUND_MS;
+  while (!logLines().some((l) => l.msg === msg)) {
+    if (Date.now() > deadline) throw new Error(`no "${msg}" line within ${RECOVERY_BOUND_MS} ms`);
+    await sleep(100);
+  }
+}
+
+/** Every WebDAV 503 the bridge logged is a warning with its cause, never an error with a stack. */
+function expectWebDavRefusalsWarned(): void {
+  const refusals = logLines().filter((l) => l.part === 'bridge' && l.status === 503);
+  expect(refusals.length).toBeGreaterThan(0);
+  for (const line of refusals) {
+    expect(line.level).toBe(40);
+    expect(line).not.toHaveProperty('err');
   }
 }
 
@@ -119,7 +155,8 @@ postgres.describe('driveway on PostgreSQL + S3 while they go away and come back'
     instance = await spawnDriveway({
       dataDir: tmp.dir,
       env: {
-        DRIVEWAY_LOG_LEVEL: 'warn',
+        DRIVEWAY_LOG_LEVEL: 'info',
+        DRIVEWAY_ACCESS_LOG: 'false',
         ...postgresS3Env(databaseUrl, s3),
       },
     });
@@ -175,6 +212,12 @@ postgres.describe('driveway on PostgreSQL + S3 while they go away and come back'
     const after = await expectNothingHalfWritten();
     expect(after.files.map((f) => f.name)).toEqual([...before.files.map((f) => f.name), 'after.bin'].sort());
     expect(instance!.child.exitCode).toBeNull();
+
+    // The change feed's loss and return: one line each, however many reconnections failed.
+    await lineLogged(FEED_BACK);
+    expect(logLines().filter((l) => l.msg === FEED_LOST).map((l) => l.level)).toEqual([40]);
+    expect(logLines().filter((l) => l.msg === FEED_BACK).map((l) => l.level)).toEqual([30]);
+    expectWebDavRefusalsWarned();
   }, 60_000);
 
   it('refuses uploads with 503 while S3 is down, changing nothing, and takes them again once it is back', async () => {
@@ -191,10 +234,20 @@ postgres.describe('driveway on PostgreSQL + S3 while they go away and come back'
     expect(read.status).toBe(503);
     await read.arrayBuffer();
 
-    const answer = await readyzUntil(instance!.storeUrl, 503);
-    expect(JSON.parse(answer.text)).toMatchObject({ checks: { database: 'up', blobs: 'down' } });
-    expect(answer.text).not.toMatch(/http:|127\.0\.0\.1|bucket/i);
+    // Degraded, not down: every instance shares the bucket, and listings and small files still work.
+    for (const url of [instance!.storeUrl, instance!.davUrl]) {
+      const answer = await readyzUntil(url, 200, (text) => text.includes('"blobs":"down"'));
+      expect(answer.status).toBe(200);
+      expect(answer.retryAfter).toBeNull();
+      expect(JSON.parse(answer.text)).toMatchObject({ status: 'success', degraded: ['blobs'], checks: { database: 'up', blobs: 'down' } });
+      expect(answer.text).not.toMatch(/http:|127\.0\.0\.1|bucket/i);
+    }
     expect(await snapshot()).toEqual(before);
+    expect((await fetch(`${instance!.davUrl}/home/`, { method: 'PROPFIND', headers: { authorization: ADMIN_BASIC, depth: '1' } })).status).toBe(207);
+    const small = randomBytes(1024);
+    expect((await put('small-during-s3.bin', small)).status).toBe(201);
+    const smallBack = await fetch(`${instance!.davUrl}/home/small-during-s3.bin`, { headers: { authorization: ADMIN_BASIC } });
+    expect(Buffer.from(await smallBack.arrayBuffer()).equals(small)).toBe(true);
 
     await s3!.startServer();
 
@@ -205,7 +258,11 @@ postgres.describe('driveway on PostgreSQL + S3 while they go away and come back'
     expect((await readyzUntil(instance!.davUrl, 200)).status).toBe(200);
 
     const after = await expectNothingHalfWritten();
-    expect(after.files.map((f) => f.name)).toEqual([...before.files.map((f) => f.name), 'after-s3.bin'].sort());
+    expect(after.files.map((f) => f.name)).toEqual([...before.files.map((f) => f.name), 'after-s3.bin', 'small-during-s3.bin'].sort());
     expect(after.files.some((f) => f.name === 'during-s3.bin')).toBe(false);
+
+    expect(logLines().filter((l) => l.msg === S3_LOST).map((l) => l.level)).toEqual([40]);
+    expect(logLines().filter((l) => l.msg === S3_BACK).map((l) => l.level)).toEqual([30]);
+    expectWebDavRefusalsWarned();
   }, 60_000);
 });

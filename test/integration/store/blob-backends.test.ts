@@ -9,7 +9,7 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../src/common/logger.js';
+import { createLogger, type Logger } from '../../../src/common/logger.js';
 import { BlobMissingError, type BlobBackend, type BlobLedger } from '../../../src/store/blobs/blob-backend.js';
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
@@ -18,6 +18,7 @@ import { storageBlobLedger, addBlobRef } from '../../../src/store/storage/revisi
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
 import type { Sql } from '../../../src/store/storage/sql.js';
 import { openDatabase, type Db } from '../../../src/store/storage/dialects/sqlite-open.js';
+import { captureLog } from '../../helpers/log-capture.js';
 import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
@@ -40,7 +41,7 @@ interface Harness {
   /** The clock S3 intents are dated by. */
   clock: { ms: number };
   /** A backend over the same data dir / bucket prefix and database: another instance, or this one after a restart. */
-  make(options?: { spy?: S3Spy }): BlobBackend;
+  make(options?: { spy?: S3Spy; log?: Logger }): BlobBackend;
 }
 
 /** S3 commands seen (by name and input), and a hook that may fail one (a crash, a refusal). */
@@ -97,7 +98,7 @@ function s3Harness(): Harness {
         stagingDir: `${tmp.dir}/tmp-${Math.random().toString(36).slice(2)}`,
         ledger,
         now: () => clock.ms,
-        log: createLogger('silent'),
+        log: options.log ?? createLogger('silent'),
         credentials: S3RVER_CREDENTIALS,
       });
       if (options.spy) spyOn(backend, options.spy);
@@ -258,6 +259,27 @@ describe.each([
   });
 
   if (kind === 's3') {
+    it('logs S3 going away once (warn) and coming back once (info), however many calls fail or succeed meanwhile', async () => {
+      const log = captureLog('info');
+      const watched = h.make({ log: log.logger });
+      await watched.init();
+      const hash = await put(watched, Buffer.from('kept in the bucket'));
+      await s3.stopServer();
+      try {
+        for (let i = 0; i < 3; i += 1) await expect(watched.head(hash)).rejects.toThrow(/S3 unavailable/);
+        await expect(watched.probe(AbortSignal.timeout(5000))).rejects.toThrow(/S3 unavailable/);
+      } finally {
+        await s3.startServer();
+      }
+      for (let i = 0; i < 3; i += 1) expect(await watched.head(hash)).toMatchObject({ hash });
+      expect(log.lines().map((l) => [l.level, l.msg])).toEqual([
+        [40, 'S3 stopped answering: uploads and downloads of files kept there answer 503 until it is back'],
+        [30, 'S3 answers again'],
+      ]);
+      expect(log.text()).not.toMatch(/"stack"/);
+      await watched.close();
+    });
+
     it('cleans up after a crash mid multipart upload: the intent names the upload, another instance aborts it', async () => {
       const crashing: S3Spy = {
         sent: [],

@@ -34,7 +34,10 @@ export interface PostgresChangeFeedOptions {
   settleTimeoutMs?: number;
   /** A ping unanswered this long (ms, default 5000) ends the connection (then reconnects). */
   pingTimeoutMs?: number;
-  /** Told when the connection is lost or back (logging). */
+  /**
+   * Told once when the connection is lost (or the first one cannot be made), and once when it
+   * listens again after that (logging): not on every attempt in between, nor on the first connection.
+   */
   onState?: (state: 'listening' | 'lost', err?: unknown) => void;
 }
 
@@ -49,6 +52,8 @@ export class PostgresChangeFeed implements ChangeFeed {
   private started = false;
   private closed = false;
   private attempt = 0;
+  /** What onState was last told (`idle`: nothing yet). */
+  private reported: 'idle' | 'listening' | 'lost' = 'idle';
   private retryTimer: NodeJS.Timeout | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
   /** This instance's own channel for barriers. */
@@ -101,7 +106,7 @@ export class PostgresChangeFeed implements ChangeFeed {
       this.releaseWaiters();
       client.end().catch(() => undefined);
       if (this.closed) return;
-      this.options.onState?.('lost', err);
+      this.report('lost', err);
       this.scheduleRetry();
     };
     client.on('error', fail);
@@ -128,7 +133,7 @@ export class PostgresChangeFeed implements ChangeFeed {
     }
     this.client = client;
     this.attempt = 0;
-    this.options.onState?.('listening');
+    this.report('listening');
     // Whatever was cached before this connection listened may have missed a notification.
     this.emit(EVERYTHING);
     this.pingTimer = setInterval(() => {
@@ -141,6 +146,15 @@ export class PostgresChangeFeed implements ChangeFeed {
       });
     }, this.options.pingMs ?? 10_000);
     this.pingTimer.unref();
+  }
+
+  /** Tells onState of a change of state, not of a repeat (a failed reconnection after a loss). */
+  private report(state: 'listening' | 'lost', err?: unknown): void {
+    const previous = this.reported;
+    if (previous === state) return;
+    this.reported = state;
+    if (previous === 'idle' && state === 'listening') return;
+    this.options.onState?.(state, err);
   }
 
   settled(): Promise<void> {

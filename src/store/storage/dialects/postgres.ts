@@ -11,6 +11,7 @@
  * Retry-After upstream); the pool reconnects by itself when the server is back.
  */
 import pg from 'pg';
+import type { Logger } from '../../../common/logger.js';
 import { PostgresChangeFeed } from './postgres-changes.js';
 import { StorageConstraintError, StorageUnavailableError, type RunResult, type Sql, type SqlParams, type Storage, type TransactionOptions } from '../sql.js';
 
@@ -175,6 +176,8 @@ export interface PostgresOptions {
    * that went silent never hangs a request. 0: no bound (migrations).
    */
   queryTimeoutMs?: number;
+  /** Where the change feed says that it lost PostgreSQL and that it listens again (once each). */
+  log?: Logger;
 }
 
 export class PostgresStorage implements Storage {
@@ -184,11 +187,13 @@ export class PostgresStorage implements Storage {
   /** Backend process ids of the pool's connections: notifications they sent are this instance's own. */
   private readonly backends = new Set<number>();
   private feed: PostgresChangeFeed | undefined;
+  private readonly log: Logger | undefined;
 
   constructor(
     private readonly url: string,
     options: PostgresOptions = {},
   ) {
+    this.log = options.log;
     const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;
     this.pool = new pg.Pool({
       connectionString: url,
@@ -314,7 +319,14 @@ export class PostgresStorage implements Storage {
 
   /** What changed in the database, from any instance (listening starts with the first subscriber). */
   get changes(): PostgresChangeFeed {
-    this.feed ??= new PostgresChangeFeed(this.url, { ownBackends: this.backends });
+    this.feed ??= new PostgresChangeFeed(this.url, {
+      ownBackends: this.backends,
+      onState: (state, err) => {
+        if (state === 'lost') {
+          this.log?.warn({ cause: err instanceof Error ? err.message : undefined }, "the change feed lost PostgreSQL: other instances' writes reach this one's caches only as they expire, until it listens again");
+        } else this.log?.info('the change feed listens again: every cache starts over');
+      },
+    });
     return this.feed;
   }
 
