@@ -8,6 +8,9 @@
  * its continuation tokens need DES, so without the flag every listing longer than a page answers
  * 500 on Node 17 and later. The flag stays out of the process under test, and the process under
  * test keeps its event loop to itself. The child ends with its parent (its stdin closes).
+ * s3rver lists in the order of its folder walk: keys under one prefix come in byte order, but
+ * across sibling folders where one name extends another (`paged/`, `paged-too/`) they do not,
+ * and a listing paged across them skips keys. List under a prefix, as the backend does.
  *
  * A suite that needs a server of its own (to stop it: S3 down) calls startS3Server(); the rest
  * share one per worker process and take a bucket each: `const { endpoint, bucket } = await freshS3Bucket()`.
