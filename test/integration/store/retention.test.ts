@@ -97,6 +97,20 @@ async function snapshot(): Promise<unknown> {
 /** A fresh session: the days tests move the clock past the session lifetime. */
 const relogin = (user: SeededUser): Promise<StoreSession> => seeder.client.login(user.email, USER_PASSWORD);
 
+/** What `driveway check` would report on the store now (nothing when usage, references and blobs are exact). */
+async function consistencyFindings(): Promise<string[]> {
+  const findings: string[] = [];
+  await checkConsistency({
+    sql: store.ctx.storage.sql,
+    blobs: store.ctx.blobs,
+    graceMs: 3_600_000,
+    repair: false,
+    now: () => store.clock.now(),
+    onFinding: (finding) => findings.push(`${finding.kind}: ${finding.text}`),
+  });
+  return findings;
+}
+
 /** A user of organization `org`, logged in. */
 async function userInOrg(org: string, name: string): Promise<SeededUser> {
   const email = `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@example.test`;
@@ -350,16 +364,7 @@ describe('several prunes at once', () => {
     const removed = reports.flatMap((r) => r.owners.filter((o) => users.some((u) => u.uuid === o.ownerUuid))).reduce((sum, o) => sum + o.revisions, 0);
     expect(removed).toBe(12);
     for (const user of users) expect(await readDiskUsed(store, user.uuid)).toBe(await storedBytes(user.uuid));
-    const findings: string[] = [];
-    await checkConsistency({
-      sql: store.ctx.storage.sql,
-      blobs: store.ctx.blobs,
-      graceMs: 3_600_000,
-      repair: false,
-      now: () => store.clock.now(),
-      onFinding: (finding) => findings.push(`${finding.kind}: ${finding.text}`),
-    });
-    expect(findings).toEqual([]);
+    expect(await consistencyFindings()).toEqual([]);
   });
 });
 
@@ -396,16 +401,7 @@ describe('past a page', () => {
     }
     for (const file of files) expect(await revisionsOf(file)).toEqual([3]);
     for (const item of trashed) expect(await nodeRow(store, item)).toBeUndefined();
-    const findings: string[] = [];
-    await checkConsistency({
-      sql: store.ctx.storage.sql,
-      blobs: store.ctx.blobs,
-      graceMs: 3_600_000,
-      repair: false,
-      now: () => store.clock.now(),
-      onFinding: (finding) => findings.push(`${finding.kind}: ${finding.text}`),
-    });
-    expect(findings).toEqual([]);
+    expect(await consistencyFindings()).toEqual([]);
   });
 });
 
