@@ -1,8 +1,9 @@
 /**
  * The child process test/helpers/s3-server.ts runs s3rver in:
  *   node --openssl-legacy-provider s3rver-process.ts <folder> <port, 0: any> <bucket>
- * It prints one line, {"port":N}, once it listens on 127.0.0.1, and serves until SIGTERM or
- * until its stdin ends (the test process that started it is gone).
+ * It prints one line, {"port":N}, once it listens on 127.0.0.1, and serves until SIGTERM (the
+ * folder is kept: the server may be started again on it) or until its stdin ends (the test
+ * process that started it is gone, often without running its exit handlers: the folder goes too).
  *
  * Why a process of its own: s3rver 3.7 encrypts ListObjectsV2 continuation tokens with DES,
  * which OpenSSL 3 (Node 17 and later) has only in its legacy provider; without it every
@@ -11,6 +12,7 @@
  * without tsx where Node strips types itself (22.18 and later), so it imports only s3rver and
  * Node's own modules.
  */
+import { rmSync } from 'node:fs';
 import S3rver from 's3rver';
 
 const [directory, port, bucket] = process.argv.slice(2);
@@ -24,16 +26,20 @@ const listening = await server.run();
 process.stdout.write(`${JSON.stringify({ port: listening.port })}\n`);
 
 let stopping = false;
-const stop = (): void => {
+const stop = (removeFolder: boolean): void => {
   if (stopping) return;
   stopping = true;
+  const exit = (code: number): void => {
+    if (removeFolder) rmSync(directory, { recursive: true, force: true });
+    process.exit(code);
+  };
   // Idle keep-alive connections close at once; a request under way may finish, for 2 s at most.
-  setTimeout(() => process.exit(0), 2_000).unref();
+  setTimeout(() => exit(0), 2_000).unref();
   server.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
+    () => exit(0),
+    () => exit(1),
   );
 };
-process.once('SIGTERM', stop);
-process.stdin.once('end', stop);
+process.once('SIGTERM', () => stop(false));
+process.stdin.once('end', () => stop(true));
 process.stdin.resume();
