@@ -12,7 +12,7 @@
  *
  * PostgreSQL is Debian's postgresql-15 in a throwaway cluster (test/helpers/postgres.ts) with
  * fsync and synchronous commit ON, as production runs it (the embedded store fsyncs too); S3 is
- * s3rver on loopback, running inside this bench's own Node process (it does not fsync; a real
+ * s3rver on loopback, in a child process of this bench (test/helpers/s3-server.ts; it does not fsync; a real
  * object store's latency over a network is not modelled: the figures show driveway's own cost of
  * the two engines, not a cloud's). Every server shares the 2 cores of this machine, so "nginx → 2"
  * shows the cost of sharing one database and bucket, not the gain of a second machine.

@@ -38,11 +38,14 @@ import { purge, writesOf } from './tree.js';
 import { removeBlobFiles } from './blob-files.js';
 
 const DAY_MS = 86_400_000;
-/** Owners read per page, files per page, revisions removed per transaction, trash items listed per page. */
-const OWNER_PAGE = 200;
-const FILE_PAGE = 100;
-const REVISION_BATCH = 100;
-const TRASH_PAGE = 100;
+/** Owners read per page, files per range, revisions removed per transaction, trash items listed per page. */
+export interface RetentionPages {
+  owners: number;
+  files: number;
+  revisions: number;
+  trash: number;
+}
+const PAGES: RetentionPages = { owners: 200, files: 100, revisions: 100, trash: 100 };
 
 export interface RetentionSettings {
   /** Newest revisions kept per file, the current one included; 0: all. */
@@ -90,6 +93,8 @@ export interface PruneOptions {
   dryRun?: boolean;
   /** Stops between batches (the store closing); what was done stays done. */
   signal?: AbortSignal;
+  /** Page and batch sizes; tests make them small, to cross every page with a few rows. */
+  pages?: RetentionPages;
 }
 
 /** The owner's settings: its organization's where set (not NULL), else the global ones. */
@@ -104,10 +109,11 @@ export function effectiveSettings(global: RetentionSettings, org: Pick<Retention
 /** Applies the settings to every user and group once. */
 export async function applyRetention(ctx: RetentionContext, options: PruneOptions): Promise<PruneReport> {
   const report: PruneReport = { dryRun: options.dryRun === true, ownersChecked: 0, revisions: 0, trashItems: 0, bytesFreed: 0, owners: [] };
+  const pages = options.pages ?? PAGES;
   for (const type of ['User', 'Group'] as const) {
     let after = '';
     for (;;) {
-      const page = await retentionOwners(ctx.sql, type, after, OWNER_PAGE);
+      const page = await retentionOwners(ctx.sql, type, after, pages.owners);
       for (const owner of page) {
         if (options.signal?.aborted) return report;
         report.ownersChecked += 1;
@@ -120,7 +126,7 @@ export async function applyRetention(ctx: RetentionContext, options: PruneOption
         report.bytesFreed += pruned.bytesFreed;
         report.owners.push({ ...pruned, name: await ownerName(ctx.sql, { type: owner.owner_type, uuid: owner.uuid }) });
       }
-      if (page.length < OWNER_PAGE) break;
+      if (page.length < pages.owners) break;
       after = (page.at(-1) as RetentionOwnerRow).uuid;
     }
   }
@@ -149,12 +155,14 @@ async function commitThenRemoveBlobs<T extends { unreferenced: string[] }>(ctx: 
 
 /**
  * Works through the owner's files a hundred at a time (by UUID); in each range, transactions of
- * at most REVISION_BATCH revisions, each selecting what it deletes, until the range has nothing left.
+ * at most a hundred revisions, each selecting what it deletes, until the range has nothing left
+ * (RetentionPages: files, revisions).
  */
 async function pruneRevisions(ctx: RetentionContext, owner: RetentionOwnerRow, rule: RevisionRule, options: PruneOptions, pruned: OwnerPruned): Promise<void> {
+  const { files: filePage, revisions: batch } = options.pages ?? PAGES;
   const files = await ownerFileUuids(ctx.sql, owner.uuid);
-  for (let start = 0; start < files.length; start += FILE_PAGE) {
-    const range = files.slice(start, start + FILE_PAGE);
+  for (let start = 0; start < files.length; start += filePage) {
+    const range = files.slice(start, start + filePage);
     if (options.dryRun) {
       const totals = await prunableTotals(ctx.sql, owner.uuid, rule, range);
       pruned.revisions += totals.count;
@@ -163,7 +171,7 @@ async function pruneRevisions(ctx: RetentionContext, owner: RetentionOwnerRow, r
       for (;;) {
         if (options.signal?.aborted) return;
         const done = await commitThenRemoveBlobs(ctx, owner.uuid, async (tx) => {
-          const found = await prunableRevisions(tx, owner.uuid, rule, range, REVISION_BATCH);
+          const found = await prunableRevisions(tx, owner.uuid, rule, range, batch);
           let removed = 0;
           let bytes = 0;
           const unreferenced: string[] = [];
@@ -180,16 +188,17 @@ async function pruneRevisions(ctx: RetentionContext, owner: RetentionOwnerRow, r
         pruned.revisions += done.removed;
         pruned.bytesFreed += done.bytes;
         // What a transaction selects it deletes; a short batch, or one that removed nothing, ends the page.
-        if (done.found < REVISION_BATCH || done.removed === 0) break;
+        if (done.found < batch || done.removed === 0) break;
       }
     }
   }
 }
 
 async function expireTrash(ctx: RetentionContext, owner: RetentionOwnerRow, trashedBefore: number, options: PruneOptions, pruned: OwnerPruned): Promise<void> {
+  const { trash: trashPage } = options.pages ?? PAGES;
   let after = '';
   for (;;) {
-    const page = await expiredTrashItems(ctx.sql, owner.uuid, trashedBefore, after, TRASH_PAGE);
+    const page = await expiredTrashItems(ctx.sql, owner.uuid, trashedBefore, after, trashPage);
     for (const item of page) {
       if (options.signal?.aborted) return;
       if (options.dryRun) {
@@ -210,7 +219,7 @@ async function expireTrash(ctx: RetentionContext, owner: RetentionOwnerRow, tras
         pruned.bytesFreed += done.bytes;
       }
     }
-    if (page.length < TRASH_PAGE) return;
+    if (page.length < trashPage) return;
     after = (page.at(-1) as { uuid: string }).uuid;
   }
 }

@@ -12,7 +12,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type StoreSession } from '../../../src/store-client/index.js';
 import { checkConsistency } from '../../../src/store/ops/consistency-check.js';
-import { applyRetention, type PruneReport, type RetentionSettings } from '../../../src/store/ops/retention.js';
+import { applyRetention, type PruneReport, type RetentionPages, type RetentionSettings } from '../../../src/store/ops/retention.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
@@ -50,9 +50,9 @@ function content(size: number): Buffer {
 
 const BIG = 70 * 1024;
 
-function prune(settings: Partial<RetentionSettings>, dryRun = false): Promise<PruneReport> {
+function prune(settings: Partial<RetentionSettings>, dryRun = false, pages?: RetentionPages): Promise<PruneReport> {
   const { ctx } = store;
-  return applyRetention({ sql: ctx.storage.sql, blobs: ctx.blobs, log: ctx.log, settings: { ...NONE, ...settings } }, { now: store.clock.now(), dryRun });
+  return applyRetention({ sql: ctx.storage.sql, blobs: ctx.blobs, log: ctx.log, settings: { ...NONE, ...settings } }, { now: store.clock.now(), dryRun, ...(pages ? { pages } : {}) });
 }
 
 async function revisionsOf(file: string): Promise<number[]> {
@@ -96,6 +96,27 @@ async function snapshot(): Promise<unknown> {
 
 /** A fresh session: the days tests move the clock past the session lifetime. */
 const relogin = (user: SeededUser): Promise<StoreSession> => seeder.client.login(user.email, USER_PASSWORD);
+
+/** What `driveway check` would report on the store now (nothing when usage, references and blobs are exact). */
+async function consistencyFindings(): Promise<string[]> {
+  const findings: string[] = [];
+  await checkConsistency({
+    sql: store.ctx.storage.sql,
+    blobs: store.ctx.blobs,
+    graceMs: 3_600_000,
+    repair: false,
+    now: () => store.clock.now(),
+    onFinding: (finding) => findings.push(`${finding.kind}: ${finding.text}`),
+  });
+  return findings;
+}
+
+/** A user of organization `org`, logged in. */
+async function userInOrg(org: string, name: string): Promise<SeededUser> {
+  const email = `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@example.test`;
+  const uuid = (await seeder.client.createUser(seeder.admin, { fullname: name, email, password: USER_PASSWORD }, org)) as string;
+  return { uuid, email, session: await seeder.client.login(email, USER_PASSWORD) };
+}
 
 /** A new admin session (and the helpers using it) after the clock moved past the old one's lifetime. */
 async function renewAdmin(): Promise<void> {
@@ -188,13 +209,8 @@ describe('organization settings', () => {
 
   it("override the global settings for the organization's users and groups", async () => {
     await dataOf(call(seeder.client, seeder.admin, 'POST', '/api/admin/organizations', { id: 'ret-all', name: 'Keeps all', allow_unlimited_quota: true, keep_revisions: 0 }));
-    const inOrg = async (org: string, name: string): Promise<SeededUser> => {
-      const email = `${name.toLowerCase().replace(/[^a-z]+/g, '.')}@example.test`;
-      const uuid = (await seeder.client.createUser(seeder.admin, { fullname: name, email, password: USER_PASSWORD }, org)) as string;
-      return { uuid, email, session: await seeder.client.login(email, USER_PASSWORD) };
-    };
-    const tight = await inOrg('ret-tight', 'Tight User');
-    const loose = await inOrg('ret-all', 'Loose User');
+    const tight = await userInOrg('ret-tight', 'Tight User');
+    const loose = await userInOrg('ret-all', 'Loose User');
     const plain = await person('Plain');
     const tightGroup = await ga.group('Tight team', { orgId: 'ret-tight' });
     await ga.member(tightGroup, tight.uuid, { node_permissions: ALL_NODE_PERMISSIONS });
@@ -348,16 +364,44 @@ describe('several prunes at once', () => {
     const removed = reports.flatMap((r) => r.owners.filter((o) => users.some((u) => u.uuid === o.ownerUuid))).reduce((sum, o) => sum + o.revisions, 0);
     expect(removed).toBe(12);
     for (const user of users) expect(await readDiskUsed(store, user.uuid)).toBe(await storedBytes(user.uuid));
-    const findings: string[] = [];
-    await checkConsistency({
-      sql: store.ctx.storage.sql,
-      blobs: store.ctx.blobs,
-      graceMs: 3_600_000,
-      repair: false,
-      now: () => store.clock.now(),
-      onFinding: (finding) => findings.push(`${finding.kind}: ${finding.text}`),
-    });
-    expect(findings).toEqual([]);
+    expect(await consistencyFindings()).toEqual([]);
+  });
+});
+
+describe('past a page', () => {
+  it('reads owners, files and trash items page by page and removes revisions batch by batch (pages of 2 here): all of it, the dry run alike', async () => {
+    await renewAdmin();
+    await dataOf(call(seeder.client, seeder.admin, 'POST', '/api/admin/organizations', { id: 'ret-paged', name: 'Paged', allow_unlimited_quota: true, keep_revisions: 1, trash_days: 10 }));
+    const users = [await userInOrg('ret-paged', 'Paged One'), await userInOrg('ret-paged', 'Paged Two'), await userInOrg('ret-paged', 'Paged Three')];
+    const files: string[] = [];
+    const trashed: string[] = [];
+    for (const user of users) {
+      // 5 files of 3 revisions (3 ranges of 2 files, 2 batches of 2 revisions in each full one), 5 trash items (3 pages).
+      for (let f = 0; f < 5; f += 1) files.push(await revisions(user.session, 'home', `p${f}.bin`, [content(f === 0 ? BIG : 100 + f), content(200 + f), content(300 + f)]));
+      for (let t = 0; t < 5; t += 1) {
+        const item = await uploadFile(seeder.client, user.session, 'home', `t${t}.bin`, content(t === 0 ? BIG : 400 + t));
+        expect((await call(seeder.client, user.session, 'DELETE', `/api/nodes/${item}`)).status).toBe(204);
+        trashed.push(item);
+      }
+    }
+    store.clock.advance(11 * DAY);
+    const owners = Number((await store.ctx.storage.sql.get<{ n: number }>('SELECT (SELECT COUNT(*) FROM users) + (SELECT COUNT(*) FROM groups) AS n'))?.n);
+    expect(owners).toBeGreaterThan(2);
+    const pages: RetentionPages = { owners: 2, files: 2, revisions: 2, trash: 2 };
+
+    const dry = await prune({}, true, pages);
+    const report = await prune({}, false, pages);
+    expect(dry.ownersChecked).toBe(owners);
+    expect(report.ownersChecked).toBe(owners);
+    for (const user of users) {
+      const planned = dry.owners.find((o) => o.ownerUuid === user.uuid);
+      expect(planned).toMatchObject({ revisions: 10, trashItems: 5 });
+      expect(report.owners.find((o) => o.ownerUuid === user.uuid)).toMatchObject({ revisions: 10, trashItems: 5, bytesFreed: planned?.bytesFreed });
+      expect(await readDiskUsed(store, user.uuid)).toBe(await storedBytes(user.uuid));
+    }
+    for (const file of files) expect(await revisionsOf(file)).toEqual([3]);
+    for (const item of trashed) expect(await nodeRow(store, item)).toBeUndefined();
+    expect(await consistencyFindings()).toEqual([]);
   });
 });
 
