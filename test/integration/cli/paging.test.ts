@@ -16,14 +16,13 @@
  * Objects of other stores in the same bucket (other prefixes) are never listed, named or deleted.
  */
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { getChildByName, getTopLevel, type NodeRow } from '../../../src/store/storage/nodes.js';
 import { insertNewFile, insertNextRevision } from '../../../src/store/storage/revisions.js';
+import { runDriveway, type CommandRun } from '../../helpers/driveway-process.js';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { freshS3Bucket, postgresS3Env, s3rverClient } from '../../helpers/s3-server.js';
 import { blobHashOf, createSeeder, uploadFile } from '../../helpers/seed.js';
@@ -31,7 +30,6 @@ import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { patternBytes } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const postgres = requirePostgres();
 
 const UPLOADED = 3;
@@ -55,32 +53,6 @@ let graceless: string;
 /** Hashes of the blobs the store's rows name. */
 const referenced = new Set<string>();
 let neighbourKeys: string[] = [];
-
-interface CommandRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs a `driveway` command to its end. The shape of runDriveway in the secrets branch of issue 21
- * (test/helpers/driveway-process.ts there): once both are in, this goes for that one.
- */
-async function runDriveway(args: readonly string[], options: { env: Record<string, string> }): Promise<CommandRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DRIVEWAY_LOG_LEVEL: 'warn', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode: number | null) => resolve(exitCode)));
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
 
 /** Commits the bodies as blobs through the store's backend (each pinned until released); their hashes. */
 async function commitBlobs(bodies: readonly Buffer[]): Promise<string[]> {
