@@ -29,8 +29,8 @@ export interface DrivewayProcess {
 
 export interface SpawnOptions {
   dataDir: string;
-  /** DRIVEWAY_* settings, over the defaults above (admin password, log level info). */
-  env?: Record<string, string>;
+  /** DRIVEWAY_* settings, over the defaults above (admin password, log level info); undefined removes one. */
+  env?: Record<string, string | undefined>;
   args?: readonly string[];
   /** How long it may take to print both URLs (default 30 s). */
   startupMs?: number;
