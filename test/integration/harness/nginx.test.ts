@@ -9,7 +9,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -92,6 +92,17 @@ function request(
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** The log as `read` gives it once it holds every one of `wanted` (nginx writes a line after its answer went out); at most 5 s. */
+async function logHolding(read: () => string, wanted: readonly string[]): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  let log = read();
+  while (!wanted.every((line) => log.includes(line)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    log = read();
+  }
+  return log;
 }
 
 nginx.describe('nginx in front of two backends', () => {
@@ -211,9 +222,10 @@ nginx.describe('nginx in front of two backends', () => {
       '/dav/home/public/kept.txt': '/dav/home/public/kept.txt',
     };
     for (const url of Object.keys(paths)) expect((await request(balancer.url + url, { method: 'GET' })).status).toBe(200);
-    const log = balancer.accessLog();
+    const wanted = Object.values(paths).map((logged) => `"GET ${logged} HTTP/1.1" 200 `);
+    const log = await logHolding(() => balancer.accessLog(), wanted);
     expect(log).not.toMatch(/SECRET/);
-    for (const logged of Object.values(paths)) expect(log).toContain(`"GET ${logged} HTTP/1.1" 200 `);
+    for (const line of wanted) expect(log).toContain(line);
   });
 
   it('generates one location block holding the settings WebDAV needs', () => {
@@ -268,31 +280,44 @@ nginx.describe("docs/deploy.md's nginx.conf for one machine", () => {
     // operator runs it as themselves, where none of this applies).
     const root = process.getuid?.() === 0;
     if (root) chmodSync(folder.dir, 0o711);
-    const [storePort, davPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
     const [storeA, storeB, davA, davB] = backends.map((b) => b.url) as [string, string, string, string];
-    writeFileSync(path.join(folder.dir, 'nginx.conf'), localNginxConf({ storePort, davPort, store: [storeA, storeB], dav: [davA, davB] }));
     const args = ['-c', `${folder.dir}/nginx.conf`, '-p', folder.dir];
-    // In the foreground, so the test holds its PID (the doc's command daemonises).
-    const master = spawn(nginx.path, [...args, '-g', root ? 'daemon off; user nobody nogroup;' : 'daemon off;'], { cwd: folder.dir, stdio: 'ignore' });
-    const exited = new Promise<number | null>((resolve) => master.once('exit', resolve));
-    try {
+    const errorLog = (): string => (existsSync(path.join(folder.dir, 'error.log')) ? readFileSync(path.join(folder.dir, 'error.log'), 'utf8') : '');
+    /** nginx in the foreground (the test holds its PID; the doc's command daemonises): its process, its exit, whether it answered within 10 s. */
+    const start = async (storePort: number, davPort: number) => {
+      writeFileSync(path.join(folder.dir, 'nginx.conf'), localNginxConf({ storePort, davPort, store: [storeA, storeB], dav: [davA, davB] }));
+      const child = spawn(nginx.path, [...args, '-g', root ? 'daemon off; user nobody nogroup;' : 'daemon off;'], { cwd: folder.dir, stdio: 'ignore' });
+      const done = new Promise<number | null>((resolve) => child.once('exit', resolve));
       const deadline = Date.now() + 10_000;
       let up = false;
-      while (!up && Date.now() < deadline && master.exitCode === null) {
+      while (!up && Date.now() < deadline && child.exitCode === null) {
         up = await request(`http://127.0.0.1:${storePort}/ready`, { method: 'GET' }).then(
           () => true,
           () => false,
         );
         if (!up) await new Promise((resolve) => setTimeout(resolve, 25));
       }
-      expect(up, readFileSync(path.join(folder.dir, 'error.log'), 'utf8')).toBe(true);
+      return { child, done, up };
+    };
+    let storePort = 0;
+    let davPort = 0;
+    let started: Awaited<ReturnType<typeof start>> | undefined;
+    // A free port may be taken by another process before nginx binds it: up to three pairs.
+    for (let attempt = 1; attempt <= 3 && !started?.up; attempt++) {
+      if (started && !/Address already in use/.test(errorLog())) break;
+      [storePort, davPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+      started = await start(storePort, davPort);
+    }
+    const { child: master, done: exited } = started as Awaited<ReturnType<typeof start>>;
+    try {
+      expect(started?.up, errorLog()).toBe(true);
       const served = new Set<string>();
       for (let i = 0; i < 4; i++) served.add(String((await request(`http://127.0.0.1:${storePort}/public/LINKSECRET/x`, { method: 'GET' })).headers['x-backend']));
       for (let i = 0; i < 4; i++) served.add(String((await request(`http://127.0.0.1:${davPort}/home/`, { method: 'PROPFIND', headers: { depth: '1' } })).headers['x-backend']));
       expect([...served].sort()).toEqual(['dav-a', 'dav-b', 'store-a', 'store-b']);
-      const log = readFileSync(path.join(folder.dir, 'access.log'), 'utf8');
-      expect(log).toContain('"GET /public/[redacted]/x HTTP/1.1" 200 ');
-      expect(log).toContain('"PROPFIND /home/ HTTP/1.1" 207 ');
+      const wanted = ['"GET /public/[redacted]/x HTTP/1.1" 200 ', '"PROPFIND /home/ HTTP/1.1" 207 '];
+      const log = await logHolding(() => readFileSync(path.join(folder.dir, 'access.log'), 'utf8'), wanted);
+      for (const line of wanted) expect(log).toContain(line);
       expect(log).not.toMatch(/SECRET/);
       expect(readdirSync(folder.dir).sort()).toEqual(['access.log', 'client_body_temp', 'error.log', 'fastcgi_temp', 'nginx.conf', 'nginx.pid', 'proxy_temp', 'scgi_temp', 'uwsgi_temp']);
 
