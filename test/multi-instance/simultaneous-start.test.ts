@@ -7,7 +7,7 @@
  * that all three serve, that each missing migration was applied by exactly one of them (their
  * `applied database migrations` lines) and recorded once, that the schema is the one a single
  * migrator makes, and what the other startup writes left: one built-in admin, one session key
- * that every instance signs and verifies with, and (when no admin password is configured) one
+ * (a token one instance signed verifies on all), and (when no admin password is configured) one
  * generated password file, in the data directory of the instance that made the admin, holding
  * the password that logs in.
  */
@@ -93,6 +93,7 @@ postgres.describe('instances started together on one database', () => {
   const known = migrationsOf('postgres').map((m) => m.version);
   const started: DrivewayProcess[] = [];
   const folders: Array<ReturnType<typeof makeTmpDir>> = [];
+  let rounds = 0;
 
   beforeAll(async () => {
     cluster = await sharedPostgres();
@@ -150,14 +151,14 @@ postgres.describe('instances started together on one database', () => {
         expect(files, `${name}: one generated password file`).toHaveLength(1);
         password = readFileSync(files[0] as string, 'utf8').trim();
       }
+      // The admin logs in through one instance (another each round) and its token works on all.
+      const signer = running[rounds++ % running.length] as DrivewayProcess;
+      const session = await login(signer.storeUrl, password);
+      expect(session.status, `${name}: the admin logs in through ${signer.storeUrl}`).toBe(200);
       for (const instance of running) {
         expect((await fetch(`${instance.storeUrl}/readyz`)).status).toBe(200);
-        const session = await login(instance.storeUrl, password);
-        expect(session.status, `${name}: the admin logs in through ${instance.storeUrl}`).toBe(200);
-        for (const other of running) {
-          const profile = await fetch(`${other.storeUrl}/api/user`, { headers: { authorization: `Bearer ${session.token}` } });
-          expect(profile.status, `${name}: a token of ${instance.storeUrl} verifies on ${other.storeUrl}`).toBe(200);
-        }
+        const profile = await fetch(`${instance.storeUrl}/api/user`, { headers: { authorization: `Bearer ${session.token}` } });
+        expect(profile.status, `${name}: a token of ${signer.storeUrl} verifies on ${instance.storeUrl}`).toBe(200);
       }
     } finally {
       for (const instance of running) instance.child.kill('SIGTERM');
