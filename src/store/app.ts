@@ -4,7 +4,7 @@
  * envelope (docs/api.md "Envelope"). Never listens (server.ts does; tests use inject or their own listen).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../common/config.js';
@@ -418,25 +418,37 @@ function storeTlsFiles(config: Config): TlsFiles | undefined {
 /**
  * Creates the built-in `admin` on first start. Its password is DRIVEWAY_ADMIN_PASSWORD, or a
  * generated one written to `<data dir>/initial-admin-password` (mode 0600); only the file's
- * location is logged, never the value.
+ * location is logged, never the value. Of several instances starting at once on a fresh
+ * database, the one whose transaction made the admin writes the file (after its commit: a file
+ * naming a password that never became the admin's would mislead); the others write none.
  */
 async function bootstrapAdmin(ctx: StoreContext): Promise<void> {
   const { storage, config, clock, log } = ctx;
   if (await hasBuiltinAdmin(storage.sql)) return;
-  let password = config.store.adminPassword;
-  if (!password) {
-    password = generatePassword();
-    const file = path.join(config.dataDir, 'initial-admin-password');
-    if (!existsSync(file)) writeFileSync(file, `${password}\n`, { mode: PRIVATE_FILE_MODE });
-    log.warn({ file }, 'generated a password for the built-in admin; it is in this file (readable by its owner only)');
-  }
+  const configured = config.store.adminPassword;
+  const password = configured ?? generatePassword();
   const hash = await hashPassword(password, config.store.scryptCost);
   const now = clock.now();
   const uuid = randomUUID();
-  await storage.sql.transaction(async (tx) => {
+  const made = await storage.sql.transaction(async (tx) => {
     // Another instance starting at the same moment may have made it meanwhile.
-    if (await hasBuiltinAdmin(tx)) return;
+    if (await hasBuiltinAdmin(tx)) return false;
     await insertBuiltinAdmin(tx, uuid, hash, now);
     await createTopLevelFolders(tx, 'User', uuid, now);
+    return true;
   });
+  if (configured) return;
+  if (!made) {
+    log.info('another instance starting at the same time made the built-in admin: its generated password is in that instance\'s data directory');
+    return;
+  }
+  const file = path.join(config.dataDir, 'initial-admin-password');
+  try {
+    // A file left by an earlier store in this folder names a password that is not this admin's.
+    rmSync(file, { force: true });
+    writeFileSync(file, `${password}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    log.warn({ file }, 'generated a password for the built-in admin; it is in this file (readable by its owner only)');
+  } catch (err) {
+    log.error({ file, err }, 'could not write the generated admin password: set one with `driveway user reset-password admin`');
+  }
 }

@@ -46,8 +46,8 @@ function commandLineOf(args: readonly string[], launch: LaunchOptions): [string,
 
 export interface SpawnOptions extends LaunchOptions {
   dataDir: string;
-  /** DRIVEWAY_* settings, over the defaults above (admin password, log level info). */
-  env?: Record<string, string>;
+  /** DRIVEWAY_* settings, over the defaults above (admin password, log level info); undefined removes one. */
+  env?: Record<string, string | undefined>;
   args?: readonly string[];
   /** How long it may take to print both URLs (default 30 s). */
   startupMs?: number;

@@ -9,8 +9,10 @@
  *     const balancer = await startNginx([a.url, b.url]);   // balancer.url, balancer.stop()
  *   });
  *
- * davProxyLocation() is the proxy part (what WebDAV needs from a reverse proxy): the deployment
- * doc quotes the same function's output, so tests and docs cannot drift.
+ * davProxyLocation() is the proxy part (what WebDAV needs from a reverse proxy) and
+ * redactingLogFormat() the access log that keeps no token: docs/deploy.md quotes both, and its
+ * nginx example for one machine is localNginxConf()'s output as a whole
+ * (test/unit/docs/deploy-doc.test.ts compares them), so tests and docs cannot drift.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,8 +37,9 @@ export function requireNginx(options: RequireBinaryOptions = {}): RequiredBinary
  * - Host as the client sent it (Destination of MOVE and COPY names that host), the client's
  *   address in X-Forwarded-For, the scheme in X-Forwarded-Proto;
  * - long timeouts, for slow uploads and downloads of large files;
- * - a request is retried on another backend only when the connection to the first one failed
- *   before anything was sent (nginx's default; never for LOCK, POST, PATCH).
+ * - a request goes to another backend when the connection to the first one fails (nginx's
+ *   default `proxy_next_upstream error timeout`), unless nginx cannot send it whole any more: an
+ *   upload whose body was flowing, a POST, LOCK or PATCH already sent (docs/deploy.md).
  */
 export function davProxyLocation(upstream: string, indent = '    '): string {
   return [
@@ -59,6 +62,82 @@ export function davProxyLocation(upstream: string, indent = '    '): string {
   ]
     .map((line) => indent + line)
     .join('\n');
+}
+
+/**
+ * The access log format of docs/deploy.md: nginx's `combined` line without the tokens some URLs
+ * carry, as driveway's own log hides them (common/logger.ts redactUrl): the link token of
+ * `/public/<token>`, the upload token of `/upload/<token>`, the fileaccesskey of
+ * `/resources/auth/{view|download}/<key>/...`, and any query naming token, key or password
+ * (the whole query goes). No Referer: a browser sends a link's URL there. Lines of `http {}`;
+ * a server logs with it by `access_log <file> redacted;`.
+ */
+export function redactingLogFormat(indent = '    '): string {
+  return [
+    '# Tokens travel in some URLs: the access log gets them as [redacted].',
+    'map $request_uri $driveway_path {',
+    '    "~^(?<dw_head>/(?:public|upload|resources/auth/(?:view|download))/)[^/?]+(?<dw_tail>.*)$" "${dw_head}[redacted]${dw_tail}";',
+    '    default $request_uri;',
+    '}',
+    'map $driveway_path $driveway_uri {',
+    '    "~*^(?<dw_path>[^?]*)\\?(?:.*&)?(?:token|chat_token|key|password|access_token)=" "${dw_path}?[redacted]";',
+    '    default $driveway_path;',
+    '}',
+    "log_format redacted '$remote_addr - $remote_user [$time_local] \"$request_method $driveway_uri $server_protocol\" '",
+    "                    '$status $body_bytes_sent \"$http_user_agent\" $request_time';",
+  ]
+    .map((line) => indent + line)
+    .join('\n');
+}
+
+/** The ports and backends of docs/deploy.md's nginx for one machine (README "Scaling out" starts those instances). */
+export const LOCAL_NGINX_EXAMPLE = {
+  storePort: 8080,
+  davPort: 8081,
+  store: ['http://127.0.0.1:8180', 'http://127.0.0.1:8280'],
+  dav: ['http://127.0.0.1:8181', 'http://127.0.0.1:8281'],
+} as const;
+
+/**
+ * docs/deploy.md's complete nginx.conf for a trial on one machine: plain HTTP on 127.0.0.1, run
+ * by an ordinary user from a folder of theirs (`nginx -c $PWD/nginx.conf -p $PWD`): every path
+ * (pid, logs, temp folders) is relative to that folder, so nginx writes nothing outside it.
+ */
+export function localNginxConf(options: { storePort: number; davPort: number; store: readonly string[]; dav: readonly string[] }): string {
+  return [
+    '# nginx in front of driveway on one machine: plain HTTP on 127.0.0.1, for a trial.',
+    '# Run it as yourself (not root) from the folder holding this file:',
+    '#   /usr/sbin/nginx -c "$PWD/nginx.conf" -p "$PWD"        (stop: the same with -s quit)',
+    '# Every path below is relative to that folder: nginx writes nothing outside it.',
+    'worker_processes 1;',
+    'pid nginx.pid;',
+    'error_log error.log warn;',
+    'events {',
+    '    worker_connections 1024;',
+    '}',
+    'http {',
+    '    client_body_temp_path client_body_temp;',
+    '    proxy_temp_path proxy_temp;',
+    '    fastcgi_temp_path fastcgi_temp;',
+    '    uwsgi_temp_path uwsgi_temp;',
+    '    scgi_temp_path scgi_temp;',
+    redactingLogFormat('    '),
+    '    access_log access.log redacted;',
+    upstreamBlock('driveway_store', options.store),
+    upstreamBlock('driveway_dav', options.dav),
+    '    server {',
+    `        listen 127.0.0.1:${options.storePort};`,
+    davProxyLocation('driveway_store', '        '),
+    '    }',
+    '    server {',
+    `        listen 127.0.0.1:${options.davPort};`,
+    '        # davfs2 sends one If header listing every lock token it holds.',
+    '        large_client_header_buffers 8 64k;',
+    davProxyLocation('driveway_dav', '        '),
+    '    }',
+    '}',
+    '',
+  ].join('\n');
 }
 
 /** Round robin over `backends` (http://host:port URLs), with idle keepalive connections to them. */
@@ -85,7 +164,8 @@ function renderConfig(dir: string, port: number, backends: readonly string[], ge
     `error_log ${dir}/error.log warn;`,
     'events { worker_connections 1024; }',
     'http {',
-    `    access_log ${dir}/access.log;`,
+    redactingLogFormat('    '),
+    `    access_log ${dir}/access.log redacted;`,
     `    client_body_temp_path ${dir}/client_body;`,
     `    proxy_temp_path ${dir}/proxy;`,
     `    fastcgi_temp_path ${dir}/fastcgi;`,
@@ -117,6 +197,8 @@ export interface TestNginx {
   stop(): Promise<void>;
   /** nginx's error log so far, for a failing test's message. */
   errorLog(): string;
+  /** nginx's access log so far (the `redacted` format of docs/deploy.md). */
+  accessLog(): string;
 }
 
 async function generationServed(url: string): Promise<string | undefined> {
@@ -157,13 +239,15 @@ export async function startNginx(backends: readonly string[], options: { binary?
   const user = root ? 'nobody nogroup' : undefined;
   chmodSync(dir, root ? 0o711 : 0o700);
   const confFile = path.join(dir, 'nginx.conf');
-  const errorLog = () => {
+  const readLog = (name: string) => () => {
     try {
-      return readFileSync(path.join(dir, 'error.log'), 'utf8');
+      return readFileSync(path.join(dir, name), 'utf8');
     } catch {
       return '';
     }
   };
+  const errorLog = readLog('error.log');
+  const accessLog = readLog('access.log');
   const nginxArgs = ['-p', `${dir}/`, '-e', `${dir}/error.log`, '-c', confFile];
   let generation = 1;
 
@@ -206,6 +290,7 @@ export async function startNginx(backends: readonly string[], options: { binary?
       port,
       pid,
       errorLog,
+      accessLog,
       async reload(next) {
         const candidate = renderConfig(dir, port, next, generation + 1, user);
         writeFileSync(confFile, candidate);

@@ -46,26 +46,36 @@ export function assertKnownSchema(applied: Iterable<number>, known: readonly Mig
 const CREATE_TABLE = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)';
 
 /**
- * Applies what `storage` lacks. Several instances starting at once over PostgreSQL queue on an
- * advisory lock, and each migration re-checks that nobody applied it meanwhile.
+ * The lock migrators queue on (Storage.exclusively; on PostgreSQL an advisory key). The number
+ * earlier releases took per migration transaction, so an older instance still starting waits
+ * for a newer one's migrations too.
+ */
+export const MIGRATION_LOCK = 7241553;
+
+/**
+ * Applies what `storage` lacks; the versions applied here. Several instances starting at once
+ * over PostgreSQL run this one after the other: the first takes the migration lock before it
+ * touches anything (the CREATE TABLE of schema_migrations included: two of those at once collide
+ * in PostgreSQL's catalogue) and holds it to the end; the next, once it has the lock, reads the
+ * versions afresh and finds nothing left to do. Each migration is one transaction with its row.
  */
 export async function migrate(storage: Storage, where: string): Promise<number[]> {
   const known = migrationsOf(storage.dialect);
-  await storage.sql.exec(CREATE_TABLE);
-  const appliedNow: number[] = [];
   const versions = async (sql: Sql) => (await sql.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version);
-  assertKnownSchema(await versions(storage.sql), known, where);
-  for (const migration of known) {
-    const done = await storage.sql.transaction(async (tx) => {
-      if (tx.dialect === 'postgres') await tx.run('SELECT pg_advisory_xact_lock(7241553)');
-      const applied = await versions(tx);
-      assertKnownSchema(applied, known, where);
-      if (applied.includes(migration.version)) return false;
-      await tx.exec(migration.sql);
-      await tx.run('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)', [migration.version, migration.name, Date.now()]);
-      return true;
-    });
-    if (done) appliedNow.push(migration.version);
-  }
-  return appliedNow;
+  const run = async (sql: Sql): Promise<number[]> => {
+    await sql.exec(CREATE_TABLE);
+    const applied = await versions(sql);
+    assertKnownSchema(applied, known, where);
+    const appliedNow: number[] = [];
+    for (const migration of known) {
+      if (applied.includes(migration.version)) continue;
+      await sql.transaction(async (tx) => {
+        await tx.exec(migration.sql);
+        await tx.run('INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)', [migration.version, migration.name, Date.now()]);
+      });
+      appliedNow.push(migration.version);
+    }
+    return appliedNow;
+  };
+  return storage.exclusively ? storage.exclusively(MIGRATION_LOCK, run) : run(storage.sql);
 }

@@ -72,6 +72,15 @@ export interface Storage {
    * process serves the database and sees its own writes.
    */
   readonly changes?: ChangeFeed;
+  /**
+   * Runs `work` alone among every process over the database that asks for the same `lock`, on a
+   * handle bound to one connection for the whole of `work` (its transactions too). PostgreSQL: a
+   * session advisory lock (key `lock`) taken on that connection before `work` runs and released
+   * after, so each transaction `work` opens takes its snapshot after the wait and sees what the
+   * previous holder committed. Absent on SQLite: one process serves the database
+   * (instance-lock.ts), and `work` runs on the root handle.
+   */
+  exclusively?<T>(lock: number, work: (sql: Sql) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -3,13 +3,20 @@
  * driveway instances behind it need: round robin, every WebDAV method with its headers and body,
  * the client's Host and address passed on, a 64 MiB PUT streamed to the backend as it arrives
  * (not spooled by nginx first), a backend's 503 with Retry-After passed through untouched and
- * not retried on the other backend, a reload that swaps the backends, and stop() ending only it.
+ * not retried on the other backend, a reload that swaps the backends, stop() ending only it, and
+ * an access log without the tokens URLs carry. Then docs/deploy.md's nginx.conf for one machine
+ * (localNginxConf), run as the doc says, from a folder with -c and -p, and stopped with -s quit.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { davProxyLocation, requireNginx, startNginx, type TestNginx } from '../../helpers/nginx.js';
+import { freeLoopbackPort } from '../../helpers/free-port.js';
+import { davProxyLocation, LOCAL_NGINX_EXAMPLE, localNginxConf, requireNginx, startNginx, type TestNginx } from '../../helpers/nginx.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const nginx = requireNginx();
 
@@ -85,6 +92,17 @@ function request(
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** The log as `read` gives it once it holds every one of `wanted` (nginx writes a line after its answer went out); at most 5 s. */
+async function logHolding(read: () => string, wanted: readonly string[]): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  let log = read();
+  while (!wanted.every((line) => log.includes(line)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    log = read();
+  }
+  return log;
 }
 
 nginx.describe('nginx in front of two backends', () => {
@@ -192,6 +210,24 @@ nginx.describe('nginx in front of two backends', () => {
     await expect(balancer.reload(['https://example.invalid/'])).rejects.toThrow(/a backend is http:\/\/host:port/);
   });
 
+  it('logs each request with the tokens of its URL replaced by [redacted]', async () => {
+    const paths = {
+      '/public/LINKSECRET1/sub/file.txt?inline=1': '/public/[redacted]/sub/file.txt?inline=1',
+      '/public/LINKSECRET2': '/public/[redacted]',
+      '/upload/UPLOADSECRET': '/upload/[redacted]',
+      '/resources/auth/view/KEYSECRET1/7d0c/3/name.txt': '/resources/auth/view/[redacted]/7d0c/3/name.txt',
+      '/resources/auth/download/KEYSECRET2/7d0c/3/': '/resources/auth/download/[redacted]/7d0c/3/',
+      '/api/user/logout?Token=QUERYSECRET&all=1': '/api/user/logout?[redacted]',
+      '/dav/home/public/upload/kept.txt?key=QUERYSECRET2': '/dav/home/public/upload/kept.txt?[redacted]',
+      '/dav/home/public/kept.txt': '/dav/home/public/kept.txt',
+    };
+    for (const url of Object.keys(paths)) expect((await request(balancer.url + url, { method: 'GET' })).status).toBe(200);
+    const wanted = Object.values(paths).map((logged) => `"GET ${logged} HTTP/1.1" 200 `);
+    const log = await logHolding(() => balancer.accessLog(), wanted);
+    expect(log).not.toMatch(/SECRET/);
+    for (const line of wanted) expect(log).toContain(line);
+  });
+
   it('generates one location block holding the settings WebDAV needs', () => {
     const block = davProxyLocation('driveway', '');
     for (const setting of [
@@ -221,5 +257,80 @@ nginx.describe('stopping nginx', () => {
     expect((await request(`${backend.url}/x`, { method: 'GET' })).status).toBe(200);
     await own.stop(); // idempotent
     backend.server.close();
+  });
+});
+
+nginx.describe("docs/deploy.md's nginx.conf for one machine", () => {
+  it('passes nginx -t as written, from a folder of its own', () => {
+    const folder = makeTmpDir('dw-nginx-example-');
+    try {
+      writeFileSync(path.join(folder.dir, 'nginx.conf'), localNginxConf(LOCAL_NGINX_EXAMPLE));
+      const test = spawnSync(nginx.path, ['-t', '-c', `${folder.dir}/nginx.conf`, '-p', folder.dir], { cwd: folder.dir, encoding: 'utf8' });
+      expect(test.status, test.stderr).toBe(0);
+    } finally {
+      folder.remove();
+    }
+  });
+
+  it('serves both upstreams round robin, logs with tokens redacted, writes only in its folder, and stops with -s quit', async () => {
+    const seen: Seen[] = [];
+    const backends = await Promise.all(['store-a', 'store-b', 'dav-a', 'dav-b'].map((name) => startBackend(name, seen)));
+    const folder = makeTmpDir('dw-nginx-example-');
+    // As root nginx hands its workers to an unprivileged user, who must reach the folder (an
+    // operator runs it as themselves, where none of this applies).
+    const root = process.getuid?.() === 0;
+    if (root) chmodSync(folder.dir, 0o711);
+    const [storeA, storeB, davA, davB] = backends.map((b) => b.url) as [string, string, string, string];
+    const args = ['-c', `${folder.dir}/nginx.conf`, '-p', folder.dir];
+    const errorLog = (): string => (existsSync(path.join(folder.dir, 'error.log')) ? readFileSync(path.join(folder.dir, 'error.log'), 'utf8') : '');
+    /** nginx in the foreground (the test holds its PID; the doc's command daemonises): its process, its exit, whether it answered within 10 s. */
+    const start = async (storePort: number, davPort: number) => {
+      writeFileSync(path.join(folder.dir, 'nginx.conf'), localNginxConf({ storePort, davPort, store: [storeA, storeB], dav: [davA, davB] }));
+      const child = spawn(nginx.path, [...args, '-g', root ? 'daemon off; user nobody nogroup;' : 'daemon off;'], { cwd: folder.dir, stdio: 'ignore' });
+      const done = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const deadline = Date.now() + 10_000;
+      let up = false;
+      while (!up && Date.now() < deadline && child.exitCode === null) {
+        up = await request(`http://127.0.0.1:${storePort}/ready`, { method: 'GET' }).then(
+          () => true,
+          () => false,
+        );
+        if (!up) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      return { child, done, up };
+    };
+    let storePort = 0;
+    let davPort = 0;
+    let started: Awaited<ReturnType<typeof start>> | undefined;
+    // A free port may be taken by another process before nginx binds it: up to three pairs.
+    for (let attempt = 1; attempt <= 3 && !started?.up; attempt++) {
+      if (started && !/Address already in use/.test(errorLog())) break;
+      [storePort, davPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+      started = await start(storePort, davPort);
+    }
+    const { child: master, done: exited } = started as Awaited<ReturnType<typeof start>>;
+    try {
+      expect(started?.up, errorLog()).toBe(true);
+      const served = new Set<string>();
+      for (let i = 0; i < 4; i++) served.add(String((await request(`http://127.0.0.1:${storePort}/public/LINKSECRET/x`, { method: 'GET' })).headers['x-backend']));
+      for (let i = 0; i < 4; i++) served.add(String((await request(`http://127.0.0.1:${davPort}/home/`, { method: 'PROPFIND', headers: { depth: '1' } })).headers['x-backend']));
+      expect([...served].sort()).toEqual(['dav-a', 'dav-b', 'store-a', 'store-b']);
+      const wanted = ['"GET /public/[redacted]/x HTTP/1.1" 200 ', '"PROPFIND /home/ HTTP/1.1" 207 '];
+      const log = await logHolding(() => readFileSync(path.join(folder.dir, 'access.log'), 'utf8'), wanted);
+      for (const line of wanted) expect(log).toContain(line);
+      expect(log).not.toMatch(/SECRET/);
+      expect(readdirSync(folder.dir).sort()).toEqual(['access.log', 'client_body_temp', 'error.log', 'fastcgi_temp', 'nginx.conf', 'nginx.pid', 'proxy_temp', 'scgi_temp', 'uwsgi_temp']);
+
+      const quit = spawnSync(nginx.path, [...args, '-s', 'quit'], { cwd: folder.dir, encoding: 'utf8' });
+      expect(quit.status, quit.stderr).toBe(0);
+      const timer = setTimeout(() => master.kill('SIGKILL'), 10_000);
+      expect(await exited).toBe(0);
+      clearTimeout(timer);
+    } finally {
+      if (master.exitCode === null && master.signalCode === null) master.kill('SIGKILL');
+      await exited;
+      for (const backend of backends) backend.server.close();
+      folder.remove();
+    }
   });
 });

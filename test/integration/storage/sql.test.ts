@@ -1,7 +1,8 @@
 /**
  * The storage layer's SQL handle (src/store/storage/sql.ts) on each dialect: parameters,
  * transactions that await, savepoints, rollback, the one-transaction-at-a-time gate of SQLite,
- * constraint errors, and migrations that refuse a newer schema.
+ * constraint errors, migrations that refuse a newer schema and run once among migrators starting
+ * together (Storage.exclusively).
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
@@ -286,6 +287,48 @@ postgres.describe('the PostgreSQL dialect', () => {
       await expect(migrate(fresh, 'test database')).rejects.toThrow(SchemaTooNewError);
     } finally {
       await fresh.close();
+    }
+  });
+
+  it('applies each migration once when several migrators start together on a fresh database', async () => {
+    const url = await freshPostgresDatabase();
+    // As app.ts migrates: a pool of one connection each.
+    const migrators = Array.from({ length: 4 }, () => new PostgresStorage(url, { maxConnections: 1, queryTimeoutMs: 0 }));
+    try {
+      const applied = await Promise.all(migrators.map((storage) => migrate(storage, 'test database')));
+      const known = migrationsOf('postgres').map((m) => m.version);
+      expect(applied.flat().sort((a, b) => a - b)).toEqual(known);
+      expect(applied.filter((versions) => versions.length > 0)).toHaveLength(1);
+      expect(await migrators[0]?.sql.all('SELECT version FROM schema_migrations ORDER BY version')).toEqual(known.map((version) => ({ version })));
+    } finally {
+      await Promise.all(migrators.map((storage) => storage.close()));
+    }
+  });
+
+  it('holds an exclusive lock on one connection for the whole work, and frees it after a failure', async () => {
+    const url = await freshPostgresDatabase();
+    const a = new PostgresStorage(url, { maxConnections: 2 });
+    const b = new PostgresStorage(url, { maxConnections: 2 });
+    try {
+      await a.sql.exec('CREATE TABLE turns (n INTEGER NOT NULL, who TEXT NOT NULL)');
+      const order: string[] = [];
+      // Each holder reads, waits, then writes the next number: interleaved, both would write 1.
+      const turn = (storage: PostgresStorage, who: string) =>
+        storage.exclusively(4242, async (sql) => {
+          const row = await sql.get<{ n: number | null }>('SELECT MAX(n) AS n FROM turns');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await sql.transaction(async (tx) => tx.run('INSERT INTO turns (n, who) VALUES (?, ?)', [(row?.n ?? 0) + 1, who]));
+          order.push(who);
+        });
+      await Promise.all([turn(a, 'a'), turn(b, 'b'), turn(a, 'a2')]);
+      expect((await a.sql.all<{ n: number }>('SELECT n FROM turns ORDER BY n')).map((r) => r.n)).toEqual([1, 2, 3]);
+      await expect(b.exclusively(4242, async () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed');
+      // Released: a plain try-lock from another connection gets it.
+      expect(await a.sql.get('SELECT pg_try_advisory_lock(4242) AS got')).toEqual({ got: true });
+      expect(order.sort()).toEqual(['a', 'a2', 'b']);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 

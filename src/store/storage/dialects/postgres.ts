@@ -8,7 +8,8 @@
  * insert or update) hold between instances too; a serialization failure or deadlock rolls back
  * and runs `work` again, up to RETRIES times with a short random pause, then fails as unavailable.
  * A connection error, or a server that does not answer, is StorageUnavailableError (a 503 with
- * Retry-After upstream); the pool reconnects by itself when the server is back.
+ * Retry-After upstream); the pool reconnects by itself when the server is back. `exclusively`
+ * lends one connection under a session advisory lock (migrations: one instance at a time).
  */
 import pg from 'pg';
 import type { Logger } from '../../../common/logger.js';
@@ -222,13 +223,14 @@ export class PostgresStorage implements Storage {
    * session advisory locks taken, in a fixed order, before BEGIN (so before the snapshot: a
    * transaction that waited sees what the one before it committed) and released after COMMIT or
    * ROLLBACK; a connection that cannot release them is discarded, which releases them too.
+   * `session`: run on that connection (exclusively's) instead of one from the pool.
    */
-  private async begin<T>(work: (tx: Sql) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  private async begin<T>(work: (tx: Sql) => Promise<T>, options: TransactionOptions = {}, session?: pg.PoolClient): Promise<T> {
     let keys = [...new Set(options.serializeOn ?? [])].sort();
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
-        client = await this.pool.connect();
+        client = session ?? (await this.pool.connect());
       } catch (err) {
         throw translate(err);
       }
@@ -281,8 +283,50 @@ export class PostgresStorage implements Storage {
             broken = true;
           });
         }
-        client.release(broken);
+        // A session's connection goes back with its owner (exclusively), which finds it broken then.
+        if (!session) client.release(broken);
       }
+    }
+  }
+
+  /**
+   * Storage.exclusively: one connection out of the pool for the whole of `work`, the session
+   * advisory lock `lock` taken on it first (waiting as long as another holder works: the pool's
+   * statement bound, when set, ends the wait as unavailable), released after. Every statement and
+   * transaction of the handle `work` gets runs on that connection, transactions as `begin` runs
+   * them (SERIALIZABLE, retried). A connection that cannot unlock is discarded, which unlocks.
+   */
+  async exclusively<T>(lock: number, work: (sql: Sql) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw translate(err);
+    }
+    let open = true;
+    let locked = false;
+    let broken = false;
+    try {
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [lock]);
+      } catch (err) {
+        broken = true;
+        throw translate(err);
+      }
+      locked = true;
+      const session = (): pg.PoolClient => {
+        if (!open) throw new Error('storage: an exclusive handle used after its work ended');
+        return client;
+      };
+      return await work({ dialect: 'postgres', inTransaction: false, ...statements(session), transaction: (inner, options) => this.begin(inner, options, session()) });
+    } finally {
+      open = false;
+      if (locked) {
+        await client.query('SELECT pg_advisory_unlock($1)', [lock]).catch(() => {
+          broken = true;
+        });
+      }
+      client.release(broken);
     }
   }
 
