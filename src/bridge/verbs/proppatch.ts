@@ -91,8 +91,7 @@ export const proppatch: VerbHandler = async (ctx) => {
   const node = resource.chain[resource.chain.length - 1] as string;
   if ([...outcomes.values()].every((o) => o.status === 200)) {
     try {
-      const changes = instructions.filter((i) => !isLastModified(i.name) && !isOcChecksums(i.name)).map(toChange);
-      if (changes.length > 0) await props.apply(node, changes, budgetOwnerOf(user, resource));
+      await props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
       const mtime = finalMtime(instructions);
       if (mtime === 'clear') await props.clearMtime(node);
       else if (mtime !== undefined) await props.setMtime(node, mtime);
@@ -125,8 +124,13 @@ export const proppatch: VerbHandler = async (ctx) => {
   sendXml(ctx, 207, writer.toString());
 };
 
+/**
+ * The dead property change of an instruction. DAV:lastmodified and oc:checksums are never kept:
+ * they remove what a release before issue 22 stored under their names.
+ */
 function toChange(instruction: PropPatchInstruction): DeadPropertyChange {
   const { ns, local } = instruction.name;
+  if (isLastModified(instruction.name) || isOcChecksums(instruction.name)) return { op: 'remove', ns, local };
   return instruction.op === 'set' ? { op: 'set', ns, local, xml: instruction.xml } : { op: 'remove', ns, local };
 }
 

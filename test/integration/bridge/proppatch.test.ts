@@ -221,6 +221,9 @@ describe('PROPPATCH', () => {
 
   it('answers oc:checksums sent with DAV:lastmodified 200 and keeps neither as a dead property', async () => {
     const file = await newFile('data');
+    // What a release before issue 22 kept of the same request.
+    await f.bridge.services.props.set(file.id, { ns: 'DAV:', local: 'lastmodified', xml: '<lastmodified xmlns="DAV:">1</lastmodified>' });
+    await f.bridge.services.props.set(file.id, { ns: OC, local: 'checksums', xml: `<oc:checksums xmlns:oc="${OC}"><oc:checksum>SHA1:0</oc:checksum></oc:checksums>` });
     const body = rclonePropsetWithChecksum('1600000000', 'SHA1:a17c9aaa61e80a1bf71d0d850af4e5baa9800bbd');
     const answer = await proppatch(file.href, body);
     expect(statuses(answer)).toEqual({ '{DAV:}lastmodified': 200, [`{${OC}}checksums`]: 200 });
