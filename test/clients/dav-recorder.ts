@@ -15,7 +15,7 @@ export interface RecordedExchange {
   path: string;
   /** Bytes of the If header value; 0 when there was none. */
   ifHeaderBytes: number;
-  /** Request headers a client-specific failure is usually about (If, Depth, Destination, Overwrite, Lock-Token, If-Match, If-None-Match). */
+  /** Request headers a client-specific failure is usually about (If, Depth, Destination, Overwrite, Lock-Token, If-Match, If-None-Match, Timeout, Content-Length, Range, X-OC-Mtime). */
   headers: Record<string, string>;
   /** Undefined until the bridge answered (or when it never did). */
   status?: number;
@@ -34,7 +34,7 @@ export interface DavRecorder {
 }
 
 const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-connection'];
-const KEPT_HEADERS = ['if', 'depth', 'destination', 'overwrite', 'lock-token', 'if-match', 'if-none-match', 'timeout', 'content-length', 'range'];
+const KEPT_HEADERS = ['if', 'depth', 'destination', 'overwrite', 'lock-token', 'if-match', 'if-none-match', 'timeout', 'content-length', 'range', 'x-oc-mtime'];
 const ERROR_BODY_BYTES = 2048;
 
 function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {

@@ -9,7 +9,7 @@
  * error answer fails the run. `oathtool`, when missing, is a shell function computing the same
  * TOTP code with the `otpauth` package the store uses. Afterwards, what the blocks did is checked
  * from outside: downloads, the WebDrive URL, 2FA on, the app password opening the drive, the
- * accepted copy, the deleted user.
+ * modification time rclone kept, the accepted copy, the deleted user.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,6 +29,7 @@ const START_ATTEMPTS = 3;
 const curl = requireBinary('curl');
 const jq = requireBinary('jq');
 const bash = requireBinary('bash');
+const rclone = requireBinary('rclone');
 
 interface ReadmeBlock {
   /** 1-based line of the opening fence. */
@@ -94,7 +95,7 @@ function script(storeUrl: string, davUrl: string, varsFile: string): string {
 }
 
 // The first missing program decides the skip (with CI=true requireBinary has thrown already).
-const gate = [curl, jq, bash].find((program) => !program.isAvailable) ?? bash;
+const gate = [curl, jq, bash, rclone].find((program) => !program.isAvailable) ?? bash;
 
 gate.describe('README.md, its shell blocks in order against a fresh instance', () => {
   const tmp = makeTmpDir('driveway-readme-');
@@ -150,6 +151,10 @@ gate.describe('README.md, its shell blocks in order against a fresh instance', (
 
   it('prints the WebDrive URL on the bridge it runs against', () => {
     expect(run.stdout).toContain(`{"endpoint":"ada","url":"${instance.davUrl}/webdrive/ada/"}`);
+  });
+
+  it("shows the local modification time in rclone's listing of a file it copied (vendor owncloud)", () => {
+    expect(run.stdout).toMatch(/^\s*8 2024-05-01 12:00:00\.000000000 minutes\.txt$/m);
   });
 
   it('leaves Ada with two-factor authentication on and an app password that opens her drive', async () => {

@@ -9,6 +9,12 @@
  * Client modification times: Windows' Win32LastModifiedTime (docs/client-quirks.md §2) and Cyberduck's
  * SAR:lastmodified (Sardine's custom namespace `SAR:`, §5) are kept as dead properties like any
  * other and also recorded as the node's client mtime, which PROPFIND reports as getlastmodified.
+ * `DAV:lastmodified` (rclone 1.63+ with vendor owncloud or nextcloud, as ownCloud and Nextcloud
+ * take it: unix seconds, or an HTTP-date) only sets the client mtime, exactly as X-OC-Mtime does,
+ * and is never stored as a dead property; a value that is neither answers 409 (RFC 4918 §9.2.1),
+ * so nothing is applied. rclone sends `oc:checksums` in the same request (its hash of the file);
+ * that is answered 200 and never stored either: the hashes are the server's to publish.
+ * TODO(#22): verify it against the server's hashes once the bridge has them (item 1).
  * Never calls the store beyond resolving the path.
  *
  * Needs write-properties, i.e. `write` on the node (the root, virtual collections and derived
@@ -16,8 +22,8 @@
  * the PropertyRepository (budgetOwnerOf says whose); passing one answers 507 for the properties set.
  */
 import { DavStatusError } from '../dav-errors.js';
-import { errorXml, MultistatusWriter, parseProppatch, propKey, readBody, type PropName, type PropPatchInstruction } from '../dav-xml.js';
-import { DeadPropertyLimitError, parseDateProperty, type DeadPropertyChange } from '../dead-properties.js';
+import { DAV_NS, errorXml, MultistatusWriter, parseProppatch, propKey, readBody, type PropName, type PropPatchInstruction } from '../dav-xml.js';
+import { DeadPropertyLimitError, parseDateProperty, parseLastModified, type DeadPropertyChange } from '../dead-properties.js';
 import { encodeHref } from '../href.js';
 import { budgetOwnerOf } from '../store-tree.js';
 import type { VerbHandler } from './context.js';
@@ -28,9 +34,29 @@ import { sendXml } from './respond.js';
 const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
 const SARDINE_NS = 'SAR:';
 
-/** Properties whose value is also the node's client mtime (a date; ignored when it is not one). */
+const OWNCLOUD_NS = 'http://owncloud.org/ns';
+
+/** Dead properties whose value is also the node's client mtime (a date; ignored when it is not one). */
 function isMtimeProperty(name: PropName): boolean {
   return (name.ns === MICROSOFT_NS && name.local === 'Win32LastModifiedTime') || (name.ns === SARDINE_NS && name.local === 'lastmodified');
+}
+
+/** ownCloud's way to set the mtime: the client mtime itself, never a dead property. */
+function isLastModified(name: PropName): boolean {
+  return name.ns === DAV_NS && name.local === 'lastmodified';
+}
+
+/** A client's hash of the content (rclone's owncloud and nextcloud vendors): the server's to publish, never kept. */
+function isOcChecksums(name: PropName): boolean {
+  return name.ns === OWNCLOUD_NS && name.local === 'checksums';
+}
+
+/** What PROPPATCH answers for one instruction before anything is applied. */
+function statusOf(instruction: PropPatchInstruction): number {
+  if (isLiveProperty(instruction.name)) return 403;
+  // RFC 4918 §9.2.1: 409 for a value whose semantics do not fit the property.
+  if (instruction.op === 'set' && isLastModified(instruction.name) && parseLastModified(instruction.text) === undefined) return 409;
+  return 200;
 }
 
 interface Outcome {
@@ -53,7 +79,7 @@ export const proppatch: VerbHandler = async (ctx) => {
   const outcomes = new Map<string, Outcome>();
   for (const instruction of instructions) {
     const key = propKey(instruction.name);
-    const status = isLiveProperty(instruction.name) ? 403 : 200;
+    const status = statusOf(instruction);
     const previous = outcomes.get(key);
     if (previous === undefined) outcomes.set(key, { name: instruction.name, op: instruction.op, status });
     else {
@@ -98,8 +124,13 @@ export const proppatch: VerbHandler = async (ctx) => {
   sendXml(ctx, 207, writer.toString());
 };
 
+/**
+ * The dead property change of an instruction. DAV:lastmodified and oc:checksums are never kept:
+ * they remove what a release before issue 22 stored under their names.
+ */
 function toChange(instruction: PropPatchInstruction): DeadPropertyChange {
   const { ns, local } = instruction.name;
+  if (isLastModified(instruction.name) || isOcChecksums(instruction.name)) return { op: 'remove', ns, local };
   return instruction.op === 'set' ? { op: 'set', ns, local, xml: instruction.xml } : { op: 'remove', ns, local };
 }
 
@@ -110,10 +141,11 @@ function toChange(instruction: PropPatchInstruction): DeadPropertyChange {
 function finalMtime(instructions: readonly PropPatchInstruction[]): number | 'clear' | undefined {
   let mtime: number | 'clear' | undefined;
   for (const instruction of instructions) {
-    if (!isMtimeProperty(instruction.name)) continue;
+    const lastModified = isLastModified(instruction.name);
+    if (!lastModified && !isMtimeProperty(instruction.name)) continue;
     if (instruction.op === 'remove') mtime = 'clear';
     else {
-      const ms = parseDateProperty(instruction.text);
+      const ms = lastModified ? parseLastModified(instruction.text) : parseDateProperty(instruction.text);
       if (ms !== undefined) mtime = ms;
     }
   }

@@ -167,6 +167,101 @@ describe('PROPPATCH', () => {
     expect((await dav('UNLOCK', file.href, { 'lock-token': `<${token}>` })).status).toBe(204);
   });
 
+  // rclone 1.63+ (vendor owncloud or nextcloud) sets a file's time with these two bodies, verbatim from
+  // backend/webdav/webdav.go (owncloudPropset, owncloudPropsetWithChecksum; rclone commit ae6874170).
+  const rclonePropset = (unixSeconds: string): string => `<?xml version="1.0" encoding="utf-8" ?>
+<D:propertyupdate xmlns:D="DAV:">
+ <D:set>
+  <D:prop>
+   <lastmodified xmlns="DAV:">${unixSeconds}</lastmodified>
+  </D:prop>
+ </D:set>
+</D:propertyupdate>
+`;
+  const rclonePropsetWithChecksum = (unixSeconds: string, checksums: string): string => `<?xml version="1.0" encoding="utf-8" ?>
+<D:propertyupdate xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns">
+ <D:set>
+  <D:prop>
+   <lastmodified xmlns="DAV:">${unixSeconds}</lastmodified>
+   <oc:checksums>
+\t<oc:checksum>${checksums}</oc:checksum>
+   </oc:checksums>
+  </D:prop>
+ </D:set>
+</D:propertyupdate>
+`;
+  const OC = 'http://owncloud.org/ns';
+
+  async function lastModifiedSeen(href: string): Promise<{ propfind: string; get: string }> {
+    const found = await propfind(href, '<D:getlastmodified/>');
+    const got = await dav('GET', href);
+    expect(got.status).toBe(200);
+    return { propfind: davProp(found, 'getlastmodified').text, get: String(got.headers['last-modified']) };
+  }
+
+  it("sets the client mtime from rclone's DAV:lastmodified in unix seconds, as X-OC-Mtime does, in the 207 rclone reads, storing no dead property", async () => {
+    const file = await newFile();
+    const answer = await dav('PROPPATCH', file.href, { 'content-type': 'text/xml' }, rclonePropset('1577880000'));
+    expect(answer.status).toBe(207);
+    // rclone 1.63 takes the first DAV:status of the one response as the verdict (api.Prop.StatusOK).
+    const responses = multistatusOf(answer);
+    expect(responses.map((r) => r.href)).toEqual([file.href]);
+    expect(statuses(responses[0] as DavResponse)).toEqual({ '{DAV:}lastmodified': 200 });
+    expect(/<(?:\w+:)?status>([^<]*)</.exec(answer.text)?.[1]).toBe('HTTP/1.1 200 OK');
+
+    expect(await f.bridge.services.props.getMtime(file.id)).toBe(1_577_880_000_000);
+    expect(await f.bridge.services.props.list(file.id)).toEqual([]);
+    expect(await lastModifiedSeen(file.href)).toEqual({ propfind: 'Wed, 01 Jan 2020 12:00:00 GMT', get: 'Wed, 01 Jan 2020 12:00:00 GMT' });
+
+    // The same time given on upload (X-OC-Mtime) is seen the same way.
+    const other = `/home/dir/file-${++seq}.txt`;
+    expect((await dav('PUT', other, { 'x-oc-mtime': '1577880000' }, 'data')).headers['x-oc-mtime']).toBe('accepted');
+    expect(await lastModifiedSeen(other)).toEqual(await lastModifiedSeen(file.href));
+  });
+
+  it('answers oc:checksums sent with DAV:lastmodified 200 and keeps neither as a dead property', async () => {
+    const file = await newFile('data');
+    // What a release before issue 22 kept of the same request.
+    await f.bridge.services.props.set(file.id, { ns: 'DAV:', local: 'lastmodified', xml: '<lastmodified xmlns="DAV:">1</lastmodified>' });
+    await f.bridge.services.props.set(file.id, { ns: OC, local: 'checksums', xml: `<oc:checksums xmlns:oc="${OC}"><oc:checksum>SHA1:0</oc:checksum></oc:checksums>` });
+    const body = rclonePropsetWithChecksum('1600000000', 'SHA1:a17c9aaa61e80a1bf71d0d850af4e5baa9800bbd');
+    const answer = await proppatch(file.href, body);
+    expect(statuses(answer)).toEqual({ '{DAV:}lastmodified': 200, [`{${OC}}checksums`]: 200 });
+    expect(await f.bridge.services.props.getMtime(file.id)).toBe(1_600_000_000_000);
+    expect(await f.bridge.services.props.list(file.id)).toEqual([]);
+    const found = await propfind(file.href, '<D:lastmodified/>');
+    expect(davProp(found, 'lastmodified').status).toBe(404);
+  });
+
+  it('reads DAV:lastmodified as an HTTP-date in all three forms, and removing it forgets the client mtime', async () => {
+    const file = await newFile();
+    const expected = Date.UTC(1994, 10, 6, 8, 49, 37);
+    for (const value of ['Sun, 06 Nov 1994 08:49:37 GMT', 'Sunday, 06-Nov-94 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994', ' 784111777 ']) {
+      await f.bridge.services.props.clearMtime(file.id);
+      const answer = await proppatch(file.href, update(set(`<D:lastmodified>${value}</D:lastmodified>`)));
+      expect(statuses(answer), value).toEqual({ '{DAV:}lastmodified': 200 });
+      expect(await f.bridge.services.props.getMtime(file.id), value).toBe(expected);
+    }
+    await proppatch(file.href, update(remove('<D:lastmodified/>')));
+    expect(await f.bridge.services.props.getMtime(file.id)).toBeUndefined();
+    const entry = await entryNamed(f.client, session, dirId, file.href.split('/').pop() as string);
+    expect((await lastModifiedSeen(file.href)).propfind).toBe(new Date(entry.updatedMs).toUTCString());
+  });
+
+  it('answers 409 for a DAV:lastmodified that is no time, 424 for the rest, and changes nothing', async () => {
+    const file = await newFile();
+    await proppatch(file.href, update(set('<Z:keep>old</Z:keep><D:lastmodified>1500000000</D:lastmodified>'), ` xmlns:Z="${T}"`));
+    for (const value of ['yesterday', '', '-5', '1e9', '2020-01-01T00:00:00Z', 'Sun, 31 Feb 1994 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994 GMT']) {
+      const answer = await proppatch(
+        file.href,
+        update(set(`<Z:new>v</Z:new><D:lastmodified>${value}</D:lastmodified>`) + remove('<Z:keep/>'), ` xmlns:Z="${T}"`),
+      );
+      expect(statuses(answer), value).toEqual({ [`{${T}}new`]: 424, '{DAV:}lastmodified': 409, [`{${T}}keep`]: 424 });
+    }
+    expect(await f.bridge.services.props.getMtime(file.id)).toBe(1_500_000_000_000);
+    expect((await f.bridge.services.props.list(file.id)).map((p) => p.local)).toEqual(['keep']);
+  });
+
   it('keeps high Unicode values and names, properties in no namespace and values holding their own namespaces', async () => {
     const file = await newFile();
     const high = '\u{10000}\u{1F600}\u{10FFFD} ünïcødé';
