@@ -3,8 +3,11 @@
  * fresh SQLite file and blob folder in a temp dir (no listening socket) and, through
  * createLocalClient (the bridge's transport under `npm start`), measures:
  *   - 2,000 uploads of 4 KiB into one folder, one at a time and with 4 in flight;
- *   - listing that folder after 10,000 entries are in it (best of 20 listings, warm).
- * Figures only; nothing is asserted. BENCH_SMALL_FILES / BENCH_LIST_ENTRIES override the counts.
+ *   - listing that folder after 10,000 entries are in it (best of 20 listings, warm);
+ *   - 300 files of 128 KiB (blob files, not rows) deleted for good from trash, one at a time and
+ *     with 4 in flight: each a commit, the WAL fsync and the unlink of its blob file.
+ * Figures only; nothing is asserted. BENCH_SMALL_FILES / BENCH_LIST_ENTRIES / BENCH_PURGES
+ * override the counts.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +22,9 @@ import type { NodeId } from '../src/store-client/types.js';
 
 const SMALL = Number(process.env.BENCH_SMALL_FILES ?? 2000);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 10_000);
+const PURGES = Number(process.env.BENCH_PURGES ?? 300);
+/** Past INLINE_MAX_BYTES: each file has a blob file that its purge unlinks. */
+const PURGED_BYTES = 128 * 1024;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'driveway-bench-storage-'));
@@ -79,6 +85,27 @@ async function main(): Promise<void> {
     console.log(`uploads 4 KiB x${SMALL}, serial:     ${serialMs.toFixed(0)} ms (${((SMALL * 1000) / serialMs).toFixed(0)}/s), CPU ${((serialCpuMs * 1000) / SMALL).toFixed(0)} µs/upload`);
     console.log(`uploads 4 KiB x${SMALL}, 4 parallel: ${parallelMs.toFixed(0)} ms (${((SMALL * 1000) / parallelMs).toFixed(0)}/s), CPU ${((parallelCpuMs * 1000) / SMALL).toFixed(0)} µs/upload`);
     console.log(`listing ${count} entries, best of 20: ${best.toFixed(1)} ms, CPU ${listCpuMs.toFixed(1)} ms/listing`);
+
+    // Purges: files of distinct content moved to trash first (not measured), then deleted there.
+    for (const inFlight of [1, 4]) {
+      await client.createFolder(s, home, `purge${inFlight}`);
+      const purgeFolder = (await client.listFolder(s, home)).find((e) => e.name === `purge${inFlight}`)!.id;
+      for (let i = 0; i < PURGES; i++) await client.upload(s, { folder: purgeFolder, name: `p${i}.bin` }, randomBytes(PURGED_BYTES), PURGED_BYTES);
+      const files = (await client.listFolder(s, purgeFolder)).map((e) => e.id);
+      for (const id of files) await client.remove(s, id);
+      cpu = process.cpuUsage();
+      t0 = performance.now();
+      let at = 0;
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          while (at < files.length) await client.remove(s, files[at++] as NodeId);
+        }),
+      );
+      const purgeMs = performance.now() - t0;
+      const purgeCpuMs = cpuMs(cpu);
+      const label = inFlight === 1 ? 'serial:    ' : '4 parallel:';
+      console.log(`purges of 128 KiB files x${files.length}, ${label} ${purgeMs.toFixed(0)} ms (${((files.length * 1000) / purgeMs).toFixed(0)}/s), CPU ${((purgeCpuMs * 1000) / files.length).toFixed(0)} µs/purge`);
+    }
   } finally {
     await built.app.close();
     rmSync(dataDir, { recursive: true, force: true });
