@@ -137,7 +137,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
   // PostgreSQL's COMMIT is durable by itself: without a SQLite connection mark and settle do nothing.
   const durability = new Durability(db, dbFile);
-  const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
+  // Blob bytes go only once the commit that released them is on disk (blob-backend.ts).
+  const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql, () => durability.durable()), () => clock.now(), log.child({ part: 'blobs' }));
   try {
     await blobs.init();
   } catch (err) {
@@ -337,7 +338,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const prune = async (): Promise<void> => {
     try {
       const report = await applyRetention(
-        { sql: storage.sql, blobs, log, settings: retention, durability },
+        { sql: storage.sql, blobs, log, settings: retention },
         { now: clock.now(), signal: stopPruning.signal },
       );
       const { revisions, trashItems, bytesFreed, ownersChecked } = report;

@@ -9,22 +9,41 @@
  * It stays beside the operations, not in storage/, because it is a rule about requests (when an
  * answer may go out), not data access; it holds no SQL: the change count and the fsync are the
  * SQLite dialect's (dialects/sqlite-open.ts totalChanges, dialects/wal-sync.ts).
+ *
+ * `durable()` is the same promise for what is not an answer: blob bytes that a commit released go
+ * only once that commit is on disk (blobs/blob-backend.ts BlobLedger.durable), or a power cut
+ * could leave rows naming a blob that is gone. The fsync it waits for is the one the request's
+ * answer would have waited for anyway: what it covered, `settle` does not fsync again.
  */
 import { totalChanges, type Db } from './storage/dialects/sqlite-open.js';
 import { WalSync } from './storage/dialects/wal-sync.js';
 
+export interface DurabilityOptions {
+  /**
+   * The connection is a second one beside a server's (the admin commands: cli/admin-store.ts):
+   * the server's commits are not in this connection's change count and reach the disk only when
+   * the server settles them, so `durable()` fsyncs the WAL every time.
+   */
+  besideServer?: boolean;
+}
+
 export class Durability {
   private readonly wal: WalSync;
+  private readonly besideServer: boolean;
 
   /**
    * `db` is the SQLite connection, or undefined for a database whose commits are durable by
-   * themselves (PostgreSQL: a COMMIT returns once it is flushed), where mark and settle do nothing.
+   * themselves (PostgreSQL: a COMMIT returns once it is flushed), where mark, settle and durable do nothing.
    */
   constructor(
     private readonly db: Db | undefined,
     databaseFile: string,
+    options: DurabilityOptions = {},
   ) {
-    this.wal = new WalSync(`${databaseFile}-wal`);
+    this.besideServer = options.besideServer ?? false;
+    // What the WAL fsyncs have covered is counted in this connection's changes; beside a server
+    // it cannot be (the server's commits are not in the count), so every call fsyncs.
+    this.wal = new WalSync(`${databaseFile}-wal`, this.besideServer ? () => undefined : () => this.committedMark());
   }
 
   /** The connection's change count (SQLite total_changes()): the mark to settle against. */
@@ -33,9 +52,29 @@ export class Durability {
     return totalChanges(this.db);
   }
 
-  /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did. */
+  /**
+   * The change count when every change it counts is committed, undefined inside a transaction
+   * (its changes are counted before they commit): what an fsync started now is known to cover.
+   */
+  private committedMark(): number | undefined {
+    return this.db?.open && !this.db.inTransaction ? totalChanges(this.db) : undefined;
+  }
+
+  /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did, or when an fsync covered it already. */
   async settle(mark: number): Promise<void> {
-    if (this.db?.open && this.mark() !== mark) await this.wal.sync();
+    if (!this.db?.open || this.mark() === mark || this.wal.covered()) return;
+    await this.wal.sync();
+  }
+
+  /**
+   * Waits until every commit this connection has seen is on disk: its own, and (beside a server)
+   * the server's. At once when an fsync since the last change covered them; the first call of a
+   * process fsyncs whatever the WAL holds, which may include commits of a killed process that the
+   * kernel kept and the disk did not.
+   */
+  async durable(): Promise<void> {
+    if (!this.db?.open || this.wal.covered()) return;
+    await this.wal.sync();
   }
 
   /** Runs `work` and answers its result only once what it wrote is durable. */

@@ -112,7 +112,8 @@ const tableStep = (table: string) => `table:${table}`;
  */
 function targetLedger(sql: Sql): BlobLedger {
   return {
-    ...storageBlobLedger(sql),
+    // PostgreSQL: a COMMIT is on disk when it returns, nothing to wait for (and nothing is deleted).
+    ...storageBlobLedger(sql, async () => undefined),
     isReferenced: async () => true,
     expiredUploads: async () => [],
     beginDelete: async () => undefined,

@@ -326,6 +326,8 @@ export class S3BlobBackend implements BlobBackend {
     const marker = await this.options.ledger.beginDelete(hash, now, now + DELETE_MARKER_MS);
     if (marker === undefined) return false;
     try {
+      // The commit that released the blob survives a power cut before its object goes.
+      await this.options.ledger.durable();
       await this.s3(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
     } finally {
       await this.options.ledger.endDelete(marker);

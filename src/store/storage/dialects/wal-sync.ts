@@ -12,6 +12,11 @@
  * file covers frames SQLite wrote through its own. The file keeps its inode while the connection
  * is open (SQLite resets it in place); a different inode is reopened, a missing file means nothing
  * is waiting in a WAL.
+ *
+ * With a `progress` mark (durability.ts: the connection's change count, known only between
+ * transactions) an fsync knows what it covers: a caller whose commits were all counted when the
+ * running fsync started shares it rather than queueing the next one, and `covered()` says that a
+ * completed one has made everything counted so far durable, so no new fsync is needed.
  */
 import { promises as fs, type Stats } from 'node:fs';
 
@@ -21,16 +26,36 @@ export class WalSync {
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   private closed = false;
+  /** The progress mark when the running fsync started; undefined when unknown. */
+  private runningFrom: number | undefined;
+  /** The highest progress mark a completed fsync started at: -1 before the first. */
+  private coveredThrough = -1;
   /** fsyncs run so far (tests and diagnostics: how many commits shared one). */
   flushes = 0;
 
-  constructor(private readonly walPath: string) {}
+  /**
+   * `progress` answers a mark that grows with every commit, or undefined when it cannot tell
+   * (then every sync() is a new fsync, or joins the next one).
+   */
+  constructor(
+    private readonly walPath: string,
+    private readonly progress: () => number | undefined = () => undefined,
+  ) {}
+
+  /** Whether every commit counted by the progress mark now is on disk already. */
+  covered(): boolean {
+    const now = this.progress();
+    return now !== undefined && now <= this.coveredThrough;
+  }
 
   /** Resolves once every transaction committed before this call is on disk. */
   sync(): Promise<void> {
     if (!this.running) return this.start();
-    // An fsync under way may have started before the caller's commit: wait for the next one,
-    // which every caller arriving meanwhile shares.
+    // The fsync under way started after the caller's commits: it covers them.
+    const now = this.progress();
+    if (now !== undefined && this.runningFrom !== undefined && now <= this.runningFrom) return this.running;
+    // It may have started before the caller's commit: wait for the next one, which every caller
+    // arriving meanwhile shares.
     this.queued ??= this.running.then(
       () => this.next(),
       () => this.next(),
@@ -44,10 +69,19 @@ export class WalSync {
   }
 
   private start(): Promise<void> {
-    const run = this.flush().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
+    const from = this.progress();
+    const run = this.flush()
+      .then(() => {
+        if (from !== undefined && from > this.coveredThrough) this.coveredThrough = from;
+      })
+      .finally(() => {
+        if (this.running === run) {
+          this.running = undefined;
+          this.runningFrom = undefined;
+        }
+      });
     this.running = run;
+    this.runningFrom = from;
     return run;
   }
 
