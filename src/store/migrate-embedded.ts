@@ -267,6 +267,8 @@ async function copyBlobFiles(options: MigrateOptions, source: EmbeddedSource, ta
       ...(s3.credentials ? { credentials: s3.credentials } : {}),
     });
     await to.init();
+    // Parts a killed run of the migration staged (no server sweeps a folder it no longer serves).
+    await to.sweepStaging();
     targetName = `s3://${s3.bucket}/${(to as S3BlobBackend).prefix}`;
   }
   let sent = 0;

@@ -21,7 +21,7 @@
  * rows back for (SQLite's commits reach the disk at the next WAL fsync: durability.ts).
  */
 import type { Readable } from 'node:stream';
-import type { StagedBlob } from './staging.js';
+import type { StagedBlob, StagingSweep } from './staging.js';
 
 /** Bytes `start..end` of a blob, both inclusive (as HTTP ranges). */
 export interface BlobRange {
@@ -87,7 +87,7 @@ export interface GarbageReport {
 
 export interface BlobBackend {
   readonly kind: 'local' | 's3';
-  /** Folders, the bucket's reachability; clears what a crash left in the staging folder. */
+  /** Folders, the bucket's reachability, and this process's ownership of what it stages (staging.ts). */
   init(): Promise<void>;
   /** A cheap reachability check for /readyz (S3: HeadBucket; local: the folder is there); throws when unreachable. */
   probe(signal: AbortSignal): Promise<void>;
@@ -121,6 +121,12 @@ export interface BlobBackend {
   collectGarbage(graceMs: number): Promise<GarbageReport>;
   /** At start, before anything is served: what must go of a crash's leftovers (local: orphan files). */
   sweepAtStart(): Promise<number>;
+  /**
+   * Removes staged parts no live process owns (a killed one's: staging.ts), and this process's
+   * own parts untouched for longer than `ownOlderThanMs` when given: at start and periodically.
+   */
+  sweepStaging(ownOlderThanMs?: number): Promise<StagingSweep>;
+  /** Ends this process's use; its ownership of the staging folder ends (staging.ts close). */
   close(): Promise<void>;
 }
 

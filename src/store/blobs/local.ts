@@ -24,7 +24,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type FileBlobReader, type GarbageReport } from './blob-backend.js';
-import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
+import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob, type StagingSweep } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 
 const READ_CHUNK = 1 << 20;
@@ -67,7 +67,7 @@ export class LocalBlobBackend implements BlobBackend {
     return this.queues.run(hash, work);
   }
 
-  /** Creates the folders and removes whatever a crashed upload left in tmp/. */
+  /** Creates the folders and takes ownership of what this process stages in tmp/. */
   async init(): Promise<void> {
     await fs.mkdir(this.blobDir, { recursive: true });
     await this.staging.init();
@@ -247,8 +247,13 @@ export class LocalBlobBackend implements BlobBackend {
     return removed;
   }
 
+  sweepStaging(ownOlderThanMs?: number): Promise<StagingSweep> {
+    return this.staging.sweep(ownOlderThanMs);
+  }
+
   async close(): Promise<void> {
-    // Nothing held open between requests.
+    // Nothing else is held open between requests.
+    await this.staging.close();
   }
 }
 
