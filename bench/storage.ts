@@ -4,8 +4,9 @@
  * createLocalClient (the bridge's transport under `npm start`), measures:
  *   - 2,000 uploads of 4 KiB into one folder, one at a time and with 4 in flight;
  *   - listing that folder after 10,000 entries are in it (best of 20 listings, warm);
- *   - 300 files of 128 KiB (blob files, not rows) deleted for good from trash, one at a time and
- *     with 4 in flight: each a commit, the WAL fsync and the unlink of its blob file.
+ *   - 300 uploads of 128 KiB, one at a time (staged to a part, fsynced, renamed into blobs/);
+ *   - those files (blob files, not rows) deleted for good from trash, one at a time and with 4
+ *     in flight: each a commit, the WAL fsync and the unlink of its blob file.
  * Figures only; nothing is asserted. BENCH_SMALL_FILES / BENCH_LIST_ENTRIES / BENCH_PURGES
  * override the counts.
  */
@@ -95,7 +96,17 @@ async function main(): Promise<void> {
     for (const inFlight of [1, 4]) {
       await client.createFolder(s, home, `purge${inFlight}`);
       const purgeFolder = (await client.listFolder(s, home)).find((e) => e.name === `purge${inFlight}`)!.id;
-      for (let i = 0; i < PURGES; i++) await client.upload(s, { folder: purgeFolder, name: `p${i}.bin` }, randomBytes(PURGED_BYTES), PURGED_BYTES);
+      const bodies = Array.from({ length: PURGES }, () => randomBytes(PURGED_BYTES));
+      cpu = process.cpuUsage();
+      t0 = performance.now();
+      for (let i = 0; i < PURGES; i++) await client.upload(s, { folder: purgeFolder, name: `p${i}.bin` }, bodies[i] as Buffer, PURGED_BYTES);
+      const uploadMs = performance.now() - t0;
+      const uploadCpuMs = cpuMs(cpu);
+      if (inFlight === 1) {
+        console.log(
+          `uploads 128 KiB x${PURGES} (staged, blob files), serial: ${uploadMs.toFixed(0)} ms (${((PURGES * 1000) / uploadMs).toFixed(0)}/s), CPU ${((uploadCpuMs * 1000) / PURGES).toFixed(0)} µs/upload`,
+        );
+      }
       const files = (await client.listFolder(s, purgeFolder)).map((e) => e.id);
       for (const id of files) await client.remove(s, id);
       flushes = built.ctx.durability.flushes;

@@ -41,9 +41,7 @@ export class Durability {
     options: DurabilityOptions = {},
   ) {
     this.besideServer = options.besideServer ?? false;
-    // What the WAL fsyncs have covered is counted in this connection's changes; beside a server
-    // it cannot be (the server's commits are not in the count), so every call fsyncs.
-    this.wal = new WalSync(`${databaseFile}-wal`, this.besideServer ? () => undefined : () => this.committedMark());
+    this.wal = new WalSync(`${databaseFile}-wal`);
   }
 
   /** The connection's change count (SQLite total_changes()): the mark to settle against. */
@@ -53,17 +51,23 @@ export class Durability {
   }
 
   /**
-   * The change count when every change it counts is committed, undefined inside a transaction
-   * (its changes are counted before they commit): what an fsync started now is known to cover.
+   * `count` (this connection's change count, just read) as a mark of what its commits reach:
+   * undefined inside a transaction, whose changes are counted before they commit, and beside a
+   * server, whose commits are not counted here at all (then every call fsyncs).
    */
-  private committedMark(): number | undefined {
-    return this.db?.open && !this.db.inTransaction ? totalChanges(this.db) : undefined;
+  private committed(db: Db, count: number): number | undefined {
+    return this.besideServer || db.inTransaction ? undefined : count;
   }
 
   /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did, or when an fsync covered it already. */
   async settle(mark: number): Promise<void> {
-    if (!this.db?.open || this.mark() === mark || this.wal.covered()) return;
-    await this.wal.sync();
+    const db = this.db;
+    if (!db?.open) return;
+    const count = totalChanges(db);
+    if (count === mark) return;
+    const committed = this.committed(db, count);
+    if (this.wal.covered(committed)) return;
+    await this.wal.sync(committed);
   }
 
   /**
@@ -73,8 +77,11 @@ export class Durability {
    * kernel kept and the disk did not.
    */
   async durable(): Promise<void> {
-    if (!this.db?.open || this.wal.covered()) return;
-    await this.wal.sync();
+    const db = this.db;
+    if (!db?.open) return;
+    const committed = this.committed(db, totalChanges(db));
+    if (this.wal.covered(committed)) return;
+    await this.wal.sync(committed);
   }
 
   /** Runs `work` and answers its result only once what it wrote is durable. */

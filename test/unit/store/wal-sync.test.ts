@@ -81,22 +81,23 @@ describe('group commit', () => {
 
 describe('what an fsync covers', () => {
   it('lets a caller whose commits came before the running fsync started share it', async () => {
-    let commits = 1;
-    const wal = new WalSync(`${file}-wal`, () => commits);
+    const wal = new WalSync(`${file}-wal`);
     db.prepare('INSERT INTO t VALUES (1)').run();
-    const first = wal.sync();
+    const first = wal.sync(1);
     // Nothing committed since it started: the running fsync covers this caller too.
-    const joined = wal.sync();
-    commits += 1;
+    const joined = wal.sync(1);
     db.prepare('INSERT INTO t VALUES (2)').run();
-    const next = wal.sync();
+    const next = wal.sync(2);
+    const unknown = wal.sync();
     await Promise.all([first, joined]);
     expect(wal.flushes).toBe(1);
-    await next;
+    expect(wal.covered(1)).toBe(true);
+    expect(wal.covered(2)).toBe(false);
+    await Promise.all([next, unknown]);
     expect(wal.flushes).toBe(2);
-    expect(wal.covered()).toBe(true);
-    commits += 1;
-    expect(wal.covered()).toBe(false);
+    expect(wal.covered(2)).toBe(true);
+    expect(wal.covered(3)).toBe(false);
+    expect(wal.covered(undefined)).toBe(false);
     await wal.close();
   });
 

@@ -13,10 +13,11 @@
  * is open (SQLite resets it in place); a different inode is reopened, a missing file means nothing
  * is waiting in a WAL.
  *
- * With a `progress` mark (durability.ts: the connection's change count, known only between
- * transactions) an fsync knows what it covers: a caller whose commits were all counted when the
- * running fsync started shares it rather than queueing the next one, and `covered()` says that a
- * completed one has made everything counted so far durable, so no new fsync is needed.
+ * A caller may say how far its commits go, as a mark that grows with every commit (durability.ts:
+ * the connection's change count, known only between transactions). Then an fsync knows what it
+ * covers: a caller whose mark is no higher than the one the running fsync started with shares it
+ * rather than queueing the next one, and `covered(mark)` says that a completed fsync has made
+ * everything up to the mark durable already.
  */
 import { promises as fs, type Stats } from 'node:fs';
 
@@ -26,36 +27,30 @@ export class WalSync {
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   private closed = false;
-  /** The progress mark when the running fsync started; undefined when unknown. */
+  /** The mark the running fsync is known to cover (its callers' highest); undefined when none said. */
   private runningFrom: number | undefined;
-  /** The highest progress mark a completed fsync started at: -1 before the first. */
+  /** The same for the queued one. */
+  private queuedFrom: number | undefined;
+  /** The highest mark a completed fsync covered: -1 before the first. */
   private coveredThrough = -1;
   /** fsyncs run so far (tests and diagnostics: how many commits shared one). */
   flushes = 0;
 
-  /**
-   * `progress` answers a mark that grows with every commit, or undefined when it cannot tell
-   * (then every sync() is a new fsync, or joins the next one).
-   */
-  constructor(
-    private readonly walPath: string,
-    private readonly progress: () => number | undefined = () => undefined,
-  ) {}
+  constructor(private readonly walPath: string) {}
 
-  /** Whether every commit counted by the progress mark now is on disk already. */
-  covered(): boolean {
-    const now = this.progress();
-    return now !== undefined && now <= this.coveredThrough;
+  /** Whether the commits up to `mark` are on disk already (false for an unknown mark). */
+  covered(mark: number | undefined): boolean {
+    return mark !== undefined && mark <= this.coveredThrough;
   }
 
-  /** Resolves once every transaction committed before this call is on disk. */
-  sync(): Promise<void> {
-    if (!this.running) return this.start();
-    // The fsync under way started after the caller's commits: it covers them.
-    const now = this.progress();
-    if (now !== undefined && this.runningFrom !== undefined && now <= this.runningFrom) return this.running;
+  /** Resolves once every transaction committed before this call (up to `mark`, if given) is on disk. */
+  sync(mark?: number): Promise<void> {
+    if (!this.running) return this.start(mark);
+    // The fsync under way was started for commits at least this far: it covers the caller's.
+    if (mark !== undefined && this.runningFrom !== undefined && mark <= this.runningFrom) return this.running;
     // It may have started before the caller's commit: wait for the next one, which every caller
-    // arriving meanwhile shares.
+    // arriving meanwhile shares (and which covers at least the highest of their marks).
+    if (mark !== undefined && (this.queuedFrom === undefined || mark > this.queuedFrom)) this.queuedFrom = mark;
     this.queued ??= this.running.then(
       () => this.next(),
       () => this.next(),
@@ -65,11 +60,12 @@ export class WalSync {
 
   private next(): Promise<void> {
     this.queued = undefined;
-    return this.start();
+    const from = this.queuedFrom;
+    this.queuedFrom = undefined;
+    return this.start(from);
   }
 
-  private start(): Promise<void> {
-    const from = this.progress();
+  private start(from: number | undefined): Promise<void> {
     const run = this.flush()
       .then(() => {
         if (from !== undefined && from > this.coveredThrough) this.coveredThrough = from;
