@@ -1,7 +1,8 @@
 /**
  * No blob's bytes go before the commit that released them is on disk (issue 21, item 6), on every
- * path that removes them: a purge from trash, a user's or a group's deletion, retention, the
- * collector, `driveway check --repair` beside the server, and the S3 backend's deletes. The store
+ * path that removes them: a purge from trash, a user's or a group's deletion, a rejected incoming
+ * share, retention, the collector, `driveway check --repair` beside the server, and the S3
+ * backend's deletes. The store
  * runs on SQLite (synchronous = NORMAL, a shared WAL fsync before each answer); a witness
  * (test/helpers/power-loss.ts) keeps what a power cut would leave of the database and, at each
  * unlink or DeleteObject, asks that copy whether a row still names the blob.
@@ -100,6 +101,21 @@ describe('the local blob folder on SQLite', () => {
     const content = bigContent('group');
     await uploadFile(h.seeder.client, member.session, `home:${group}`, 'minutes.bin', content);
     await dataOf(call(h.seeder.client, h.seeder.admin, 'DELETE', `/api/admin/groups/${group}?confirm_delete=yes`));
+    expectRemovedAfterDurable(h.witness, [blobHashOf(content)]);
+  });
+
+  it('unlinks the copy of a rejected incoming share only after the rejection is on disk', async () => {
+    const [sharer, recipient] = [await person('Sharer'), await person('Recipient')];
+    const folder = await createFolder(h.seeder.client, sharer.session, 'home', 'offered');
+    const content = bigContent('offered');
+    await uploadFile(h.seeder.client, sharer.session, folder, 'offer.bin', content);
+    expect((await call(h.seeder.client, sharer.session, 'POST', `/api/nodes/${folder}`, { share_copy_with: [recipient.uuid] })).status).toBe(204);
+    // The sharer's own copy goes for good: the offered copy alone holds the blob now.
+    await h.seeder.client.remove(sharer.session, folder);
+    await h.seeder.client.remove(sharer.session, folder);
+    expect(h.witness.removals.map((r) => r.hash)).not.toContain(blobHashOf(content));
+    const [offer] = await dataOf<Array<{ uuid: string }>>(call(h.seeder.client, recipient.session, 'GET', '/api/user/pending_incoming'));
+    await dataOf(call(h.seeder.client, recipient.session, 'PUT', '/api/user/pending_incoming', { uuid: offer?.uuid, action: 'reject' }));
     expectRemovedAfterDurable(h.witness, [blobHashOf(content)]);
   });
 
