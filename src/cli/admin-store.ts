@@ -15,6 +15,7 @@ import { createLogger } from '../common/logger.js';
 import type { BlobBackend } from '../store/blobs/blob-backend.js';
 import { createBlobBackend } from '../store/blobs/create-blob-backend.js';
 import { redactDatabaseUrl } from '../store/storage/database-url.js';
+import { Durability } from '../store/durability.js';
 import { openDatabase } from '../store/storage/dialects/sqlite-open.js';
 import { SqliteStorage } from '../store/storage/dialects/sqlite.js';
 import { migrate } from '../store/storage/migrations.js';
@@ -26,6 +27,11 @@ export interface AdminStore {
   storage: Storage;
   /** Where the metadata lives, for messages (a PostgreSQL URL without its password). */
   where: string;
+  /**
+   * Makes every commit this connection sees durable, the server's included: what the blob
+   * backend waits for before it removes bytes (blobs/blob-backend.ts BlobLedger.durable).
+   */
+  durable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -47,7 +53,18 @@ export async function openAdminStore(config: Config): Promise<AdminStore> {
     // loop, so each of its commits is made durable by SQLite itself.
     db.pragma('synchronous = FULL');
     const storage = new SqliteStorage(db, { checkRootUse: true });
-    return { storage, where: file, close: () => storage.close() };
+    // The server's commits are durable once it answered; a blob they released this process may
+    // see before that, so before any removal the WAL is fsynced from here too.
+    const durability = new Durability(db, file, { besideServer: true });
+    return {
+      storage,
+      where: file,
+      durable: () => durability.durable(),
+      close: async () => {
+        await durability.close();
+        await storage.close();
+      },
+    };
   }
   const { PostgresStorage } = await import('../store/storage/dialects/postgres.js');
   const where = `the database ${redactDatabaseUrl(url)} (database.url / DRIVEWAY_DATABASE_URL)`;
@@ -58,12 +75,13 @@ export async function openAdminStore(config: Config): Promise<AdminStore> {
     await storage.close();
     throw new CliError(`cannot use ${where}: ${(err as Error).message}`, EXIT.failed);
   }
-  return { storage, where, close: () => storage.close() };
+  return { storage, where, durable: async () => undefined, close: () => storage.close() };
 }
 
-/** The blob backend the configuration names, over `storage` (no init: that clears the server's staging folder). */
-export function openAdminBlobs(config: Config, storage: Storage): Promise<BlobBackend> {
-  return createBlobBackend(config, storageBlobLedger(storage.sql), () => Date.now(), createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, undefined, config.log.format));
+/** The blob backend the configuration names, over the store's database (no init: that belongs to the server's start). */
+export function openAdminBlobs(config: Config, store: Pick<AdminStore, 'storage' | 'durable'>): Promise<BlobBackend> {
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, undefined, config.log.format);
+  return createBlobBackend(config, storageBlobLedger(store.storage.sql, store.durable), () => Date.now(), log);
 }
 
 /** Runs `work` on the opened store and closes it whatever happens. */

@@ -57,8 +57,8 @@ export function registerBackup(program: Command, context: CommandContext): void 
         const { takeBackup } = await import('../store/backup.js');
         const target = path.resolve(dir);
         return asCliErrors(() =>
-          withAdminStore(config, async ({ storage, where }) => {
-            const blobs = await openAdminBlobs(config, storage);
+          withAdminStore(config, async ({ storage, where, durable }) => {
+            const blobs = await openAdminBlobs(config, { storage, durable });
             try {
               const warn = (line: string): void => void process.stderr.write(`driveway backup: ${line}\n`);
               const { manifest, rows } = await takeBackup({ config, dir: target, version: packageVersion(), storage, blobs, report: () => undefined, warn });

@@ -18,8 +18,8 @@ export function registerCheck(program: Command, context: CommandContext): void {
       context.action(async (options: { config?: string; repair?: boolean }) => {
         const config = loadCliConfig(options.config);
         const { checkConsistency } = await import('../store/ops/consistency-check.js');
-        return withAdminStore(config, async ({ storage, where }) => {
-          const blobs = await openAdminBlobs(config, storage);
+        return withAdminStore(config, async ({ storage, where, durable }) => {
+          const blobs = await openAdminBlobs(config, { storage, durable });
           try {
             const repair = options.repair === true;
             process.stdout.write(`checking ${where} and the ${blobs.kind} blob backend${repair ? ' (repairing what is safe)' : ''}\n`);

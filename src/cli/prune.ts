@@ -21,8 +21,8 @@ export function registerPrune(program: Command, context: CommandContext): void {
       context.action(async (options: { config?: string; dryRun?: boolean; verbose?: boolean }) => {
         const config = loadCliConfig(options.config);
         const { applyRetention } = await import('../store/ops/retention.js');
-        return withAdminStore(config, async ({ storage, where }) => {
-          const blobs = await openAdminBlobs(config, storage);
+        return withAdminStore(config, async ({ storage, where, durable }) => {
+          const blobs = await openAdminBlobs(config, { storage, durable });
           try {
             const dryRun = options.dryRun === true;
             process.stdout.write(`pruning ${where}${dryRun ? ' (dry run: nothing is changed)' : ''}\n`);

@@ -134,6 +134,12 @@ export const configSchema = z.strictObject({
           gcGraceSec: z.coerce.number().int().min(0).default(3600),
           /** How often the collector runs while the store serves; 0: only at start. Default: 0 local, 3600 s3. */
           gcIntervalSec: z.coerce.number().int().min(0).optional(),
+          /**
+           * A staged part (`<dataDir>/tmp/*.part`) of this process untouched this long is removed
+           * by the staging sweep, which runs every hour (or this often, if shorter) and also takes
+           * the parts of processes that ended; 0: only the sweep at start.
+           */
+          stagingMaxAgeSec: z.coerce.number().int().min(0).default(86_400),
           s3: z
             .strictObject({
               bucket: z.string().min(3).optional(),

@@ -16,6 +16,7 @@ import { ensureDataDir, PRIVATE_FILE_MODE } from '../common/private-files.js';
 import { reasonOf, StartupError } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
 import { createBlobBackend, gcIntervalMs } from './blobs/create-blob-backend.js';
+import type { BlobBackend } from './blobs/blob-backend.js';
 import { USER_CONTENT_CSP } from '../common/content-security.js';
 import type { StoreContext } from './context.js';
 import { openDatabase, type Db } from './storage/dialects/sqlite-open.js';
@@ -138,7 +139,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const { storage, db } = await openStorage(config, dbFile, options.checkStorageUse ?? false, log);
   // PostgreSQL's COMMIT is durable by itself: without a SQLite connection mark and settle do nothing.
   const durability = new Durability(db, dbFile);
-  const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql), () => clock.now(), log.child({ part: 'blobs' }));
+  // Blob bytes go only once the commit that released them is on disk (blob-backend.ts).
+  const blobs = await createBlobBackend(config, storageBlobLedger(storage.sql, () => durability.durable()), () => clock.now(), log.child({ part: 'blobs' }));
   try {
     await blobs.init();
   } catch (err) {
@@ -150,6 +152,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   }
   const swept = await blobs.sweepAtStart();
   if (swept > 0) log.warn({ swept, backend: blobs.kind }, 'removed blobs no row referred to (left by an interrupted write)');
+  await sweepStaging(blobs, log);
 
   const keys = await openSessionKeys(storage.sql, clock, config.dataDir, config.store.jwtSecret);
   // Counted in the database over PostgreSQL (every instance together), in memory over SQLite.
@@ -332,6 +335,16 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
         }, interval).unref()
       : undefined;
 
+  // Staged parts: those of processes that ended, and this one's left untouched (blobs/staging.ts).
+  let sweepingStaging: Promise<void> | undefined;
+  const stagingMaxAgeMs = config.store.blobs.stagingMaxAgeSec * 1000;
+  const stagingSweeper =
+    stagingMaxAgeMs > 0
+      ? setInterval(() => {
+          sweepingStaging ??= sweepStaging(blobs, log, stagingMaxAgeMs).finally(() => (sweepingStaging = undefined));
+        }, Math.min(stagingMaxAgeMs, 3_600_000)).unref()
+      : undefined;
+
   // Retention (ops/retention.ts) every store.retention.intervalSec, beside the collector; it
   // runs even when the global settings keep everything, since an organization may set its own.
   const retention = config.store.retention;
@@ -340,7 +353,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const prune = async (): Promise<void> => {
     try {
       const report = await applyRetention(
-        { sql: storage.sql, blobs, log, settings: retention, durability },
+        { sql: storage.sql, blobs, log, settings: retention },
         { now: clock.now(), signal: stopPruning.signal },
       );
       const { revisions, trashItems, bytesFreed, ownersChecked } = report;
@@ -361,11 +374,13 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   app.addHook('onClose', async () => {
     await Promise.allSettled(holds);
     clearInterval(collector);
+    clearInterval(stagingSweeper);
     clearInterval(rotator);
     clearInterval(pruner);
     stopPruning.abort();
     await pruning;
     await collecting;
+    await sweepingStaging;
     await rotating;
     mailer?.close();
     await blobs.close();
@@ -373,6 +388,19 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     await storage.close();
   });
   return { app, ctx, routes, readiness, holdClose: (work) => void holds.push(work) };
+}
+
+/**
+ * One staging sweep (BlobBackend.sweepStaging): at start the parts of processes that ended, later
+ * also this process's own older than `ownOlderThanMs`. Never throws: the next sweep tries again.
+ */
+async function sweepStaging(blobs: BlobBackend, log: Logger, ownOlderThanMs?: number): Promise<void> {
+  try {
+    const { parts, bytes } = await blobs.sweepStaging(ownOlderThanMs);
+    if (parts > 0) log.warn({ parts, bytes, backend: blobs.kind }, 'removed staged upload parts no live upload was writing (left by a process that ended, or untouched past store.blobs.stagingMaxAgeSec)');
+  } catch (err) {
+    log.warn({ err }, 'could not sweep the staging folder; the next sweep tries again');
+  }
 }
 
 /**

@@ -112,6 +112,7 @@ function blobsOf(source: EmbeddedSource): Array<{ hash: string; sizeBytes: numbe
 function copyLedger(): BlobLedger {
   return {
     isReferenced: async () => true,
+    durable: async () => undefined,
     beginUpload: async () => 'copy',
     updateUpload: async () => undefined,
     endUpload: async () => undefined,

@@ -9,21 +9,38 @@
  * It stays beside the operations, not in storage/, because it is a rule about requests (when an
  * answer may go out), not data access; it holds no SQL: the change count and the fsync are the
  * SQLite dialect's (dialects/sqlite-open.ts totalChanges, dialects/wal-sync.ts).
+ *
+ * `durable()` is the same promise for what is not an answer: blob bytes that a commit released go
+ * only once that commit is on disk (blobs/blob-backend.ts BlobLedger.durable), or a power cut
+ * could leave rows naming a blob that is gone. The fsync it waits for is the one the request's
+ * answer would have waited for anyway: what it covered, `settle` does not fsync again.
  */
 import { totalChanges, type Db } from './storage/dialects/sqlite-open.js';
 import { WalSync } from './storage/dialects/wal-sync.js';
 
+export interface DurabilityOptions {
+  /**
+   * The connection is a second one beside a server's (the admin commands: cli/admin-store.ts):
+   * the server's commits are not in this connection's change count and reach the disk only when
+   * the server settles them, so `durable()` fsyncs the WAL every time.
+   */
+  besideServer?: boolean;
+}
+
 export class Durability {
   private readonly wal: WalSync;
+  private readonly besideServer: boolean;
 
   /**
    * `db` is the SQLite connection, or undefined for a database whose commits are durable by
-   * themselves (PostgreSQL: a COMMIT returns once it is flushed), where mark and settle do nothing.
+   * themselves (PostgreSQL: a COMMIT returns once it is flushed), where mark, settle and durable do nothing.
    */
   constructor(
     private readonly db: Db | undefined,
     databaseFile: string,
+    options: DurabilityOptions = {},
   ) {
+    this.besideServer = options.besideServer ?? false;
     this.wal = new WalSync(`${databaseFile}-wal`);
   }
 
@@ -33,9 +50,38 @@ export class Durability {
     return totalChanges(this.db);
   }
 
-  /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did. */
+  /**
+   * `count` (this connection's change count, just read) as a mark of what its commits reach:
+   * undefined inside a transaction, whose changes are counted before they commit, and beside a
+   * server, whose commits are not counted here at all (then every call fsyncs).
+   */
+  private committed(db: Db, count: number): number | undefined {
+    return this.besideServer || db.inTransaction ? undefined : count;
+  }
+
+  /** Waits until whatever changed since `mark` is on disk; resolves at once when nothing did, or when an fsync covered it already. */
   async settle(mark: number): Promise<void> {
-    if (this.db?.open && this.mark() !== mark) await this.wal.sync();
+    const db = this.db;
+    if (!db?.open) return;
+    const count = totalChanges(db);
+    if (count === mark) return;
+    const committed = this.committed(db, count);
+    if (this.wal.covered(committed)) return;
+    await this.wal.sync(committed);
+  }
+
+  /**
+   * Waits until every commit this connection has seen is on disk: its own, and (beside a server)
+   * the server's. At once when an fsync since the last change covered them; the first call of a
+   * process fsyncs whatever the WAL holds, which may include commits of a killed process that the
+   * kernel kept and the disk did not.
+   */
+  async durable(): Promise<void> {
+    const db = this.db;
+    if (!db?.open) return;
+    const committed = this.committed(db, totalChanges(db));
+    if (this.wal.covered(committed)) return;
+    await this.wal.sync(committed);
   }
 
   /** Runs `work` and answers its result only once what it wrote is durable. */

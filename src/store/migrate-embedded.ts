@@ -112,7 +112,8 @@ const tableStep = (table: string) => `table:${table}`;
  */
 function targetLedger(sql: Sql): BlobLedger {
   return {
-    ...storageBlobLedger(sql),
+    // PostgreSQL: a COMMIT is on disk when it returns, nothing to wait for (and nothing is deleted).
+    ...storageBlobLedger(sql, async () => undefined),
     isReferenced: async () => true,
     expiredUploads: async () => [],
     beginDelete: async () => undefined,
@@ -266,6 +267,8 @@ async function copyBlobFiles(options: MigrateOptions, source: EmbeddedSource, ta
       ...(s3.credentials ? { credentials: s3.credentials } : {}),
     });
     await to.init();
+    // Parts a killed run of the migration staged (no server sweeps a folder it no longer serves).
+    await to.sweepStaging();
     targetName = `s3://${s3.bucket}/${(to as S3BlobBackend).prefix}`;
   }
   let sent = 0;

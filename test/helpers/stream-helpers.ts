@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
+import { request } from 'undici';
 
 export const MiB = 1024 * 1024;
 
@@ -114,4 +115,16 @@ export function filesIn(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Starts a streamed upload (POST /upload/{token}) of a body that never ends in practice (4 GiB),
+ * for a test that interrupts it: resolves with the answer or the error, never throws.
+ */
+export function startEndlessUpload(baseUrl: string, token: string, signal?: AbortSignal): Promise<unknown> {
+  const { contentType, body } = multipartStream(patternStream(4096 * MiB), { filename: 'interrupted.bin' });
+  return request(`${baseUrl}/upload/${token}`, { method: 'POST', body, headers: { 'content-type': contentType }, signal }).then(
+    async (res) => ({ status: res.statusCode, body: await res.body.text() }),
+    (err: unknown) => err,
+  );
 }

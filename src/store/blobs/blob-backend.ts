@@ -13,9 +13,15 @@
  *
  * Which rows refer to a blob, and which uploads are under way, the backend asks a BlobLedger
  * (storage/revisions.ts storageBlobLedger): the backends move bytes and never touch the database themselves.
+ *
+ * Removal waits for durability, in the one place every path goes through (remove(), the start's
+ * sweep): after the check that nothing refers to the blob, `BlobLedger.durable()` makes every
+ * commit that check saw survive a power cut, and only then do the bytes go. Without it a purge,
+ * retention, the collector or a repair could unlink bytes that a power cut then brings their
+ * rows back for (SQLite's commits reach the disk at the next WAL fsync: durability.ts).
  */
 import type { Readable } from 'node:stream';
-import type { StagedBlob } from './staging.js';
+import type { StagedBlob, StagingSweep } from './staging.js';
 
 /** Bytes `start..end` of a blob, both inclusive (as HTTP ranges). */
 export interface BlobRange {
@@ -81,7 +87,7 @@ export interface GarbageReport {
 
 export interface BlobBackend {
   readonly kind: 'local' | 's3';
-  /** Folders, the bucket's reachability; clears what a crash left in the staging folder. */
+  /** Folders, the bucket's reachability, and this process's ownership of what it stages (staging.ts). */
   init(): Promise<void>;
   /** A cheap reachability check for /readyz (S3: HeadBucket; local: the folder is there); throws when unreachable. */
   probe(signal: AbortSignal): Promise<void>;
@@ -102,7 +108,8 @@ export interface BlobBackend {
   head(hash: string): Promise<BlobInfo | undefined>;
   /**
    * Deletes a blob when nothing refers to it at this moment: not pinned by an upload here, no
-   * row, no upload of the same bytes under way on any instance. Returns whether it was removed.
+   * row, no upload of the same bytes under way on any instance; and only once the commit that
+   * released it is durable (BlobLedger.durable). Returns whether it was removed.
    */
   remove(hash: string): Promise<boolean>;
   /** Every stored blob (not inline ones) in hash order, after `after`: what GC walks. */
@@ -114,6 +121,12 @@ export interface BlobBackend {
   collectGarbage(graceMs: number): Promise<GarbageReport>;
   /** At start, before anything is served: what must go of a crash's leftovers (local: orphan files). */
   sweepAtStart(): Promise<number>;
+  /**
+   * Removes staged parts no live process owns (a killed one's: staging.ts), and this process's
+   * own parts untouched for longer than `ownOlderThanMs` when given: at start and periodically.
+   */
+  sweepStaging(ownOlderThanMs?: number): Promise<StagingSweep>;
+  /** Ends this process's use; its ownership of the staging folder ends (staging.ts close). */
   close(): Promise<void>;
 }
 
@@ -135,6 +148,13 @@ export interface UploadIntent {
 export interface BlobLedger {
   /** Whether a row refers to the blob (inline or not). */
   isReferenced(hash: string): Promise<boolean>;
+  /**
+   * Resolves once every commit this process's connection has seen is on disk: what a backend
+   * awaits between finding a blob unreferenced and removing its bytes. SQLite: an fsync of the
+   * WAL when something may not be on disk yet (durability.ts); PostgreSQL: nothing to wait for,
+   * its COMMIT returns once flushed.
+   */
+  durable(): Promise<void>;
   /** Records an intent to write `hash`; undefined while a delete of the same hash is under way (try again). */
   beginUpload(hash: string, key: string, nowMs: number, expiresMs: number): Promise<string | undefined>;
   /** Notes the multipart upload id of an intent, or pushes its expiry on (a lease renewed while streaming). */

@@ -11,7 +11,7 @@ import { LocalBlobBackend } from './local.js';
 /** The S3 backend (and the AWS SDK, some 20 MiB of a process's memory) is loaded only when configured. */
 export async function createBlobBackend(config: Config, ledger: BlobLedger, now: () => number, log: Logger): Promise<BlobBackend> {
   const { blobs } = config.store;
-  if (blobBackendOf(config) === 'local') return new LocalBlobBackend(config.dataDir, (hash) => ledger.isReferenced(hash));
+  if (blobBackendOf(config) === 'local') return new LocalBlobBackend(config.dataDir, ledger);
   const { s3 } = blobs;
   const { S3BlobBackend } = await import('./s3.js');
   return new S3BlobBackend({

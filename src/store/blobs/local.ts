@@ -16,16 +16,31 @@
  * the other (a per-blob queue), an upload pins its blob from commit until its transaction has
  * settled (`release`), and remove keeps a pinned or still-referenced blob. One folder serves one
  * instance: several instances share blobs through the S3 backend (s3.ts).
+ *
+ * An unlink waits for the ledger's `durable()` after its check (blob-backend.ts): the commit that
+ * released the blob is on disk before the file goes.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { makePrivateDir, narrowToOwner } from '../../common/private-files.js';
-import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobRange, type FileBlobReader, type GarbageReport } from './blob-backend.js';
-import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
+import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type FileBlobReader, type GarbageReport } from './blob-backend.js';
+import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob, type StagingSweep } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 
 const READ_CHUNK = 1 << 20;
+
+/** What the local backend asks of the database: whether a row refers to a blob, and durability before an unlink. */
+export type LocalBlobLedger = Pick<BlobLedger, 'isReferenced' | 'durable'>;
+
+/**
+ * The ledger of a folder no database manages (a backup's blobs, a migration's source): every blob
+ * counts as referenced, so nothing in it is ever removed, and there is nothing to make durable.
+ */
+export const UNMANAGED_FOLDER: LocalBlobLedger = {
+  isReferenced: async () => true,
+  durable: async () => undefined,
+};
 
 export class LocalBlobBackend implements BlobBackend {
   readonly kind = 'local';
@@ -41,7 +56,7 @@ export class LocalBlobBackend implements BlobBackend {
 
   constructor(
     readonly root: string,
-    private readonly isReferenced: (hash: string) => boolean | Promise<boolean> = () => false,
+    private readonly ledger: LocalBlobLedger = UNMANAGED_FOLDER,
   ) {
     this.blobDir = path.join(root, 'blobs');
     this.tmpDir = path.join(root, 'tmp');
@@ -54,9 +69,9 @@ export class LocalBlobBackend implements BlobBackend {
   }
 
   /**
-   * Creates the folders (0700) and removes whatever a crashed upload left in tmp/. A `blobs/`
-   * an earlier release made 0755 is narrowed; the fan-out folders and files under it are not
-   * walked (private-files.ts says why).
+   * Creates the folders (0700) and takes ownership of what this process stages in tmp/. A
+   * `blobs/` an earlier release made 0755 is narrowed; the fan-out folders and files under it are
+   * not walked (private-files.ts says why).
    */
   async init(): Promise<void> {
     await makePrivateDir(this.blobDir);
@@ -179,7 +194,9 @@ export class LocalBlobBackend implements BlobBackend {
   async remove(hash: string): Promise<boolean> {
     const target = this.pathOf(hash);
     return this.serialize(hash, async () => {
-      if (this.pins.has(hash) || (await this.isReferenced(hash))) return false;
+      if (this.pins.has(hash) || (await this.ledger.isReferenced(hash))) return false;
+      // An upload of the same bytes that pins it meanwhile moves its file in after this (the queue).
+      await this.ledger.durable();
       await fs.rm(target, { force: true });
       return true;
     });
@@ -207,15 +224,17 @@ export class LocalBlobBackend implements BlobBackend {
     const cutoff = Date.now() - graceMs;
     for await (const blob of this.list()) {
       report.seen += 1;
-      if (blob.modifiedMs > cutoff || (await this.isReferenced(blob.hash))) continue;
+      if (blob.modifiedMs > cutoff || (await this.ledger.isReferenced(blob.hash))) continue;
       if (await this.remove(blob.hash)) report.removed += 1;
     }
     return report;
   }
 
   /**
-   * Deletes blob files no row refers to (left by a crash between rename and commit), and files
-   * that are no blob. Only before the store serves anything: no grace period is needed then.
+   * Deletes blob files no row refers to (left by a crash between rename and commit, or by a purge
+   * a power cut undid), and files that are no blob. Only before the store serves anything: no
+   * grace period is needed then. The first durable() of a process fsyncs the WAL: what the
+   * killed process committed and never fsynced is on disk before a file it released goes.
    */
   async sweepAtStart(): Promise<number> {
     let removed = 0;
@@ -223,7 +242,8 @@ export class LocalBlobBackend implements BlobBackend {
       for (const b of await readdirOrNone(path.join(this.blobDir, a))) {
         const dir = path.join(this.blobDir, a, b);
         for (const name of await readdirOrNone(dir)) {
-          if (!isBlobHash(name) || !(await this.isReferenced(name))) {
+          if (!isBlobHash(name) || !(await this.ledger.isReferenced(name))) {
+            await this.ledger.durable();
             await fs.rm(path.join(dir, name), { force: true });
             removed += 1;
           }
@@ -233,8 +253,13 @@ export class LocalBlobBackend implements BlobBackend {
     return removed;
   }
 
+  sweepStaging(ownOlderThanMs?: number): Promise<StagingSweep> {
+    return this.staging.sweep(ownOlderThanMs);
+  }
+
   async close(): Promise<void> {
-    // Nothing held open between requests.
+    // Nothing else is held open between requests.
+    await this.staging.close();
   }
 }
 

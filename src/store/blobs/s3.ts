@@ -38,7 +38,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../common/logger.js';
 import { BlobMissingError, BlobUnavailableError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type GarbageReport, type StreamBlobReader, type UploadIntent } from './blob-backend.js';
-import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob } from './staging.js';
+import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob, type StagingSweep } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 
 /** S3's smallest part (but the last): 5 MiB. */
@@ -65,7 +65,7 @@ export interface S3BackendOptions {
   partSizeBytes: number;
   /** An upload's intent expires this long after its last sign of life (its last part). */
   uploadIntentTtlMs: number;
-  /** The local staging folder (`<dataDir>/tmp`): nothing in it is shared. */
+  /** The local staging folder (`<dataDir>/tmp`): nothing in it is shared with other instances. */
   stagingDir: string;
   ledger: BlobLedger;
   now: () => number;
@@ -342,6 +342,8 @@ export class S3BlobBackend implements BlobBackend {
     const marker = await this.options.ledger.beginDelete(hash, now, now + DELETE_MARKER_MS);
     if (marker === undefined) return false;
     try {
+      // The commit that released the blob survives a power cut before its object goes.
+      await this.options.ledger.durable();
       await this.s3(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
     } finally {
       await this.options.ledger.endDelete(marker);
@@ -404,8 +406,13 @@ export class S3BlobBackend implements BlobBackend {
     return this.sweepExpiredUploads();
   }
 
+  sweepStaging(ownOlderThanMs?: number): Promise<StagingSweep> {
+    return this.staging.sweep(ownOlderThanMs);
+  }
+
   async close(): Promise<void> {
     this.client.destroy();
+    await this.staging.close();
   }
 }
 

@@ -5,6 +5,18 @@
  * then moves (local) or uploads (S3) to its content address. Staging knows no backend and no
  * database.
  *
+ * Leftovers. A killed process leaves its parts, and a staging folder may be used by more than one
+ * process at a time (the server and `driveway restore` into PostgreSQL, a migration's
+ * `tmp/migrate`), so no process may simply empty it. Each BlobStaging is an owner: it holds the
+ * lock of `<owner>.owner` in the folder (storage/instance-lock.ts tryLockFile: a kernel lock that
+ * dies with the process, however it dies) from its first part on, and names its parts
+ * `<owner>.<uuid>.part`. `sweep()` removes the parts of owners whose lock it can take (dead ones)
+ * or whose lock file is gone, parts of no owner (written before owners existed), and, given an
+ * age, this owner's own parts untouched that long; it never touches another live owner's parts.
+ * An owner's lock file exists, locked, before any of its parts, and is removed only by its owner
+ * (at close) or by a sweep that holds its lock, so a sweep that finds a part's owner file missing
+ * knows that owner is gone.
+ *
  * The content hash is BLAKE3 (256 bits, hex), through @napi-rs/blake-hash's native build: about
  * 10x cheaper than Node's SHA-256 on CPUs without SHA extensions, where SHA-256 alone held uploads
  * under 300 MiB/s, and still cryptographic, so nobody can craft a file that lands on another
@@ -12,12 +24,13 @@
  * key (64 hex digits either way), never recomputed, so both kinds live side by side.
  */
 import { Blake3Hasher } from '@napi-rs/blake-hash';
-import { randomUUID } from 'node:crypto';
-import { createWriteStream, promises as fs } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync, promises as fs, rmSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
+import { makePrivateDir, makePrivateDirSync, PRIVATE_FILE_MODE } from '../../common/private-files.js';
+import { tryLockFile, type FileLock } from '../storage/instance-lock.js';
 
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
@@ -59,13 +72,127 @@ export class BlobTooLargeError extends Error {
   }
 }
 
+/** What a sweep removed. */
+export interface StagingSweep {
+  parts: number;
+  bytes: number;
+}
+
+const OWNER_SUFFIX = '.owner';
+const PART_SUFFIX = '.part';
+/** Tries at taking a fresh owner name (each loses only to a sweep that took the same file first). */
+const OWNER_TRIES = 5;
+
+interface Owner {
+  id: string;
+  file: string;
+  lock: FileLock;
+}
+
+/** The owner a part's name gives (`<owner>.<uuid>.part`), '' for a part of no owner (`<uuid>.part`). */
+function ownerOfPart(name: string): string {
+  const dot = name.indexOf('.');
+  return dot === name.length - PART_SUFFIX.length ? '' : name.slice(0, dot);
+}
+
 export class BlobStaging {
+  private owner: Owner | undefined;
+
   constructor(readonly tmpDir: string) {}
 
-  /** Creates the folder (0700, made anew each start) and removes whatever a crashed upload left in it. */
+  /** Creates the folder (0700) and takes ownership of what this process stages in it. */
   async init(): Promise<void> {
-    await fs.rm(this.tmpDir, { recursive: true, force: true });
     await makePrivateDir(this.tmpDir);
+    this.own();
+  }
+
+  /**
+   * This process's owner name in the folder, taken at the first need: a fresh `<pid>-<random>`
+   * whose lock file is made and locked before any part bears the name. A sweep that took the
+   * file between its making and its locking has removed it: then another name.
+   */
+  private own(): Owner {
+    if (this.owner) return this.owner;
+    makePrivateDirSync(this.tmpDir);
+    for (let attempt = 0; attempt < OWNER_TRIES; attempt += 1) {
+      const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
+      const file = path.join(this.tmpDir, `${id}${OWNER_SUFFIX}`);
+      const lock = tryLockFile(file, { create: true });
+      if (typeof lock === 'string') continue;
+      if (existsSync(file)) {
+        this.owner = { id, file, lock };
+        return this.owner;
+      }
+      lock.release();
+    }
+    throw new Error(`could not take an owner's lock in the staging folder ${this.tmpDir}`);
+  }
+
+  /**
+   * Removes what no live process stages: in this folder and the folders under it, the parts of
+   * owners that are gone (their lock file missing, or its lock free) and their lock files, and
+   * parts of no owner; with `ownOlderThanMs`, also this owner's parts not written to for that
+   * long (a staged body is renamed, uploaded or discarded within one request). Never another live
+   * owner's parts. Best effort: a file that cannot be removed is left for the next sweep.
+   */
+  async sweep(ownOlderThanMs?: number): Promise<StagingSweep> {
+    const swept: StagingSweep = { parts: 0, bytes: 0 };
+    await this.sweepFolder(this.tmpDir, ownOlderThanMs === undefined ? undefined : Date.now() - ownOlderThanMs, swept);
+    return swept;
+  }
+
+  private async sweepFolder(dir: string, ownBefore: number | undefined, swept: StagingSweep): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    const parts = new Map<string, string[]>();
+    const owners = new Set<string>();
+    for (const entry of entries) {
+      if (entry.isDirectory()) await this.sweepFolder(path.join(dir, entry.name), undefined, swept);
+      else if (entry.name.endsWith(OWNER_SUFFIX)) owners.add(entry.name.slice(0, -OWNER_SUFFIX.length));
+      else if (entry.name.endsWith(PART_SUFFIX)) {
+        const owner = ownerOfPart(entry.name);
+        parts.set(owner, [...(parts.get(owner) ?? []), entry.name]);
+      }
+    }
+    const mine = dir === this.tmpDir ? this.owner?.id : undefined;
+    for (const id of new Set([...owners, ...parts.keys()])) {
+      const names = parts.get(id) ?? [];
+      if (id === mine) {
+        if (ownBefore !== undefined) await removeParts(dir, names, swept, ownBefore);
+        continue;
+      }
+      if (id === '') {
+        await removeParts(dir, names, swept);
+        continue;
+      }
+      const file = path.join(dir, `${id}${OWNER_SUFFIX}`);
+      const lock = tryLockFile(file, { create: false });
+      if (lock === 'busy') continue;
+      try {
+        await removeParts(dir, names, swept);
+        // Removed while its lock is held here: no owner can be taking it meanwhile.
+        if (lock !== 'missing') rmSync(file, { force: true });
+      } finally {
+        if (lock !== 'missing') lock.release();
+      }
+    }
+  }
+
+  /**
+   * Ends the ownership: its lock file goes and the lock with it. Parts left (none after a store's
+   * drained stop; a failed migration may still have some under way) are then no live owner's,
+   * and the next sweep removes them; close() does not, so a part still being read is not cut.
+   */
+  async close(): Promise<void> {
+    const owner = this.owner;
+    if (!owner) return;
+    this.owner = undefined;
+    rmSync(owner.file, { force: true });
+    owner.lock.release();
   }
 
   /**
@@ -134,7 +261,7 @@ export class BlobStaging {
    * file is closed and removed, and the failure thrown.
    */
   private async writeTemp(write: (handle: fs.FileHandle) => Promise<void>): Promise<string> {
-    const tempPath = path.join(this.tmpDir, `${randomUUID()}.part`);
+    const tempPath = path.join(this.tmpDir, `${this.own().id}.${randomUUID()}${PART_SUFFIX}`);
     const handle = await fs.open(tempPath, 'wx', PRIVATE_FILE_MODE);
     try {
       await write(handle);
@@ -150,5 +277,21 @@ export class BlobStaging {
 
   async discard(staged: StagedBlob): Promise<void> {
     if (staged.tempPath !== undefined) await fs.rm(staged.tempPath, { force: true });
+  }
+}
+
+/** Removes `names` in `dir` (those last written before `before`, when given), counting what went. */
+async function removeParts(dir: string, names: readonly string[], swept: StagingSweep, before?: number): Promise<void> {
+  for (const name of names) {
+    const file = path.join(dir, name);
+    try {
+      const stat = await fs.lstat(file);
+      if (before !== undefined && stat.mtimeMs >= before) continue;
+      await fs.rm(file, { force: true });
+      swept.parts += 1;
+      swept.bytes += stat.size;
+    } catch {
+      // Gone meanwhile (renamed into place, discarded), or not ours to remove: the next sweep sees.
+    }
   }
 }

@@ -1,9 +1,10 @@
 /**
  * Removes the blobs whose last reference a committed transaction released (a purge from trash,
  * a deleted user or group) from the blob backend. Call only after the commit: before it, a
- * rollback would leave rows pointing at nothing. BlobBackend.remove keeps a blob that an upload
- * or copy of the same bytes referenced again meanwhile; one that cannot be removed now is
- * collected later (BlobBackend.sweepAtStart, collectGarbage).
+ * rollback would leave rows pointing at nothing. BlobBackend.remove waits until that commit is
+ * on disk before the bytes go, and keeps a blob that an upload or copy of the same bytes
+ * referenced again meanwhile; one that cannot be removed now is collected later
+ * (BlobBackend.sweepAtStart, collectGarbage).
  */
 import type { StoreContext } from '../context.js';
 

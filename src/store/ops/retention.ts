@@ -15,7 +15,8 @@
  * each its own transaction keyed on the owner's writes (tree.ts writesOf), which re-reads what
  * it removes; a revision's blob reference is released only by the transaction whose DELETE
  * removed the row, and a trash item is purged only if it is still in trash and still expired.
- * Blobs that lost their last reference are removed after the commit (ops/blob-files.ts).
+ * Blobs that lost their last reference are removed after the commit (ops/blob-files.ts), once it
+ * is on disk (the blob backend waits for that, as on every path: blobs/blob-backend.ts).
  * Used by the store's background job (app.ts) and by `driveway prune` (cli/prune.ts).
  */
 import type { StoreContext } from '../context.js';
@@ -56,12 +57,10 @@ export interface RetentionSettings {
   trashDays: number;
 }
 
-/** What retention needs of the store: the storage, the blob backend, a logger, and the commit's durability (SQLite under the server). */
+/** What retention needs of the store: the storage, the blob backend and a logger. */
 export interface RetentionContext extends Pick<StoreContext, 'blobs' | 'log'> {
   sql: Sql;
   settings: RetentionSettings;
-  /** Makes what the connection committed since `mark()` durable; the server's WAL sync, absent where commits are durable by themselves. */
-  durability?: { mark(): number; settle(mark: number): Promise<void> };
 }
 
 export interface OwnerPruned {
@@ -144,11 +143,9 @@ async function pruneOwner(ctx: RetentionContext, owner: RetentionOwnerRow, setti
   return pruned;
 }
 
-/** Commits `work`, makes it durable, then removes the blobs it left unreferenced. */
+/** Commits `work`, then removes the blobs it left unreferenced. */
 async function commitThenRemoveBlobs<T extends { unreferenced: string[] }>(ctx: RetentionContext, ownerUuid: string, work: (tx: Sql) => Promise<T>): Promise<T> {
-  const mark = ctx.durability?.mark();
   const result = await ctx.sql.transaction(work, writesOf(ownerUuid));
-  if (mark !== undefined) await ctx.durability?.settle(mark);
   await removeBlobFiles(ctx, result.unreferenced);
   return result;
 }

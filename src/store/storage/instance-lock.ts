@@ -10,7 +10,11 @@
  * PID and start time sit in a committed row of the same file, readable while the lock is held,
  * for the message only. Owns the lock file only; main.ts decides when to take it (for a bridge
  * alone too: the lock file is SQLite, so it lives with the rest of the SQL, in the storage layer).
+ *
+ * `tryLockFile` is the same lock without the holder row, for whoever needs to know whether the
+ * process that made a file still lives (blobs/staging.ts: the owner of staged parts).
  */
+import { chmodSync, existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -96,4 +100,44 @@ function readHolder(db: Database.Database): Holder | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A lock `tryLockFile` holds; release() ends it (the process's death does too). */
+export interface FileLock {
+  release(): void;
+}
+
+/**
+ * Takes the write lock of `file` (SQLite's: BEGIN IMMEDIATE, never committed; no journal, no
+ * rows, so the file stays empty) and holds it until release(). 'busy' when another connection
+ * holds it, in this process or another; 'missing' when the file does not exist and `create` is
+ * false. With `create` the file is made, mode 0600.
+ */
+export function tryLockFile(file: string, options: { create: boolean }): FileLock | 'busy' | 'missing' {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { timeout: 0, fileMustExist: !options.create });
+  } catch (err) {
+    if (!options.create && (err as { code?: string }).code === 'SQLITE_CANTOPEN' && !existsSync(file)) return 'missing';
+    throw err;
+  }
+  try {
+    if (options.create) chmodSync(file, 0o600);
+    // No -journal file beside it: nothing is ever written through this connection.
+    db.pragma('journal_mode = MEMORY');
+    db.exec('BEGIN IMMEDIATE');
+  } catch (err) {
+    db.close();
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') return 'busy';
+    throw err;
+  }
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      db.exec('ROLLBACK');
+      db.close();
+    },
+  };
 }

@@ -295,9 +295,14 @@ interface IntentRow {
   expires: number;
 }
 
-export function storageBlobLedger(sql: Sql): BlobLedger {
+/**
+ * `durable` makes what the connection committed survive a power cut (the caller's Durability:
+ * a WAL fsync on SQLite, nothing on PostgreSQL); the storage layer only passes it on.
+ */
+export function storageBlobLedger(sql: Sql, durable: () => Promise<void>): BlobLedger {
   return {
     isReferenced: (hash) => isBlobReferenced(sql, hash),
+    durable,
     beginUpload: (hash, key, nowMs, expiresMs) =>
       sql.transaction(async (tx) => {
         const deleting = await tx.get("SELECT 1 FROM blob_intents WHERE hash = ? AND kind = 'delete' AND expires > ?", [hash, nowMs]);

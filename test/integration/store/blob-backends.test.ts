@@ -14,6 +14,7 @@ import { BlobMissingError, type BlobBackend, type BlobLedger } from '../../../sr
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';
+import { Durability } from '../../../src/store/durability.js';
 import { storageBlobLedger, addBlobRef } from '../../../src/store/storage/revisions.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
 import type { Sql } from '../../../src/store/storage/sql.js';
@@ -36,6 +37,8 @@ afterAll(async () => {
 
 interface Harness {
   db: Db;
+  /** What the ledger's durable() runs: the server's fsync of the WAL. */
+  durability: Durability;
   sql: Sql;
   ledger: BlobLedger;
   /** The clock S3 intents are dated by. */
@@ -67,22 +70,28 @@ function spyOn(backend: S3BlobBackend, spy: S3Spy): void {
 let tmp: ReturnType<typeof makeTmpDir>;
 let prefixCounter = 0;
 
-function localHarness(): Harness {
-  const db = openDatabase(`${tmp.dir}/db.sqlite`);
+/** A SQLite database as the server opens it, with its durability and the blob ledger over both. */
+function database(): Pick<Harness, 'db' | 'durability' | 'sql' | 'ledger'> {
+  const file = `${tmp.dir}/db.sqlite`;
+  const db = openDatabase(file);
   const sql = new SqliteStorage(db).sql;
-  const ledger = storageBlobLedger(sql);
-  return { db, sql, ledger, clock: { ms: Date.now() }, make: () => new LocalBlobBackend(`${tmp.dir}/data`, (hash) => ledger.isReferenced(hash)) };
+  const durability = new Durability(db, file);
+  return { db, durability, sql, ledger: storageBlobLedger(sql, () => durability.durable()) };
+}
+
+function localHarness(): Harness {
+  const base = database();
+  return { ...base, clock: { ms: Date.now() }, make: () => new LocalBlobBackend(`${tmp.dir}/data`, base.ledger) };
 }
 
 function s3Harness(): Harness {
-  const db = openDatabase(`${tmp.dir}/db.sqlite`);
-  const sql = new SqliteStorage(db).sql;
-  const ledger = storageBlobLedger(sql);
+  const { db, durability, sql, ledger } = database();
   const clock = { ms: Date.now() };
   // A prefix per test: one bucket, stores that do not see each other's objects.
   const prefix = `t${(prefixCounter += 1)}/`;
   return {
     db,
+    durability,
     sql,
     ledger,
     clock,
@@ -154,6 +163,7 @@ describe.each([
   });
   afterEach(async () => {
     await backend.close();
+    await h.durability.close();
     h.db.close();
     tmp.remove();
   });
@@ -249,7 +259,7 @@ describe.each([
       raced = new S3BlobBackend({ ...(backend as unknown as { options: ConstructorParameters<typeof S3BlobBackend>[0] }).options, ledger: racing });
     } else {
       let calls = 0;
-      raced = new LocalBlobBackend(`${tmp.dir}/data`, async (asked) => (calls++ === 0 ? racing.isReferenced(asked) : h.ledger.isReferenced(asked)));
+      raced = new LocalBlobBackend(`${tmp.dir}/data`, { ...h.ledger, isReferenced: async (asked) => (calls++ === 0 ? racing.isReferenced(asked) : h.ledger.isReferenced(asked)) });
     }
     h.clock.ms += 2 * HOUR;
     const report = await raced.collectGarbage(kind === 's3' ? HOUR : 0);

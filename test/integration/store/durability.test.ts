@@ -4,7 +4,7 @@
  * disk_used; a blob renamed into place whose transaction never committed is swept at start;
  * an upload that fails after its rename never unlinks bytes a concurrent upload committed.
  */
-import { localBlobs } from '../../helpers/blobs.js';
+import { localBlobs, partFileGrowing, stagedParts } from '../../helpers/blobs.js';
 import { INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
 import { inlineBlob } from '../../../src/store/storage/revisions.js';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,27 +14,15 @@ import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStoreClient, nodeId, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { ADMIN_PASSWORD, startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { blobFiles, blobHashOf, createFolder, createSeeder, diskUsed, sha256Of, topLevelRow, type Seeder } from '../../helpers/seed.js';
-import { filesIn, MiB, multipartStream, patternStream, readAll } from '../../helpers/stream-helpers.js';
+import { MiB, readAll, startEndlessUpload } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const WAIT = { timeout: 15_000, interval: 20 };
-
-/** Waits until the store is writing an upload's temp file of at least `minBytes`; returns its path. */
-async function partFileGrowing(tmpDir: string, minBytes: number): Promise<string> {
-  return vi.waitFor(() => {
-    const part = filesIn(tmpDir).find((name) => name.endsWith('.part'));
-    if (!part) throw new Error('no temp file yet');
-    const full = path.join(tmpDir, part);
-    if (statSync(full).size < minBytes) throw new Error('temp file still small');
-    return full;
-  }, WAIT);
-}
 
 function nodeCount(store: TestStore): number {
   return (store.ctx.db!.prepare('SELECT COUNT(*) AS n FROM nodes').get() as { n: number }).n;
@@ -70,15 +58,6 @@ async function acrossRestart(
   }
 }
 
-/** Starts a streamed upload of `totalBytes` that the caller interrupts; never resolves to success. */
-function startEndlessUpload(baseUrl: string, token: string, signal?: AbortSignal): Promise<unknown> {
-  const { contentType, body } = multipartStream(patternStream(4096 * MiB), { filename: 'interrupted.bin' });
-  return request(`${baseUrl}/upload/${token}`, { method: 'POST', body, headers: { 'content-type': contentType }, signal }).then(
-    async (res) => ({ status: res.statusCode, body: await res.body.text() }),
-    (err: unknown) => err,
-  );
-}
-
 describe('a client that disconnects mid-upload', () => {
   let store: TestStore;
   let seeder: Seeder;
@@ -96,7 +75,7 @@ describe('a client that disconnects mid-upload', () => {
   });
 
   async function expectNothingLeft(userUuid: string, before: { nodes: number; revisions: number; blobs: string[]; used: number }): Promise<void> {
-    await vi.waitFor(() => expect(filesIn(localBlobs(store).tmpDir)).toEqual([]), WAIT);
+    await vi.waitFor(() => expect(stagedParts(localBlobs(store).tmpDir)).toEqual([]), WAIT);
     expect(nodeCount(store)).toBe(before.nodes);
     expect(revisionCount(store)).toBe(before.revisions);
     expect(blobFiles(store)).toEqual(before.blobs);
@@ -243,7 +222,7 @@ describe('a store killed with SIGKILL mid-upload', () => {
 
     const restarted = await startTestStore({ dataDir });
     try {
-      expect(filesIn(localBlobs(restarted).tmpDir)).toEqual([]);
+      expect(stagedParts(localBlobs(restarted).tmpDir)).toEqual([]);
       // The small file lives in its database row: only the large one has a blob file.
       expect(blobFiles(restarted)).toEqual([blobHashOf(SURVIVOR)]);
       expect((await inlineBlob(restarted.ctx.storage.sql, blobHashOf('small survivor')))?.toString()).toBe('small survivor');

@@ -4,7 +4,7 @@
  * presented, bound to the user and target that asked for it), access to other users' folders,
  * virtual folders, and the quota (checked while streaming; a refused upload stores nothing).
  */
-import { blobBytes, stagingDir } from '../../helpers/blobs.js';
+import { blobBytes, stagedParts, stagingDir } from '../../helpers/blobs.js';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient } from '../../../src/store-client/index.js';
@@ -26,7 +26,7 @@ import {
   type Seeder,
   type SeededUser,
 } from '../../helpers/seed.js';
-import { filesIn, MiB, multipartStream, patternHash, patternStream, readAll, type MultipartOptions } from '../../helpers/stream-helpers.js';
+import { MiB, multipartStream, patternHash, patternStream, readAll, type MultipartOptions } from '../../helpers/stream-helpers.js';
 
 let store: TestStore;
 let seeder: Seeder;
@@ -215,7 +215,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(await blobInBackend(store, blobHashOf(content))).toBe(false);
     expect(await backendBlobs(store)).toEqual(blobsBefore);
     expect(await readDiskUsed(store, ann.uuid)).toBe(0);
-    expect(filesIn(stagingDir(store))).toEqual([]);
+    expect(stagedParts(stagingDir(store))).toEqual([]);
   });
 
   it('keeps a non-ASCII name byte for byte (quoted UTF-8 and RFC 5987 forms)', async () => {
@@ -309,7 +309,7 @@ describe('POST /upload/{token}: refused bodies', () => {
     });
     expect(res.status).toBe(400);
     expect(await childrenOf(ann.home)).toEqual([]);
-    expect(filesIn(stagingDir(store))).toEqual([]);
+    expect(stagedParts(stagingDir(store))).toEqual([]);
   });
 });
 
@@ -425,7 +425,7 @@ describe('quota', () => {
     expect((await childrenOf(ann.home)).map((c) => c.name)).toEqual(['first.bin']);
     expect(await backendBlobs(store)).toEqual(blobsBefore);
     expect(await readDiskUsed(store, ann.uuid)).toBe(600);
-    expect(filesIn(stagingDir(store))).toEqual([]);
+    expect(stagedParts(stagingDir(store))).toEqual([]);
   });
 
   it('of many parallel uploads by one user (committed together on PostgreSQL), refuses exactly those past the quota, and the rest are stored whole', async () => {
@@ -481,7 +481,7 @@ describe('quota', () => {
     expect(await backendBlobs(store)).toEqual(blobsBefore);
     expect(await childrenOf(ann.home)).toEqual([]);
     expect(await readDiskUsed(store, ann.uuid)).toBe(0);
-    expect(filesIn(stagingDir(store))).toEqual([]);
+    expect(stagedParts(stagingDir(store))).toEqual([]);
     expect((await uploadAs(ann, 'home', 'small.txt', 'fits')).status).toBe(200);
   });
 

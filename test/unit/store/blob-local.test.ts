@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { BlobTooLargeError, contentHashOf, INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
+import { stagedParts } from '../../helpers/blobs.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 let tmp: ReturnType<typeof makeTmpDir>;
@@ -21,7 +22,10 @@ beforeEach(async () => {
   blobs = new LocalBlobBackend(tmp.dir);
   await blobs.init();
 });
-afterEach(() => tmp.remove());
+afterEach(async () => {
+  await blobs.close();
+  tmp.remove();
+});
 
 /** Stores `content` as a file (inline limit 0), the path these first cases are about. */
 async function store(content: string): Promise<string> {
@@ -39,7 +43,7 @@ describe('LocalBlobBackend', () => {
     expect(contentHashOf('hello')).toBe(hash);
     expect(blobs.pathOf(hash)).toBe(path.join(tmp.dir, 'blobs', 'ea', '8f', hash));
     expect(readFileSync(blobs.pathOf(hash), 'utf8')).toBe('hello');
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    expect(stagedParts(blobs.tmpDir)).toEqual([]);
   });
 
   it('keeps one file for identical bytes and leaves no temp file behind', async () => {
@@ -47,13 +51,13 @@ describe('LocalBlobBackend', () => {
     const second = await store('same bytes');
     expect(second).toBe(first);
     expect(readdirSync(path.dirname(blobs.pathOf(first)))).toEqual([first]);
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    expect(stagedParts(blobs.tmpDir)).toEqual([]);
   });
 
   it('refuses a blob over the limit while streaming and removes its temp file', async () => {
     await expect(blobs.stage(Readable.from([Buffer.alloc(10)]), 9)).rejects.toBeInstanceOf(BlobTooLargeError);
     await expect(blobs.stage(Readable.from([Buffer.alloc(INLINE_MAX_BYTES), Buffer.alloc(INLINE_MAX_BYTES)]), INLINE_MAX_BYTES + 5)).rejects.toBeInstanceOf(BlobTooLargeError);
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    expect(stagedParts(blobs.tmpDir)).toEqual([]);
   });
 
   it('keeps a small blob in memory for its row: the bytes, their hash, and no file anywhere', async () => {
@@ -63,7 +67,7 @@ describe('LocalBlobBackend', () => {
     await blobs.commit(staged);
     await blobs.release(staged.hash);
     expect(existsSync(blobs.pathOf(staged.hash))).toBe(false);
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    expect(stagedParts(blobs.tmpDir)).toEqual([]);
     // The backend holds no bytes of it: they live in the row.
     await expect(blobs.get(staged.hash)).rejects.toThrow(/missing/);
   });
@@ -77,7 +81,7 @@ describe('LocalBlobBackend', () => {
     await blobs.commit(staged);
     await blobs.release(staged.hash);
     expect(readFileSync(blobs.pathOf(staged.hash)).equals(whole)).toBe(true);
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    expect(stagedParts(blobs.tmpDir)).toEqual([]);
   });
 
   it('stages bytes held whole as it stages a stream of them: inline when small, a file past the limit, refused past maxBytes', async () => {
@@ -96,7 +100,7 @@ describe('LocalBlobBackend', () => {
     expect(readFileSync(blobs.pathOf(staged.hash)).equals(large)).toBe(true);
 
     await expect(blobs.stage(Buffer.alloc(11), 10)).rejects.toBeInstanceOf(BlobTooLargeError);
-    expect(readdirSync(blobs.tmpDir)).toEqual([]);
+    expect(stagedParts(blobs.tmpDir)).toEqual([]);
   });
 
   it('makes a fan-out folder again when it was removed while the store ran', async () => {

@@ -12,6 +12,12 @@
  * file covers frames SQLite wrote through its own. The file keeps its inode while the connection
  * is open (SQLite resets it in place); a different inode is reopened, a missing file means nothing
  * is waiting in a WAL.
+ *
+ * A caller may say how far its commits go, as a mark that grows with every commit (durability.ts:
+ * the connection's change count, known only between transactions). Then an fsync knows what it
+ * covers: a caller whose mark is no higher than the one the running fsync started with shares it
+ * rather than queueing the next one, and `covered(mark)` says that a completed fsync has made
+ * everything up to the mark durable already.
  */
 import { promises as fs, type Stats } from 'node:fs';
 
@@ -21,16 +27,30 @@ export class WalSync {
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   private closed = false;
+  /** The mark the running fsync is known to cover (its callers' highest); undefined when none said. */
+  private runningFrom: number | undefined;
+  /** The same for the queued one. */
+  private queuedFrom: number | undefined;
+  /** The highest mark a completed fsync covered: -1 before the first. */
+  private coveredThrough = -1;
   /** fsyncs run so far (tests and diagnostics: how many commits shared one). */
   flushes = 0;
 
   constructor(private readonly walPath: string) {}
 
-  /** Resolves once every transaction committed before this call is on disk. */
-  sync(): Promise<void> {
-    if (!this.running) return this.start();
-    // An fsync under way may have started before the caller's commit: wait for the next one,
-    // which every caller arriving meanwhile shares.
+  /** Whether the commits up to `mark` are on disk already (false for an unknown mark). */
+  covered(mark: number | undefined): boolean {
+    return mark !== undefined && mark <= this.coveredThrough;
+  }
+
+  /** Resolves once every transaction committed before this call (up to `mark`, if given) is on disk. */
+  sync(mark?: number): Promise<void> {
+    if (!this.running) return this.start(mark);
+    // The fsync under way was started for commits at least this far: it covers the caller's.
+    if (mark !== undefined && this.runningFrom !== undefined && mark <= this.runningFrom) return this.running;
+    // It may have started before the caller's commit: wait for the next one, which every caller
+    // arriving meanwhile shares (and which covers at least the highest of their marks).
+    if (mark !== undefined && (this.queuedFrom === undefined || mark > this.queuedFrom)) this.queuedFrom = mark;
     this.queued ??= this.running.then(
       () => this.next(),
       () => this.next(),
@@ -40,14 +60,24 @@ export class WalSync {
 
   private next(): Promise<void> {
     this.queued = undefined;
-    return this.start();
+    const from = this.queuedFrom;
+    this.queuedFrom = undefined;
+    return this.start(from);
   }
 
-  private start(): Promise<void> {
-    const run = this.flush().finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
+  private start(from: number | undefined): Promise<void> {
+    const run = this.flush()
+      .then(() => {
+        if (from !== undefined && from > this.coveredThrough) this.coveredThrough = from;
+      })
+      .finally(() => {
+        if (this.running === run) {
+          this.running = undefined;
+          this.runningFrom = undefined;
+        }
+      });
     this.running = run;
+    this.runningFrom = from;
     return run;
   }
 
