@@ -840,10 +840,9 @@ export class StoreTree {
       if (!download.body.destroyed) download.body.destroy();
     }
     if (!consume) return;
-    // As the store's route does: a one-revision source (a temp file) goes for good, its bytes
-    // living on as the new revision; one with earlier revisions waits in the trash.
+    // As the store's route does: the source (a temp file) goes for good, its content living on
+    // as the new revision. The interface deletes in two steps: into the trash, then out of it.
     await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
-    if ((source.entry.revision ?? 1) > 1) return;
     try {
       await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
     } catch (err) {
