@@ -789,7 +789,7 @@ export class StoreTree {
           this.revisionRoute = 'present';
           return;
         } catch (err) {
-          if (!(err instanceof StoreError && err.kind === 'not-found') || (await this.hasRevisionRoute(user, err))) throw err;
+          if (!(err instanceof StoreError && mayLackRoute(err)) || (await this.hasRevisionRoute(user, err))) throw err;
         }
       }
       await this.reviseByUpload(user, source, existing, consume);
@@ -808,7 +808,8 @@ export class StoreTree {
    * bridge, as hasMyAccess learns myaccess: driveway's store names a route it lacks
    * (`not_implemented`, edition 1.0); of another server, a revision of the caller's home from
    * itself is asked, which the route refuses with a 4xx other than 404 (a folder is no file) and
-   * a server without it answers 404. A failure of that question (store unreachable) is thrown.
+   * a server without it answers 404 (or 405, 501: mayLackRoute). A failure of that question
+   * (store unreachable) is thrown.
    */
   private async hasRevisionRoute(user: BridgeUser, refusal: StoreError): Promise<boolean> {
     if (this.revisionRoute !== 'unknown') return this.revisionRoute === 'present';
@@ -821,7 +822,7 @@ export class StoreTree {
       } catch (err) {
         if (!(err instanceof StoreError)) throw err;
         if (err.kind === 'unavailable' || err.kind === 'bad-response' || err.kind === 'unauthenticated') throw err;
-        present = err.kind !== 'not-found';
+        present = !mayLackRoute(err);
       }
     }
     if (this.revisionRoute === 'unknown' && !present) {
@@ -906,6 +907,11 @@ export class StoreTree {
  */
 export function revisesInPlace(source: Resource, existing: Resource): boolean {
   return source.entry.kind === 'file' && existing.entry.kind === 'file' && existing.kind === 'node';
+}
+
+/** An answer a server gives for a route it does not have: 404, or 405 / 501 from some. */
+function mayLackRoute(err: StoreError): boolean {
+  return err.kind === 'not-found' || err.httpStatus === 405 || err.httpStatus === 501;
 }
 
 /** What serialises MOVE and COPY onto one name of one folder. */

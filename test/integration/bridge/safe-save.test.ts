@@ -8,7 +8,7 @@
  * COPY keeps its source; a collection on either side is replaced as before. Runs on the
  * run's transport (integration: in-process; integration-http: over HTTP; integration-pg-bridge:
  * PostgreSQL + S3), and once more over HTTP against a store without the revision route (the
- * proxy answers it 404), where the bridge falls back to uploading the bytes.
+ * proxy answers it 404, or 405 as some servers do), where the bridge falls back to uploading the bytes.
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,10 +22,12 @@ const WINDOWS_UA = 'Microsoft-WebDAV-MiniRedir/10.0.19045';
 const FINDER_UA = 'WebDAVFS/3.0.0 (03008000) Darwin/22.1.0 (arm64)';
 const REVISION_ROUTE = /^\/api\/nodes\/[^/]+\/revisions$/;
 
-type Variant = 'run transport' | 'foreign store (no revision route)';
+/** The run's transport, or a store without the revision route: the proxy answers it 404 or 405. */
+type Variant = 'run transport' | 'foreign store, route 404' | 'foreign store, route 405';
 
-describe.each<Variant>(['run transport', 'foreign store (no revision route)'])('safe saves keep history (%s)', (variant) => {
-  const foreign = variant !== 'run transport';
+describe.each<Variant>(['run transport', 'foreign store, route 404', 'foreign store, route 405'])('safe saves keep history (%s)', (variant) => {
+  const missingStatus = variant === 'foreign store, route 404' ? 404 : variant === 'foreign store, route 405' ? 405 : undefined;
+  const foreign = missingStatus !== undefined;
   let f: BridgeFixture;
   let alice: DavUser;
   const { dav, davAs, storeEntries, put } = bridgeRequests(() => f, () => alice);
@@ -33,7 +35,7 @@ describe.each<Variant>(['run transport', 'foreign store (no revision route)'])('
   beforeAll(async () => {
     f = await bridgeFixture(foreign ? { viaProxy: true } : {});
     // A store that only speaks the interface: the route answers 404 as a missing one would.
-    if (foreign) f.proxy?.answerInstead(REVISION_ROUTE, 404, { message: 'Route not found', error: 'Not Found', statusCode: 404 });
+    if (missingStatus !== undefined) f.proxy?.answerInstead(REVISION_ROUTE, missingStatus, { message: 'no such route', statusCode: missingStatus });
     alice = await f.newDavUser();
     expect((await dav('MKCOL', '/home/docs/')).status).toBe(201);
   });
