@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type NodeEntry, type NodeId } from '../../../src/store-client/index.js';
 import { bridgeRequests, EXCLUSIVE_LOCKINFO, multistatusOf, type DavAnswer, type DavHeaders } from '../../helpers/dav-requests.js';
 import { groupAdmin } from '../../helpers/groups.js';
+import { uploadFile } from '../../helpers/seed.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
 const LIBREOFFICE_UA = 'davfs2/1.7.0 neon/0.33.0';
@@ -182,6 +183,27 @@ describe.each<Variant>(['run transport', 'foreign store, route 404', 'foreign st
     await expectHistoryKept(name, before, versions, body, temp);
   });
 
+  it('a save in a group’s drive: the node stays the group’s, its usage grows by the saved bytes exactly', async () => {
+    const teamName = `Office Team ${variant}`;
+    const ga = groupAdmin(f.client, f.admin);
+    const team = await ga.group(teamName);
+    await ga.member(team, alice.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
+    const dir = `/groups/${encodeURIComponent(teamName)}/home`;
+    await put(`${dir}/plan.docx`, 'plan v1');
+    const plan = (await f.client.listFolder(alice.session, nodeId(`home:${team}`))).find((e) => e.name === 'plan.docx');
+    if (!plan) throw new Error('no plan.docx');
+    const usedBefore = (await f.client.groupUsage(alice.session, team))?.usedBytes ?? -1;
+    await put(`${dir}/~WRD0001.tmp`, '');
+    await put(`${dir}/~WRD0001.tmp`, 'plan v2 saved');
+    const moved = await dav('MOVE', `${dir}/~WRD0001.tmp`, { destination: `${f.davUrl}${dir}/plan.docx`, overwrite: 'T' });
+    expect(moved.status, moved.text).toBe(204);
+    const after = (await f.client.listFolder(alice.session, nodeId(`home:${team}`))).map((e) => `${e.name} ${e.id} ${e.revision}`);
+    expect(after).toEqual([`plan.docx ${plan.id} 2`]);
+    expect((await f.client.details(alice.session, plan.id)).ownerType).toBe('Group');
+    expect((await f.client.groupUsage(alice.session, team))?.usedBytes).toBe(usedBefore + 'plan v2 saved'.length);
+    expect(await revisionText(plan.id, 'plan.docx', 1)).toBe('plan v1');
+  });
+
   it('MOVE gives the destination the source’s dead properties and client mtime; COPY keeps its source', async () => {
     await put('/home/docs/props-dst.txt', 'dst');
     await put('/home/docs/props-src.txt', 'src');
@@ -252,10 +274,12 @@ describe.each<Variant>(['run transport', 'foreign store, route 404', 'foreign st
     await ga.member(team, alice.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
     await ga.member(team, carol.uuid, { node_permissions: ['read', 'download'] });
     const teamPath = `/groups/${encodeURIComponent(`Save Team ${variant}`)}/home`;
-    await put(`${teamPath}/shared.txt`, 'team text');
+    // Made through the store: alice's bridge may still list her groups without this one.
+    const shared = await uploadFile(f.client, alice.session, `home:${team}`, 'shared.txt', 'team text');
     expect((await carolDav('COPY', '/home/big.bin', { destination: `${f.davUrl}${teamPath}/shared.txt` })).status).toBe(403);
     expect((await carolDav('MOVE', '/home/big.bin', { destination: `${f.davUrl}${teamPath}/shared.txt` })).status).toBe(403);
-    expect((await dav('GET', `${teamPath}/shared.txt`)).text).toBe('team text');
+    expect(await revisionText(shared, 'shared.txt', 1)).toBe('team text');
+    expect((await f.client.listFolder(alice.session, nodeId(`home:${team}`))).map((e) => `${e.name} ${e.revision}`)).toEqual(['shared.txt 1']);
     expect((await carolDav('GET', '/home/big.bin')).text).toBe('b'.repeat(600));
   });
 
