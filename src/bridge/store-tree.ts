@@ -174,6 +174,8 @@ export class StoreTree {
   /** Whether the store answers myaccess (hasMyAccess), and the one question under way to learn it. */
   private myAccessRoute: 'unknown' | 'present' | 'absent' = 'unknown';
   private routeQuestion: Promise<boolean> | undefined;
+  /** Whether the store answers reviseFrom (POST /api/nodes/{file}/revisions): hasRevisionRoute. */
+  private revisionRoute: 'unknown' | 'present' | 'absent' = 'unknown';
   private readonly log?: Logger;
   /** Tails of the works queued per key by oneAtATime (removals of a node, transfers onto a name). */
   private readonly queues = new KeyedQueue();
@@ -614,6 +616,10 @@ export class StoreTree {
   private async moveInto(user: BridgeUser, source: Resource, targetParent: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
     if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
     const existing = await this.targetInTheWay(user, to, overwrite, source, 'tree.move');
+    if (existing && revisesInPlace(source, existing)) {
+      await this.reviseInto(user, source, existing, true);
+      return { replaced: true };
+    }
     const newName = nameOf(to);
     const oldName = source.entry.name;
     const fromId = source.parent.id;
@@ -715,6 +721,10 @@ export class StoreTree {
 
   private async copyInto(user: BridgeUser, source: Resource, targetParent: Resource, to: DavPath, overwrite: boolean, options: { shallow?: boolean }): Promise<{ replaced: boolean }> {
     const existing = await this.targetInTheWay(user, to, overwrite, source, 'tree.copy');
+    if (existing && revisesInPlace(source, existing)) {
+      await this.reviseInto(user, source, existing, false);
+      return { replaced: true };
+    }
     const shallow = options.shallow === true && source.entry.kind === 'folder';
     if (shallow && !existing) {
       await this.mkdir(user, to);
@@ -758,6 +768,87 @@ export class StoreTree {
       this.cache.forget(targetKey);
     }
     return { replaced: existing !== undefined };
+  }
+
+  /**
+   * MOVE or COPY of a file onto a file with Overwrite: T (a client's safe save: docs/bridge-design.md
+   * "Saves"): the source's content becomes the next revision of `existing`, which keeps its UUID,
+   * earlier revisions, shares, links, star and tags; `consume` (MOVE) takes the source away. Over a
+   * store with the extension (docs/extensions.md "Revision from another file") that is ONE call,
+   * no byte copied, refused whole or done whole. Over a store that only speaks the interface, the
+   * bridge downloads the source and uploads its bytes as a new revision of `existing` (SPEC: an
+   * upload into a file), then removes the source; a refusal of the upload (quota, permission)
+   * changes nothing, and a failure of the removal after it leaves the source in place beside the
+   * new revision (nothing can take a revision back through the interface).
+   */
+  private async reviseInto(user: BridgeUser, source: Resource, existing: Resource, consume: boolean): Promise<void> {
+    try {
+      if (this.revisionRoute !== 'absent') {
+        try {
+          await this.withSession(user, (s) => this.client.reviseFrom(s, existing.entry.id, source.entry.id, { consume }));
+          this.revisionRoute = 'present';
+          return;
+        } catch (err) {
+          if (!(err instanceof StoreError && mayLackRoute(err)) || (await this.hasRevisionRoute(user, err))) throw err;
+        }
+      }
+      await this.reviseByUpload(user, source, existing, consume);
+    } finally {
+      this.afterWrite(user, existing.top?.id, source.top?.id);
+      if (existing.parent) this.cache.forget(existing.parent.key);
+      if (consume && source.parent) {
+        this.cache.forget(source.parent.key);
+        this.cache.forget(this.folderKey(user, siblingTopId(source.top?.id ?? ('home' as NodeId), 'trash')));
+      }
+    }
+  }
+
+  /**
+   * Whether the store has the revision route, learned once per store and kept for the life of this
+   * bridge, as hasMyAccess learns myaccess: driveway's store names a route it lacks
+   * (`not_implemented`, edition 1.0); of another server, a revision of the caller's home from
+   * itself is asked, which the route refuses with a 4xx other than 404 (a folder is no file) and
+   * a server without it answers 404 (or 405, 501: mayLackRoute). A failure of that question
+   * (store unreachable) is thrown.
+   */
+  private async hasRevisionRoute(user: BridgeUser, refusal: StoreError): Promise<boolean> {
+    if (this.revisionRoute !== 'unknown') return this.revisionRoute === 'present';
+    let present = false;
+    if (refusal.code !== 'not_implemented') {
+      const home = 'home' as NodeId;
+      try {
+        await this.withSession(user, (s) => this.client.reviseFrom(s, home, home, { consume: false }));
+        present = true;
+      } catch (err) {
+        if (!(err instanceof StoreError)) throw err;
+        if (err.kind === 'unavailable' || err.kind === 'bad-response' || err.kind === 'unauthenticated') throw err;
+        present = !mayLackRoute(err);
+      }
+    }
+    if (this.revisionRoute === 'unknown' && !present) {
+      this.log?.info('the store has no revision route: a MOVE or COPY onto a file uploads the source as a new revision (docs/bridge-design.md "Saves")');
+    }
+    this.revisionRoute = present ? 'present' : 'absent';
+    return present;
+  }
+
+  /** reviseInto over a store that only speaks the interface: the bytes through the bridge. */
+  private async reviseByUpload(user: BridgeUser, source: Resource, existing: Resource, consume: boolean): Promise<void> {
+    const download = await this.withSession(user, (s) => this.client.download(s, source.entry.id, source.entry.name));
+    try {
+      await this.withSession(user, (s) => this.client.upload(s, { revisionOf: existing.entry.id, name: existing.entry.name }, download.body, download.totalBytes ?? source.entry.sizeBytes));
+    } finally {
+      if (!download.body.destroyed) download.body.destroy();
+    }
+    if (!consume) return;
+    // As the store's route does: the source (a temp file) goes for good, its content living on
+    // as the new revision. The interface deletes in two steps: into the trash, then out of it.
+    await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
+    try {
+      await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
+    } catch (err) {
+      this.log?.warn({ err, id: source.entry.id }, 'the source of a save is in the trash, not deleted for good');
+    }
   }
 
   /** Deletes a node for good: into trash, then from trash (the store's two-step delete). */
@@ -808,6 +899,19 @@ export class StoreTree {
     if (existing.kind !== 'node' || !existing.parent) throw new StoreError('forbidden', operation, 403, 'top-level folders are fixed');
     return existing;
   }
+}
+
+/**
+ * A MOVE or COPY of `source` onto `existing` that makes a new revision of `existing` instead of
+ * replacing it: a file onto a file. Anything involving a collection replaces, as before.
+ */
+export function revisesInPlace(source: Resource, existing: Resource): boolean {
+  return source.entry.kind === 'file' && existing.entry.kind === 'file' && existing.kind === 'node';
+}
+
+/** An answer a server gives for a route it does not have: 404, or 405 / 501 from some. */
+function mayLackRoute(err: StoreError): boolean {
+  return err.kind === 'not-found' || err.httpStatus === 405 || err.httpStatus === 501;
 }
 
 /** What serialises MOVE and COPY onto one name of one folder. */

@@ -41,6 +41,12 @@ export interface StoreClient {
   moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
+  /**
+   * An extension (docs/extensions.md "Revision from another file"): the latest revision of file
+   * `from` becomes the next revision of file `file`, sharing its bytes; `consume` takes `from`
+   * away. A server without it answers not-found (driveway 1.0: code `not_implemented`).
+   */
+  reviseFrom(s: StoreSession, file: NodeId, from: NodeId, options: { consume: boolean }, signal?: AbortSignal): Promise<UploadResult>;
   upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
   download(s: StoreSession, file: NodeId, name: string, options?: DownloadOptions): Promise<Download>;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;

@@ -46,6 +46,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     moveInto: (s, node, folder, signal) => nodes.moveInto(http, s, node, folder, signal),
     copyInto: (s, node, folder, signal) => nodes.copyInto(http, s, node, folder, signal),
     remove: (s, node, signal) => nodes.remove(http, s, node, signal),
+    reviseFrom: (s, file, from, options, signal) => nodes.reviseFrom(http, s, file, from, options, signal),
     requestUploadToken: (s, target, signal) => uploads.requestUploadToken(http, s, target, signal),
     uploadWithToken: (token, name, body, sizeBytes, signal) => uploads.uploadWithToken(http, token, name, body, sizeBytes, signal),
     upload: (s, target, body, sizeBytes, signal) => uploads.upload(http, s, target, body, sizeBytes, signal),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { StoreHttp } from './http.js';
 import { kindOf, parseWith, seg, toMs } from './parse.js';
 import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema } from './schemas.js';
-import type { NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession } from './types.js';
+import type { NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession, UploadResult } from './types.js';
 
 async function postOperation(http: StoreHttp, s: StoreSession, node: NodeId, body: Record<string, unknown>, operation: string, signal?: AbortSignal): Promise<void> {
   await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}`, token: s.token, json: body, signal }, operation);
@@ -60,6 +60,16 @@ export async function myAccess(http: StoreHttp, s: StoreSession, node: NodeId, s
   const operation = 'nodes.myAccess';
   const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}/myaccess`, token: s.token, signal }, operation);
   return parseWith(dataEnvelope(permissionsSchema), res.body, operation, res.status).data;
+}
+
+const revisedSchema = z.object({ uuid: z.string(), revision: z.number(), size: z.number() });
+
+/** POST /api/nodes/{file}/revisions (an extension: docs/extensions.md); not-found from a server without it. Never retried: it is no idempotent call. */
+export async function reviseFrom(http: StoreHttp, s: StoreSession, file: NodeId, from: NodeId, options: { consume: boolean }, signal?: AbortSignal): Promise<UploadResult> {
+  const operation = 'nodes.reviseFrom';
+  const res = await http.call({ method: 'POST', path: `/api/nodes/${seg(file)}/revisions`, token: s.token, json: { from, consume: options.consume }, signal }, operation);
+  const data = parseWith(dataEnvelope(revisedSchema), res.body, operation, res.status).data;
+  return { id: data.uuid as NodeId, revision: data.revision, sizeBytes: data.size };
 }
 
 /** 204 on success; the interface returns no id, so callers re-list the parent to learn it. */

@@ -25,6 +25,7 @@ import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
+import { reviseFrom } from './ops/revise.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
 import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
 import { admitCaller, operationPolicy, type StoreOperation } from './policy.js';
@@ -104,6 +105,11 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     moveInto: (s, node, folder) => nodeOp('moveInto', 'nodes.moveInto', s, node, { move_to: folder }),
     copyInto: (s, node, folder) => nodeOp('copyInto', 'nodes.copyInto', s, node, { copy_to: folder }),
     remove: (s, node) => as('remove', 'nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
+    reviseFrom: (s, file, from, options) =>
+      as('reviseFrom', 'nodes.reviseFrom', s, async (caller) => {
+        const made = await reviseFrom(ctx, caller, file, { from, consume: options.consume });
+        return { id: made.uuid as NodeId, revision: made.revision, sizeBytes: made.size };
+      }),
     upload: (s, target, body, _sizeBytes, signal) => as('upload', 'upload.send', s, (caller) => upload(caller, target, body, signal)),
     download: (s, file, _name, opts = {}) => as('download', 'resources.download', s, (caller) => download(caller, file, opts.range, opts.version)),
     currentUser: (s) => as('currentUser', 'user.current', s, async (caller) => toUserProfile(await getProfile(ctx, caller))),

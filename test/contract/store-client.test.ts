@@ -112,6 +112,22 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
     expect((err as StoreError).operation).toBe('nodes.listFolder');
   });
 
+  it('makes a revision from another file (the extension), and refuses as the bridge expects', async () => {
+    const s = u.session;
+    const dest = await client.upload(s, { folder: home, name: 'save-dest.txt' }, Buffer.from('old'));
+    const temp = await client.upload(s, { folder: home, name: 'save-temp.tmp' }, Buffer.from('saved'));
+    const destId = dest.id as ReturnType<typeof nodeId>;
+    const tempId = temp.id as ReturnType<typeof nodeId>;
+    await expect(client.reviseFrom(s, destId, home, { consume: false })).rejects.toMatchObject({ kind: 'conflict', code: 'not_a_folder' });
+    await expect(client.reviseFrom(s, destId, nodeId('00000000-0000-4000-8000-000000000000'), { consume: false })).rejects.toMatchObject({ kind: 'not-found' });
+    expect(await client.reviseFrom(s, destId, tempId, { consume: true })).toEqual({ id: destId, revision: 2, sizeBytes: 5 });
+    expect(await text((await client.download(s, destId, 'save-dest.txt')).body)).toBe('saved');
+    expect(await text((await client.download(s, destId, 'save-dest.txt', { version: 1 })).body)).toBe('old');
+    expect((await client.listFolder(s, home)).map((e) => e.name)).not.toContain('save-temp.tmp');
+    await client.remove(s, destId);
+    await client.remove(s, destId);
+  });
+
   it('reports the quota and usage of the current user', async () => {
     const profile = await client.currentUser(u.session);
     expect(profile).toMatchObject({ id: u.uuid, email: u.email, diskQuotaBytes: 10_000, isActive: true, isAdmin: false });
@@ -256,6 +272,7 @@ describe.each(['http', 'local'] as const)('StoreClient against an edition 1.0 st
       () => client.download(session, file.id as ReturnType<typeof nodeId>, 'one.txt'),
       () => client.currentUser(session),
       () => client.listGroups(session),
+      () => client.reviseFrom(session, file.id as ReturnType<typeof nodeId>, file.id as ReturnType<typeof nodeId>, { consume: false }),
     ]) {
       await expect(missing()).rejects.toMatchObject({ kind: 'not-found', code: 'not_implemented' });
     }

@@ -5,9 +5,11 @@
  * (or COPYs) with Overwrite onto one destination at once erased the old destination from the
  * trash, answered 409/404, and left a source's content under a hidden staging name. Now a
  * removal that finds the node in trash already is a 404, and transfers onto one name queue up.
+ * Since issue 22 (item 3) a file MOVEd or COPYed onto a file becomes its next revision: four at
+ * once make four revisions of the one node, the first content still revision 1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeId, type NodeEntry } from '../../src/store-client/index.js';
+import { nodeId, type NodeEntry, type NodeId } from '../../src/store-client/index.js';
 import { STAGING_PREFIX } from '../../src/bridge/store-tree.js';
 import { bridgeRequests } from '../helpers/dav-requests.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
@@ -41,9 +43,10 @@ describe('parallel DELETE, MOVE and COPY never erase what they replace', () => {
   });
 
   for (const verb of ['MOVE', 'COPY'] as const) {
-    it(`four ${verb}s with Overwrite onto one destination at once: each replaces the one before, every old destination waits in the trash, nothing is hidden`, async () => {
+    it(`four ${verb}s with Overwrite onto one file at once: each adds a revision of the same node, every earlier content stays one, nothing is hidden`, async () => {
       const tag = verb.toLowerCase();
       await put(`/home/${tag}-dest.txt`, 'ORIGINAL');
+      const dest = (await entries('home')).find((e) => e.name === `${tag}-dest.txt`);
       for (const n of ['a', 'b', 'c', 'd']) await put(`/home/${tag}-src-${n}.txt`, `content ${n}`);
       const answers = await Promise.all(
         ['a', 'b', 'c', 'd'].map((n) => davAs(alice, verb, `/home/${tag}-src-${n}.txt`, { destination: `${f.davUrl}/home/${tag}-dest.txt`, overwrite: 'T' })),
@@ -51,13 +54,16 @@ describe('parallel DELETE, MOVE and COPY never erase what they replace', () => {
       expect(answers.map((r) => r.status)).toEqual([204, 204, 204, 204]);
       const home = await names('home');
       expect(home.filter((n) => n.startsWith(STAGING_PREFIX))).toEqual([]);
-      expect(home).toContain(`${tag}-dest.txt`);
-      const old = await trashed(new RegExp(`^${tag}-dest`));
-      expect(old).toHaveLength(4);
+      const now = (await entries('home')).find((e) => e.name === `${tag}-dest.txt`);
+      expect(now?.id).toBe(dest?.id);
+      expect(now?.revision).toBe(5);
+      expect(await trashed(new RegExp(`^${tag}-`))).toEqual([]);
+      expect(home.filter((n) => n.startsWith(`${tag}-src-`))).toEqual(verb === 'MOVE' ? [] : ['a', 'b', 'c', 'd'].map((n) => `${tag}-src-${n}.txt`));
       const contents = await Promise.all(
-        (await entries('trash')).filter((e) => e.name.startsWith(`${tag}-dest`)).map(async (e) => (await f.client.download(alice.session, e.id, e.name)).body.toArray()),
+        [1, 2, 3, 4, 5].map(async (version) => Buffer.concat(await (await f.client.download(alice.session, now?.id as NodeId, `${tag}-dest.txt`, { version })).body.toArray()).toString()),
       );
-      expect(contents.map((c) => Buffer.concat(c).toString())).toContain('ORIGINAL');
+      expect(contents[0]).toBe('ORIGINAL');
+      expect(contents.slice(1).sort()).toEqual(['content a', 'content b', 'content c', 'content d']);
     });
   }
 });

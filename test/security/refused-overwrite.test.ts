@@ -5,7 +5,8 @@
  * destination. Each refusal kind is tried with the bridge in-process and over HTTP (through a
  * counting proxy, which also plays a store that dies halfway); every case asserts that the
  * destination keeps its bytes, its revision and entity tag, its dead property and its lock (a
- * PUT without the token is 423, with it 2xx).
+ * PUT without the token is 423, with it 2xx). Since issue 22 (item 3) a file onto a file is a new
+ * revision of the destination in one store call: the same refusals still change nothing.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,29 +203,37 @@ describe.each<Transport>(['local', 'http'])('a refused overwrite changes nothing
     expect((await dav('DELETE', '/home/target/', {}, undefined, user)).status).toBe(423);
   });
 
-  it('COPY and MOVE that the store accepts still replace the destination, its lock gone, the old one in the trash', async () => {
+  it('COPY and MOVE of a file that the store accepts make new revisions of the destination: same node, its lock and history kept, nothing in the trash', async () => {
     const user = await f.newDavUser();
     await put('/home/a.txt', 'from a', user);
     await put('/home/b.txt', 'from b', user);
     const token = await lockedDestination(user, '/home/dest.txt', 'old');
+    const before = await stateOf(user, '/home/dest.txt');
     const trashNames = async (): Promise<string[]> =>
       multistatusOf(await dav('PROPFIND', '/trash/', { depth: '1' }, undefined, user))
         .slice(1)
         .map((r) => decodeURIComponent(r.href.split('/').filter(Boolean).pop() as string))
         .sort();
-    // Listed (and cached, for a minute) before: the bridge must see what the swaps changed.
+    // Listed (and cached, for a minute) before: the bridge must see what the saves changed.
     expect(await trashNames()).toEqual([]);
     const copied = await dav('COPY', '/home/a.txt', { destination: `${f.davUrl}/home/dest.txt`, ...tagged('/home/dest.txt', token) }, undefined, user);
     expectStatus(copied, 204);
     expect((await dav('GET', '/home/dest.txt', {}, undefined, user)).text).toBe('from a');
-    expect((await dav('PUT', '/home/dest.txt', {}, 'no lock any more', user)).status).toBe(204);
-    expectStatus(await dav('MOVE', '/home/b.txt', { destination: `${f.davUrl}/home/dest.txt` }, undefined, user), 204);
+    // The destination's lock holds still: a MOVE onto it needs the token as the COPY did.
+    expectStatus(await dav('MOVE', '/home/b.txt', { destination: `${f.davUrl}/home/dest.txt` }, undefined, user), 423);
+    expectStatus(await dav('MOVE', '/home/b.txt', { destination: `${f.davUrl}/home/dest.txt`, ...tagged('/home/dest.txt', token) }, undefined, user), 204);
     expect((await dav('GET', '/home/dest.txt', {}, undefined, user)).text).toBe('from b');
     expect((await dav('GET', '/home/b.txt', {}, undefined, user)).status).toBe(404);
+    const after = await stateOf(user, '/home/dest.txt');
+    expect(after.id).toBe(before.id);
+    expect(after.revision).toBe((before.revision ?? 0) + 2);
+    // RFC 4918 §9.8.2, §9.9.2: the destination has the source's dead properties (b had none).
+    expect(after.color).toBe('');
     const home = (await storeEntries('home', user)).map((e) => e.name).sort();
     expect(home).toEqual(['a.txt', 'dest.txt']);
-    expect((await storeEntries('trash', user)).map((e) => e.name).sort()).toEqual(['dest (2).txt', 'dest.txt']);
-    expect(await trashNames()).toEqual(['dest (2).txt', 'dest.txt']);
+    expect((await storeEntries('trash', user)).map((e) => e.name)).toEqual([]);
+    expect(await trashNames()).toEqual([]);
+    expect((await dav('PUT', '/home/dest.txt', {}, 'no token', user)).status).toBe(423);
     expect((await dav('PROPFIND', '/home/', { depth: '1' }, undefined, user)).text).not.toContain('driveway-staging');
   });
 
@@ -267,8 +276,8 @@ describe.each<Transport>(['local', 'http'])('a refused overwrite changes nothing
     for (const [method, name] of [['COPY', 'src-copy.txt'], ['MOVE', 'src-move.txt']] as const) {
       const source = (await f.client.listFolder(user.session, nodeId('home'))).find((e) => e.name === name);
       if (!source) throw new Error(`no ${name}`);
-      // The copy_to or new_name of the source is cut as the store receives it.
-      proxy.breakNextRequestAfter(new RegExp(`^/api/nodes/${source.id}$`), 0, 'POST');
+      // The revision call (or, before issue 22, the copy_to or new_name of the source) is cut as the store receives it.
+      proxy.breakNextRequestAfter(new RegExp(`^/api/nodes/(${source.id}|${before.id}/revisions)$`), 0, 'POST');
       const res = await dav(method, `/home/${name}`, { destination: `${f.davUrl}/home/dest.txt`, ...tagged('/home/dest.txt', token) }, undefined, user);
       expect(res.status, `${method}: ${res.text}`).toBeGreaterThanOrEqual(500);
       expect((await dav('GET', `/home/${name}`, {}, undefined, user)).text).toBe('new bytes');

@@ -8,7 +8,7 @@ import { DavStatusError } from '../dav-errors.js';
 import { parseDestination } from '../href.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
-import { isDerivedViewEntry, isFixedPath, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
+import { isDerivedViewEntry, isFixedPath, revisesInPlace, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
 import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
 import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
@@ -24,6 +24,11 @@ export interface Transfer {
   depth: '0' | 'infinity';
   /** What goes with an existing destination when Overwrite: T replaces it (after the store accepted the new node). */
   replacing?: DeletedState;
+  /**
+   * A file onto an existing file with Overwrite: T: the source's content becomes the next
+   * revision of the destination node, which stays (with its locks); nothing is replaced.
+   */
+  revises: boolean;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -110,8 +115,10 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   } else {
     await requirePrivilege(ctx, source, 'read', STORE_GUARDS);
   }
+  // A new revision of an existing file writes it and deletes nothing there.
+  const revises = existing !== undefined && overwrite && revisesInPlace(source, existing);
   await requirePrivilege(ctx, existing ?? destination.parent, 'write', STORE_GUARDS);
-  if (existing && overwrite) await requirePrivilege(ctx, existing, 'delete', STORE_GUARDS);
+  if (existing && overwrite && !revises) await requirePrivilege(ctx, existing, 'delete', STORE_GUARDS);
 
   // Untagged If lists name the request URI, the source; tagged lists may name the destination.
   const sourceTarget: WriteTarget = { path: source.path, resource: source, chain: source.chain };
@@ -120,10 +127,11 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   if (isMove) await checkLocks(ctx, source.chain, { includeDescendants: true });
   // An existing destination is replaced (RFC 4918 §9.8.4, §9.9.3: deleted first; the store tree
   // trashes it only once the store accepted the new node, so a refusal keeps it): locks below it count.
+  // A file given a new revision is written as a PUT writes it: its lock needs its token too.
   // With Overwrite: F nothing is written there; the store tree answers 412.
   if (!existing || overwrite) await checkLocks(ctx, destination.chain, { includeDescendants: existing !== undefined });
-  const replacing = existing && overwrite ? deletedStateOf(ctx, user, existing) : undefined;
-  return { user, source, destination, overwrite, depth, ...(replacing ? { replacing } : {}) };
+  const replacing = existing && overwrite && !revises ? deletedStateOf(ctx, user, existing) : undefined;
+  return { user, source, destination, overwrite, depth, revises, ...(replacing ? { replacing } : {}) };
 }
 
 /**

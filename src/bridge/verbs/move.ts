@@ -5,9 +5,15 @@
  * request on a write locked resource MUST NOT move the write lock"): the ones on and below the
  * source are dropped. rclone sends absolute Destination URLs and directory MOVEs with trailing
  * slashes (docs/client-quirks.md §3); both forms are accepted.
+ *
+ * A file MOVEd onto an existing file (Overwrite: T; a client's safe save) becomes the next revision
+ * of that file instead (StoreTree.move): the destination node stays with its history, shares and
+ * locks, takes the source's dead properties and client mtime (§9.9.2: a MOVE carries them), and
+ * the source's go with the source.
  */
 import { DavStatusError } from '../dav-errors.js';
 import type { DavContext, VerbHandler } from './context.js';
+import { budgetOwnerOf } from '../store-tree.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
 import { sendEmpty } from './respond.js';
 
@@ -23,5 +29,16 @@ export const move: VerbHandler = async (ctx: DavContext) => {
   const { replaced } = await ctx.services.tree.move(user, source, transfer.destination.path, transfer.overwrite);
   const key = source.chain[source.chain.length - 1] as string;
   await ctx.services.locks.dropLocksUnder(key);
+  const existing = transfer.destination.resource;
+  if (transfer.revises && existing) {
+    const destinationKey = existing.chain[existing.chain.length - 1] as string;
+    const { props } = ctx.services;
+    if (!(await props.copy(key, destinationKey, budgetOwnerOf(user, existing)))) {
+      ctx.log.info({ destination: existing.path }, 'MOVE: dead properties left out, the owner’s limit is reached');
+    }
+    await props.drop(key);
+    sendEmpty(ctx, 204, await finishTransfer(ctx, transfer, replaced, destinationKey));
+    return;
+  }
   sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, key));
 };

@@ -1,6 +1,6 @@
 /**
  * docs/api.md "Nodes" over HTTP: POST /api/nodes/{node_uuid}, DELETE, details, path, dirlist and
- * myaccess (3.0 only). Thin: the path's identifier, then ops/nodes.ts, then the envelope (204
+ * myaccess and revisions (3.0 only: a new revision from another file, ops/revise.ts). Thin: the path's identifier, then ops/nodes.ts, then the envelope (204
  * for the operations and DELETE; 202 with `pending_uuid` for a share_copy_with that waits for an
  * approver). Upload is routes/upload.ts.
  */
@@ -9,6 +9,7 @@ import type { StoreContext } from '../context.js';
 import { callerOf } from '../app.js';
 import { invalid, success } from '../envelope.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from '../ops/nodes.js';
+import { reviseFrom } from '../ops/revise.js';
 import { nodeParamsSchema } from '../schemas/nodes.js';
 
 function nodeIdOf(request: FastifyRequest): string {
@@ -37,5 +38,6 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
 
   if (ctx.config.store.edition === '3.0') {
     app.get('/api/nodes/:id/myaccess', async (request) => success('access permissions', await myAccess(ctx, callerOf(request), nodeIdOf(request))));
+    app.post('/api/nodes/:id/revisions', async (request) => success('revision added', await reviseFrom(ctx, callerOf(request), nodeIdOf(request), request.body)));
   }
 }

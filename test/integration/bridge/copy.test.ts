@@ -126,15 +126,16 @@ describe('COPY', () => {
     expect(source.text).not.toContain('Sun, 13 Sep 2020');
   });
 
-  it('replaces an existing file with Overwrite: T (204); the replaced file goes to the trash', async () => {
+  it('onto an existing file with Overwrite: T (204): its next revision, the same node, nothing in the trash', async () => {
     await put('/home/ow-src.txt', 'new');
     await put('/home/ow-dst.txt', 'old');
     const old = await mustFind('home', 'ow-dst.txt');
     const res = await copy('/home/ow-src.txt', '/home/ow-dst.txt', { overwrite: 'T' });
     expect(res.status).toBe(204);
     const now = await mustFind('home', 'ow-dst.txt');
-    expect(now.id).not.toBe(old.id);
-    expect((await storeEntries('trash')).some((e) => e.id === old.id)).toBe(true);
+    expect(now.id).toBe(old.id);
+    expect(now.revision).toBe((old.revision ?? 0) + 1);
+    expect((await storeEntries('trash')).some((e) => e.id === old.id)).toBe(false);
     expect(await get('/home/ow-dst.txt')).toEqual({ status: 200, text: 'new' });
     expect(await get('/home/ow-src.txt')).toEqual({ status: 200, text: 'new' });
   });
@@ -188,7 +189,7 @@ describe('COPY', () => {
     expect(await f.bridge.services.locks.get(token)).toBeDefined();
   });
 
-  it('answers 423 for a locked destination without its token, and replaces it with the token', async () => {
+  it('answers 423 for a locked destination without its token, and writes it with the token, its lock kept', async () => {
     await put('/home/ld-src.txt', 'src');
     await put('/home/ld-dst.txt', 'dst');
     const token = await lock('/home/ld-dst.txt');
@@ -198,7 +199,7 @@ describe('COPY', () => {
     const res = await copy('/home/ld-src.txt', '/home/ld-dst.txt', { if: `<${f.davUrl}/home/ld-dst.txt> (<${token}>)` });
     expect(res.status).toBe(204);
     expect(await get('/home/ld-dst.txt')).toEqual({ status: 200, text: 'src' });
-    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
+    expect(await f.bridge.services.locks.get(token)).toBeDefined();
   });
 
   it('answers 507 when the copy would pass the quota, leaving no partial copy or staging folder', async () => {

@@ -96,7 +96,7 @@ describe('MOVE', () => {
     expect((await dav('PROPFIND', '/home/tree/', { depth: '0' })).status).toBe(404);
   });
 
-  it('replaces an existing file with Overwrite: T (204); the replaced file goes to the trash', async () => {
+  it('onto an existing file with Overwrite: T (204): its next revision, the same node; the one-revision source is gone for good', async () => {
     await put('/home/over-src.txt', 'new');
     await put('/home/over-dst.txt', 'old');
     const src = await mustFind('home', 'over-src.txt');
@@ -104,8 +104,10 @@ describe('MOVE', () => {
     const res = await move('/home/over-src.txt', '/home/over-dst.txt', { overwrite: 'T' });
     expect(res.status).toBe(204);
     expect(await entryIn('home', 'over-src.txt')).toBeUndefined();
-    expect((await mustFind('home', 'over-dst.txt')).id).toBe(src.id);
-    expect((await storeEntries('trash')).some((e) => e.id === old.id)).toBe(true);
+    const now = await mustFind('home', 'over-dst.txt');
+    expect(now.id).toBe(old.id);
+    expect(now.revision).toBe((old.revision ?? 0) + 1);
+    expect((await storeEntries('trash')).some((e) => e.id === old.id || e.id === src.id)).toBe(false);
     expect(await get('/home/over-dst.txt')).toEqual({ status: 200, text: 'new' });
   });
 
@@ -211,7 +213,7 @@ describe('MOVE', () => {
     expect(await f.bridge.services.locks.get(token)).toBeUndefined();
   });
 
-  it('answers 423 for a locked destination without its token, and replaces it with the token (tagged If)', async () => {
+  it('answers 423 for a locked destination without its token, and writes it with the token (tagged If), its lock kept', async () => {
     await put('/home/ld-src.txt', 'src');
     await put('/home/ld-dst.txt', 'dst');
     const token = await lock('/home/ld-dst.txt');
@@ -220,7 +222,8 @@ describe('MOVE', () => {
     const res = await move('/home/ld-src.txt', '/home/ld-dst.txt', { if: `<${f.davUrl}/home/ld-dst.txt> (<${token}>)` });
     expect(res.status).toBe(204);
     expect(await get('/home/ld-dst.txt')).toEqual({ status: 200, text: 'src' });
-    expect(await f.bridge.services.locks.get(token)).toBeUndefined();
+    // A new revision of the same resource, as a PUT writes it: the lock holder still holds it.
+    expect(await f.bridge.services.locks.get(token)).toBeDefined();
   });
 
   it('answers 423 for a destination inside a depth-infinity locked folder without the token', async () => {

@@ -40,6 +40,7 @@ function threeOnlyApiEndpoints(f: Fixture): Array<[Dispatcher.HttpMethod, string
   return [
     ['GET', `/api/nodes/${f.fileUuid}/myaccess`],
     ['GET', '/api/nodes/home/myaccess'],
+    ['POST', `/api/nodes/${f.fileUuid}/revisions`],
     ['GET', '/api/user'],
     ['PUT', '/api/user'],
     ['GET', '/api/user/notifications'],

@@ -1,0 +1,66 @@
+/**
+ * A new revision of a file made from another file's latest revision (docs/extensions.md "Revision
+ * from another file"): what the bridge asks for when a client saves by MOVE or COPY of a temp file
+ * over the original with `Overwrite: T`. ONE transaction: the destination gains revision n+1
+ * pointing at the source revision's blob (one more reference, no byte copied), its usage counted
+ * as any revision's; with `consume` the source is deleted for good in the same transaction. Whatever is refused
+ * (404, 403, 409, 507) is refused before anything is written. HTTP (routes/nodes.ts) and the
+ * in-process client (local-client.ts) both call it.
+ */
+import { z } from 'zod';
+import { resolveNode, resolveNodeAccess } from '../access.js';
+import type { StoreContext } from '../context.js';
+import { conflict, forbidden, invalid } from '../envelope.js';
+import { subtreeBytes, topKindOf } from '../storage/nodes.js';
+import { getRevision, insertNextRevision, type UploadResult } from '../storage/revisions.js';
+import type { AuthenticatedUser } from '../sessions.js';
+import { removeBlobFiles } from './blob-files.js';
+import { assertUploadableUnder } from './files.js';
+import { assertRoom, purge, writesOf } from './tree.js';
+
+const reviseBodySchema = z.object({ from: z.string().min(1).max(200), consume: z.boolean().optional() }).strict();
+
+/**
+ * Makes the latest revision of file `body.from` the next revision of file `id`. Needs `write` on
+ * `id` (outside trash and the virtual folders: 403 `virtual_folder`), `read` and `download` on the
+ * source, and `delete` on it with `consume`. Both must be files (409 `not_a_folder`) and
+ * different nodes (400). The destination's owner must have room for the revision's bytes, less
+ * what the consumed source frees that owner (507 `quota_exceeded`).
+ *
+ * With `consume` the source is deleted for good, with its own revisions: it is a client's temp
+ * file (often two revisions: the empty file a LOCK or a 0-byte PUT made, then its content), whose
+ * content lives on as the new revision; in the trash it would count toward the quota and fill the
+ * trash with one temp file per save. A MOVE onto a file keeps the moved content, not the moved
+ * file's own history (docs/store-semantics.md "Revision from another file").
+ */
+export async function reviseFrom(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<UploadResult> {
+  const parsed = reviseBodySchema.safeParse(body);
+  if (!parsed.success) throw invalid('the body must be {"from": "<file uuid>", "consume": true|false}');
+  const { from, consume = false } = parsed.data;
+  const now = ctx.clock.now();
+  let unreferenced: string[] = [];
+  const result = await ctx.storage.sql.transaction(async (tx) => {
+    const destination = await resolveNode(tx, caller, id, 'write');
+    if (destination.type !== 'File') throw conflict('the destination is not a file', 'not_a_folder');
+    assertUploadableUnder(await topKindOf(tx, destination));
+    const { node: source, access } = await resolveNodeAccess(tx, caller, from, 'read');
+    for (const needed of consume ? (['download', 'delete'] as const) : (['download'] as const)) {
+      if (!access.granted.includes(needed)) throw forbidden(`${needed} permission required on the source`);
+    }
+    if (source.type !== 'File') throw conflict('the source is not a file', 'not_a_folder');
+    if (source.uuid === destination.uuid) throw invalid('the source and the destination are the same file');
+    const revision = source.revision === null ? undefined : await getRevision(tx, source.uuid, source.revision);
+    if (!revision) throw new Error(`file ${source.uuid} has no revision ${String(source.revision)}`);
+    const sameOwner = source.owner_type === destination.owner_type && source.owner_uuid === destination.owner_uuid;
+    // A consumed source frees the bytes of all its revisions (for its owner: the destination's when the same).
+    const freed = consume && sameOwner ? await subtreeBytes(tx, source.uuid) : 0;
+    await assertRoom(tx, destination, revision.size - freed);
+    const recorded = await insertNextRevision(tx, destination, { hash: revision.blob_hash, sizeBytes: revision.size, now }, caller.userUuid);
+    if (consume) unreferenced = await purge({ sql: tx, now, callerUuid: caller.userUuid }, source);
+    return recorded;
+  }, writesOf(caller.userUuid));
+  // Blobs of the source's earlier revisions no other row refers to (its latest is the destination's now).
+  await removeBlobFiles(ctx, unreferenced);
+  ctx.log.debug({ node: result.uuid, revision: result.revision, from, consume }, 'revision made from another file');
+  return result;
+}
