@@ -15,6 +15,7 @@ import type {
   NodeId,
   PathEntry,
   StoreSession,
+  UploadOptions,
   UploadResult,
   UploadTarget,
   UserProfile,
@@ -41,7 +42,7 @@ export interface StoreClient {
   moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
-  upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
+  upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal, options?: UploadOptions): Promise<UploadResult>;
   download(s: StoreSession, file: NodeId, name: string, options?: DownloadOptions): Promise<Download>;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
   /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */

@@ -10,9 +10,15 @@
  * under 300 MiB/s, and still cryptographic, so nobody can craft a file that lands on another
  * user's blob. Blobs stored before migration 003 keep their SHA-256 names: an address is only a
  * key (64 hex digits either way), never recomputed, so both kinds live side by side.
+ *
+ * SHA-1 and MD5 are computed in the same pass, from the same chunks (ContentDigests): clients
+ * (rclone, ownCloud/Nextcloud) compare files by them (docs/extensions.md "Checksums"). They
+ * run on the request's thread beside BLAKE3: OpenSSL's SHA-1 and MD5 cost about 1.5 and 1.7
+ * cycles per byte, a worker would copy every chunk across threads for less than it saves, and
+ * a second read of the blob would cost a disk or S3 pass per upload.
  */
 import { Blake3Hasher } from '@napi-rs/blake-hash';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, type Hash } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -22,6 +28,37 @@ import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
   return new Blake3Hasher();
+}
+
+/** The hashes stage() computes in one pass: the content address and the clients' checksums. */
+export interface ContentDigest {
+  /** BLAKE3, the content address. */
+  hash: string;
+  sha1: string;
+  md5: string;
+}
+
+/** Feeds every chunk to BLAKE3, SHA-1 and MD5 at once. */
+export class ContentDigests {
+  private readonly blake3 = createContentHasher();
+  private readonly sha1: Hash = createHash('sha1');
+  private readonly md5: Hash = createHash('md5');
+
+  update(chunk: Buffer): this {
+    this.blake3.update(chunk);
+    this.sha1.update(chunk);
+    this.md5.update(chunk);
+    return this;
+  }
+
+  digest(): ContentDigest {
+    return { hash: this.blake3.digest('hex'), sha1: this.sha1.digest('hex'), md5: this.md5.digest('hex') };
+  }
+}
+
+/** SHA-1 and MD5 of some bytes held whole. */
+export function digestOf(data: Buffer): ContentDigest {
+  return new ContentDigests().update(data).digest();
 }
 
 /** The content address of some bytes: what stage() computes while streaming. */
@@ -38,6 +75,9 @@ export function isBlobHash(name: string): boolean {
 
 export interface StagedBlob {
   hash: string;
+  /** SHA-1 and MD5 of the bytes (hex), computed in the same pass as `hash`. */
+  sha1: string;
+  md5: string;
   sizeBytes: number;
   /** The fsynced temp file of a blob kept by the backend. */
   tempPath?: string;
@@ -76,7 +116,7 @@ export class BlobStaging {
    */
   async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
     if (Buffer.isBuffer(source)) return this.stageBuffer(source, maxBytes, inlineMax);
-    const hasher = createContentHasher();
+    const hasher = new ContentDigests();
     let sizeBytes = 0;
     const count = (chunk: Buffer): void => {
       sizeBytes += chunk.length;
@@ -99,7 +139,7 @@ export class BlobStaging {
         break;
       }
     }
-    if (!spilled) return { hash: hasher.digest('hex'), sizeBytes, inline: Buffer.concat(head, sizeBytes) };
+    if (!spilled) return { ...hasher.digest(), sizeBytes, inline: Buffer.concat(head, sizeBytes) };
 
     const meter = new Transform({
       transform(chunk: Buffer, _enc, callback) {
@@ -117,16 +157,16 @@ export class BlobStaging {
       for (const chunk of head) out.write(chunk);
       await pipeline(source, meter, out, signal ? { signal } : {});
     });
-    return { hash: hasher.digest('hex'), sizeBytes, tempPath };
+    return { ...hasher.digest(), sizeBytes, tempPath };
   }
 
   /** stage() for bytes the caller holds whole: no stream to read, the same outcome. */
   private async stageBuffer(bytes: Buffer, maxBytes: number, inlineMax: number): Promise<StagedBlob> {
     if (bytes.length > maxBytes) throw new BlobTooLargeError(maxBytes);
-    const hash = contentHashOf(bytes);
-    if (bytes.length <= inlineMax) return { hash, sizeBytes: bytes.length, inline: bytes };
+    const digest = digestOf(bytes);
+    if (bytes.length <= inlineMax) return { ...digest, sizeBytes: bytes.length, inline: bytes };
     const tempPath = await this.writeTemp((handle) => handle.writeFile(bytes));
-    return { hash, sizeBytes: bytes.length, tempPath };
+    return { ...digest, sizeBytes: bytes.length, tempPath };
   }
 
   /**
