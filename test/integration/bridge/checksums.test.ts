@@ -120,4 +120,24 @@ describe('checksums over WebDAV', () => {
     const download = await f.client.download(user.session, (await entryIn('home', 'checked.txt'))!.id, 'checked.txt');
     expect((await readAll(download.body)).equals(fresh)).toBe(true);
   });
+
+  it('checks COPY and MOVE against the source\'s checksums: a contradiction is 400 and nothing moves', async () => {
+    const bytes = Buffer.from('moved around\n');
+    const { sha1, md5 } = sums(bytes);
+    const wrong = sums(Buffer.from('not it')).sha1;
+    await dav('PUT', '/home/src.txt', {}, bytes);
+    const destination = (to: string) => `${f.davUrl}${to}`;
+
+    expect((await dav('COPY', '/home/src.txt', { destination: destination('/home/copy.txt'), 'oc-checksum': `SHA1:${wrong}` })).status).toBe(400);
+    expect((await dav('MOVE', '/home/src.txt', { destination: destination('/home/moved.txt'), 'oc-checksum': `MD5:${'0'.repeat(32)}` })).status).toBe(400);
+    expect(await entryIn('home', 'copy.txt')).toBeUndefined();
+    expect(await entryIn('home', 'moved.txt')).toBeUndefined();
+    expect(await entryIn('home', 'src.txt')).toBeDefined();
+
+    expect((await dav('COPY', '/home/src.txt', { destination: destination('/home/copy.txt'), 'oc-checksum': `SHA1:${sha1}` })).status).toBe(201);
+    expect((await dav('MOVE', '/home/src.txt', { destination: destination('/home/moved.txt'), 'oc-checksum': `SHA1:${sha1} MD5:${md5}` })).status).toBe(201);
+    // A copy shares the blob: the same checksums, published at once.
+    const copied = await propfind('/home/copy.txt', PROPFIND_SUMS);
+    expect(copied.text).toContain(`SHA1:${sha1} MD5:${md5}`);
+  });
 });
