@@ -11,11 +11,11 @@
  * user's blob. Blobs stored before migration 003 keep their SHA-256 names: an address is only a
  * key (64 hex digits either way), never recomputed, so both kinds live side by side.
  *
- * SHA-1 and MD5 are computed in the same pass, from the same chunks (ContentDigests): clients
- * (rclone, ownCloud/Nextcloud) compare files by them (docs/extensions.md "Checksums"). They
- * run on the request's thread beside BLAKE3: OpenSSL's SHA-1 and MD5 cost about 1.5 and 1.7
- * cycles per byte, a worker would copy every chunk across threads for less than it saves, and
- * a second read of the blob would cost a disk or S3 pass per upload.
+ * SHA-1 and MD5 are computed in the same pass, from the same chunks: clients (rclone,
+ * ownCloud/Nextcloud) compare files by them (docs/extensions.md "Checksums"). A body kept
+ * inline is hashed here (64 KiB at most); a longer one's chunks also go to a worker thread
+ * (checksum-worker.ts), since on this thread MD5 and SHA-1 doubled the CPU of a large PUT. A
+ * second read of the blob would have cost a disk or S3 pass per upload.
  */
 import { Blake3Hasher } from '@napi-rs/blake-hash';
 import { createHash, randomUUID, type Hash } from 'node:crypto';
@@ -24,6 +24,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
+import { OffThreadChecksums } from './checksum-worker.js';
 
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
@@ -116,12 +117,14 @@ export class BlobStaging {
    */
   async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
     if (Buffer.isBuffer(source)) return this.stageBuffer(source, maxBytes, inlineMax);
-    const hasher = new ContentDigests();
+    const hasher = createContentHasher();
+    let sums: OffThreadChecksums | undefined;
     let sizeBytes = 0;
     const count = (chunk: Buffer): void => {
       sizeBytes += chunk.length;
       if (sizeBytes > maxBytes) throw new BlobTooLargeError(maxBytes);
       hasher.update(chunk);
+      sums?.update(chunk);
     };
     // The source may have been destroyed before anyone read it (a client that hung up):
     // iterating it would then wait forever instead of failing.
@@ -139,25 +142,46 @@ export class BlobStaging {
         break;
       }
     }
-    if (!spilled) return { ...hasher.digest(), sizeBytes, inline: Buffer.concat(head, sizeBytes) };
+    if (!spilled) {
+      const inline = Buffer.concat(head, sizeBytes);
+      const { sha1, md5 } = digestOf(inline);
+      return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, inline };
+    }
 
+    const offThread = new OffThreadChecksums();
+    sums = offThread;
+    for (const chunk of head) offThread.update(chunk);
     const meter = new Transform({
       transform(chunk: Buffer, _enc, callback) {
         try {
           count(chunk);
-          callback(null, chunk);
         } catch (err) {
           callback(err as Error);
+          return;
         }
+        // The worker is behind: hold this chunk until it caught up (the body waits meanwhile).
+        if (!offThread.isBusy) callback(null, chunk);
+        else offThread.ready().then(() => callback(null, chunk), (err: unknown) => callback(err as Error));
       },
     });
-    const tempPath = await this.writeTemp(async (handle) => {
-      if (source.destroyed && !source.readableEnded) throw source.errored ?? new Error('the source closed before it was read');
-      const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
-      for (const chunk of head) out.write(chunk);
-      await pipeline(source, meter, out, signal ? { signal } : {});
-    });
-    return { ...hasher.digest(), sizeBytes, tempPath };
+    try {
+      const tempPath = await this.writeTemp(async (handle) => {
+        if (source.destroyed && !source.readableEnded) throw source.errored ?? new Error('the source closed before it was read');
+        const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
+        for (const chunk of head) out.write(chunk);
+        await pipeline(source, meter, out, signal ? { signal } : {});
+      });
+      try {
+        const { sha1, md5 } = await offThread.digest();
+        return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, tempPath };
+      } catch (err) {
+        await fs.rm(tempPath, { force: true });
+        throw err;
+      }
+    } catch (err) {
+      offThread.abort();
+      throw err;
+    }
   }
 
   /** stage() for bytes the caller holds whole: no stream to read, the same outcome. */
