@@ -484,8 +484,9 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
     }
     case 'oc:checksums': {
       const value = formatOcChecksums(entry.checksums);
-      // The inner element declares its prefix itself: innerXml is written as it is.
-      return value === undefined ? undefined : { name: nameOf(prop), innerXml: `<oc:checksum xmlns:oc="${OC_NS}">${value}</oc:checksum>` };
+      // `oc` is declared on the root: writing this property's own name declares OC_NS there,
+      // and dav-xml.ts gives that prefix to OC_NS only (its well-known prefixes).
+      return value === undefined ? undefined : { name: nameOf(prop), innerXml: `<oc:checksum>${value}</oc:checksum>` };
     }
     case 'ME:sha1hex':
       return entry.checksums ? { name: nameOf(prop), text: entry.checksums.sha1 } : undefined;
