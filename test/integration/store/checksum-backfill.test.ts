@@ -2,24 +2,28 @@
  * The checksum backfill (ops/checksum-backfill.ts): blobs stored without SHA-1 and MD5 (as
  * before migration 019: the columns set NULL here) publish none, get them from the job (inline
  * and backend blobs, SQLite + local and PostgreSQL + S3), two jobs at once never hash one blob
- * twice, and a stopped job gives its claims back and resumes where it stopped.
+ * twice, a stopped job gives its claims back and resumes where it stopped, and a store started
+ * on such a database runs the job itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type HttpStoreClient, type StoreSession } from '../../../src/store-client/index.js';
 import { backfillChecksums, blobsWithoutChecksums } from '../../../src/store/ops/checksum-backfill.js';
-import { checksumsOf, createSeeder, uploadFile } from '../../helpers/seed.js';
+import { checksumsOf, createSeeder, uploadFile, USER_PASSWORD } from '../../helpers/seed.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 describe('checksum backfill', () => {
   let store: TestStore;
   let client: HttpStoreClient;
   let session: StoreSession;
   const contents = new Map<string, Buffer>();
+  // A data dir of the suite's own: the last test restarts the store on it.
+  const own = makeTmpDir('driveway-backfill-');
 
   beforeAll(async () => {
     // No background job: the test runs its own.
-    store = await startTestStore({ flags: { 'store.checksumBackfillPerSec': 0 } });
+    store = await startTestStore({ dataDir: own.dir, flags: { 'store.checksumBackfillPerSec': 0 } });
     const seeder = await createSeeder(store);
     client = seeder.client;
     session = (await seeder.user('ann')).session;
@@ -33,6 +37,7 @@ describe('checksum backfill', () => {
   });
   afterAll(async () => {
     await store.close();
+    own.remove();
   });
 
   const sql = () => store.ctx.storage.sql;
@@ -85,6 +90,19 @@ describe('checksum backfill', () => {
     expect(rest.done).toBe(true);
     expect(new Set([...first.hashed, ...second.hashed, ...rest.hashed]).size).toBe(contents.size);
     expect(first.hashed.length + second.hashed.length + rest.hashed.length).toBe(contents.size);
+    await expectAllPublished();
+  });
+
+  it('runs in the background of a store that starts with blobs lacking checksums, at its configured rate', async () => {
+    await forget();
+    const dataDir = store.dataDir;
+    await store.close();
+    store = await startTestStore({ dataDir, flags: { 'store.checksumBackfillPerSec': 50 } });
+    const seeder = await createSeeder(store);
+    client = seeder.client;
+    session = await client.login('ann@example.test', USER_PASSWORD);
+    for (let i = 0; i < 300 && (await blobsWithoutChecksums(sql())) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await blobsWithoutChecksums(sql())).toBe(0);
     await expectAllPublished();
   });
 });
