@@ -458,6 +458,9 @@ const WELL_KNOWN_PREFIXES: ReadonlyArray<readonly [string, string]> = [
   ['urn:schemas-microsoft-com:', 'Z'],
   ['http://apache.org/dav/props/', 'A'],
   ['http://apple.com/ns/dav/', 'M'],
+  ['http://owncloud.org/ns', 'oc'],
+  ['http://nextcloud.org/ns', 'nc'],
+  ['ME:', 'ME'],
 ];
 
 /**

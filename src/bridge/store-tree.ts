@@ -514,14 +514,15 @@ export class StoreTree {
    * Writes a file at `path`: a new revision when a file is there, else a new file. Throws
    * conflict when the parent is missing or not a folder, or a folder has that name.
    */
-  async write(user: BridgeUser, path: DavPath, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal): Promise<{ created: boolean; entry?: NodeEntry }> {
+  /** `checksum`: the client's OC-Checksum, refused (StoreError `invalid`) when the bytes contradict it, nothing written. */
+  async write(user: BridgeUser, path: DavPath, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal, checksum?: string): Promise<{ created: boolean; entry?: NodeEntry }> {
     const parent = await this.parentFolder(user, path, 'tree.write');
     const name = nameOf(path);
     const listing = await this.listing(user, parent.entry.id);
     const existing = listing.byName.get(name);
     if (existing?.kind === 'folder') throw new StoreError('conflict', 'tree.write', 409, 'a collection has that name');
     const target = existing ? { revisionOf: existing.id, name: existing.name } : { folder: parent.entry.id, name };
-    const result = await this.withSession(user, (s) => this.client.upload(s, target, body, sizeBytes, signal));
+    const result = await this.withSession(user, (s) => this.client.upload(s, target, body, sizeBytes, signal, checksum === undefined ? undefined : { checksum }));
     this.afterWrite(user, parent.top?.id);
     const key = this.folderKey(user, parent.entry.id);
     const id = result.id ?? existing?.id;
@@ -534,6 +535,7 @@ export class StoreTree {
         updatedMs: Date.now(),
         ...(result.revision !== undefined ? { revision: result.revision } : {}),
         isStarred: existing?.isStarred ?? false,
+        ...(result.checksums ? { checksums: result.checksums } : {}),
       };
       this.cache.upsert(key, entry);
       return { created: !existing, entry };

@@ -100,6 +100,11 @@ export const configSchema = z.strictObject({
       jwtRotateDays: z.coerce.number().min(0).default(30),
       sessionTtlSec: z.coerce.number().int().positive().default(86_400),
       uploadTokenTtlMs: z.coerce.number().int().positive().default(5_000),
+      /**
+       * Blobs written before checksums existed (migration 019) hashed per second by the
+       * background backfill (ops/checksum-backfill.ts), across every instance's share; 0: none.
+       */
+      checksumBackfillPerSec: z.coerce.number().min(0).default(20),
       /** Failed logins allowed per username and per IP inside the window before 429. */
       loginMaxFailures: z.coerce.number().int().positive().default(10),
       loginWindowSec: z.coerce.number().int().positive().default(900),

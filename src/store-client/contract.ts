@@ -15,6 +15,7 @@ import type {
   NodeId,
   PathEntry,
   StoreSession,
+  UploadOptions,
   UploadResult,
   UploadTarget,
   UserProfile,
@@ -47,7 +48,7 @@ export interface StoreClient {
    * away. A server without it answers not-found (driveway 1.0: code `not_implemented`).
    */
   reviseFrom(s: StoreSession, file: NodeId, from: NodeId, options: { consume: boolean }, signal?: AbortSignal): Promise<UploadResult>;
-  upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal): Promise<UploadResult>;
+  upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal, options?: UploadOptions): Promise<UploadResult>;
   download(s: StoreSession, file: NodeId, name: string, options?: DownloadOptions): Promise<Download>;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
   /** The caller's WebDrive endpoint; undefined when none. Throws not-found when the server has no such endpoint (1.0). */

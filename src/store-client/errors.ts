@@ -53,6 +53,7 @@ const CODE_KINDS: Record<string, StoreErrorKind> = {
   endpoint_taken: 'conflict',
   invalid_request: 'invalid',
   invalid_name: 'invalid',
+  checksum_mismatch: 'invalid',
   invalid_password: 'invalid',
   upload_token_expired: 'upload-token-expired',
   upload_token_used: 'upload-token-expired',

@@ -3,14 +3,28 @@ import { z } from 'zod';
 import type { StoreHttp } from './http.js';
 import { kindOf, parseWith, seg, toMs } from './parse.js';
 import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema } from './schemas.js';
-import type { NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession, UploadResult } from './types.js';
+import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession, UploadResult } from './types.js';
+
+/** A store's checksums in lower case; undefined when it sent none. */
+function checksumsOf(sums: { sha1: string; md5: string } | undefined): FileChecksums | undefined {
+  return sums ? { sha1: sums.sha1.toLowerCase(), md5: sums.md5.toLowerCase() } : undefined;
+}
 
 async function postOperation(http: StoreHttp, s: StoreSession, node: NodeId, body: Record<string, unknown>, operation: string, signal?: AbortSignal): Promise<void> {
   await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}`, token: s.token, json: body, signal }, operation);
 }
 
 /** A Directory entry (docs/api.md; as parsed, or as an in-process store hands it over) in the bridge's terms. */
-export function toNodeEntry(row: { uuid: string; name: string; type: string; is_starred: boolean; size?: number | undefined; updated?: number | undefined; revision?: number | undefined }): NodeEntry {
+export function toNodeEntry(row: {
+  uuid: string;
+  name: string;
+  type: string;
+  is_starred: boolean;
+  size?: number | undefined;
+  updated?: number | undefined;
+  revision?: number | undefined;
+  checksums?: { sha1: string; md5: string } | undefined;
+}): NodeEntry {
   const kind = kindOf(row.type);
   const entry: NodeEntry = {
     id: row.uuid as NodeId,
@@ -21,12 +35,26 @@ export function toNodeEntry(row: { uuid: string; name: string; type: string; is_
     isStarred: row.is_starred,
   };
   if (kind === 'file' && row.revision !== undefined) entry.revision = row.revision;
+  const checksums = kind === 'file' ? checksumsOf(row.checksums) : undefined;
+  if (checksums) entry.checksums = checksums;
   return entry;
 }
 
 /** Node details (docs/api.md) in the bridge's terms. */
-export function toNodeDetails(d: { uuid: string; name: string; type: string; owner_type: string; owner_uuid: string; owner_fullname: string; created?: number | undefined; updated?: number | undefined }): NodeDetails {
+export function toNodeDetails(d: {
+  uuid: string;
+  name: string;
+  type: string;
+  owner_type: string;
+  owner_uuid: string;
+  owner_fullname: string;
+  created?: number | undefined;
+  updated?: number | undefined;
+  checksums?: { sha1: string; md5: string } | undefined;
+}): NodeDetails {
+  const checksums = checksumsOf(d.checksums);
   return {
+    ...(checksums ? { checksums } : {}),
     id: d.uuid as NodeId,
     name: d.name,
     kind: kindOf(d.type),

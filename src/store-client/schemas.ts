@@ -24,6 +24,9 @@ export const sessionSchema = z
   })
   .loose();
 
+/** The checksums extension (docs/extensions.md "Checksums"); a store without it sends none. */
+const checksumsSchema = z.object({ sha1: z.string().regex(/^[0-9a-fA-F]{40}$/), md5: z.string().regex(/^[0-9a-fA-F]{32}$/) }).loose().optional().catch(undefined);
+
 export const nodeDetailsSchema = z
   .object({
     name: z.string(),
@@ -34,6 +37,7 @@ export const nodeDetailsSchema = z
     owner_fullname: z.string().optional().default(''),
     created: optionalNum,
     updated: optionalNum,
+    checksums: checksumsSchema,
   })
   .loose();
 
@@ -51,6 +55,7 @@ export const dirEntrySchema = z
     size: optionalNum,
     updated: optionalNum,
     revision: optionalNum,
+    checksums: checksumsSchema,
   })
   .loose();
 

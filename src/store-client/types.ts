@@ -16,6 +16,14 @@ export interface NodeEntry {
   /** Present for files. */
   revision?: number;
   isStarred: boolean;
+  /** SHA-1 and MD5 of the latest revision (lower-case hex), when the store publishes them (files). */
+  checksums?: FileChecksums;
+}
+
+/** A file's checksums as the store publishes them (docs/extensions.md "Checksums"). */
+export interface FileChecksums {
+  sha1: string;
+  md5: string;
 }
 
 export interface NodeDetails {
@@ -27,6 +35,8 @@ export interface NodeDetails {
   ownerFullname: string;
   createdMs?: number;
   updatedMs?: number;
+  /** As NodeEntry's. */
+  checksums?: FileChecksums;
 }
 
 export interface PathEntry {
@@ -90,11 +100,22 @@ export interface Download {
 
 export type UploadTarget = { folder: NodeId; name: string } | { revisionOf: NodeId; name: string };
 
+export interface UploadOptions {
+  /**
+   * The client's `OC-Checksum` claim (`SHA1:<hex>`, `MD5:<hex>`, several space-separated): an
+   * upload whose bytes contradict it is refused (StoreError `invalid`, code `checksum_mismatch`)
+   * and recorded nowhere (docs/extensions.md "Checksums").
+   */
+  checksum?: string | undefined;
+}
+
 export interface UploadResult {
   /** When the store says (driveway's does): the uploaded file's UUID, revision and size. */
   id?: NodeId;
   revision?: number;
   sizeBytes?: number;
+  /** The new revision's checksums, when the store publishes them. */
+  checksums?: FileChecksums;
 }
 
 export interface NewUser {

@@ -30,6 +30,7 @@ import { storageBlobLedger } from './storage/revisions.js';
 import { createTopLevelFolders } from './storage/nodes.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
 import { applyRetention } from './ops/retention.js';
+import { backfillChecksums, blobsWithoutChecksums } from './ops/checksum-backfill.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
 import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
 import { clientIp, normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
@@ -370,8 +371,15 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
         }, retention.intervalSec * 1000).unref()
       : undefined;
 
+  // The checksum backfill (ops/checksum-backfill.ts): in the background at its bounded rate
+  // until every blob has SHA-1 and MD5, then a look each minute for claims a crashed instance left.
+  const stopBackfill = new AbortController();
+  const backfilling = runChecksumBackfill(ctx, config.store.checksumBackfillPerSec, stopBackfill.signal);
+
   const holds: Promise<unknown>[] = [];
   app.addHook('onClose', async () => {
+    stopBackfill.abort();
+    await backfilling;
     await Promise.allSettled(holds);
     clearInterval(collector);
     clearInterval(stagingSweeper);
@@ -388,6 +396,26 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     await storage.close();
   });
   return { app, ctx, routes, readiness, holdClose: (work) => void holds.push(work) };
+}
+
+/** The backfill loop of createStoreApp; never rejects (a failed round is logged and retried). */
+async function runChecksumBackfill(ctx: StoreContext, perSec: number, signal: AbortSignal): Promise<void> {
+  if (!(perSec > 0)) return;
+  const { storage, blobs, log, clock } = ctx;
+  while (!signal.aborted) {
+    try {
+      const report = await backfillChecksums({ sql: storage.sql, blobs, log, perSec, now: () => clock.now(), signal });
+      if (report.hashed.length > 0) log.info({ hashed: report.hashed.length, failed: report.failed, left: await blobsWithoutChecksums(storage.sql) }, 'checksum backfill round ended');
+    } catch (err) {
+      if (signal.aborted) break;
+      log.warn({ err }, 'checksum backfill failed; retried in a minute');
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 60_000);
+      timer.unref();
+      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
 }
 
 /**

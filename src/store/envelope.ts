@@ -12,6 +12,7 @@ import { StorageUnavailableError } from './storage/sql.js';
 export type ErrorCode =
   | 'invalid_request'      // 400: body/query/path fails validation
   | 'invalid_name'         // 400: node name rule broken
+  | 'checksum_mismatch'    // 400: an upload's bytes contradict its OC-Checksum
   | 'invalid_password'     // 400: password rule broken
   | 'unauthenticated'      // 401: no, malformed, expired or revoked token / bad credentials
   | 'twofa_required'       // 401: right password, 2FA on, no `code` in the login body

@@ -110,7 +110,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
         const made = await reviseFrom(ctx, caller, file, { from, consume: options.consume });
         return { id: made.uuid as NodeId, revision: made.revision, sizeBytes: made.size };
       }),
-    upload: (s, target, body, _sizeBytes, signal) => as('upload', 'upload.send', s, (caller) => upload(caller, target, body, signal)),
+    upload: (s, target, body, _sizeBytes, signal, options) => as('upload', 'upload.send', s, (caller) => upload(caller, target, body, signal, options?.checksum)),
     download: (s, file, _name, opts = {}) => as('download', 'resources.download', s, (caller) => download(caller, file, opts.range, opts.version)),
     currentUser: (s) => as('currentUser', 'user.current', s, async (caller) => toUserProfile(await getProfile(ctx, caller))),
     userWebdrive: (s) => as('userWebdrive', 'user.webdrive', s, async (caller) => webdriveOf({ data: await getUserWebdrive(ctx, caller) })),
@@ -140,19 +140,19 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
   }
 
   /** Both upload steps in one: the target checks, then the bytes straight into storage. */
-  async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable | Buffer, signal?: AbortSignal): Promise<UploadResult> {
+  async function upload(caller: AuthenticatedUser, target: UploadTarget, body: Readable | Buffer, signal?: AbortSignal, checksum?: string): Promise<UploadResult> {
     const id = 'folder' in target ? target.folder : target.revisionOf;
     let stored: Awaited<ReturnType<typeof storeFile>>;
     // Over PostgreSQL a small body held whole skips the checks before the bytes (a round trip).
     // Over SQLite they cost no round trip, and being outside a transaction they let topKindOf
     // remember the target's top-level kind, which the recording transaction then finds known.
     if (Buffer.isBuffer(body) && body.length <= INLINE_MAX_BYTES && ctx.storage.dialect === 'postgres') {
-      stored = await storeWholeFile(ctx, caller, id, target.name, body);
+      stored = await storeWholeFile(ctx, caller, id, target.name, body, checksum);
     } else {
       const checked = await uploadTarget(ctx, caller, id);
-      stored = await storeFile(ctx, caller, checked, uploadName(checked.target, target.name), body, signal ? { signal } : {});
+      stored = await storeFile(ctx, caller, checked, uploadName(checked.target, target.name), body, { ...(signal ? { signal } : {}), checksum });
     }
-    return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size };
+    return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size, checksums: stored.checksums };
   }
 
   /** The bytes of a revision, a range of it when asked (a range past the end fails as a 416 would). */

@@ -64,8 +64,17 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
     const body = 'hello contract';
     const uploaded = await client.upload(s, { folder: folder.id, name: 'a b#c?.txt' }, Readable.from([Buffer.from(body)]), body.length);
     const file = find(await client.listFolder(s, folder.id), 'a b#c?.txt');
-    expect(file).toMatchObject({ kind: 'file', sizeBytes: body.length, revision: 1 });
-    expect(uploaded).toEqual({ id: file.id, revision: 1, sizeBytes: body.length });
+    const checksums = { sha1: createHash('sha1').update(body).digest('hex'), md5: createHash('md5').update(body).digest('hex') };
+    expect(file).toMatchObject({ kind: 'file', sizeBytes: body.length, revision: 1, checksums });
+    expect(uploaded).toEqual({ id: file.id, revision: 1, sizeBytes: body.length, checksums });
+    expect((await client.details(s, file.id)).checksums).toEqual(checksums);
+
+    // A claim the bytes contradict is refused before anything is recorded; a right one passes.
+    for (const source of [() => Buffer.from('v1b'), () => Readable.from([Buffer.from('v1b')])]) {
+      const refused = client.upload(s, { revisionOf: file.id, name: file.name }, source(), 3, undefined, { checksum: `MD5:${checksums.md5}` });
+      await expect(refused).rejects.toMatchObject({ kind: 'invalid', code: 'checksum_mismatch' });
+    }
+    expect(find(await client.listFolder(s, folder.id), 'a b#c?.txt').revision).toBe(1);
 
     await client.upload(s, { revisionOf: file.id, name: file.name }, Readable.from([Buffer.from('v2')]));
     expect(find(await client.listFolder(s, folder.id), 'a b#c?.txt')).toMatchObject({ id: file.id, revision: 2, sizeBytes: 2 });

@@ -83,6 +83,11 @@ export function raw(client: HttpStoreClient, s: StoreSession | undefined, method
 }
 
 export const sha256Of = (content: string | Buffer): string => createHash('sha256').update(content).digest('hex');
+/** The checksums the store publishes for `content` (docs/extensions.md "Checksums"). */
+export const checksumsOf = (content: string | Buffer): { sha1: string; md5: string } => ({
+  sha1: createHash('sha1').update(content).digest('hex'),
+  md5: createHash('md5').update(content).digest('hex'),
+});
 /** The address the store gives a blob holding `content`. */
 export { contentHashOf as blobHashOf } from '../../src/store/blobs/staging.js';
 

@@ -5,6 +5,7 @@
  * destination, X-OC-Mtime). It never changes the store itself: the verbs call StoreTree.
  */
 import { DavStatusError } from '../dav-errors.js';
+import { ocChecksumMismatch } from '../../common/oc-checksum.js';
 import { parseDestination } from '../href.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
@@ -124,6 +125,7 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   const sourceTarget: WriteTarget = { path: source.path, resource: source, chain: source.chain };
   await checkIfHeader(ctx, sourceTarget);
   checkHttpConditions(ctx, sourceTarget);
+  assertSourceChecksum(ctx, source);
   if (isMove) await checkLocks(ctx, source.chain, { includeDescendants: true });
   // An existing destination is replaced (RFC 4918 §9.8.4, §9.9.3: deleted first; the store tree
   // trashes it only once the store accepted the new node, so a refusal keeps it): locks below it count.
@@ -132,6 +134,19 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   if (!existing || overwrite) await checkLocks(ctx, destination.chain, { includeDescendants: existing !== undefined });
   const replacing = existing && overwrite && !revises ? deletedStateOf(ctx, user, existing) : undefined;
   return { user, source, destination, overwrite, depth, revises, ...(replacing ? { replacing } : {}) };
+}
+
+/**
+ * A client's `OC-Checksum` on COPY or MOVE names the content it expects to transfer: checked
+ * against the source file's checksums, a contradiction is 400 before anything changes. A folder,
+ * or a file whose checksums are not known (a foreign store, a blob the backfill has not reached),
+ * cannot contradict it (docs/extensions.md "Checksums").
+ */
+function assertSourceChecksum(ctx: DavContext, source: Resource): void {
+  const claim = headerValue(ctx.req.headers['oc-checksum']);
+  if (claim === undefined || source.entry.kind !== 'file' || !source.entry.checksums) return;
+  const wrong = ocChecksumMismatch(claim, source.entry.checksums);
+  if (wrong) throw new DavStatusError(400, `the source does not match its OC-Checksum ${wrong.algorithm}`);
 }
 
 /**

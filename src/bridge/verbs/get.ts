@@ -20,6 +20,7 @@
  *   act with the viewer's credentials. The rule is common/content-security.ts's, the store's too.
  * - Last-Modified is the client's mtime when one was kept (X-OC-Mtime, Win32LastModifiedTime,
  *   SAR:lastmodified), else the store's `updated`, as getlastmodified in PROPFIND.
+ * - `OC-Checksum: SHA1:<hex>` when the store published the file's checksums (docs/extensions.md).
  * - A store without a download endpoint (edition 1.0 of the interface) cannot serve bytes at
  *   all: 501 Not Implemented, the honest answer for "this server cannot do GET here". A 404 would
  *   make clients believe the file is gone while PROPFIND lists it.
@@ -82,6 +83,8 @@ async function serveFile(ctx: DavContext, user: BridgeUser, resource: Resource):
   const headers: Record<string, string> = { ...decision.headers };
   if (decision.status === 200 || decision.status === 206) {
     Object.assign(headers, userContentHeaders(entry.name, wantsDownload(ctx) ? 'attachment' : 'inline'));
+    // The whole file's SHA-1, as ownCloud sends it (a range too: it names the representation).
+    if (entry.checksums) headers['OC-Checksum'] = `SHA1:${entry.checksums.sha1}`;
   }
   if (decision.status !== 200 && decision.status !== 206) {
     // A 304 may only carry the Content-Length a 200 would have (RFC 9110 §8.6): send none.

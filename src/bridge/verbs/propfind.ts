@@ -33,6 +33,7 @@ import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../st
 import type { DavContext, VerbHandler } from './context.js';
 import { contentTypeOf } from './get.js';
 import { etagOf } from './preconditions.js';
+import { formatOcChecksums } from '../../common/oc-checksum.js';
 import { XML_TYPE } from './respond.js';
 
 /** Live properties in the DAV: namespace, all protected (PROPPATCH answers 403 for them). */
@@ -51,15 +52,42 @@ export const LIVE_PROPERTIES = [
   'current-user-privilege-set',
 ] as const;
 
-type LiveProperty = (typeof LIVE_PROPERTIES)[number];
+/** ownCloud's namespace (oc:checksums, oc:fileid, oc:permissions) and rclone's fastmail vendor's (ME:sha1hex). */
+export const OC_NS = 'http://owncloud.org/ns';
+export const FASTMAIL_NS = 'ME:';
+
+/**
+ * Live properties outside DAV: that sync clients read (docs/extensions.md "Checksums"): the
+ * latest revision's checksums as ownCloud writes them (`SHA1:<hex> MD5:<hex>`, rclone's
+ * owncloud/nextcloud vendors) and as Fastmail does (rclone's fastmail vendor), the node UUID,
+ * and ownCloud's permission letters. Shown only when known: a file whose checksums the store
+ * does not publish (a foreign store, a revision the backfill has not reached) has none.
+ */
+const CLIENT_PROPERTIES = {
+  'oc:checksums': { ns: OC_NS, local: 'checksums' },
+  'oc:fileid': { ns: OC_NS, local: 'fileid' },
+  'oc:permissions': { ns: OC_NS, local: 'permissions' },
+  'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
+} as const satisfies Record<string, PropName>;
+type ClientProperty = keyof typeof CLIENT_PROPERTIES;
+const CLIENT_PROPERTY_NAMES = Object.keys(CLIENT_PROPERTIES) as ClientProperty[];
+const CLIENT_BY_KEY = new Map<string, ClientProperty>(CLIENT_PROPERTY_NAMES.map((p) => [propKey(CLIENT_PROPERTIES[p]), p]));
+
+type LiveProperty = (typeof LIVE_PROPERTIES)[number] | ClientProperty;
 
 const LIVE_SET: ReadonlySet<string> = new Set(LIVE_PROPERTIES);
 
+/** The DAV: live properties (protected from PROPPATCH); the client properties are not among them. */
 export function isLiveProperty(name: PropName): boolean {
   return name.ns === DAV_NS && LIVE_SET.has(name.local);
 }
 
-const NAMES = new Map<LiveProperty, PropName>(LIVE_PROPERTIES.map((local) => [local, { ns: DAV_NS, local }]));
+const NAMES = new Map<LiveProperty, PropName>([
+  ...LIVE_PROPERTIES.map((local): [LiveProperty, PropName] => [local, { ns: DAV_NS, local }]),
+  ...CLIENT_PROPERTY_NAMES.map((p): [LiveProperty, PropName] => [p, CLIENT_PROPERTIES[p]]),
+]);
+/** Every live property, as propname lists them. */
+const ALL_LIVE: readonly LiveProperty[] = [...LIVE_PROPERTIES, ...CLIENT_PROPERTY_NAMES];
 
 function nameOf(prop: LiveProperty): PropName {
   return NAMES.get(prop) as PropName;
@@ -70,9 +98,10 @@ function nameOf(prop: LiveProperty): PropName {
  * properties are left to clients that ask for them (Finder, rclone and davfs2 do, by name),
  * so a listing never costs a profile request.
  */
-const ALLPROP: readonly LiveProperty[] = LIVE_PROPERTIES.filter(
-  (p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes' && p !== 'current-user-privilege-set',
-);
+const ALLPROP: readonly LiveProperty[] = [
+  ...LIVE_PROPERTIES.filter((p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes' && p !== 'current-user-privilege-set'),
+  ...CLIENT_PROPERTY_NAMES,
+];
 
 /** Windows' attribute bits (urn:schemas-microsoft-com: Win32FileAttributes, hex): read-only, directory, archive. */
 const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
@@ -117,9 +146,12 @@ export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
 type Wanted = { live: LiveProperty; name: PropName } | { live: undefined; name: PropName; key: string };
 
 function classify(names: readonly PropName[]): Wanted[] {
-  return names.map((name) =>
-    name.ns === DAV_NS && LIVE_SET.has(name.local) ? { live: name.local as LiveProperty, name } : { live: undefined, name, key: propKey(name) },
-  );
+  return names.map((name) => {
+    if (name.ns === DAV_NS && LIVE_SET.has(name.local)) return { live: name.local as LiveProperty, name };
+    const key = propKey(name);
+    const client = CLIENT_BY_KEY.get(key);
+    return client !== undefined ? { live: client, name } : { live: undefined, name, key };
+  });
 }
 
 /** What the per-resource writer needs, gathered before the loop. */
@@ -180,7 +212,7 @@ export const propfind: VerbHandler = async (ctx) => {
 
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
   const needsPrivileges =
-    request.kind !== 'prop' || asks('current-user-privilege-set') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
+    request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
   const privileges = needsPrivileges ? await privilegesByTree(ctx, [resource, ...children]) : undefined;
   let keys: string[] | undefined;
   if (needsDead || needsMtimes) {
@@ -363,7 +395,7 @@ function writeResponse(
   const found: PropValue[] = [];
   const dead = sources.dead?.get(keyOf(resource));
   if (request.kind === 'propname') {
-    for (const prop of LIVE_PROPERTIES) {
+    for (const prop of ALL_LIVE) {
       if (liveValue(prop, resource, displayName, sources) !== undefined) found.push({ name: nameOf(prop) });
     }
     if (dead) for (const p of dead) found.push({ name: { ns: p.ns, local: p.local } });
@@ -450,7 +482,39 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       const granted = sources.privileges?.get(keyOf(resource));
       return granted ? { name: nameOf(prop), innerXml: privilegeSetXml(granted) } : undefined;
     }
+    case 'oc:checksums': {
+      const value = formatOcChecksums(entry.checksums);
+      // `oc` is declared on the root: writing this property's own name declares OC_NS there,
+      // and dav-xml.ts gives that prefix to OC_NS only (its well-known prefixes).
+      return value === undefined ? undefined : { name: nameOf(prop), innerXml: `<oc:checksum>${value}</oc:checksum>` };
+    }
+    case 'ME:sha1hex':
+      return entry.checksums ? { name: nameOf(prop), text: entry.checksums.sha1 } : undefined;
+    case 'oc:fileid':
+      return resource.kind === 'node' || resource.kind === 'top' ? { name: nameOf(prop), text: entry.id } : undefined;
+    case 'oc:permissions': {
+      const granted = sources.privileges?.get(keyOf(resource));
+      return granted && (resource.kind === 'node' || resource.kind === 'top') ? { name: nameOf(prop), text: ocPermissions(resource, granted) } : undefined;
+    }
   }
+}
+
+/**
+ * ownCloud's permission letters for what the caller may do (ownCloud's and Nextcloud's WebDAV
+ * docs): S reached through a share, M in a group's drive, R may share it on (not what reached
+ * the caller through a share), D delete, N rename and V move (both need `write` here),
+ * W write a file's content, C and K create files and folders in a folder.
+ */
+export function ocPermissions(resource: Resource, granted: ReadonlySet<Privilege>): string {
+  let letters = '';
+  if (resource.shareRoot !== undefined) letters += 'S';
+  if (resource.top?.id.includes(':') === true && resource.top.name !== 'shared_with_you') letters += 'M';
+  if (resource.shareRoot === undefined && granted.has('read')) letters += 'R';
+  const top = resource.kind === 'top';
+  if (granted.has('delete') && !top) letters += 'D';
+  if (granted.has('write') && !top) letters += 'NV';
+  if (granted.has('write')) letters += resource.entry.kind === 'file' ? 'W' : 'CK';
+  return letters;
 }
 
 /** A resource in a tree the user may not write (the root and virtual collections are not: nothing to mark). */

@@ -13,14 +13,17 @@
  * take it: unix seconds, or an HTTP-date) only sets the client mtime, exactly as X-OC-Mtime does,
  * and is never stored as a dead property; a value that is neither answers 409 (RFC 4918 §9.2.1),
  * so nothing is applied. rclone sends `oc:checksums` in the same request (its hash of the file);
- * that is answered 200 and never stored either: the hashes are the server's to publish.
- * TODO(#22): verify it against the server's hashes once the bridge has them (item 1).
+ * that is answered 200 and never stored either: the hashes are the server's to publish. It is
+ * verified against the file's checksums when the store publishes them: a claim that names
+ * another content answers 409, so nothing is applied (common/oc-checksum.ts decides).
  * Never calls the store beyond resolving the path.
  *
  * Needs write-properties, i.e. `write` on the node (the root, virtual collections and derived
  * views: never). Properties count against the per-node and per-owner limits of
  * the PropertyRepository (budgetOwnerOf says whose); passing one answers 507 for the properties set.
  */
+import { ocChecksumMismatch } from '../../common/oc-checksum.js';
+import type { FileChecksums } from '../../store-client/types.js';
 import { DavStatusError } from '../dav-errors.js';
 import { DAV_NS, errorXml, MultistatusWriter, parseProppatch, propKey, readBody, type PropName, type PropPatchInstruction } from '../dav-xml.js';
 import { DeadPropertyLimitError, parseDateProperty, parseLastModified, type DeadPropertyChange } from '../dead-properties.js';
@@ -52,10 +55,11 @@ function isOcChecksums(name: PropName): boolean {
 }
 
 /** What PROPPATCH answers for one instruction before anything is applied. */
-function statusOf(instruction: PropPatchInstruction): number {
+function statusOf(instruction: PropPatchInstruction, checksums: FileChecksums | undefined): number {
   if (isLiveProperty(instruction.name)) return 403;
   // RFC 4918 §9.2.1: 409 for a value whose semantics do not fit the property.
   if (instruction.op === 'set' && isLastModified(instruction.name) && parseLastModified(instruction.text) === undefined) return 409;
+  if (instruction.op === 'set' && isOcChecksums(instruction.name) && checksums && ocChecksumMismatch(instruction.text, checksums)) return 409;
   return 200;
 }
 
@@ -79,7 +83,7 @@ export const proppatch: VerbHandler = async (ctx) => {
   const outcomes = new Map<string, Outcome>();
   for (const instruction of instructions) {
     const key = propKey(instruction.name);
-    const status = statusOf(instruction);
+    const status = statusOf(instruction, resource.entry.checksums);
     const previous = outcomes.get(key);
     if (previous === undefined) outcomes.set(key, { name: instruction.name, op: instruction.op, status });
     else {

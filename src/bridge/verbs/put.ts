@@ -21,6 +21,10 @@
  * Client mtimes: `X-OC-Mtime: <unix seconds>` (rclone, docs/client-quirks.md §3) is kept for the node and
  * answered with `X-OC-Mtime: accepted`; a PUT without it forgets a kept mtime (the content changed,
  * so the store's time is the right one again).
+ *
+ * `OC-Checksum: SHA1:<hex>` (or MD5, or several; rclone's owncloud vendor, ownCloud and
+ * Nextcloud clients) is verified against the bytes before the store records them: a mismatch is
+ * 400 and the old content, revision and ETag stay (docs/extensions.md "Checksums").
  */
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
@@ -141,7 +145,7 @@ export const put: VerbHandler = async (ctx) => {
   }
   let result: Awaited<ReturnType<typeof tree.write>>;
   try {
-    result = await tree.write(user, ctx.path, body, sizeBytes, ctx.signal);
+    result = await tree.write(user, ctx.path, body, sizeBytes, ctx.signal, headerValue(req.headers['oc-checksum']));
   } catch (err) {
     if (!Buffer.isBuffer(body)) body.destroy();
     if (ctx.signal.aborted) {

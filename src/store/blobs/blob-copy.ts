@@ -31,33 +31,48 @@ export interface BlobDigest {
   sizeBytes: number;
   blake3: string;
   sha256: string;
+  /** The clients' checksums, when asked for (digestBlob's `checksums`: `driveway check`). */
+  sha1?: string;
+  md5?: string;
 }
 
 function bodyOf(reader: BlobReader): Readable {
   return reader.kind === 'file' ? reader.stream() : reader.body;
 }
 
-/** A pass-through that hashes (BLAKE3 and SHA-256) and counts what flows through it. */
-function digester(): { through: Transform; digest: () => BlobDigest } {
+/** A pass-through that hashes (BLAKE3 and SHA-256; SHA-1 and MD5 too with `checksums`) and counts what flows through it. */
+function digester(checksums = false): { through: Transform; digest: () => BlobDigest } {
   const blake3 = createContentHasher();
   const sha256 = createHash('sha256');
+  const sha1 = checksums ? createHash('sha1') : undefined;
+  const md5 = checksums ? createHash('md5') : undefined;
   let sizeBytes = 0;
   const through = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       sizeBytes += chunk.length;
       blake3.update(chunk);
       sha256.update(chunk);
+      sha1?.update(chunk);
+      md5?.update(chunk);
       callback(null, chunk);
     },
   });
-  return { through, digest: () => ({ sizeBytes, blake3: blake3.digest('hex'), sha256: sha256.digest('hex') }) };
+  return {
+    through,
+    digest: () => ({
+      sizeBytes,
+      blake3: blake3.digest('hex'),
+      sha256: sha256.digest('hex'),
+      ...(sha1 && md5 ? { sha1: sha1.digest('hex'), md5: md5.digest('hex') } : {}),
+    }),
+  };
 }
 
 /** Reads a whole blob from `backend` and digests it. Throws BlobMissingError when it is not there. */
-export async function digestBlob(backend: BlobBackend, hash: string): Promise<BlobDigest> {
+export async function digestBlob(backend: BlobBackend, hash: string, options: { checksums?: boolean } = {}): Promise<BlobDigest> {
   const reader = await backend.get(hash);
   try {
-    const { through, digest } = digester();
+    const { through, digest } = digester(options.checksums);
     await pipeline(bodyOf(reader), through, async (source: AsyncIterable<Buffer>) => {
       for await (const _chunk of source) {
         // drained: only the digest matters

@@ -22,19 +22,57 @@
  * under 300 MiB/s, and still cryptographic, so nobody can craft a file that lands on another
  * user's blob. Blobs stored before migration 003 keep their SHA-256 names: an address is only a
  * key (64 hex digits either way), never recomputed, so both kinds live side by side.
+ *
+ * SHA-1 and MD5 are computed in the same pass, from the same chunks: clients (rclone,
+ * ownCloud/Nextcloud) compare files by them (docs/extensions.md "Checksums"). A body kept
+ * inline is hashed here (64 KiB at most); a longer one's chunks also go to a worker thread
+ * (checksum-worker.ts), since on this thread MD5 and SHA-1 doubled the CPU of a large PUT. A
+ * second read of the blob would have cost a disk or S3 pass per upload.
  */
 import { Blake3Hasher } from '@napi-rs/blake-hash';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, type Hash } from 'node:crypto';
 import { createWriteStream, existsSync, promises as fs, rmSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { makePrivateDir, makePrivateDirSync, PRIVATE_FILE_MODE } from '../../common/private-files.js';
 import { tryLockFile, type FileLock } from '../storage/instance-lock.js';
+import { OffThreadChecksums } from './checksum-worker.js';
 
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
   return new Blake3Hasher();
+}
+
+/** The hashes stage() computes in one pass: the content address and the clients' checksums. */
+export interface ContentDigest {
+  /** BLAKE3, the content address. */
+  hash: string;
+  sha1: string;
+  md5: string;
+}
+
+/** Feeds every chunk to BLAKE3, SHA-1 and MD5 at once. */
+export class ContentDigests {
+  private readonly blake3 = createContentHasher();
+  private readonly sha1: Hash = createHash('sha1');
+  private readonly md5: Hash = createHash('md5');
+
+  update(chunk: Buffer): this {
+    this.blake3.update(chunk);
+    this.sha1.update(chunk);
+    this.md5.update(chunk);
+    return this;
+  }
+
+  digest(): ContentDigest {
+    return { hash: this.blake3.digest('hex'), sha1: this.sha1.digest('hex'), md5: this.md5.digest('hex') };
+  }
+}
+
+/** SHA-1 and MD5 of some bytes held whole. */
+export function digestOf(data: Buffer): ContentDigest {
+  return new ContentDigests().update(data).digest();
 }
 
 /** The content address of some bytes: what stage() computes while streaming. */
@@ -51,6 +89,9 @@ export function isBlobHash(name: string): boolean {
 
 export interface StagedBlob {
   hash: string;
+  /** SHA-1 and MD5 of the bytes (hex), computed in the same pass as `hash`. */
+  sha1: string;
+  md5: string;
   sizeBytes: number;
   /** The fsynced temp file of a blob kept by the backend. */
   tempPath?: string;
@@ -204,11 +245,13 @@ export class BlobStaging {
   async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
     if (Buffer.isBuffer(source)) return this.stageBuffer(source, maxBytes, inlineMax);
     const hasher = createContentHasher();
+    let sums: OffThreadChecksums | undefined;
     let sizeBytes = 0;
     const count = (chunk: Buffer): void => {
       sizeBytes += chunk.length;
       if (sizeBytes > maxBytes) throw new BlobTooLargeError(maxBytes);
       hasher.update(chunk);
+      sums?.update(chunk);
     };
     // The source may have been destroyed before anyone read it (a client that hung up):
     // iterating it would then wait forever instead of failing.
@@ -226,34 +269,55 @@ export class BlobStaging {
         break;
       }
     }
-    if (!spilled) return { hash: hasher.digest('hex'), sizeBytes, inline: Buffer.concat(head, sizeBytes) };
+    if (!spilled) {
+      const inline = Buffer.concat(head, sizeBytes);
+      const { sha1, md5 } = digestOf(inline);
+      return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, inline };
+    }
 
+    const offThread = new OffThreadChecksums();
+    sums = offThread;
+    for (const chunk of head) offThread.update(chunk);
     const meter = new Transform({
       transform(chunk: Buffer, _enc, callback) {
         try {
           count(chunk);
-          callback(null, chunk);
         } catch (err) {
           callback(err as Error);
+          return;
         }
+        // The worker is behind: hold this chunk until it caught up (the body waits meanwhile).
+        if (!offThread.isBusy) callback(null, chunk);
+        else offThread.ready().then(() => callback(null, chunk), (err: unknown) => callback(err as Error));
       },
     });
-    const tempPath = await this.writeTemp(async (handle) => {
-      if (source.destroyed && !source.readableEnded) throw source.errored ?? new Error('the source closed before it was read');
-      const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
-      for (const chunk of head) out.write(chunk);
-      await pipeline(source, meter, out, signal ? { signal } : {});
-    });
-    return { hash: hasher.digest('hex'), sizeBytes, tempPath };
+    try {
+      const tempPath = await this.writeTemp(async (handle) => {
+        if (source.destroyed && !source.readableEnded) throw source.errored ?? new Error('the source closed before it was read');
+        const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
+        for (const chunk of head) out.write(chunk);
+        await pipeline(source, meter, out, signal ? { signal } : {});
+      });
+      try {
+        const { sha1, md5 } = await offThread.digest();
+        return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, tempPath };
+      } catch (err) {
+        await fs.rm(tempPath, { force: true });
+        throw err;
+      }
+    } catch (err) {
+      offThread.abort();
+      throw err;
+    }
   }
 
   /** stage() for bytes the caller holds whole: no stream to read, the same outcome. */
   private async stageBuffer(bytes: Buffer, maxBytes: number, inlineMax: number): Promise<StagedBlob> {
     if (bytes.length > maxBytes) throw new BlobTooLargeError(maxBytes);
-    const hash = contentHashOf(bytes);
-    if (bytes.length <= inlineMax) return { hash, sizeBytes: bytes.length, inline: bytes };
+    const digest = digestOf(bytes);
+    if (bytes.length <= inlineMax) return { ...digest, sizeBytes: bytes.length, inline: bytes };
     const tempPath = await this.writeTemp((handle) => handle.writeFile(bytes));
-    return { hash, sizeBytes: bytes.length, tempPath };
+    return { ...digest, sizeBytes: bytes.length, tempPath };
   }
 
   /**

@@ -8,8 +8,10 @@
  *      included (storage/consistency.ts has the definition);
  *   3. `blobs.refs` equals the revisions and share snapshot entries that name the blob;
  *   4. the backend holds no blob that no row names and that is older than the collector's grace
- *      period (`store.blobs.gcGraceSec`; a younger one may be an upload under way).
- * With `repair`, what is safe is repaired: (2) and (3) are recomputed in a transaction each (a
+ *      period (`store.blobs.gcGraceSec`; a younger one may be an upload under way);
+ *   5. the SHA-1 and MD5 stored for a blob (docs/extensions.md "Checksums") are those of its
+ *      bytes, computed in the same read as (1); a blob without them is the backfill's to fill.
+ * With `repair`, what is safe is repaired: (5) is set to what the bytes hash to; (2) and (3) are recomputed in a transaction each (a
  * row left with no reference is dropped), and (4)'s orphans are removed through the backend,
  * which re-checks that nothing refers to them at that moment. A missing or damaged blob is only
  * reported: its metadata is never deleted, so the file stays visible and an operator can restore
@@ -18,14 +20,14 @@
  */
 import { createHash } from 'node:crypto';
 import { BlobMissingError, type BlobBackend } from '../blobs/blob-backend.js';
-import { BlobVerificationError, assertAddressed, digestBlob } from '../blobs/blob-copy.js';
+import { BlobVerificationError, assertAddressed, digestBlob, type BlobDigest } from '../blobs/blob-copy.js';
 import { LocalBlobBackend } from '../blobs/local.js';
-import { contentHashOf } from '../blobs/staging.js';
-import { blobRows, blobUses, inlineBytes, ownerCount, repairBlobRefs, repairUsage, usageSkews, type BlobUse } from '../storage/consistency.js';
+import { digestOf } from '../blobs/staging.js';
+import { blobRows, blobUses, inlineBytes, ownerCount, repairBlobRefs, repairUsage, usageSkews, type BlobRow, type BlobUse } from '../storage/consistency.js';
 import { isBlobReferenced } from '../storage/revisions.js';
 import type { Sql } from '../storage/sql.js';
 
-export type FindingKind = 'missing-blob' | 'damaged-blob' | 'disk-used' | 'blob-refs' | 'orphan-blob';
+export type FindingKind = 'missing-blob' | 'damaged-blob' | 'disk-used' | 'blob-refs' | 'orphan-blob' | 'wrong-checksum';
 
 export interface Finding {
   kind: FindingKind;
@@ -85,8 +87,23 @@ export async function checkConsistency(options: CheckOptions): Promise<CheckSumm
     for (const blob of page) {
       after = blob.hash;
       if (blob.countedRefs > 0) {
-        const problem = await verifyBytes(sql, blobs, blob.hash, blob.sizeBytes, blob.isInline);
-        if (problem) {
+        const problem = await verifyBytes(sql, blobs, blob, (digest) => {
+          const wrong = [
+            blob.sha1 !== null && blob.sha1 !== digest.sha1 ? `SHA-1 ${blob.sha1}, its bytes hash to ${digest.sha1}` : undefined,
+            blob.md5 !== null && blob.md5 !== digest.md5 ? `MD5 ${blob.md5}, its bytes hash to ${digest.md5}` : undefined,
+          ].filter((w): w is string => w !== undefined);
+          return wrong.length === 0 ? undefined : { sha1: digest.sha1 as string, md5: digest.md5 as string, text: wrong.join('; ') };
+        });
+        if (problem?.kind === 'wrong-checksum') {
+          let repaired = false;
+          if (repair) {
+            await sql.run('UPDATE blobs SET sha1 = ?, md5 = ? WHERE hash = ?', [problem.sha1, problem.md5, blob.hash]);
+            repaired = true;
+          }
+          found('wrong-checksum', `blob ${blob.hash}: stored ${problem.text}`, repaired);
+          summary.blobsVerified += 1;
+          summary.bytesVerified += blob.sizeBytes;
+        } else if (problem) {
           const uses = await blobUses(sql, blob.hash, USES_NAMED);
           found(problem.kind, `${problem.kind === 'missing-blob' ? 'missing' : 'damaged'} blob ${blob.hash} (${problem.detail}); used by ${describeUses(uses, blob.countedRefs)}`);
         } else {
@@ -140,24 +157,33 @@ export async function checkConsistency(options: CheckOptions): Promise<CheckSumm
   return summary;
 }
 
-/** Whether the blob's bytes are there and match its address; the problem otherwise. */
+type WrongChecksum = { sha1: string; md5: string; text: string };
+
+/**
+ * Whether the blob's bytes are there and match its address, then `checksums` on the digest
+ * (with SHA-1 and MD5); the problem otherwise.
+ */
 async function verifyBytes(
   sql: Sql,
   blobs: BlobBackend,
-  hash: string,
-  sizeBytes: number,
-  isInline: boolean,
-): Promise<{ kind: 'missing-blob' | 'damaged-blob'; detail: string } | undefined> {
+  blob: BlobRow,
+  checksums: (digest: BlobDigest) => WrongChecksum | undefined,
+): Promise<{ kind: 'missing-blob' | 'damaged-blob'; detail: string } | ({ kind: 'wrong-checksum' } & WrongChecksum) | undefined> {
+  const { hash, sizeBytes } = blob;
   try {
-    if (isInline) {
+    let digest: BlobDigest;
+    if (blob.isInline) {
       const bytes = await inlineBytes(sql, hash);
       if (bytes === undefined) return undefined; // gone meanwhile (purged): nothing to verify
-      const digest = { sizeBytes: bytes.length, blake3: contentHashOf(bytes), sha256: createHash('sha256').update(bytes).digest('hex') };
+      const { hash: blake3, sha1, md5 } = digestOf(bytes);
+      digest = { sizeBytes: bytes.length, blake3, sha256: createHash('sha256').update(bytes).digest('hex'), sha1, md5 };
       assertAddressed(hash, sizeBytes, digest, 'its database row');
-      return undefined;
+    } else {
+      digest = await digestBlob(blobs, hash, { checksums: true });
+      assertAddressed(hash, sizeBytes, digest, where(blobs, hash));
     }
-    assertAddressed(hash, sizeBytes, await digestBlob(blobs, hash), where(blobs, hash));
-    return undefined;
+    const wrong = checksums(digest);
+    return wrong ? { kind: 'wrong-checksum', ...wrong } : undefined;
   } catch (err) {
     if (err instanceof BlobMissingError) {
       // Purged meanwhile by the running server (the row went first, then the bytes): not a finding.

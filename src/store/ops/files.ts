@@ -104,6 +104,9 @@ export interface CommitUpload {
   sizeBytes: number;
   /** The bytes of a small blob kept in its database row (blobs/staging.ts INLINE_MAX_BYTES). */
   inline?: Buffer;
+  /** SHA-1 and MD5 computed while staging. */
+  sha1: string;
+  md5: string;
   now: number;
 }
 
@@ -213,6 +216,6 @@ async function recordUploadIn(tx: Sql, upload: CommitUpload): Promise<UploadResu
   const usage = owner.owner_uuid === target.owner_uuid && owner.owner_type === target.owner_type ? facts.usage : await usageOf(tx, owner.owner_type, owner.owner_uuid);
   if (usage && usage.quotaBytes > 0 && usage.usedBytes + sizeBytes > usage.quotaBytes) throw quotaExceeded();
 
-  const blob = { hash, sizeBytes, now, inline: upload.inline };
+  const blob = { hash, sizeBytes, now, inline: upload.inline, sha1: upload.sha1, md5: upload.md5 };
   return file ? await insertNextRevision(tx, file, blob, uploader.userUuid) : await insertNewFile(tx, target, name, blob, uploader.userUuid);
 }

@@ -19,6 +19,7 @@ import {
   listChildrenWithStars,
   listFavorites,
   starredAmong,
+  checksumsOfNodes,
   type ListedNode,
 } from '../storage/nodes.js';
 import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, type ShareCounts } from '../storage/shares.js';
@@ -51,6 +52,7 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
     updated: node.updated,
   };
   if (isFile && node.revision !== null) entry.revision = node.revision;
+  if (isFile && node.sha1 !== null && node.md5 !== null) entry.checksums = { sha1: node.sha1, md5: node.md5 };
   return entry;
 }
 
@@ -60,7 +62,11 @@ async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: No
   const uuids = readable.map((node) => node.uuid);
   const counts = await shareCountsOf(ctx.storage.sql, uuids);
   const starred = await starredAmong(ctx.storage.sql, caller.userUuid, uuids);
-  return readable.map((node) => toDirEntry({ ...node, is_starred: starred.has(node.uuid) }, caller.userUuid, counts));
+  const checksums = await checksumsOfNodes(ctx.storage.sql, readable.filter((node) => node.type === 'File').map((node) => node.uuid));
+  return readable.map((node) => {
+    const sums = checksums.get(node.uuid);
+    return toDirEntry({ ...node, sha1: sums?.sha1 ?? null, md5: sums?.md5 ?? null, is_starred: starred.has(node.uuid) }, caller.userUuid, counts);
+  });
 }
 
 /** What an operation that may wait for an approver answers: the request's UUID when it does. */
@@ -127,7 +133,9 @@ export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, i
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {
   const node = await resolveNode(ctx.storage.sql, caller, id, 'read');
+  const checksums = node.type === 'File' ? (await checksumsOfNodes(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
   return {
+    ...(checksums ? { checksums } : {}),
     name: node.name,
     type: node.type,
     uuid: publicId(node, caller.userUuid),

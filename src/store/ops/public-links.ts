@@ -134,13 +134,13 @@ export async function uploadRoom(ctx: StoreContext, link: OpenedLink): Promise<n
  * again (removed, expired, folder trashed meanwhile), under a free name (`name (2).ext` on a
  * clash), within the folder owner's quota (507).
  */
-export async function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: string, blob: { hash: string; sizeBytes: number; inline?: Buffer }): Promise<UploadResult> {
+export async function commitLinkUpload(ctx: StoreContext, shareUuid: string, name: string, blob: { hash: string; sizeBytes: number; inline?: Buffer; sha1?: string; md5?: string }): Promise<UploadResult> {
   const { storage: { sql }, clock } = ctx;
   return await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
     const { node: folder } = await liveLink(txCtx, await getShare(tx, shareUuid));
     await assertRoom(tx, folder, blob.sizeBytes);
     // A small blob's bytes go into its row here, or they would be lost (blobs/staging.ts stage()).
-    return insertNewFile(tx, folder, await freeName(tx, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now(), inline: blob.inline }, null);
+    return insertNewFile(tx, folder, await freeName(tx, folder.uuid, name, 'File'), { hash: blob.hash, sizeBytes: blob.sizeBytes, now: clock.now(), inline: blob.inline, sha1: blob.sha1, md5: blob.md5 }, null);
   });
 }

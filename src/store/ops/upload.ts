@@ -12,7 +12,9 @@ import { INLINE_MAX_BYTES, type StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
 import { roomIn, uploadFacts, type UploadResult } from '../storage/revisions.js';
 import { locatorOf, type NodeLocator, type NodeRow } from '../storage/nodes.js';
-import { notFound } from '../envelope.js';
+import { notFound, StoreHttpError } from '../envelope.js';
+import { ocChecksumMismatch } from '../../common/oc-checksum.js';
+import type { Checksums } from '../schemas/nodes.js';
 import { assertUploadableUnder, commitUpload, consumeUploadToken, createUploadToken, uploaderOf } from './files.js';
 import { assertValidName } from '../names.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -71,6 +73,8 @@ export function uploadName(target: NodeRow, name: unknown): string {
 
 export interface StoreFileOptions {
   signal?: AbortSignal;
+  /** The client's OC-Checksum claim (`SHA1:<hex>`, …), verified before the upload is recorded. */
+  checksum?: string | undefined;
 }
 
 /**
@@ -100,8 +104,28 @@ export async function commitStaged<T>(ctx: StoreContext, staged: StagedBlob, rec
   return recorded;
 }
 
-/** Records a staged blob as `name` in `target` (a folder), or as a new revision of `target` (a file). */
-export async function recordUpload(ctx: StoreContext, uploader: AuthenticatedUser, target: NodeLocator, name: string | undefined, staged: StagedBlob): Promise<UploadResult> {
+/** An upload's answer: what was recorded, with the checksums computed while staging (docs/extensions.md "Checksums"). */
+export type StoredUpload = UploadResult & { checksums: Checksums };
+
+/**
+ * Refuses a staged blob that contradicts the client's `OC-Checksum` claim (400
+ * `checksum_mismatch`; the staged bytes dropped, nothing recorded): checked after staging, when
+ * the hashes are known, and before anything is committed, so the old content stays.
+ */
+export async function assertClaimedChecksum(ctx: StoreContext, staged: StagedBlob, claim: string | undefined): Promise<void> {
+  if (claim === undefined) return;
+  const wrong = ocChecksumMismatch(claim, staged);
+  if (wrong === undefined) return;
+  await ctx.blobs.discard(staged);
+  throw new StoreHttpError(400, 'checksum_mismatch', `the content does not match its OC-Checksum ${wrong.algorithm}`);
+}
+
+/**
+ * Records a staged blob as `name` in `target` (a folder), or as a new revision of `target` (a
+ * file); `claim` is the client's OC-Checksum, refused when the bytes contradict it.
+ */
+export async function recordUpload(ctx: StoreContext, uploader: AuthenticatedUser, target: NodeLocator, name: string | undefined, staged: StagedBlob, claim?: string): Promise<StoredUpload> {
+  await assertClaimedChecksum(ctx, staged, claim);
   const result = await commitStaged(ctx, staged, () =>
     commitUpload(ctx.storage.sql, {
       uploader,
@@ -109,12 +133,14 @@ export async function recordUpload(ctx: StoreContext, uploader: AuthenticatedUse
       name,
       hash: staged.hash,
       sizeBytes: staged.sizeBytes,
+      sha1: staged.sha1,
+      md5: staged.md5,
       ...(staged.inline ? { inline: staged.inline } : {}),
       now: ctx.clock.now(),
     }),
   );
   ctx.log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
-  return result;
+  return { ...result, checksums: { sha1: staged.sha1, md5: staged.md5 } };
 }
 
 /**
@@ -128,9 +154,9 @@ export async function storeFile(
   name: string,
   source: Readable | Buffer,
   options: StoreFileOptions = {},
-): Promise<UploadResult> {
+): Promise<StoredUpload> {
   const staged = await ctx.blobs.stage(source, roomBytes, options.signal);
-  return recordUpload(ctx, uploader, { uuid: target.uuid }, name, staged);
+  return recordUpload(ctx, uploader, { uuid: target.uuid }, name, staged, options.checksum);
 }
 
 /**
@@ -141,9 +167,9 @@ export async function storeFile(
  * and virtual folders, the name, quota), so a refusal answers as it would have; over PostgreSQL
  * that is a round trip less for every small file.
  */
-export async function storeWholeFile(ctx: StoreContext, uploader: AuthenticatedUser, id: string, name: string | undefined, body: Buffer): Promise<UploadResult> {
+export async function storeWholeFile(ctx: StoreContext, uploader: AuthenticatedUser, id: string, name: string | undefined, body: Buffer, checksum?: string): Promise<StoredUpload> {
   if (body.length > INLINE_MAX_BYTES) throw new Error(`storeWholeFile takes bodies of up to ${INLINE_MAX_BYTES} bytes`);
   const where = locatorOf(id, uploader.userUuid);
   if (!where) throw notFound();
-  return recordUpload(ctx, uploader, where, name, await ctx.blobs.stage(body));
+  return recordUpload(ctx, uploader, where, name, await ctx.blobs.stage(body), checksum);
 }

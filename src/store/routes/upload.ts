@@ -42,7 +42,9 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     const policy = requirePolicy(request.method, request.routeOptions.url);
     const { uploader, target, roomBytes } = await redeemUploadToken(ctx, params.success ? params.data.token : '', (who) => admitCaller(ctx, who, policy));
     const received = await receiveFilePart(ctx, request, roomBytes, target.type === 'Dir');
-    const result = await recordUpload(ctx, uploader, { uuid: target.uuid }, received.name ?? target.name, received.staged);
+    // OC-Checksum (docs/extensions.md "Checksums"): refused before anything is recorded when the bytes contradict it.
+    const claim = request.headers['oc-checksum'];
+    const result = await recordUpload(ctx, uploader, { uuid: target.uuid }, received.name ?? target.name, received.staged, Array.isArray(claim) ? claim.join(' ') : claim);
     return reply.code(200).send(success(result.revision === 1 ? 'file uploaded' : 'revision uploaded', result));
   });
 }

@@ -62,6 +62,10 @@ export const nodeParamsSchema = z.object({ id: z.string().min(1) });
 const nodeType = z.enum(['Dir', 'File']);
 const epochMs = z.number().int();
 
+/** SHA-1 and MD5 (hex) of a file's latest revision: an extension (docs/extensions.md "Checksums"). */
+export const checksumsSchema = z.object({ sha1: z.string(), md5: z.string() });
+export type Checksums = z.infer<typeof checksumsSchema>;
+
 /** docs/api.md "Node details". */
 export const nodeDetailsSchema = z.object({
   name: z.string(),
@@ -72,6 +76,7 @@ export const nodeDetailsSchema = z.object({
   owner_fullname: z.string(),
   created: epochMs,
   updated: epochMs,
+  checksums: checksumsSchema.optional(),
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
@@ -91,6 +96,7 @@ export const dirEntrySchema = z.object({
   size: z.number().int(),
   updated: epochMs,
   revision: z.number().int().optional(),
+  checksums: checksumsSchema.optional(),
 });
 export type DirEntry = z.infer<typeof dirEntrySchema>;
 

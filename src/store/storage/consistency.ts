@@ -57,16 +57,27 @@ export interface BlobRow {
   countedRefs: number;
   /** Kept in its database row (small blobs) rather than in the blob backend. */
   isInline: boolean;
+  /** The stored checksums (NULL until computed: migration 019). */
+  sha1: string | null;
+  md5: string | null;
 }
 
 /** One page of blob rows in hash order, after `after`, with the references counted. */
 export async function blobRows(sql: Sql, after: string, limit: number): Promise<BlobRow[]> {
-  const rows = await sql.all<{ hash: string; size: number; refs: number; counted: number; inline: number }>(
-    `SELECT b.hash, b.size, b.refs, ${COUNTED_REFS} AS counted, CASE WHEN b.data IS NULL THEN 0 ELSE 1 END AS inline
+  const rows = await sql.all<{ hash: string; size: number; refs: number; counted: number; inline: number; sha1: string | null; md5: string | null }>(
+    `SELECT b.hash, b.size, b.refs, ${COUNTED_REFS} AS counted, CASE WHEN b.data IS NULL THEN 0 ELSE 1 END AS inline, b.sha1, b.md5
        FROM blobs b WHERE b.hash > ? ORDER BY b.hash LIMIT ?`,
     [after, limit],
   );
-  return rows.map((r) => ({ hash: r.hash, sizeBytes: Number(r.size), refs: Number(r.refs), countedRefs: Number(r.counted), isInline: Number(r.inline) === 1 }));
+  return rows.map((r) => ({
+    hash: r.hash,
+    sizeBytes: Number(r.size),
+    refs: Number(r.refs),
+    countedRefs: Number(r.counted),
+    isInline: Number(r.inline) === 1,
+    sha1: r.sha1,
+    md5: r.md5,
+  }));
 }
 
 /** The bytes of an inline blob; undefined when it is not (or no longer) in the database. */

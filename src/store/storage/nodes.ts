@@ -378,11 +378,28 @@ export interface ListedNode {
   updated: number;
   revision: number | null;
   size: number;
+  /** The latest revision's blob checksums (files; NULL until computed: migration 019). */
+  sha1: string | null;
+  md5: string | null;
   is_starred: boolean;
 }
 
 type ListedRow = Omit<ListedNode, 'is_starred'>;
-const LISTED_COLUMNS = 'n.uuid, n.owner_uuid, n.top_kind, n.name, n.type, n.updated, n.revision, n.size';
+const LISTED_COLUMNS = 'n.uuid, n.owner_uuid, n.top_kind, n.name, n.type, n.updated, n.revision, n.size, b.sha1, b.md5';
+/** The latest revision's blob of each listed node `n` (none for folders): by primary keys, no scan. */
+const LATEST_BLOB_JOIN = 'LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision LEFT JOIN blobs b ON b.hash = r.blob_hash';
+
+/** SHA-1 and MD5 of the latest revision of each file among `nodeUuids` that has them (one query). */
+export async function checksumsOfNodes(sql: Sql, nodeUuids: readonly string[]): Promise<Map<string, { sha1: string; md5: string }>> {
+  const found = new Map<string, { sha1: string; md5: string }>();
+  if (nodeUuids.length === 0) return found;
+  const rows = (await sql.all(
+    `SELECT n.uuid, b.sha1, b.md5 FROM nodes n ${LATEST_BLOB_JOIN} WHERE n.uuid IN (${jsonValues(sql)}) AND b.sha1 IS NOT NULL AND b.md5 IS NOT NULL`,
+    [JSON.stringify(nodeUuids)],
+  )) as Array<{ uuid: string; sha1: string; md5: string }>;
+  for (const row of rows) found.set(row.uuid, { sha1: row.sha1, md5: row.md5 });
+  return found;
+}
 
 /**
  * The children of `folderUuid`, folders first, then by name in byte order (SQLite's BINARY
@@ -390,7 +407,7 @@ const LISTED_COLUMNS = 'n.uuid, n.owner_uuid, n.top_kind, n.name, n.type, n.upda
  * stars among them, so a folder of 10,000 entries costs no more round trips than one of ten.
  */
 export async function listChildrenWithStars(sql: Sql, folderUuid: string, callerUuid: string): Promise<ListedNode[]> {
-  const rows = (await sql.all(`SELECT ${LISTED_COLUMNS} FROM nodes n WHERE n.parent_uuid = ? ORDER BY n.type = 'File', ${binaryOrder(sql, 'n.name')}`, [folderUuid])) as ListedRow[];
+  const rows = (await sql.all(`SELECT ${LISTED_COLUMNS} FROM nodes n ${LATEST_BLOB_JOIN} WHERE n.parent_uuid = ? ORDER BY n.type = 'File', ${binaryOrder(sql, 'n.name')}`, [folderUuid])) as ListedRow[];
   const starred = new Set(
     (
       (await sql.all('SELECT s.node_uuid FROM stars s JOIN nodes n ON n.uuid = s.node_uuid WHERE s.user_uuid = ? AND n.parent_uuid = ?', [callerUuid, folderUuid])) as Array<{ node_uuid: string }>

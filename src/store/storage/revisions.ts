@@ -79,13 +79,19 @@ async function insertRevision(sql: Sql, nodeUuid: string, revision: number, blob
 }
 
 /** Adding a blob reference and a revision row, alone and within insertNewFile and insertNextRevision on PostgreSQL. */
-const ADD_BLOB_REF = `INSERT INTO blobs (hash, size, refs, data) VALUES (@hash, @size, @count, @inline)
-     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs`;
+// A blob stored before its checksums were computed (migration 019) gets them from the first
+// upload of the same bytes that brings them; a reference added by a copy brings none (NULL).
+const ADD_BLOB_REF = `INSERT INTO blobs (hash, size, refs, data, sha1, md5) VALUES (@hash, @size, @count, @inline, @sha1, @md5)
+     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs,
+       sha1 = COALESCE(blobs.sha1, excluded.sha1), md5 = COALESCE(blobs.md5, excluded.md5)`;
 const INSERT_REVISION = 'INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (@uuid, @revision, @hash, @size, @now, @uploader)';
 
 /** A blob an upload brings: `inline` holds the bytes of a small one kept in its database row (addBlobRef). */
 export interface UploadedBlob extends StoredBlob {
   inline?: Buffer | undefined;
+  /** SHA-1 and MD5 (hex) computed while staging; absent for a reference added without reading the bytes. */
+  sha1?: string | undefined;
+  md5?: string | undefined;
 }
 
 /**
@@ -107,11 +113,11 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
             usage AS (UPDATE ${OWNER_TABLE[folder.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
             touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
        SELECT 1`,
-      { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, uuid, revision: 1, owner: folder.owner_uuid, ownerType: folder.owner_type, folder: folder.uuid, name, now: blob.now, uploader: uploaderUuid },
+      { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, sha1: blob.sha1 ?? null, md5: blob.md5 ?? null, uuid, revision: 1, owner: folder.owner_uuid, ownerType: folder.owner_type, folder: folder.uuid, name, now: blob.now, uploader: uploaderUuid },
     );
     return result;
   }
-  await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline);
+  await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline, blob);
   await sql.run(
     `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
      VALUES (?, ?, ?, ?, NULL, ?, 'File', ?, ?, 1, ?)`,
@@ -140,11 +146,11 @@ export async function insertNextRevision(sql: Sql, file: NodeRow, blob: Uploaded
             usage AS (UPDATE ${OWNER_TABLE[file.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
             touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
        SELECT 1`,
-      { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, uuid: file.uuid, revision, owner: file.owner_uuid, folder: file.parent_uuid, now: blob.now, uploader: uploaderUuid },
+      { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, sha1: blob.sha1 ?? null, md5: blob.md5 ?? null, uuid: file.uuid, revision, owner: file.owner_uuid, folder: file.parent_uuid, now: blob.now, uploader: uploaderUuid },
     );
     return result;
   }
-  await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline);
+  await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline, blob);
   await sql.run('UPDATE nodes SET revision = ?, size = ?, updated = ? WHERE uuid = ?', [revision, blob.sizeBytes, blob.now, file.uuid]);
   await insertRevision(sql, file.uuid, revision, blob, uploaderUuid);
   await adjustUsage(sql, file.owner_type, file.owner_uuid, blob.sizeBytes);
@@ -216,8 +222,8 @@ export function getRevision(sql: Sql, nodeUuid: string, revision: number): Promi
  * a small blob kept in the database (blobs/staging.ts stage()); when the blob exists already (the
  * same bytes uploaded before, inline or as a file) the stored form is kept and `inline` dropped.
  */
-export async function addBlobRef(sql: Sql, hash: string, sizeBytes: number, count = 1, inline?: Buffer): Promise<void> {
-  await sql.run(ADD_BLOB_REF, { hash, size: sizeBytes, count, inline: inline ?? null });
+export async function addBlobRef(sql: Sql, hash: string, sizeBytes: number, count = 1, inline?: Buffer, checksums?: { sha1?: string | undefined; md5?: string | undefined }): Promise<void> {
+  await sql.run(ADD_BLOB_REF, { hash, size: sizeBytes, count, inline: inline ?? null, sha1: checksums?.sha1 ?? null, md5: checksums?.md5 ?? null });
 }
 
 /** The bytes of a blob kept in the database; undefined for one kept as a file (or unknown). */

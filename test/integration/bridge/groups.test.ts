@@ -64,6 +64,15 @@ describe('group drives through the bridge', () => {
     await f.close();
   });
 
+  it('shows ownCloud permission letters: M in a group drive, and only what the member may do', async () => {
+    const body = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns"><D:prop><oc:permissions/></D:prop></D:propfind>';
+    const letters = async (as: DavUser, path: string) => /<oc:permissions>([A-Z]*)<\/oc:permissions>/.exec((await dav(as, 'PROPFIND', path, { depth: '0' }, body)).text)?.[1];
+    expect(await letters(writer, `${TEAM_PATH}/home/plan.txt`)).toBe('MRDNVW');
+    expect(await letters(writer, `${TEAM_PATH}/home/docs/`)).toBe('MRDNVCK');
+    expect(await letters(reader, `${TEAM_PATH}/home/plan.txt`)).toBe('MR');
+    expect(await letters(noDelete, `${TEAM_PATH}/home/plan.txt`)).toBe('MRNVW');
+  });
+
   it('lists the caller’s groups at /groups/ and the group’s top-level folders below it', async () => {
     const groups = multistatusOf(await dav(reader, 'PROPFIND', '/groups/', { depth: '1' }));
     expect(groups.map((r) => r.href)).toEqual(['/groups/', `${TEAM_PATH}/`]);

@@ -165,7 +165,8 @@ describe('PROPFIND', () => {
       'lockdiscovery',
       'current-user-privilege-set',
     ];
-    expect([...names.props.keys()].sort()).toEqual(expected.map((n) => `{DAV:}${n}`).sort());
+    const clientProps = ['{http://owncloud.org/ns}checksums', '{http://owncloud.org/ns}fileid', '{http://owncloud.org/ns}permissions', '{ME:}sha1hex'];
+    expect([...names.props.keys()].sort()).toEqual([...expected.map((n) => `{DAV:}${n}`), ...clientProps].sort());
     for (const prop of names.props.values()) {
       expect(prop.status).toBe(200);
       expect(prop.node.children).toEqual([]);
@@ -270,7 +271,10 @@ describe('PROPFIND', () => {
       expect(response.href.startsWith('/home/dir/')).toBe(true);
       expect(davProp(response, 'resourcetype').status).toBe(200);
       expect(davProp(response, 'getlastmodified').text).toMatch(HTTP_DATE);
-      expect(response.props.get('{http://owncloud.org/ns}checksums')?.status).toBe(404);
+      // Files carry the checksums the store computed (checksums.test.ts checks the values), folders none.
+      const isFolder = response.href.endsWith('/');
+      expect(response.props.get('{http://owncloud.org/ns}checksums')?.status).toBe(isFolder ? 404 : 200);
+      expect(response.props.get('{http://owncloud.org/ns}permissions')?.status).toBe(200);
     }
     const sub = responseFor(responses, '/home/dir/sub/');
     expect(davProp(sub, 'resourcetype').node.children[0]?.local).toBe('collection');

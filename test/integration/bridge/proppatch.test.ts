@@ -233,6 +233,22 @@ describe('PROPPATCH', () => {
     expect(davProp(found, 'lastmodified').status).toBe(404);
   });
 
+  it("answers 409 for oc:checksums that name another content, 424 for DAV:lastmodified beside it, and changes nothing", async () => {
+    const file = await newFile('data');
+    await f.bridge.services.props.setMtime(file.id, 1_500_000_000_000);
+    // sha1("data") is a17c9aaa…; this claim is sha1("date").
+    for (const claim of ['SHA1:8a35a7c5d6b2c5e3b5e2c4b1b8e4d2d2f6b1a4c3', 'MD5:00000000000000000000000000000000', 'SHA1:a17c9aaa61e80a1bf71d0d850af4e5baa9800bbd MD5:0']) {
+      const answer = await proppatch(file.href, rclonePropsetWithChecksum('1600000000', claim));
+      expect(statuses(answer), claim).toEqual({ '{DAV:}lastmodified': 424, [`{${OC}}checksums`]: 409 });
+    }
+    expect(await f.bridge.services.props.getMtime(file.id)).toBe(1_500_000_000_000);
+    expect(await f.bridge.services.props.list(file.id)).toEqual([]);
+    // The right MD5 (of "data") with an algorithm the server does not know beside it is fine.
+    const answer = await proppatch(file.href, rclonePropsetWithChecksum('1600000000', 'MD5:8d777f385d3dfec8815d20f7496026dc ADLER32:0'));
+    expect(statuses(answer)).toEqual({ '{DAV:}lastmodified': 200, [`{${OC}}checksums`]: 200 });
+    expect(await f.bridge.services.props.getMtime(file.id)).toBe(1_600_000_000_000);
+  });
+
   it('reads DAV:lastmodified as an HTTP-date in all three forms, and removing it forgets the client mtime', async () => {
     const file = await newFile();
     const expected = Date.UTC(1994, 10, 6, 8, 49, 37);

@@ -62,6 +62,14 @@ describe('shares through the bridge', () => {
     expect((await dav(alice, 'GET', '/home/gift.txt')).text).toBe('a copy for you');
   });
 
+  it('shows ownCloud permission letters: S for what reached the caller through a share, never R', async () => {
+    const body = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns"><D:prop><oc:permissions/></D:prop></D:propfind>';
+    const letters = async (as: DavUser, path: string) => /<oc:permissions>([A-Z]*)<\/oc:permissions>/.exec((await dav(as, 'PROPFIND', path, { depth: '0' }, body)).text)?.[1];
+    expect(await letters(bob, '/shared_with_you/Reports/q3.txt')).toBe('S');
+    expect(await letters(bob, '/shared_with_you/Drafts/draft.txt')).toMatch(/^S[^R]*W$/);
+    expect(await letters(alice, '/home/Reports/q3.txt')).toBe('RDNVW');
+  });
+
   it('shows a private share in /shared_with_you/ and serves its files', async () => {
     const listed = multistatusOf(await dav(bob, 'PROPFIND', '/shared_with_you/', { depth: '1' })).map((r) => r.href).sort();
     expect(listed).toEqual(['/shared_with_you/', '/shared_with_you/Drafts/', '/shared_with_you/Reports/']);

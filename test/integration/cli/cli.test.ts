@@ -8,7 +8,7 @@
  * on a stopped instance.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { rmSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -374,6 +374,35 @@ function operatorSuite(kind: 'sqlite' | 'postgres', describeIt: (name: string, b
       expect(again.stdout).toMatch(/\nclean\n$/);
       const get = await fetch(`${server!.davUrl}/home/gone.bin`, { headers: { authorization: auth } });
       expect(Buffer.from(await get.arrayBuffer()).equals(gone)).toBe(true);
+    }, 120_000);
+
+    it('check: a stored SHA-1 or MD5 that is not its blob\'s is named with exit 1; --repair sets what the bytes hash to', async () => {
+      const auth = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+      const large = randomBytes(80 * 1024);
+      const small = Buffer.from('a small one, in its row');
+      for (const [name, body] of [['sums-large.bin', large], ['sums-small.txt', small]] as const) {
+        expect((await fetch(`${server!.davUrl}/home/${name}`, { method: 'PUT', headers: { authorization: auth }, body })).status).toBe(201);
+      }
+      expect((await cli(['check'])).code).toBe(0);
+      await setup.exec(`UPDATE blobs SET sha1 = '${'0'.repeat(40)}' WHERE hash = '${contentHashOf(large)}'`);
+      await setup.exec(`UPDATE blobs SET md5 = '${'f'.repeat(32)}' WHERE hash = '${contentHashOf(small)}'`);
+
+      const found = await cli(['check']);
+      expect(found.code).toBe(1);
+      const problems = found.stdout.split('\n').filter((l) => l.startsWith('PROBLEM'));
+      expect(problems).toEqual(
+        expect.arrayContaining([
+          `PROBLEM  wrong-checksum: blob ${contentHashOf(large)}: stored SHA-1 ${'0'.repeat(40)}, its bytes hash to ${createHash('sha1').update(large).digest('hex')}`,
+          `PROBLEM  wrong-checksum: blob ${contentHashOf(small)}: stored MD5 ${'f'.repeat(32)}, its bytes hash to ${createHash('md5').update(small).digest('hex')}`,
+        ]),
+      );
+      expect(problems).toHaveLength(2);
+      const repaired = await cli(['check', '--repair']);
+      expect(repaired.stdout).toMatch(/2 finding\(s\), 2 repaired, 0 remaining\n$/);
+      const again = await cli(['check']);
+      expect(again.code, again.stdout).toBe(0);
+      const head = await fetch(`${server!.davUrl}/home/sums-large.bin`, { method: 'HEAD', headers: { authorization: auth } });
+      expect(head.headers.get('oc-checksum')).toBe(`SHA1:${createHash('sha1').update(large).digest('hex')}`);
     }, 120_000);
 
     it('prune beside the running server: old revisions go, their blobs with them, and check stays clean', async () => {

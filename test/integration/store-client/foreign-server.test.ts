@@ -4,6 +4,7 @@
  * (errors as 200 + status "error" without a code, times in seconds, no optional counters,
  * no Range support, upload answers without data). The client must cope with all of it.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -48,12 +49,16 @@ function foreignServer(): http.Server {
     if (req.method === 'POST' && url === '/upload/up-token') {
       let bytes = 0;
       let head = '';
+      let last = '';
       req.on('data', (c: Buffer) => {
         bytes += c.length;
         if (head.length < 1000) head += c.toString('latin1');
+        last = (last + c.toString('latin1')).slice(-64);
       });
       req.on('end', () => {
         const name = /filename="([^"]*)"/.exec(head)?.[1] ?? '?';
+        // As the interface says: a file exists only once its body is complete (closing boundary).
+        if (!last.endsWith('--\r\n')) return json(res, 400, { status: 'error', msg: 'incomplete upload' });
         uploads.push({ name, bytes });
         json(res, 200, { status: 'success', msg: 'File uploaded' });
       });
@@ -104,6 +109,23 @@ describe('store client against a foreign server of the interface', () => {
     const result = await client.upload(s, { folder: nodeId('home'), name: 'new.bin' }, Readable.from([Buffer.alloc(1000, 7)]), 1000);
     expect(result).toEqual({ id: undefined, revision: undefined, sizeBytes: undefined });
     expect((await client.listFolder(s, nodeId('home'))).find((e) => e.name === 'new.bin')?.sizeBytes).toBeGreaterThan(1000);
+  });
+
+  it('checks an OC-Checksum claim itself when the server ignores it: a contradicted body never completes', async () => {
+    const s = await client.login('ann', 'Secret-1');
+    const bytes = Buffer.alloc(300_000, 9);
+    const sha1 = createHash('sha1').update(bytes).digest('hex');
+    const wrong = createHash('sha1').update('other').digest('hex');
+    for (const body of [() => Readable.from([bytes.subarray(0, 100_000), bytes.subarray(100_000)]), () => bytes]) {
+      const refused = client.upload(s, { folder: nodeId('home'), name: 'bad.bin' }, body(), bytes.length, undefined, { checksum: `SHA1:${wrong}` });
+      await expect(refused).rejects.toMatchObject({ kind: 'invalid', code: 'checksum_mismatch' });
+    }
+    expect((await client.listFolder(s, nodeId('home'))).map((e) => e.name)).not.toContain('bad.bin');
+    await client.upload(s, { folder: nodeId('home'), name: 'good.bin' }, Readable.from([bytes]), bytes.length, undefined, { checksum: `SHA1:${sha1}` });
+    const good = (await client.listFolder(s, nodeId('home'))).find((e) => e.name === 'good.bin');
+    expect(good).toBeDefined();
+    // A store that publishes no checksums: none are made up.
+    expect(good?.checksums).toBeUndefined();
   });
 
   it('reports a Range the server ignored, so the caller can skip bytes itself', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
+  checksumsOf,
   createFolder,
   createSeeder,
   entryNamed,
@@ -492,6 +493,8 @@ describe('GET details', () => {
         owner_fullname: 'Alice Example',
         created: row?.created,
         updated: row?.updated,
+        // An extension (docs/extensions.md "Checksums").
+        checksums: checksumsOf('d'),
       },
     });
   });
@@ -576,6 +579,7 @@ describe('GET dirlist', () => {
       size: Buffer.byteLength('\u00e9.txt'),
       updated: expect.any(Number),
       revision: 1,
+      checksums: checksumsOf('\u00e9.txt'),
     });
   });
 

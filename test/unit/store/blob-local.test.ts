@@ -5,6 +5,7 @@
  * memory for their database row (no file at all) while a larger one spills to a file whole;
  * bytes held whole (a Buffer) staged the same way.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -13,6 +14,9 @@ import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { BlobTooLargeError, contentHashOf, INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
 import { stagedParts } from '../../helpers/blobs.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
+
+/** The clients' checksums staging computes beside the address. */
+const sums = (bytes: string | Buffer) => ({ sha1: createHash('sha1').update(bytes).digest('hex'), md5: createHash('md5').update(bytes).digest('hex') });
 
 let tmp: ReturnType<typeof makeTmpDir>;
 let blobs: LocalBlobBackend;
@@ -63,7 +67,7 @@ describe('LocalBlobBackend', () => {
   it('keeps a small blob in memory for its row: the bytes, their hash, and no file anywhere', async () => {
     const parts = [Buffer.from('small '), Buffer.from('file')];
     const staged = await blobs.stage(Readable.from(parts));
-    expect(staged).toEqual({ hash: contentHashOf('small file'), sizeBytes: 10, inline: Buffer.from('small file') });
+    expect(staged).toEqual({ hash: contentHashOf('small file'), ...sums('small file'), sizeBytes: 10, inline: Buffer.from('small file') });
     await blobs.commit(staged);
     await blobs.release(staged.hash);
     expect(existsSync(blobs.pathOf(staged.hash))).toBe(false);
@@ -77,7 +81,8 @@ describe('LocalBlobBackend', () => {
     const whole = Buffer.concat(parts);
     const staged = await blobs.stage(Readable.from(parts));
     expect(staged.inline).toBeUndefined();
-    expect(staged).toMatchObject({ hash: contentHashOf(whole), sizeBytes: whole.length });
+    // SHA-1 and MD5 of a spilled body come from the worker thread, the bytes before the limit included.
+    expect(staged).toMatchObject({ hash: contentHashOf(whole), ...sums(whole), sizeBytes: whole.length });
     await blobs.commit(staged);
     await blobs.release(staged.hash);
     expect(readFileSync(blobs.pathOf(staged.hash)).equals(whole)).toBe(true);
@@ -86,13 +91,14 @@ describe('LocalBlobBackend', () => {
 
   it('stages bytes held whole as it stages a stream of them: inline when small, a file past the limit, refused past maxBytes', async () => {
     const small = Buffer.from('whole small file');
-    expect(await blobs.stage(small)).toEqual({ hash: contentHashOf(small), sizeBytes: small.length, inline: small });
+    expect(await blobs.stage(small)).toEqual({ hash: contentHashOf(small), ...sums(small), sizeBytes: small.length, inline: small });
 
     const large = Buffer.alloc(INLINE_MAX_BYTES + 1, 9);
     const streamed = await blobs.stage(Readable.from([large]));
     await blobs.discard(streamed);
     const staged = await blobs.stage(large);
-    expect(staged).toMatchObject({ hash: streamed.hash, sizeBytes: large.length });
+    expect(streamed).toMatchObject(sums(large));
+    expect(staged).toMatchObject({ hash: streamed.hash, ...sums(large), sizeBytes: large.length });
     expect(staged.inline).toBeUndefined();
     expect(readFileSync(staged.tempPath as string).equals(large)).toBe(true);
     await blobs.commit(staged);

@@ -1,0 +1,93 @@
+/**
+ * rclone 1.60 with `vendor = owncloud` against bridge + store (issue 22, item 1): rclone then
+ * reads oc:checksums from PROPFIND and sends OC-Checksum with its uploads. `rclone hashsum MD5`
+ * and `SHA1` equal md5sum and sha1sum of the local files; `rclone check` without --download
+ * compares hashes (none "could not be checked") and finds 0 differences, then exactly the one
+ * file edited in place at the same size, which a size-only comparison cannot see.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { requireBinary } from '../helpers/require-binary.js';
+import { bridgeFixture, type BridgeFixture } from '../helpers/start-bridge.js';
+import { makeTmpDir } from '../helpers/tmp-dir.js';
+import { writeAwkwardTree } from './local-tree.js';
+import { rcloneRemote, type RcloneRemote } from './rclone-remote.js';
+import { describeRun } from './run-program.js';
+
+const rclone = requireBinary('rclone');
+const MiB = 1024 * 1024;
+
+rclone.describe('rclone 1.60 (webdav, vendor owncloud): server checksums', () => {
+  let f: BridgeFixture;
+  let tmp: ReturnType<typeof makeTmpDir>;
+  let src: string;
+  let remote: RcloneRemote;
+  const files: string[] = [];
+
+  beforeAll(async () => {
+    requireBinary('md5sum');
+    requireBinary('sha1sum');
+    f = await bridgeFixture();
+    const user = await f.newDavUser();
+    tmp = makeTmpDir('driveway-rclone-sums-');
+    src = path.join(tmp.dir, 'src');
+    mkdirSync(src);
+    files.push(...writeAwkwardTree(src, 3, 6));
+    writeFileSync(path.join(src, 'big.bin'), randomBytes(6 * MiB));
+    files.push('big.bin');
+    remote = await rcloneRemote({ rclonePath: rclone.path, name: 'OC', url: `${f.davUrl}/home/`, username: user.email, password: user.password, tmpDir: tmp.dir, vendor: 'owncloud' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await f?.close();
+    tmp?.remove();
+  });
+
+  /** `program` (md5sum, sha1sum) of every local file: relative path -> hex. */
+  function localSums(program: string): Map<string, string> {
+    const out = execFileSync(program, files, { cwd: src, encoding: 'utf8' }).split('\n').filter((l) => l !== '');
+    expect(out).toHaveLength(files.length);
+    // One line per argument, in order; a name with a backslash or newline gets a leading `\`.
+    return new Map(files.map((file, i) => [file.normalize('NFC'), (/[0-9a-f]{32,40}/.exec(out[i] as string) as RegExpExecArray)[0]]));
+  }
+
+  /** `rclone hashsum <kind>` of the remote folder: relative path -> hex. */
+  async function remoteSums(kind: 'MD5' | 'SHA1'): Promise<Map<string, string>> {
+    const run = await remote.run(['hashsum', kind, 'oc:sums']);
+    expect(run.code, describeRun(run)).toBe(0);
+    const sums = new Map<string, string>();
+    for (const line of run.stdout.split('\n').filter((l) => l !== '')) {
+      const match = /^([0-9a-f]+) {2}(.*)$/.exec(line);
+      if (!match) throw new Error(`unexpected hashsum line: ${line}`);
+      sums.set((match[2] as string).normalize('NFC'), match[1] as string);
+    }
+    return sums;
+  }
+
+  it('copies a tree; rclone hashsum MD5 and SHA1 equal md5sum and sha1sum of the local files', async () => {
+    const copy = await remote.run(['copy', src, 'oc:sums']);
+    expect(copy.code, describeRun(copy)).toBe(0);
+    expect(await remoteSums('MD5')).toEqual(localSums('md5sum'));
+    expect(await remoteSums('SHA1')).toEqual(localSums('sha1sum'));
+  });
+
+  it('rclone check without --download compares hashes: 0 differences, then exactly the file edited in place at the same size', async () => {
+    const clean = await remote.run(['check', src, 'oc:sums']);
+    expect(clean.code, describeRun(clean)).toBe(0);
+    expect(clean.stderr).toMatch(/0 differences found/);
+    expect(clean.stderr).not.toMatch(/hashes could not be checked/);
+
+    const edited = files.find((name) => name !== 'big.bin' && readFileSync(path.join(src, name)).length > 10) as string;
+    const bytes = readFileSync(path.join(src, edited));
+    bytes[5] = (bytes[5] as number) ^ 0xff;
+    writeFileSync(path.join(src, edited), bytes);
+    const differ = path.join(tmp.dir, 'differ.txt');
+    const found = await remote.run(['check', src, 'oc:sums', '--differ', differ]);
+    expect(found.code).not.toBe(0);
+    expect(found.stderr, describeRun(found)).toMatch(/1 differences found/);
+    expect(readFileSync(differ, 'utf8').split('\n').filter((l) => l !== '').map((l) => l.normalize('NFC'))).toEqual([edited.normalize('NFC')]);
+  });
+});
