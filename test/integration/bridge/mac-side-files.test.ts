@@ -107,7 +107,17 @@ describe('macOS side files, hidden from all but Finder', () => {
     expect((await curl('GET', '/home/dir/x.txt')).text).toBe('the file itself');
   });
 
-  it('hides them from real rclone (lsf over the bridge)', async () => {
+  it('takes a plain client\'s PUT of a hidden one as a new revision of it, still hidden', async () => {
+    const replaced = Buffer.alloc(4096, 9);
+    expect([201, 204]).toContain((await curl('PUT', '/home/dir/._x.txt', {}, replaced)).status);
+    const twins = (await entriesWithSideFiles(dir)).filter((e) => e.name === '._x.txt');
+    expect(twins.map((e) => e.revision)).toEqual([2]);
+    expect(await listedNames(f, alice, CURL_UA, '/home/dir/')).toEqual(['sub', 'x.txt']);
+    // Finder's bytes back, as a revision 3 (what the MOVE below carries along).
+    expect([201, 204]).toContain((await finder('PUT', '/home/dir/._x.txt', {}, appleDouble)).status);
+  });
+
+    it('hides them from real rclone (lsf over the bridge)', async () => {
     const remote = await rcloneRemote({ rclonePath: rclone.path, name: 'SIDE', url: `${f.davUrl}/home/`, username: alice.email, password: alice.password, tmpDir: tmp.dir, timeoutMs: 60_000 });
     const run = await remote.run(['lsf', '-R', `${remote.prefix}dir`]);
     expect(run.code, describeRun(run)).toBe(0);
