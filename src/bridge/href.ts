@@ -9,6 +9,8 @@
  * `encodeURI`, which leaves `#` and `?` raw (docs/client-quirks.md §0: rclone lists `a#b.txt` as `a`).
  */
 
+import { isFinderAgent } from '../common/side-files.js';
+
 export type HrefErrorKind =
   | 'not-a-path'        // not origin-form, not an absolute http(s) URL (e.g. `*`, `foo`)
   | 'fragment'          // a raw `#` in a request path: never sent by a well-behaved client
@@ -192,7 +194,7 @@ export function childHref(parentHref: string, name: string, options: HrefOptions
 
 /** macOS WebDAVFS (Finder) sends NFD and matches entries by bytes: answer it in NFD (docs/client-quirks.md §1). */
 export function wantsNfd(userAgent: string | undefined): boolean {
-  return userAgent !== undefined && /\bWebDAVFS\//.test(userAgent);
+  return isFinderAgent(userAgent);
 }
 
 export type HrefTarget = { kind: 'local'; path: DavPathParts } | { kind: 'other-host' };

@@ -35,7 +35,8 @@ import { LockStore } from './locks.js';
 import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
-import { AuthenticationFailed, parseBasic, SessionPool, type BridgeUser } from './sessions.js';
+import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, type BridgeUser } from './sessions.js';
+import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
@@ -207,7 +208,7 @@ export async function createBridgeServices(
     maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
     ...(state.locks ? { repository: state.locks } : {}),
   });
-  const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs });
+  const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const services: BridgeServices = {
@@ -218,6 +219,7 @@ export async function createBridgeServices(
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
+    hideMacSideFiles: config.bridge.hideMacSideFiles,
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
@@ -420,6 +422,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
       // most requests log nothing at the default level.
       let requestLog: Logger | undefined;
       const logOf = (): Logger => (requestLog ??= log.child({ method, url: redactUrl(req.url ?? ''), user: outcome.user?.name }));
+      // One view per request: clients other than Finder never meet its side files (common/side-files.ts).
+      const requestUser = outcome.user && services.hideMacSideFiles && !isFinderAgent(req.headers['user-agent']) ? withoutMacSideFiles(outcome.user) : outcome.user;
       const ctx: DavContext = {
         req,
         res,
@@ -433,9 +437,9 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
           return logOf();
         },
         signal: abort.signal,
-        maybeUser: outcome.user,
+        maybeUser: requestUser,
         user() {
-          if (outcome.user) return outcome.user;
+          if (requestUser) return requestUser;
           throw outcome.failure ?? new AuthenticationFailed('bad-credentials');
         },
       };

@@ -30,6 +30,36 @@ export interface BridgeUser {
   session(): Promise<StoreSession>;
   /** Call after the store answered 401: the next session() logs in again. */
   invalidate(session: StoreSession): void;
+  /**
+   * This request's client is not Finder: macOS side files (common/side-files.ts) are neither
+   * listed nor found by path for it (bridge.hideMacSideFiles; store-tree.ts applies it).
+   */
+  readonly hidesMacSideFiles?: boolean;
+}
+
+/** Each hiding view's user, for the bridge's own work on side files (withMacSideFiles). */
+const hidingViews = new WeakMap<BridgeUser, BridgeUser>();
+
+/** `user` as a request from a client other than Finder sees the drive: without macOS side files. */
+export function withoutMacSideFiles(user: BridgeUser): BridgeUser {
+  const view: BridgeUser = {
+    get name() {
+      return user.name;
+    },
+    get userId() {
+      return user.userId;
+    },
+    session: () => user.session(),
+    invalidate: (session) => user.invalidate(session),
+    hidesMacSideFiles: true,
+  };
+  hidingViews.set(view, user);
+  return view;
+}
+
+/** The user behind a hiding view (itself otherwise): a twin the bridge moves must be found whoever asked. */
+export function withMacSideFiles(user: BridgeUser): BridgeUser {
+  return hidingViews.get(user) ?? user;
 }
 
 /**

@@ -16,8 +16,9 @@ import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEn
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import { DERIVED_VIEWS, folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
-import type { BridgeUser } from './sessions.js';
+import { withMacSideFiles, type BridgeUser } from './sessions.js';
 import { KeyedQueue } from '../common/keyed-queue.js';
+import { appleDoubleOf, isMacSideFile } from '../common/side-files.js';
 
 /** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
 export type DavPath = string & { readonly brand: 'DavPath' };
@@ -160,7 +161,17 @@ export interface StoreTreeOptions {
   quotaTtlMs?: number;
   /** How long a myaccess answer is reused (a permission change shows after it). */
   privilegesTtlMs?: number;
+  /** bridge.hideMacSideFiles: a file's `._` twin follows its MOVE and DELETE (common/side-files.ts). */
+  followsAppleDouble?: boolean;
 }
+
+/** A side file hidden from this request's client (BridgeUser.hidesMacSideFiles). */
+function hiddenFrom(user: BridgeUser, entry: NodeEntry): boolean {
+  return user.hidesMacSideFiles === true && entry.kind === 'file' && isMacSideFile(entry.name);
+}
+
+/** What the bridge asks of every dirlist: the whole folder, side files included (docs/extensions.md). */
+const ALL_ENTRIES = { macSideFiles: true } as const;
 
 function notFound(operation: string, what: string): StoreError {
   return new StoreError('not-found', operation, 404, `${what} not found`);
@@ -179,12 +190,14 @@ export class StoreTree {
   private readonly log?: Logger;
   /** Tails of the works queued per key by oneAtATime (removals of a node, transfers onto a name). */
   private readonly queues = new KeyedQueue();
+  private readonly followsAppleDouble: boolean;
   readonly namespace: Namespace;
 
   constructor(options: StoreTreeOptions) {
     this.client = options.client;
     this.cache = options.cache;
     this.log = options.log;
+    this.followsAppleDouble = options.followsAppleDouble ?? false;
     this.quotas = new LRUCache({ max: 10_000, ttl: options.quotaTtlMs ?? 5_000 });
     this.grants = new LRUCache({ max: 10_000, ttl: Math.max(1, options.privilegesTtlMs ?? 2_000) });
     this.namespace = new Namespace({ client: this.client, cache: this.cache, withSession: (user, call) => this.withSession(user, call) });
@@ -223,7 +236,8 @@ export class StoreTree {
   async listing(user: BridgeUser, folder: NodeId): Promise<Listing> {
     if (virtualOf(folder)) return this.namespace.list(user, folder);
     return this.cache.load(user.userId, this.folderKey(user, folder), async () =>
-      (await this.withSession(user, (s) => this.client.listFolder(s, folder))).filter((e) => !e.name.startsWith(STAGING_PREFIX)),
+      // Everything, side files included: one cached listing serves Finder and the others (list and tryStat hide them per request).
+      (await this.withSession(user, (s) => this.client.listFolder(s, folder, undefined, ALL_ENTRIES))).filter((e) => !e.name.startsWith(STAGING_PREFIX)),
     );
   }
 
@@ -285,7 +299,7 @@ export class StoreTree {
         const known = shortcut && !this.cache.listing(user.userId, current.chain[current.chain.length - 1] as string) ? shortcut : undefined;
         entry = known ?? (await this.childrenOf(user, current)).byName.get(segment);
       }
-      if (!entry) return undefined;
+      if (!entry || hiddenFrom(user, entry)) return undefined;
       current = this.childResource(user, current, entry, toDavPath([...segmentsOf(current.path), entry.name]));
     }
     return current;
@@ -311,7 +325,7 @@ export class StoreTree {
     // A Depth 1 PROPFIND builds one of these per entry (10 000 in a big folder): plain loop,
     // the folder's path prefix computed once, only the new name normalised.
     const prefix = folder.path === '/' ? '/' : `${folder.path}/`;
-    const { entries } = listing;
+    const entries = user.hidesMacSideFiles ? listing.entries.filter((e) => !hiddenFrom(user, e)) : listing.entries;
     const out = new Array<Resource>(entries.length);
     if (folder.kind === 'root' || folder.kind === 'virtual') {
       for (let i = 0; i < entries.length; i++) {
@@ -574,8 +588,48 @@ export class StoreTree {
     }
   }
 
-  /** Deletes (into trash; for good inside trash, as the store decides). */
-  async remove(user: BridgeUser, resource: Resource): Promise<void> {
+  /**
+   * Deletes (into trash; for good inside trash, as the store decides). `withTwin` (a client's
+   * DELETE): a file's AppleDouble `._` twin goes the same way, after it (twinOf).
+   */
+  async remove(user: BridgeUser, resource: Resource, options: { withTwin?: boolean } = {}): Promise<void> {
+    if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
+    const twin = options.withTwin ? await this.twinOf(user, resource) : undefined;
+    await this.removeOne(user, resource);
+    if (twin) {
+      try {
+        await this.removeOne(user, twin);
+      } catch (err) {
+        // The file is gone as asked; a twin left behind is only Finder's metadata.
+        this.log?.warn({ err, id: twin.entry.id }, 'could not delete the AppleDouble twin of a deleted file');
+      }
+    }
+  }
+
+  /**
+   * The AppleDouble twin (`._<name>`) of a file, as its folder's listing has it (cached: the
+   * request stated the file through that listing); undefined for a folder, a side file, a file
+   * without one, or when bridge.hideMacSideFiles is off (side files are ordinary files then).
+   */
+  private async twinOf(user: BridgeUser, resource: Resource): Promise<Resource | undefined> {
+    if (!this.followsAppleDouble || resource.kind !== 'node' || !resource.parent || resource.entry.kind !== 'file') return undefined;
+    const twinName = appleDoubleOf(resource.entry.name);
+    if (twinName === undefined) return undefined;
+    const entry = (await this.listing(user, resource.parent.id)).byName.get(twinName);
+    if (!entry || entry.kind !== 'file') return undefined;
+    const twin: Resource = {
+      path: toDavPath([...segmentsOf(parentOf(resource.path)), twinName]),
+      kind: 'node',
+      entry,
+      chain: [...resource.chain.slice(0, -1), this.folderKey(user, entry.id)],
+      parent: resource.parent,
+    };
+    if (resource.top) twin.top = resource.top;
+    if (resource.shareRoot) twin.shareRoot = resource.shareRoot;
+    return twin;
+  }
+
+  private async removeOne(user: BridgeUser, resource: Resource): Promise<void> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
     const id = resource.entry.id;
     // The store's DELETE of a node already in trash deletes it for good. A removal meant to
@@ -609,10 +663,21 @@ export class StoreTree {
   async move(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
     if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
     const targetParent = await this.parentFolder(user, to, 'tree.move');
+    const twin = await this.twinOf(user, source);
     // One MOVE or COPY onto a destination at a time (in this process): each states what is in
     // the way once the one before it has finished, so two replacing the same name queue up
     // instead of both trashing the same old node and one leaving its node under a staging name.
-    return this.oneAtATime(destinationKey(this.folderKey(user, targetParent.entry.id), to), () => this.moveInto(user, source, targetParent, to, overwrite));
+    const moved = await this.oneAtATime(destinationKey(this.folderKey(user, targetParent.entry.id), to), () => this.moveInto(user, source, targetParent, to, overwrite));
+    // The file's `._` twin (Finder's metadata of it) follows, replacing the destination's.
+    const twinName = appleDoubleOf(nameOf(to));
+    if (twin && twinName !== undefined) {
+      try {
+        await this.move(withMacSideFiles(user), twin, toDavPath([...segmentsOf(parentOf(to)), twinName]), true);
+      } catch (err) {
+        this.log?.warn({ err, id: twin.entry.id }, 'could not move the AppleDouble twin of a moved file');
+      }
+    }
+    return moved;
   }
 
   private async moveInto(user: BridgeUser, source: Resource, targetParent: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
@@ -744,13 +809,13 @@ export class StoreTree {
       }
       const staged = stagingName();
       await run((s) => this.client.createFolder(s, targetId, staged));
-      const staging = (await this.withSession(user, (s) => this.client.listFolder(s, targetId))).find((e) => e.name === staged);
+      const staging = (await this.withSession(user, (s) => this.client.listFolder(s, targetId, undefined, ALL_ENTRIES))).find((e) => e.name === staged);
       if (!staging) throw new StoreError('bad-response', 'tree.copy', undefined, 'staging folder not listed after creation');
       let keepStaging = false;
       try {
         if (shallow) await run((s) => this.client.createFolder(s, staging.id, newName));
         else await run((s) => this.client.copyInto(s, source.entry.id, staging.id));
-        const copied = (await this.withSession(user, (s) => this.client.listFolder(s, staging.id)))[0];
+        const copied = (await this.withSession(user, (s) => this.client.listFolder(s, staging.id, undefined, ALL_ENTRIES)))[0];
         if (!copied) throw new StoreError('bad-response', 'tree.copy', undefined, 'copy not listed in the staging folder');
         if (copied.name !== newName) await run((s) => this.client.rename(s, copied.id, newName));
         if (existing) {

@@ -130,6 +130,8 @@ export const configSchema = z.strictObject({
       tagClasses: list(z.string().min(1).max(64)).default(['general', 'project', 'status', 'confidential']),
       /** Whether GET /api/groups?show=all lists every group of the caller's organization. */
       shareWithAllGroups: bool.default(false),
+      /** Leave macOS side files (`._*`, `.DS_Store`) out of every listing but Finder's (common/side-files.ts); false: ordinary files. */
+      hideMacSideFiles: bool.default(true),
       /** Where blobs (file contents above 64 KiB) live: the data directory, or an S3 bucket shared by instances. */
       blobs: z
         .strictObject({
@@ -221,6 +223,8 @@ export const configSchema = z.strictObject({
       storeTimeoutMs: z.coerce.number().int().positive().default(30_000),
       /** Report quota properties to macOS >= 15.4 (Darwin 24.4), which may stall mounting on them. */
       quotaForNewMacOS: bool.default(true),
+      /** Show macOS side files (`._*`, `.DS_Store`) to Finder (WebDAVFS) only; false: to every client. */
+      hideMacSideFiles: bool.default(true),
       /** Failed Basic logins allowed per username and per client address inside the window before 503 (the bridge's own limit, whatever the store). */
       loginMaxFailures: z.coerce.number().int().positive().default(10),
       loginWindowSec: z.coerce.number().int().positive().default(900),

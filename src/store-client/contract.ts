@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import type { LoginOptions } from './auth.js';
 import type { DownloadOptions } from './download.js';
+import type { ListFolderOptions } from './nodes.js';
 import type {
   Download,
   GroupEntry,
@@ -31,7 +32,7 @@ export interface StoreClient {
   /** `client` names who the store should record (login history, rate limit) when this caller relays a login. */
   login(username: string, password: string, options?: LoginOptions): Promise<StoreSession>;
   logout(s: StoreSession): Promise<void>;
-  listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]>;
+  listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal, options?: ListFolderOptions): Promise<NodeEntry[]>;
   details(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails>;
   path(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]>;
   myAccess(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<string[]>;
@@ -65,4 +66,5 @@ export interface StoreClient {
 export { StoreError, classify, type StoreErrorKind } from './errors.js';
 export type { LoginOptions, RelayedClient } from './auth.js';
 export type { DownloadOptions } from './download.js';
+export type { ListFolderOptions } from './nodes.js';
 export * from './types.js';

@@ -36,7 +36,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     http,
     login: (username, password, options) => auth.login(http, username, password, options),
     logout: (s) => auth.logout(http, s),
-    listFolder: (s, folder, signal) => nodes.listFolder(http, s, folder, signal),
+    listFolder: (s, folder, signal, options) => nodes.listFolder(http, s, folder, signal, options),
     details: (s, node, signal) => nodes.details(http, s, node, signal),
     path: (s, node, signal) => nodes.path(http, s, node, signal),
     myAccess: (s, node, signal) => nodes.myAccess(http, s, node, signal),

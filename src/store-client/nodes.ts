@@ -1,6 +1,7 @@
 /** The `/api/nodes/{node_uuid}` operations: one function per operation of docs/api.md "Nodes". */
 import { z } from 'zod';
 import type { StoreHttp } from './http.js';
+import { MAC_SIDE_FILES_HEADER } from '../common/side-files.js';
 import { kindOf, parseWith, seg, toMs } from './parse.js';
 import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema } from './schemas.js';
 import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession, UploadResult } from './types.js';
@@ -66,9 +67,16 @@ export function toNodeDetails(d: {
   };
 }
 
-export async function listFolder(http: StoreHttp, s: StoreSession, folder: NodeId, signal?: AbortSignal): Promise<NodeEntry[]> {
+export interface ListFolderOptions {
+  /** Ask for macOS side files too (MAC_SIDE_FILES_HEADER; a foreign store lists everything anyway). */
+  macSideFiles?: boolean;
+}
+
+export async function listFolder(http: StoreHttp, s: StoreSession, folder: NodeId, signal?: AbortSignal, options: ListFolderOptions = {}): Promise<NodeEntry[]> {
   const operation = 'nodes.listFolder';
-  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(folder)}/dirlist`, token: s.token, signal }, operation);
+  // driveway's extension (docs/extensions.md); a foreign store ignores the header and lists everything.
+  const headers = options.macSideFiles ? { [MAC_SIDE_FILES_HEADER]: '1' } : undefined;
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(folder)}/dirlist`, token: s.token, signal, ...(headers ? { headers } : {}) }, operation);
   return parseWith(dataEnvelope(z.array(dirEntrySchema)), res.body, operation, res.status).data.map(toNodeEntry);
 }
 

@@ -95,7 +95,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     login: (username, password, relay: LoginOptions = {}) =>
       call('auth.login', async () => toStoreSession(await login(ctx, { username, password }, clientOf(relay)))),
     logout: (s) => as('logout', 'auth.logout', s, (caller) => logout(ctx, caller, {}, { ip: defaultIp })),
-    listFolder: (s, folder) => as('listFolder', 'nodes.listFolder', s, async (caller) => (await listFolder(ctx, caller, folder)).map(toNodeEntry)),
+    listFolder: (s, folder, _signal, options) => as('listFolder', 'nodes.listFolder', s, async (caller) => (await listFolder(ctx, caller, folder, options)).map(toNodeEntry)),
     details: (s, node) => as('details', 'nodes.details', s, async (caller) => toNodeDetails(await nodeDetails(ctx, caller, node))),
     path: (s, node) => as('path', 'nodes.path', s, async (caller) => (await nodePath(ctx, caller, node)).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
     myAccess: (s, node) => as('myAccess', 'nodes.myAccess', s, (caller) => myAccess(ctx, caller, node)),

@@ -22,6 +22,8 @@ export interface BridgeServices {
   log: Logger;
   /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */
   quotaForNewMacOS: boolean;
+  /** Show macOS side files to Finder only (bridge.hideMacSideFiles). */
+  hideMacSideFiles: boolean;
   /**
    * Several instances (a change feed): resolves once every change committed anywhere before the
    * call has reached this bridge's caches, so a request answered after a write through another

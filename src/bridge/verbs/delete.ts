@@ -83,7 +83,7 @@ export const del: VerbHandler = async (ctx) => {
   await requirePrivilege(ctx, resource, 'delete', STORE_GUARDS);
   await checkWrite(ctx, target, { includeDescendants: isCollection });
   const state = deletedStateOf(ctx, user, resource);
-  await ctx.services.tree.remove(user, resource);
+  await ctx.services.tree.remove(user, resource, { withTwin: true });
   await forgetDeleted(ctx, state);
   sendEmpty(ctx, 204);
 };

@@ -201,7 +201,7 @@ export const propfind: VerbHandler = async (ctx) => {
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
     const granted = [...(await tree.privileges(user, resource))].sort().join(',');
-    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}`;
+    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
     if (cached !== undefined) {

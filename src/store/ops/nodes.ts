@@ -26,6 +26,7 @@ import { nodesSharedWith, ownerNodesWithShares, shareCountsIn, shareCountsOf, ty
 import { copyInto, createFolder, isInTrash, moveInto, purge, rename, setStarred, trash, writesOf, type TreeWrite } from './tree.js';
 import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
+import { isMacSideEntry } from '../../common/side-files.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { parseNodeOperation, type DirEntry, type NodeDetails, type PathEntry } from '../schemas/nodes.js';
 import { removeBlobFiles } from './blob-files.js';
@@ -164,22 +165,39 @@ export async function nodePath(ctx: StoreContext, caller: AuthenticatedUser, id:
   return chain.map((row) => ({ name: row.name, uuid: publicId(row, caller.userUuid) }));
 }
 
-/** dirlist: a folder's entries, or what a derived folder (favorites, the share folders) shows. */
-export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<DirEntry[]> {
+/** What a dirlist may be asked beyond the interface (docs/extensions.md). */
+export interface ListOptions {
+  /**
+   * Include macOS side files (the MAC_SIDE_FILES_HEADER: the bridge asks it). Honoured in
+   * the caller's own tree and group drives; never through a share or in a derived view.
+   */
+  macSideFiles?: boolean;
+}
+
+/**
+ * dirlist: a folder's entries, or what a derived folder (favorites, the share folders) shows.
+ * macOS side files are left out (store.hideMacSideFiles) unless asked for where they are the
+ * caller's own (ListOptions): other users, shares and every REST client never see them.
+ */
+export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, id: string, options: ListOptions = {}): Promise<DirEntry[]> {
   const { sql } = ctx.storage;
-  const folder = await resolveNode(sql, caller, id, 'read');
+  const { node: folder, access } = await resolveNodeAccess(sql, caller, id, 'read');
   if (folder.type !== 'Dir') throw conflict('the node is not a folder', 'not_a_folder');
+  const hide = ctx.config.store.hideMacSideFiles;
+  const shown = (entries: DirEntry[], ownSideFiles: boolean): DirEntry[] =>
+    hide && !ownSideFiles ? entries.filter((e) => !isMacSideEntry({ name: e.name, isFile: e.type === 'File' })) : entries;
   switch (folder.top_kind) {
     case 'favorites':
-      return entriesOf(ctx, caller, await listFavorites(sql, folder.owner_uuid, caller.userUuid));
+      return shown(await entriesOf(ctx, caller, await listFavorites(sql, folder.owner_uuid, caller.userUuid)), false);
     case 'public_shares':
     case 'private_shares':
-      return entriesOf(ctx, caller, await ownerNodesWithShares(sql, folder.owner_uuid, folder.top_kind === 'public_shares' ? 'public' : 'private'));
+      return shown(await entriesOf(ctx, caller, await ownerNodesWithShares(sql, folder.owner_uuid, folder.top_kind === 'public_shares' ? 'public' : 'private')), false);
     case 'shared_with_you':
-      return entriesOf(ctx, caller, await nodesSharedWith(sql, folder.owner_uuid));
+      return shown(await entriesOf(ctx, caller, await nodesSharedWith(sql, folder.owner_uuid)), false);
     default: {
       const counts = await shareCountsIn(sql, folder.uuid);
-      return (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
+      const entries = (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
+      return shown(entries, options.macSideFiles === true && access.viaShare === undefined);
     }
   }
 }

@@ -14,6 +14,7 @@ import { creatorAccess, type Permission } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { remainingBytes, getRevision, insertNewFile, type UploadResult } from '../storage/revisions.js';
 import { getChildByName, getNode, listChildren, type NodeRow } from '../storage/nodes.js';
+import { isMacSideEntry } from '../../common/side-files.js';
 import { getShare, shareByTokenHash, type ShareRow } from '../storage/shares.js';
 import type { FileVersion } from './download.js';
 import { assertRoom, freeName, isInTrash } from './tree.js';
@@ -94,7 +95,8 @@ export async function nodeInLink(ctx: StoreContext, link: OpenedLink, segments: 
   let node = link.node;
   for (const name of segments) {
     const child = node.type === 'Dir' ? (await getChildByName(ctx.storage.sql, node.uuid, name)) : undefined;
-    if (!child) throw notFound('nothing of that name behind this link');
+    // macOS side files are the owner's Finder's, never a visitor's (common/side-files.ts).
+    if (!child || hidesSideFile(ctx, child)) throw notFound('nothing of that name behind this link');
     node = child;
   }
   return node;
@@ -106,9 +108,14 @@ export interface LinkListing {
   entries: Array<{ name: string; type: 'Dir' | 'File'; size: number; updated: number; revision?: number }>;
 }
 
-/** A folder behind a public link: its entries, folders first, by name. No UUIDs. */
+function hidesSideFile(ctx: StoreContext, node: NodeRow): boolean {
+  return ctx.config.store.hideMacSideFiles && isMacSideEntry({ name: node.name, isFile: node.type === 'File' });
+}
+
+/** A folder behind a public link: its entries, folders first, by name, macOS side files left out. No UUIDs. */
 export async function listLinkFolder(ctx: StoreContext, folder: NodeRow): Promise<LinkListing> {
-  const entries = (await listChildren(ctx.storage.sql, folder.uuid)).map((n) => {
+  const children = (await listChildren(ctx.storage.sql, folder.uuid)).filter((n) => !hidesSideFile(ctx, n));
+  const entries = children.map((n) => {
     const entry: LinkListing['entries'][number] = { name: n.name, type: n.type, size: n.type === 'File' ? n.size : 0, updated: n.updated };
     if (n.type === 'File' && n.revision !== null) entry.revision = n.revision;
     return entry;

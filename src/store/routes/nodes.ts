@@ -11,6 +11,7 @@ import { invalid, success } from '../envelope.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from '../ops/nodes.js';
 import { reviseFrom } from '../ops/revise.js';
 import { nodeParamsSchema } from '../schemas/nodes.js';
+import { MAC_SIDE_FILES_HEADER } from '../../common/side-files.js';
 
 function nodeIdOf(request: FastifyRequest): string {
   const parsed = nodeParamsSchema.safeParse(request.params);
@@ -34,7 +35,8 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
 
   app.get('/api/nodes/:id/path', async (request) => success('node path', await nodePath(ctx, callerOf(request), nodeIdOf(request))));
 
-  app.get('/api/nodes/:id/dirlist', async (request) => success('folder listing', await listFolder(ctx, callerOf(request), nodeIdOf(request))));
+  app.get('/api/nodes/:id/dirlist', async (request) =>
+    success('folder listing', await listFolder(ctx, callerOf(request), nodeIdOf(request), { macSideFiles: request.headers[MAC_SIDE_FILES_HEADER] === '1' })));
 
   if (ctx.config.store.edition === '3.0') {
     app.get('/api/nodes/:id/myaccess', async (request) => success('access permissions', await myAccess(ctx, callerOf(request), nodeIdOf(request))));
