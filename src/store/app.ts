@@ -410,6 +410,8 @@ async function runChecksumBackfill(ctx: StoreContext, perSec: number, signal: Ab
       if (signal.aborted) break;
       log.warn({ err }, 'checksum backfill failed; retried in a minute');
     }
+    // A stop that came while the round ran has already fired its event: look before waiting.
+    if (signal.aborted) break;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 60_000);
       timer.unref();
