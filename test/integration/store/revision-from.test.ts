@@ -131,6 +131,11 @@ describe('POST /api/nodes/{file}/revisions', () => {
     const theirs = await uploadFile(client, noDelete.session, 'home', 'theirs.txt', 'theirs');
     expectError(await revise(noDelete, theirs, { from: teamSource, consume: true }), 403, 'forbidden', /delete/);
     expect((await revise(noDelete, theirs, { from: teamSource, consume: false })).status).toBe(200);
+    // Another group's files are unknown to carl, who is in no group: neither end, nothing changes.
+    const carlBefore = await snapshot(carl, dest, source);
+    expectError(await revise(carl, teamFile, { from: source }), 404, 'not_found');
+    expectError(await revise(carl, dest, { from: teamSource, consume: true }), 404, 'not_found');
+    expect(await snapshot(carl, dest, source)).toBe(carlBefore);
     expect(await text(dora, teamFile)).toBe('team');
     expect(await text(dora, teamSource)).toBe('team source');
 
