@@ -17,6 +17,7 @@ import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import { DERIVED_VIEWS, folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import { withMacSideFiles, type BridgeUser } from './sessions.js';
+import { ExtensionRoute } from './extension-route.js';
 import { KeyedQueue } from '../common/keyed-queue.js';
 import { appleDoubleOf, isMacSideFile } from '../common/side-files.js';
 
@@ -182,11 +183,14 @@ export class StoreTree {
   private readonly cache: MetadataCache;
   private readonly quotas: LRUCache<string, Quota | 'none'>;
   private readonly grants: LRUCache<string, Promise<Grants>>;
-  /** Whether the store answers myaccess (hasMyAccess), and the one question under way to learn it. */
-  private myAccessRoute: 'unknown' | 'present' | 'absent' = 'unknown';
-  private routeQuestion: Promise<boolean> | undefined;
+  /** Whether the store answers myaccess (hasMyAccess). */
+  private readonly myAccessRoute = new ExtensionRoute(() =>
+    this.log?.warn('the store has no myaccess: LOCK and PROPPATCH are allowed only where ownership or a Group entry confirms write (docs/bridge-design.md)'),
+  );
   /** Whether the store answers reviseFrom (POST /api/nodes/{file}/revisions): hasRevisionRoute. */
-  private revisionRoute: 'unknown' | 'present' | 'absent' = 'unknown';
+  private readonly revisionRoute = new ExtensionRoute(() =>
+    this.log?.info('the store has no revision route: a MOVE or COPY onto a file uploads the source as a new revision (docs/bridge-design.md "Saves")'),
+  );
   private readonly log?: Logger;
   /** Tails of the works queued per key by oneAtATime (removals of a node, transfers onto a name). */
   private readonly queues = new KeyedQueue();
@@ -395,7 +399,7 @@ export class StoreTree {
   }
 
   private async askMyAccess(user: BridgeUser, node: NodeId, groupId: string | undefined): Promise<Grants> {
-    if (this.myAccessRoute === 'absent') return this.grantsWithoutMyAccess(user, groupId);
+    if (this.myAccessRoute.isAbsent) return this.grantsWithoutMyAccess(user, groupId);
     let granted: string[];
     try {
       granted = await this.withSession(user, (s) => this.client.myAccess(s, node));
@@ -406,7 +410,7 @@ export class StoreTree {
       if (await this.hasMyAccess(user, err)) return NOTHING;
       return this.grantsWithoutMyAccess(user, groupId);
     }
-    this.myAccessRoute = 'present';
+    this.myAccessRoute.markPresent();
     const confirmed = new Set(granted.filter((p): p is Privilege => ALL_PRIVILEGES.has(p as Privilege))) as ReadonlySet<Privilege>;
     return { confirmed, passed: confirmed };
   }
@@ -418,29 +422,16 @@ export class StoreTree {
    * there means the route is missing. A failure of that question (store unreachable) decides
    * nothing and is thrown.
    */
-  private async hasMyAccess(user: BridgeUser, refusal: StoreError): Promise<boolean> {
-    if (this.myAccessRoute !== 'unknown') return this.myAccessRoute === 'present';
-    let present: boolean;
-    if (refusal.code === 'not_implemented') present = false;
-    else {
-      this.routeQuestion ??= this.withSession(user, (s) => this.client.myAccess(s, 'home' as NodeId))
-        .then(
-          () => true,
-          (err: unknown) => {
-            if (err instanceof StoreError && err.kind === 'not-found') return false;
-            throw err;
-          },
-        )
-        .finally(() => {
-          this.routeQuestion = undefined;
-        });
-      present = await this.routeQuestion;
-    }
-    if (this.myAccessRoute === 'unknown' && !present) {
-      this.log?.warn('the store has no myaccess: LOCK and PROPPATCH are allowed only where ownership or a Group entry confirms write (docs/bridge-design.md)');
-    }
-    this.myAccessRoute = present ? 'present' : 'absent';
-    return present;
+  private hasMyAccess(user: BridgeUser, refusal: StoreError): Promise<boolean> {
+    return this.myAccessRoute.learn(refusal, () =>
+      this.withSession(user, (s) => this.client.myAccess(s, 'home' as NodeId)).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof StoreError && err.kind === 'not-found') return false;
+          throw err;
+        },
+      ),
+    );
   }
 
   /**
@@ -850,10 +841,10 @@ export class StoreTree {
    */
   private async reviseInto(user: BridgeUser, source: Resource, existing: Resource, consume: boolean): Promise<void> {
     try {
-      if (this.revisionRoute !== 'absent') {
+      if (!this.revisionRoute.isAbsent) {
         try {
           await this.withSession(user, (s) => this.client.reviseFrom(s, existing.entry.id, source.entry.id, { consume }));
-          this.revisionRoute = 'present';
+          this.revisionRoute.markPresent();
           return;
         } catch (err) {
           if (!(err instanceof StoreError && mayLackRoute(err)) || (await this.hasRevisionRoute(user, err))) throw err;
@@ -878,25 +869,18 @@ export class StoreTree {
    * a server without it answers 404 (or 405, 501: mayLackRoute). A failure of that question
    * (store unreachable) is thrown.
    */
-  private async hasRevisionRoute(user: BridgeUser, refusal: StoreError): Promise<boolean> {
-    if (this.revisionRoute !== 'unknown') return this.revisionRoute === 'present';
-    let present = false;
-    if (refusal.code !== 'not_implemented') {
+  private hasRevisionRoute(user: BridgeUser, refusal: StoreError): Promise<boolean> {
+    return this.revisionRoute.learn(refusal, async () => {
       const home = 'home' as NodeId;
       try {
         await this.withSession(user, (s) => this.client.reviseFrom(s, home, home, { consume: false }));
-        present = true;
+        return true;
       } catch (err) {
         if (!(err instanceof StoreError)) throw err;
         if (err.kind === 'unavailable' || err.kind === 'bad-response' || err.kind === 'unauthenticated') throw err;
-        present = !mayLackRoute(err);
+        return !mayLackRoute(err);
       }
-    }
-    if (this.revisionRoute === 'unknown' && !present) {
-      this.log?.info('the store has no revision route: a MOVE or COPY onto a file uploads the source as a new revision (docs/bridge-design.md "Saves")');
-    }
-    this.revisionRoute = present ? 'present' : 'absent';
-    return present;
+    });
   }
 
   /** reviseInto over a store that only speaks the interface: the bytes through the bridge. */
