@@ -23,11 +23,12 @@
  * user's blob. Blobs stored before migration 003 keep their SHA-256 names: an address is only a
  * key (64 hex digits either way), never recomputed, so both kinds live side by side.
  *
- * SHA-1 and MD5 are computed in the same pass, from the same chunks: clients (rclone,
- * ownCloud/Nextcloud) compare files by them (docs/extensions.md "Checksums"). A body kept
- * inline is hashed here (64 KiB at most); a longer one's chunks also go to a worker thread
- * (checksum-worker.ts), since on this thread MD5 and SHA-1 doubled the CPU of a large PUT. A
- * second read of the blob would have cost a disk or S3 pass per upload.
+ * SHA-1 and MD5 are computed while the body is written: clients (rclone, ownCloud/Nextcloud)
+ * compare files by them (docs/extensions.md "Checksums"). A body kept inline is hashed here
+ * (64 KiB at most); a longer one by a worker thread that follows its part as it grows, reading
+ * back from the page cache what was just written (checksum-worker.ts), since on this thread MD5
+ * and SHA-1 doubled the CPU of a large PUT. A read of the stored blob after the upload would
+ * have cost a disk or S3 pass per upload.
  */
 import { Blake3Hasher } from '@napi-rs/blake-hash';
 import { createHash, randomBytes, randomUUID, type Hash } from 'node:crypto';
@@ -37,7 +38,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { makePrivateDir, makePrivateDirSync, PRIVATE_FILE_MODE } from '../../common/private-files.js';
 import { tryLockFile, type FileLock } from '../storage/instance-lock.js';
-import { OffThreadChecksums } from './checksum-worker.js';
+import { FileChecksums } from './checksum-worker.js';
 
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
@@ -245,13 +246,11 @@ export class BlobStaging {
   async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
     if (Buffer.isBuffer(source)) return this.stageBuffer(source, maxBytes, inlineMax);
     const hasher = createContentHasher();
-    let sums: OffThreadChecksums | undefined;
     let sizeBytes = 0;
     const count = (chunk: Buffer): void => {
       sizeBytes += chunk.length;
       if (sizeBytes > maxBytes) throw new BlobTooLargeError(maxBytes);
       hasher.update(chunk);
-      sums?.update(chunk);
     };
     // The source may have been destroyed before anyone read it (a client that hung up):
     // iterating it would then wait forever instead of failing.
@@ -275,38 +274,38 @@ export class BlobStaging {
       return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, inline };
     }
 
-    const offThread = new OffThreadChecksums();
-    sums = offThread;
-    for (const chunk of head) offThread.update(chunk);
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, callback) {
-        try {
-          count(chunk);
-        } catch (err) {
-          callback(err as Error);
-          return;
-        }
-        // The worker is behind: hold this chunk until it caught up (the body waits meanwhile).
-        if (!offThread.isBusy) callback(null, chunk);
-        else offThread.ready().then(() => callback(null, chunk), (err: unknown) => callback(err as Error));
-      },
-    });
+    let sums: FileChecksums | undefined;
     try {
-      const tempPath = await this.writeTemp(async (handle) => {
+      const tempPath = await this.writeTemp(async (handle, file) => {
         if (source.destroyed && !source.readableEnded) throw source.errored ?? new Error('the source closed before it was read');
         const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
+        const followed = new FileChecksums(file);
+        sums = followed;
+        const meter = new Transform({
+          transform(chunk: Buffer, _enc, callback) {
+            try {
+              count(chunk);
+            } catch (err) {
+              callback(err as Error);
+              return;
+            }
+            // What has reached the file so far may be read back and hashed.
+            followed.advance(out.bytesWritten);
+            callback(null, chunk);
+          },
+        });
         for (const chunk of head) out.write(chunk);
         await pipeline(source, meter, out, signal ? { signal } : {});
       });
       try {
-        const { sha1, md5 } = await offThread.digest();
+        const { sha1, md5 } = await (sums as FileChecksums).digest(sizeBytes);
         return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, tempPath };
       } catch (err) {
         await fs.rm(tempPath, { force: true });
         throw err;
       }
     } catch (err) {
-      offThread.abort();
+      (sums as FileChecksums | undefined)?.abort();
       throw err;
     }
   }
@@ -324,11 +323,11 @@ export class BlobStaging {
    * A new temp file filled by `write`, then fsynced and closed: its path. On any failure the
    * file is closed and removed, and the failure thrown.
    */
-  private async writeTemp(write: (handle: fs.FileHandle) => Promise<void>): Promise<string> {
+  private async writeTemp(write: (handle: fs.FileHandle, file: string) => Promise<void>): Promise<string> {
     const tempPath = path.join(this.tmpDir, `${this.own().id}.${randomUUID()}${PART_SUFFIX}`);
     const handle = await fs.open(tempPath, 'wx', PRIVATE_FILE_MODE);
     try {
-      await write(handle);
+      await write(handle, tempPath);
       await handle.sync();
       await handle.close();
     } catch (err) {

@@ -1,55 +1,78 @@
 /**
- * SHA-1 and MD5 on worker threads (blobs/checksum-worker.ts): several streams at once get their
- * own digests, the in-flight bound makes a fast producer wait, and an aborted stream does not
- * disturb the others.
+ * SHA-1 and MD5 on worker threads that follow a file as it is written (blobs/checksum-worker.ts):
+ * several files at once get their own digests, whether the worker is told of every step or
+ * only of the end; an aborted stream does not disturb the others; a file shorter than
+ * announced fails its stream instead of hanging it.
  */
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { OffThreadChecksums } from '../../../src/store/blobs/checksum-worker.js';
+import { appendFileSync, truncateSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FileChecksums } from '../../../src/store/blobs/checksum-worker.js';
 import { patternBytes } from '../../helpers/stream-helpers.js';
+import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const CHUNK = 64 * 1024;
+const tmp = makeTmpDir('checksum-worker-');
+let fileCounter = 0;
 
-async function feed(sums: OffThreadChecksums, bytes: Buffer): Promise<{ waits: number }> {
-  let waits = 0;
-  for (let offset = 0; offset < bytes.length; offset += CHUNK) {
-    sums.update(bytes.subarray(offset, offset + CHUNK));
-    if (sums.isBusy) {
-      waits += 1;
-      await sums.ready();
-      expect(sums.isBusy).toBe(false);
-    }
-  }
-  return { waits };
+afterAll(() => tmp.remove());
+
+function expected(bytes: Buffer): { sha1: string; md5: string } {
+  return { sha1: createHash('sha1').update(bytes).digest('hex'), md5: createHash('md5').update(bytes).digest('hex') };
 }
 
-describe('OffThreadChecksums', () => {
-  it('digests several streams at once, each its own, waiting whenever 8 MiB are in flight', async () => {
+/** Writes `bytes` to a new file chunk by chunk, telling `sums` after each, as staging does. */
+async function writeFollowed(bytes: Buffer): Promise<{ sha1: string; md5: string }> {
+  const file = path.join(tmp.dir, `f${fileCounter++}`);
+  writeFileSync(file, '');
+  const sums = new FileChecksums(file);
+  for (let offset = 0; offset < bytes.length; offset += CHUNK) {
+    appendFileSync(file, bytes.subarray(offset, offset + CHUNK));
+    sums.advance(Math.min(bytes.length, offset + CHUNK));
+    // Let the worker run between some writes, as a body's chunks arrive over time.
+    if (offset % (1024 * 1024) === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return sums.digest(bytes.length);
+}
+
+describe('FileChecksums', () => {
+  it('digests several growing files at once, each its own', async () => {
     const inputs = [0, 1, 2, 3].map((i) => patternBytes(i * 7, 12 * 1024 * 1024 + i * 1000));
-    const results = await Promise.all(
-      inputs.map(async (bytes) => {
-        const sums = new OffThreadChecksums();
-        const { waits } = await feed(sums, bytes);
-        return { waits, digest: await sums.digest() };
-      }),
-    );
-    results.forEach(({ digest }, i) => {
-      const bytes = inputs[i] as Buffer;
-      expect(digest).toEqual({ sha1: createHash('sha1').update(bytes).digest('hex'), md5: createHash('md5').update(bytes).digest('hex') });
-    });
-    // 12 MiB fed without yielding to the worker's answers passes the 8 MiB bound.
-    expect(results.some((r) => r.waits > 0)).toBe(true);
+    const digests = await Promise.all(inputs.map((bytes) => writeFollowed(bytes)));
+    digests.forEach((digest, i) => expect(digest).toEqual(expected(inputs[i] as Buffer)));
   });
 
-  it('forgets an aborted stream; the next ones are unaffected, an empty one included', async () => {
-    const aborted = new OffThreadChecksums();
-    aborted.update(patternBytes(1, 3 * 1024 * 1024));
+  it('digests a file it only hears about at its end, and an empty one', async () => {
+    const bytes = patternBytes(3, 5 * 1024 * 1024 + 17);
+    const file = path.join(tmp.dir, 'whole');
+    writeFileSync(file, bytes);
+    expect(await new FileChecksums(file).digest(bytes.length)).toEqual(expected(bytes));
+    const empty = path.join(tmp.dir, 'empty');
+    writeFileSync(empty, '');
+    expect(await new FileChecksums(empty).digest(0)).toEqual(expected(Buffer.alloc(0)));
+  });
+
+  it('forgets an aborted stream; the next ones are unaffected', async () => {
+    const file = path.join(tmp.dir, 'aborted');
+    writeFileSync(file, patternBytes(1, 3 * 1024 * 1024));
+    const aborted = new FileChecksums(file);
+    aborted.advance(3 * 1024 * 1024);
     aborted.abort();
-    const empty = new OffThreadChecksums();
-    expect(await empty.digest()).toEqual({ sha1: createHash('sha1').digest('hex'), md5: createHash('md5').digest('hex') });
     const bytes = patternBytes(5, 2 * 1024 * 1024 + 3);
-    const sums = new OffThreadChecksums();
-    await feed(sums, bytes);
-    expect((await sums.digest()).sha1).toBe(createHash('sha1').update(bytes).digest('hex'));
+    expect(await writeFollowed(bytes)).toEqual(expected(bytes));
+  });
+
+  it('fails, not hangs, when the file is shorter than announced or gone', async () => {
+    const file = path.join(tmp.dir, 'cut');
+    writeFileSync(file, patternBytes(2, 2 * 1024 * 1024));
+    const sums = new FileChecksums(file);
+    truncateSync(file, 1024 * 1024);
+    await expect(sums.digest(2 * 1024 * 1024)).rejects.toThrow(/ended at 1048576 bytes/);
+    const gone = new FileChecksums(path.join(tmp.dir, 'never-written'));
+    await expect(gone.digest(10)).rejects.toThrow(/ENOENT/);
+    // The worker still serves the next stream.
+    const bytes = patternBytes(9, 1024 * 1024 + 1);
+    expect(await writeFollowed(bytes)).toEqual(expected(bytes));
   });
 });
