@@ -69,10 +69,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import ts from 'typescript';
 import { Agent, request, type Dispatcher } from 'undici';
 import {
   BENCH_USER,
@@ -87,6 +86,7 @@ import {
   median,
   MiB,
   nowMs,
+  prepareBaseline,
   printTable,
   procCpuMs,
   PROPFIND_ALLPROP,
@@ -106,6 +106,7 @@ import {
   storeUpload,
   summarizeCpuProfile,
   tailOf,
+  transpileFloor,
   withBenchRun,
   workloadKnobs,
   writeRandomFile,
@@ -506,19 +507,6 @@ function hasProgram(command: string, args: string[]): string | undefined {
 }
 
 /** Exports BENCH_BASELINE_REF into the temp folder (git archive: nothing is registered in .git) and builds it. */
-function prepareBaseline(run: BenchRun, ref: string): { root: string; commit: string } {
-  const resolved = spawnSync('git', ['-C', repoRoot, 'rev-parse', '--short', '--verify', `${ref}^{commit}`], { encoding: 'utf8' });
-  if (resolved.status !== 0) throw new Error(`BENCH_BASELINE_REF ${ref} is not a commit: ${resolved.stderr.trim()}`);
-  const commit = resolved.stdout.trim();
-  const root = path.join(run.tmp, 'baseline');
-  mkdirSync(root);
-  const exported = spawnSync('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', repoRoot, commit, root], { stdio: 'inherit' });
-  if (exported.status !== 0) throw new Error(`git archive ${commit} failed`);
-  symlinkSync(realpathSync(path.join(repoRoot, 'node_modules')), path.join(root, 'node_modules'));
-  buildDriveway(`${LABEL} baseline ${commit}`, root);
-  return { root, commit };
-}
-
 /** The same files for every system: a big file, a folder of many entries, one of 100. */
 function seedDiskRoot(root: string, settings: Settings, source: string): void {
   const home = path.join(root, 'home');
@@ -601,15 +589,6 @@ function apacheConfig(dir: string, root: string, port: number, runAs: string | u
     '</Directory>',
     '',
   ].join('\n');
-}
-
-/** Writes bench/raw-node.ts as plain JavaScript, so the floor runs in node with no loader. */
-function transpileFloor(tmp: string): string {
-  const out = path.join(tmp, 'raw-node.mjs');
-  const source = readFileSync(path.join(repoRoot, 'bench/raw-node.ts'), 'utf8');
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } });
-  writeFileSync(out, outputText);
-  return out;
 }
 
 /** Creates the systems (not started); each is stopped at cleanup. */
@@ -761,7 +740,7 @@ async function main(): Promise<void> {
     if (!rcloneVersion) results.notes.push('rclone is NOT installed: no ratio to rclone can be judged, targets 1-7 are n/a (install rclone and run again).');
     if (!apacheVersion) results.notes.push('apache2 is NOT installed: no Apache column.');
     let baseline: { root: string; commit: string } | undefined;
-    if (settings.baselineRef) baseline = prepareBaseline(run, settings.baselineRef);
+    if (settings.baselineRef) baseline = prepareBaseline(run, settings.baselineRef, LABEL);
     else if (settings.targets.has(8)) results.notes.push('8: BENCH_BASELINE_REF=none, so the split deployments are not measured and target 8 is not judged.');
 
     const clientHome = path.join(tmp, 'client-home');

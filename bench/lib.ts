@@ -10,12 +10,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomFillSync } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, realpathSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { request, type Dispatcher } from 'undici';
 
 export const MiB = 1024 * 1024;
@@ -737,4 +738,29 @@ export function summarizeCpuProfile(file: string, top = 15): string {
     "inclusive time by function, driveway's own code (dist/):",
     ...list(new Map([...inclusive].filter(([key]) => /^\S+ (store|bridge|common|store-client)\//.test(key))), true),
   ].join('\n');
+}
+
+// ---------------------------------------------------------------- builds
+
+/** Exports `ref` into <tmp>/baseline, links this checkout's node_modules and builds it (BENCH_BASELINE_REF). */
+export function prepareBaseline(run: BenchRun, ref: string, label: string): { root: string; commit: string } {
+  const resolved = spawnSync('git', ['-C', repoRoot, 'rev-parse', '--short', '--verify', `${ref}^{commit}`], { encoding: 'utf8' });
+  if (resolved.status !== 0) throw new Error(`BENCH_BASELINE_REF ${ref} is not a commit: ${resolved.stderr.trim()}`);
+  const commit = resolved.stdout.trim();
+  const root = path.join(run.tmp, 'baseline');
+  mkdirSync(root);
+  const exported = spawnSync('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', repoRoot, commit, root], { stdio: 'inherit' });
+  if (exported.status !== 0) throw new Error(`git archive ${commit} failed`);
+  symlinkSync(realpathSync(path.join(repoRoot, 'node_modules')), path.join(root, 'node_modules'));
+  buildDriveway(`${label} baseline ${commit}`, root);
+  return { root, commit };
+}
+
+/** Writes bench/raw-node.ts as plain JavaScript, so the floor runs in node with no loader. */
+export function transpileFloor(tmp: string): string {
+  const out = path.join(tmp, 'raw-node.mjs');
+  const source = readFileSync(path.join(repoRoot, 'bench/raw-node.ts'), 'utf8');
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } });
+  writeFileSync(out, outputText);
+  return out;
 }

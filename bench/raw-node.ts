@@ -13,24 +13,44 @@
  * No authentication, no locks, no dead properties, no XML parsing of request bodies: it is a
  * floor, not a WebDAV server.
  *
+ * With --hashes, a PUT also computes the SHA-1 and MD5 of its body, on the receiving thread as
+ * the chunks pass (no copy, no messages): the CPU a server publishing clients' checksums must
+ * spend at the least (bench/put-hashing.ts sets the two floors side by side).
+ *
  * It must import nothing but node's own modules: drive.ts transpiles this one file and runs it
  * with plain node (the product's flags), so no loader's memory or CPU shows in its figures.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fsp, type Stats } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, port: { type: 'string' } }, strict: true });
+const { values } = parseArgs({ options: { root: { type: 'string' }, port: { type: 'string' }, hashes: { type: 'boolean', default: false } }, strict: true });
 if (!values.root || !values.port) {
-  process.stderr.write('usage: raw-node --root DIR --port N\n');
+  process.stderr.write('usage: raw-node --root DIR --port N [--hashes]\n');
   process.exit(2);
 }
 const root = path.resolve(values.root);
 let tempCounter = 0;
+
+/** A pass-through that feeds the body to SHA-1 and MD5 (--hashes); `digest()` after the end. */
+function hashingTap(): { tap: Transform; digest: () => string } {
+  const sha1 = createHash('sha1');
+  const md5 = createHash('md5');
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, callback) {
+      sha1.update(chunk);
+      md5.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  return { tap, digest: () => `${sha1.digest('hex')} ${md5.digest('hex')}` };
+}
 
 /** The file under root a request path names, or undefined when it would leave root. */
 function localPath(urlPath: string): string | undefined {
@@ -78,9 +98,13 @@ async function serveFile(req: http.IncomingMessage, res: http.ServerResponse, fi
 async function receiveFile(req: http.IncomingMessage, res: http.ServerResponse, file: string): Promise<void> {
   const existed = await fsp.stat(file).then(() => true, () => false);
   const temp = path.join(path.dirname(file), `.raw-node-${process.pid}-${tempCounter++}.part`);
+  let checksums: string | undefined;
   try {
     const out = createWriteStream(temp);
-    await pipeline(req, out);
+    const hashing = values.hashes ? hashingTap() : undefined;
+    if (hashing) await pipeline(req, hashing.tap, out);
+    else await pipeline(req, out);
+    if (hashing) checksums = hashing.digest();
     const handle = await fsp.open(temp, 'r+');
     try {
       await handle.sync();
@@ -92,7 +116,7 @@ async function receiveFile(req: http.IncomingMessage, res: http.ServerResponse, 
     await fsp.rm(temp, { force: true });
     throw err;
   }
-  finish(res, existed ? 204 : 201);
+  finish(res, existed ? 204 : 201, checksums ? { 'x-checksums': checksums } : {});
 }
 
 function xmlEscape(text: string): string {

@@ -1,0 +1,121 @@
+/**
+ * What SHA-1 and MD5 cost a large PUT on this machine (issue 22's PUT target):
+ * `npx tsx bench/put-hashing.ts`.
+ *
+ * One `curl -T` of a BENCH_FILE_MB file (1 GiB by default) to each of four servers, in rounds
+ * whose order rotates, each PUT after a `sync` (outside the timing):
+ *
+ *   floor             bench/raw-node.ts: body to a temp file, one fsync, rename (no hashes)
+ *   floor + hashes    the same, also SHA-1 and MD5 of the body as it passes (same thread)
+ *   driveway          this checkout, as `npm start` runs it (embedded: SQLite + local blobs)
+ *   baseline          BENCH_BASELINE_REF (default 6befab0, the last commit before issue 22
+ *                     added the checksums), built in the temp folder; "none" skips it
+ *
+ * It prints each server's wall time (median, min-max), its CPU seconds per PUT (the server
+ * process, all threads) and the two ratios that matter: floor + hashes against floor (what the
+ * hashing costs the least a Node server does for the same I/O here) and driveway against
+ * baseline. On a machine whose cores are all busy during the PUT (curl and the receiving
+ * thread on 2 cores) the first ratio is the bound the second cannot beat.
+ *
+ * Knobs: BENCH_FILE_MB (1024), BENCH_ROUNDS (5), BENCH_BASELINE_REF (6befab0). Loopback only; only
+ * our own children are stopped, by PID; the temp folder goes whatever happens.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  buildDriveway,
+  fmt,
+  freePort,
+  median,
+  MiB,
+  positiveIntEnv,
+  prepareBaseline,
+  printTable,
+  procCpuMs,
+  rotate,
+  runClient,
+  spread,
+  startChild,
+  startDriveway,
+  stopChild,
+  transpileFloor,
+  withBenchRun,
+  writeRandomFile,
+  type RunningChild,
+} from './lib.js';
+
+const LABEL = 'put-hashing';
+
+interface Server {
+  name: string;
+  running: RunningChild;
+  url: string;
+  auth?: string;
+  wallMs: number[];
+  cpuMs: number[];
+}
+
+await withBenchRun(LABEL, 60 * 60_000, async (run) => {
+  const sizeMiB = positiveIntEnv('BENCH_FILE_MB', 1024);
+  const rounds = positiveIntEnv('BENCH_ROUNDS', 5);
+  const baselineRef = process.env.BENCH_BASELINE_REF ?? '6befab0';
+  buildDriveway(LABEL);
+  const baseline = baselineRef === 'none' || baselineRef === '' ? undefined : prepareBaseline(run, baselineRef, LABEL);
+
+  const source = path.join(run.tmp, 'source.bin');
+  writeRandomFile(source, sizeMiB * MiB);
+  const floorScript = transpileFloor(run.tmp);
+  const servers: Server[] = [];
+  const track = (name: string, running: RunningChild, url: string, auth?: string): void => {
+    run.onCleanup(() => stopChild(running.child));
+    servers.push({ name, running, url, auth, wallMs: [], cpuMs: [] });
+  };
+
+  for (const [name, extra] of [['floor', []], ['floor + hashes', ['--hashes']]] as const) {
+    const root = path.join(run.tmp, name.replace(/\W+/g, '-'));
+    mkdirSync(root);
+    const port = await freePort();
+    const running = await startChild({
+      name,
+      command: process.execPath,
+      args: [floorScript, '--root', root, '--port', String(port), ...extra],
+      env: { PATH: process.env.PATH },
+      logFile: path.join(run.tmp, `${name.replace(/\W+/g, '-')}.log`),
+      readyLine: /raw-node: http/,
+    });
+    track(name, running, `http://127.0.0.1:${port}`);
+  }
+  for (const [name, root] of [['driveway', undefined], ...(baseline ? [[`baseline ${baseline.commit}`, baseline.root]] : [])] as const) {
+    const dataDir = path.join(run.tmp, `data-${servers.length}`);
+    const running = await startDriveway({ part: 'all', root, dataDir, logFile: path.join(run.tmp, `driveway-${servers.length}.log`) });
+    const password = readFileSync(path.join(dataDir, 'initial-admin-password'), 'utf8').trim();
+    track(name, running, `${running.baseUrl}/home`, `admin:${password}`);
+  }
+
+  console.log(`${LABEL}: ${rounds} rounds of one ${sizeMiB} MiB PUT per server`);
+  for (let round = 0; round < rounds; round += 1) {
+    for (const server of rotate(servers, round)) {
+      await runClient('sync', [], process.env, 120_000);
+      const cpuBefore = procCpuMs(server.running.pid) ?? 0;
+      const args = ['-sS', '-o', '/dev/null', '-w', '%{http_code} %{time_total}', '-T', source, `${server.url}/put-${round}.bin`];
+      const result = await runClient('curl', server.auth ? ['-u', server.auth, ...args] : args, process.env, 600_000);
+      const [status, seconds] = result.stdout.trim().split(' ');
+      if (result.code !== 0 || (status !== '201' && status !== '204')) throw new Error(`${server.name}: PUT answered ${status} (curl ${result.code}): ${result.stderr}`);
+      server.wallMs.push(Number(seconds) * 1000);
+      server.cpuMs.push((procCpuMs(server.running.pid) ?? 0) - cpuBefore);
+      console.log(`  round ${round + 1}: ${server.name} ${fmt(Number(seconds), 2)} s`);
+    }
+  }
+
+  printTable(
+    ['server', 'PUT s (median)', 'min-max', 'MB/s', 'server CPU s'],
+    servers.map((s) => [s.name, fmt(median(s.wallMs) / 1000, 2), spread(s.wallMs.map((ms) => ms / 1000), 2), fmt((sizeMiB * MiB) / 1e6 / (median(s.wallMs) / 1000), 0), fmt(median(s.cpuMs) / 1000, 2)]),
+  );
+  const ratio = (a: string, b: string): string => {
+    const x = servers.find((s) => s.name.startsWith(a));
+    const y = servers.find((s) => s.name.startsWith(b));
+    return x && y ? `${fmt(median(x.wallMs) / median(y.wallMs), 2)}×` : 'n/a';
+  };
+  console.log(`floor + hashes / floor: ${ratio('floor + hashes', 'floor')} (what SHA-1 and MD5 cost the least a Node server does here)`);
+  console.log(`driveway / baseline: ${ratio('driveway', 'baseline')}`);
+});
