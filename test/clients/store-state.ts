@@ -52,3 +52,17 @@ export async function storeTreeSha256(f: BridgeFixture, user: TestUser, segments
   await walk(segments, '');
   return out;
 }
+
+/** `relative path -> "<uuid> <revision>"` of every file below the folder at `segments`: what a run uploaded changes exactly those. */
+export async function storeTreeRevisions(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (folderSegments: readonly string[], prefix: string): Promise<void> => {
+    for (const entry of await storeList(f, user, folderSegments)) {
+      const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
+      if (entry.kind === 'folder') await walk([...folderSegments, entry.name], relative);
+      else out.set(relative.normalize('NFC'), `${entry.id} ${entry.revision}`);
+    }
+  };
+  await walk(segments, '');
+  return out;
+}
