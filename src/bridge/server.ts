@@ -30,6 +30,7 @@ import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
+import type { RenameAwayRepository } from '../common/renamed-away.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
 import type { LockRepository } from './lock-repository.js';
@@ -91,6 +92,8 @@ export interface BridgeState {
   /** Locks shared with other instances; undefined keeps them in this process's memory. */
   readonly locks: LockRepository | undefined;
   readonly properties: PropertyRepository;
+  /** Saves by rename-away (verbs/rename-away.ts): memos shared like the properties. */
+  readonly renamedAway: RenameAwayRepository;
   /** For /readyz: the bridge's own state file answers (absent when the state is the store's). */
   probe?(): Promise<void>;
   close(): Promise<void>;
@@ -216,6 +219,7 @@ export async function createBridgeServices(
     cache,
     locks,
     props: state.properties,
+    renamedAway: state.renamedAway,
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,

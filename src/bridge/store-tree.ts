@@ -862,6 +862,31 @@ export class StoreTree {
   }
 
   /**
+   * The second half of a save by rename-away (verbs/rename-away.ts): the content of `source`, a
+   * file being MOVEd (`consume`) or COPied onto the free name `to`, becomes the next revision of
+   * `original`, the document the same client renamed away from `to` a moment ago, which then
+   * takes `to` back. A refusal of the revision (reviseInto: quota, permission, the source gone)
+   * or `to` taken meanwhile (412) throws before anything changed. A failure of the rename after
+   * the revision leaves `original` under its backup name with the new revision (logged): nothing
+   * is lost, the backup's DELETE puts it in the trash whole.
+   */
+  async restoreRenamedAway(user: BridgeUser, source: Resource, original: Resource, to: DavPath, consume: boolean): Promise<void> {
+    const targetParent = await this.parentFolder(user, to, 'tree.move');
+    await this.oneAtATime(destinationKey(this.folderKey(user, targetParent.entry.id), to), async () => {
+      if (await this.tryStat(user, to)) throw new StoreError('conflict', 'tree.move', 412, 'destination exists');
+      await this.reviseInto(user, source, original, consume);
+      try {
+        await this.withSession(user, (s) => this.client.rename(s, original.entry.id, nameOf(to)));
+      } catch (err) {
+        this.log?.error({ err, id: original.entry.id, name: nameOf(to), placed: original.entry.name }, 'a save by rename-away made its revision but the document could not take its name back');
+        throw err;
+      } finally {
+        if (original.parent) this.cache.forget(original.parent.key);
+      }
+    });
+  }
+
+  /**
    * Whether the store has the revision route, learned once per store and kept for the life of this
    * bridge, as hasMyAccess learns myaccess: driveway's store names a route it lacks
    * (`not_implemented`, edition 1.0); of another server, a revision of the caller's home from

@@ -34,21 +34,35 @@ export async function storeRead(f: BridgeFixture, user: TestUser, entry: NodeEnt
   return Buffer.concat(chunks);
 }
 
-/** `relative path -> sha256` of every file below the folder at `segments`, walking the store tree. */
-export async function storeTreeSha256(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
+/** Calls `visit` with the relative path of every file below the folder at `segments`, walking the store tree. */
+async function walkStoreFiles(f: BridgeFixture, user: TestUser, segments: readonly string[], visit: (relative: string, entry: NodeEntry) => Promise<void> | void): Promise<void> {
   const walk = async (folderSegments: readonly string[], prefix: string): Promise<void> => {
     for (const entry of await storeList(f, user, folderSegments)) {
       const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
       if (entry.kind === 'folder') await walk([...folderSegments, entry.name], relative);
-      else {
-        const hash = createHash('sha256');
-        const download = await f.client.download(user.session, entry.id, entry.name);
-        for await (const chunk of download.body) hash.update(chunk as Buffer);
-        out.set(relative, hash.digest('hex'));
-      }
+      else await visit(relative, entry);
     }
   };
   await walk(segments, '');
+}
+
+/** `relative path -> sha256` of every file below the folder at `segments`, walking the store tree. */
+export async function storeTreeSha256(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  await walkStoreFiles(f, user, segments, async (relative, entry) => {
+    const hash = createHash('sha256');
+    const download = await f.client.download(user.session, entry.id, entry.name);
+    for await (const chunk of download.body) hash.update(chunk as Buffer);
+    out.set(relative, hash.digest('hex'));
+  });
+  return out;
+}
+
+/** `relative path (NFC) -> "<uuid> <revision>"` of every file below the folder at `segments`: what a run uploaded changes exactly those. */
+export async function storeTreeRevisions(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  await walkStoreFiles(f, user, segments, (relative, entry) => {
+    out.set(relative.normalize('NFC'), `${entry.id} ${entry.revision}`);
+  });
   return out;
 }

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
 import type { PropertyRepository } from '../dead-properties.js';
+import type { RenameAwayRepository } from '../../common/renamed-away.js';
 import type { DavPathParts } from '../href.js';
 import type { LockStore } from '../locks.js';
 import type { MetadataCache } from '../metadata-cache.js';
@@ -18,6 +19,8 @@ export interface BridgeServices {
   cache: MetadataCache;
   locks: LockStore;
   props: PropertyRepository;
+  /** Saves by rename-away (rename-away.ts). */
+  renamedAway: RenameAwayRepository;
   clock: Clock;
   log: Logger;
   /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */

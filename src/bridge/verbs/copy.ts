@@ -9,12 +9,16 @@
  * members the bridge finds in its metadata cache (folders listed within the cache TTL); finding
  * the others would cost a dirlist per folder of the source. The copy of a member that is not
  * found that way simply has no dead properties.
+ *
+ * A COPY onto the name a document was just renamed away from (Word's save by rename-away,
+ * rename-away.ts) becomes the document's next revision, as the MOVE would.
  */
 import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { BridgeUser } from '../sessions.js';
 import { budgetOwnerOf, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
+import { completeRenameAway } from './rename-away.js';
 import { sendEmpty } from './respond.js';
 
 /** Entries of the cached source subtree looked at for properties, at most. */
@@ -29,6 +33,14 @@ export const copy: VerbHandler = async (ctx: DavContext) => {
   const transfer = await prepareTransfer(ctx);
   const { source, user } = transfer;
   const { tree, props } = ctx.services;
+  const restored = await completeRenameAway(ctx, transfer, false);
+  if (restored) {
+    if (!(await props.copy(keyOf(source), keyOf(restored), budgetOwnerOf(user, restored)))) {
+      ctx.log.info({ destination: restored.path }, 'COPY: dead properties left out, the owner’s limit is reached');
+    }
+    sendEmpty(ctx, 201, await finishTransfer(ctx, transfer, false, keyOf(restored)));
+    return;
+  }
   const shallow = transfer.depth === '0' && source.entry.kind === 'folder';
   const { replaced } = await tree.copy(user, source, transfer.destination.path, transfer.overwrite, { shallow });
   // copy_to returns no id: the destination's listing names it (and serves the next PROPFIND).

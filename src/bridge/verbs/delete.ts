@@ -13,6 +13,7 @@ import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
+import { isRestoredBackup } from './rename-away.js';
 import { sendEmpty } from './respond.js';
 import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
 
@@ -68,6 +69,11 @@ export const del: VerbHandler = async (ctx) => {
   const user = ctx.user();
   const target = await writeTargetOf(ctx, ctx.path);
   const resource = target.resource;
+  // Word deletes the backup of a save by rename-away, which went back to its name: done already.
+  if (await isRestoredBackup(ctx, target)) {
+    sendEmpty(ctx, 204);
+    return;
+  }
   if (!resource) throw new DavStatusError(404, 'nothing to delete here');
   if (resource.kind !== 'node') throw new DavStatusError(403, 'the root and the top-level folders cannot be deleted');
   if (isDerivedViewEntry(resource)) {

@@ -10,11 +10,15 @@
  * of that file instead (StoreTree.move): the destination node stays with its history, shares and
  * locks, takes the source's dead properties and client mtime (§9.9.2: a MOVE carries them), and
  * the source's go with the source.
+ *
+ * Word's save by rename-away (rename-away.ts) ends the same way: the temp MOVEd onto the name
+ * the document left a moment ago becomes the document's next revision, and the document its name.
  */
 import { DavStatusError } from '../dav-errors.js';
 import type { DavContext, VerbHandler } from './context.js';
-import { budgetOwnerOf } from '../store-tree.js';
+import { budgetOwnerOf, type Resource } from '../store-tree.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
+import { completeRenameAway, rememberRenameAway } from './rename-away.js';
 import { sendEmpty } from './respond.js';
 
 /**
@@ -26,19 +30,38 @@ export const move: VerbHandler = async (ctx: DavContext) => {
   const transfer = await prepareTransfer(ctx);
   const { source, user } = transfer;
   if (source.entry.kind === 'folder' && transfer.depth !== 'infinity') throw new DavStatusError(400, 'MOVE of a collection must have Depth: infinity');
-  const { replaced } = await ctx.services.tree.move(user, source, transfer.destination.path, transfer.overwrite);
   const key = source.chain[source.chain.length - 1] as string;
+  const restored = await completeRenameAway(ctx, transfer, true);
+  if (restored) {
+    await ctx.services.locks.dropLocksUnder(key);
+    await takeProperties(ctx, key, restored);
+    // The name was free: created, as the MOVE would have answered.
+    sendEmpty(ctx, 201, await finishTransfer(ctx, transfer, false, keyOf(restored)));
+    return;
+  }
+  const { replaced } = await ctx.services.tree.move(user, source, transfer.destination.path, transfer.overwrite);
   await ctx.services.locks.dropLocksUnder(key);
   const existing = transfer.destination.resource;
   if (transfer.revises && existing) {
-    const destinationKey = existing.chain[existing.chain.length - 1] as string;
-    const { props } = ctx.services;
-    if (!(await props.copy(key, destinationKey, budgetOwnerOf(user, existing)))) {
-      ctx.log.info({ destination: existing.path }, 'MOVE: dead properties left out, the owner’s limit is reached');
-    }
-    await props.drop(key);
-    sendEmpty(ctx, 204, await finishTransfer(ctx, transfer, replaced, destinationKey));
+    await takeProperties(ctx, key, existing);
+    sendEmpty(ctx, 204, await finishTransfer(ctx, transfer, replaced, keyOf(existing)));
     return;
   }
+  if (!replaced) await rememberRenameAway(ctx, transfer);
   sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, key));
 };
+
+function keyOf(resource: Resource): string {
+  return resource.chain[resource.chain.length - 1] as string;
+}
+
+/** A file given the moved file's content takes its dead properties and client mtime (§9.9.2); the moved file's go. */
+async function takeProperties(ctx: DavContext, key: string, destination: Resource): Promise<void> {
+  const destinationKey = keyOf(destination);
+  const { props } = ctx.services;
+  if (!(await props.copy(key, destinationKey, budgetOwnerOf(ctx.user(), destination)))) {
+    ctx.log.info({ destination: destination.path }, 'MOVE: dead properties left out, the owner’s limit is reached');
+  }
+  await props.drop(key);
+}
+

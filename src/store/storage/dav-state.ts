@@ -1,11 +1,11 @@
 /**
  * Where the bridge's shared state lives, chosen once at start (main.ts, and the test helpers that
- * start a bridge): the LockRepository and PropertyRepository the bridge is handed. Owns the
- * bridge's own SQLite file and its upgrades; the SQL of the tables is dav-locks.ts's and
- * dav-properties.ts's.
+ * start a bridge): the LockRepository, PropertyRepository and RenameAwayRepository the bridge is
+ * handed. Owns the bridge's own SQLite file and its upgrades; the SQL of the tables is
+ * dav-locks.ts's, dav-properties.ts's and renamed-away.ts's.
  *
- * - Beside the embedded store (`npm start`), in the store's database: dead properties and client
- *   mtimes always; locks only over PostgreSQL, where instances share them. Over SQLite one
+ * - Beside the embedded store (`npm start`), in the store's database: dead properties, client
+ *   mtimes and the rename-away memos always; locks only over PostgreSQL, where instances share them. Over SQLite one
  *   process serves the data directory (instance-lock.ts), so the locks stay in the
  *   bridge's memory as they always were: a PROPFIND then reads them from a Map, not with a
  *   statement per request. A `bridge.sqlite` left by an earlier release is moved in once.
@@ -16,6 +16,7 @@ import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { LockRepository } from '../../common/dav-locks.js';
 import type { DeadPropertyStoreOptions, PropertyRepository } from '../../common/dav-properties.js';
+import type { RenameAwayRepository } from '../../common/renamed-away.js';
 import type { Logger } from '../../common/logger.js';
 import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
@@ -23,6 +24,7 @@ import { SqlPropertyRepository } from './dav-properties.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
+import { SqlRenameAwayRepository } from './renamed-away.js';
 import type { Sql, Storage } from './sql.js';
 
 /** What the bridge is handed (BridgeOptions.state); it calls `close` when it closes. */
@@ -30,6 +32,8 @@ export interface DavState {
   /** Shared locks; undefined keeps them in the bridge's memory. */
   readonly locks: LockRepository | undefined;
   readonly properties: PropertyRepository;
+  /** Saves by rename-away: what an earlier request of the dance did (any instance's). */
+  readonly renamedAway: RenameAwayRepository;
   /** For /readyz: resolves when the bridge's own state file answers; absent when the state is the store's (its checks cover it). */
   probe?(): Promise<void>;
   close(): Promise<void>;
@@ -57,6 +61,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
     return {
       locks: storage.dialect === 'postgres' ? new SqlLockRepository(storage.sql, {}, storage.changes) : undefined,
       properties: new SqlPropertyRepository(storage.sql, options.properties),
+      renamedAway: new SqlRenameAwayRepository(storage.sql),
       // The storage is the store's: it closes it.
       close: async () => undefined,
     };
@@ -66,6 +71,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
   return {
     locks: undefined,
     properties: new SqlPropertyRepository(file.sql, options.properties),
+    renamedAway: new SqlRenameAwayRepository(file.sql),
     probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
     close: () => file.close(),
   };
@@ -77,11 +83,12 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
 /**
  * user_version of bridge.sqlite. 1 and 2 are the layouts of earlier releases (tables
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
- * storage layer's migration 012, the same as the store's database, so one repository serves both.
- * A later migration that changes these tables must add a step here too.
+ * storage layer's migration 012, the same as the store's database, so one repository serves both;
+ * 4 adds migration 020's (the rename-away memos). A later migration that changes these tables
+ * must add a step here too.
  */
-export const STATE_FILE_VERSION = 3;
-const STATE_MIGRATION = 12;
+export const STATE_FILE_VERSION = 4;
+const STATE_MIGRATIONS = [{ fileVersion: 3, migration: 12 }, { fileVersion: 4, migration: 20 }] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
 export function openBridgeStateFile(file: string): SqliteStorage {
@@ -94,19 +101,23 @@ function upgradeStateFile(db: Db): void {
     throw new Error(`dead property file has schema ${version}, newer than this bridge (${STATE_FILE_VERSION})`);
   }
   if (version === STATE_FILE_VERSION) return;
-  const migration = migrationsOf('sqlite').find((m) => m.version === STATE_MIGRATION);
-  if (!migration) throw new Error(`storage migration ${STATE_MIGRATION} is missing`);
+  const migrations = migrationsOf('sqlite');
   db.transaction(() => {
-    db.exec(migration.sql);
-    if (version >= 1) {
-      // Earlier releases: rows move into the new tables (the triggers charge each to its owner;
-      // version 1 had no owners, so its rows are charged to nobody until their node is patched).
-      db.exec(`INSERT INTO dav_properties (node_id, ns, local, xml, owner)
-                 SELECT node_id, ns, local, xml, ${version >= 2 ? 'owner' : "''"} FROM dead_properties;
-               INSERT INTO dav_client_mtimes (node_id, mtime_ms) SELECT node_id, mtime_ms FROM client_mtimes;
-               DROP TABLE dead_properties;
-               DROP TABLE client_mtimes;
-               ${version >= 2 ? 'DROP TABLE dead_property_usage;' : ''}`);
+    for (const step of STATE_MIGRATIONS) {
+      if (version >= step.fileVersion) continue;
+      const migration = migrations.find((m) => m.version === step.migration);
+      if (!migration) throw new Error(`storage migration ${step.migration} is missing`);
+      db.exec(migration.sql);
+      if (step.migration === 12 && version >= 1) {
+        // Earlier releases: rows move into the new tables (the triggers charge each to its owner;
+        // version 1 had no owners, so its rows are charged to nobody until their node is patched).
+        db.exec(`INSERT INTO dav_properties (node_id, ns, local, xml, owner)
+                   SELECT node_id, ns, local, xml, ${version >= 2 ? 'owner' : "''"} FROM dead_properties;
+                 INSERT INTO dav_client_mtimes (node_id, mtime_ms) SELECT node_id, mtime_ms FROM client_mtimes;
+                 DROP TABLE dead_properties;
+                 DROP TABLE client_mtimes;
+                 ${version >= 2 ? 'DROP TABLE dead_property_usage;' : ''}`);
+      }
     }
     db.pragma(`user_version = ${STATE_FILE_VERSION}`);
   })();

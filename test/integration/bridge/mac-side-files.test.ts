@@ -1,7 +1,7 @@
 /**
  * macOS side files (issue 22, item 4; common/side-files.ts): Finder (WebDAVFS) writes `._<name>`
  * and `.DS_Store` and reads them back; they count toward the quota; every other client never
- * meets them: a plain DAV client (curl-like PROPFIND, GET), real rclone, the REST dirlist,
+ * meets them: a plain DAV client (PROPFIND and GET as curl, and the real curl), real rclone, the REST dirlist,
  * another user through a private share (REST and the bridge, Finder included) and a public
  * link's listing. A file's MOVE (rename, into another folder) and DELETE take its `._` twin
  * along. With `store.hideMacSideFiles` and `bridge.hideMacSideFiles` off they are ordinary
@@ -18,11 +18,12 @@ import { fetchRaw } from '../../helpers/sharing.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 import { rcloneRemote } from '../../clients/rclone-remote.js';
-import { describeRun } from '../../clients/run-program.js';
+import { describeRun, runProgram } from '../../clients/run-program.js';
 
 const FINDER_UA = 'WebDAVFS/3.0.0 (03008000) Darwin/24.4.0 (arm64)';
 const CURL_UA = 'curl/7.88.1';
 const rclone = requireBinary('rclone');
+const curlProgram = requireBinary('curl');
 
 const appleDouble = Buffer.alloc(4096, 7);
 const dsStore = Buffer.from('Bud1 the folder view of Finder');
@@ -122,6 +123,18 @@ describe('macOS side files, hidden from all but Finder', () => {
     const run = await remote.run(['lsf', '-R', `${remote.prefix}dir`]);
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout.split('\n').filter(Boolean).sort()).toEqual(['sub/', 'x.txt']);
+  });
+
+  it('hides them from the real curl (PROPFIND Depth 1, and 404 for GET by name)', async () => {
+    const curlRun = (args: string[]) => runProgram(curlProgram.path, ['-sS', '-u', `${alice.email}:${alice.password}`, ...args], { timeoutMs: 30_000 });
+    const listing = await curlRun(['-X', 'PROPFIND', '-H', 'Depth: 1', `${f.davUrl}/home/dir/`]);
+    expect(listing.code, describeRun(listing)).toBe(0);
+    const hrefs = [...listing.stdout.matchAll(/<D:href>([^<]*)<\/D:href>/gi)].map((m) => decodeURIComponent(m[1] as string)).sort();
+    expect(hrefs).toEqual(['/home/dir/', '/home/dir/sub/', '/home/dir/x.txt']);
+    for (const name of ['._x.txt', '.DS_Store']) {
+      const get = await curlRun(['-o', '/dev/null', '-w', '%{http_code}', `${f.davUrl}/home/dir/${name}`]);
+      expect(get.stdout, describeRun(get)).toBe('404');
+    }
   });
 
   it('leaves them out of the REST dirlist unless the owner asks (X-Driveway-Mac-Side-Files: 1)', async () => {
