@@ -40,6 +40,11 @@ import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
+import { routeRemoteDav } from './remote-dav.js';
+import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
+import { LocalPartStore } from './uploads/local-part-store.js';
+import { UploadService } from './uploads/upload-service.js';
+import type { PartStore, UploadSessionRepository } from '../common/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
 
@@ -84,6 +89,11 @@ export interface BridgeOptions {
   readinessChecks?: readonly ReadinessCheck[];
   /** metrics.enabled: requests, locks, sessions and cache counts go there (common/metrics.ts). */
   metrics?: Metrics;
+  /**
+   * Where chunked uploads keep their parts' bytes; default a folder `<dataDir>/uploads` (beside
+   * the local blob backend's `blobs/`, or the bridge's own data when the store is foreign).
+   */
+  parts?: PartStore;
 }
 
 /** The bridge's state repositories (store/storage/dav-state.ts makes them). */
@@ -91,6 +101,8 @@ export interface BridgeState {
   /** Locks shared with other instances; undefined keeps them in this process's memory. */
   readonly locks: LockRepository | undefined;
   readonly properties: PropertyRepository;
+  /** Resumable-upload sessions: in the store's database in-process, else in bridge.sqlite. */
+  readonly uploads: UploadSessionRepository;
   /** For /readyz: the bridge's own state file answers (absent when the state is the store's). */
   probe?(): Promise<void>;
   close(): Promise<void>;
@@ -208,6 +220,13 @@ export async function createBridgeServices(
     maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
     ...(state.locks ? { repository: state.locks } : {}),
   });
+  const uploads = new UploadService({
+    repository: state.uploads,
+    parts: options.parts ?? new LocalPartStore(path.join(config.dataDir, 'uploads')),
+    clock,
+    log: options.logger,
+    expirySec: config.bridge.uploadExpirySec,
+  });
   const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
@@ -220,12 +239,14 @@ export async function createBridgeServices(
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     hideMacSideFiles: config.bridge.hideMacSideFiles,
+    uploads,
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
   const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const closeState = async (): Promise<void> => {
     unsubscribe?.();
+    uploads.close();
     await state.close();
   };
   const probe = state.probe?.bind(state);
@@ -402,6 +423,13 @@ const methodNotAllowed: VerbHandler = async (ctx) => {
   ctx.res.end();
 };
 
+/** Under /remote.php/dav/ but no space of the caller's (remote-dav.ts): nothing said about why. */
+const notFound: VerbHandler = async (ctx) => {
+  ctx.req.resume();
+  ctx.res.writeHead(404, { 'Content-Length': '0' });
+  ctx.res.end();
+};
+
 /** Adapts one of our async handlers to webdav-server's callback method interface. */
 function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): webdav.HTTPMethod {
   return {
@@ -416,8 +444,15 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         if (!res.writableFinished) abort.abort();
       });
       const outcome = authOutcomes.get(req) ?? {};
-      const target = decodedPaths.get(req) ?? decodeRequestPath(req.url ?? '/');
+      const requested = decodedPaths.get(req) ?? decodeRequestPath(req.url ?? '/');
       const method = (req.method ?? 'GET').toUpperCase();
+      // /remote.php/dav/<space>/<user>/...: the space's handler, on the path below it.
+      const remote = routeRemoteDav(requested, outcome.user?.name, REMOTE_SPACE_NAMES);
+      const route = remote.kind === 'space' ? remote.route : undefined;
+      const target = route ? route.rest : requested;
+      let verb = handler;
+      if (remote.kind === 'not-found') verb = notFound;
+      else if (route) verb = REMOTE_SPACES[route.space]?.[method] ?? methodNotAllowed;
       // Made on first use: a pino child (with its redaction set-up) cost ~15 µs a request, and
       // most requests log nothing at the default level.
       let requestLog: Logger | undefined;
@@ -430,6 +465,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         method,
         target,
         path: target.path as DavPath,
+        hrefBase: route?.hrefBase ?? '',
+        ...(route ? { route } : {}),
         nfd: wantsNfd(req.headers['user-agent']),
         hosts: [req.headers.host ?? ''].filter(Boolean),
         services,
@@ -444,7 +481,7 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         },
       };
       // Several instances: first let every change committed elsewhere reach the caches.
-      (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
+      (services.changesSettled ? services.changesSettled().then(() => verb(ctx)) : verb(ctx))
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
           if (err instanceof AuthenticationFailed) {

@@ -20,6 +20,8 @@ import type { Logger } from '../../common/logger.js';
 import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
+import { SqlUploadSessionRepository } from './upload-sessions.js';
+import type { UploadSessionRepository } from '../../common/upload-sessions.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
@@ -30,6 +32,8 @@ export interface DavState {
   /** Shared locks; undefined keeps them in the bridge's memory. */
   readonly locks: LockRepository | undefined;
   readonly properties: PropertyRepository;
+  /** Resumable-upload sessions (bridge/uploads/), where every instance over the store sees them. */
+  readonly uploads: UploadSessionRepository;
   /** For /readyz: resolves when the bridge's own state file answers; absent when the state is the store's (its checks cover it). */
   probe?(): Promise<void>;
   close(): Promise<void>;
@@ -57,6 +61,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
     return {
       locks: storage.dialect === 'postgres' ? new SqlLockRepository(storage.sql, {}, storage.changes) : undefined,
       properties: new SqlPropertyRepository(storage.sql, options.properties),
+      uploads: new SqlUploadSessionRepository(storage.sql),
       // The storage is the store's: it closes it.
       close: async () => undefined,
     };
@@ -66,6 +71,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
   return {
     locks: undefined,
     properties: new SqlPropertyRepository(file.sql, options.properties),
+    uploads: new SqlUploadSessionRepository(file.sql),
     probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
     close: () => file.close(),
   };
@@ -77,11 +83,13 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
 /**
  * user_version of bridge.sqlite. 1 and 2 are the layouts of earlier releases (tables
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
- * storage layer's migration 012, the same as the store's database, so one repository serves both.
- * A later migration that changes these tables must add a step here too.
+ * storage layer's migration 012, the same as the store's database, so one repository serves both;
+ * 4 adds migration 020's upload sessions. A later migration that changes these tables must add a
+ * step here too.
  */
-export const STATE_FILE_VERSION = 3;
+export const STATE_FILE_VERSION = 4;
 const STATE_MIGRATION = 12;
+const UPLOADS_MIGRATION = 20;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
 export function openBridgeStateFile(file: string): SqliteStorage {
@@ -94,10 +102,19 @@ function upgradeStateFile(db: Db): void {
     throw new Error(`dead property file has schema ${version}, newer than this bridge (${STATE_FILE_VERSION})`);
   }
   if (version === STATE_FILE_VERSION) return;
-  const migration = migrationsOf('sqlite').find((m) => m.version === STATE_MIGRATION);
-  if (!migration) throw new Error(`storage migration ${STATE_MIGRATION} is missing`);
+  const migrationOf = (n: number): string => {
+    const found = migrationsOf('sqlite').find((m) => m.version === n);
+    if (!found) throw new Error(`storage migration ${n} is missing`);
+    return found.sql;
+  };
   db.transaction(() => {
-    db.exec(migration.sql);
+    // 4: the upload sessions, whatever the file held before.
+    db.exec(migrationOf(UPLOADS_MIGRATION));
+    if (version === 3) {
+      db.pragma(`user_version = ${STATE_FILE_VERSION}`);
+      return;
+    }
+    db.exec(migrationOf(STATE_MIGRATION));
     if (version >= 1) {
       // Earlier releases: rows move into the new tables (the triggers charge each to its owner;
       // version 1 had no owners, so its rows are charged to nobody until their node is patched).
