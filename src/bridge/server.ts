@@ -71,6 +71,8 @@ export interface BridgeOptions {
         changes?: ChangeFeed;
         /** main.ts: the store's database limiter over PostgreSQL, so Basic logins are counted where every instance counts them; without it, in memory. */
         limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined;
+        /** Where chunked uploads' parts go beside this store (its S3 bucket); unset, the `parts` default. */
+        parts?: PartStore;
       }
     | { url: string };
   /**
@@ -222,7 +224,7 @@ export async function createBridgeServices(
   });
   const uploads = new UploadService({
     repository: state.uploads,
-    parts: options.parts ?? new LocalPartStore(path.join(config.dataDir, 'uploads')),
+    parts: options.parts ?? ('parts' in options.store ? options.store.parts : undefined) ?? new LocalPartStore(path.join(config.dataDir, 'uploads')),
     clock,
     log: options.logger,
     expirySec: config.bridge.uploadExpirySec,

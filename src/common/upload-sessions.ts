@@ -7,7 +7,8 @@
  * Two places for the state, chosen by whoever opens the bridge's state (store/storage/dav-state.ts):
  * the store's database when the bridge serves the store in-process (SQLite or PostgreSQL), else the
  * bridge's own bridge.sqlite. The bytes go to a PartStore every instance serving the store can
- * reach (bridge/uploads/local-part-store.ts: a folder).
+ * reach (bridge/uploads/local-part-store.ts: a folder; store/blobs/s3-parts.ts: objects in the
+ * store's bucket, for a bridge in-process with a store on S3).
  */
 import type { Readable } from 'node:stream';
 
@@ -73,9 +74,11 @@ export interface UploadSessionRepository {
  * readable under its key.
  */
 export interface PartStore {
-  /** Streams `body` to the part; resolves with the bytes written. */
-  write(sessionKey: string, partKey: string, body: Readable, signal?: AbortSignal): Promise<number>;
-  read(sessionKey: string, partKey: string): Readable;
+  /** `write` needs the part's size before its first byte (an S3 PUT does): the front door answers 411 without one. */
+  readonly needsLength: boolean;
+  /** Streams `body` (of `sizeBytes` when known) to the part; resolves with the bytes written. */
+  write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number>;
+  read(sessionKey: string, partKey: string): Promise<Readable>;
   removePart(sessionKey: string, partKey: string): Promise<void>;
   /** Removes every part of a session (also ones no row names: a write cut by a crash). */
   removeSession(sessionKey: string): Promise<void>;

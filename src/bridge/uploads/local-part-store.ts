@@ -22,13 +22,15 @@ function checkKey(key: string): string {
 }
 
 export class LocalPartStore implements PartStore {
+  readonly needsLength = false;
+
   constructor(private readonly dir: string) {}
 
   private sessionDir(sessionKey: string): string {
     return path.join(this.dir, checkKey(sessionKey));
   }
 
-  async write(sessionKey: string, partKey: string, body: Readable, signal?: AbortSignal): Promise<number> {
+  async write(sessionKey: string, partKey: string, body: Readable, _sizeBytes: number | undefined, signal?: AbortSignal): Promise<number> {
     const dir = this.sessionDir(sessionKey);
     await makePrivateDir(dir);
     const file = path.join(dir, checkKey(partKey));
@@ -47,7 +49,7 @@ export class LocalPartStore implements PartStore {
     return bytes;
   }
 
-  read(sessionKey: string, partKey: string): Readable {
+  async read(sessionKey: string, partKey: string): Promise<Readable> {
     return createReadStream(path.join(this.sessionDir(sessionKey), checkKey(partKey)));
   }
 

@@ -176,9 +176,12 @@ const put: VerbHandler = async (ctx) => {
   if (totalBytes !== undefined || (destination !== undefined && session.destination === undefined)) {
     await ctx.services.uploads.touch(session, { ...(totalBytes !== undefined ? { totalBytes } : {}), ...(destination !== undefined && session.destination === undefined ? { destination } : {}) });
   }
+  const contentLength = headerValue(ctx.req.headers['content-length']);
+  const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
+  if (announced === undefined && ctx.services.uploads.needsLength) throw new DavStatusError(411, 'a chunk needs a Content-Length here');
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
-    stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), ctx.signal);
+    stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
     if (ctx.signal.aborted) {
@@ -187,11 +190,10 @@ const put: VerbHandler = async (ctx) => {
     }
     throw err;
   }
-  const contentLength = headerValue(ctx.req.headers['content-length']);
-  if (contentLength !== undefined && Number(contentLength) !== stored.part.sizeBytes) {
+  if (announced !== undefined && announced !== stored.part.sizeBytes) {
     // The parser holds a body to its Content-Length; a shorter one means the client hung up.
     await ctx.services.uploads.removePart(session, chunk);
-    throw new DavStatusError(400, `the chunk ended after ${stored.part.sizeBytes} of its ${contentLength} bytes`);
+    throw new DavStatusError(400, `the chunk ended after ${stored.part.sizeBytes} of its ${announced} bytes`);
   }
   sendEmpty(ctx, stored.replaced ? 204 : 201);
 };

@@ -85,10 +85,10 @@ export class UploadService {
    * the new row is in). Returns the part as stored and whether it replaced one. Throws
    * UploadGoneError when the session went meanwhile (the bytes written are removed).
    */
-  async putPart(session: UploadSession, part: Omit<UploadPart, 'partKey' | 'sizeBytes'>, body: Readable, signal?: AbortSignal): Promise<{ part: UploadPart; replaced: boolean }> {
+  async putPart(session: UploadSession, part: Omit<UploadPart, 'partKey' | 'sizeBytes'>, body: Readable, announcedBytes: number | undefined, signal?: AbortSignal): Promise<{ part: UploadPart; replaced: boolean }> {
     const { parts, repository } = this.options;
     const partKey = randomUUID();
-    const sizeBytes = await parts.write(session.key, partKey, body, signal);
+    const sizeBytes = await parts.write(session.key, partKey, body, announcedBytes, signal);
     const stored: UploadPart = { ...part, partKey, sizeBytes };
     const old = await repository.putPart(session.key, stored, this.now());
     if (old === false) {
@@ -104,6 +104,11 @@ export class UploadService {
     return this.options.repository.parts(session.key);
   }
 
+  /** Whether a part's size must be known before its bytes (PartStore.needsLength). */
+  get needsLength(): boolean {
+    return this.options.parts.needsLength;
+  }
+
   /** Removes one part (its row first, then its bytes); false when there was none of that name. */
   async removePart(session: UploadSession, name: string): Promise<boolean> {
     const partKey = await this.options.repository.removePart(session.key, name);
@@ -117,7 +122,7 @@ export class UploadService {
     const store = this.options.parts;
     async function* chunks(): AsyncGenerator<Buffer> {
       for (const part of parts) {
-        for await (const chunk of store.read(session.key, part.partKey)) yield chunk as Buffer;
+        for await (const chunk of await store.read(session.key, part.partKey)) yield chunk as Buffer;
       }
     }
     return Readable.from(chunks(), { objectMode: false });

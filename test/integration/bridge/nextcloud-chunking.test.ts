@@ -13,8 +13,25 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, multistatusOf } from '../../helpers/dav-requests.js';
 import { davProp } from '../../helpers/multistatus.js';
-import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
+import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
+
+/**
+ * The sessions holding parts right now, wherever the bridge keeps them: the store's bucket when
+ * it serves a store on S3 in-process (PostgreSQL + S3), else the folder `<dataDir>/uploads`.
+ */
+async function partSessions(f: BridgeFixture): Promise<string[]> {
+  const blobs = f.store.ctx.blobs;
+  if (TEST_TRANSPORT === 'local' && blobs instanceof S3BlobBackend) {
+    const prefix = `${blobs.prefix}uploads/`;
+    const listed = await blobs.client.send(new ListObjectsV2Command({ Bucket: f.store.config.store.blobs.s3.bucket, Prefix: prefix }));
+    return [...new Set((listed.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length).split('/')[0] as string))].sort();
+  }
+  const dir = path.join(f.store.config.dataDir, 'uploads');
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
 
 /** rclone's chunk names: first and last byte offsets, inclusive, 15 digits each. */
 function v1Name(start: number, length: number): string {
@@ -27,13 +44,11 @@ describe('Nextcloud chunked upload', () => {
   let f: BridgeFixture;
   let alice: DavUser;
   let bob: DavUser;
-  let partsDir: string;
 
   beforeAll(async () => {
     f = await bridgeFixture({ bridgeFlags: { uploadExpirySec: 3600 } });
     alice = await f.newDavUser();
     bob = await f.newDavUser();
-    partsDir = path.join(f.store.config.dataDir, 'uploads');
   });
   afterAll(async () => {
     await f.close();
@@ -49,8 +64,7 @@ describe('Nextcloud chunked upload', () => {
     return readAll((await f.client.download(who.session, entry.id, entry.name)).body);
   }
 
-  /** Session folders holding part files right now (the PartStore's folder). */
-  const partFolders = (): string[] => (existsSync(partsDir) ? readdirSync(partsDir) : []);
+  const partFolders = (): Promise<string[]> => partSessions(f);
 
   describe('/remote.php/dav/files/<user>/ is the drive', () => {
     it('lists the drive root and home with hrefs under the prefix', async () => {
@@ -133,7 +147,7 @@ describe('Nextcloud chunked upload', () => {
       expect(after?.revision).toBe((entry?.revision ?? 0) + 1);
       expect(sha1(await storedBytes('big.bin'))).toBe(sha1(second));
       // The sessions are gone with their parts.
-      expect(partFolders()).toEqual([]);
+      expect(await partFolders()).toEqual([]);
     });
   });
 
@@ -240,12 +254,12 @@ describe('Nextcloud chunked upload', () => {
     it('refuses an upload over quota at its start (507), leaving no session and no part', async () => {
       const small = await f.newDavUser({ quotaBytes: 2 * MiB });
       const v2 = { destination: `${f.davUrl}${files(small)}/home/huge.bin`, 'oc-total-length': String(3 * MiB) };
-      const before = partFolders();
+      const before = await partFolders();
       const refused = await dav('MKCOL', `${uploads(small)}/huge/`, v2, undefined, small);
       expect(refused.status).toBe(507);
       expect((await dav('PUT', `${uploads(small)}/huge/1`, v2, 'x', small)).status).toBe(404);
       expect(await multistatusOf(await dav('PROPFIND', `${uploads(small)}/`, { depth: '1' }, undefined, small))).toHaveLength(1);
-      expect(partFolders()).toEqual(before);
+      expect(await partFolders()).toEqual(before);
       // v1 learns the total from its first PUT: refused there, the chunk not kept.
       expect((await dav('MKCOL', `${uploads(small)}/huge-v1/`, {}, undefined, small)).status).toBe(201);
       const put = await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, 4)}`, { 'oc-total-length': String(3 * MiB) }, 'abcd', small);
@@ -255,12 +269,12 @@ describe('Nextcloud chunked upload', () => {
 
     it('DELETE aborts: the folder and its parts are gone', async () => {
       const id = `${uploads()}/aborted`;
-      const before = partFolders();
+      const before = await partFolders();
       expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
       expect((await dav('PUT', `${id}/${v1Name(0, 5)}`, {}, 'hello')).status).toBe(201);
-      expect(partFolders().length).toBe(before.length + 1);
+      expect((await partFolders()).length).toBe(before.length + 1);
       expect((await dav('DELETE', `${id}/`)).status).toBe(204);
-      expect(partFolders()).toEqual(before);
+      expect(await partFolders()).toEqual(before);
       expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
       expect((await dav('DELETE', `${id}/`)).status).toBe(404);
     });
@@ -283,14 +297,13 @@ describe('Nextcloud chunked upload: expiry', () => {
 
   it('removes an abandoned upload and its parts after bridge.uploadExpirySec', async () => {
     const id = `/remote.php/dav/uploads/${encodeURIComponent(user.email)}/abandoned`;
-    const partsDir = path.join(f.store.config.dataDir, 'uploads');
     expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
     expect((await dav('PUT', `${id}/${v1Name(0, 5)}`, {}, 'hello')).status).toBe(201);
-    expect(readdirSync(partsDir)).toHaveLength(1);
+    expect(await partSessions(f)).toHaveLength(1);
     // The sweep runs every second here; bounded wait.
     const deadline = Date.now() + 10_000;
-    while (readdirSync(partsDir).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    expect(readdirSync(partsDir)).toEqual([]);
+    while ((await partSessions(f)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(await partSessions(f)).toEqual([]);
     expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
     expect((await dav('PUT', `${id}/${v1Name(5, 1)}`, {}, '!')).status).toBe(404);
   });
