@@ -28,6 +28,8 @@ export interface UploadSession {
   readonly totalBytes: number | undefined;
   readonly createdMs: number;
   readonly expiresMs: number;
+  /** An assembly under way holds the session until then (a lease its instance renews); undefined when none. */
+  readonly claimedUntilMs?: number | undefined;
 }
 
 export interface UploadPart {
@@ -62,6 +64,13 @@ export interface UploadSessionRepository {
   removePart(key: string, name: string): Promise<string | undefined>;
   /** The session's parts in `seq` order. */
   parts(key: string): Promise<UploadPart[]>;
+  /**
+   * Takes (or renews, with `renew`) the assembly lease until `untilMs`: false when another
+   * assembly holds an unexpired one. One assembly per session, whichever instance runs it.
+   */
+  claim(key: string, nowMs: number, untilMs: number, renew?: boolean): Promise<boolean>;
+  /** Gives the lease up (an assembly that failed: the client may try again). */
+  release(key: string): Promise<void>;
   /** Removes the session and its part rows; false when it was not there. */
   remove(key: string): Promise<boolean>;
   /** Up to `limit` sessions expired before `nowMs`, oldest first. */

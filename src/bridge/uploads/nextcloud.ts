@@ -41,7 +41,7 @@ import type { DavContext, VerbHandler } from '../verbs/context.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
 import { sendEmpty, XML_TYPE } from '../verbs/respond.js';
-import { UploadGoneError } from './upload-service.js';
+import { UploadBusyError, UploadGoneError } from './upload-service.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
 const MAX_CHUNKS = 10_000;
@@ -83,10 +83,14 @@ function destinationOf(ctx: DavContext, user: BridgeUser, required: boolean): Da
   return inDrive.path as DavPath;
 }
 
-/** The caller's live session named `id`; 404 otherwise (another user's is not theirs: the same 404). */
-async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefined): Promise<UploadSession> {
+/**
+ * The caller's live session named `id`; 404 otherwise (another user's is not theirs: the same
+ * 404). With `changing`, 423 while an assembly holds it (as Nextcloud answers during a merge).
+ */
+async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefined, changing = false): Promise<UploadSession> {
   const session = id === undefined ? undefined : await ctx.services.uploads.find(user.userId, id);
   if (!session) throw new DavStatusError(404, 'no such upload');
+  if (changing && ctx.services.uploads.isBusy(session)) throw new DavStatusError(423, 'the upload is being assembled');
   return session;
 }
 
@@ -166,7 +170,7 @@ const put: VerbHandler = async (ctx) => {
   if (depth !== 2 || chunk === undefined) throw new DavStatusError(depth < 2 ? 405 : 409, 'chunks go directly into an upload folder');
   if (chunk === FUTURE_FILE) throw new DavStatusError(403, `${FUTURE_FILE} is where an upload is assembled from, with MOVE`);
   if (ctx.req.headers['content-range'] !== undefined) throw new DavStatusError(400, 'PUT with Content-Range is not supported (RFC 9110 §14.5)');
-  const session = await sessionOf(ctx, user, id);
+  const session = await sessionOf(ctx, user, id, true);
   const order = chunkOrderOf(session, chunk);
   const destination = destinationOf(ctx, user, false);
   if (destination !== undefined && session.destination !== undefined && destination !== session.destination) {
@@ -283,37 +287,46 @@ const move: VerbHandler = async (ctx) => {
     throw new DavStatusError(400, `OC-Total-Length ${announced} differs from the ${session.totalBytes} this upload announced`);
   }
   const { uploads, tree } = ctx.services;
-  const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
-
-  // The target, checked as a PUT checks it.
-  const target = await writeTargetOf(ctx, path);
-  if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
-  if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
-  await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
-  await checkWrite(ctx, target);
-  await checkQuota(ctx, user, totalBytes, path);
-  await uploads.touch(session);
-
-  const body = uploads.assembled(session, ordered);
-  let result: Awaited<ReturnType<typeof tree.write>>;
+  // One assembly at a time, whichever instance runs it: a second MOVE (a client's retry after a
+  // timeout) is 423 until the first ends, then 404 (rclone >= 1.69 takes that 404 as done).
+  let outcome: { created: boolean; headers: Record<string, string> };
   try {
-    result = await tree.write(user, path, body, totalBytes, ctx.signal, headerValue(ctx.req.headers['oc-checksum']));
+    outcome = await uploads.whileAssembling(session, async () => {
+      const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
+      // The target, checked as a PUT checks it.
+      const target = await writeTargetOf(ctx, path);
+      if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
+      if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
+      await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
+      await checkWrite(ctx, target);
+      await checkQuota(ctx, user, totalBytes, path);
+      await uploads.touch(session);
+      const body = uploads.assembled(session, ordered);
+      let result: Awaited<ReturnType<typeof tree.write>>;
+      try {
+        result = await tree.write(user, path, body, totalBytes, ctx.signal, headerValue(ctx.req.headers['oc-checksum']));
+      } catch (err) {
+        body.destroy();
+        throw err;
+      }
+      const headers = await afterWrite(ctx, user, path, target, result);
+      await uploads.remove(session);
+      if (headers.ETag) headers['OC-ETag'] = headers.ETag;
+      if (result.entry) headers['OC-FileId'] = result.entry.id;
+      return { created: result.created, headers };
+    });
   } catch (err) {
-    body.destroy();
+    if (err instanceof UploadBusyError) throw new DavStatusError(423, err.message);
     throw err;
   }
-  const headers = await afterWrite(ctx, user, path, target, result);
-  await uploads.remove(session);
-  if (headers.ETag) headers['OC-ETag'] = headers.ETag;
-  if (result.entry) headers['OC-FileId'] = result.entry.id;
-  sendEmpty(ctx, result.created ? 201 : 204, headers);
+  sendEmpty(ctx, outcome.created ? 201 : 204, outcome.headers);
 };
 
 const del: VerbHandler = async (ctx) => {
   const user = ctx.user();
   const { id, chunk, depth } = partsOf(ctx);
   if (depth === 0) throw new DavStatusError(403, 'the upload space cannot be deleted');
-  const session = await sessionOf(ctx, user, id);
+  const session = await sessionOf(ctx, user, id, true);
   if (depth === 1) await ctx.services.uploads.remove(session);
   else if (depth > 2 || !(await ctx.services.uploads.removePart(session, chunk as string))) throw new DavStatusError(404, 'no such chunk');
   sendEmpty(ctx, 204);

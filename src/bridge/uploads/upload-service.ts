@@ -30,6 +30,14 @@ export class UploadGoneError extends Error {
   override name = 'UploadGoneError';
 }
 
+/** Another assembly of the session is under way (Nextcloud answers 423; rclone >= 1.69 backs off and retries). */
+export class UploadBusyError extends Error {
+  override name = 'UploadBusyError';
+}
+
+/** An assembly's lease on its session, renewed a third of the way: a crashed instance frees it within this. */
+const ASSEMBLY_LEASE_MS = 60_000;
+
 /** Sessions the sweep removes per round, so one round never holds the database for long. */
 const SWEEP_BATCH = 100;
 
@@ -115,6 +123,33 @@ export class UploadService {
     if (partKey === undefined) return false;
     await this.options.parts.removePart(session.key, partKey);
     return true;
+  }
+
+  /** Whether an assembly holds the session now (PUT and DELETE then wait: 423). */
+  isBusy(session: UploadSession): boolean {
+    return session.claimedUntilMs !== undefined && session.claimedUntilMs > this.now();
+  }
+
+  /**
+   * Runs `work` (an assembly) holding the session's lease, renewed while it runs; throws
+   * UploadBusyError when another holds it. The lease is given up when `work` fails (the client
+   * may try again); after success the session is gone anyway.
+   */
+  async whileAssembling<T>(session: UploadSession, work: () => Promise<T>): Promise<T> {
+    const { repository } = this.options;
+    if (!(await repository.claim(session.key, this.now(), this.now() + ASSEMBLY_LEASE_MS))) throw new UploadBusyError('the upload is being assembled');
+    const renew = setInterval(() => {
+      void repository.claim(session.key, this.now(), this.now() + ASSEMBLY_LEASE_MS, true).then(() => this.touch(session)).catch((err: unknown) => this.options.log.warn({ err }, 'could not renew an assembly lease'));
+    }, ASSEMBLY_LEASE_MS / 3);
+    renew.unref();
+    try {
+      return await work();
+    } catch (err) {
+      await repository.release(session.key).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(renew);
+    }
   }
 
   /** `parts`, in the order given, as one stream (each part opened only when the one before has been read). */

@@ -16,6 +16,7 @@ interface SessionRow {
   total_bytes: number | null;
   created_ms: number;
   expires_ms: number;
+  claimed_until: number | null;
 }
 
 interface PartRow {
@@ -26,7 +27,7 @@ interface PartRow {
   part_key: string;
 }
 
-const SESSION_COLUMNS = 'upload_key, owner, name, protocol, destination, total_bytes, created_ms, expires_ms';
+const SESSION_COLUMNS = 'upload_key, owner, name, protocol, destination, total_bytes, created_ms, expires_ms, claimed_until';
 
 function toSession(row: SessionRow): UploadSession {
   return {
@@ -38,6 +39,7 @@ function toSession(row: SessionRow): UploadSession {
     totalBytes: row.total_bytes === null ? undefined : Number(row.total_bytes),
     createdMs: Number(row.created_ms),
     expiresMs: Number(row.expires_ms),
+    claimedUntilMs: row.claimed_until === null ? undefined : Number(row.claimed_until),
   };
 }
 
@@ -55,7 +57,7 @@ export class SqlUploadSessionRepository implements UploadSessionRepository {
         await tx.run('UPDATE dav_uploads SET name = ? WHERE upload_key = ?', [`expired/${old.upload_key}`, old.upload_key]);
       }
       const inserted = await tx.run(
-        `INSERT INTO dav_uploads (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO dav_uploads (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL) ON CONFLICT DO NOTHING`,
         [session.key, session.owner, session.name, session.protocol, session.destination ?? null, session.totalBytes ?? null, session.createdMs, session.expiresMs],
       );
       return inserted.changes === 1;
@@ -117,6 +119,16 @@ export class SqlUploadSessionRepository implements UploadSessionRepository {
       sizeBytes: Number(r.size_bytes),
       partKey: r.part_key,
     }));
+  }
+
+  async claim(key: string, nowMs: number, untilMs: number, renew = false): Promise<boolean> {
+    const free = renew ? 'claimed_until IS NOT NULL' : '(claimed_until IS NULL OR claimed_until <= ?)';
+    const result = await this.sql.run(`UPDATE dav_uploads SET claimed_until = ? WHERE upload_key = ? AND expires_ms > ? AND ${free}`, renew ? [untilMs, key, nowMs] : [untilMs, key, nowMs, nowMs]);
+    return result.changes === 1;
+  }
+
+  async release(key: string): Promise<void> {
+    await this.sql.run('UPDATE dav_uploads SET claimed_until = NULL WHERE upload_key = ?', [key]);
   }
 
   async remove(key: string): Promise<boolean> {

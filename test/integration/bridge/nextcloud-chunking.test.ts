@@ -267,6 +267,25 @@ describe('Nextcloud chunked upload', () => {
       expect(await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small))).toHaveLength(1);
     });
 
+    it('answers a second MOVE during an assembly with 423 (then 404), and the file gets one revision', async () => {
+      await dav('PUT', '/home/once.bin', {}, 'before');
+      const revision = (await storeEntries()).find((e) => e.name === 'once.bin')?.revision ?? 0;
+      const id = `${uploads()}/twice`;
+      const content = patternBytes(1, 8 * MiB);
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      for (let offset = 0; offset < content.length; offset += 2 * MiB) {
+        expect((await dav('PUT', `${id}/${v1Name(offset, 2 * MiB)}`, {}, content.subarray(offset, offset + 2 * MiB))).status).toBe(201);
+      }
+      const destination = { destination: `${f.davUrl}${files()}/home/once.bin` };
+      const [first, second] = await Promise.all([dav('MOVE', `${id}/.file`, destination), dav('MOVE', `${id}/.file`, destination)]);
+      const statuses = [first.status, second.status].sort();
+      expect(statuses[0]).toBe(204);
+      expect([404, 423]).toContain(statuses[1]);
+      const after = (await storeEntries()).find((e) => e.name === 'once.bin');
+      expect(after?.revision).toBe(revision + 1);
+      expect(sha1(await storedBytes('once.bin'))).toBe(sha1(content));
+    });
+
     it('DELETE aborts: the folder and its parts are gone', async () => {
       const id = `${uploads()}/aborted`;
       const before = await partFolders();

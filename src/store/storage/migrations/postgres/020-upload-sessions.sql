@@ -12,6 +12,7 @@ CREATE TABLE dav_uploads (
   total_bytes  BIGINT,                     -- OC-Total-Length, NULL until sent
   created_ms   BIGINT NOT NULL,
   expires_ms   BIGINT NOT NULL,            -- moved on by every request of the session
+  claimed_until BIGINT,                    -- an assembly under way holds the session until then (a lease it renews)
   UNIQUE (owner, name)
 );
 CREATE INDEX dav_uploads_expires ON dav_uploads(expires_ms);
