@@ -10,7 +10,7 @@
  * reach (bridge/uploads/local-part-store.ts: a folder; store/blobs/s3-parts.ts: objects in the
  * store's bucket, for a bridge in-process with a store on S3).
  */
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 
 export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2';
 
@@ -91,4 +91,20 @@ export interface PartStore {
   removePart(sessionKey: string, partKey: string): Promise<void>;
   /** Removes every part of a session (also ones no row names: a write cut by a crash). */
   removeSession(sessionKey: string): Promise<void>;
+}
+
+/**
+ * `body` as it flows, counting its bytes into `counter.bytes`. A stream, not a 'data' listener: a
+ * listener would set `body` flowing before the writer is attached (the S3 SDK attaches it only
+ * after `Expect: 100-continue` is answered), and the bytes in between would be lost.
+ */
+export function countingStream(body: Readable, counter: { bytes: number }): Readable {
+  const counting = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      counter.bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  body.on('error', (err) => counting.destroy(err));
+  return body.pipe(counting);
 }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
-import type { PartStore } from '../../common/upload-sessions.js';
+import { countingStream, type PartStore } from '../../common/upload-sessions.js';
 
 /** Keys are made by the bridge (UUIDs); anything else is refused rather than joined into a path. */
 const SAFE_KEY = /^[A-Za-z0-9-]{1,64}$/;
@@ -35,18 +35,15 @@ export class LocalPartStore implements PartStore {
     await makePrivateDir(dir);
     const file = path.join(dir, checkKey(partKey));
     const tmp = `${file}.tmp`;
-    let bytes = 0;
-    body.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-    });
+    const seen = { bytes: 0 };
     try {
-      await pipeline(body, createWriteStream(tmp, { mode: PRIVATE_FILE_MODE, flags: 'wx' }), signal ? { signal } : {});
+      await pipeline(countingStream(body, seen), createWriteStream(tmp, { mode: PRIVATE_FILE_MODE, flags: 'wx' }), signal ? { signal } : {});
       await fs.rename(tmp, file);
     } catch (err) {
       await fs.rm(tmp, { force: true });
       throw err;
     }
-    return bytes;
+    return seen.bytes;
   }
 
   async read(sessionKey: string, partKey: string): Promise<Readable> {

@@ -8,7 +8,7 @@
  */
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import type { PartStore } from '../../common/upload-sessions.js';
+import { countingStream, type PartStore } from '../../common/upload-sessions.js';
 
 /** Keys are made by the bridge (UUIDs); anything else is refused rather than joined into a key. */
 const SAFE_KEY = /^[A-Za-z0-9-]{1,64}$/;
@@ -40,15 +40,12 @@ export class S3PartStore implements PartStore {
 
   async write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number> {
     if (sizeBytes === undefined) throw new Error('an S3 part needs its size before its bytes');
-    let seen = 0;
-    body.on('data', (chunk: Buffer) => {
-      seen += chunk.length;
-    });
+    const seen = { bytes: 0 };
     await this.options.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(sessionKey, partKey), Body: body, ContentLength: sizeBytes }),
+      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(sessionKey, partKey), Body: countingStream(body, seen), ContentLength: sizeBytes }),
       signal ? { abortSignal: signal } : {},
     );
-    return seen;
+    return seen.bytes;
   }
 
   async read(sessionKey: string, partKey: string): Promise<Readable> {
