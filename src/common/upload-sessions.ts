@@ -10,7 +10,7 @@
  * reach (bridge/uploads/local-part-store.ts: a folder; store/blobs/s3-parts.ts: objects in the
  * store's bucket, for a bridge in-process with a store on S3).
  */
-import { Transform, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 
 export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2';
 
@@ -105,6 +105,8 @@ export function countingStream(body: Readable, counter: { bytes: number }): Read
       done(null, chunk);
     },
   });
-  body.on('error', (err) => counting.destroy(err));
-  return body.pipe(counting);
+  // pipeline, not pipe: a failing body (the client hung up) fails the counting stream for its
+  // reader, and an error nobody reads any more (a writer already aborted) is not an uncaught one.
+  pipeline(body, counting, () => undefined);
+  return counting;
 }

@@ -8,6 +8,7 @@
  * Runs on both transports (integration, integration-http) and on PostgreSQL (integration-pg-bridge).
  */
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +149,36 @@ describe('Nextcloud chunked upload', () => {
       expect(sha1(await storedBytes('big.bin'))).toBe(sha1(second));
       // The sessions are gone with their parts.
       expect(await partFolders()).toEqual([]);
+    });
+  });
+
+  describe('a chunk cut off mid-body', () => {
+    it('keeps nothing of it; the chunk sent again lands and the upload assembles', async () => {
+      const id = `${uploads()}/cut-chunk`;
+      const content = patternBytes(9, 3 * MiB);
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      const name = v1Name(0, content.length);
+      // Content-Length of the whole chunk, a third of it sent, then the connection dropped.
+      const url = new URL(f.davUrl);
+      await new Promise<void>((resolve, reject) => {
+        const socket = net.connect(Number(url.port), url.hostname, () => {
+          socket.write(`PUT ${id}/${name} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${alice.auth}\r\nContent-Length: ${content.length}\r\n\r\n`);
+          socket.write(content.subarray(0, MiB), () => setTimeout(() => socket.destroy(), 200));
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+      // The bridge notices the cut in its own time: bounded wait until no part is listed.
+      const listed = async (): Promise<string[]> => (await multistatusOf(await dav('PROPFIND', `${id}/`, { depth: '1' }))).map((r) => r.href).filter((h) => !h.endsWith('/'));
+      expect(await listed()).toEqual([]);
+      expect((await dav('PUT', `${id}/${name}`, {}, content)).status).toBe(201);
+      expect(await listed()).toEqual([`${id}/${name}`]);
+      expect((await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/cut.bin` })).status).toBe(201);
+      expect(sha1(await storedBytes('cut.bin'))).toBe(sha1(content));
+      if (TEST_TRANSPORT === 'http' || !(f.store.ctx.blobs instanceof S3BlobBackend)) {
+        // No half-written part file stays behind in the folder either.
+        expect(await partFolders()).toEqual([]);
+      }
     });
   });
 
