@@ -55,7 +55,7 @@ describe('Nextcloud chunked upload', () => {
     await f.close();
   });
 
-  const { dav, storeEntries } = bridgeRequests(() => f, () => alice);
+  const { dav, storeEntries, lock } = bridgeRequests(() => f, () => alice);
   const files = (who: DavUser = alice): string => `/remote.php/dav/files/${encodeURIComponent(who.email)}`;
   const uploads = (who: DavUser = alice): string => `/remote.php/dav/uploads/${encodeURIComponent(who.email)}`;
 
@@ -280,6 +280,20 @@ describe('Nextcloud chunked upload', () => {
       const right = await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/sum.txt`, 'oc-checksum': `SHA1:${sha1(Buffer.from('new content'))}` });
       expect(right.status).toBe(204);
       expect((await storedBytes('sum.txt')).toString()).toBe('new content');
+    });
+
+    it('honours locks and the If header on the target as a PUT does', async () => {
+      await dav('PUT', '/home/locked.txt', {}, 'locked content');
+      const token = await lock(`${files()}/home/locked.txt`);
+      const id = `${uploads()}/onto-locked`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      await dav('PUT', `${id}/${v1Name(0, 3)}`, {}, 'new');
+      const destination = { destination: `${f.davUrl}${files()}/home/locked.txt` };
+      expect((await dav('MOVE', `${id}/.file`, destination)).status).toBe(423);
+      expect((await dav('MOVE', `${id}/.file`, { ...destination, if: '(["not-the-etag"])' })).status).toBe(412);
+      expect((await storedBytes('locked.txt')).toString()).toBe('locked content');
+      expect((await dav('MOVE', `${id}/.file`, { ...destination, if: `(<${token}>)` })).status).toBe(204);
+      expect((await storedBytes('locked.txt')).toString()).toBe('new');
     });
 
     it('refuses an upload over quota at its start (507), leaving no session and no part', async () => {
