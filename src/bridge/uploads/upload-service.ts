@@ -108,6 +108,11 @@ export class UploadService {
     return { part: stored, replaced: old !== undefined };
   }
 
+  /** The bytes received so far (every part's latest copy). */
+  receivedBytes(session: UploadSession): Promise<number> {
+    return this.options.repository.partBytes(session.key);
+  }
+
   parts(session: UploadSession): Promise<UploadPart[]> {
     return this.options.repository.parts(session.key);
   }

@@ -110,6 +110,11 @@ export class SqlUploadSessionRepository implements UploadSessionRepository {
     });
   }
 
+  async partBytes(key: string): Promise<number> {
+    const row = await this.sql.get<{ bytes: number | null }>('SELECT SUM(size_bytes) AS bytes FROM dav_upload_parts WHERE upload_key = ?', [key]);
+    return Number(row?.bytes ?? 0);
+  }
+
   async parts(key: string): Promise<UploadPart[]> {
     const rows = await this.sql.all<PartRow>('SELECT name, seq, start_byte, size_bytes, part_key FROM dav_upload_parts WHERE upload_key = ? ORDER BY seq, name', [key]);
     return rows.map((r) => ({

@@ -310,6 +310,13 @@ describe('Nextcloud chunked upload', () => {
       const put = await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, 4)}`, { 'oc-total-length': String(3 * MiB) }, 'abcd', small);
       expect(put.status).toBe(507);
       expect(await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small))).toHaveLength(1);
+      // rclone sends no total: the chunk that would cross the quota is refused, those before it kept.
+      const first = patternBytes(0, 1.5 * MiB);
+      expect((await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`, {}, first, small)).status).toBe(201);
+      const crossing = await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(first.length, MiB)}`, {}, patternBytes(first.length, MiB), small);
+      expect(crossing.status).toBe(507);
+      const listed = await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small));
+      expect(listed.map((r) => r.href)).toEqual([`${uploads(small)}/huge-v1/`, `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`]);
     });
 
     it('answers a second MOVE during an assembly with 423 (then 404), and the file gets one revision', async () => {
