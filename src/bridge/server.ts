@@ -5,6 +5,9 @@
  * lock token it holds: docs/client-quirks.md §4). Requests whose path cannot even be decoded are
  * answered here, before the library sees them (its Path throws on a malformed escape).
  *
+ * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
+ * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
+ *
  * What the library still gives us: the method table and dispatch (`server.method`), the
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
