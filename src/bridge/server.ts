@@ -5,6 +5,9 @@
  * lock token it holds: docs/client-quirks.md §4). Requests whose path cannot even be decoded are
  * answered here, before the library sees them (its Path throws on a malformed escape).
  *
+ * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
+ * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
+ *
  * What the library still gives us: the method table and dispatch (`server.method`), the
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
  * afterRequest hooks and the Allow header. Everything that reads or writes DAV semantics is ours.
@@ -41,6 +44,11 @@ import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
+import { routeRemoteDav } from './remote-dav.js';
+import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
+import { LocalPartStore } from './uploads/local-part-store.js';
+import { UploadService } from './uploads/upload-service.js';
+import type { PartStore, UploadSessionRepository } from '../common/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
 
@@ -67,6 +75,8 @@ export interface BridgeOptions {
         changes?: ChangeFeed;
         /** main.ts: the store's database limiter over PostgreSQL, so Basic logins are counted where every instance counts them; without it, in memory. */
         limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined;
+        /** Where chunked uploads' parts go beside this store (its S3 bucket); unset, the `parts` default. */
+        parts?: PartStore;
       }
     | { url: string };
   /**
@@ -85,6 +95,11 @@ export interface BridgeOptions {
   readinessChecks?: readonly ReadinessCheck[];
   /** metrics.enabled: requests, locks, sessions and cache counts go there (common/metrics.ts). */
   metrics?: Metrics;
+  /**
+   * Where chunked uploads keep their parts' bytes; default a folder `<dataDir>/uploads` (beside
+   * the local blob backend's `blobs/`, or the bridge's own data when the store is foreign).
+   */
+  parts?: PartStore;
 }
 
 /** The bridge's state repositories (store/storage/dav-state.ts makes them). */
@@ -94,6 +109,8 @@ export interface BridgeState {
   readonly properties: PropertyRepository;
   /** Saves by rename-away (verbs/rename-away.ts): memos shared like the properties. */
   readonly renamedAway: RenameAwayRepository;
+  /** Resumable-upload sessions: in the store's database in-process, else in bridge.sqlite. */
+  readonly uploads: UploadSessionRepository;
   /** For /readyz: the bridge's own state file answers (absent when the state is the store's). */
   probe?(): Promise<void>;
   close(): Promise<void>;
@@ -211,6 +228,13 @@ export async function createBridgeServices(
     maxTimeoutSec: config.bridge.lockMaxTimeoutSec,
     ...(state.locks ? { repository: state.locks } : {}),
   });
+  const uploads = new UploadService({
+    repository: state.uploads,
+    parts: options.parts ?? ('parts' in options.store ? options.store.parts : undefined) ?? new LocalPartStore(path.join(config.dataDir, 'uploads')),
+    clock,
+    log: options.logger,
+    expirySec: config.bridge.uploadExpirySec,
+  });
   const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
@@ -224,12 +248,14 @@ export async function createBridgeServices(
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     hideMacSideFiles: config.bridge.hideMacSideFiles,
+    uploads,
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
   const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const closeState = async (): Promise<void> => {
     unsubscribe?.();
+    uploads.close();
     await state.close();
   };
   const probe = state.probe?.bind(state);
@@ -406,6 +432,13 @@ const methodNotAllowed: VerbHandler = async (ctx) => {
   ctx.res.end();
 };
 
+/** Under /remote.php/dav/ but no space of the caller's (remote-dav.ts): nothing said about why. */
+const notFound: VerbHandler = async (ctx) => {
+  ctx.req.resume();
+  ctx.res.writeHead(404, { 'Content-Length': '0' });
+  ctx.res.end();
+};
+
 /** Adapts one of our async handlers to webdav-server's callback method interface. */
 function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): webdav.HTTPMethod {
   return {
@@ -420,8 +453,15 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         if (!res.writableFinished) abort.abort();
       });
       const outcome = authOutcomes.get(req) ?? {};
-      const target = decodedPaths.get(req) ?? decodeRequestPath(req.url ?? '/');
+      const requested = decodedPaths.get(req) ?? decodeRequestPath(req.url ?? '/');
       const method = (req.method ?? 'GET').toUpperCase();
+      // /remote.php/dav/<space>/<user>/...: the space's handler, on the path below it.
+      const remote = routeRemoteDav(requested, outcome.user?.name, REMOTE_SPACE_NAMES);
+      const route = remote.kind === 'space' ? remote.route : undefined;
+      const target = route ? route.rest : requested;
+      let verb = handler;
+      if (remote.kind === 'not-found') verb = notFound;
+      else if (route) verb = REMOTE_SPACES[route.space]?.[method] ?? methodNotAllowed;
       // Made on first use: a pino child (with its redaction set-up) cost ~15 µs a request, and
       // most requests log nothing at the default level.
       let requestLog: Logger | undefined;
@@ -434,6 +474,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         method,
         target,
         path: target.path as DavPath,
+        hrefBase: route?.hrefBase ?? '',
+        ...(route ? { route } : {}),
         nfd: wantsNfd(req.headers['user-agent']),
         hosts: [req.headers.host ?? ''].filter(Boolean),
         services,
@@ -448,7 +490,7 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
         },
       };
       // Several instances: first let every change committed elsewhere reach the caches.
-      (services.changesSettled ? services.changesSettled().then(() => handler(ctx)) : handler(ctx))
+      (services.changesSettled ? services.changesSettled().then(() => verb(ctx)) : verb(ctx))
         .catch((err: unknown) => {
           const failure = davFailureOf(err);
           if (err instanceof AuthenticationFailed) {

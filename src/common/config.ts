@@ -232,6 +232,8 @@ export const configSchema = z.strictObject({
       publicUrl: z.string().url().optional(),
       /** Longest lock the bridge grants, in seconds; `Timeout: Infinite` and longer get this (clients refresh). */
       lockMaxTimeoutSec: z.coerce.number().int().min(60).default(3600),
+      /** A chunked upload (Nextcloud chunking) untouched this long is abandoned: its session and parts are removed. */
+      uploadExpirySec: z.coerce.number().int().min(1).default(86_400),
       /** Bytes of dead properties (PROPPATCH) one node may carry. */
       deadPropsMaxBytesPerNode: z.coerce.number().int().min(1024).default(64 * 1024),
       /** Bytes of dead properties all nodes of one owner (user or group) may carry together. */

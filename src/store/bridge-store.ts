@@ -3,12 +3,15 @@
  * StoreClient, the store's database (locks and dead properties: storage/dav-state.ts), and over
  * PostgreSQL a Basic-login limiter counted in that database, so every instance counts together
  * (a bridge alone, `--only bridge`, keeps its own in memory), and its change feed over
- * PostgreSQL (other instances' writes reach the bridge's caches). main.ts and the test harness both
+ * PostgreSQL (other instances' writes reach the bridge's caches), and with the S3 blob backend
+ * the PartStore of chunked uploads in its bucket. main.ts and the test harness both
  * build the bridge's store from here.
  */
 import type { ChangeFeed } from '../common/change-feed.js';
 import type { LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
+import type { PartStore } from '../common/upload-sessions.js';
+import { S3BlobBackend } from './blobs/s3.js';
 import type { StoreContext } from './context.js';
 import { createLocalClient } from './local-client.js';
 import { sharedLoginLimiter } from './storage/limits.js';
@@ -21,6 +24,8 @@ export interface InProcessStore {
   limiter: (options: LoginLimiterOptions) => ReturnType<typeof sharedLoginLimiter>;
   /** Over PostgreSQL: what other instances changed (storage/dialects/postgres-changes.ts). */
   changes?: ChangeFeed;
+  /** With the S3 blob backend, chunked uploads' parts in its bucket (every instance reaches them); else the bridge's default folder. */
+  parts?: PartStore;
 }
 
 export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process'): InProcessStore {
@@ -32,5 +37,6 @@ export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process')
     storage,
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),
     ...(storage.changes ? { changes: storage.changes } : {}),
+    ...(ctx.blobs instanceof S3BlobBackend ? { parts: ctx.blobs.partStore() } : {}),
   };
 }

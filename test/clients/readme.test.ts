@@ -9,7 +9,8 @@
  * error answer fails the run. `oathtool`, when missing, is a shell function computing the same
  * TOTP code with the `otpauth` package the store uses. Afterwards, what the blocks did is checked
  * from outside: downloads, the WebDrive URL, 2FA on, the app password opening the drive, the
- * modification time rclone kept, the accepted copy, the deleted user.
+ * modification time rclone kept, the file rclone's nextcloud vendor copied, the accepted copy,
+ * the deleted user.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -155,6 +156,10 @@ gate.describe('README.md, its shell blocks in order against a fresh instance', (
 
   it("shows the local modification time in rclone's listing of a file it copied (vendor owncloud)", () => {
     expect(run.stdout).toMatch(/^\s*8 2024-05-01 12:00:00\.000000000 minutes\.txt$/m);
+  });
+
+  it('lists the file rclone copied through /remote.php/dav/files/<user>/ (vendor nextcloud) at its size', () => {
+    expect(run.stdout).toMatch(/^\s*25000000 \S+ \S+ big\.bin$/m);
   });
 
   it('leaves Ada with two-factor authentication on and an app password that opens her drive', async () => {

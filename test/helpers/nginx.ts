@@ -154,8 +154,8 @@ export function upstreamBlock(name: string, backends: readonly string[], indent 
 /** The path nginx itself answers (never a backend) with the config generation, so a reload can be awaited. */
 export const GENERATION_PATH = '/.driveway-test-nginx-generation';
 
-function renderConfig(dir: string, port: number, backends: readonly string[], generation: number, user: string | undefined): string {
-  return [
+function renderConfig(dir: string, port: number, backends: readonly string[], generation: number, user: string | undefined, bodyLimit: string | undefined): string {
+  const config = [
     'daemon off;',
     'master_process on;',
     'worker_processes 1;',
@@ -183,6 +183,8 @@ function renderConfig(dir: string, port: number, backends: readonly string[], ge
     '}',
     '',
   ].join('\n');
+  // A proxy with a body limit (Cloudflare's 100 MB, a default nginx's 1m), where a big PUT is refused.
+  return bodyLimit === undefined ? config : config.replace('client_max_body_size 0;', `client_max_body_size ${bodyLimit};`);
 }
 
 export interface TestNginx {
@@ -229,7 +231,8 @@ async function exitedWithin(child: ChildProcess, ms: number): Promise<boolean> {
   return done;
 }
 
-export async function startNginx(backends: readonly string[], options: { binary?: string } = {}): Promise<TestNginx> {
+/** `bodyLimit`: nginx's client_max_body_size (e.g. `20m`) instead of none. */
+export async function startNginx(backends: readonly string[], options: { binary?: string; bodyLimit?: string } = {}): Promise<TestNginx> {
   const binary = options.binary ?? requireNginx({ warn: () => undefined }).path;
   if (!binary) throw new Error('nginx is not installed (/usr/sbin/nginx or on PATH)');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dw-nginx-'));
@@ -254,7 +257,7 @@ export async function startNginx(backends: readonly string[], options: { binary?
   for (let attempt = 1; ; attempt++) {
     const port = await freeLoopbackPort();
     const url = `http://127.0.0.1:${port}`;
-    writeFileSync(confFile, renderConfig(dir, port, backends, generation, user));
+    writeFileSync(confFile, renderConfig(dir, port, backends, generation, user, options.bodyLimit));
     let output = '';
     const child = spawn(binary, nginxArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -292,7 +295,7 @@ export async function startNginx(backends: readonly string[], options: { binary?
       errorLog,
       accessLog,
       async reload(next) {
-        const candidate = renderConfig(dir, port, next, generation + 1, user);
+        const candidate = renderConfig(dir, port, next, generation + 1, user, options.bodyLimit);
         writeFileSync(confFile, candidate);
         const test = spawnSync(binary, [...nginxArgs, '-t', '-q'], { encoding: 'utf8' });
         if (test.status !== 0) throw new Error(`nginx refused the new config:\n${test.stderr}`);

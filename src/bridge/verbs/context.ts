@@ -13,6 +13,8 @@ import type { LockStore } from '../locks.js';
 import type { MetadataCache } from '../metadata-cache.js';
 import type { BridgeUser } from '../sessions.js';
 import type { DavPath, StoreTree } from '../store-tree.js';
+import type { SpaceRoute } from '../remote-dav.js';
+import type { UploadService } from '../uploads/upload-service.js';
 
 export interface BridgeServices {
   tree: StoreTree;
@@ -33,6 +35,8 @@ export interface BridgeServices {
    * instance sees it. Absent on SQLite (one process: nothing to wait for).
    */
   changesSettled?: () => Promise<void>;
+  /** Resumable uploads (bridge/uploads/): sessions, their parts, assembly. */
+  uploads: UploadService;
 }
 
 export interface DavContext {
@@ -44,6 +48,13 @@ export interface DavContext {
   target: DavPathParts;
   /** NFC lookup path ('/' root, no trailing slash). */
   path: DavPath;
+  /**
+   * Encoded href prefix answers are written under: '' for the drive at `/`, the space's root
+   * (`/remote.php/dav/files/alice`) when the request came through remote-dav.ts's alias.
+   */
+  hrefBase: string;
+  /** The `/remote.php/dav/<space>/<user>` route the request came through, if any. */
+  route?: SpaceRoute;
   /** Answer hrefs in NFD (macOS WebDAVFS). */
   nfd: boolean;
   /** Host names that make an absolute Destination/If URL local. */

@@ -7,6 +7,7 @@
 import { DavStatusError } from '../dav-errors.js';
 import { ocChecksumMismatch } from '../../common/oc-checksum.js';
 import { parseDestination } from '../href.js';
+import { filesPathOf } from '../remote-dav.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, isFixedPath, revisesInPlace, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
@@ -77,7 +78,10 @@ export async function prepareTransfer(ctx: DavContext): Promise<Transfer> {
   if (rawDestination === undefined || rawDestination.trim() === '') throw new DavStatusError(400, 'Destination header missing');
   const parsed = parseDestination(rawDestination, ctx.hosts);
   if (parsed.kind === 'other-host') throw new DavStatusError(502, 'Destination is on another server');
-  const destinationPath = parsed.path.path as DavPath;
+  // The drive through /remote.php/dav/files/<user>/ is the drive: either form names it.
+  const inDrive = filesPathOf(parsed.path, user.name);
+  if (!inDrive) throw new DavStatusError(404, 'Destination lies outside the drive');
+  const destinationPath = inDrive.path as DavPath;
   const overwrite = overwriteOf(ctx);
   const depth = transferDepthOf(ctx);
 

@@ -91,10 +91,10 @@ export async function sendIndexPage(ctx: DavContext, user: BridgeUser, folder: R
   rows.sort((a, b) => (a.isFolder !== b.isFolder ? (a.isFolder ? -1 : 1) : direction * compareRows(a, b, key)));
 
   const segments = ctx.target.rawSegments;
-  const selfHref = encodeHref(segments, { collection: true, nfd: ctx.nfd });
+  const selfHref = ctx.hrefBase + encodeHref(segments, { collection: true, nfd: ctx.nfd });
   const crumbs = [`<a href="/">${escapeXmlText('driveway')}</a>`];
   segments.forEach((segment, i) => {
-    const href = encodeHref(segments.slice(0, i + 1), { collection: true, nfd: ctx.nfd });
+    const href = ctx.hrefBase + encodeHref(segments.slice(0, i + 1), { collection: true, nfd: ctx.nfd });
     crumbs.push(i === segments.length - 1 ? `<span aria-current="page">${escapeXmlText(segment)}</span>` : `<a href="${escapeXmlAttr(href)}">${escapeXmlText(segment)}</a>`);
   });
 

@@ -11,6 +11,7 @@
  */
 import { DavStatusError } from '../dav-errors.js';
 import { encodeHref, parseHrefTarget } from '../href.js';
+import { filesPathOf } from '../remote-dav.js';
 import { entityTagsMatch, evaluateIf, parseIfHeader, presentedLockTokens, type IfHeader } from '../if-header.js';
 import { isDerivedView, parentOf, type DavPath, type Privilege, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
@@ -36,7 +37,7 @@ export function ifHeaderOf(ctx: DavContext): IfHeader | undefined {
 
 /** The encoded href of a path, as hrefs in this request are written. */
 export function hrefOf(ctx: DavContext, path: DavPath, collection = false): string {
-  return encodeHref(path === '/' ? [] : path.slice(1).split('/'), { collection, nfd: ctx.nfd });
+  return ctx.hrefBase + encodeHref(path === '/' ? [] : path.slice(1).split('/'), { collection, nfd: ctx.nfd });
 }
 
 /** The target of a write: an existing resource, or an unmapped path below an existing parent. */
@@ -102,7 +103,10 @@ export async function checkIfHeader(ctx: DavContext, target: WriteTarget): Promi
     } else {
       const parsed = parseHrefTarget(href, ctx.hosts);
       if (parsed.kind !== 'local') return undefined;
-      resource = await tree.tryStat(user, parsed.path.path as DavPath);
+      // A tag may name the drive through /remote.php/dav/files/<user>/ as well as through /.
+      const inDrive = filesPathOf(parsed.path, user.name);
+      if (!inDrive) return undefined;
+      resource = await tree.tryStat(user, inDrive.path as DavPath);
     }
     if (!resource) return undefined;
     return { etag: etagOf(resource), lockTokens: (await locks.locksCovering(resource.chain)).map((l) => l.token) };

@@ -194,7 +194,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const quota = needsQuota ? await tree.quota(user, resource) : undefined;
 
   const rawSegments = ctx.target.rawSegments;
-  const selfHref = encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
+  const selfHref = ctx.hrefBase + encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
 
   let cacheKey: string | undefined;
   let keyedListing: { listing: Listing; changes: number } | undefined;

@@ -116,7 +116,7 @@ export const proppatch: VerbHandler = async (ctx) => {
     if (group) group.push(o.name);
     else groups.set(o.status, [o.name]);
   }
-  const href = encodeHref(ctx.target.rawSegments, { collection: resource.entry.kind === 'folder', nfd: ctx.nfd });
+  const href = ctx.hrefBase + encodeHref(ctx.target.rawSegments, { collection: resource.entry.kind === 'folder', nfd: ctx.nfd });
   writer.addPropstats(
     href,
     [...groups].map(([status, names]) => ({

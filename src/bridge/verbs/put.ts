@@ -30,9 +30,11 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { DavStatusError } from '../dav-errors.js';
 import { parseOcMtime } from '../dead-properties.js';
-import type { Resource } from '../store-tree.js';
+import type { NodeEntry } from '../../store-client/contract.js';
+import type { BridgeUser } from '../sessions.js';
+import type { DavPath, Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
-import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf } from './preconditions.js';
+import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
 import { sendEmpty } from './respond.js';
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -112,7 +114,7 @@ async function wholeBody(req: IncomingMessage, sizeBytes: number): Promise<Buffe
 
 export const put: VerbHandler = async (ctx) => {
   const user = ctx.user();
-  const { tree, props } = ctx.services;
+  const { tree } = ctx.services;
   const { req } = ctx;
   if (req.headers['content-range'] !== undefined) throw new DavStatusError(400, 'PUT with Content-Range is not supported (RFC 9110 §14.5)');
 
@@ -159,13 +161,29 @@ export const put: VerbHandler = async (ctx) => {
     throw err;
   }
 
+  const headers = await afterWrite(ctx, user, ctx.path, target, result);
+  // Finder's body without the 0-chunk: the parser still waits for it, so this connection's
+  // framing is lost; the client must open a new one for its next request.
+  if (!req.complete) headers.Connection = 'close';
+  sendEmpty(ctx, result.created ? 201 : 204, headers);
+};
+
+/**
+ * What follows a write that ended in the store's commit (a PUT, or the assembly of a chunked
+ * upload: uploads/nextcloud.ts): the client's X-OC-Mtime kept for the node, or a kept one
+ * forgotten when the content changed without it; the headers to answer with (ETag,
+ * Last-Modified, `X-OC-Mtime: accepted`).
+ */
+export async function afterWrite(ctx: DavContext, user: BridgeUser, path: DavPath, target: WriteTarget, result: { created: boolean; entry?: NodeEntry }): Promise<Record<string, string>> {
+  const { tree, props } = ctx.services;
+  const { req } = ctx;
   const headers: Record<string, string> = {};
   const entry = result.entry;
   const nodeKey = target.resource ? target.resource.chain[target.resource.chain.length - 1] : entry ? tree.folderKey(user, entry.id) : undefined;
   const ocMtime = parseOcMtime(headerValue(req.headers['x-oc-mtime']));
   let mtimeKey = nodeKey;
   if (ocMtime !== undefined && mtimeKey === undefined) {
-    const written = await tree.tryStat(user, ctx.path);
+    const written = await tree.tryStat(user, path);
     mtimeKey = written ? written.chain[written.chain.length - 1] : undefined;
   }
   if (mtimeKey !== undefined) {
@@ -177,12 +195,9 @@ export const put: VerbHandler = async (ctx) => {
     }
   }
   if (entry) {
-    const written: Resource = { path: ctx.path, kind: 'node', entry, chain: [...target.chain.slice(0, -1), tree.folderKey(user, entry.id)] };
+    const written: Resource = { path, kind: 'node', entry, chain: [...target.chain.slice(0, -1), tree.folderKey(user, entry.id)] };
     headers.ETag = etagOf(written);
     headers['Last-Modified'] = new Date(ocMtime ?? entry.updatedMs).toUTCString();
   }
-  // Finder's body without the 0-chunk: the parser still waits for it, so this connection's
-  // framing is lost; the client must open a new one for its next request.
-  if (!req.complete) headers.Connection = 'close';
-  sendEmpty(ctx, result.created ? 201 : 204, headers);
-};
+  return headers;
+}

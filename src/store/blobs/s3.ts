@@ -40,6 +40,7 @@ import type { Logger } from '../../common/logger.js';
 import { BlobMissingError, BlobUnavailableError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type GarbageReport, type StreamBlobReader, type UploadIntent } from './blob-backend.js';
 import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob, type StagingSweep } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
+import { S3PartStore } from './s3-parts.js';
 
 /** S3's smallest part (but the last): 5 MiB. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
@@ -177,6 +178,11 @@ export class S3BlobBackend implements BlobBackend {
 
   private get bucket(): string {
     return this.options.bucket;
+  }
+
+  /** Where the bridge keeps chunked uploads' parts beside this backend: `<prefix>uploads/` of the bucket. */
+  partStore(): S3PartStore {
+    return new S3PartStore({ client: this.client, bucket: this.bucket, prefix: this.prefix });
   }
 
   async init(): Promise<void> {

@@ -21,6 +21,8 @@ import type { Logger } from '../../common/logger.js';
 import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
+import { SqlUploadSessionRepository } from './upload-sessions.js';
+import type { UploadSessionRepository } from '../../common/upload-sessions.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
@@ -34,6 +36,8 @@ export interface DavState {
   readonly properties: PropertyRepository;
   /** Saves by rename-away: what an earlier request of the dance did (any instance's). */
   readonly renamedAway: RenameAwayRepository;
+  /** Resumable-upload sessions (bridge/uploads/), where every instance over the store sees them. */
+  readonly uploads: UploadSessionRepository;
   /** For /readyz: resolves when the bridge's own state file answers; absent when the state is the store's (its checks cover it). */
   probe?(): Promise<void>;
   close(): Promise<void>;
@@ -62,6 +66,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
       locks: storage.dialect === 'postgres' ? new SqlLockRepository(storage.sql, {}, storage.changes) : undefined,
       properties: new SqlPropertyRepository(storage.sql, options.properties),
       renamedAway: new SqlRenameAwayRepository(storage.sql),
+      uploads: new SqlUploadSessionRepository(storage.sql),
       // The storage is the store's: it closes it.
       close: async () => undefined,
     };
@@ -72,6 +77,7 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
     locks: undefined,
     properties: new SqlPropertyRepository(file.sql, options.properties),
     renamedAway: new SqlRenameAwayRepository(file.sql),
+    uploads: new SqlUploadSessionRepository(file.sql),
     probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
     close: () => file.close(),
   };
@@ -84,11 +90,15 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
  * user_version of bridge.sqlite. 1 and 2 are the layouts of earlier releases (tables
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
- * 4 adds migration 020's (the rename-away memos). A later migration that changes these tables
- * must add a step here too.
+ * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions). A
+ * later migration that changes these tables must add a step here too.
  */
-export const STATE_FILE_VERSION = 4;
-const STATE_MIGRATIONS = [{ fileVersion: 3, migration: 12 }, { fileVersion: 4, migration: 20 }] as const;
+export const STATE_FILE_VERSION = 5;
+const STATE_MIGRATIONS = [
+  { fileVersion: 3, migration: 12 },
+  { fileVersion: 4, migration: 20 },
+  { fileVersion: 5, migration: 21 },
+] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
 export function openBridgeStateFile(file: string): SqliteStorage {

@@ -6,6 +6,8 @@ import Database from 'better-sqlite3';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqlPropertyRepository } from '../../../src/store/storage/dav-properties.js';
+import { migrationsOf } from '../../../src/store/storage/migrations.js';
+import { SqlUploadSessionRepository } from '../../../src/store/storage/upload-sessions.js';
 import { moveStateFileInto, openBridgeStateFile, STATE_FILE_VERSION } from '../../../src/store/storage/dav-state.js';
 import type { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
 import { describePropertyRepository } from '../../contract/property-repository.js';
@@ -120,6 +122,24 @@ describe('the bridge state file', () => {
     expect(tables).not.toContain('dead_properties');
     expect(tables).not.toContain('dead_property_usage');
     expect(tables).toContain('dav_locks');
+  });
+
+  it('upgrades a version 3 file in place: its properties stay and upload sessions can be kept', async () => {
+    const file = stateFile();
+    const raw = new Database(file);
+    raw.exec(migrationsOf('sqlite').find((m) => m.version === 12)?.sql ?? '');
+    raw.prepare('INSERT INTO dav_properties (node_id, ns, local, xml, owner) VALUES (?, ?, ?, ?, ?)').run('n1', WIN_NS, 'a', win('a', '1').xml, 'alice');
+    raw.pragma('user_version = 3');
+    raw.close();
+    const storage = open(file);
+    expect(await new SqlPropertyRepository(storage.sql).list('n1')).toEqual([win('a', '1')]);
+    const uploads = new SqlUploadSessionRepository(storage.sql);
+    const session = { key: 'k1', owner: 'u1', name: 'up', protocol: 'nextcloud-v1' as const, destination: undefined, totalBytes: undefined, createdMs: 1, expiresMs: 10 };
+    expect(await uploads.create(session)).toBe(true);
+    expect(await uploads.find('u1', 'up', 2)).toEqual({ ...session, claimedUntilMs: undefined });
+    const version = new Database(file, { readonly: true });
+    expect(version.pragma('user_version', { simple: true })).toBe(STATE_FILE_VERSION);
+    version.close();
   });
 
   it('moves a state file into shared storage once: rows already there are kept, the file is renamed', async () => {

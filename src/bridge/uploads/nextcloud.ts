@@ -1,0 +1,376 @@
+/**
+ * Nextcloud chunked upload, v1 and v2 (docs.nextcloud.com "Chunked file upload"; rclone's
+ * backend/webdav/chunking.go; docs/client-quirks.md §8), as the `uploads` space of
+ * remote-dav.ts: `/remote.php/dav/uploads/<user>/<id>/...`, one front door over the
+ * upload-session store (upload-service.ts). What each request answers, as Nextcloud does:
+ *
+ * - MKCOL `<id>`: 201, a new session; 405 when it exists. With `Destination` it is v2 (chunks
+ *   numbered 1..10000); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
+ *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
+ *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
+ *   go (507, nothing recorded) and kept; without one, each chunk is (what arrived plus the chunk).
+ * - PUT `<id>/<chunk>`: 201 (a new chunk) or 204 (a chunk re-sent: it replaces the earlier one),
+ *   streamed to the PartStore; chunks may come in any order, in parallel, through any instance.
+ *   404 when the session is not the caller's live one; 400 for a name the protocol does not know.
+ * - PROPFIND `<id>` (Depth 0/1): the chunks that arrived with their sizes, for a client resuming;
+ *   PROPFIND of the space's root lists the caller's sessions.
+ * - MOVE `<id>/.file` with `Destination` (under /remote.php/dav/files/<user>/ or the drive's own
+ *   paths): checks every byte is there once (v1 offsets contiguous from 0, v2 numbers 1..n) and
+ *   that the sizes sum to `OC-Total-Length` (400 saying what is missing), the target as a PUT
+ *   checks it (409 no parent, permissions, If header, locks, quota: 507), then streams the chunks
+ *   in order into StoreTree.write: the same commit a PUT ends in (a new file 201, or a new
+ *   revision 204; `OC-Checksum` verified by the store, 400 on a mismatch with nothing changed;
+ *   `X-OC-Mtime` kept). Answers ETag, OC-ETag, OC-FileId and `X-OC-Mtime: accepted` as Nextcloud
+ *   does. The session goes once the file is in.
+ * - DELETE `<id>`: 204, the upload aborted and its parts removed (404 when there is none:
+ *   rclone purges before every upload and takes 404 as "nothing to purge").
+ *
+ * Refusals carry Sabre's error body (`<s:message>`), which Nextcloud clients show.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { StoreError } from '../../store-client/contract.js';
+import type { UploadPart, UploadSession } from '../../common/upload-sessions.js';
+import { DavStatusError } from '../dav-errors.js';
+import { escapeXmlText } from '../dav-xml.js';
+import { childHref, encodeHref, parseDestination } from '../href.js';
+import { filesPathOf } from '../remote-dav.js';
+import type { BridgeUser } from '../sessions.js';
+import { parentOf, type DavPath } from '../store-tree.js';
+import type { DavContext, VerbHandler } from '../verbs/context.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
+import { afterWrite } from '../verbs/put.js';
+import { sendEmpty, XML_TYPE } from '../verbs/respond.js';
+import { UploadBusyError, UploadGoneError } from './upload-service.js';
+
+/** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
+const MAX_CHUNKS = 10_000;
+/** v1 names as rclone writes them: `%015d-%015d`, first and last byte (inclusive). */
+const V1_RANGE = /^(\d{1,15})-(\d{1,15})$/;
+const NUMBER = /^\d{1,15}$/;
+/** The name a MOVE assembles from. */
+const FUTURE_FILE = '.file';
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The request in the space: the session's name and what lies below it. */
+function partsOf(ctx: DavContext): { id: string | undefined; chunk: string | undefined; depth: number } {
+  const segments = ctx.route?.rest.rawSegments ?? [];
+  return { id: segments[0], chunk: segments[1], depth: segments.length };
+}
+
+/** OC-Total-Length: a byte count, or undefined when absent; 400 when malformed. */
+function totalLengthOf(req: IncomingMessage): number | undefined {
+  const raw = headerValue(req.headers['oc-total-length'])?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!NUMBER.test(raw)) throw new DavStatusError(400, `OC-Total-Length ${JSON.stringify(raw)} is not a byte count`);
+  return Number(raw);
+}
+
+/** The drive path a Destination names (required: MOVE; optional: MKCOL, PUT). */
+function destinationOf(ctx: DavContext, user: BridgeUser, required: boolean): DavPath | undefined {
+  const raw = headerValue(ctx.req.headers.destination);
+  if (raw === undefined || raw.trim() === '') {
+    if (required) throw new DavStatusError(400, 'Destination header missing');
+    return undefined;
+  }
+  const parsed = parseDestination(raw, ctx.hosts);
+  if (parsed.kind === 'other-host') throw new DavStatusError(502, 'Destination is on another server');
+  const inDrive = filesPathOf(parsed.path, user.name);
+  if (!inDrive || inDrive.segments.length === 0) throw new DavStatusError(400, 'Destination must name a file in your files (/remote.php/dav/files/<user>/...)');
+  return inDrive.path as DavPath;
+}
+
+/**
+ * The caller's live session named `id`; 404 otherwise (another user's is not theirs: the same
+ * 404). With `changing`, 423 while an assembly holds it (as Nextcloud answers during a merge).
+ */
+async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefined, changing = false): Promise<UploadSession> {
+  const session = id === undefined ? undefined : await ctx.services.uploads.find(user.userId, id);
+  if (!session) throw new DavStatusError(404, 'no such upload');
+  if (changing && ctx.services.uploads.isBusy(session)) throw new DavStatusError(423, 'the upload is being assembled');
+  return session;
+}
+
+/**
+ * 507 unless `totalBytes` fits the quota where `destination` lies (the caller's own when it is not
+ * known yet, Nextcloud v1). The store refuses an upload over quota in any case; this refuses it
+ * before a byte is sent.
+ */
+async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, destination: DavPath | undefined): Promise<void> {
+  const { tree } = ctx.services;
+  const where = destination === undefined ? undefined : ((await tree.tryStat(user, destination)) ?? (await tree.tryStat(user, parentOf(destination))));
+  const quota = await tree.quota(user, where);
+  if (quota && totalBytes > quota.availableBytes) {
+    throw new DavStatusError(507, `the upload needs ${totalBytes} bytes and ${quota.availableBytes} are left in the quota`, 'quota-not-exceeded');
+  }
+}
+
+/** Records OC-Total-Length the first time it comes (after the quota allowed it); 400 if it changes. */
+async function learnTotal(ctx: DavContext, user: BridgeUser, session: UploadSession, totalBytes: number | undefined): Promise<number | undefined> {
+  if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
+  if (session.totalBytes !== undefined) throw new DavStatusError(400, `OC-Total-Length ${totalBytes} differs from the ${session.totalBytes} this upload announced`);
+  await checkQuota(ctx, user, totalBytes, session.destination as DavPath | undefined);
+  return totalBytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const mkcol: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const { id, depth } = partsOf(ctx);
+  if (depth === 0) throw new DavStatusError(405, 'the upload space exists');
+  if (depth > 1) throw new DavStatusError(403, 'an upload folder holds chunks, not folders');
+  const destination = destinationOf(ctx, user, false);
+  const totalBytes = totalLengthOf(ctx.req);
+  if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, destination);
+  ctx.req.resume();
+  const created = await ctx.services.uploads.create(user.userId, id as string, destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2', {
+    ...(destination !== undefined ? { destination } : {}),
+    ...(totalBytes !== undefined ? { totalBytes } : {}),
+  });
+  if (!created) throw new DavStatusError(405, 'the upload folder exists');
+  sendEmpty(ctx, 201);
+};
+
+/** Where a chunk sorts, from its name: v2 numbers, v1 `start-end` offsets or ordinals. */
+function chunkOrderOf(session: UploadSession, name: string): Pick<UploadPart, 'name' | 'seq' | 'startByte'> {
+  if (session.protocol === 'nextcloud-v2') {
+    const n = NUMBER.test(name) ? Number(name) : NaN;
+    if (!(n >= 1 && n <= MAX_CHUNKS)) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: v2 chunks are numbered 1 to ${MAX_CHUNKS}`);
+    return { name, seq: n, startByte: undefined };
+  }
+  const range = V1_RANGE.exec(name);
+  if (range) {
+    const start = Number(range[1]);
+    if (Number(range[2]) < start) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: its end lies before its start`);
+    return { name, seq: start, startByte: start };
+  }
+  if (NUMBER.test(name)) return { name, seq: Number(name), startByte: undefined };
+  throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: chunks are named by number or by start-end byte offsets`);
+}
+
+/** The request body as a stream, read to its end whatever the part store did with it. */
+function bodyOf(req: IncomingMessage): Readable {
+  async function* chunks(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of req.iterator({ destroyOnReturn: false })) yield chunk as Buffer;
+    } finally {
+      if (!req.complete && !req.destroyed) req.resume();
+    }
+  }
+  return Readable.from(chunks(), { objectMode: false });
+}
+
+const put: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const { id, chunk, depth } = partsOf(ctx);
+  if (depth !== 2 || chunk === undefined) throw new DavStatusError(depth < 2 ? 405 : 409, 'chunks go directly into an upload folder');
+  if (chunk === FUTURE_FILE) throw new DavStatusError(403, `${FUTURE_FILE} is where an upload is assembled from, with MOVE`);
+  if (ctx.req.headers['content-range'] !== undefined) throw new DavStatusError(400, 'PUT with Content-Range is not supported (RFC 9110 §14.5)');
+  const session = await sessionOf(ctx, user, id, true);
+  const order = chunkOrderOf(session, chunk);
+  const destination = destinationOf(ctx, user, false);
+  if (destination !== undefined && session.destination !== undefined && destination !== session.destination) {
+    throw new DavStatusError(400, `Destination differs from the ${session.destination} this upload is for`);
+  }
+  const totalBytes = await learnTotal(ctx, user, session, totalLengthOf(ctx.req));
+  if (totalBytes !== undefined || (destination !== undefined && session.destination === undefined)) {
+    await ctx.services.uploads.touch(session, { ...(totalBytes !== undefined ? { totalBytes } : {}), ...(destination !== undefined && session.destination === undefined ? { destination } : {}) });
+  }
+  const contentLength = headerValue(ctx.req.headers['content-length']);
+  const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
+  if (announced === undefined && ctx.services.uploads.needsLength) throw new DavStatusError(411, 'a chunk needs a Content-Length here');
+  // Without OC-Total-Length (rclone sends none) the quota is checked as the chunks come: what
+  // arrived plus this chunk must fit, so an upload over quota stops at the chunk that crosses it.
+  if (announced !== undefined && totalBytes === undefined && session.totalBytes === undefined) {
+    await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session)) + announced, (destination ?? session.destination) as DavPath | undefined);
+  }
+  let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
+  try {
+    stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);
+  } catch (err) {
+    if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
+    if (ctx.signal.aborted) {
+      ctx.log.debug({ err }, 'client went away during a chunk');
+      return;
+    }
+    throw err;
+  }
+  if (announced !== undefined && announced !== stored.part.sizeBytes) {
+    // The parser holds a body to its Content-Length; a shorter one means the client hung up.
+    await ctx.services.uploads.removePart(session, chunk);
+    throw new DavStatusError(400, `the chunk ended after ${stored.part.sizeBytes} of its ${announced} bytes`);
+  }
+  sendEmpty(ctx, stored.replaced ? 204 : 201);
+};
+
+// ---------------------------------------------------------------------------------------------
+
+function propResponse(href: string, name: string, isCollection: boolean, sizeBytes: number | undefined, modifiedMs: number): string {
+  const props = [
+    `<d:displayname>${escapeXmlText(name)}</d:displayname>`,
+    isCollection ? '<d:resourcetype><d:collection/></d:resourcetype>' : '<d:resourcetype/>',
+    `<d:getlastmodified>${new Date(modifiedMs).toUTCString()}</d:getlastmodified>`,
+    ...(sizeBytes !== undefined ? [`<d:getcontentlength>${sizeBytes}</d:getcontentlength>`] : []),
+  ];
+  return `<d:response><d:href>${escapeXmlText(href)}</d:href><d:propstat><d:prop>${props.join('')}</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>`;
+}
+
+const propfind: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const { id, chunk, depth } = partsOf(ctx);
+  const rawDepth = headerValue(ctx.req.headers.depth)?.trim().toLowerCase() ?? 'infinity';
+  if (rawDepth !== '0' && rawDepth !== '1' && rawDepth !== 'infinity') throw new DavStatusError(400, `Depth ${JSON.stringify(rawDepth)}`);
+  const withChildren = rawDepth !== '0';
+  // The body names properties; these folders have only the few listed here, answered to any.
+  for await (const _ of ctx.req) void _;
+  const { uploads } = ctx.services;
+  const base = ctx.route?.hrefBase ?? '';
+  const responses: string[] = [];
+  if (depth === 0) {
+    const spaceHref = `${base}/`;
+    responses.push(propResponse(spaceHref, ctx.route?.owner ?? '', true, undefined, Date.now()));
+    if (withChildren) {
+      for (const s of await uploads.list(user.userId)) responses.push(propResponse(childHref(spaceHref, s.name, { collection: true }), s.name, true, undefined, s.createdMs));
+    }
+  } else {
+    const session = await sessionOf(ctx, user, id);
+    const sessionHref = base + encodeHref([session.name], { collection: true });
+    const parts = await uploads.parts(session);
+    if (depth === 1) {
+      responses.push(propResponse(sessionHref, session.name, true, undefined, session.createdMs));
+      if (withChildren) for (const p of parts) responses.push(propResponse(childHref(sessionHref, p.name), p.name, false, p.sizeBytes, session.createdMs));
+    } else {
+      const part = depth === 2 ? parts.find((p) => p.name === chunk) : undefined;
+      if (!part) throw new DavStatusError(404, 'no such chunk');
+      responses.push(propResponse(childHref(sessionHref, part.name), part.name, false, part.sizeBytes, session.createdMs));
+    }
+  }
+  const xml = `<?xml version="1.0" encoding="utf-8"?>\n<d:multistatus xmlns:d="DAV:">${responses.join('')}</d:multistatus>`;
+  const body = Buffer.from(xml, 'utf8');
+  ctx.res.writeHead(207, { 'Content-Type': XML_TYPE, 'Content-Length': String(body.length) });
+  ctx.res.end(body);
+};
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The parts in assembly order, refused (400, saying what is wrong) unless they are every byte
+ * once: v1 offsets run on from 0 without gap or overlap, v2 numbers run 1..n, and the sizes sum
+ * to the total when one is known.
+ */
+export function assemblyOrder(session: UploadSession, parts: readonly UploadPart[], totalBytes: number | undefined): { ordered: UploadPart[]; totalBytes: number } {
+  const ordered = [...parts].sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : 1));
+  const ranged = ordered.filter((p) => p.startByte !== undefined).length;
+  if (ranged !== 0 && ranged !== ordered.length) throw new DavStatusError(400, 'chunks named by byte offsets and by number are mixed in one upload');
+  let offset = 0;
+  ordered.forEach((part, i) => {
+    if (session.protocol === 'nextcloud-v2' && part.seq !== i + 1) throw new DavStatusError(400, `chunk ${i + 1} is missing`);
+    if (part.startByte !== undefined && part.startByte !== offset) {
+      throw new DavStatusError(400, part.startByte > offset ? `bytes ${offset} to ${part.startByte - 1} are missing` : `chunk ${part.name} overlaps the bytes before it (they end at ${offset - 1})`);
+    }
+    offset += part.sizeBytes;
+  });
+  if (totalBytes !== undefined && offset !== totalBytes) {
+    throw new DavStatusError(400, offset < totalBytes ? `the chunks hold ${offset} of the ${totalBytes} bytes of OC-Total-Length` : `the chunks hold ${offset} bytes, more than the ${totalBytes} of OC-Total-Length`);
+  }
+  return { ordered, totalBytes: offset };
+}
+
+const move: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const { id, chunk, depth } = partsOf(ctx);
+  if (depth !== 2 || chunk !== FUTURE_FILE) throw new DavStatusError(403, `only ${FUTURE_FILE} of an upload folder can be moved: it assembles the upload`);
+  const session = await sessionOf(ctx, user, id);
+  const path = destinationOf(ctx, user, true) as DavPath;
+  if (session.destination !== undefined && path !== session.destination) throw new DavStatusError(400, `Destination differs from the ${session.destination} this upload is for`);
+  const announced = totalLengthOf(ctx.req);
+  if (announced !== undefined && session.totalBytes !== undefined && announced !== session.totalBytes) {
+    throw new DavStatusError(400, `OC-Total-Length ${announced} differs from the ${session.totalBytes} this upload announced`);
+  }
+  const { uploads, tree } = ctx.services;
+  // One assembly at a time, whichever instance runs it: a second MOVE (a client's retry after a
+  // timeout) is 423 until the first ends, then 404 (rclone >= 1.69 takes that 404 as done).
+  let outcome: { created: boolean; headers: Record<string, string> };
+  try {
+    outcome = await uploads.whileAssembling(session, async () => {
+      const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
+      // The target, checked as a PUT checks it.
+      const target = await writeTargetOf(ctx, path);
+      if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
+      if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
+      await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
+      await checkWrite(ctx, target);
+      await checkQuota(ctx, user, totalBytes, path);
+      await uploads.touch(session);
+      const body = uploads.assembled(session, ordered);
+      let result: Awaited<ReturnType<typeof tree.write>>;
+      try {
+        result = await tree.write(user, path, body, totalBytes, ctx.signal, headerValue(ctx.req.headers['oc-checksum']));
+      } catch (err) {
+        body.destroy();
+        throw err;
+      }
+      const headers = await afterWrite(ctx, user, path, target, result);
+      await uploads.remove(session);
+      if (headers.ETag) headers['OC-ETag'] = headers.ETag;
+      if (result.entry) headers['OC-FileId'] = result.entry.id;
+      return { created: result.created, headers };
+    });
+  } catch (err) {
+    if (err instanceof UploadBusyError) throw new DavStatusError(423, err.message);
+    throw err;
+  }
+  sendEmpty(ctx, outcome.created ? 201 : 204, outcome.headers);
+};
+
+const del: VerbHandler = async (ctx) => {
+  const user = ctx.user();
+  const { id, chunk, depth } = partsOf(ctx);
+  if (depth === 0) throw new DavStatusError(403, 'the upload space cannot be deleted');
+  const session = await sessionOf(ctx, user, id, true);
+  if (depth === 1) await ctx.services.uploads.remove(session);
+  else if (depth > 2 || !(await ctx.services.uploads.removePart(session, chunk as string))) throw new DavStatusError(404, 'no such chunk');
+  sendEmpty(ctx, 204);
+};
+
+const ALLOW = 'OPTIONS, MKCOL, PUT, PROPFIND, MOVE, DELETE';
+
+const options: VerbHandler = async (ctx) => {
+  sendEmpty(ctx, 200, { Allow: ALLOW });
+};
+
+/**
+ * Refusals in Sabre's shape (`<d:error><s:exception/><s:message/></d:error>`): Nextcloud's
+ * clients and rclone print the message. A store refusal keeps its status (dav-errors.ts).
+ */
+function sabreBody(status: number, message: string): Buffer {
+  return Buffer.from(
+    `<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>${status}</s:exception><s:message>${escapeXmlText(message)}</s:message></d:error>`,
+    'utf8',
+  );
+}
+
+function withSabreErrors(handler: VerbHandler): VerbHandler {
+  return async (ctx) => {
+    try {
+      await handler(ctx);
+    } catch (err) {
+      const status = err instanceof DavStatusError ? err.status : err instanceof StoreError && err.kind === 'invalid' ? 400 : undefined;
+      if (status === undefined || status >= 500 && status !== 507 || ctx.res.headersSent) throw err;
+      const message = err instanceof DavStatusError ? err.message : (err as StoreError).storeMsg ?? (err as Error).message;
+      const body = sabreBody(status, message);
+      if (!ctx.req.complete) ctx.req.resume();
+      ctx.res.writeHead(status, { ...(err instanceof DavStatusError ? err.headers : {}), 'Content-Type': XML_TYPE, 'Content-Length': String(body.length) });
+      ctx.res.end(body);
+    }
+  };
+}
+
+/** The uploads space's verbs (remote-spaces.ts); any other method is 405. */
+export const nextcloudUploadHandlers: Record<string, VerbHandler> = Object.fromEntries(
+  Object.entries({ MKCOL: mkcol, PUT: put, PROPFIND: propfind, MOVE: move, DELETE: del, OPTIONS: options }).map(([method, handler]) => [method, withSabreErrors(handler)]),
+);

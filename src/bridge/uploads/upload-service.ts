@@ -1,0 +1,207 @@
+/**
+ * The upload-session store every resumable-upload protocol of the bridge stands on (Nextcloud
+ * chunking today: nextcloud.ts; tus to come): sessions and their parts (rows in the
+ * UploadSessionRepository every instance shares, bytes in a PartStore every instance reaches),
+ * expiry, the periodic sweep of abandoned sessions, and the parts read back in order as one
+ * stream for the store's upload. It knows no protocol's names or headers and never writes into
+ * the drive: the front door hands the assembled stream to StoreTree.write, the commit a PUT
+ * ends in.
+ *
+ * Memory stays bounded whatever the sizes: a part streams from the request to the PartStore, and
+ * assembly streams the parts one after the other.
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Clock } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
+import type { PartStore, UploadPart, UploadProtocol, UploadSession, UploadSessionRepository } from '../../common/upload-sessions.js';
+
+export interface UploadServiceOptions {
+  repository: UploadSessionRepository;
+  parts: PartStore;
+  clock: Clock;
+  log: Logger;
+  /** bridge.uploadExpirySec: a session untouched this long is abandoned. */
+  expirySec: number;
+}
+
+/** The session was removed (aborted, assembled, expired) while a request of it was under way. */
+export class UploadGoneError extends Error {
+  override name = 'UploadGoneError';
+}
+
+/** Another assembly of the session is under way (Nextcloud answers 423; rclone >= 1.69 backs off and retries). */
+export class UploadBusyError extends Error {
+  override name = 'UploadBusyError';
+}
+
+/** An assembly's lease on its session, renewed a third of the way: a crashed instance frees it within this. */
+const ASSEMBLY_LEASE_MS = 60_000;
+
+/** Sessions the sweep removes per round, so one round never holds the database for long. */
+const SWEEP_BATCH = 100;
+
+export class UploadService {
+  private readonly expiryMs: number;
+  private readonly timer: NodeJS.Timeout;
+  private sweeping: Promise<number> | undefined;
+
+  constructor(private readonly options: UploadServiceOptions) {
+    this.expiryMs = options.expirySec * 1000;
+    // A quarter of the expiry (at least a second, at most 15 min): an abandoned session's parts
+    // are gone within 1.25 expiries of its last request.
+    const everyMs = Math.min(15 * 60_000, Math.max(1000, Math.floor(this.expiryMs / 4)));
+    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => options.log.warn({ err }, 'upload sweep failed')), everyMs);
+    this.timer.unref();
+  }
+
+  private now(): number {
+    return this.options.clock.now();
+  }
+
+  /** A new session, or undefined when the owner has a live one of that name. */
+  async create(owner: string, name: string, protocol: UploadProtocol, known: { destination?: string; totalBytes?: number } = {}): Promise<UploadSession | undefined> {
+    const now = this.now();
+    const session: UploadSession = {
+      key: randomUUID(),
+      owner,
+      name,
+      protocol,
+      destination: known.destination,
+      totalBytes: known.totalBytes,
+      createdMs: now,
+      expiresMs: now + this.expiryMs,
+    };
+    return (await this.options.repository.create(session)) ? session : undefined;
+  }
+
+  find(owner: string, name: string): Promise<UploadSession | undefined> {
+    return this.options.repository.find(owner, name, this.now());
+  }
+
+  list(owner: string): Promise<UploadSession[]> {
+    return this.options.repository.list(owner, this.now());
+  }
+
+  /** Records what a request learnt and keeps the session alive for another expiry. */
+  async touch(session: UploadSession, learnt: { destination?: string; totalBytes?: number } = {}): Promise<void> {
+    await this.options.repository.update(session.key, { ...learnt, expiresMs: this.now() + this.expiryMs });
+  }
+
+  /**
+   * Streams `body` into a new part; a part of the same name is replaced (its bytes removed once
+   * the new row is in). Returns the part as stored and whether it replaced one. Throws
+   * UploadGoneError when the session went meanwhile (the bytes written are removed).
+   */
+  async putPart(session: UploadSession, part: Omit<UploadPart, 'partKey' | 'sizeBytes'>, body: Readable, announcedBytes: number | undefined, signal?: AbortSignal): Promise<{ part: UploadPart; replaced: boolean }> {
+    const { parts, repository } = this.options;
+    const partKey = randomUUID();
+    const sizeBytes = await parts.write(session.key, partKey, body, announcedBytes, signal);
+    const stored: UploadPart = { ...part, partKey, sizeBytes };
+    const old = await repository.putPart(session.key, stored, this.now());
+    if (old === false) {
+      await parts.removePart(session.key, partKey);
+      throw new UploadGoneError('the upload was removed while the part arrived');
+    }
+    if (old !== undefined) await parts.removePart(session.key, old);
+    await this.touch(session);
+    return { part: stored, replaced: old !== undefined };
+  }
+
+  /** The bytes received so far (every part's latest copy). */
+  receivedBytes(session: UploadSession): Promise<number> {
+    return this.options.repository.partBytes(session.key);
+  }
+
+  parts(session: UploadSession): Promise<UploadPart[]> {
+    return this.options.repository.parts(session.key);
+  }
+
+  /** Whether a part's size must be known before its bytes (PartStore.needsLength). */
+  get needsLength(): boolean {
+    return this.options.parts.needsLength;
+  }
+
+  /** Removes one part (its row first, then its bytes); false when there was none of that name. */
+  async removePart(session: UploadSession, name: string): Promise<boolean> {
+    const partKey = await this.options.repository.removePart(session.key, name);
+    if (partKey === undefined) return false;
+    await this.options.parts.removePart(session.key, partKey);
+    return true;
+  }
+
+  /** Whether an assembly holds the session now (PUT and DELETE then wait: 423). */
+  isBusy(session: UploadSession): boolean {
+    return session.claimedUntilMs !== undefined && session.claimedUntilMs > this.now();
+  }
+
+  /**
+   * Runs `work` (an assembly) holding the session's lease, renewed while it runs; throws
+   * UploadBusyError when another holds it. The lease is given up when `work` fails (the client
+   * may try again); after success the session is gone anyway.
+   */
+  async whileAssembling<T>(session: UploadSession, work: () => Promise<T>): Promise<T> {
+    const { repository } = this.options;
+    if (!(await repository.claim(session.key, this.now(), this.now() + ASSEMBLY_LEASE_MS))) throw new UploadBusyError('the upload is being assembled');
+    const renew = setInterval(() => {
+      void repository.claim(session.key, this.now(), this.now() + ASSEMBLY_LEASE_MS, true).then(() => this.touch(session)).catch((err: unknown) => this.options.log.warn({ err }, 'could not renew an assembly lease'));
+    }, ASSEMBLY_LEASE_MS / 3);
+    renew.unref();
+    try {
+      return await work();
+    } catch (err) {
+      await repository.release(session.key).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** `parts`, in the order given, as one stream (each part opened only when the one before has been read). */
+  assembled(session: UploadSession, parts: readonly UploadPart[]): Readable {
+    const store = this.options.parts;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (const part of parts) {
+        for await (const chunk of await store.read(session.key, part.partKey)) yield chunk as Buffer;
+      }
+    }
+    return Readable.from(chunks(), { objectMode: false });
+  }
+
+  /** Removes a session: its rows, then its bytes (a DELETE, or after its assembly). */
+  async remove(session: UploadSession): Promise<boolean> {
+    const removed = await this.options.repository.remove(session.key);
+    await this.options.parts.removeSession(session.key);
+    return removed;
+  }
+
+  /**
+   * Removes sessions expired by now, bytes first (a session whose bytes could not be removed
+   * stays listed as expired and is tried again next round). Several instances may sweep at once:
+   * removing twice is harmless. Returns how many sessions went.
+   */
+  sweep(): Promise<number> {
+    this.sweeping ??= (async () => {
+      let removed = 0;
+      try {
+        for (;;) {
+          const batch = await this.options.repository.expired(this.now(), SWEEP_BATCH);
+          for (const session of batch) {
+            await this.options.parts.removeSession(session.key);
+            if (await this.options.repository.remove(session.key)) removed += 1;
+          }
+          if (batch.length < SWEEP_BATCH) break;
+        }
+        if (removed > 0) this.options.log.info({ sessions: removed }, 'removed abandoned uploads');
+        return removed;
+      } finally {
+        this.sweeping = undefined;
+      }
+    })();
+    return this.sweeping;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

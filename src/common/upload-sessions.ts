@@ -1,0 +1,114 @@
+/**
+ * The resumable-upload contract shared by the bridge (bridge/uploads/) and the storage layer
+ * (store/storage/upload-sessions.ts): what an upload session and a part are, the repository that
+ * keeps them (rows every instance sees), and the PartStore that keeps the parts' bytes. No I/O
+ * and no rules here: the bridge's UploadService decides what a protocol may do.
+ *
+ * Two places for the state, chosen by whoever opens the bridge's state (store/storage/dav-state.ts):
+ * the store's database when the bridge serves the store in-process (SQLite or PostgreSQL), else the
+ * bridge's own bridge.sqlite. The bytes go to a PartStore every instance serving the store can
+ * reach (bridge/uploads/local-part-store.ts: a folder; store/blobs/s3-parts.ts: objects in the
+ * store's bucket, for a bridge in-process with a store on S3).
+ */
+import { pipeline, Transform, type Readable } from 'node:stream';
+
+export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2';
+
+export interface UploadSession {
+  /** Random; names the session's parts in the PartStore. */
+  readonly key: string;
+  /** The store user id the session belongs to (nobody else sees it). */
+  readonly owner: string;
+  /** The client's name for it (the folder under /remote.php/dav/uploads/<user>/). */
+  readonly name: string;
+  readonly protocol: UploadProtocol;
+  /** The drive path the upload is meant for (Nextcloud v2's Destination), once known. */
+  readonly destination: string | undefined;
+  /** OC-Total-Length, once sent. */
+  readonly totalBytes: number | undefined;
+  readonly createdMs: number;
+  readonly expiresMs: number;
+  /** An assembly under way holds the session until then (a lease its instance renews); undefined when none. */
+  readonly claimedUntilMs?: number | undefined;
+}
+
+export interface UploadPart {
+  /** The chunk's name as the client sent it. */
+  readonly name: string;
+  /** Sort key: the start offset of a v1 `start-end` name, or the chunk's number. */
+  readonly seq: number;
+  /** The offset a v1 `start-end` name claims; undefined for numbered chunks. */
+  readonly startByte: number | undefined;
+  readonly sizeBytes: number;
+  /** The bytes' name in the PartStore (under the session's key); new for every write. */
+  readonly partKey: string;
+}
+
+/**
+ * Upload sessions and their parts. Every read ignores sessions past `expiresMs`; `expired` hands
+ * them to the sweep, which removes their bytes and then `remove`s them.
+ */
+export interface UploadSessionRepository {
+  /** False when the owner already has a live session of that name (nothing written). */
+  create(session: UploadSession): Promise<boolean>;
+  find(owner: string, name: string, nowMs: number): Promise<UploadSession | undefined>;
+  list(owner: string, nowMs: number): Promise<UploadSession[]>;
+  /** Records what a later request learnt (Destination, OC-Total-Length) and moves the expiry on. */
+  update(key: string, change: { destination?: string; totalBytes?: number; expiresMs: number }): Promise<void>;
+  /**
+   * Adds a part, replacing one of the same name. Returns the part key it replaced (its bytes are
+   * the caller's to remove), `false` when the session is gone (removed or expired meanwhile).
+   */
+  putPart(key: string, part: UploadPart, nowMs: number): Promise<string | undefined | false>;
+  /** Removes one part's row; the part key it had (its bytes are the caller's to remove), undefined when none. */
+  removePart(key: string, name: string): Promise<string | undefined>;
+  /** The bytes of the session's parts together. */
+  partBytes(key: string): Promise<number>;
+  /** The session's parts in `seq` order. */
+  parts(key: string): Promise<UploadPart[]>;
+  /**
+   * Takes (or renews, with `renew`) the assembly lease until `untilMs`: false when another
+   * assembly holds an unexpired one. One assembly per session, whichever instance runs it.
+   */
+  claim(key: string, nowMs: number, untilMs: number, renew?: boolean): Promise<boolean>;
+  /** Gives the lease up (an assembly that failed: the client may try again). */
+  release(key: string): Promise<void>;
+  /** Removes the session and its part rows; false when it was not there. */
+  remove(key: string): Promise<boolean>;
+  /** Up to `limit` sessions expired before `nowMs`, oldest first. */
+  expired(nowMs: number, limit: number): Promise<UploadSession[]>;
+}
+
+/**
+ * Where the parts' bytes live. Keys are `<session key>/<part key>`, both made by the bridge
+ * (random, path-safe). Written whole or not at all: a part interrupted mid-body leaves nothing
+ * readable under its key.
+ */
+export interface PartStore {
+  /** `write` needs the part's size before its first byte (an S3 PUT does): the front door answers 411 without one. */
+  readonly needsLength: boolean;
+  /** Streams `body` (of `sizeBytes` when known) to the part; resolves with the bytes written. */
+  write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number>;
+  read(sessionKey: string, partKey: string): Promise<Readable>;
+  removePart(sessionKey: string, partKey: string): Promise<void>;
+  /** Removes every part of a session (also ones no row names: a write cut by a crash). */
+  removeSession(sessionKey: string): Promise<void>;
+}
+
+/**
+ * `body` as it flows, counting its bytes into `counter.bytes`. A stream, not a 'data' listener: a
+ * listener would set `body` flowing before the writer is attached (the S3 SDK attaches it only
+ * after `Expect: 100-continue` is answered), and the bytes in between would be lost.
+ */
+export function countingStream(body: Readable, counter: { bytes: number }): Readable {
+  const counting = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      counter.bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  // pipeline, not pipe: a failing body (the client hung up) fails the counting stream for its
+  // reader, and an error nobody reads any more (a writer already aborted) is not an uncaught one.
+  pipeline(body, counting, () => undefined);
+  return counting;
+}

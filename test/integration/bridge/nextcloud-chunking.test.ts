@@ -1,0 +1,381 @@
+/**
+ * Nextcloud chunked upload (bridge/uploads/nextcloud.ts) and the /remote.php/dav/ URL layout
+ * (bridge/remote-dav.ts), against a real store and bridge: rclone >= 1.63's exact request
+ * sequence (backend/webdav/chunking.go: DELETE purge, MKCOL, PUTs named `%015d-%015d` with
+ * `Content-Type: application/x-www-form-urlencoded`, MOVE `.file` with an absolute Destination,
+ * X-OC-Mtime and OC-Checksum), v2 with Destination and OC-Total-Length, parallel and re-sent
+ * chunks, resume by PROPFIND, refusals (another user's folder, gaps, checksum, quota) and expiry.
+ * Runs on both transports (integration, integration-http) and on PostgreSQL (integration-pg-bridge).
+ */
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bridgeRequests, multistatusOf } from '../../helpers/dav-requests.js';
+import { davProp } from '../../helpers/multistatus.js';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
+import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
+import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
+
+/**
+ * The sessions holding parts right now, wherever the bridge keeps them: the store's bucket when
+ * it serves a store on S3 in-process (PostgreSQL + S3), else the folder `<dataDir>/uploads`.
+ */
+async function partSessions(f: BridgeFixture): Promise<string[]> {
+  const blobs = f.store.ctx.blobs;
+  if (TEST_TRANSPORT === 'local' && blobs instanceof S3BlobBackend) {
+    const prefix = `${blobs.prefix}uploads/`;
+    const listed = await blobs.client.send(new ListObjectsV2Command({ Bucket: f.store.config.store.blobs.s3.bucket, Prefix: prefix }));
+    return [...new Set((listed.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length).split('/')[0] as string))].sort();
+  }
+  const dir = path.join(f.store.config.dataDir, 'uploads');
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
+
+/** rclone's chunk names: first and last byte offsets, inclusive, 15 digits each. */
+function v1Name(start: number, length: number): string {
+  return `${String(start).padStart(15, '0')}-${String(start + length - 1).padStart(15, '0')}`;
+}
+
+const sha1 = (bytes: Buffer): string => createHash('sha1').update(bytes).digest('hex');
+
+describe('Nextcloud chunked upload', () => {
+  let f: BridgeFixture;
+  let alice: DavUser;
+  let bob: DavUser;
+
+  beforeAll(async () => {
+    f = await bridgeFixture({ bridgeFlags: { uploadExpirySec: 3600 } });
+    alice = await f.newDavUser();
+    bob = await f.newDavUser();
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  const { dav, storeEntries, lock } = bridgeRequests(() => f, () => alice);
+  const files = (who: DavUser = alice): string => `/remote.php/dav/files/${encodeURIComponent(who.email)}`;
+  const uploads = (who: DavUser = alice): string => `/remote.php/dav/uploads/${encodeURIComponent(who.email)}`;
+
+  async function storedBytes(name: string, who: DavUser = alice): Promise<Buffer> {
+    const entry = (await storeEntries('home', who)).find((e) => e.name === name);
+    if (!entry) throw new Error(`${name} is not in home`);
+    return readAll((await f.client.download(who.session, entry.id, entry.name)).body);
+  }
+
+  const partFolders = (): Promise<string[]> => partSessions(f);
+
+  describe('/remote.php/dav/files/<user>/ is the drive', () => {
+    it('lists the drive root and home with hrefs under the prefix', async () => {
+      await dav('PUT', '/home/alias.txt', {}, 'through the plain path');
+      const root = await multistatusOf(await dav('PROPFIND', `${files()}/`, { depth: '1' }));
+      const hrefs = root.map((r) => r.href);
+      expect(hrefs).toContain(`${files()}/`);
+      expect(hrefs).toContain(`${files()}/home/`);
+      const home = await multistatusOf(await dav('PROPFIND', `${files()}/home/`, { depth: '1' }));
+      expect(home.map((r) => r.href)).toContain(`${files()}/home/alias.txt`);
+      const got = await dav('GET', `${files()}/home/alias.txt`);
+      expect(got.text).toBe('through the plain path');
+    });
+
+    it('writes and moves through the prefix, Destination under the prefix or the plain path', async () => {
+      expect((await dav('PUT', `${files()}/home/a.txt`, {}, 'A')).status).toBe(201);
+      expect((await dav('MOVE', `${files()}/home/a.txt`, { destination: `${f.davUrl}${files()}/home/b.txt` })).status).toBe(201);
+      expect((await dav('MOVE', `${files()}/home/b.txt`, { destination: `${f.davUrl}/home/c.txt` })).status).toBe(201);
+      expect((await storeEntries()).map((e) => e.name)).toContain('c.txt');
+      expect((await storedBytes('c.txt')).toString()).toBe('A');
+    });
+
+    it('compares the user name as the store does (case-insensitively)', async () => {
+      expect((await dav('PROPFIND', `${files().toUpperCase().replace('/REMOTE.PHP/DAV/FILES', '/remote.php/dav/files')}/home/`, { depth: '0' })).status).toBe(207);
+    });
+
+    it("answers 404 for another user's name, an unknown space, or no user, revealing nothing", async () => {
+      for (const target of [`${files(bob)}/`, `${files(bob)}/home/`, '/remote.php/dav/files/nobody-here/', '/remote.php/dav/calendars/x/', '/remote.php/dav/files/', '/remote.php/dav/']) {
+        expect((await dav('PROPFIND', target, { depth: '0' })).status, target).toBe(404);
+      }
+      expect((await dav('PUT', `${files(bob)}/home/x.txt`, {}, 'x')).status).toBe(404);
+      expect((await storeEntries('home', bob)).map((e) => e.name)).not.toContain('x.txt');
+    });
+
+    it('asks for credentials before anything else', async () => {
+      const answer = await bridgeRequests(() => f).davAs(undefined, 'PROPFIND', `${files()}/`, { depth: '0' });
+      expect(answer.status).toBe(401);
+    });
+  });
+
+  describe("rclone >= 1.63 (vendor nextcloud): its exact request sequence", () => {
+    /** backend/webdav/chunking.go: purge, MKCOL, one PUT per chunk, MOVE .file; rclone's chunk size is 10 MiB by default, smaller here. */
+    async function rcloneUpload(name: string, content: Buffer, chunkBytes: number, mtimeSec: number): Promise<ReturnType<typeof dav>> {
+      const dir = `rclone-chunked-upload-${createHash('md5').update(`home/${name}`).digest('hex')}`;
+      const purge = await dav('DELETE', `${uploads()}/${dir}/`);
+      expect([204, 404]).toContain(purge.status);
+      expect((await dav('MKCOL', `${uploads()}/${dir}/`)).status).toBe(201);
+      for (let offset = 0; offset < content.length; offset += chunkBytes) {
+        const chunk = content.subarray(offset, offset + chunkBytes);
+        const put = await dav('PUT', `${uploads()}/${dir}/${v1Name(offset, chunk.length)}`, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(chunk.length) }, chunk);
+        expect(put.status).toBe(201);
+      }
+      return dav('MOVE', `${uploads()}/${dir}/.file`, {
+        destination: `${f.davUrl}${files()}/home/${name}`,
+        'x-oc-mtime': String(mtimeSec),
+        'oc-checksum': `SHA1:${sha1(content)}`,
+      });
+    }
+
+    it('assembles a new file (201 with ETag, OC-ETag, OC-FileId, X-OC-Mtime), then a new revision (204)', async () => {
+      const content = patternBytes(0, 3 * MiB + 12345);
+      const moved = await rcloneUpload('big.bin', content, MiB, 1_700_000_000);
+      expect(moved.status).toBe(201);
+      expect(moved.headers['x-oc-mtime']).toBe('accepted');
+      expect(moved.headers.etag).toMatch(/^".+"$/);
+      expect(moved.headers['oc-etag']).toBe(moved.headers.etag);
+      const entry = (await storeEntries()).find((e) => e.name === 'big.bin');
+      expect(moved.headers['oc-fileid']).toBe(entry?.id);
+      expect(sha1(await storedBytes('big.bin'))).toBe(sha1(content));
+      // rclone then reads the file back at Depth 0: size and mtime as sent.
+      const [stat] = await multistatusOf(await dav('PROPFIND', `${files()}/home/big.bin`, { depth: '0' }));
+      expect(davProp(stat!, 'getcontentlength').text).toBe(String(content.length));
+      expect(new Date(davProp(stat!, 'getlastmodified').text).getTime()).toBe(1_700_000_000_000);
+
+      const second = patternBytes(7, 2 * MiB + 1);
+      const again = await rcloneUpload('big.bin', second, MiB, 1_700_000_100);
+      expect(again.status).toBe(204);
+      const after = (await storeEntries()).find((e) => e.name === 'big.bin');
+      expect(after?.id).toBe(entry?.id);
+      expect(after?.revision).toBe((entry?.revision ?? 0) + 1);
+      expect(sha1(await storedBytes('big.bin'))).toBe(sha1(second));
+      // The sessions are gone with their parts.
+      expect(await partFolders()).toEqual([]);
+    });
+  });
+
+  describe('a chunk cut off mid-body', () => {
+    it('keeps nothing of it; the chunk sent again lands and the upload assembles', async () => {
+      const id = `${uploads()}/cut-chunk`;
+      const content = patternBytes(9, 3 * MiB);
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      const name = v1Name(0, content.length);
+      // Content-Length of the whole chunk, a third of it sent, then the connection dropped.
+      const url = new URL(f.davUrl);
+      await new Promise<void>((resolve, reject) => {
+        const socket = net.connect(Number(url.port), url.hostname, () => {
+          socket.write(`PUT ${id}/${name} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${alice.auth}\r\nContent-Length: ${content.length}\r\n\r\n`);
+          socket.write(content.subarray(0, MiB), () => setTimeout(() => socket.destroy(), 200));
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+      // The bridge notices the cut in its own time: bounded wait until no part is listed.
+      const listed = async (): Promise<string[]> => (await multistatusOf(await dav('PROPFIND', `${id}/`, { depth: '1' }))).map((r) => r.href).filter((h) => !h.endsWith('/'));
+      expect(await listed()).toEqual([]);
+      expect((await dav('PUT', `${id}/${name}`, {}, content)).status).toBe(201);
+      expect(await listed()).toEqual([`${id}/${name}`]);
+      expect((await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/cut.bin` })).status).toBe(201);
+      expect(sha1(await storedBytes('cut.bin'))).toBe(sha1(content));
+      if (TEST_TRANSPORT === 'http' || !(f.store.ctx.blobs instanceof S3BlobBackend)) {
+        // No half-written part file stays behind in the folder either.
+        expect(await partFolders()).toEqual([]);
+      }
+    });
+  });
+
+  describe('v2: Destination and OC-Total-Length on every request', () => {
+    it('takes numbered chunks in any order and in parallel, lists them for a resume, and replaces a re-sent one', async () => {
+      const content = patternBytes(3, 5 * MiB + 999);
+      const chunkBytes = MiB;
+      const count = Math.ceil(content.length / chunkBytes);
+      const destination = `${f.davUrl}${files()}/home/v2.bin`;
+      const v2 = { destination, 'oc-total-length': String(content.length) };
+      const id = `${uploads()}/web-file-upload-123`;
+      expect((await dav('MKCOL', `${id}/`, v2)).status).toBe(201);
+      const chunkOf = (n: number): Buffer => content.subarray((n - 1) * chunkBytes, n * chunkBytes);
+      // Every chunk but the third, all at once, last first.
+      const numbers = Array.from({ length: count }, (_, i) => count - i).filter((n) => n !== 3);
+      const puts = await Promise.all(numbers.map((n) => dav('PUT', `${id}/${n}`, v2, chunkOf(n))));
+      expect(puts.map((p) => p.status)).toEqual(numbers.map(() => 201));
+
+      // A client resuming asks what arrived.
+      const listed = await multistatusOf(await dav('PROPFIND', `${id}/`, { depth: '1' }));
+      const sizes = new Map(listed.filter((r) => !r.href.endsWith('/')).map((r) => [r.href.slice(r.href.lastIndexOf('/') + 1), Number(davProp(r, 'getcontentlength').text)]));
+      expect([...sizes.keys()].sort()).toEqual(numbers.map(String).sort());
+      expect(sizes.get('1')).toBe(chunkBytes);
+
+      // Assembling now says what is missing; nothing is written.
+      const early = await dav('MOVE', `${id}/.file`, v2);
+      expect(early.status).toBe(400);
+      expect(early.text).toContain('chunk 3 is missing');
+      expect((await storeEntries()).map((e) => e.name)).not.toContain('v2.bin');
+
+      // Chunk 2 re-sent with wrong bytes, then again with the right ones: the last copy counts.
+      expect((await dav('PUT', `${id}/2`, v2, Buffer.alloc(chunkBytes, 1))).status).toBe(204);
+      expect((await dav('PUT', `${id}/2`, v2, chunkOf(2))).status).toBe(204);
+      expect((await dav('PUT', `${id}/3`, v2, chunkOf(3))).status).toBe(201);
+      const moved = await dav('MOVE', `${id}/.file`, { ...v2, 'x-oc-mtime': '1700000200' });
+      expect(moved.status).toBe(201);
+      expect(sha1(await storedBytes('v2.bin'))).toBe(sha1(content));
+      expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
+    });
+
+    it('refuses chunk names outside 1..10000 and a Destination other than the upload’s', async () => {
+      const v2 = { destination: `${f.davUrl}${files()}/home/names.bin` };
+      const id = `${uploads()}/names`;
+      expect((await dav('MKCOL', `${id}/`, v2)).status).toBe(201);
+      expect((await dav('PUT', `${id}/0`, v2, 'x')).status).toBe(400);
+      expect((await dav('PUT', `${id}/10001`, v2, 'x')).status).toBe(400);
+      expect((await dav('PUT', `${id}/000000000000000-000000000000000`, v2, 'x')).status).toBe(400);
+      expect((await dav('PUT', `${id}/1`, { destination: `${f.davUrl}${files()}/home/other.bin` }, 'x')).status).toBe(400);
+      expect((await dav('MKCOL', `${id}/`, v2)).status).toBe(405);
+      expect((await dav('DELETE', `${id}/`)).status).toBe(204);
+    });
+  });
+
+  describe('refusals', () => {
+    it("keeps an upload folder its user's alone: another user gets 404 for every verb, and their own space is theirs", async () => {
+      const id = `${uploads()}/private-upload`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      expect((await dav('PUT', `${id}/${v1Name(0, 3)}`, {}, 'abc')).status).toBe(201);
+      // Bob through Alice's URL: not his space.
+      for (const [method, headers] of [['PROPFIND', { depth: '1' }], ['PUT', {}], ['DELETE', {}], ['MKCOL', {}]] as const) {
+        expect((await dav(method, method === 'PUT' ? `${id}/${v1Name(3, 1)}` : `${id}/`, headers, method === 'PUT' ? 'd' : undefined, bob)).status, method).toBe(404);
+      }
+      // Bob's own space: the same folder name is not Alice's session.
+      const bobs = `${uploads(bob)}/private-upload`;
+      expect((await dav('PUT', `${bobs}/${v1Name(3, 1)}`, {}, 'd', bob)).status).toBe(404);
+      expect((await dav('MOVE', `${bobs}/.file`, { destination: `${f.davUrl}${files(bob)}/home/stolen.txt` }, undefined, bob)).status).toBe(404);
+      expect((await dav('PROPFIND', `${uploads(bob)}/`, { depth: '1' }, undefined, bob)).text).not.toContain('private-upload');
+      // Alice's session is untouched.
+      const listed = await multistatusOf(await dav('PROPFIND', `${id}/`, { depth: '1' }));
+      expect(listed.map((r) => r.href)).toEqual([`${id}/`, `${id}/${v1Name(0, 3)}`]);
+      expect((await dav('DELETE', `${id}/`)).status).toBe(204);
+    });
+
+    it('refuses a gap or an overlap in v1 offsets, and totals that do not add up, with a message', async () => {
+      const id = `${uploads()}/gaps`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      await dav('PUT', `${id}/${v1Name(0, 4)}`, {}, 'abcd');
+      await dav('PUT', `${id}/${v1Name(6, 2)}`, {}, 'gh');
+      const destination = { destination: `${f.davUrl}${files()}/home/gaps.txt` };
+      const gap = await dav('MOVE', `${id}/.file`, destination);
+      expect(gap.status).toBe(400);
+      expect(gap.text).toContain('bytes 4 to 5 are missing');
+      await dav('PUT', `${id}/${v1Name(4, 2)}`, {}, 'ef');
+      const short = await dav('MOVE', `${id}/.file`, { ...destination, 'oc-total-length': '9' });
+      expect(short.status).toBe(400);
+      expect(short.text).toContain('the chunks hold 8 of the 9 bytes');
+      expect((await dav('MOVE', `${id}/.file`, destination)).status).toBe(201);
+      expect((await storedBytes('gaps.txt')).toString()).toBe('abcdefgh');
+    });
+
+    it('refuses an OC-Checksum the bytes contradict with 400, the target unchanged and the upload kept', async () => {
+      await dav('PUT', '/home/sum.txt', {}, 'old content');
+      const id = `${uploads()}/checksum`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      await dav('PUT', `${id}/${v1Name(0, 11)}`, {}, 'new content');
+      const wrong = await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/sum.txt`, 'oc-checksum': `SHA1:${sha1(Buffer.from('something else'))}` });
+      expect(wrong.status).toBe(400);
+      expect((await storedBytes('sum.txt')).toString()).toBe('old content');
+      const right = await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/sum.txt`, 'oc-checksum': `SHA1:${sha1(Buffer.from('new content'))}` });
+      expect(right.status).toBe(204);
+      expect((await storedBytes('sum.txt')).toString()).toBe('new content');
+    });
+
+    it('honours locks and the If header on the target as a PUT does', async () => {
+      await dav('PUT', '/home/locked.txt', {}, 'locked content');
+      const token = await lock(`${files()}/home/locked.txt`);
+      const id = `${uploads()}/onto-locked`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      await dav('PUT', `${id}/${v1Name(0, 3)}`, {}, 'new');
+      const destination = { destination: `${f.davUrl}${files()}/home/locked.txt` };
+      expect((await dav('MOVE', `${id}/.file`, destination)).status).toBe(423);
+      expect((await dav('MOVE', `${id}/.file`, { ...destination, if: '(["not-the-etag"])' })).status).toBe(412);
+      expect((await storedBytes('locked.txt')).toString()).toBe('locked content');
+      expect((await dav('MOVE', `${id}/.file`, { ...destination, if: `(<${token}>)` })).status).toBe(204);
+      expect((await storedBytes('locked.txt')).toString()).toBe('new');
+    });
+
+    it('refuses an upload over quota at its start (507), leaving no session and no part', async () => {
+      const small = await f.newDavUser({ quotaBytes: 2 * MiB });
+      const v2 = { destination: `${f.davUrl}${files(small)}/home/huge.bin`, 'oc-total-length': String(3 * MiB) };
+      const before = await partFolders();
+      const refused = await dav('MKCOL', `${uploads(small)}/huge/`, v2, undefined, small);
+      expect(refused.status).toBe(507);
+      expect((await dav('PUT', `${uploads(small)}/huge/1`, v2, 'x', small)).status).toBe(404);
+      expect(await multistatusOf(await dav('PROPFIND', `${uploads(small)}/`, { depth: '1' }, undefined, small))).toHaveLength(1);
+      expect(await partFolders()).toEqual(before);
+      // v1 learns the total from its first PUT: refused there, the chunk not kept.
+      expect((await dav('MKCOL', `${uploads(small)}/huge-v1/`, {}, undefined, small)).status).toBe(201);
+      const put = await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, 4)}`, { 'oc-total-length': String(3 * MiB) }, 'abcd', small);
+      expect(put.status).toBe(507);
+      expect(await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small))).toHaveLength(1);
+      // rclone sends no total: the chunk that would cross the quota is refused, those before it kept.
+      const first = patternBytes(0, 1.5 * MiB);
+      expect((await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`, {}, first, small)).status).toBe(201);
+      const crossing = await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(first.length, MiB)}`, {}, patternBytes(first.length, MiB), small);
+      expect(crossing.status).toBe(507);
+      const listed = await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small));
+      expect(listed.map((r) => r.href)).toEqual([`${uploads(small)}/huge-v1/`, `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`]);
+    });
+
+    it('answers a second MOVE during an assembly with 423 (then 404), and the file gets one revision', async () => {
+      await dav('PUT', '/home/once.bin', {}, 'before');
+      const revision = (await storeEntries()).find((e) => e.name === 'once.bin')?.revision ?? 0;
+      const id = `${uploads()}/twice`;
+      const content = patternBytes(1, 8 * MiB);
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      for (let offset = 0; offset < content.length; offset += 2 * MiB) {
+        expect((await dav('PUT', `${id}/${v1Name(offset, 2 * MiB)}`, {}, content.subarray(offset, offset + 2 * MiB))).status).toBe(201);
+      }
+      const destination = { destination: `${f.davUrl}${files()}/home/once.bin` };
+      const [first, second] = await Promise.all([dav('MOVE', `${id}/.file`, destination), dav('MOVE', `${id}/.file`, destination)]);
+      const statuses = [first.status, second.status].sort();
+      expect(statuses[0]).toBe(204);
+      expect([404, 423]).toContain(statuses[1]);
+      const after = (await storeEntries()).find((e) => e.name === 'once.bin');
+      expect(after?.revision).toBe(revision + 1);
+      expect(sha1(await storedBytes('once.bin'))).toBe(sha1(content));
+    });
+
+    it('DELETE aborts: the folder and its parts are gone', async () => {
+      const id = `${uploads()}/aborted`;
+      const before = await partFolders();
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      expect((await dav('PUT', `${id}/${v1Name(0, 5)}`, {}, 'hello')).status).toBe(201);
+      expect((await partFolders()).length).toBe(before.length + 1);
+      expect((await dav('DELETE', `${id}/`)).status).toBe(204);
+      expect(await partFolders()).toEqual(before);
+      expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
+      expect((await dav('DELETE', `${id}/`)).status).toBe(404);
+    });
+  });
+});
+
+describe('Nextcloud chunked upload: expiry', () => {
+  let f: BridgeFixture;
+  let user: DavUser;
+
+  beforeAll(async () => {
+    f = await bridgeFixture({ bridgeFlags: { uploadExpirySec: 1 } });
+    user = await f.newDavUser();
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  const { dav } = bridgeRequests(() => f, () => user);
+
+  it('removes an abandoned upload and its parts after bridge.uploadExpirySec', async () => {
+    const id = `/remote.php/dav/uploads/${encodeURIComponent(user.email)}/abandoned`;
+    expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+    expect((await dav('PUT', `${id}/${v1Name(0, 5)}`, {}, 'hello')).status).toBe(201);
+    expect(await partSessions(f)).toHaveLength(1);
+    // The sweep runs every second here; bounded wait.
+    const deadline = Date.now() + 10_000;
+    while ((await partSessions(f)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(await partSessions(f)).toEqual([]);
+    expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
+    expect((await dav('PUT', `${id}/${v1Name(5, 1)}`, {}, '!')).status).toBe(404);
+  });
+});
