@@ -15,6 +15,8 @@ import type {
   NodeEntry,
   NodeId,
   PathEntry,
+  RestoredNode,
+  RevisionEntry,
   StoreSession,
   UploadOptions,
   UploadResult,
@@ -49,6 +51,17 @@ export interface StoreClient {
    * away. A server without it answers not-found (driveway 1.0: code `not_implemented`).
    */
   reviseFrom(s: StoreSession, file: NodeId, from: NodeId, options: { consume: boolean }, signal?: AbortSignal): Promise<UploadResult>;
+  /**
+   * Extensions (docs/extensions.md "Trash and revisions from a client"); a server without them
+   * answers not-found (driveway 1.0: `not_implemented`). listRevisions: every kept revision,
+   * oldest first. restoreRevision: a kept revision becomes the next one. restoreFromTrash: a
+   * trash entry goes back where it was deleted from. setSkipTrash: deletes below a folder skip
+   * the trash (or no longer).
+   */
+  listRevisions(s: StoreSession, file: NodeId, signal?: AbortSignal): Promise<RevisionEntry[]>;
+  restoreRevision(s: StoreSession, file: NodeId, revision: number, signal?: AbortSignal): Promise<UploadResult>;
+  restoreFromTrash(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<RestoredNode>;
+  setSkipTrash(s: StoreSession, folder: NodeId, on: boolean, signal?: AbortSignal): Promise<void>;
   upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal, options?: UploadOptions): Promise<UploadResult>;
   download(s: StoreSession, file: NodeId, name: string, options?: DownloadOptions): Promise<Download>;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;
