@@ -30,6 +30,11 @@ export type TopLevelName = (typeof TOP_LEVEL)[number];
 export const DERIVED_VIEWS: ReadonlySet<TopLevelName> = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
 
 export const WEBDRIVE = 'webdrive';
+/**
+ * `/restore/<any name>`: the Destination of a MOVE that puts a trash entry back where it was
+ * deleted from (Nextcloud's `trashbin/<user>/restore/<name>`); nothing is ever there to list.
+ */
+export const RESTORE = 'restore';
 export const GROUPS = 'groups';
 
 export function isTopLevelName(name: string): name is TopLevelName {

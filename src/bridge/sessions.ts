@@ -35,6 +35,8 @@ export interface BridgeUser {
    * listed nor found by path for it (bridge.hideMacSideFiles; store-tree.ts applies it).
    */
   readonly hidesMacSideFiles?: boolean;
+  /** This request's client is Finder or Explorer: the root lists `/versions/` (versions-view.ts listsVersionsTo). */
+  readonly listsVersions?: boolean;
 }
 
 /** Each hiding view's user, for the bridge's own work on side files (withMacSideFiles). */
@@ -54,6 +56,24 @@ export function withoutMacSideFiles(user: BridgeUser): BridgeUser {
     hidesMacSideFiles: true,
   };
   hidingViews.set(view, user);
+  return view;
+}
+
+/** `user` (or a hiding view of it) with `/versions/` listed in the root, for Finder and Explorer. */
+export function withVersionsListed(user: BridgeUser): BridgeUser {
+  const view: BridgeUser = {
+    get name() {
+      return user.name;
+    },
+    get userId() {
+      return user.userId;
+    },
+    session: () => user.session(),
+    invalidate: (session) => user.invalidate(session),
+    ...(user.hidesMacSideFiles === true ? { hidesMacSideFiles: true } : {}),
+    listsVersions: true,
+  };
+  hidingViews.set(view, withMacSideFiles(user));
   return view;
 }
 
