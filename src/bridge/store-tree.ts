@@ -892,17 +892,19 @@ export class StoreTree {
   /**
    * COPY of a revision out of `/versions/` (`source`, a revision's resource) to `to`: onto its
    * own file it is the restore (the store's revision restore: the revision's bytes become the
-   * next revision, no byte copied; 204); to a free name it is a new file with the revision's
+   * next revision, no byte copied; 204, with Overwrite: T or F alike, as nothing is replaced);
+   * to a free name it is a new file with the revision's
    * bytes (download and upload, 201). Onto any other resource it is refused (403): a revision is
    * restored onto the file it belongs to, never over another.
    */
-  async copyRevision(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
+  async copyRevision(user: BridgeUser, source: Resource, to: DavPath): Promise<{ replaced: boolean }> {
     const revision = revisionOfId(source.entry.id);
     if (!revision) throw new StoreError('invalid', 'tree.copyRevision', 400, 'not a revision');
     const existing = await this.tryStat(user, to);
     if (existing) {
       if (existing.entry.id !== revision.file) throw new StoreError('forbidden', 'tree.copyRevision', 403, 'a revision is restored onto its own file only');
-      if (!overwrite) throw new StoreError('conflict', 'tree.copyRevision', 412, 'destination exists');
+      // Overwrite: F is not refused here: the file is not replaced but gains a revision, its
+      // history intact, and rclone (1.60 and later) sends F on every COPY (docs/client-quirks.md §3).
       try {
         await this.withSession(user, (s) => this.client.restoreRevision(s, revision.file, revision.revision));
       } finally {

@@ -32,7 +32,7 @@ export const copy: VerbHandler = async (ctx: DavContext) => {
   const { tree, props } = ctx.services;
   if (revisionOfId(source.entry.id)) {
     // Out of /versions/: a restore onto its file, or a new file with the revision's bytes.
-    const { replaced } = await tree.copyRevision(user, source, transfer.destination.path, transfer.overwrite);
+    const { replaced } = await tree.copyRevision(user, source, transfer.destination.path);
     const target = await tree.tryStat(user, transfer.destination.path);
     const targetKey = target ? keyOf(target) : undefined;
     // The restored content is new now: a client mtime kept from an earlier upload no longer describes it.

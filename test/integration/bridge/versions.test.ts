@@ -87,8 +87,9 @@ describe('/versions/', () => {
     const id = await fileId(await docsId(), 'report.odt');
     expect((await f.client.listRevisions(alice.session, id)).map((r) => r.revision)).toEqual([1, 2, 3]);
     expect(await listed('/versions/home/docs/report.odt/')).toHaveLength(3);
-    // Overwrite: F onto its file is 412, nothing changes.
-    expect((await copy(first, '/home/docs/report.odt', { overwrite: 'F' })).status).toBe(412);
+    // Overwrite: F (what rclone sends on every COPY) restores too: nothing is replaced, a revision is added.
+    expect((await copy(first, '/home/docs/report.odt', { overwrite: 'F' })).status).toBe(204);
+    expect((await f.client.listRevisions(alice.session, id)).map((r) => r.revision)).toEqual([1, 2, 3, 4]);
     // To a free name: a new file with the revision's bytes.
     expect((await copy(first, '/home/docs/recovered.odt')).status).toBe(201);
     expect((await dav('GET', '/home/docs/recovered.odt')).text).toBe('first version');
