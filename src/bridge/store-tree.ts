@@ -850,6 +850,28 @@ export class StoreTree {
   }
 
   /**
+   * The drive path of a file given by id, where the caller sees it: `/home/...`, `/incoming/...`,
+   * or `/groups/<name>/home/...` for a group's; undefined for a node the caller reaches only
+   * through a share or a derived view, or does not see (the store's path route answers 404).
+   */
+  async pathOfNode(user: BridgeUser, id: NodeId): Promise<DavPath | undefined> {
+    let chain: Array<{ id: NodeId; name: string }>;
+    try {
+      chain = await this.withSession(user, (s) => this.client.path(s, id));
+    } catch (err) {
+      if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
+      throw err;
+    }
+    const top = chain[0];
+    const topName = top ? topLevelOfId(top.id) : undefined;
+    if (!top || (topName !== 'home' && topName !== 'incoming')) return undefined;
+    const groupId = groupOfTop(top.id);
+    if (groupId === undefined) return toDavPath(chain.map((e) => e.name));
+    const group = (await this.namespace.groups(user)).entries.find((e) => e.id === `group:${groupId}`);
+    return group ? toDavPath([GROUPS, group.name, ...chain.map((e) => e.name)]) : undefined;
+  }
+
+  /**
    * Sets a folder's "delete for good" mark in the store (PROPPATCH of driveway's skip-trash
    * property). Answers the status the property gets (200; 403 refused; 409 over a store without
    * the extension or for something that cannot carry it) and the mark before, to put it back.

@@ -66,7 +66,7 @@ function isRestoreTarget(ctx: DavContext): boolean {
  * went; 403 without `write` or for anything but a trash entry; 423 for a lock on it whose token
  * was not submitted. Its locks are dropped as any MOVE's; its dead properties stay with the node.
  */
-async function restoreFromTrash(ctx: DavContext): Promise<void> {
+export async function restoreFromTrash(ctx: DavContext): Promise<void> {
   const user = ctx.user();
   const { tree, locks } = ctx.services;
   const source = await tree.stat(user, ctx.path);

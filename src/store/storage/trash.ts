@@ -2,7 +2,7 @@
  * What the tree remembers about deletions, read and written for the trash and revision extensions
  * (docs/extensions.md "Trash and revisions from a client"): where a node in trash came from
  * (`trashed_from`, `trashed_name`, `trashed_at`, set by moveNodeToTrash), and the "delete for
- * good" mark of a folder (`skip_trash`, migration 020). No rules: ops/trash.ts decides.
+ * good" mark of a folder (`skip_trash`, migration 021). No rules: ops/trash.ts decides.
  */
 import type { Sql } from './sql.js';
 import { ancestry, getNode, type NodeRow } from './nodes.js';
