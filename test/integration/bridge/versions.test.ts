@@ -81,6 +81,9 @@ describe('/versions/', () => {
     const got = await dav('GET', first);
     expect(got.status).toBe(200);
     expect(got.text).toBe('first version');
+    const part = await dav('GET', first, { range: 'bytes=6-12' });
+    expect(part.status).toBe(206);
+    expect(part.text).toBe('version');
     const restored = await copy(first, '/home/docs/report.odt');
     expect(restored.status, restored.text).toBe(204);
     expect((await dav('GET', '/home/docs/report.odt')).text).toBe('first version');
