@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../common/logger.js';
-import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
+import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEntry, type NodeId, type Removal, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import { DERIVED_VIEWS, folder, folder as folder_, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
@@ -601,13 +601,14 @@ export class StoreTree {
   }
 
   /**
-   * Deletes (into trash; for good inside trash, as the store decides). `withTwin` (a client's
-   * DELETE): a file's AppleDouble `._` twin goes the same way, after it (twinOf).
+   * Deletes (into trash; for good inside trash or below a "delete for good" folder, as the store
+   * decides, and says: `forGood`). `withTwin` (a client's DELETE): a file's AppleDouble `._` twin
+   * goes the same way, after it (twinOf).
    */
-  async remove(user: BridgeUser, resource: Resource, options: { withTwin?: boolean } = {}): Promise<void> {
+  async remove(user: BridgeUser, resource: Resource, options: { withTwin?: boolean } = {}): Promise<Removal> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
     const twin = options.withTwin ? await this.twinOf(user, resource) : undefined;
-    await this.removeOne(user, resource);
+    const removal = await this.removeOne(user, resource);
     if (twin) {
       try {
         await this.removeOne(user, twin);
@@ -616,6 +617,7 @@ export class StoreTree {
         this.log?.warn({ err, id: twin.entry.id }, 'could not delete the AppleDouble twin of a deleted file');
       }
     }
+    return removal;
   }
 
   /**
@@ -641,21 +643,22 @@ export class StoreTree {
     return twin;
   }
 
-  private async removeOne(user: BridgeUser, resource: Resource): Promise<void> {
+  private async removeOne(user: BridgeUser, resource: Resource): Promise<Removal> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
     const id = resource.entry.id;
     // The store's DELETE of a node already in trash deletes it for good. A removal meant to
     // trash (anything not reached through /trash) that races another one of the same node (two
     // DELETEs, a DELETE and an overwrite, two overwrites of one destination: the second acts on
     // what it stated before the first ran) must find it gone (404), not erase it from the trash.
-    await this.oneAtATime(`remove ${id}`, async () => {
+    const removal = await this.oneAtATime(`remove ${id}`, async () => {
       if (resource.top && resource.top.name !== 'trash') await this.assertOutsideTrash(user, id);
-      await this.withSession(user, (s) => this.client.remove(s, id));
+      return this.withSession(user, (s) => this.client.remove(s, id));
     });
     this.afterWrite(user, resource.top?.id);
     this.cache.forget(resource.parent.key);
     this.cache.forget(this.folderKey(user, siblingTopId(resource.top?.id ?? ('home' as NodeId), 'trash')));
     if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
+    return removal;
   }
 
   /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
@@ -1012,7 +1015,8 @@ export class StoreTree {
     if (!consume) return;
     // As the store's route does: the source (a temp file) goes for good, its content living on
     // as the new revision. The interface deletes in two steps: into the trash, then out of it.
-    await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
+    // Below a "delete for good" folder the first step is the last.
+    if ((await this.withSession(user, (s) => this.client.remove(s, source.entry.id))).forGood === true) return;
     try {
       await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
     } catch (err) {
@@ -1023,8 +1027,8 @@ export class StoreTree {
   /** Deletes a node for good: into trash, then from trash (the store's two-step delete). */
   private async purge(user: BridgeUser, id: NodeId, topId: NodeId = 'home' as NodeId): Promise<void> {
     try {
-      await this.withSession(user, (s) => this.client.remove(s, id));
-      await this.withSession(user, (s) => this.client.remove(s, id));
+      // Below a "delete for good" folder the first step is the last.
+      if ((await this.withSession(user, (s) => this.client.remove(s, id))).forGood !== true) await this.withSession(user, (s) => this.client.remove(s, id));
     } catch (err) {
       this.log?.warn({ err, id }, 'could not remove a staging folder');
     }

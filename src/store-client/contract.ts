@@ -15,6 +15,7 @@ import type {
   NodeEntry,
   NodeId,
   PathEntry,
+  Removal,
   RestoredNode,
   RevisionEntry,
   StoreSession,
@@ -44,7 +45,8 @@ export interface StoreClient {
   setStarred(s: StoreSession, node: NodeId, starred: boolean, signal?: AbortSignal): Promise<void>;
   moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
-  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
+  /** DELETE: into the trash, or for good; `forGood` when the store says which (driveway's does). */
+  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<Removal>;
   /**
    * An extension (docs/extensions.md "Revision from another file"): the latest revision of file
    * `from` becomes the next revision of file `file`, sharing its bytes; `consume` takes `from`

@@ -4,7 +4,7 @@ import type { StoreHttp } from './http.js';
 import { MAC_SIDE_FILES_HEADER } from '../common/side-files.js';
 import { kindOf, parseWith, seg, toMs } from './parse.js';
 import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema, restoredSchema, revisionRecordSchema } from './schemas.js';
-import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, RestoredNode, RevisionEntry, StoreSession, UploadResult } from './types.js';
+import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, Removal, RestoredNode, RevisionEntry, StoreSession, UploadResult } from './types.js';
 
 /** A store's checksums in lower case; undefined when it sent none. */
 function checksumsOf(sums: { sha1: string; md5: string } | undefined): FileChecksums | undefined {
@@ -178,6 +178,12 @@ export const copyInto = (http: StoreHttp, s: StoreSession, node: NodeId, folder:
 export const shareCopyWith = (http: StoreHttp, s: StoreSession, node: NodeId, recipients: string[], signal?: AbortSignal) =>
   postOperation(http, s, node, { share_copy_with: recipients }, 'nodes.shareCopyWith', signal);
 
-export async function remove(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void> {
-  await http.call({ method: 'DELETE', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, 'nodes.remove');
+/** The header driveway's DELETE answers with: `for-good` or `trash` (docs/extensions.md "Trash and revisions from a client"). */
+export const DELETED_HEADER = 'x-driveway-deleted';
+
+/** DELETE; `forGood` when the store says the node is gone for good (undefined: it does not say). */
+export async function remove(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<Removal> {
+  const res = await http.call({ method: 'DELETE', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, 'nodes.remove');
+  const said = res.headers[DELETED_HEADER];
+  return said === 'for-good' ? { forGood: true } : said === 'trash' ? { forGood: false } : {};
 }

@@ -41,6 +41,11 @@ export interface RevisionEntry {
   checksums?: FileChecksums;
 }
 
+/** What a DELETE did, when the store says: into the trash, or gone for good (a node in trash, or below a "delete for good" folder). */
+export interface Removal {
+  forGood?: boolean;
+}
+
 /** Where a restore from trash put the node. */
 export interface RestoredNode {
   id: NodeId;

@@ -105,7 +105,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     setStarred: (s, node, starred) => nodeOp('setStarred', 'nodes.setStarred', s, node, { starred }),
     moveInto: (s, node, folder) => nodeOp('moveInto', 'nodes.moveInto', s, node, { move_to: folder }),
     copyInto: (s, node, folder) => nodeOp('copyInto', 'nodes.copyInto', s, node, { copy_to: folder }),
-    remove: (s, node) => as('remove', 'nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
+    remove: (s, node) => as('remove', 'nodes.remove', s, async (caller) => ({ forGood: (await deleteNode(ctx, caller, node)) === 'purged' })),
     reviseFrom: (s, file, from, options) =>
       as('reviseFrom', 'nodes.reviseFrom', s, async (caller) => {
         const made = await reviseFrom(ctx, caller, file, { from, consume: options.consume });

@@ -124,16 +124,18 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
 }
 
 /** DELETE: into the owner's trash, or for good inside it or below a "delete for good" folder (the freed blob files go after the commit). */
-export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<void> {
-  const unreferenced = await ctx.storage.sql.transaction(async (tx): Promise<string[]> => {
+export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<'trashed' | 'purged'> {
+  const { unreferenced, outcome } = await ctx.storage.sql.transaction(async (tx): Promise<{ unreferenced: string[]; outcome: 'trashed' | 'purged' }> => {
     const node = await resolveNode(tx, caller, id, 'delete');
-    if (node.top_kind === null && (await isInTrash(tx, node))) return purge(writeOf(ctx, caller, tx), node);
+    const purged = async () => ({ unreferenced: await purge(writeOf(ctx, caller, tx), node), outcome: 'purged' as const });
+    if (node.top_kind === null && (await isInTrash(tx, node))) return purged();
     // Below a folder marked "delete for good" (ops/trash.ts): straight out, not into the trash.
-    if (node.top_kind === null && (await deletesSkipTrash(tx, node))) return purge(writeOf(ctx, caller, tx), node);
+    if (node.top_kind === null && (await deletesSkipTrash(tx, node))) return purged();
     await trash(writeOf(ctx, caller, tx), node);
-    return [];
+    return { unreferenced: [], outcome: 'trashed' };
   }, writesOf(caller.userUuid));
   await removeBlobFiles(ctx, unreferenced);
+  return outcome;
 }
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {

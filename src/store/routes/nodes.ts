@@ -14,6 +14,7 @@ import { listRevisionsOf, reviseFrom } from '../ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from '../ops/trash.js';
 import { nodeParamsSchema } from '../schemas/nodes.js';
 import { MAC_SIDE_FILES_HEADER } from '../../common/side-files.js';
+import { DELETED_HEADER } from '../../store-client/nodes.js';
 
 function nodeIdOf(request: FastifyRequest): string {
   const parsed = nodeParamsSchema.safeParse(request.params);
@@ -29,8 +30,9 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
   });
 
   app.delete('/api/nodes/:id', async (request, reply) => {
-    await deleteNode(ctx, callerOf(request), nodeIdOf(request));
-    return reply.code(204).send();
+    const outcome = await deleteNode(ctx, callerOf(request), nodeIdOf(request));
+    // An extension (docs/extensions.md): whether the node went to the trash or is gone for good.
+    return reply.code(204).header(DELETED_HEADER, outcome === 'purged' ? 'for-good' : 'trash').send();
   });
 
   app.get('/api/nodes/:id', async (request) => success('node details', await nodeDetails(ctx, callerOf(request), nodeIdOf(request))));

@@ -101,7 +101,14 @@ describe('/trash from a mount', () => {
     const home = (await storeEntries('home')).find((e) => e.name === 'backup');
     expect((await f.client.details(alice.session, home!.id)).skipTrash).toBe(true);
     await put('/home/backup/pack-1', 'p'.repeat(50));
+    const tag = '<?xml version="1.0"?><D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><t xmlns="urn:x">kept?</t></D:prop></D:set></D:propertyupdate>';
+    expect((await dav('PROPPATCH', '/home/backup/pack-1', { 'content-type': 'application/xml' }, tag)).status).toBe(207);
+    const backupId = (await storeEntries('home')).find((e) => e.name === 'backup')!.id;
+    const packId = (await storeEntries(backupId)).find((e) => e.name === 'pack-1')!.id;
+    expect(await f.bridge.services.props.list(packId)).toHaveLength(1);
     expect((await dav('DELETE', '/home/backup/pack-1')).status).toBe(204);
+    // Gone for good, so its dead properties went with it (nothing left keyed by its UUID).
+    expect(await f.bridge.services.props.list(packId)).toEqual([]);
     expect((await storeEntries('trash')).map((e) => e.name)).not.toContain('pack-1');
     expect((await dav('GET', '/home/backup/pack-1')).status).toBe(404);
     // A bad value is 409 and changes nothing; a file cannot carry it.
