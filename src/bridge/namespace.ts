@@ -1,17 +1,26 @@
 /**
  * The part of the drive that the bridge makes up rather than lists from the store: the root,
  * `/webdrive/` (mount points named by WebDrive endpoints) and `/groups/` (one collection per
- * group of the caller, each holding the group's top-level folders). It learns endpoints and
- * groups only through the interface (GET /api/user/webdrive, GET /api/groups, GET
- * /api/groups/{uuid}/webdrive) with the caller's own session, so an endpoint or group the caller
- * may not see simply does not exist here (404, nothing revealed). Answers are cached per user in
- * the metadata cache for its TTL, so a changed or deleted endpoint is followed within the TTL.
+ * group of the caller, each holding the group's top-level folders); the views below name
+ * theirs. It learns endpoints and groups only through the interface (GET /api/user/webdrive,
+ * GET /api/groups, GET /api/groups/{uuid}/webdrive) with the caller's own session, so an
+ * endpoint or group the caller may not see simply does not exist here (404, nothing revealed).
+ * Answers are cached per user in the metadata cache for its TTL, so a changed or deleted
+ * endpoint is followed within the TTL.
  *
  * A server without these endpoints (edition 1.0, or one that lacks groups) gets no `groups`
  * collection and an empty `/webdrive/`: nothing here is required of a foreign server.
  *
  * Virtual collections have ids that are also their lock keys: `webdrive:<user>`,
  * `groups:<user>`, `group:<group uuid>` (never a store id: those are UUIDs or `<top>:<uuid>`).
+ *
+ * The other made-up names, each with its own module:
+ * - `/versions/` (versions-view.ts): every kept revision, mirroring the drive, read-only; listed
+ *   in the root for Finder and Explorer only.
+ * - `/restore/<name>` (RESTORE below, verbs/move.ts): never listed, only a MOVE's Destination,
+ *   which puts a trash entry back where it was deleted from.
+ * - `/remote.php/dav/versions/` and `/remote.php/dav/trashbin/` (nextcloud-restore.ts):
+ *   Nextcloud's names for the same two things.
  */
 import { StoreError, type GroupEntry, type NodeEntry, type NodeId, type StoreClient, type StoreSession } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
@@ -30,6 +39,11 @@ export type TopLevelName = (typeof TOP_LEVEL)[number];
 export const DERIVED_VIEWS: ReadonlySet<TopLevelName> = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
 
 export const WEBDRIVE = 'webdrive';
+/**
+ * `/restore/<any name>`: the Destination of a MOVE that puts a trash entry back where it was
+ * deleted from (Nextcloud's `trashbin/<user>/restore/<name>`); nothing is ever there to list.
+ */
+export const RESTORE = 'restore';
 export const GROUPS = 'groups';
 
 export function isTopLevelName(name: string): name is TopLevelName {

@@ -39,7 +39,9 @@ import { LockStore } from './locks.js';
 import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
-import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, type BridgeUser } from './sessions.js';
+import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
+import { listsVersionsTo } from './versions-view.js';
+import { withNextcloudRestoreSpaces } from './nextcloud-restore.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
@@ -315,7 +317,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     respondWithPaths: true,
     enableLocationTag: false,
   });
-  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(handler, services, log));
+  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(withNextcloudRestoreSpaces(method, handler), services, log));
   // The library keeps its own handlers for other methods (POST writes into its in-memory
   // file system, even for anonymous callers): every method we do not serve answers 405.
   const notAllowed = wrapVerb(methodNotAllowed, services, log);
@@ -467,7 +469,9 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): 
       let requestLog: Logger | undefined;
       const logOf = (): Logger => (requestLog ??= log.child({ method, url: redactUrl(req.url ?? ''), user: outcome.user?.name }));
       // One view per request: clients other than Finder never meet its side files (common/side-files.ts).
-      const requestUser = outcome.user && services.hideMacSideFiles && !isFinderAgent(req.headers['user-agent']) ? withoutMacSideFiles(outcome.user) : outcome.user;
+      const hidingUser = outcome.user && services.hideMacSideFiles && !isFinderAgent(req.headers['user-agent']) ? withoutMacSideFiles(outcome.user) : outcome.user;
+      // Finder and Explorer see `/versions/` in the root; sync tools do not (versions-view.ts).
+      const requestUser = hidingUser && listsVersionsTo(req.headers['user-agent']) ? withVersionsListed(hidingUser) : hidingUser;
       const ctx: DavContext = {
         req,
         res,

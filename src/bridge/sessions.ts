@@ -35,13 +35,18 @@ export interface BridgeUser {
    * listed nor found by path for it (bridge.hideMacSideFiles; store-tree.ts applies it).
    */
   readonly hidesMacSideFiles?: boolean;
+  /** This request's client is Finder or Explorer: the root lists `/versions/` (versions-view.ts listsVersionsTo). */
+  readonly listsVersions?: boolean;
 }
 
 /** Each hiding view's user, for the bridge's own work on side files (withMacSideFiles). */
 const hidingViews = new WeakMap<BridgeUser, BridgeUser>();
 
-/** `user` as a request from a client other than Finder sees the drive: without macOS side files. */
-export function withoutMacSideFiles(user: BridgeUser): BridgeUser {
+/**
+ * `user` as one request's client sees the drive (`flags`): the same account, session and
+ * re-login; withMacSideFiles finds the account behind it.
+ */
+function viewOf(user: BridgeUser, flags: Pick<BridgeUser, 'hidesMacSideFiles' | 'listsVersions'>): BridgeUser {
   const view: BridgeUser = {
     get name() {
       return user.name;
@@ -51,10 +56,20 @@ export function withoutMacSideFiles(user: BridgeUser): BridgeUser {
     },
     session: () => user.session(),
     invalidate: (session) => user.invalidate(session),
-    hidesMacSideFiles: true,
+    ...flags,
   };
-  hidingViews.set(view, user);
+  hidingViews.set(view, withMacSideFiles(user));
   return view;
+}
+
+/** `user` as a request from a client other than Finder sees the drive: without macOS side files. */
+export function withoutMacSideFiles(user: BridgeUser): BridgeUser {
+  return viewOf(user, { hidesMacSideFiles: true, ...(user.listsVersions === true ? { listsVersions: true } : {}) });
+}
+
+/** `user` (or a hiding view of it) with `/versions/` listed in the root, for Finder and Explorer. */
+export function withVersionsListed(user: BridgeUser): BridgeUser {
+  return viewOf(user, { ...(user.hidesMacSideFiles === true ? { hidesMacSideFiles: true } : {}), listsVersions: true });
 }
 
 /** The user behind a hiding view (itself otherwise): a twin the bridge moves must be found whoever asked. */

@@ -12,14 +12,15 @@ import { randomBytes } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../common/logger.js';
-import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEntry, type NodeId, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
+import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEntry, type NodeId, type Removal, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
-import { DERIVED_VIEWS, folder, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
+import { DERIVED_VIEWS, folder, folder as folder_, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import { withMacSideFiles, type BridgeUser } from './sessions.js';
 import { ExtensionRoute } from './extension-route.js';
 import { KeyedQueue } from '../common/keyed-queue.js';
 import { appleDoubleOf, isMacSideFile } from '../common/side-files.js';
+import { isVersionsId, revisionOfId, VERSIONS, VersionsView, versionsRootId } from './versions-view.js';
 
 /** A decoded, NFC-normalised path: '/' is the root; no trailing slash otherwise. */
 export type DavPath = string & { readonly brand: 'DavPath' };
@@ -196,6 +197,7 @@ export class StoreTree {
   private readonly queues = new KeyedQueue();
   private readonly followsAppleDouble: boolean;
   readonly namespace: Namespace;
+  readonly versions: VersionsView;
 
   constructor(options: StoreTreeOptions) {
     this.client = options.client;
@@ -205,6 +207,13 @@ export class StoreTree {
     this.quotas = new LRUCache({ max: 10_000, ttl: options.quotaTtlMs ?? 5_000 });
     this.grants = new LRUCache({ max: 10_000, ttl: Math.max(1, options.privilegesTtlMs ?? 2_000) });
     this.namespace = new Namespace({ client: this.client, cache: this.cache, withSession: (user, call) => this.withSession(user, call) });
+    this.versions = new VersionsView({
+      client: this.client,
+      cache: this.cache,
+      withSession: (user, call) => this.withSession(user, call),
+      listing: (user, id) => this.listing(user, id),
+      groups: async (user) => ((await this.namespace.root(user)).byName.has(GROUPS) ? this.namespace.groups(user) : undefined),
+    });
   }
 
   /** Global key of a folder: bare top-level ids name a different folder per user. */
@@ -238,6 +247,7 @@ export class StoreTree {
 
   /** The listing of a folder: from the cache, or one dirlist shared by concurrent callers. */
   async listing(user: BridgeUser, folder: NodeId): Promise<Listing> {
+    if (isVersionsId(folder)) return this.versions.list(user, folder);
     if (virtualOf(folder)) return this.namespace.list(user, folder);
     return this.cache.load(user.userId, this.folderKey(user, folder), async () =>
       // Everything, side files included: one cached listing serves Finder and the others (list and tryStat hide them per request).
@@ -288,7 +298,10 @@ export class StoreTree {
     for (const [index, segment] of segments.entries()) {
       if (current.entry.kind !== 'folder') return undefined;
       let entry: NodeEntry | undefined;
-      if (current.kind === 'root' && segment === WEBDRIVE) {
+      if (current.kind === 'root' && segment === VERSIONS) {
+        // Listed in the root only for Finder and Explorer (listsVersions), but there for everyone.
+        entry = folder(versionsRootId(user.userId), VERSIONS);
+      } else if (current.kind === 'root' && segment === WEBDRIVE) {
         // Never listed in the root (it would show every drive twice to a sync tool), but there.
         entry = folder(this.namespace.webdriveId(user), WEBDRIVE);
       } else if (current.kind === 'root' && segment === GROUPS && index < segments.length - 1) {
@@ -312,7 +325,7 @@ export class StoreTree {
   /** The resource for `entry`, listed in `parent`. */
   private childResource(user: BridgeUser, parent: Resource, entry: NodeEntry, path: DavPath): Resource {
     const chain = [...parent.chain, this.folderKey(user, entry.id)];
-    if (virtualOf(entry.id)) return { path, kind: 'virtual', entry, chain };
+    if (virtualOf(entry.id) || isVersionsId(entry.id)) return { path, kind: 'virtual', entry, chain };
     if (parent.kind === 'root' || parent.kind === 'virtual') {
       const name = topLevelOfId(entry.id) ?? 'home';
       return { path, kind: 'top', entry, chain, top: { id: entry.id, name } };
@@ -335,6 +348,10 @@ export class StoreTree {
       for (let i = 0; i < entries.length; i++) {
         const entry = entries[i] as NodeEntry;
         out[i] = this.childResource(user, folder, entry, (prefix + normalizeName(entry.name)) as DavPath);
+      }
+      if (folder.kind === 'root' && user.listsVersions === true) {
+        const versions = folder_(versionsRootId(user.userId), VERSIONS, folder.entry.updatedMs);
+        out.push(this.childResource(user, folder, versions, `/${VERSIONS}` as DavPath));
       }
       return out;
     }
@@ -506,7 +523,10 @@ export class StoreTree {
    */
   async read(user: BridgeUser, file: Resource, range?: ByteRange, signal?: AbortSignal): Promise<Download> {
     if (file.entry.kind !== 'file') throw new StoreError('invalid', 'tree.read', undefined, 'not a file');
-    const download = await this.withSession(user, (s) => this.client.download(s, file.entry.id, file.entry.name, { range, signal }));
+    // A revision in /versions/ is its file's bytes at that revision.
+    const revision = revisionOfId(file.entry.id);
+    const id = revision?.file ?? file.entry.id;
+    const download = await this.withSession(user, (s) => this.client.download(s, id, file.entry.name, { range, signal, ...(revision ? { version: revision.revision } : {}) }));
     if (!range || download.rangeHonoured) return download;
     const start = range.start;
     const end = range.end ?? Number.POSITIVE_INFINITY;
@@ -529,6 +549,7 @@ export class StoreTree {
     const target = existing ? { revisionOf: existing.id, name: existing.name } : { folder: parent.entry.id, name };
     const result = await this.withSession(user, (s) => this.client.upload(s, target, body, sizeBytes, signal, checksum === undefined ? undefined : { checksum }));
     this.afterWrite(user, parent.top?.id);
+    if (existing) this.versions.forgetFile(existing.id);
     const key = this.folderKey(user, parent.entry.id);
     const id = result.id ?? existing?.id;
     if (id && result.sizeBytes !== undefined) {
@@ -580,13 +601,14 @@ export class StoreTree {
   }
 
   /**
-   * Deletes (into trash; for good inside trash, as the store decides). `withTwin` (a client's
-   * DELETE): a file's AppleDouble `._` twin goes the same way, after it (twinOf).
+   * Deletes (into trash; for good inside trash or below a "delete for good" folder, as the store
+   * decides, and says: `forGood`). `withTwin` (a client's DELETE): a file's AppleDouble `._` twin
+   * goes the same way, after it (twinOf).
    */
-  async remove(user: BridgeUser, resource: Resource, options: { withTwin?: boolean } = {}): Promise<void> {
+  async remove(user: BridgeUser, resource: Resource, options: { withTwin?: boolean } = {}): Promise<Removal> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
     const twin = options.withTwin ? await this.twinOf(user, resource) : undefined;
-    await this.removeOne(user, resource);
+    const removal = await this.removeOne(user, resource);
     if (twin) {
       try {
         await this.removeOne(user, twin);
@@ -595,6 +617,7 @@ export class StoreTree {
         this.log?.warn({ err, id: twin.entry.id }, 'could not delete the AppleDouble twin of a deleted file');
       }
     }
+    return removal;
   }
 
   /**
@@ -620,21 +643,22 @@ export class StoreTree {
     return twin;
   }
 
-  private async removeOne(user: BridgeUser, resource: Resource): Promise<void> {
+  private async removeOne(user: BridgeUser, resource: Resource): Promise<Removal> {
     if (resource.kind !== 'node' || !resource.parent) throw new StoreError('forbidden', 'tree.remove', 403, 'top-level folders are fixed');
     const id = resource.entry.id;
     // The store's DELETE of a node already in trash deletes it for good. A removal meant to
     // trash (anything not reached through /trash) that races another one of the same node (two
     // DELETEs, a DELETE and an overwrite, two overwrites of one destination: the second acts on
     // what it stated before the first ran) must find it gone (404), not erase it from the trash.
-    await this.oneAtATime(`remove ${id}`, async () => {
+    const removal = await this.oneAtATime(`remove ${id}`, async () => {
       if (resource.top && resource.top.name !== 'trash') await this.assertOutsideTrash(user, id);
-      await this.withSession(user, (s) => this.client.remove(s, id));
+      return this.withSession(user, (s) => this.client.remove(s, id));
     });
     this.afterWrite(user, resource.top?.id);
     this.cache.forget(resource.parent.key);
     this.cache.forget(this.folderKey(user, siblingTopId(resource.top?.id ?? ('home' as NodeId), 'trash')));
     if (resource.entry.kind === 'folder') this.cache.forget(this.folderKey(user, resource.entry.id));
+    return removal;
   }
 
   /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
@@ -829,6 +853,102 @@ export class StoreTree {
   }
 
   /**
+   * The drive path of a file given by id, where the caller sees it: `/home/...`, `/incoming/...`,
+   * or `/groups/<name>/home/...` for a group's; undefined for a node the caller reaches only
+   * through a share or a derived view, or does not see (the store's path route answers 404).
+   */
+  async pathOfNode(user: BridgeUser, id: NodeId): Promise<DavPath | undefined> {
+    let chain: Array<{ id: NodeId; name: string }>;
+    try {
+      chain = await this.withSession(user, (s) => this.client.path(s, id));
+    } catch (err) {
+      if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
+      throw err;
+    }
+    const top = chain[0];
+    const topName = top ? topLevelOfId(top.id) : undefined;
+    if (!top || (topName !== 'home' && topName !== 'incoming')) return undefined;
+    const groupId = groupOfTop(top.id);
+    if (groupId === undefined) return toDavPath(chain.map((e) => e.name));
+    const group = (await this.namespace.groups(user)).entries.find((e) => e.id === `group:${groupId}`);
+    return group ? toDavPath([GROUPS, group.name, ...chain.map((e) => e.name)]) : undefined;
+  }
+
+  /**
+   * Sets a folder's "delete for good" mark in the store (PROPPATCH of driveway's skip-trash
+   * property). Answers the status the property gets (200; 403 refused; 409 over a store without
+   * the extension or for something that cannot carry it) and the mark before, to put it back.
+   */
+  async setSkipTrash(user: BridgeUser, folder: Resource, on: boolean): Promise<{ status: number; previous?: boolean }> {
+    try {
+      const previous = (await this.withSession(user, (s) => this.client.details(s, folder.entry.id))).skipTrash === true;
+      await this.withSession(user, (s) => this.client.setSkipTrash(s, folder.entry.id, on));
+      return { status: 200, previous };
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+      if (err.kind === 'forbidden') return { status: 403 };
+      if (err.kind === 'not-found' || err.kind === 'conflict' || err.kind === 'invalid' || err.httpStatus === 405 || err.httpStatus === 501) return { status: 409 };
+      throw err;
+    }
+  }
+
+  /**
+   * Puts an entry of a trash folder back where it was deleted from (the store's restore:
+   * docs/extensions.md "Trash and revisions from a client"): a MOVE to `/restore/<name>`. Only an
+   * entry directly in a trash folder (403 otherwise); over a store that does not say where its
+   * trash entries came from, 409 (a MOVE to a chosen folder still restores there).
+   */
+  async restoreFromTrash(user: BridgeUser, entry: Resource): Promise<{ path: DavPath }> {
+    if (entry.kind !== 'node' || entry.top?.name !== 'trash' || entry.parent?.id !== entry.top.id || !entry.parent) {
+      throw new StoreError('forbidden', 'tree.restore', 403, 'only an entry of a trash folder is restored');
+    }
+    if (!entry.entry.trashed) throw new StoreError('conflict', 'tree.restore', 409, 'the store does not say where this came from; MOVE it to a folder instead');
+    try {
+      const restored = await this.withSession(user, (s) => this.client.restoreFromTrash(s, entry.entry.id));
+      this.cache.forget(this.folderKey(user, restored.parent));
+      const prefix = segmentsOf(entry.path).slice(0, -2);
+      return { path: toDavPath([...prefix, ...restored.parentPath, restored.name]) };
+    } finally {
+      this.afterWrite(user, entry.top.id);
+      this.cache.forget(entry.parent.key);
+    }
+  }
+
+  /**
+   * COPY of a revision out of `/versions/` (`source`, a revision's resource) to `to`: onto its
+   * own file it is the restore (the store's revision restore: the revision's bytes become the
+   * next revision, no byte copied; 204, with Overwrite: T or F alike, as nothing is replaced);
+   * to a free name it is a new file with the revision's
+   * bytes (download and upload, 201). Onto any other resource it is refused (403): a revision is
+   * restored onto the file it belongs to, never over another.
+   */
+  async copyRevision(user: BridgeUser, source: Resource, to: DavPath): Promise<{ replaced: boolean }> {
+    const revision = revisionOfId(source.entry.id);
+    if (!revision) throw new StoreError('invalid', 'tree.copyRevision', 400, 'not a revision');
+    const existing = await this.tryStat(user, to);
+    if (existing) {
+      if (existing.entry.id !== revision.file) throw new StoreError('forbidden', 'tree.copyRevision', 403, 'a revision is restored onto its own file only');
+      // Overwrite: F is not refused here: the file is not replaced but gains a revision, its
+      // history intact, and rclone (1.60 and later) sends F on every COPY (docs/client-quirks.md §3).
+      try {
+        await this.withSession(user, (s) => this.client.restoreRevision(s, revision.file, revision.revision));
+      } finally {
+        this.afterWrite(user, existing.top?.id);
+        if (existing.parent) this.cache.forget(existing.parent.key);
+        this.versions.forgetFile(revision.file);
+      }
+      return { replaced: true };
+    }
+    const download = await this.withSession(user, (s) => this.client.download(s, revision.file, source.entry.name, { version: revision.revision }));
+    try {
+      await this.write(user, to, download.body, download.totalBytes ?? source.entry.sizeBytes);
+    } finally {
+      if (!download.body.destroyed) download.body.destroy();
+    }
+    return { replaced: false };
+  }
+
+  /**
    * MOVE or COPY of a file onto a file with Overwrite: T (a client's safe save: docs/bridge-design.md
    * "Saves"): the source's content becomes the next revision of `existing`, which keeps its UUID,
    * earlier revisions, shares, links, star and tags; `consume` (MOVE) takes the source away. Over a
@@ -853,6 +973,7 @@ export class StoreTree {
       await this.reviseByUpload(user, source, existing, consume);
     } finally {
       this.afterWrite(user, existing.top?.id, source.top?.id);
+      this.versions.forgetFile(existing.entry.id);
       if (existing.parent) this.cache.forget(existing.parent.key);
       if (consume && source.parent) {
         this.cache.forget(source.parent.key);
@@ -919,7 +1040,8 @@ export class StoreTree {
     if (!consume) return;
     // As the store's route does: the source (a temp file) goes for good, its content living on
     // as the new revision. The interface deletes in two steps: into the trash, then out of it.
-    await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
+    // Below a "delete for good" folder the first step is the last.
+    if ((await this.withSession(user, (s) => this.client.remove(s, source.entry.id))).forGood === true) return;
     try {
       await this.withSession(user, (s) => this.client.remove(s, source.entry.id));
     } catch (err) {
@@ -930,8 +1052,8 @@ export class StoreTree {
   /** Deletes a node for good: into trash, then from trash (the store's two-step delete). */
   private async purge(user: BridgeUser, id: NodeId, topId: NodeId = 'home' as NodeId): Promise<void> {
     try {
-      await this.withSession(user, (s) => this.client.remove(s, id));
-      await this.withSession(user, (s) => this.client.remove(s, id));
+      // Below a "delete for good" folder the first step is the last.
+      if ((await this.withSession(user, (s) => this.client.remove(s, id))).forGood !== true) await this.withSession(user, (s) => this.client.remove(s, id));
     } catch (err) {
       this.log?.warn({ err, id }, 'could not remove a staging folder');
     }

@@ -15,6 +15,9 @@ import type {
   NodeEntry,
   NodeId,
   PathEntry,
+  Removal,
+  RestoredNode,
+  RevisionEntry,
   StoreSession,
   UploadOptions,
   UploadResult,
@@ -42,13 +45,25 @@ export interface StoreClient {
   setStarred(s: StoreSession, node: NodeId, starred: boolean, signal?: AbortSignal): Promise<void>;
   moveInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
   copyInto(s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal): Promise<void>;
-  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void>;
+  /** DELETE: into the trash, or for good; `forGood` when the store says which (driveway's does). */
+  remove(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<Removal>;
   /**
    * An extension (docs/extensions.md "Revision from another file"): the latest revision of file
    * `from` becomes the next revision of file `file`, sharing its bytes; `consume` takes `from`
    * away. A server without it answers not-found (driveway 1.0: code `not_implemented`).
    */
   reviseFrom(s: StoreSession, file: NodeId, from: NodeId, options: { consume: boolean }, signal?: AbortSignal): Promise<UploadResult>;
+  /**
+   * Extensions (docs/extensions.md "Trash and revisions from a client"); a server without them
+   * answers not-found (driveway 1.0: `not_implemented`). listRevisions: every kept revision,
+   * oldest first. restoreRevision: a kept revision becomes the next one. restoreFromTrash: a
+   * trash entry goes back where it was deleted from. setSkipTrash: deletes below a folder skip
+   * the trash (or no longer).
+   */
+  listRevisions(s: StoreSession, file: NodeId, signal?: AbortSignal): Promise<RevisionEntry[]>;
+  restoreRevision(s: StoreSession, file: NodeId, revision: number, signal?: AbortSignal): Promise<UploadResult>;
+  restoreFromTrash(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<RestoredNode>;
+  setSkipTrash(s: StoreSession, folder: NodeId, on: boolean, signal?: AbortSignal): Promise<void>;
   upload(s: StoreSession, target: UploadTarget, body: Readable | Buffer, sizeBytes?: number, signal?: AbortSignal, options?: UploadOptions): Promise<UploadResult>;
   download(s: StoreSession, file: NodeId, name: string, options?: DownloadOptions): Promise<Download>;
   currentUser(s: StoreSession, signal?: AbortSignal): Promise<UserProfile>;

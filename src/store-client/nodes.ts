@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { StoreHttp } from './http.js';
 import { MAC_SIDE_FILES_HEADER } from '../common/side-files.js';
 import { kindOf, parseWith, seg, toMs } from './parse.js';
-import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema } from './schemas.js';
-import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, StoreSession, UploadResult } from './types.js';
+import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permissionsSchema, restoredSchema, revisionRecordSchema } from './schemas.js';
+import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, Removal, RestoredNode, RevisionEntry, StoreSession, UploadResult } from './types.js';
 
 /** A store's checksums in lower case; undefined when it sent none. */
 function checksumsOf(sums: { sha1: string; md5: string } | undefined): FileChecksums | undefined {
@@ -25,6 +25,7 @@ export function toNodeEntry(row: {
   updated?: number | undefined;
   revision?: number | undefined;
   checksums?: { sha1: string; md5: string } | undefined;
+  trashed?: { from_path?: string | null | undefined; name: string; at?: number | null | undefined } | undefined;
 }): NodeEntry {
   const kind = kindOf(row.type);
   const entry: NodeEntry = {
@@ -38,6 +39,14 @@ export function toNodeEntry(row: {
   if (kind === 'file' && row.revision !== undefined) entry.revision = row.revision;
   const checksums = kind === 'file' ? checksumsOf(row.checksums) : undefined;
   if (checksums) entry.checksums = checksums;
+  if (row.trashed) {
+    const { from_path: fromPath, at } = row.trashed;
+    entry.trashed = {
+      originalName: row.trashed.name,
+      ...(typeof fromPath === 'string' ? { fromPath: fromPath.split('/').filter((s) => s !== '') } : {}),
+      ...(typeof at === 'number' ? { deletedMs: at } : {}),
+    };
+  }
   return entry;
 }
 
@@ -52,10 +61,12 @@ export function toNodeDetails(d: {
   created?: number | undefined;
   updated?: number | undefined;
   checksums?: { sha1: string; md5: string } | undefined;
+  skip_trash?: boolean | undefined;
 }): NodeDetails {
   const checksums = checksumsOf(d.checksums);
   return {
     ...(checksums ? { checksums } : {}),
+    ...(d.skip_trash === true ? { skipTrash: true } : {}),
     id: d.uuid as NodeId,
     name: d.name,
     kind: kindOf(d.type),
@@ -108,6 +119,51 @@ export async function reviseFrom(http: StoreHttp, s: StoreSession, file: NodeId,
   return { id: data.uuid as NodeId, revision: data.revision, sizeBytes: data.size };
 }
 
+/** A revision listing record in the bridge's terms. */
+export function toRevisionEntry(r: { revision: number; size: number; created: number; uploader_uuid?: string | null | undefined; uploader_fullname?: string | null | undefined; checksums?: { sha1: string; md5: string } | undefined }): RevisionEntry {
+  const checksums = checksumsOf(r.checksums);
+  return {
+    revision: r.revision,
+    sizeBytes: Math.max(0, r.size),
+    createdMs: toMs(r.created) ?? 0,
+    ...(r.uploader_uuid ? { uploaderId: r.uploader_uuid } : {}),
+    ...(r.uploader_fullname ? { uploaderName: r.uploader_fullname } : {}),
+    ...(checksums ? { checksums } : {}),
+  };
+}
+
+/** GET /api/nodes/{file}/revisions (an extension); not-found from a server without it. */
+export async function listRevisions(http: StoreHttp, s: StoreSession, file: NodeId, signal?: AbortSignal): Promise<RevisionEntry[]> {
+  const operation = 'nodes.listRevisions';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(file)}/revisions`, token: s.token, signal }, operation);
+  return parseWith(dataEnvelope(z.array(revisionRecordSchema)), res.body, operation, res.status).data.map(toRevisionEntry);
+}
+
+/** POST /api/nodes/{file}/revisions `{revision}` (an extension): a kept revision becomes the latest. Never retried. */
+export async function restoreRevision(http: StoreHttp, s: StoreSession, file: NodeId, revision: number, signal?: AbortSignal): Promise<UploadResult> {
+  const operation = 'nodes.restoreRevision';
+  const res = await http.call({ method: 'POST', path: `/api/nodes/${seg(file)}/revisions`, token: s.token, json: { revision }, signal }, operation);
+  const data = parseWith(dataEnvelope(revisedSchema), res.body, operation, res.status).data;
+  return { id: data.uuid as NodeId, revision: data.revision, sizeBytes: data.size };
+}
+
+/** A restore result in the bridge's terms. */
+export function toRestoredNode(d: { uuid: string; name: string; parent: string; parent_path: string }): RestoredNode {
+  return { id: d.uuid as NodeId, name: d.name, parent: d.parent as NodeId, parentPath: d.parent_path.split('/').filter((s) => s !== '') };
+}
+
+/** POST /api/nodes/{id}/restore (an extension): a trash entry goes back where it was deleted from. Never retried. */
+export async function restoreFromTrash(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<RestoredNode> {
+  const operation = 'nodes.restoreFromTrash';
+  const res = await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}/restore`, token: s.token, json: {}, signal }, operation);
+  return toRestoredNode(parseWith(dataEnvelope(restoredSchema), res.body, operation, res.status).data);
+}
+
+/** PUT /api/nodes/{folder}/skip_trash (an extension): deletes below the folder skip the trash, or no longer. */
+export async function setSkipTrash(http: StoreHttp, s: StoreSession, folder: NodeId, on: boolean, signal?: AbortSignal): Promise<void> {
+  await http.call({ method: 'PUT', path: `/api/nodes/${seg(folder)}/skip_trash`, token: s.token, json: { skip_trash: on }, signal }, 'nodes.setSkipTrash');
+}
+
 /** 204 on success; the interface returns no id, so callers re-list the parent to learn it. */
 export const createFolder = (http: StoreHttp, s: StoreSession, parent: NodeId, name: string, signal?: AbortSignal) =>
   postOperation(http, s, parent, { new_dir: name }, 'nodes.createFolder', signal);
@@ -122,6 +178,12 @@ export const copyInto = (http: StoreHttp, s: StoreSession, node: NodeId, folder:
 export const shareCopyWith = (http: StoreHttp, s: StoreSession, node: NodeId, recipients: string[], signal?: AbortSignal) =>
   postOperation(http, s, node, { share_copy_with: recipients }, 'nodes.shareCopyWith', signal);
 
-export async function remove(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<void> {
-  await http.call({ method: 'DELETE', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, 'nodes.remove');
+/** The header driveway's DELETE answers with: `for-good` or `trash` (docs/extensions.md "Trash and revisions from a client"). */
+export const DELETED_HEADER = 'x-driveway-deleted';
+
+/** DELETE; `forGood` when the store says the node is gone for good (undefined: it does not say). */
+export async function remove(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<Removal> {
+  const res = await http.call({ method: 'DELETE', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, 'nodes.remove');
+  const said = res.headers[DELETED_HEADER];
+  return said === 'for-good' ? { forGood: true } : said === 'trash' ? { forGood: false } : {};
 }

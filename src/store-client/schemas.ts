@@ -27,6 +27,13 @@ export const sessionSchema = z
 /** The checksums extension (docs/extensions.md "Checksums"); a store without it sends none. */
 const checksumsSchema = z.object({ sha1: z.string().regex(/^[0-9a-fA-F]{40}$/), md5: z.string().regex(/^[0-9a-fA-F]{32}$/) }).loose().optional().catch(undefined);
 
+/** A trash entry's facts; anything malformed is as if absent (a foreign store's field of that name means nothing here). */
+const trashedSchema = z
+  .object({ from_path: z.string().nullable().optional(), name: z.string(), at: z.number().nullable().optional() })
+  .loose()
+  .optional()
+  .catch(undefined);
+
 export const nodeDetailsSchema = z
   .object({
     name: z.string(),
@@ -38,6 +45,7 @@ export const nodeDetailsSchema = z
     created: optionalNum,
     updated: optionalNum,
     checksums: checksumsSchema,
+    skip_trash: z.boolean().optional().catch(undefined),
   })
   .loose();
 
@@ -56,8 +64,23 @@ export const dirEntrySchema = z
     updated: optionalNum,
     revision: optionalNum,
     checksums: checksumsSchema,
+    trashed: trashedSchema,
   })
   .loose();
+
+/** A revision listing's record (an extension: docs/extensions.md "Trash and revisions from a client"). */
+export const revisionRecordSchema = z
+  .object({
+    revision: z.number().int(),
+    size: z.number(),
+    created: z.number(),
+    uploader_uuid: z.string().nullable().optional(),
+    uploader_fullname: z.string().nullable().optional(),
+    checksums: checksumsSchema,
+  })
+  .loose();
+
+export const restoredSchema = z.object({ uuid: z.string(), name: z.string(), parent: z.string(), parent_path: z.string() }).loose();
 
 export const uploadTokenSchema = z.object({ token: z.string().min(1), status: z.string().optional(), msg: z.string().optional() }).loose();
 

@@ -18,6 +18,41 @@ export interface NodeEntry {
   isStarred: boolean;
   /** SHA-1 and MD5 of the latest revision (lower-case hex), when the store publishes them (files). */
   checksums?: FileChecksums;
+  /** An entry of a trash folder, when the store tells (docs/extensions.md "Trash and revisions from a client"). */
+  trashed?: TrashFacts;
+}
+
+/** Where a trash entry came from and when it went (all optional: a store may know some). */
+export interface TrashFacts {
+  /** Its name before the deletion. */
+  originalName: string;
+  /** The folder it was deleted from as names from its top-level folder (`["home", "docs"]`); undefined when unknown. */
+  fromPath?: string[];
+  deletedMs?: number;
+}
+
+/** A kept revision of a file (the revision listing extension). */
+export interface RevisionEntry {
+  revision: number;
+  sizeBytes: number;
+  createdMs: number;
+  uploaderId?: string;
+  uploaderName?: string;
+  checksums?: FileChecksums;
+}
+
+/** What a DELETE did, when the store says: into the trash, or gone for good (a node in trash, or below a "delete for good" folder). */
+export interface Removal {
+  forGood?: boolean;
+}
+
+/** Where a restore from trash put the node. */
+export interface RestoredNode {
+  id: NodeId;
+  name: string;
+  parent: NodeId;
+  /** The folder as names from its top-level folder. */
+  parentPath: string[];
 }
 
 /** A file's checksums as the store publishes them (docs/extensions.md "Checksums"). */
@@ -37,6 +72,8 @@ export interface NodeDetails {
   updatedMs?: number;
   /** As NodeEntry's. */
   checksums?: FileChecksums;
+  /** A folder marked "delete for good" (an extension). */
+  skipTrash?: boolean;
 }
 
 export interface PathEntry {

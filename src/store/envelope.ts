@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'organization_in_use'  // 409: the organization still has users or groups, or users with disk_quota -1
   | 'email_not_configured' // 409: broadcast_message without mail.host
   | 'node_in_trash'        // 409: sharing a node that lies in trash (restore it first)
+  | 'not_in_trash'         // 409: restoring a node that is not directly in a trash folder
   | 'request_expired'      // 409: approving a link request whose `expires` has passed
   | 'share_answered'       // 409: answering an incoming share that was accepted or rejected already
   | 'request_decided'      // 409: deciding or withdrawing a share request that is no longer pending

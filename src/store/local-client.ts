@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { classify, StoreError, type LoginOptions, type StoreClient } from '../store-client/contract.js';
 import { toStoreSession } from '../store-client/auth.js';
 import { toGroupEntry, usageOf } from '../store-client/groups.js';
-import { toNodeDetails, toNodeEntry } from '../store-client/nodes.js';
+import { toNodeDetails, toNodeEntry, toRestoredNode, toRevisionEntry } from '../store-client/nodes.js';
 import { toUserProfile, webdriveOf } from '../store-client/user.js';
 import type { ByteRange, Download, NodeId, StoreSession, UploadResult, UploadTarget } from '../store-client/types.js';
 import { BlobTooLargeError, INLINE_MAX_BYTES } from './blobs/staging.js';
@@ -25,7 +25,8 @@ import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
-import { reviseFrom } from './ops/revise.js';
+import { listRevisionsOf, restoreRevision, reviseFrom } from './ops/revise.js';
+import { restoreFromTrash, setSkipTrashOf } from './ops/trash.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
 import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
 import { admitCaller, operationPolicy, type StoreOperation } from './policy.js';
@@ -104,11 +105,22 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     setStarred: (s, node, starred) => nodeOp('setStarred', 'nodes.setStarred', s, node, { starred }),
     moveInto: (s, node, folder) => nodeOp('moveInto', 'nodes.moveInto', s, node, { move_to: folder }),
     copyInto: (s, node, folder) => nodeOp('copyInto', 'nodes.copyInto', s, node, { copy_to: folder }),
-    remove: (s, node) => as('remove', 'nodes.remove', s, (caller) => deleteNode(ctx, caller, node)),
+    remove: (s, node) => as('remove', 'nodes.remove', s, async (caller) => ({ forGood: (await deleteNode(ctx, caller, node)) === 'purged' })),
     reviseFrom: (s, file, from, options) =>
       as('reviseFrom', 'nodes.reviseFrom', s, async (caller) => {
         const made = await reviseFrom(ctx, caller, file, { from, consume: options.consume });
         return { id: made.uuid as NodeId, revision: made.revision, sizeBytes: made.size };
+      }),
+    listRevisions: (s, file) => as('listRevisions', 'nodes.listRevisions', s, async (caller) => (await listRevisionsOf(ctx, caller, file)).map(toRevisionEntry)),
+    restoreRevision: (s, file, revision) =>
+      as('restoreRevision', 'nodes.restoreRevision', s, async (caller) => {
+        const made = await restoreRevision(ctx, caller, file, revision);
+        return { id: made.uuid as NodeId, revision: made.revision, sizeBytes: made.size };
+      }),
+    restoreFromTrash: (s, node) => as('restoreFromTrash', 'nodes.restoreFromTrash', s, async (caller) => toRestoredNode(await restoreFromTrash(ctx, caller, node))),
+    setSkipTrash: (s, folder, on) =>
+      as('setSkipTrash', 'nodes.setSkipTrash', s, async (caller) => {
+        await setSkipTrashOf(ctx, caller, folder, { skip_trash: on });
       }),
     upload: (s, target, body, _sizeBytes, signal, options) => as('upload', 'upload.send', s, (caller) => upload(caller, target, body, signal, options?.checksum)),
     download: (s, file, _name, opts = {}) => as('download', 'resources.download', s, (caller) => download(caller, file, opts.range, opts.version)),

@@ -20,6 +20,7 @@ import type { DavContext, VerbHandler } from './context.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
 import { completeRenameAway } from './rename-away.js';
 import { sendEmpty } from './respond.js';
+import { revisionOfId } from '../versions-view.js';
 
 /** Entries of the cached source subtree looked at for properties, at most. */
 const MAX_MEMBERS_SCANNED = 20_000;
@@ -33,6 +34,16 @@ export const copy: VerbHandler = async (ctx: DavContext) => {
   const transfer = await prepareTransfer(ctx);
   const { source, user } = transfer;
   const { tree, props } = ctx.services;
+  if (revisionOfId(source.entry.id)) {
+    // Out of /versions/: a restore onto its file, or a new file with the revision's bytes.
+    const { replaced } = await tree.copyRevision(user, source, transfer.destination.path);
+    const target = await tree.tryStat(user, transfer.destination.path);
+    const targetKey = target ? keyOf(target) : undefined;
+    // The restored content is new now: a client mtime kept from an earlier upload no longer describes it.
+    if (replaced && targetKey !== undefined) await props.clearMtime(targetKey);
+    sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, targetKey));
+    return;
+  }
   const restored = await completeRenameAway(ctx, transfer, false);
   if (restored) {
     if (!(await props.copy(keyOf(source), keyOf(restored), budgetOwnerOf(user, restored)))) {

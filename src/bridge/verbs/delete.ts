@@ -3,8 +3,9 @@
  * deletes the subtree in one call). Outside `/trash` the store moves it into the trash; inside
  * `/trash` it is deleted for good. What happens is the store's decision; the bridge only keeps
  * its own state in step: locks on and below the resource go (§9.6.1), and dead properties and
- * client mtimes go when the resource is gone for good. A node moved into the trash keeps its
- * UUID, so its properties stay with it for a restore.
+ * client mtimes go when the resource is gone for good (the store says so: docs/extensions.md;
+ * a store that does not say is taken to delete for good inside `/trash` only). A node moved into
+ * the trash keeps its UUID, so its properties stay with it for a restore.
  *
  * An entry listed directly in a derived view (`/favorites/x`, `/shared_with_you/x`,
  * `/public_shares/x`, `/private_shares/x`) is never deleted: see removeFromView.
@@ -34,10 +35,10 @@ export interface DeletedState {
  * only (no store call); the properties of descendants in folders this bridge has not listed
  * recently stay in its file as orphans keyed by UUIDs that no longer exist.
  */
-export function deletedStateOf(ctx: DavContext, user: BridgeUser, resource: Resource): DeletedState {
+export function deletedStateOf(ctx: DavContext, user: BridgeUser, resource: Resource, options: { forGood?: boolean } = {}): DeletedState {
   const key = resource.chain[resource.chain.length - 1] as string;
   const inTrash = resource.top?.name === 'trash' && resource.kind === 'node';
-  if (!inTrash) return { key, forGood: [] };
+  if (!inTrash && options.forGood !== true) return { key, forGood: [] };
   const { cache, tree } = ctx.services;
   const forGood = [key];
   const folders = resource.entry.kind === 'folder' ? [resource.entry.id] : [];
@@ -88,9 +89,12 @@ export const del: VerbHandler = async (ctx) => {
   }
   await requirePrivilege(ctx, resource, 'delete', STORE_GUARDS);
   await checkWrite(ctx, target, { includeDescendants: isCollection });
-  const state = deletedStateOf(ctx, user, resource);
-  await ctx.services.tree.remove(user, resource, { withTwin: true });
-  await forgetDeleted(ctx, state);
+  // What goes if the store deletes it for good (in trash, or below a "delete for good" folder,
+  // which only the store knows): gathered now, while the subtree's listings are cached.
+  const purged = deletedStateOf(ctx, user, resource, { forGood: true });
+  const removal = await ctx.services.tree.remove(user, resource, { withTwin: true });
+  const inTrash = resource.top?.name === 'trash';
+  await forgetDeleted(ctx, (removal.forGood ?? inTrash) ? purged : { key: purged.key, forGood: [] });
   sendEmpty(ctx, 204);
 };
 

@@ -16,7 +16,10 @@
  */
 import { DavStatusError } from '../dav-errors.js';
 import type { DavContext, VerbHandler } from './context.js';
-import { budgetOwnerOf, type Resource } from '../store-tree.js';
+import { budgetOwnerOf, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
+import { encodeHref, parseDestination } from '../href.js';
+import { RESTORE } from '../namespace.js';
+import { checkLocks, requirePrivilege, STORE_GUARDS } from './preconditions.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
 import { completeRenameAway, rememberRenameAway } from './rename-away.js';
 import { sendEmpty } from './respond.js';
@@ -27,6 +30,10 @@ import { sendEmpty } from './respond.js';
  * collection with a Depth other than infinity (§9.9.2). See prepareTransfer for the rest.
  */
 export const move: VerbHandler = async (ctx: DavContext) => {
+  if (isRestoreTarget(ctx)) {
+    await restoreFromTrash(ctx);
+    return;
+  }
   const transfer = await prepareTransfer(ctx);
   const { source, user } = transfer;
   if (source.entry.kind === 'folder' && transfer.depth !== 'infinity') throw new DavStatusError(400, 'MOVE of a collection must have Depth: infinity');
@@ -65,3 +72,29 @@ async function takeProperties(ctx: DavContext, key: string, destination: Resourc
   await props.drop(key);
 }
 
+/** A Destination of `/restore/<name>` (namespace.ts RESTORE): the MOVE is a restore from trash. */
+function isRestoreTarget(ctx: DavContext): boolean {
+  const raw = ctx.req.headers.destination;
+  if (typeof raw !== 'string' || raw.trim() === '') return false;
+  const parsed = parseDestination(raw, ctx.hosts);
+  if (parsed.kind !== 'local') return false;
+  const segments = segmentsOf(parsed.path.path as DavPath);
+  return segments.length === 2 && segments[0] === RESTORE;
+}
+
+/**
+ * MOVE of a trash entry to `/restore/<name>`: it goes back where it was deleted from (its name
+ * of then; Nextcloud's restore ignores the name given too). 201 with `Location` naming where it
+ * went; 403 without `write` or for anything but a trash entry; 423 for a lock on it whose token
+ * was not submitted. Its locks are dropped as any MOVE's; its dead properties stay with the node.
+ */
+export async function restoreFromTrash(ctx: DavContext): Promise<void> {
+  const user = ctx.user();
+  const { tree, locks } = ctx.services;
+  const source = await tree.stat(user, ctx.path);
+  await requirePrivilege(ctx, source, 'write', STORE_GUARDS);
+  await checkLocks(ctx, source.chain, { includeDescendants: true });
+  const { path } = await tree.restoreFromTrash(user, source);
+  await locks.dropLocksUnder(source.chain[source.chain.length - 1] as string);
+  sendEmpty(ctx, 201, { Location: encodeHref(segmentsOf(path), { collection: source.entry.kind === 'folder' }) });
+}

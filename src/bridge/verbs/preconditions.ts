@@ -9,6 +9,7 @@
  * user or through one path holds for every user and path; a token counts only when presented
  * by the user who took the lock (RFC 4918 §6.4).
  */
+import { revisionOfId } from '../versions-view.js';
 import { DavStatusError } from '../dav-errors.js';
 import { encodeHref, parseHrefTarget } from '../href.js';
 import { filesPathOf } from '../remote-dav.js';
@@ -82,6 +83,8 @@ export async function requirePrivilege(ctx: DavContext, resource: Resource | und
   // issue 14, finding 4), and nothing can be created in them.
   if (resource.kind === 'root' || resource.kind === 'virtual' || isDerivedView(resource)) {
     if (privilege === 'read') return;
+    // A revision in /versions/ is read from its file, which the store guards (download there).
+    if (privilege === 'download' && revisionOfId(resource.entry.id)) return;
     throw new DavStatusError(403, `nothing can be written at ${resource.path}: it is made up or derived`);
   }
   const granted = await ctx.services.tree.privileges(ctx.user(), resource, { exact: true, passedToStore: options.storeGuards ?? false });

@@ -29,6 +29,7 @@ import type { DeadProperty } from '../dead-properties.js';
 import { childHref, encodeHref } from '../href.js';
 import { remainingSec, type LockView } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
+import type { NodeEntry } from '../../store-client/contract.js';
 import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { contentTypeOf } from './get.js';
@@ -55,6 +56,8 @@ export const LIVE_PROPERTIES = [
 /** ownCloud's namespace (oc:checksums, oc:fileid, oc:permissions) and rclone's fastmail vendor's (ME:sha1hex). */
 export const OC_NS = 'http://owncloud.org/ns';
 export const FASTMAIL_NS = 'ME:';
+/** Nextcloud's namespace: its trash properties (TrashbinPlugin), which Cyberduck and Mountain Duck read. */
+export const NC_NS = 'http://nextcloud.org/ns';
 
 /**
  * Live properties outside DAV: that sync clients read (docs/extensions.md "Checksums"): the
@@ -68,6 +71,9 @@ const CLIENT_PROPERTIES = {
   'oc:fileid': { ns: OC_NS, local: 'fileid' },
   'oc:permissions': { ns: OC_NS, local: 'permissions' },
   'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
+  'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
+  'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
+  'nc:trashbin-deletion-time': { ns: NC_NS, local: 'trashbin-deletion-time' },
 } as const satisfies Record<string, PropName>;
 type ClientProperty = keyof typeof CLIENT_PROPERTIES;
 const CLIENT_PROPERTY_NAMES = Object.keys(CLIENT_PROPERTIES) as ClientProperty[];
@@ -496,7 +502,39 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       const granted = sources.privileges?.get(keyOf(resource));
       return granted && (resource.kind === 'node' || resource.kind === 'top') ? { name: nameOf(prop), text: ocPermissions(resource, granted) } : undefined;
     }
+    case 'nc:trashbin-filename': {
+      const trashed = trashedOf(resource);
+      return trashed ? { name: nameOf(prop), text: trashed.originalName } : undefined;
+    }
+    case 'nc:trashbin-original-location': {
+      const location = originalLocationOf(resource);
+      return location === undefined ? undefined : { name: nameOf(prop), text: location };
+    }
+    case 'nc:trashbin-deletion-time': {
+      const deletedMs = trashedOf(resource)?.deletedMs;
+      // Seconds since the epoch, as Nextcloud writes it.
+      return deletedMs === undefined ? undefined : { name: nameOf(prop), text: String(Math.floor(deletedMs / 1000)) };
+    }
   }
+}
+
+/** What the store tells of an entry of a trash folder (docs/extensions.md "Trash and revisions from a client"); undefined elsewhere. */
+function trashedOf(resource: Resource): NodeEntry['trashed'] {
+  if (resource.kind !== 'node' || resource.top?.name !== 'trash' || resource.parent?.id !== resource.top.id) return undefined;
+  return resource.entry.trashed;
+}
+
+/**
+ * Where a trash entry was, as a path from the drive's root without the leading slash (Nextcloud
+ * gives it relative to the user's files): `home/docs/report.odt`, or for a group's trash
+ * `groups/<name>/home/docs/report.odt`. Undefined when the store does not say.
+ */
+export function originalLocationOf(resource: Resource): string | undefined {
+  const trashed = trashedOf(resource);
+  if (!trashed?.fromPath) return undefined;
+  // The trash entry's path is <prefix>/trash/<name>: the prefix names whose drive it is.
+  const prefix = resource.path.split('/').slice(1, -2);
+  return [...prefix, ...trashed.fromPath, trashed.originalName].join('/');
 }
 
 /**

@@ -31,13 +31,39 @@ import { encodeHref } from '../href.js';
 import { budgetOwnerOf } from '../store-tree.js';
 import type { VerbHandler } from './context.js';
 import { isLiveProperty } from './propfind.js';
-import { checkWrite, requirePrivilege } from './preconditions.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS } from './preconditions.js';
 import { sendXml } from './respond.js';
 
 const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
 const SARDINE_NS = 'SAR:';
 
 const OWNCLOUD_NS = 'http://owncloud.org/ns';
+
+/**
+ * driveway's "delete for good" mark of a folder (docs/extensions.md "Trash and revisions from a
+ * client"): `<skip-trash xmlns="urn:driveway:">1</skip-trash>` set on a folder makes deletes below
+ * it skip the trash; `0` or a remove clears it. Kept as a dead property too (so PROPFIND shows
+ * it), after the store took the mark.
+ */
+export const SKIP_TRASH: PropName = { ns: 'urn:driveway:', local: 'skip-trash' };
+
+function isSkipTrash(name: PropName): boolean {
+  return name.ns === SKIP_TRASH.ns && name.local === SKIP_TRASH.local;
+}
+
+/** The mark the instructions leave: on, off, or undefined when they do not name it; 'invalid' for a value other than 1/0/true/false. */
+function skipTrashOf(instructions: readonly PropPatchInstruction[]): boolean | 'invalid' | undefined {
+  let mark: boolean | 'invalid' | undefined;
+  for (const instruction of instructions) {
+    if (!isSkipTrash(instruction.name)) continue;
+    if (instruction.op === 'remove') mark = false;
+    else {
+      const value = instruction.text.trim().toLowerCase();
+      mark = value === '1' || value === 'true' ? true : value === '0' || value === 'false' ? false : 'invalid';
+    }
+  }
+  return mark;
+}
 
 /** Dead properties whose value is also the node's client mtime (a date; ignored when it is not one). */
 function isMtimeProperty(name: PropName): boolean {
@@ -93,6 +119,19 @@ export const proppatch: VerbHandler = async (ctx) => {
   }
 
   const node = resource.chain[resource.chain.length - 1] as string;
+  const mark = skipTrashOf(instructions);
+  const markOutcome = outcomes.get(propKey(SKIP_TRASH));
+  if (mark !== undefined && markOutcome) {
+    if (mark === 'invalid' || resource.entry.kind !== 'folder') markOutcome.status = 409;
+    else await requirePrivilege(ctx, resource, 'delete', STORE_GUARDS);
+  }
+  let previousMark: boolean | undefined;
+  if (typeof mark === 'boolean' && markOutcome && [...outcomes.values()].every((o) => o.status === 200)) {
+    // The store takes the mark first: a refusal there leaves everything as it was.
+    const outcome = await tree.setSkipTrash(user, resource, mark);
+    previousMark = outcome.previous;
+    if (outcome.status !== 200) markOutcome.status = outcome.status;
+  }
   if ([...outcomes.values()].every((o) => o.status === 200)) {
     try {
       await props.apply(node, instructions.map(toChange), budgetOwnerOf(user, resource));
@@ -101,6 +140,8 @@ export const proppatch: VerbHandler = async (ctx) => {
       else if (mtime !== undefined) await props.setMtime(node, mtime);
     } catch (err) {
       if (!(err instanceof DeadPropertyLimitError)) throw err;
+      // The mark goes back to what it was: nothing of this PROPPATCH is applied.
+      if (previousMark !== undefined) await tree.setSkipTrash(user, resource, previousMark);
       ctx.log.info({ limit: err.kind, owner: budgetOwnerOf(user, resource) }, 'PROPPATCH refused: dead property limit');
       // Nothing was stored: the properties being set could not fit (507, RFC 4918 §9.2.1).
       for (const o of outcomes.values()) o.status = o.op === 'set' ? 507 : 424;

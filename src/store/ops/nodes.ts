@@ -31,6 +31,8 @@ import type { AuthenticatedUser } from '../sessions.js';
 import { parseNodeOperation, type DirEntry, type NodeDetails, type PathEntry } from '../schemas/nodes.js';
 import { removeBlobFiles } from './blob-files.js';
 import { shareCopyWith } from './share-copy.js';
+import { skipsTrash, trashFactsOf } from './trash.js';
+import { deletesSkipTrash } from '../storage/trash.js';
 
 function writeOf(ctx: StoreContext, caller: AuthenticatedUser, tx: Sql): TreeWrite {
   return { sql: tx, now: ctx.clock.now(), callerUuid: caller.userUuid };
@@ -121,15 +123,19 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
   }
 }
 
-/** DELETE: into the owner's trash, or for good inside it (the freed blob files go after the commit). */
-export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<void> {
-  const unreferenced = await ctx.storage.sql.transaction(async (tx): Promise<string[]> => {
+/** DELETE: into the owner's trash, or for good inside it or below a "delete for good" folder (the freed blob files go after the commit). */
+export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<'trashed' | 'purged'> {
+  const { unreferenced, outcome } = await ctx.storage.sql.transaction(async (tx): Promise<{ unreferenced: string[]; outcome: 'trashed' | 'purged' }> => {
     const node = await resolveNode(tx, caller, id, 'delete');
-    if (node.top_kind === null && (await isInTrash(tx, node))) return purge(writeOf(ctx, caller, tx), node);
+    const purged = async () => ({ unreferenced: await purge(writeOf(ctx, caller, tx), node), outcome: 'purged' as const });
+    if (node.top_kind === null && (await isInTrash(tx, node))) return purged();
+    // Below a folder marked "delete for good" (ops/trash.ts): straight out, not into the trash.
+    if (node.top_kind === null && (await deletesSkipTrash(tx, node))) return purged();
     await trash(writeOf(ctx, caller, tx), node);
-    return [];
+    return { unreferenced: [], outcome: 'trashed' };
   }, writesOf(caller.userUuid));
   await removeBlobFiles(ctx, unreferenced);
+  return outcome;
 }
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {
@@ -137,6 +143,7 @@ export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, 
   const checksums = node.type === 'File' ? (await checksumsOfNodes(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
   return {
     ...(checksums ? { checksums } : {}),
+    ...((await skipsTrash(ctx, node)) ? { skip_trash: true as const } : {}),
     name: node.name,
     type: node.type,
     uuid: publicId(node, caller.userUuid),
@@ -197,6 +204,13 @@ export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, i
     default: {
       const counts = await shareCountsIn(sql, folder.uuid);
       const entries = (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
+      if (folder.top_kind === 'trash') {
+        const facts = await trashFactsOf(sql, folder, caller.userUuid);
+        for (const entry of entries) {
+          const trashed = facts.get(entry.uuid);
+          if (trashed) entry.trashed = trashed;
+        }
+      }
       return shown(entries, options.macSideFiles === true && access.viaShare === undefined);
     }
   }

@@ -10,15 +10,47 @@
 import { z } from 'zod';
 import { resolveNode, resolveNodeAccess } from '../access.js';
 import type { StoreContext } from '../context.js';
-import { conflict, forbidden, invalid } from '../envelope.js';
+import { conflict, forbidden, invalid, notFound } from '../envelope.js';
 import { subtreeBytes, topKindOf } from '../storage/nodes.js';
-import { getRevision, insertNextRevision, type UploadResult } from '../storage/revisions.js';
+import { getRevision, insertNextRevision, listRevisions, type UploadResult } from '../storage/revisions.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { removeBlobFiles } from './blob-files.js';
 import { assertUploadableUnder } from './files.js';
 import { assertRoom, purge, writesOf } from './tree.js';
 
-const reviseBodySchema = z.object({ from: z.string().min(1).max(200), consume: z.boolean().optional() }).strict();
+const reviseBodySchema = z.union([
+  z.object({ from: z.string().min(1).max(200), consume: z.boolean().optional() }).strict(),
+  z.object({ revision: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }).strict(),
+]);
+
+/** A kept revision as GET /api/nodes/{file}/revisions answers it. */
+export interface RevisionRecord {
+  revision: number;
+  size: number;
+  created: number;
+  /** Who uploaded it (null: unknown, e.g. an upload through a link); the name while the account exists. */
+  uploader_uuid: string | null;
+  uploader_fullname: string | null;
+  checksums?: { sha1: string; md5: string };
+}
+
+/**
+ * Every kept revision of a file, oldest first (retention may have removed older ones: the
+ * numbers then start above 1). Access as for node details (`read`, access.ts): a file the caller
+ * may not see is 404 like an unknown one; a folder is 409 `not_a_folder`.
+ */
+export async function listRevisionsOf(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<RevisionRecord[]> {
+  const file = await resolveNode(ctx.storage.sql, caller, id, 'read');
+  if (file.type !== 'File') throw conflict('the node is not a file', 'not_a_folder');
+  return (await listRevisions(ctx.storage.sql, file.uuid)).map((r) => ({
+    revision: Number(r.revision),
+    size: Number(r.size),
+    created: Number(r.created),
+    uploader_uuid: r.uploader_uuid,
+    uploader_fullname: r.uploader_fullname,
+    ...(r.sha1 !== null && r.md5 !== null ? { checksums: { sha1: r.sha1, md5: r.md5 } } : {}),
+  }));
+}
 
 /**
  * Makes the latest revision of file `body.from` the next revision of file `id`. Needs `write` on
@@ -35,7 +67,8 @@ const reviseBodySchema = z.object({ from: z.string().min(1).max(200), consume: z
  */
 export async function reviseFrom(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<UploadResult> {
   const parsed = reviseBodySchema.safeParse(body);
-  if (!parsed.success) throw invalid('the body must be {"from": "<file uuid>", "consume": true|false}');
+  if (!parsed.success) throw invalid('the body must be {"from": "<file uuid>", "consume": true|false} or {"revision": <number>}');
+  if ('revision' in parsed.data) return restoreRevision(ctx, caller, id, parsed.data.revision);
   const { from, consume = false } = parsed.data;
   const now = ctx.clock.now();
   let unreferenced: string[] = [];
@@ -62,5 +95,26 @@ export async function reviseFrom(ctx: StoreContext, caller: AuthenticatedUser, i
   // Blobs of the source's earlier revisions no other row refers to (its latest is the destination's now).
   await removeBlobFiles(ctx, unreferenced);
   ctx.log.debug({ node: result.uuid, revision: result.revision, from, consume }, 'revision made from another file');
+  return result;
+}
+
+/**
+ * A restore: kept revision `number` of file `id` becomes its next revision, pointing at the same
+ * blob (one more reference, no byte copied; its size counts toward the owner's usage as any
+ * revision's, 507 when there is no room). Needs `write` on the file, outside trash. Earlier
+ * revisions stay; 404 for a revision that is not kept.
+ */
+export async function restoreRevision(ctx: StoreContext, caller: AuthenticatedUser, id: string, number: number): Promise<UploadResult> {
+  const now = ctx.clock.now();
+  const result = await ctx.storage.sql.transaction(async (tx) => {
+    const file = await resolveNode(tx, caller, id, 'write');
+    if (file.type !== 'File') throw conflict('the node is not a file', 'not_a_folder');
+    assertUploadableUnder(await topKindOf(tx, file));
+    const kept = await getRevision(tx, file.uuid, number);
+    if (!kept) throw notFound(`revision ${number} of this file is not kept`);
+    await assertRoom(tx, file, Number(kept.size));
+    return insertNextRevision(tx, file, { hash: kept.blob_hash, sizeBytes: Number(kept.size), now }, caller.userUuid);
+  }, writesOf(caller.userUuid));
+  ctx.log.debug({ node: result.uuid, revision: result.revision, restored: number }, 'revision restored');
   return result;
 }

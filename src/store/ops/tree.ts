@@ -35,6 +35,7 @@ import {
   type OwnerType,
 } from '../storage/nodes.js';
 import { conflict, forbidden, quotaExceeded } from '../envelope.js';
+import { restoreNode } from '../storage/trash.js';
 
 /** Who changes the tree, and when. */
 export interface TreeWrite {
@@ -161,6 +162,28 @@ export async function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): Pr
     await touch(tx, fromUuid, now);
     await touch(tx, target.uuid, now);
     if (node.type === 'Dir') await touch(tx, node.uuid, now);
+  }, writesOf(w.callerUuid));
+}
+
+/**
+ * The restore of a node lying directly in trash: it goes back into `target` (the folder it was
+ * deleted from, or its owner's home when that is gone) as `name` (its name before the deletion,
+ * numbered `name (2).ext` when taken there), forgetting where it was deleted from. Into another
+ * owner's folder (the origin moved to a group since) its bytes move as for moveInto. Returns the
+ * name it got.
+ */
+export async function restoreInto(w: TreeWrite, node: NodeRow, target: NodeRow, name: string): Promise<string> {
+  const { sql, now } = w;
+  return await sql.transaction(async (tx) => {
+    await assertWritableFolder(tx, target);
+    const placed = await freeName(tx, target.uuid, name, node.type);
+    const fromUuid = node.parent_uuid as string;
+    if (node.owner_uuid !== target.owner_uuid) await giveToOwner(tx, node, target);
+    await restoreNode(tx, node.uuid, target.uuid, placed);
+    await touch(tx, fromUuid, now);
+    await touch(tx, target.uuid, now);
+    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+    return placed;
   }, writesOf(w.callerUuid));
 }
 

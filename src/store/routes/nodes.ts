@@ -1,6 +1,7 @@
 /**
  * docs/api.md "Nodes" over HTTP: POST /api/nodes/{node_uuid}, DELETE, details, path, dirlist and
- * myaccess and revisions (3.0 only: a new revision from another file, ops/revise.ts). Thin: the path's identifier, then ops/nodes.ts, then the envelope (204
+ * myaccess, revisions (3.0 only: list, restore, a new revision from another file: ops/revise.ts),
+ * restore from trash and the "delete for good" mark (3.0 only: ops/trash.ts). Thin: the path's identifier, then ops/nodes.ts, then the envelope (204
  * for the operations and DELETE; 202 with `pending_uuid` for a share_copy_with that waits for an
  * approver). Upload is routes/upload.ts.
  */
@@ -9,9 +10,11 @@ import type { StoreContext } from '../context.js';
 import { callerOf } from '../app.js';
 import { invalid, success } from '../envelope.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from '../ops/nodes.js';
-import { reviseFrom } from '../ops/revise.js';
+import { listRevisionsOf, reviseFrom } from '../ops/revise.js';
+import { restoreFromTrash, setSkipTrashOf } from '../ops/trash.js';
 import { nodeParamsSchema } from '../schemas/nodes.js';
 import { MAC_SIDE_FILES_HEADER } from '../../common/side-files.js';
+import { DELETED_HEADER } from '../../store-client/nodes.js';
 
 function nodeIdOf(request: FastifyRequest): string {
   const parsed = nodeParamsSchema.safeParse(request.params);
@@ -27,8 +30,9 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
   });
 
   app.delete('/api/nodes/:id', async (request, reply) => {
-    await deleteNode(ctx, callerOf(request), nodeIdOf(request));
-    return reply.code(204).send();
+    const outcome = await deleteNode(ctx, callerOf(request), nodeIdOf(request));
+    // An extension (docs/extensions.md): whether the node went to the trash or is gone for good.
+    return reply.code(204).header(DELETED_HEADER, outcome === 'purged' ? 'for-good' : 'trash').send();
   });
 
   app.get('/api/nodes/:id', async (request) => success('node details', await nodeDetails(ctx, callerOf(request), nodeIdOf(request))));
@@ -41,5 +45,8 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
   if (ctx.config.store.edition === '3.0') {
     app.get('/api/nodes/:id/myaccess', async (request) => success('access permissions', await myAccess(ctx, callerOf(request), nodeIdOf(request))));
     app.post('/api/nodes/:id/revisions', async (request) => success('revision added', await reviseFrom(ctx, callerOf(request), nodeIdOf(request), request.body)));
+    app.get('/api/nodes/:id/revisions', async (request) => success('revisions', await listRevisionsOf(ctx, callerOf(request), nodeIdOf(request))));
+    app.post('/api/nodes/:id/restore', async (request) => success('node restored', await restoreFromTrash(ctx, callerOf(request), nodeIdOf(request))));
+    app.put('/api/nodes/:id/skip_trash', async (request) => success('trash setting saved', await setSkipTrashOf(ctx, callerOf(request), nodeIdOf(request), request.body)));
   }
 }

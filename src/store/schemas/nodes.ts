@@ -77,6 +77,8 @@ export const nodeDetailsSchema = z.object({
   created: epochMs,
   updated: epochMs,
   checksums: checksumsSchema.optional(),
+  /** A folder marked "delete for good" (docs/extensions.md "Trash and revisions from a client"); absent otherwise. */
+  skip_trash: z.literal(true).optional(),
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
@@ -97,6 +99,10 @@ export const dirEntrySchema = z.object({
   updated: epochMs,
   revision: z.number().int().optional(),
   checksums: checksumsSchema.optional(),
+  /** An entry of a trash folder: where it came from and when it was deleted (docs/extensions.md "Trash and revisions from a client"). */
+  trashed: z
+    .object({ from: z.string().nullable(), from_path: z.string().nullable(), name: z.string(), at: epochMs.nullable() })
+    .optional(),
 });
 export type DirEntry = z.infer<typeof dirEntrySchema>;
 

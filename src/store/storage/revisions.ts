@@ -210,6 +210,28 @@ export function getRevision(sql: Sql, nodeUuid: string, revision: number): Promi
   return sql.get<RevisionRow>('SELECT * FROM revisions WHERE node_uuid = ? AND revision = ?', [nodeUuid, revision]);
 }
 
+/** A kept revision as the revision listing shows it (docs/extensions.md "Trash and revisions from a client"). */
+export interface ListedRevision {
+  revision: number;
+  size: number;
+  created: number;
+  uploader_uuid: string | null;
+  /** The uploader's name while the account exists. */
+  uploader_fullname: string | null;
+  sha1: string | null;
+  md5: string | null;
+}
+
+/** Every kept revision of a file, oldest first, with its blob's checksums (one query). */
+export function listRevisions(sql: Sql, nodeUuid: string): Promise<ListedRevision[]> {
+  return sql.all<ListedRevision>(
+    `SELECT r.revision, r.size, r.created, r.uploader_uuid, u.fullname AS uploader_fullname, b.sha1, b.md5
+       FROM revisions r LEFT JOIN blobs b ON b.hash = r.blob_hash LEFT JOIN users u ON u.uuid = r.uploader_uuid
+      WHERE r.node_uuid = ? ORDER BY r.revision`,
+    [nodeUuid],
+  );
+}
+
 // ---- blobs
 
 /**
