@@ -30,7 +30,7 @@ import { restoreFromTrash, setSkipTrashOf } from './ops/trash.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
 import { getGroupWebdrive, getUserWebdrive } from './ops/webdrive.js';
 import { admitCaller, operationPolicy, type StoreOperation } from './policy.js';
-import { authenticateToken, sessionMemo, type AuthenticatedUser } from './sessions.js';
+import { authenticateToken, clientSessionMemo, type AuthenticatedUser } from './sessions.js';
 import { lookup as lookupMimeType } from 'mime-types';
 
 /** The store failure as the HTTP client would have classified its answer. */
@@ -51,7 +51,8 @@ export interface LocalClientOptions {
   /**
    * Every call comes after the storage's change feed settled (the in-process bridge waits for it
    * at the start of each DAV request): live sessions may then be answered from memory
-   * (sessions.ts sessionMemo). Not for callers that skip the barrier.
+   * (sessions.ts sessionMemo). Not for callers that skip the barrier. On SQLite the memory needs
+   * no barrier and is used either way (sessions.ts clientSessionMemo).
    */
   behindFeedBarrier?: boolean;
 }
@@ -59,8 +60,8 @@ export interface LocalClientOptions {
 export function createLocalClient(ctx: StoreContext, options: LocalClientOptions = {}): StoreClient {
   const threeOnly = ctx.config.store.edition === '3.0';
   const defaultIp = options.defaultIp ?? '127.0.0.1';
-  // Over PostgreSQL: live sessions from memory (the bridge calls after its per-request barrier).
-  const sessions = options.behindFeedBarrier ? sessionMemo(ctx.storage.changes) : undefined;
+  // Live sessions from memory: on SQLite always, over PostgreSQL behind the bridge's per-request barrier.
+  const sessions = clientSessionMemo(ctx.storage.sql, ctx.storage.changes, options.behindFeedBarrier ?? false);
 
   /** Runs an operation as an HTTP request to it would: durable before it returns, failures classified. */
   async function call<T>(operation: string, work: () => T | Promise<T>): Promise<T> {

@@ -15,7 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { ChangeFeed } from '../common/change-feed.js';
 import type { Clock } from '../common/clock.js';
 import { FeedMemo } from '../common/feed-memo.js';
-import { activeSession, insertSessionRow, revokeSessions, type ActiveSessionRow } from './storage/sessions.js';
+import { activeSession, insertSessionRow, revokeSessions, sqliteSessionMemo, type ActiveSessionRow } from './storage/sessions.js';
 import { insertSessionKey, liveSessionKeys, newestSessionKeyCreated, retireReplacedSessionKeys } from './storage/session-keys.js';
 import type { Sql } from './storage/sql.js';
 
@@ -221,8 +221,8 @@ function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefine
 
 /**
  * Verifies a bearer token: signature, expiry, and that its session is neither revoked nor its
- * user inactive. With `memo` (the in-process client's, over PostgreSQL: sessionMemo), a live
- * session checked before answers from memory until a change to any session is announced.
+ * user inactive. With `memo` (the in-process client's: clientSessionMemo), a live session checked
+ * before answers from memory until anything that may change a session happens.
  */
 export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Clock, token: string, memo?: SessionMemo): Promise<AuthenticatedUser | undefined> {
   const claims = await verifiedClaims(keys, clock, token);
@@ -232,8 +232,10 @@ export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Cloc
   return user?.userUuid === claims.sub ? user : undefined;
 }
 
-/** Live sessions kept in memory (common/feed-memo.ts), by session id. */
-export type SessionMemo = FeedMemo<ActiveSessionRow>;
+/** Live sessions kept in memory by session id: behind a change feed (common/feed-memo.ts) or on SQLite (storage/sessions.ts SqliteSessionMemo). */
+export interface SessionMemo {
+  get<R extends ActiveSessionRow | undefined>(key: string, read: () => Promise<R>, keep?: (value: ActiveSessionRow) => boolean): Promise<R>;
+}
 
 /**
  * A memory of live sessions for callers that first wait for the change feed to settle (the
@@ -241,11 +243,21 @@ export type SessionMemo = FeedMemo<ActiveSessionRow>;
  * its session still holds. Migration 018 announces every change that ends a session or changes
  * what it carries of its user (logout, revocation, deactivation, role, organization, password),
  * on any instance, and that drops the memory; a session not found is never kept (new ones are
- * not announced); expiry is checked at every use. Undefined without a feed (SQLite: one
- * process, and the lookup costs no round trip). HTTP requests, which wait for no feed, always ask.
+ * not announced); expiry is checked at every use. Undefined without a feed (SQLite watches its
+ * own connection instead: clientSessionMemo). HTTP requests, which wait for no feed, always ask.
  */
 export function sessionMemo(feed: ChangeFeed | undefined): SessionMemo | undefined {
   return feed ? new FeedMemo<ActiveSessionRow>(feed, (change) => change.sessions, { max: 10_000, ttlMs: 2000 }) : undefined;
+}
+
+/**
+ * The in-process client's memory of live sessions: on SQLite the connection's own
+ * (SqliteSessionMemo: exact at every call, so for any caller), over PostgreSQL the feed's, only
+ * for a caller behind the feed's barrier (sessionMemo); undefined otherwise (every call reads).
+ */
+export function clientSessionMemo(sql: Sql, feed: ChangeFeed | undefined, behindFeedBarrier: boolean): SessionMemo | undefined {
+  if (sql.dialect === 'sqlite') return sqliteSessionMemo(sql);
+  return behindFeedBarrier ? sessionMemo(feed) : undefined;
 }
 
 function liveAt(row: ActiveSessionRow | undefined, nowMs: number): ActiveSessionRow | undefined {

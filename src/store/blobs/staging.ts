@@ -30,8 +30,8 @@
  * and SHA-1 doubled the CPU of a large PUT. A read of the stored blob after the upload would
  * have cost a disk or S3 pass per upload.
  */
-import { Blake3Hasher } from '@napi-rs/blake-hash';
-import { createHash, randomBytes, randomUUID, type Hash } from 'node:crypto';
+import { blake3, Blake3Hasher } from '@napi-rs/blake-hash';
+import { createHash, hash as hashOnce, randomBytes, randomUUID, type Hash } from 'node:crypto';
 import { createWriteStream, existsSync, promises as fs, rmSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -71,9 +71,13 @@ export class ContentDigests {
   }
 }
 
-/** SHA-1 and MD5 of some bytes held whole. */
+/**
+ * The three hashes of some bytes held whole, by the one-shot functions: for a small file (every
+ * bridge PUT up to 64 KiB) three hasher objects and their digest calls cost a fifth more than
+ * the hashing itself (4 KiB: 12.7 against 10.4 us here). The same values as ContentDigests.
+ */
 export function digestOf(data: Buffer): ContentDigest {
-  return new ContentDigests().update(data).digest();
+  return { hash: blake3(data).toString('hex'), sha1: hashOnce('sha1', data), md5: hashOnce('md5', data) };
 }
 
 /** The content address of some bytes: what stage() computes while streaming. */
@@ -270,8 +274,8 @@ export class BlobStaging {
     }
     if (!spilled) {
       const inline = Buffer.concat(head, sizeBytes);
-      const { sha1, md5 } = digestOf(inline);
-      return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, inline };
+      // BLAKE3 was fed while reading; the clients' two in one shot each.
+      return { hash: hasher.digest('hex'), sha1: hashOnce('sha1', inline), md5: hashOnce('md5', inline), sizeBytes, inline };
     }
 
     let sums: FileChecksums | undefined;

@@ -1,7 +1,10 @@
 /**
  * Session rows (sessions.ts signs and verifies the tokens; this module only keeps the rows): a
- * session is live while it is neither revoked nor expired and its user is active.
+ * session is live while it is neither revoked nor expired and its user is active. On SQLite it
+ * also watches them, so live sessions may be answered from memory (SqliteSessionMemo).
  */
+import type Database from 'better-sqlite3';
+import { sqliteConnectionOf } from './dialects/sqlite.js';
 import type { Sql } from './sql.js';
 
 export interface SessionInsert {
@@ -70,4 +73,86 @@ export async function revokeSessions(
 export async function countLiveSessions(sql: Sql, userUuid: string, nowMs: number): Promise<number> {
   const row = await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions WHERE user_uuid = ? AND revoked IS NULL AND expires > ?', [userUuid, nowMs]);
   return Number(row?.n ?? 0);
+}
+
+/**
+ * What a SQLite connection knows of changes to live sessions (installSessionWatch): `generation`
+ * grows whenever this connection changes a session row or what a session carries of its user
+ * (TEMP triggers, fired at the statement, whether its transaction later commits or rolls back);
+ * `dataVersion` reads PRAGMA data_version, which moves whenever another connection (the admin
+ * commands beside a server, another process) committed anything to the file.
+ */
+interface SessionWatch {
+  generation: number;
+  dataVersion: () => number;
+}
+const sessionWatches = new WeakMap<Database.Database, SessionWatch>();
+
+/** Lets SqliteSessionMemo keep live sessions on this SQLite connection (openDatabase calls it). */
+export function installSessionWatch(db: Database.Database): void {
+  const version = db.prepare('PRAGMA data_version').pluck();
+  const watch: SessionWatch = { generation: 0, dataVersion: () => version.get() as number };
+  db.function('driveway_session_rows_changed', { deterministic: false, varargs: false }, () => {
+    watch.generation += 1;
+    return null;
+  });
+  // Every column of ActiveSessionRow: the session's own, and of its user is_active and those it
+  // carries. Not users' disk_used, which every upload changes.
+  db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS session_rows_updated AFTER UPDATE ON main.sessions BEGIN SELECT driveway_session_rows_changed(); END;
+           CREATE TEMP TRIGGER IF NOT EXISTS session_rows_deleted AFTER DELETE ON main.sessions BEGIN SELECT driveway_session_rows_changed(); END;
+           CREATE TEMP TRIGGER IF NOT EXISTS session_users_updated AFTER UPDATE OF uuid, is_active, is_admin, is_builtin, org_id, password_changed ON main.users
+             BEGIN SELECT driveway_session_rows_changed(); END;
+           CREATE TEMP TRIGGER IF NOT EXISTS session_users_deleted AFTER DELETE ON main.users BEGIN SELECT driveway_session_rows_changed(); END;`);
+  sessionWatches.set(db, watch);
+}
+
+/** Sessions kept at most before the memory starts over (~200 bytes each). */
+const SESSION_MEMO_LIMIT = 10_000;
+
+/**
+ * Live sessions in memory on the embedded database (the in-process client's: sessions.ts
+ * authenticateToken), so a small PUT does not read its session row and user again: that read
+ * was the largest statement of a bridge PUT after its commit (~60 µs of ~700 on the event
+ * loop). Sound because every answer is dropped, all at once, when the connection's watch
+ * (installSessionWatch) saw anything that may change one: a session or user change of this
+ * connection (TEMP triggers), or any commit by another connection (data_version). Both are
+ * compared before an answer is used, and an answer is kept under the values seen before it was
+ * read, so one read across a change is dropped at the next call. A missing session is never
+ * kept (a new one is not watched for); expiry is checked by the caller at every use.
+ */
+export class SqliteSessionMemo {
+  private readonly rows = new Map<string, ActiveSessionRow>();
+  private generation = -1;
+  private dataVersion = -1;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly watch: SessionWatch,
+  ) {}
+
+  async get<R extends ActiveSessionRow | undefined>(key: string, read: () => Promise<R>, keep: (value: ActiveSessionRow) => boolean = () => true): Promise<R> {
+    if (!this.db.open) return read();
+    const generation = this.watch.generation;
+    const dataVersion = this.watch.dataVersion();
+    if (generation !== this.generation || dataVersion !== this.dataVersion) {
+      this.rows.clear();
+      this.generation = generation;
+      this.dataVersion = dataVersion;
+    }
+    const known = this.rows.get(key);
+    if (known !== undefined) return known as R;
+    const value = await read();
+    if (value !== undefined && keep(value) && this.generation === generation && this.dataVersion === dataVersion) {
+      if (this.rows.size >= SESSION_MEMO_LIMIT) this.rows.clear();
+      this.rows.set(key, value);
+    }
+    return value;
+  }
+}
+
+/** The session memo of a SQLite handle whose connection is watched; undefined for any other. */
+export function sqliteSessionMemo(sql: Sql): SqliteSessionMemo | undefined {
+  const db = sqliteConnectionOf(sql);
+  const watch = db && sessionWatches.get(db);
+  return db && watch ? new SqliteSessionMemo(db, watch) : undefined;
 }

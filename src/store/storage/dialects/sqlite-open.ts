@@ -15,6 +15,7 @@
 import Database, { type Statement } from 'better-sqlite3';
 import { preparePrivateDatabaseFile } from '../../../common/private-files.js';
 import { installTopKindCache } from '../nodes.js';
+import { installSessionWatch } from '../sessions.js';
 import { assertKnownSchema, migrationsOf } from '../migrations.js';
 
 export type Db = Database.Database;
@@ -27,6 +28,7 @@ export function openDatabase(file: string): Db {
       migrate(db, file);
       createVolatileTables(db);
       installTopKindCache(db);
+      installSessionWatch(db);
     },
     { foreignKeys: true, statementCacheLimit: 1000 },
   );
