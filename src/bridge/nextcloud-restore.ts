@@ -19,6 +19,7 @@
  */
 import { DavStatusError } from './dav-errors.js';
 import { parseDestination } from './href.js';
+import { isSameUsername } from './remote-dav.js';
 import { toDavPath, type DavPath } from './store-tree.js';
 import type { DavContext, VerbHandler } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
@@ -35,15 +36,11 @@ interface SpacePlace {
   rest: readonly string[];
 }
 
-function sameLogin(a: string, b: string): boolean {
-  return a.length === b.length && a.replace(/[A-Z]/g, (c) => c.toLowerCase()) === b.replace(/[A-Z]/g, (c) => c.toLowerCase());
-}
-
 /** The space and the segments below `<user>` of decoded `segments`, when they name the caller's; undefined otherwise. */
 function placeOf(segments: readonly string[], caller: string): SpacePlace | undefined {
   if (segments.length < 4 || segments[0] !== PREFIX[0] || segments[1] !== PREFIX[1]) return undefined;
   const owner = segments[3] as string;
-  if (!sameLogin(owner, caller)) return undefined;
+  if (!isSameUsername(owner, caller)) return undefined;
   return { space: segments[2] as string, rest: segments.slice(4) };
 }
 
@@ -51,11 +48,15 @@ function notFound(): DavStatusError {
   return new DavStatusError(404, 'no such resource');
 }
 
-/** The request's place in `space`; 404 for another user's space or another space. */
+/**
+ * The request's segments below `/remote.php/dav/<space>/<user>/` (the router, remote-dav.ts, has
+ * checked that `<user>` is the caller and made the path below it the request's target); 404
+ * when the request came through another space.
+ */
 function requestPlace(ctx: DavContext, space: string): readonly string[] {
-  const place = placeOf(ctx.target.segments, ctx.user().name);
-  if (!place || place.space !== space) throw notFound();
-  return place.rest;
+  if (ctx.route?.space !== space) throw notFound();
+  ctx.user();
+  return ctx.target.segments;
 }
 
 /** Whether the Destination names `/remote.php/dav/<space>/<caller>/restore/<name>`. */
@@ -123,28 +124,8 @@ function table(verb: VerbHandler, methods: readonly string[]): Record<string, Ve
   return Object.fromEntries(methods.map((m) => [m, verb]));
 }
 
-/**
- * The two spaces, for a router of `/remote.php/dav/<space>/<user>/` (h23-uploads' remote-spaces.ts:
- * `REMOTE_SPACES = { ..., ...NEXTCLOUD_RESTORE_SPACES }`). Each handler checks `<user>` itself,
- * so it is safe to register behind any router.
- */
+/** The two spaces' method tables, registered in remote-spaces.ts. */
 export const NEXTCLOUD_RESTORE_SPACES: Readonly<Record<'versions' | 'trashbin', Readonly<Record<string, VerbHandler>>>> = {
   versions: table(versionsVerb, ['PROPFIND', 'GET', 'HEAD', 'MOVE']),
   trashbin: table(trashbinVerb, ['PROPFIND', 'GET', 'HEAD', 'DELETE', 'MOVE']),
 };
-
-/**
- * Until the `/remote.php/dav/` router is merged: `handler` for every request, except those under
- * `/remote.php/dav/versions/` and `/remote.php/dav/trashbin/`, which the spaces' tables serve
- * (405 for a method they lack). The router replaces this (see NEXTCLOUD_RESTORE_SPACES).
- */
-export function withNextcloudRestoreSpaces(method: string, handler: VerbHandler): VerbHandler {
-  return async (ctx) => {
-    const segments = ctx.target.segments;
-    const space = segments[0] === PREFIX[0] && segments[1] === PREFIX[1] ? segments[2] : undefined;
-    if (space !== 'versions' && space !== 'trashbin') return handler(ctx);
-    const spaceHandler = NEXTCLOUD_RESTORE_SPACES[space][method];
-    if (!spaceHandler) throw new DavStatusError(405, `${method} is not served here`);
-    return spaceHandler(ctx);
-  };
-}

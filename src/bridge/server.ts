@@ -41,7 +41,6 @@ import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
 import { listsVersionsTo } from './versions-view.js';
-import { withNextcloudRestoreSpaces } from './nextcloud-restore.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
@@ -317,7 +316,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     respondWithPaths: true,
     enableLocationTag: false,
   });
-  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(withNextcloudRestoreSpaces(method, handler), services, log));
+  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(handler, services, log));
   // The library keeps its own handlers for other methods (POST writes into its in-memory
   // file system, even for anonymous callers): every method we do not serve answers 405.
   const notAllowed = wrapVerb(methodNotAllowed, services, log);
