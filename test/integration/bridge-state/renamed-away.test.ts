@@ -83,6 +83,8 @@ describeMemos('the bridge’s state file, upgraded from version 3', async () => 
   // Version 3: migration 012's tables only, as the release before the memos left it.
   const old = openBridgeStateFile(file);
   await old.sql.exec('DROP TABLE dav_renamed_away');
+  await old.sql.exec('DROP TABLE dav_upload_parts');
+  await old.sql.exec('DROP TABLE dav_uploads');
   await old.sql.exec('PRAGMA user_version = 3');
   await old.close();
   const state = openBridgeStateFile(file);
