@@ -84,12 +84,13 @@ export async function openDavState(options: DavStateOptions): Promise<DavState> 
  * user_version of bridge.sqlite. 1 and 2 are the layouts of earlier releases (tables
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
- * 4 adds migration 020's upload sessions. A later migration that changes these tables must add a
+ * 4 adds the upload sessions (migration `NNN-upload-sessions.sql`). A later migration that changes these tables must add a
  * step here too.
  */
 export const STATE_FILE_VERSION = 4;
 const STATE_MIGRATION = 12;
-const UPLOADS_MIGRATION = 20;
+/** Found by name, not number: the file keeps its name whatever number it gets among the store's migrations. */
+const UPLOADS_MIGRATION = 'upload-sessions';
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
 export function openBridgeStateFile(file: string): SqliteStorage {
@@ -102,8 +103,8 @@ function upgradeStateFile(db: Db): void {
     throw new Error(`dead property file has schema ${version}, newer than this bridge (${STATE_FILE_VERSION})`);
   }
   if (version === STATE_FILE_VERSION) return;
-  const migrationOf = (n: number): string => {
-    const found = migrationsOf('sqlite').find((m) => m.version === n);
+  const migrationOf = (n: number | string): string => {
+    const found = migrationsOf('sqlite').find((m) => (typeof n === 'number' ? m.version === n : m.name.slice(4, -4) === n));
     if (!found) throw new Error(`storage migration ${n} is missing`);
     return found.sql;
   };
