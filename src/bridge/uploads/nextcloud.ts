@@ -8,7 +8,8 @@
  *   numbered 1..10000); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
  *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
  *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
- *   go (507, nothing recorded) and kept; without one, each chunk is (what arrived plus the chunk).
+ *   go (507, nothing recorded) and kept; each chunk with a Content-Length is checked too (what
+ *   arrived, an earlier copy of it left out, plus the chunk).
  * - PUT `<id>/<chunk>`: 201 (a new chunk) or 204 (a chunk re-sent: it replaces the earlier one),
  *   streamed to the PartStore; chunks may come in any order, in parallel, through any instance.
  *   404 when the session is not the caller's live one; 400 for a name the protocol does not know.
@@ -183,10 +184,11 @@ const put: VerbHandler = async (ctx) => {
   const contentLength = headerValue(ctx.req.headers['content-length']);
   const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
   if (announced === undefined && ctx.services.uploads.needsLength) throw new DavStatusError(411, 'a chunk needs a Content-Length here');
-  // Without OC-Total-Length (rclone sends none) the quota is checked as the chunks come: what
-  // arrived plus this chunk must fit, so an upload over quota stops at the chunk that crosses it.
-  if (announced !== undefined && totalBytes === undefined && session.totalBytes === undefined) {
-    await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session)) + announced, (destination ?? session.destination) as DavPath | undefined);
+  // The quota is checked as the chunks come too: what arrived (but an earlier copy of this chunk)
+  // plus this chunk must fit. Without OC-Total-Length (rclone sends none) an upload over quota
+  // stops at the chunk that crosses it; with one, no client parks more parts than the quota holds.
+  if (announced !== undefined) {
+    await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session, chunk)) + announced, (destination ?? session.destination) as DavPath | undefined);
   }
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {

@@ -108,9 +108,9 @@ export class UploadService {
     return { part: stored, replaced: old !== undefined };
   }
 
-  /** The bytes received so far (every part's latest copy). */
-  receivedBytes(session: UploadSession): Promise<number> {
-    return this.options.repository.partBytes(session.key);
+  /** The bytes received so far (every part's latest copy), the part named `except` left out. */
+  receivedBytes(session: UploadSession, except?: string): Promise<number> {
+    return this.options.repository.partBytes(session.key, except);
   }
 
   parts(session: UploadSession): Promise<UploadPart[]> {

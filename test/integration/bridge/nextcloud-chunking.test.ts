@@ -317,6 +317,13 @@ describe('Nextcloud chunked upload', () => {
       expect(crossing.status).toBe(507);
       const listed = await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small));
       expect(listed.map((r) => r.href)).toEqual([`${uploads(small)}/huge-v1/`, `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`]);
+      // A chunk re-sent replaces its copy and is not counted twice.
+      expect((await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`, {}, first, small)).status).toBe(204);
+      // With a total within quota, a client cannot park more chunk bytes than the quota holds either.
+      const parked = { destination: `${f.davUrl}${files(small)}/home/parked.bin`, 'oc-total-length': String(MiB) };
+      expect((await dav('MKCOL', `${uploads(small)}/parked/`, parked, undefined, small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/parked/1`, parked, patternBytes(0, MiB), small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/parked/2`, parked, patternBytes(0, 1.5 * MiB), small)).status).toBe(507);
     });
 
     it('answers a second MOVE during an assembly with 423 (then 404), and the file gets one revision', async () => {
