@@ -41,7 +41,7 @@ import { parentOf, type DavPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from '../verbs/context.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
-import { sendEmpty, XML_TYPE } from '../verbs/respond.js';
+import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
@@ -345,17 +345,7 @@ const options: VerbHandler = async (ctx) => {
   sendEmpty(ctx, 200, { Allow: ALLOW });
 };
 
-/**
- * Refusals in Sabre's shape (`<d:error><s:exception/><s:message/></d:error>`): Nextcloud's
- * clients and rclone print the message. A store refusal keeps its status (dav-errors.ts).
- */
-function sabreBody(status: number, message: string): Buffer {
-  return Buffer.from(
-    `<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>${status}</s:exception><s:message>${escapeXmlText(message)}</s:message></d:error>`,
-    'utf8',
-  );
-}
-
+/** Refusals in Sabre's shape (respond.ts sendSabreError); a store refusal keeps its status (dav-errors.ts). */
 function withSabreErrors(handler: VerbHandler): VerbHandler {
   return async (ctx) => {
     try {
@@ -363,11 +353,9 @@ function withSabreErrors(handler: VerbHandler): VerbHandler {
     } catch (err) {
       const status = err instanceof DavStatusError ? err.status : err instanceof StoreError && err.kind === 'invalid' ? 400 : undefined;
       if (status === undefined || status >= 500 && status !== 507 || ctx.res.headersSent) throw err;
-      const message = err instanceof DavStatusError ? err.message : (err as StoreError).storeMsg ?? (err as Error).message;
-      const body = sabreBody(status, message);
-      if (!ctx.req.complete) ctx.req.resume();
-      ctx.res.writeHead(status, { ...(err instanceof DavStatusError ? err.headers : {}), 'Content-Type': XML_TYPE, 'Content-Length': String(body.length) });
-      ctx.res.end(body);
+      // A store's refusal (the OC-Checksum mismatch) says only what kind it was.
+      const message = err instanceof DavStatusError ? err.message : 'the content does not match OC-Checksum, or the store refused it as invalid';
+      sendSabreError(ctx, status, message, err instanceof DavStatusError ? err.headers : {});
     }
   };
 }
