@@ -62,8 +62,8 @@ export interface UploadSessionRepository {
   putPart(key: string, part: UploadPart, nowMs: number): Promise<string | undefined | false>;
   /** Removes one part's row; the part key it had (its bytes are the caller's to remove), undefined when none. */
   removePart(key: string, name: string): Promise<string | undefined>;
-  /** The bytes of the session's parts together. */
-  partBytes(key: string): Promise<number>;
+  /** The bytes of the session's parts together, leaving out the part named `except` (one about to be replaced). */
+  partBytes(key: string, except?: string): Promise<number>;
   /** The session's parts in `seq` order. */
   parts(key: string): Promise<UploadPart[]>;
   /**

@@ -8,7 +8,8 @@
  *   numbered 1..10000); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
  *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
  *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
- *   go (507, nothing recorded) and kept; without one, each chunk is (what arrived plus the chunk).
+ *   go (507, nothing recorded) and kept; each chunk with a Content-Length is checked too (what
+ *   arrived, an earlier copy of it left out, plus the chunk).
  * - PUT `<id>/<chunk>`: 201 (a new chunk) or 204 (a chunk re-sent: it replaces the earlier one),
  *   streamed to the PartStore; chunks may come in any order, in parallel, through any instance.
  *   404 when the session is not the caller's live one; 400 for a name the protocol does not know.
@@ -40,7 +41,7 @@ import { parentOf, type DavPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from '../verbs/context.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
-import { sendEmpty, XML_TYPE } from '../verbs/respond.js';
+import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
@@ -183,10 +184,11 @@ const put: VerbHandler = async (ctx) => {
   const contentLength = headerValue(ctx.req.headers['content-length']);
   const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
   if (announced === undefined && ctx.services.uploads.needsLength) throw new DavStatusError(411, 'a chunk needs a Content-Length here');
-  // Without OC-Total-Length (rclone sends none) the quota is checked as the chunks come: what
-  // arrived plus this chunk must fit, so an upload over quota stops at the chunk that crosses it.
-  if (announced !== undefined && totalBytes === undefined && session.totalBytes === undefined) {
-    await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session)) + announced, (destination ?? session.destination) as DavPath | undefined);
+  // The quota is checked as the chunks come too: what arrived (but an earlier copy of this chunk)
+  // plus this chunk must fit. Without OC-Total-Length (rclone sends none) an upload over quota
+  // stops at the chunk that crosses it; with one, no client parks more parts than the quota holds.
+  if (announced !== undefined) {
+    await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session, chunk)) + announced, (destination ?? session.destination) as DavPath | undefined);
   }
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
@@ -343,17 +345,7 @@ const options: VerbHandler = async (ctx) => {
   sendEmpty(ctx, 200, { Allow: ALLOW });
 };
 
-/**
- * Refusals in Sabre's shape (`<d:error><s:exception/><s:message/></d:error>`): Nextcloud's
- * clients and rclone print the message. A store refusal keeps its status (dav-errors.ts).
- */
-function sabreBody(status: number, message: string): Buffer {
-  return Buffer.from(
-    `<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>${status}</s:exception><s:message>${escapeXmlText(message)}</s:message></d:error>`,
-    'utf8',
-  );
-}
-
+/** Refusals in Sabre's shape (respond.ts sendSabreError); a store refusal keeps its status (dav-errors.ts). */
 function withSabreErrors(handler: VerbHandler): VerbHandler {
   return async (ctx) => {
     try {
@@ -361,11 +353,9 @@ function withSabreErrors(handler: VerbHandler): VerbHandler {
     } catch (err) {
       const status = err instanceof DavStatusError ? err.status : err instanceof StoreError && err.kind === 'invalid' ? 400 : undefined;
       if (status === undefined || status >= 500 && status !== 507 || ctx.res.headersSent) throw err;
-      const message = err instanceof DavStatusError ? err.message : (err as StoreError).storeMsg ?? (err as Error).message;
-      const body = sabreBody(status, message);
-      if (!ctx.req.complete) ctx.req.resume();
-      ctx.res.writeHead(status, { ...(err instanceof DavStatusError ? err.headers : {}), 'Content-Type': XML_TYPE, 'Content-Length': String(body.length) });
-      ctx.res.end(body);
+      // A store's refusal (the OC-Checksum mismatch) says only what kind it was.
+      const message = err instanceof DavStatusError ? err.message : 'the content does not match OC-Checksum, or the store refused it as invalid';
+      sendSabreError(ctx, status, message, err instanceof DavStatusError ? err.headers : {});
     }
   };
 }

@@ -108,9 +108,9 @@ export class UploadService {
     return { part: stored, replaced: old !== undefined };
   }
 
-  /** The bytes received so far (every part's latest copy). */
-  receivedBytes(session: UploadSession): Promise<number> {
-    return this.options.repository.partBytes(session.key);
+  /** The bytes received so far (every part's latest copy), the part named `except` left out. */
+  receivedBytes(session: UploadSession, except?: string): Promise<number> {
+    return this.options.repository.partBytes(session.key, except);
   }
 
   parts(session: UploadSession): Promise<UploadPart[]> {
@@ -168,11 +168,17 @@ export class UploadService {
     return Readable.from(chunks(), { objectMode: false });
   }
 
-  /** Removes a session: its rows, then its bytes (a DELETE, or after its assembly). */
+  /**
+   * Removes a session (a DELETE, or after its assembly): expired at once (no request finds it
+   * any more), then its bytes, then its rows. A crash in between leaves an expired row, which the
+   * sweep finishes, never bytes that no row names.
+   */
   async remove(session: UploadSession): Promise<boolean> {
-    const removed = await this.options.repository.remove(session.key);
-    await this.options.parts.removeSession(session.key);
-    return removed;
+    const { repository, parts } = this.options;
+    const live = (await repository.find(session.owner, session.name, this.now())) !== undefined;
+    await repository.update(session.key, { expiresMs: 0 });
+    await parts.removeSession(session.key);
+    return (await repository.remove(session.key)) && live;
   }
 
   /**

@@ -8,7 +8,7 @@ import { readBody, DavXmlError } from '../dav-xml.js';
 import { isFixedPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
 import { DAV_METHODS } from './options.js';
-import { sendEmpty } from './respond.js';
+import { sendEmpty, sendSabreError } from './respond.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from './preconditions.js';
 
 /**
@@ -42,7 +42,13 @@ export const mkcol: VerbHandler = async (ctx) => {
   if (!target.resource) await requirePrivilege(ctx, target.parent, 'write', STORE_GUARDS);
   await checkWrite(ctx, target);
   if (target.resource) {
-    throw new DavStatusError(405, 'a resource exists at this URL', undefined, { Allow: DAV_METHODS.filter((m) => m !== 'MKCOL').join(', ') });
+    const allow = { Allow: DAV_METHODS.filter((m) => m !== 'MKCOL').join(', ') };
+    // Under /remote.php/dav/files/<user>/, Sabre's words: Nextcloud clients match them.
+    if (ctx.route) {
+      sendSabreError(ctx, 405, 'The resource you tried to create already exists', allow);
+      return;
+    }
+    throw new DavStatusError(405, 'a resource exists at this URL', undefined, allow);
   }
   if (isFixedPath(ctx.path)) throw new DavStatusError(403, 'top-level folders are fixed');
   await ctx.services.tree.mkdir(user, ctx.path);

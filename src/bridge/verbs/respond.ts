@@ -1,6 +1,6 @@
 /** Writing answers: failures (status + optional DAV:error body), XML bodies, empty answers. */
 import type { DavFailure } from '../dav-errors.js';
-import { errorBody } from '../dav-xml.js';
+import { errorBody, escapeXmlText } from '../dav-xml.js';
 import type { DavContext } from './context.js';
 
 export const XML_TYPE = 'application/xml; charset=utf-8';
@@ -29,4 +29,20 @@ export function writeFailure(ctx: DavContext, failure: DavFailure, _err: unknown
   }
   if (failure.condition) sendXml(ctx, failure.status, errorBody(failure.condition, failure.hrefs ?? []), failure.headers);
   else sendEmpty(ctx, failure.status, failure.headers);
+}
+
+/**
+ * A refusal in Sabre's shape, as Nextcloud answers under /remote.php/dav/
+ * (`<d:error><s:exception/><s:message/></d:error>`): its clients print the message, and some
+ * match it (nextcloud-chunk-file-upload takes "The resource you tried to create already exists"
+ * on MKCOL as "there already"). Only texts written for the client go here, never a store's.
+ */
+export function sendSabreError(ctx: DavContext, status: number, message: string, headers: Record<string, string> = {}): void {
+  const body = Buffer.from(
+    `<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>${status}</s:exception><s:message>${escapeXmlText(message)}</s:message></d:error>`,
+    'utf8',
+  );
+  if (!ctx.req.complete) ctx.req.resume();
+  ctx.res.writeHead(status, { ...headers, 'Content-Type': XML_TYPE, 'Content-Length': String(body.length) });
+  ctx.res.end(ctx.method === 'HEAD' ? undefined : body);
 }

@@ -110,8 +110,8 @@ export class SqlUploadSessionRepository implements UploadSessionRepository {
     });
   }
 
-  async partBytes(key: string): Promise<number> {
-    const row = await this.sql.get<{ bytes: number | null }>('SELECT SUM(size_bytes) AS bytes FROM dav_upload_parts WHERE upload_key = ?', [key]);
+  async partBytes(key: string, except?: string): Promise<number> {
+    const row = await this.sql.get<{ bytes: number | null }>('SELECT SUM(size_bytes) AS bytes FROM dav_upload_parts WHERE upload_key = ? AND name <> ?', [key, except ?? '']);
     return Number(row?.bytes ?? 0);
   }
 

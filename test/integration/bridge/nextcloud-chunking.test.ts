@@ -152,6 +152,37 @@ describe('Nextcloud chunked upload', () => {
     });
   });
 
+  describe('nextcloud-chunk-file-upload 1.1.0 (npm): its request sequence', () => {
+    // src/upload.js of shiftpi/nextcloud-chunk-file-upload: MKCOL of a random 64-hex folder, PUTs
+    // one after the other named `start-end` padded to the file size's digits (not 15), then with
+    // createDirsRecursively a MKCOL of every folder of the target in the files space, taking
+    // Sabre's "already exists" message as success, then MOVE .file with only a Destination.
+    it('uploads into a folder it makes on the way, taking the existing ones by Sabre\'s message', async () => {
+      const content = patternBytes(21, 5 * MiB + 3);
+      const chunkBytes = 2 * MiB;
+      const digits = String(content.length).length;
+      const folder = `${uploads()}/${createHash('sha256').update('npm-client').digest('hex')}`;
+      expect((await dav('MKCOL', folder)).status).toBe(201);
+      for (let offset = 0; offset < content.length; offset += chunkBytes) {
+        const chunk = content.subarray(offset, offset + chunkBytes);
+        const name = `${String(offset).padStart(digits, '0')}-${String(offset + chunk.length - 1).padStart(digits, '0')}`;
+        expect((await dav('PUT', `${folder}/${name}`, { 'content-type': 'application/x-www-form-urlencoded' }, chunk)).status).toBe(201);
+      }
+      for (const dir of ['/home', '/home/npm']) {
+        const made = await dav('MKCOL', `${files()}${dir}`);
+        if (dir === '/home') {
+          expect(made.status).toBe(405);
+          expect(made.text).toContain('<s:message>The resource you tried to create already exists</s:message>');
+        } else expect(made.status).toBe(201);
+      }
+      expect((await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/npm/upload.bin` })).status).toBe(201);
+      const entry = (await storeEntries()).find((e) => e.name === 'npm');
+      expect(entry?.kind).toBe('folder');
+      const inside = await f.client.listFolder(alice.session, entry!.id);
+      expect(inside.map((e) => [e.name, e.sizeBytes])).toEqual([['upload.bin', content.length]]);
+    });
+  });
+
   describe('a chunk cut off mid-body', () => {
     it('keeps nothing of it; the chunk sent again lands and the upload assembles', async () => {
       const id = `${uploads()}/cut-chunk`;
@@ -317,6 +348,13 @@ describe('Nextcloud chunked upload', () => {
       expect(crossing.status).toBe(507);
       const listed = await multistatusOf(await dav('PROPFIND', `${uploads(small)}/huge-v1/`, { depth: '1' }, undefined, small));
       expect(listed.map((r) => r.href)).toEqual([`${uploads(small)}/huge-v1/`, `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`]);
+      // A chunk re-sent replaces its copy and is not counted twice.
+      expect((await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`, {}, first, small)).status).toBe(204);
+      // With a total within quota, a client cannot park more chunk bytes than the quota holds either.
+      const parked = { destination: `${f.davUrl}${files(small)}/home/parked.bin`, 'oc-total-length': String(MiB) };
+      expect((await dav('MKCOL', `${uploads(small)}/parked/`, parked, undefined, small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/parked/1`, parked, patternBytes(0, MiB), small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/parked/2`, parked, patternBytes(0, 1.5 * MiB), small)).status).toBe(507);
     });
 
     it('answers a second MOVE during an assembly with 423 (then 404), and the file gets one revision', async () => {
