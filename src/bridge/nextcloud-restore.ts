@@ -22,6 +22,7 @@ import { parseDestination } from './href.js';
 import { toDavPath, type DavPath } from './store-tree.js';
 import type { DavContext, VerbHandler } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
+import { options } from './verbs/options.js';
 import { restoreFromTrash } from './verbs/move.js';
 import { sendEmpty } from './verbs/respond.js';
 import { checkLocks, requirePrivilege, STORE_GUARDS } from './verbs/preconditions.js';
@@ -129,8 +130,8 @@ function table(verb: VerbHandler, methods: readonly string[]): Record<string, Ve
  * so it is safe to register behind any router.
  */
 export const NEXTCLOUD_RESTORE_SPACES: Readonly<Record<'versions' | 'trashbin', Readonly<Record<string, VerbHandler>>>> = {
-  versions: table(versionsVerb, ['PROPFIND', 'GET', 'HEAD', 'MOVE']),
-  trashbin: table(trashbinVerb, ['PROPFIND', 'GET', 'HEAD', 'DELETE', 'MOVE']),
+  versions: { ...table(versionsVerb, ['PROPFIND', 'GET', 'HEAD', 'MOVE']), OPTIONS: options },
+  trashbin: { ...table(trashbinVerb, ['PROPFIND', 'GET', 'HEAD', 'DELETE', 'MOVE']), OPTIONS: options },
 };
 
 /**
