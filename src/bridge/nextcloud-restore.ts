@@ -13,9 +13,11 @@
  *   <user>/restore/<any name>` puts it back where it was deleted from (201).
  *
  * Each handler delegates to the drive's own verbs with the request's lookup path replaced, the
- * hrefs it writes keep the client's URL (they come from the request target). `<user>` must be
- * the caller's login name (ASCII case-insensitively, as the store compares usernames); anything
- * else is 404. Fixed ids and paths only: no store call but those the delegated verbs make.
+ * hrefs it writes keep the client's URL (they come from the request target, and a router's href
+ * base). `<user>` must be the caller's login name (ASCII case-insensitively, as the store compares
+ * usernames); anything else is 404. The request target may be the whole path or, behind a router,
+ * the part below `<user>` (requestPlace). No store call but those the delegated verbs make, and
+ * the file's path for `versions/<fileid>`.
  */
 import { DavStatusError } from './dav-errors.js';
 import { parseDestination } from './href.js';
@@ -52,9 +54,16 @@ function notFound(): DavStatusError {
   return new DavStatusError(404, 'no such resource');
 }
 
-/** The request's place in `space`; 404 for another user's space or another space. */
+/**
+ * The request's place in `space`: the segments below `<user>`. A router of
+ * `/remote.php/dav/<space>/<user>/` hands the handler that part as the request target (having
+ * checked `<user>`); without one the target is the whole path, checked here (404 for another
+ * user's space or another space).
+ */
 function requestPlace(ctx: DavContext, space: string): readonly string[] {
-  const place = placeOf(ctx.target.segments, ctx.user().name);
+  const segments = ctx.target.segments;
+  if (segments[0] !== PREFIX[0] || segments[1] !== PREFIX[1]) return segments;
+  const place = placeOf(segments, ctx.user().name);
   if (!place || place.space !== space) throw notFound();
   return place.rest;
 }
