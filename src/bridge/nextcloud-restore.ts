@@ -13,9 +13,11 @@
  *   <user>/restore/<any name>` puts it back where it was deleted from (201).
  *
  * Each handler delegates to the drive's own verbs with the request's lookup path replaced, the
- * hrefs it writes keep the client's URL (they come from the request target). `<user>` must be
- * the caller's login name (ASCII case-insensitively, as the store compares usernames); anything
- * else is 404. Fixed ids and paths only: no store call but those the delegated verbs make.
+ * hrefs it writes keep the client's URL (they come from the request target, and a router's href
+ * base). `<user>` must be the caller's login name (ASCII case-insensitively, as the store compares
+ * usernames); anything else is 404. The request target may be the whole path or, behind a router,
+ * the part below `<user>` (requestPlace). No store call but those the delegated verbs make, and
+ * the file's path for `versions/<fileid>`.
  */
 import { DavStatusError } from './dav-errors.js';
 import { parseDestination } from './href.js';
@@ -23,6 +25,7 @@ import { isSameUsername } from './remote-dav.js';
 import { toDavPath, type DavPath } from './store-tree.js';
 import type { DavContext, VerbHandler } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
+import { options } from './verbs/options.js';
 import { restoreFromTrash } from './verbs/move.js';
 import { sendEmpty } from './verbs/respond.js';
 import { checkLocks, requirePrivilege, STORE_GUARDS } from './verbs/preconditions.js';
@@ -126,6 +129,6 @@ function table(verb: VerbHandler, methods: readonly string[]): Record<string, Ve
 
 /** The two spaces' method tables, registered in remote-spaces.ts. */
 export const NEXTCLOUD_RESTORE_SPACES: Readonly<Record<'versions' | 'trashbin', Readonly<Record<string, VerbHandler>>>> = {
-  versions: table(versionsVerb, ['PROPFIND', 'GET', 'HEAD', 'MOVE']),
-  trashbin: table(trashbinVerb, ['PROPFIND', 'GET', 'HEAD', 'DELETE', 'MOVE']),
+  versions: { ...table(versionsVerb, ['PROPFIND', 'GET', 'HEAD', 'MOVE']), OPTIONS: options },
+  trashbin: { ...table(trashbinVerb, ['PROPFIND', 'GET', 'HEAD', 'DELETE', 'MOVE']), OPTIONS: options },
 };

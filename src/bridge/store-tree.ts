@@ -15,7 +15,7 @@ import type { Logger } from '../common/logger.js';
 import { StoreError, type ByteRange, type Download, type GroupEntry, type NodeEntry, type NodeId, type Removal, type StoreClient, type StoreSession, type UserProfile } from '../store-client/contract.js';
 import { normalizeName } from './href.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
-import { DERIVED_VIEWS, folder, folder as folder_, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
+import { DERIVED_VIEWS, folder, folder as folderEntry, GROUPS, isTopLevelName, Namespace, siblingTopId, TOP_LEVEL, topLevelOfId, virtualOf, WEBDRIVE, type TopLevelName } from './namespace.js';
 import { withMacSideFiles, type BridgeUser } from './sessions.js';
 import { ExtensionRoute } from './extension-route.js';
 import { KeyedQueue } from '../common/keyed-queue.js';
@@ -350,7 +350,7 @@ export class StoreTree {
         out[i] = this.childResource(user, folder, entry, (prefix + normalizeName(entry.name)) as DavPath);
       }
       if (folder.kind === 'root' && user.listsVersions === true) {
-        const versions = folder_(versionsRootId(user.userId), VERSIONS, folder.entry.updatedMs);
+        const versions = folderEntry(versionsRootId(user.userId), VERSIONS, folder.entry.updatedMs);
         out.push(this.childResource(user, folder, versions, `/${VERSIONS}` as DavPath));
       }
       return out;

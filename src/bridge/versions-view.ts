@@ -160,7 +160,9 @@ export class VersionsView {
     let revisions: RevisionEntry[];
     let name: string;
     try {
-      [revisions, name] = await this.options.withSession(user, async (s) => [await this.options.client.listRevisions(s, file), (await this.options.client.details(s, file)).name] as const);
+      [revisions, name] = await this.options.withSession(user, (s) =>
+        Promise.all([this.options.client.listRevisions(s, file), this.options.client.details(s, file).then((d) => d.name)]),
+      );
     } catch (err) {
       // No such route (a foreign store, edition 1.0), or the file is gone meanwhile: nothing to show.
       if (err instanceof StoreError && (err.kind === 'not-found' || err.httpStatus === 405 || err.httpStatus === 501)) return [];

@@ -40,7 +40,9 @@ export async function trashFactsOf(sql: Sql, trash: NodeRow, callerUuid: string)
     if (!origins.has(key)) origins.set(key, originOf(sql, row.trashed_from));
   }
   for (const row of rows) {
-    const origin = await origins.get(row.trashed_from ?? '');
+    // A folder that went to another owner since is not shown: its names are that owner's.
+    const found = await origins.get(row.trashed_from ?? '');
+    const origin = found?.ownerUuid === trash.owner_uuid ? found : undefined;
     const name = row.trashed_name ?? (await getNode(sql, row.uuid))?.name ?? '';
     out.set(row.uuid, {
       from: origin?.folder ? publicId(origin.folder, callerUuid) : null,
@@ -73,7 +75,9 @@ export async function restoreFromTrash(ctx: StoreContext, caller: AuthenticatedU
     const parent = node.parent_uuid === null ? undefined : await getNode(tx, node.parent_uuid);
     if (parent?.top_kind !== 'trash') throw conflict('only an entry of a trash folder can be restored', 'not_in_trash');
     const facts = await trashedRow(tx, node.uuid);
-    const origin = await originOf(tx, facts?.trashed_from ?? null);
+    const found = await originOf(tx, facts?.trashed_from ?? null);
+    // A folder that went to another owner since counts as gone: the node goes home.
+    const origin = found?.ownerUuid === node.owner_uuid ? found : undefined;
     let target = origin?.folder;
     let names = origin?.names;
     if (!target) {

@@ -30,6 +30,8 @@ export interface Origin {
   names: string[];
   /** The folder itself when it still exists outside trash: where a restore puts the node back. */
   folder: NodeRow | undefined;
+  /** Who owns the tree it lies in now (a folder may have moved to another owner since). */
+  ownerUuid: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function originOf(sql: Sql, folderUuid: string | null, maxHops = 32
     const chain = await ancestry(sql, node);
     const top = chain[0];
     if (hop === 0 && top?.top_kind !== 'trash') folder = node;
-    if (top?.top_kind !== 'trash') return { names: [...chain.map((n) => n.name), ...below], folder };
+    if (top?.top_kind !== 'trash') return { names: [...chain.map((n) => n.name), ...below], folder, ownerUuid: node.owner_uuid };
     // chain[1] lies directly in trash: it knows where it came from and its name there.
     const deleted = chain[1];
     if (!deleted) return undefined;

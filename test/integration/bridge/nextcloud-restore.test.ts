@@ -55,6 +55,10 @@ describe('Nextcloud endpoints', () => {
     // Anything but a restore is refused; writes 405.
     expect((await dav('MOVE', first, { destination: `${f.davUrl}/home/docs/x.txt` })).status).toBe(403);
     expect((await dav('PUT', `${base}/versions/${id}/new`, {}, 'x')).status).toBe(405);
+    // OPTIONS answers as for the drive (a client's probe before anything else).
+    const probe = await dav('OPTIONS', `${base}/versions/${id}`);
+    expect(probe.status).toBe(200);
+    expect(String(probe.headers.dav)).toMatch(/\b1\b/);
   });
 
   it("versions: another user's space or file is 404", async () => {

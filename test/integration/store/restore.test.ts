@@ -153,6 +153,22 @@ describe('trash', () => {
     expect(await names(client, stranger.session, 'trash')).toEqual(['t.txt']);
   });
 
+  it("an origin folder that went to another owner since is not named, and a restore goes home", async () => {
+    const erin = await person('Erin Moved');
+    const ga = groupAdmin(client, admin);
+    const team = await ga.group('Moved Team');
+    await ga.member(team, erin.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
+    const project = await createFolder(client, erin.session, 'home', 'project');
+    const file = await uploadFile(client, erin.session, project, 'draft.txt', 'draft');
+    await client.remove(erin.session, file);
+    await client.moveInto(erin.session, project, `home:${team}` as NodeId);
+    const listing = (await raw(client, erin.session, 'GET', '/api/nodes/trash/dirlist')).body as { data: Array<{ uuid: string; trashed?: Record<string, unknown> }> };
+    expect(listing.data.find((e) => e.uuid === file)?.trashed).toMatchObject({ from: null, from_path: null, name: 'draft.txt' });
+    const res = await restore(erin, file);
+    expect(res.body).toMatchObject({ data: { name: 'draft.txt', parent: 'home', parent_path: 'home' } });
+    expect(await names(client, erin.session, 'home')).toEqual(['draft.txt']);
+  });
+
   it('a folder marked "delete for good" sends deletes below it past the trash, freeing their bytes; the mark needs delete', async () => {
     const dana = await person('Dana Backup');
     const backups = await createFolder(client, dana.session, 'home', 'backups');
