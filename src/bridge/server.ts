@@ -38,10 +38,12 @@ import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, type BridgeUser } from './sessions.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
-import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
+import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
+
+export type { WebAppLocation };
 
 export const MAX_HEADER_BYTES = 512 * 1024;
 
@@ -84,6 +86,8 @@ export interface BridgeOptions {
   readinessChecks?: readonly ReadinessCheck[];
   /** metrics.enabled: requests, locks, sessions and cache counts go there (common/metrics.ts). */
   metrics?: Metrics;
+  /** Where the web app is (main.ts: `store.publicUrl`, or the store of this process): the index page links to it. */
+  webApp?: WebAppLocation;
 }
 
 /** The bridge's state repositories (store/storage/dav-state.ts makes them). */
@@ -220,6 +224,7 @@ export async function createBridgeServices(
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     hideMacSideFiles: config.bridge.hideMacSideFiles,
+    ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };

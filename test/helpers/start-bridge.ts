@@ -90,6 +90,8 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
     store: bridgeStoreFor(fixture.store, transport, proxy?.url),
     state: await bridgeStateFor(fixture.store, transport, { config }),
     port: 0,
+    // As main.ts does with the store in the same process: the index page links to its web app.
+    webApp: { port: Number(new URL(fixture.store.url).port), https: fixture.store.url.startsWith('https:') },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
