@@ -16,6 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import mime from 'mime-types';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
+import { errorEnvelope } from './envelope.js';
 
 /** The app's pages: its own script and style only, calls to this origin only, in no frame. */
 export const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -96,12 +97,16 @@ export function registerWebApp(app: FastifyInstance, config: Config, routes: rea
 
   let apiSegments: Set<string> | undefined;
   return (request, reply) => {
-    if (!web.page || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
     if (!/\btext\/html\b/i.test(String(request.headers.accept ?? ''))) return false;
     const pathname = request.url.split('?')[0] ?? '/';
     // Learned at the first such request, when every route is registered.
     apiSegments ??= new Set(routes.map((route) => route.split(' ')[1]?.split('/')[1] ?? '').filter((segment) => segment !== '' && !segment.startsWith(':')));
     if (apiSegments.has(pathname.split('/')[1] ?? '')) return false;
+    if (!web.page) {
+      void reply.code(404).send(errorEnvelope('the web app is not built on this server: run npm run build (the REST API works without it)', 'not_implemented'));
+      return true;
+    }
     send(request, reply, web.page, { 'cache-control': 'no-cache', 'content-security-policy': APP_CSP, 'x-frame-options': 'DENY' });
     return true;
   };
