@@ -126,6 +126,31 @@ chromiumBinary.describe('the Connect your drive page', () => {
     expectClean(watched);
   });
 
+  it('works with the keyboard alone: a guide opens and an address is copied without a mouse', async () => {
+    const watched = await signedIn(ada, { clipboard: true });
+    const { page } = watched;
+    const focused = () => page.evaluate('document.activeElement && (document.activeElement.getAttribute("aria-label") || document.activeElement.textContent)');
+    // From the page's heading, Tab leads to the first Copy button (the WebDrive URL's).
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Copy your WebDrive URL');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => clipboardText(page)).toBe(`${DAV}/webdrive/adaweb/`);
+    for (let i = 0; i < 20 && (await focused()) !== 'rclone'; i++) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('rclone');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Copy the rclone configuration' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Copy the rclone configuration');
+    expectClean(watched);
+  });
+
+  it('fits a 1,920 px wide screen, and passes axe-core there', async () => {
+    const watched = await signedIn(ada, { width: 1920 });
+    expect(await sidewaysOverflow(watched.page)).toEqual([]);
+    await expectAccessible(watched.page);
+    expectClean(watched);
+  });
+
   it('fits a 360 px wide screen with every guide open', async () => {
     const watched = await signedIn(ada, { width: 360 });
     const { page } = watched;
