@@ -9,6 +9,8 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
 import { launchChromium } from './chromium.js';
+import { freeLoopbackPort } from './free-port.js';
+import { bridgeFixture } from './start-bridge.js';
 import { storeFixture, type StoreFixture, type StoreFixtureOptions } from './store-fixture.js';
 
 const AXE_SOURCE = readFileSync(path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js'), 'utf8');
@@ -17,6 +19,8 @@ export interface WebFixture extends StoreFixture {
   browser: Browser;
   /** The store's origin, where the app is served. */
   base: string;
+  /** The bridge's URL, when started with `bridge: true` (the store's WebDrive URLs point at it). */
+  davUrl?: string;
   /** A fresh browser context (its own sessionStorage) with one page, watched. */
   openPage(options?: { width?: number; height?: number; clipboard?: boolean }): Promise<WatchedPage>;
 }
@@ -30,8 +34,12 @@ export interface WatchedPage {
   problems: string[];
 }
 
-export async function webFixture(browserPath: string, options: StoreFixtureOptions = {}): Promise<WebFixture> {
-  const f = await storeFixture({ ...options, flags: { 'store.webDir': inject('webDir'), ...options.flags } });
+/** A store serving the app (and with `bridge`, a WebDAV bridge in-process, as `npm start` runs both), and Chromium. */
+export async function webFixture(browserPath: string, options: StoreFixtureOptions & { bridge?: boolean } = {}): Promise<WebFixture> {
+  const { bridge: withBridge, ...rest } = options;
+  const bridgePort = withBridge ? await freeLoopbackPort() : undefined;
+  const storeOptions = { ...rest, flags: { 'store.webDir': inject('webDir'), ...(bridgePort ? { 'bridge.port': bridgePort } : {}), ...rest.flags } };
+  const f = bridgePort ? await bridgeFixture({ ...storeOptions, bridgePort }) : await storeFixture(storeOptions);
   const browser = await launchChromium(browserPath);
   const base = f.store.url;
   const contexts: BrowserContext[] = [];
