@@ -92,8 +92,27 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: st
   const answer = await send(method, path, body, bearer);
   if (answer.status >= 200 && answer.status < 300) return (answer.body as { data?: T } | undefined)?.data as T;
   const error = failure(answer);
-  if (answer.status === 401 && token === undefined) endSession(t.signIn.sessionEnded, true);
+  if (answer.status === 401 && token === undefined && !signingOut) endSession(t.signIn.sessionEnded, true);
   return Promise.reject(error);
+}
+
+/** While signing out, calls still under way that get their 401 leave the ending to signOut. */
+let signingOut = false;
+
+/**
+ * Ends the session in the store (GET /api/user/logout), then here. Signed out here whatever the
+ * store answers: a token it no longer knows is ended already.
+ */
+export async function signOut(): Promise<void> {
+  const session = currentSession();
+  if (!session) return;
+  signingOut = true;
+  try {
+    await api('GET', '/api/user/logout', undefined, session.token).catch(() => undefined);
+  } finally {
+    signingOut = false;
+  }
+  endSession(t.signIn.signedOut, false);
 }
 
 /** Words for a person, for an error of any call: ours by code where we have them, else the store's own. */

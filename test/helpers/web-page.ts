@@ -4,7 +4,8 @@
  * leaving the origin) and every script error, axe-core run inside a page (through the DevTools
  * protocol, so the page's CSP stays as the store sent it), and signing in as a person does.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
@@ -91,19 +92,34 @@ export async function expectAccessible(page: Page): Promise<void> {
  * passes it, as `tag.class "text"`; empty when the page fits.
  */
 export function sidewaysOverflow(page: Page): Promise<string[]> {
-  // A string: this file is compiled without the DOM's types.
+  // A string: this file is compiled without the DOM's types. Text too long for its box (a long
+  // word) sticks out of no element's box, so elements whose content is wider than them count too.
   return page.evaluate(`(() => {
     const width = document.documentElement.clientWidth;
-    if (document.documentElement.scrollWidth <= width) return [];
-    return [...document.body.querySelectorAll('*')]
-      .filter((el) => el.getBoundingClientRect().right > width + 0.5)
+    const pageWidth = document.documentElement.scrollWidth;
+    if (pageWidth <= width) return [];
+    const culprits = [...document.body.querySelectorAll('*')]
+      .filter((el) => el.getBoundingClientRect().right > width + 0.5 || (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1))
       .map((el) => el.tagName.toLowerCase() + '.' + el.className + ' "' + (el.textContent ?? '').slice(0, 40) + '"');
+    return ['the page is ' + pageWidth + ' px wide in a ' + width + ' px viewport', ...culprits];
   })()`);
 }
 
 /** What the page's clipboard holds (the context needs the clipboard permissions). */
 export function clipboardText(page: Page): Promise<string> {
   return page.evaluate('navigator.clipboard.readText()');
+}
+
+/**
+ * Where the suites keep their screenshots (issue 24: at 360 and 1,920 px, for people to look at,
+ * never committed): DRIVEWAY_TEST_SCREENSHOTS, else driveway-web-screenshots in the temp folder.
+ */
+export const SCREENSHOT_DIR = process.env.DRIVEWAY_TEST_SCREENSHOTS ?? path.join(os.tmpdir(), 'driveway-web-screenshots');
+
+/** Saves the whole page as `<name>.png` in SCREENSHOT_DIR. */
+export async function keepScreenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
 /** Signs in through the form, by label, as a person types. */

@@ -11,7 +11,7 @@ import { groupAdmin } from '../helpers/groups.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { clipboardText, expectAccessible, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 const DAV = 'https://dav.example.test:8443';
@@ -147,6 +147,7 @@ chromiumBinary.describe('the Connect your drive page', () => {
   it('fits a 1,920 px wide screen, and passes axe-core there', async () => {
     const watched = await signedIn(ada, { width: 1920 });
     expect(await sidewaysOverflow(watched.page)).toEqual([]);
+    await keepScreenshot(watched.page, 'connect-1920');
     await expectAccessible(watched.page);
     expectClean(watched);
   });
@@ -158,6 +159,7 @@ chromiumBinary.describe('the Connect your drive page', () => {
       await page.getByText(client, { exact: true }).click();
     }
     expect(await sidewaysOverflow(page)).toEqual([]);
+    await keepScreenshot(page, 'connect-360');
     await expectAccessible(page);
     expectClean(watched);
   });

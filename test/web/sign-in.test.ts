@@ -11,7 +11,7 @@ import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
-import { expectAccessible, sidewaysOverflow, signInThroughForm, tokenOf, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, tokenOf, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -142,7 +142,8 @@ chromiumBinary.describe('signing in to the web app', () => {
     const { page } = watched;
     await page.goto(`${f.base}/sign-in`);
     await signInThroughForm(page, alan.email, alan.password);
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    // Loaded (its calls answered) before the session ends, so the ending is met by the next page.
+    await page.getByRole('heading', { name: 'Your drive', exact: true }).waitFor();
     // The session ends in the store (here: revoked, as a password change elsewhere would).
     const token = await tokenOf(page);
     expect((await apiCall(f.client, token, 'GET', '/api/user/logout')).status).toBe(200);
@@ -183,6 +184,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     await page.goto(`${f.base}/sign-in`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(await sidewaysOverflow(page)).toEqual([]);
+    await keepScreenshot(page, 'sign-in-360');
     // The heading has the focus; Tab leads to the fields, Enter submits.
     await page.keyboard.press('Tab');
     await page.keyboard.type(kay.email);

@@ -5,7 +5,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, endSession } from '../api.js';
+import { signOut } from '../api.js';
 import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
@@ -16,11 +16,9 @@ function Header() {
   const session = currentSession();
   const { path } = useLocation();
   const [leaving, setLeaving] = useState(false);
-  const signOut = async () => {
+  const leave = async () => {
     setLeaving(true);
-    // Signed out here whatever the store answers: a token it no longer knows is ended already.
-    await api('GET', '/api/user/logout').catch(() => undefined);
-    endSession(t.signIn.signedOut, false);
+    await signOut();
   };
   return (
     <header class="top">
@@ -42,7 +40,7 @@ function Header() {
           </nav>
           <div class="who">
             <span>{t.signedInAs(session.fullname)}</span>
-            <button type="button" onClick={signOut} disabled={leaving}>
+            <button type="button" onClick={leave} disabled={leaving}>
               {t.signOut}
             </button>
           </div>

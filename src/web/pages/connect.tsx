@@ -86,7 +86,7 @@ function Guides({ url, username }: { url: string; username: string }) {
   const parsed = new URL(url);
   const https = parsed.protocol === 'https:';
   const port = parsed.port || (https ? '443' : '80');
-  const rcloneBlock = `[driveway]\ntype = webdav\nurl = ${url}\nvendor = owncloud\nuser = ${username}\npass = <the output of: rclone obscure '${c.passwordPlaceholder}'>`;
+  const rcloneBlock = `[driveway]\ntype = webdav\nurl = ${url}\nvendor = owncloud\nuser = ${username}\npass = ${c.rclonePassPlaceholder}`;
   const rcloneCommand = `rclone config create driveway webdav url='${url}' vendor=owncloud user='${username}' pass="$(rclone obscure '${c.passwordPlaceholder}')"`;
   const fstab = `${url} /home/you/driveway davfs user,noauto,uid=you 0 0`;
   const secrets = `${url} ${username} ${c.passwordPlaceholder}`;
@@ -138,7 +138,7 @@ function Guides({ url, username }: { url: string; username: string }) {
         <p>{c.winscpIntro}</p>
         <dl class="settings">
           <dt>{c.winscpProtocol}</dt>
-          <dd>WebDAV</dd>
+          <dd>{c.winscpWebdav}</dd>
           <dt>{c.winscpEncryption}</dt>
           <dd>{https ? c.winscpTls : c.winscpNone}</dd>
           <dt>{c.winscpHost}</dt>
