@@ -158,6 +158,20 @@ chromiumBinary.describe('signing in to the web app', () => {
     expectClean(watched);
   });
 
+  it('goes back only to a page of its own after signing in, never to another site named in the address', async () => {
+    const joan = await f.newUser();
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example/', 'javascript:alert(1)']) {
+      const watched = await f.openPage();
+      const { page } = watched;
+      await page.goto(`${f.base}/sign-in?next=${encodeURIComponent(next)}`);
+      await signInThroughForm(page, joan.email, joan.password);
+      await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+      expect(page.url(), next).toBe(`${f.base}/connect`);
+      expectClean(watched);
+      await watched.context.close();
+    }
+  });
+
   it('signs out: the store ends the session and the page says so', async () => {
     const mary = await f.newUser();
     const watched = await f.openPage();
