@@ -21,7 +21,7 @@ RUN npm ci --omit=dev
 # Every dependency plus TypeScript, to compile src/ into dist/.
 FROM toolchain AS build
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json vite.web.config.ts ./
 COPY src ./src
 RUN npm run build
 

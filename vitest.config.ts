@@ -85,6 +85,12 @@ export default defineConfig({
         extends: true,
         test: { name: 'faults', include: ['test/integration/faults/**/*.test.ts'], fileParallelism: false, testTimeout: 60_000 },
       },
+      {
+        // The web app in Debian's Chromium against a store serving it (test/web/), built once
+        // for the run; one file at a time, since each starts a browser.
+        extends: true,
+        test: { name: 'web', globalSetup: ['test/helpers/web-build-global-setup.ts'], include: ['test/web/**/*.test.ts'], fileParallelism: false, testTimeout: 60_000 },
+      },
       { extends: true, test: { name: 'clients', include: ['test/clients/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000 } },
       {
         extends: true,

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * `npm start` runs the built JavaScript (dist/main.js); this builds it first only when dist/ is
- * missing or older than a source it is made from (src/, the tsconfig files, package-lock.json),
+ * `npm start` runs the built JavaScript (dist/main.js) and serves the built web app (dist/web);
+ * this builds both first only when either is missing or older than a source they are made from
+ * (src/, src/web among it, the tsconfig files, the web app's Vite config, package-lock.json),
  * so a fresh clone's `npm ci && npm start` works and later starts do not compile. Not a
  * `prepare` script: `npm ci --omit=dev` (the Docker image) has no TypeScript to run one.
  */
@@ -21,8 +22,9 @@ function newestMtime(entry) {
   return newest;
 }
 
-const built = statSync(path.join(root, 'dist/main.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-const sources = Math.max(...['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((p) => newestMtime(path.join(root, p))));
+// The older of the two outputs: a dist/ built before the web app existed has no dist/web.
+const built = Math.min(...['dist/main.js', 'dist/web/index.html'].map((p) => statSync(path.join(root, p), { throwIfNoEntry: false })?.mtimeMs ?? 0));
+const sources = Math.max(...['src', 'tsconfig.json', 'tsconfig.build.json', 'vite.web.config.ts', 'package-lock.json'].map((p) => newestMtime(path.join(root, p))));
 if (built < sources) {
   process.stderr.write(built === 0 ? 'driveway: building dist/ (first start)\n' : 'driveway: sources changed since the last build: rebuilding dist/\n');
   const result = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });

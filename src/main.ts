@@ -10,7 +10,7 @@
  *   driveway migrate | user | check ...     (driveway --help)
  */
 import path from 'node:path';
-import type { BridgeOptions } from './bridge/server.js';
+import type { BridgeOptions, WebAppLocation } from './bridge/server.js';
 import { runCli, type ServeOptions } from './cli/program.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
@@ -94,7 +94,13 @@ async function serve(values: ServeOptions): Promise<void> {
     });
     const { startBridge } = await import('./bridge/server.js');
     // In-process, the bridge is as ready as the store it calls: the same database and blob probes.
-    bridge = await startBridge({ config, logger: log, store, state, ...(running ? { readinessChecks: running.readiness.checks } : {}), ...(metrics ? { metrics } : {}) });
+    // The index page links to the web app: at store.publicUrl, else at the store of this process.
+    const webApp: WebAppLocation | undefined = config.store.publicUrl
+      ? { url: config.store.publicUrl }
+      : running
+        ? { port: Number(new URL(running.url).port), https: running.url.startsWith('https:') }
+        : undefined;
+    bridge = await startBridge({ config, logger: log, store, state, ...(running ? { readinessChecks: running.readiness.checks } : {}), ...(metrics ? { metrics } : {}), ...(webApp ? { webApp } : {}) });
     process.stdout.write(`driveway WebDAV: ${bridge.url}/  (store ${'url' in store ? store.url : store.name})\n`);
   }
   const metricsServer = metricsModule && metrics ? await metricsModule.startMetricsServer(metrics, config.host, config.metrics.port, log) : undefined;

@@ -43,7 +43,7 @@ import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, wit
 import { listsVersionsTo } from './versions-view.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
-import type { BridgeServices, DavContext, VerbHandler } from './verbs/context.js';
+import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './verbs/context.js';
 import { verbHandlers } from './verbs/index.js';
 import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
@@ -52,6 +52,8 @@ import { UploadService } from './uploads/upload-service.js';
 import type { PartStore, UploadSessionRepository } from '../common/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
+
+export type { WebAppLocation };
 
 export const MAX_HEADER_BYTES = 512 * 1024;
 
@@ -101,6 +103,8 @@ export interface BridgeOptions {
    * the local blob backend's `blobs/`, or the bridge's own data when the store is foreign).
    */
   parts?: PartStore;
+  /** Where the web app is (main.ts: `store.publicUrl`, or the store of this process): the index page links to it. */
+  webApp?: WebAppLocation;
 }
 
 /** The bridge's state repositories (store/storage/dav-state.ts makes them). */
@@ -250,6 +254,7 @@ export async function createBridgeServices(
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     hideMacSideFiles: config.bridge.hideMacSideFiles,
     uploads,
+    ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };

@@ -115,6 +115,8 @@ export const configSchema = z.strictObject({
        * a link's URL is built from the request's Host (X-Forwarded-Proto/Host only from `trustedProxies`).
        */
       publicUrl: z.string().url().optional(),
+      /** Folder of the built web app served at `/` (src/store/web-app.ts); unset: dist/web of this installation. */
+      webDir: z.string().min(1).optional(),
       /** PEM certificate and key: the store serves HTTPS (both or neither). */
       tlsCert: z.string().min(1).optional(),
       tlsKey: z.string().min(1).optional(),

@@ -58,6 +58,7 @@ import { publicRoutes } from './routes/public.js';
 import { shareRoutes } from './routes/shares.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { incomingRoutes } from './routes/incoming.js';
+import { registerWebApp } from './web-app.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -283,7 +284,10 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     void reply.code(500).send(errorEnvelope('internal error', 'internal'));
   });
 
+  // The web app: its assets, and its page for a browser's GET outside the API (web-app.ts).
+  const sendAppPage = registerWebApp(app, config, routes, log);
   app.setNotFoundHandler((request, reply) => {
+    if (sendAppPage(request, reply)) return;
     void reply.code(404).send(errorEnvelope(`no such endpoint: ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`, 'not_implemented'));
   });
 

@@ -59,6 +59,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /readyz': open('none', 'anyone'),
   'POST /auth': open('none', 'anyone'),
   'GET /avatars/:owner/:version': open('none', 'anyone'),
+  'GET /app/assets/:name': open('none', 'anyone'), // the web app's built files (web-app.ts)
   'GET /public/:token': open('link', 'link-holder', true),
   'GET /public/:token/*': open('link', 'link-holder', true),
   'POST /public/:token/upload': open('link', 'link-holder', true),

@@ -11,24 +11,15 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 
 const browserBinary = requireBinary('chromium');
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const README = 'r'.repeat(2048);
 const AWKWARD = 'Über ñ #1 & 50%.txt';
@@ -68,7 +59,7 @@ browserBinary.describe('the WebDrive page in headless Chromium', () => {
     expect(res.status).toBe(200);
     base = `${f.davUrl}/webdrive/brws/`;
 
-    browser = await chromium.launch({ executablePath: browserBinary.path, args: CHROMIUM_ARGS, headless: true });
+    browser = await launchChromium(browserBinary.path);
     context = await browser.newContext({ httpCredentials: { username: user.email, password: user.password }, acceptDownloads: true });
     page = await context.newPage();
     page.on('console', (msg) => {

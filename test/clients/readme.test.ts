@@ -151,7 +151,7 @@ gate.describe('README.md, its shell blocks in order against a fresh instance', (
   });
 
   it('prints the WebDrive URL on the bridge it runs against', () => {
-    expect(run.stdout).toContain(`{"endpoint":"ada","url":"${instance.davUrl}/webdrive/ada/"}`);
+    expect(run.stdout).toContain(`{"endpoint":"ada","url":"${instance.davUrl}/webdrive/ada/","root_url":"${instance.davUrl}/"}`);
   });
 
   it("shows the local modification time in rclone's listing of a file it copied (vendor owncloud)", () => {

@@ -71,6 +71,8 @@ export interface BridgeFixtureOptions extends StoreFixtureOptions {
   viaProxy?: boolean;
   /** The bridge's logger (e.g. one writing to a captured stream); default: level DRIVEWAY_TEST_LOG or silent. */
   bridgeLogger?: Logger;
+  /** The bridge's port (default 0: any free one); give the store the same `bridge.port` for the WebDrive URLs it hands out. */
+  bridgePort?: number;
 }
 
 export function basicAuth(username: string, password: string): string {
@@ -90,7 +92,9 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
     logger: options.bridgeLogger ?? createLogger(process.env.DRIVEWAY_TEST_LOG ?? 'silent'),
     store: bridgeStoreFor(fixture.store, transport, proxy?.url),
     state: await bridgeStateFor(fixture.store, transport, { config }),
-    port: 0,
+    port: options.bridgePort ?? 0,
+    // As main.ts does with the store in the same process: the index page links to its web app.
+    webApp: { port: Number(new URL(fixture.store.url).port), https: fixture.store.url.startsWith('https:') },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

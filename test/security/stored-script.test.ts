@@ -7,8 +7,9 @@
  * sandboxed too. Last, a real Chromium opens the view URL of an HTML file whose script would
  * set the title and read its own URL, and the script does not run.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { davRequest } from '../helpers/dav-requests.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { uploadFile } from '../helpers/seed.js';
@@ -161,11 +162,7 @@ browserBinary.describe('a real browser opening the view URL of an HTML file', ()
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: browserBinary.path,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      headless: true,
-    });
+    browser = await launchChromium(browserBinary.path);
   }, 120_000);
 
   afterAll(() => browser?.close());

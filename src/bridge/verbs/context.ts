@@ -16,6 +16,13 @@ import type { DavPath, StoreTree } from '../store-tree.js';
 import type { SpaceRoute } from '../remote-dav.js';
 import type { UploadService } from '../uploads/upload-service.js';
 
+/**
+ * Where the web app is, for the index page's link to its "Connect your drive" page: a known URL
+ * (`store.publicUrl`), or the store of this process, reached at the host the person reached the
+ * bridge by (the same machine) on the store's port.
+ */
+export type WebAppLocation = { url: string } | { port: number; https: boolean };
+
 export interface BridgeServices {
   tree: StoreTree;
   cache: MetadataCache;
@@ -29,6 +36,8 @@ export interface BridgeServices {
   quotaForNewMacOS: boolean;
   /** Show macOS side files to Finder only (bridge.hideMacSideFiles). */
   hideMacSideFiles: boolean;
+  /** Where the web app is, for the index page's link to it (index-page.ts); unknown: no link. */
+  webApp?: WebAppLocation;
   /**
    * Several instances (a change feed): resolves once every change committed anywhere before the
    * call has reached this bridge's caches, so a request answered after a write through another

@@ -10,7 +10,19 @@ import { escapeXmlAttr, escapeXmlText } from '../dav-xml.js';
 import { childHref, encodeHref } from '../href.js';
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
-import type { DavContext } from './context.js';
+import type { DavContext, WebAppLocation } from './context.js';
+
+/** What a Host header may hold: a name or address and a port, nothing else (no injection into the link). */
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** The URL of the web app's Connect page, or undefined when the web app's place is not known. */
+export function connectPageUrl(web: WebAppLocation | undefined, hostHeader: string | undefined): string | undefined {
+  if (!web) return undefined;
+  if ('url' in web) return `${web.url.replace(/\/+$/, '')}/connect`;
+  if (!hostHeader || !HOST.test(hostHeader)) return undefined;
+  const name = hostHeader.startsWith('[') ? hostHeader.slice(0, hostHeader.indexOf(']') + 1) : (hostHeader.split(':')[0] as string);
+  return `${web.https ? 'https' : 'http'}://${name}:${web.port}/connect`;
+}
 
 type SortKey = 'name' | 'size' | 'modified';
 type Order = 'asc' | 'desc';
@@ -70,7 +82,7 @@ table{width:100%;border-collapse:collapse}th,td{padding:8px 10px;border-bottom:1
 th{font-size:13px;font-weight:600;color:var(--muted);white-space:nowrap}th a{color:inherit;text-decoration:none}th a:hover{text-decoration:underline}
 tr:hover td{background:var(--hover)}td.name{overflow-wrap:anywhere}td.name a{color:var(--link);text-decoration:none}td.name a:hover{text-decoration:underline}
 td.size,td.modified,th.size,th.modified{white-space:nowrap}td.size,th.size{text-align:right}td.modified{color:var(--muted)}
-td.action a{color:var(--link);font-size:13px}.icon{display:inline-block;width:1.4em}p.empty,p.summary{color:var(--muted)}
+td.action a{color:var(--link);font-size:13px}.icon{display:inline-block;width:1.4em}p.empty,p.summary{color:var(--muted)}p.connect a{color:var(--link)}
 @media (max-width:640px){th.modified,td.modified{display:none}}
 `;
 
@@ -118,6 +130,7 @@ export async function sendIndexPage(ctx: DavContext, user: BridgeUser, folder: R
   const totalBytes = files.reduce((sum, r) => sum + r.sizeBytes, 0);
   const folders = rows.length - files.length;
   const summary = `${folders} ${folders === 1 ? 'folder' : 'folders'}, ${files.length} ${files.length === 1 ? 'file' : 'files'} (${humanSize(totalBytes)})`;
+  const connect = connectPageUrl(ctx.services.webApp, ctx.req.headers.host);
   const title = segments.length > 0 ? `${segments[segments.length - 1]} – driveway` : 'driveway';
   const html =
     `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
@@ -126,6 +139,7 @@ export async function sendIndexPage(ctx: DavContext, user: BridgeUser, folder: R
     `<table><thead><tr>${header('Name', 'name', 'name')}${header('Size', 'size', 'size')}${header('Modified', 'modified', 'modified')}<th class="action"></th></tr></thead>` +
     `<tbody>${up}${lines.join('')}</tbody></table>` +
     (rows.length === 0 ? '<p class="empty">This folder is empty.</p>' : `<p class="summary">${escapeXmlText(summary)}</p>`) +
+    (connect ? `<p class="connect"><a href="${escapeXmlAttr(connect)}">Connect this drive to your computer or phone</a></p>` : '') +
     `</main></body></html>\n`;
   const body = Buffer.from(html, 'utf8');
   ctx.res.writeHead(200, {

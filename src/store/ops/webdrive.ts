@@ -34,19 +34,28 @@ export function webdriveRecord(ctx: StoreContext, endpoint: string | undefined):
   return { endpoint, url: `${bridgePublicUrl(ctx.config)}/webdrive/${endpoint}/` };
 }
 
-export async function getUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): Promise<WebdriveRecord> {
-  return webdriveRecord(ctx, (await endpointOf(ctx.storage.sql, caller.userUuid))?.endpoint);
+/** The user's answers add the drive's root (`bridge.publicUrl`): every top-level folder and /groups/, endpoint or not. */
+export interface UserWebdriveRecord extends WebdriveRecord {
+  root_url: string;
+}
+
+function userWebdriveRecord(ctx: StoreContext, endpoint: string | undefined): UserWebdriveRecord {
+  return { ...webdriveRecord(ctx, endpoint), root_url: `${bridgePublicUrl(ctx.config)}/` };
+}
+
+export async function getUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser): Promise<UserWebdriveRecord> {
+  return userWebdriveRecord(ctx, (await endpointOf(ctx.storage.sql, caller.userUuid))?.endpoint);
 }
 
 /** Creates or replaces the caller's endpoint; the old name is free again at once. 409 when taken. */
-export async function setUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<WebdriveRecord> {
+export async function setUserWebdrive(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<UserWebdriveRecord> {
   const { endpoint } = parseInput(setUserEndpointSchema, body);
   const { storage: { sql }, clock } = ctx;
   await sql.transaction(async (tx) => {
     const claimed = await claimEndpoint(tx, { endpoint, ownerType: 'User', ownerUuid: caller.userUuid, showUrlToGroupMembers: true, nowMs: clock.now() });
     if (!claimed) throw endpointTaken();
   });
-  return webdriveRecord(ctx, endpoint);
+  return userWebdriveRecord(ctx, endpoint);
 }
 
 /** Frees the caller's endpoint. Deleting when there is none succeeds too (idempotent). */

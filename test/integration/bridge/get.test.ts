@@ -157,6 +157,12 @@ describe('GET and HEAD', () => {
     }
   });
 
+  it('links the index page to the web app\'s Connect page, on the host the bridge was reached by', async () => {
+    const html = (await dav(f, user, 'GET', '/home/')).body.toString('utf8');
+    const storePort = new URL(f.store.url).port;
+    expect(html).toContain(`<p class="connect"><a href="http://127.0.0.1:${storePort}/connect">Connect this drive to your computer or phone</a></p>`);
+  });
+
   it('escapes every name it prints, so a name cannot inject markup into the index page', async () => {
     const folder = await createFolder(f.client, user.session, 'home', 'escaping');
     await uploadFile(f.client, user.session, folder, '<img src=x onerror=alert(1)>.txt', 'x');

@@ -30,16 +30,16 @@ afterAll(async () => {
 });
 
 describe('/api/user/webdrive', () => {
-  it('answers endpoint null while the user has none', async () => {
+  it('answers endpoint null while the user has none, and the drive\'s root URL all the same', async () => {
     const res = await call(alice, 'GET');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'success', msg: 'webdrive endpoint', data: { endpoint: null, url: null } });
+    expect(res.body).toEqual({ status: 'success', msg: 'webdrive endpoint', data: { endpoint: null, url: null, root_url: 'https://dav.example.org/' } });
   });
 
   it('creates an endpoint and answers it with the URL to mount', async () => {
     const res = await call(alice, 'POST', { endpoint: 'alice1' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'success', data: { endpoint: 'alice1', url: 'https://dav.example.org/webdrive/alice1/' } });
+    expect(res.body).toMatchObject({ status: 'success', data: { endpoint: 'alice1', url: 'https://dav.example.org/webdrive/alice1/', root_url: 'https://dav.example.org/' } });
     expect((await call(alice, 'GET')).body).toMatchObject({ data: { endpoint: 'alice1' } });
     expect(await rowOf(alice.uuid)).toEqual({ endpoint: 'alice1', owner_type: 'User' });
   });

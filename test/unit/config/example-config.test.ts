@@ -39,7 +39,7 @@ describe('config/example.yaml', () => {
     const text = readFileSync(examplePath, 'utf8');
     const keys = schemaKeys(configSchema.shape);
     const optional = keys.filter((k) => !k.hasDefault && !SECRETS.includes(k.key));
-    expect(optional.map((k) => k.key).sort()).toEqual(['bridge.publicUrl', 'bridge.storeUrl', 'bridge.tlsCert', 'bridge.tlsKey', 'database.url', 'mail.host', 'mail.user', 'store.blobs.backend', 'store.blobs.gcIntervalSec', 'store.blobs.s3.bucket', 'store.blobs.s3.endpoint', 'store.publicUrl', 'store.tlsCert', 'store.tlsKey']);
+    expect(optional.map((k) => k.key).sort()).toEqual(['bridge.publicUrl', 'bridge.storeUrl', 'bridge.tlsCert', 'bridge.tlsKey', 'database.url', 'mail.host', 'mail.user', 'store.blobs.backend', 'store.blobs.gcIntervalSec', 'store.blobs.s3.bucket', 'store.blobs.s3.endpoint', 'store.publicUrl', 'store.tlsCert', 'store.tlsKey', 'store.webDir']);
     for (const { key } of optional) {
       const leaf = key.split('.').pop() as string;
       expect(text, `${key} should appear as "# ${leaf}: ..."`).toMatch(new RegExp(`^\\s*# ${leaf}: \\S`, 'm'));

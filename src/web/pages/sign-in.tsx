@@ -1,0 +1,167 @@
+/**
+ * Sign in (docs/api.md "POST /auth"): username or email and password; then, when the store asks
+ * for it (401 `twofa_required`), the authenticator's code; then, when the session says the
+ * password expired, a new password (PUT /api/user) before going on. Each refusal in words next
+ * to the field that caused it, the wait of a 429 from its Retry-After; the inputs stay as typed.
+ * The session is kept only once it can be used, then the person goes where they were headed.
+ */
+import { useState } from 'preact/hooks';
+import { api, ApiError, errorText, postAuth, takeSignInNotice, waitText } from '../api.js';
+import { Field, FormError } from '../components/field.js';
+import { Page } from '../components/page.js';
+import { navigate, safeNext, useLocation } from '../router.js';
+import { saveSession, type Session } from '../session.js';
+import { t } from '../strings.js';
+
+type Step = 'password' | 'code' | 'expired';
+
+interface Problems {
+  username?: string | undefined;
+  password?: string | undefined;
+  code?: string | undefined;
+  newPassword?: string | undefined;
+  repeat?: string | undefined;
+  form?: string | undefined;
+}
+
+function sessionOf(body: Record<string, unknown>, username: string): Session {
+  return {
+    token: String(body.token ?? ''),
+    uuid: String(body.uuid ?? ''),
+    fullname: typeof body.fullname === 'string' && body.fullname !== '' ? body.fullname : username,
+    isAdmin: body.is_admin === true,
+    username,
+  };
+}
+
+export function SignIn() {
+  const { search } = useLocation();
+  const next = safeNext(search.get('next')) ?? '/';
+  const [notice] = useState(takeSignInNotice);
+  const [step, setStep] = useState<Step>('password');
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [newPassword, setNewPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [pending, setPending] = useState<Session | undefined>();
+  const [problems, setProblems] = useState<Problems>({});
+  const [busy, setBusy] = useState(false);
+
+  const finish = (session: Session) => {
+    saveSession(session);
+    navigate(next, { replace: true });
+  };
+
+  const refusal = (error: unknown): Problems => {
+    if (!(error instanceof ApiError)) return { form: t.serverError };
+    switch (error.code) {
+      case 'unauthenticated':
+        return { password: t.signIn.wrongCredentials };
+      case 'twofa_invalid':
+        return { code: t.signIn.codeWrong };
+      case 'rate_limited':
+        return { form: error.retryAfterSec ? t.signIn.tooManyAttempts(waitText(error.retryAfterSec)) : t.signIn.tooManyAttemptsLater };
+      default:
+        return { form: errorText(error) };
+    }
+  };
+
+  const signIn = async (event: Event) => {
+    event.preventDefault();
+    if (step === 'code' && code.trim() === '') return setProblems({ code: t.signIn.codeMissing });
+    if (username.trim() === '' || password === '') {
+      return setProblems({ username: username.trim() === '' ? t.signIn.usernameMissing : undefined, password: password === '' ? t.signIn.passwordMissing : undefined });
+    }
+    setBusy(true);
+    setProblems({});
+    try {
+      const body = await postAuth({ username: username.trim(), password, ...(step === 'code' ? { code: code.trim() } : {}) });
+      const session = sessionOf(body, username.trim());
+      if (body.password_expired === true) {
+        setPending(session);
+        setStep('expired');
+      } else finish(session);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'twofa_required') setStep('code');
+      else setProblems(refusal(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const changePassword = async (event: Event) => {
+    event.preventDefault();
+    if (!pending) return;
+    if (newPassword !== repeat) return setProblems({ repeat: t.signIn.passwordsDiffer });
+    setBusy(true);
+    setProblems({});
+    try {
+      await api('PUT', '/api/user', { password: newPassword }, pending.token);
+      finish(pending);
+    } catch (error) {
+      setProblems(error instanceof ApiError && error.status === 400 ? { newPassword: errorText(error) } : { form: errorText(error) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (step === 'expired') {
+    return (
+      <Page title={t.signIn.expiredTitle}>
+        <form class="panel" onSubmit={changePassword} noValidate>
+          <p>{t.signIn.expiredIntro}</p>
+          <Field id="new-password" label={t.signIn.newPassword} hint={t.signIn.passwordRule} type="password" autoComplete="new-password" required value={newPassword} onValue={setNewPassword} error={problems.newPassword} />
+          <Field id="repeat-password" label={t.signIn.repeatPassword} type="password" autoComplete="new-password" required value={repeat} onValue={setRepeat} error={problems.repeat} />
+          <FormError text={problems.form} />
+          <button type="submit" disabled={busy}>
+            {t.signIn.changePassword}
+          </button>
+        </form>
+      </Page>
+    );
+  }
+
+  if (step === 'code') {
+    return (
+      <Page title={t.signIn.codeTitle}>
+        <form class="panel" onSubmit={signIn} noValidate>
+          <p>{t.signIn.codeIntro}</p>
+          <Field id="code" label={t.signIn.code} inputMode="numeric" autoComplete="one-time-code" maxLength={10} required value={code} onValue={setCode} error={problems.code} />
+          <FormError text={problems.form} />
+          <div class="actions">
+            <button type="submit" disabled={busy}>
+              {t.signIn.codeSubmit}
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setStep('password');
+                setCode('');
+                setProblems({});
+              }}
+            >
+              {t.signIn.back}
+            </button>
+          </div>
+        </form>
+      </Page>
+    );
+  }
+
+  return (
+    <Page title={t.signIn.title}>
+      <form class="panel" onSubmit={signIn} noValidate>
+        {notice && <p class="notice">{notice}</p>}
+        <p>{t.signIn.intro}</p>
+        <Field id="username" label={t.signIn.username} autoComplete="username" autoCapitalize="none" spellcheck={false} required value={username} onValue={setUsername} error={problems.username} />
+        <Field id="password" label={t.signIn.password} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={problems.password} />
+        <FormError text={problems.form} />
+        <button type="submit" disabled={busy}>
+          {busy ? t.signIn.working : t.signIn.submit}
+        </button>
+      </form>
+    </Page>
+  );
+}
