@@ -8,8 +8,8 @@
  *   numbered 1..10000); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
  *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
  *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
- *   go (507, nothing recorded) and kept; each chunk with a Content-Length is checked too (what
- *   arrived, an earlier copy of it left out, plus the chunk).
+ *   go (507, nothing recorded) and kept; each chunk is checked too (what arrived, an earlier copy
+ *   of it left out, plus the chunk's Content-Length, which it must have: 411 without).
  * - PUT `<id>/<chunk>`: 201 (a new chunk) or 204 (a chunk re-sent: it replaces the earlier one),
  *   streamed to the PartStore; chunks may come in any order, in parallel, through any instance.
  *   404 when the session is not the caller's live one; 400 for a name the protocol does not know.
@@ -183,13 +183,14 @@ const put: VerbHandler = async (ctx) => {
   }
   const contentLength = headerValue(ctx.req.headers['content-length']);
   const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
-  if (announced === undefined && ctx.services.uploads.needsLength) throw new DavStatusError(411, 'a chunk needs a Content-Length here');
+  // Every client of the protocol knows a chunk's size (rclone, Nextcloud's): a chunk without one
+  // could not be held to the quota before its bytes land, and parts not yet assembled would fill
+  // the disk unchecked until they expire.
+  if (announced === undefined) throw new DavStatusError(411, 'a chunk needs a Content-Length');
   // The quota is checked as the chunks come too: what arrived (but an earlier copy of this chunk)
   // plus this chunk must fit. Without OC-Total-Length (rclone sends none) an upload over quota
   // stops at the chunk that crosses it; with one, no client parks more parts than the quota holds.
-  if (announced !== undefined) {
-    await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session, chunk)) + announced, (destination ?? session.destination) as DavPath | undefined);
-  }
+  await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session, chunk)) + announced, (destination ?? session.destination) as DavPath | undefined);
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
     stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);

@@ -8,6 +8,7 @@
  * Runs on both transports (integration, integration-http) and on PostgreSQL (integration-pg-bridge).
  */
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import net from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -181,6 +182,17 @@ describe('Nextcloud chunked upload', () => {
       const inside = await f.client.listFolder(alice.session, entry!.id);
       expect(inside.map((e) => [e.name, e.sizeBytes])).toEqual([['upload.bin', content.length]]);
     });
+  });
+
+  it('refuses a chunk without a Content-Length (411) and keeps nothing of it: no part escapes the quota check', async () => {
+    const id = `no-length-${Date.now()}`;
+    expect((await dav('MKCOL', `${uploads()}/${id}`)).status).toBe(201);
+    // A stream body goes out with Transfer-Encoding: chunked, no Content-Length.
+    const answer = await dav('PUT', `${uploads()}/${id}/000000000000000-000000000000009`, {}, Readable.from([Buffer.from('0123456789')]));
+    expect(answer.status).toBe(411);
+    const listed = await multistatusOf(await dav('PROPFIND', `${uploads()}/${id}/`, { depth: '1' }));
+    expect(listed.map((r) => r.href).filter((h) => !h.endsWith(`${id}/`))).toEqual([]);
+    expect((await dav('DELETE', `${uploads()}/${id}`)).status).toBe(204);
   });
 
   describe('a chunk cut off mid-body', () => {
