@@ -18,6 +18,7 @@
  *   `Upload-Offset`. The PATCH that reaches Upload-Length commits the file exactly as a PUT does
  *   (StoreTree.write, afterWrite: a new file or a new revision; the metadata checksum verified by
  *   the store, 460 and the upload removed on a mismatch; mtime kept) before it answers.
+ * - POST `<id>` with `X-HTTP-Method-Override: PATCH` (tus-js-client's overridePatchMethod) is a PATCH.
  * - HEAD `<id>`: Upload-Offset, Upload-Length, Upload-Expires (`Cache-Control: no-store`), read
  *   from the database, so any instance resumes what another started. DELETE `<id>`: 204, removed.
  * - OPTIONS: Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm (also merged into
@@ -325,5 +326,13 @@ const options: VerbHandler = async (ctx) => {
   sendEmpty(ctx, 204, { ...TUS_OPTIONS_HEADERS, Allow: 'OPTIONS, HEAD, PATCH, DELETE' });
 };
 
+/** tus-js-client's `overridePatchMethod` (for proxies that drop PATCH): POST with `X-HTTP-Method-Override: PATCH`. */
+const overridden: VerbHandler = async (ctx) => {
+  if (headerValue(ctx.req.headers['x-http-method-override'])?.trim().toUpperCase() !== 'PATCH') {
+    throw new TusError(405, 'an upload takes PATCH, HEAD and DELETE', { Allow: 'OPTIONS, HEAD, PATCH, DELETE' });
+  }
+  await patch(ctx);
+};
+
 /** The `tus` space's verbs (remote-spaces.ts): `/remote.php/dav/tus/<user>/<id>`; any other method is 405. */
-export const tusHandlers: Record<string, VerbHandler> = { PATCH: patch, HEAD: head, DELETE: del, OPTIONS: options };
+export const tusHandlers: Record<string, VerbHandler> = { PATCH: patch, POST: overridden, HEAD: head, DELETE: del, OPTIONS: options };

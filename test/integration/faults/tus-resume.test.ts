@@ -1,7 +1,8 @@
 /**
  * A tus upload (bridge/uploads/tus.ts) whose uploading process is killed half-way: a real
  * driveway process, and the client a separate Node process replaying tus-js-client's requests
- * (POST with Upload-Length and base64 Upload-Metadata `filename`/`filetype`, then PATCHes of
+ * (lib/upload.ts of github:tus/tus-js-client: POST with Upload-Length and base64 Upload-Metadata
+ * `filename`/`filetype`, then PATCHes of
  * `application/offset+octet-stream` with Upload-Offset; tus-js-client is not in node_modules).
  * It is killed with -9 once half the bytes are in; a new client asks HEAD for the offset and sends
  * the rest. The file's sha256 is right and it has one revision. Then the same across two
