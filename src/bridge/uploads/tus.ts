@@ -20,7 +20,9 @@
  *   the store, 460 and the upload removed on a mismatch; mtime kept) before it answers.
  * - POST `<id>` with `X-HTTP-Method-Override: PATCH` (tus-js-client's overridePatchMethod) is a PATCH.
  * - HEAD `<id>`: Upload-Offset, Upload-Length, Upload-Expires (`Cache-Control: no-store`), read
- *   from the database, so any instance resumes what another started. DELETE `<id>`: 204, removed.
+ *   from the database, so any instance resumes what another started. When every byte is in but
+ *   the commit failed (quota, the store away), HEAD commits first: a client resuming at
+ *   offset = length sends nothing more. DELETE `<id>`: 204, removed.
  * - OPTIONS: Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm (also merged into
  *   the drive's OPTIONS, verbs/options.ts).
  *
@@ -302,6 +304,10 @@ const head: VerbHandler = async (ctx) => {
   requireTusResumable(ctx.req);
   const session = await sessionOf(ctx, user);
   const offset = await ctx.services.uploads.receivedBytes(session);
+  // Every byte in but the session still here: the commit of the last PATCH failed (quota, the
+  // store away). A resuming client takes offset = length as done and sends nothing more, so the
+  // commit is tried again now; a refusal answers as it did on the PATCH, the upload kept.
+  if (offset === session.totalBytes && !ctx.services.uploads.isBusy(session)) await commit(ctx, user, session);
   ctx.res.writeHead(200, {
     'Tus-Resumable': TUS_VERSION,
     'Upload-Offset': String(offset),

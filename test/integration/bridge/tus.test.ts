@@ -166,6 +166,24 @@ describe('tus 1.0', () => {
     expect((await fetch(`${f.davUrl}${location}`, { method: 'HEAD', headers: TUS })).status).toBe(401);
   });
 
+  it('a commit refused at the last PATCH (the quota filled meanwhile) keeps the upload; HEAD commits it once there is room', async () => {
+    const small = await f.newDavUser({ quotaBytes: 2 * MiB });
+    const first = await create('/home/', 1.5 * MiB, { filename: 'first.bin' }, small);
+    const second = await create('/home/', 1.5 * MiB, { filename: 'second.bin' }, small);
+    const bytes = patternBytes(7, 1.5 * MiB);
+    expect((await dav('PATCH', first.location, { ...TUS, ...PATCH_TYPE, 'upload-offset': '0' }, bytes, small)).status).toBe(204);
+    expect((await dav('PATCH', second.location, { ...TUS, ...PATCH_TYPE, 'upload-offset': '0' }, bytes, small)).status).toBe(507);
+    expect((await dav('HEAD', second.location, TUS, undefined, small)).status).toBe(507);
+    expect((await storeEntries('home', small)).map((e) => e.name)).toEqual(['first.bin']);
+    expect((await dav('DELETE', '/home/first.bin', {}, undefined, small)).status).toBe(204);
+    expect((await dav('DELETE', '/trash/first.bin', {}, undefined, small)).status).toBeLessThan(300);
+    const head = await dav('HEAD', second.location, TUS, undefined, small);
+    expect(head.status).toBe(200);
+    expect(Number(head.headers['upload-offset'])).toBe(bytes.length);
+    expect((await stored('second.bin', small)).equals(bytes)).toBe(true);
+    expect((await dav('HEAD', second.location, TUS, undefined, small)).status).toBe(404);
+  });
+
   it('termination: DELETE removes the upload (204), then 404', async () => {
     const { location } = await create('/home/', 100, { filename: 'dropped.txt' });
     expect((await dav('PATCH', location, { ...TUS, ...PATCH_TYPE, 'upload-offset': '0' }, Buffer.alloc(40, 1))).status).toBe(204);
