@@ -12,7 +12,7 @@
  */
 import { pipeline, Transform, type Readable } from 'node:stream';
 
-export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2';
+export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2' | 'tus';
 
 export interface UploadSession {
   /** Random; names the session's parts in the PartStore. */

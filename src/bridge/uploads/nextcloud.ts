@@ -90,7 +90,8 @@ function destinationOf(ctx: DavContext, user: BridgeUser, required: boolean): Da
  */
 async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefined, changing = false): Promise<UploadSession> {
   const session = id === undefined ? undefined : await ctx.services.uploads.find(user.userId, id);
-  if (!session) throw new DavStatusError(404, 'no such upload');
+  // A tus upload (tus.ts) is another front door's: not a folder of this space.
+  if (!session || session.protocol === 'tus') throw new DavStatusError(404, 'no such upload');
   if (changing && ctx.services.uploads.isBusy(session)) throw new DavStatusError(423, 'the upload is being assembled');
   return session;
 }
@@ -100,7 +101,7 @@ async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefin
  * known yet, Nextcloud v1). The store refuses an upload over quota in any case; this refuses it
  * before a byte is sent.
  */
-async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, destination: DavPath | undefined): Promise<void> {
+export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, destination: DavPath | undefined): Promise<void> {
   const { tree } = ctx.services;
   const where = destination === undefined ? undefined : ((await tree.tryStat(user, destination)) ?? (await tree.tryStat(user, parentOf(destination))));
   const quota = await tree.quota(user, where);
@@ -237,7 +238,7 @@ const propfind: VerbHandler = async (ctx) => {
     const spaceHref = `${base}/`;
     responses.push(propResponse(spaceHref, ctx.route?.owner ?? '', true, undefined, Date.now()));
     if (withChildren) {
-      for (const s of await uploads.list(user.userId)) responses.push(propResponse(childHref(spaceHref, s.name, { collection: true }), s.name, true, undefined, s.createdMs));
+      for (const s of (await uploads.list(user.userId)).filter((s) => s.protocol !== 'tus')) responses.push(propResponse(childHref(spaceHref, s.name, { collection: true }), s.name, true, undefined, s.createdMs));
     }
   } else {
     const session = await sessionOf(ctx, user, id);

@@ -1,6 +1,6 @@
 /**
  * The upload-session store every resumable-upload protocol of the bridge stands on (Nextcloud
- * chunking today: nextcloud.ts; tus to come): sessions and their parts (rows in the
+ * chunking: nextcloud.ts; tus: tus.ts): sessions and their parts (rows in the
  * UploadSessionRepository every instance shares, bytes in a PartStore every instance reaches),
  * expiry, the periodic sweep of abandoned sessions, and the parts read back in order as one
  * stream for the store's upload. It knows no protocol's names or headers and never writes into
