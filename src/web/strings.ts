@@ -127,6 +127,21 @@ export const en = {
     blockFstab: 'fstab line',
     blockSecrets: 'secrets line',
   },
+
+  account: {
+    nav: 'Account',
+    title: 'Your account',
+    profile: 'Profile',
+    email: (email: string) => `Your email address (you sign in with it): ${email}`,
+    fullname: 'Full name',
+    fullnameHint: '3 to 255 characters.',
+    saveProfile: 'Save profile',
+    profileSaved: 'Your profile is saved.',
+    password: 'Password',
+    passwordIntro: 'A new password signs you out everywhere else and deletes your app passwords.',
+    changePassword: 'Change password',
+    passwordChanged: 'Your password is changed.',
+  },
 } as const;
 
 export type Strings = typeof en;

@@ -1,0 +1,117 @@
+/**
+ * Account (issue 24, item 3), profile and password, in Debian's Chromium: the person changes
+ * their name and their password as a person does (by label and button), each refusal said in
+ * words next to the field with the input kept, and the store holds what the page said (GET
+ * /api/user, POST /auth with the new password). axe-core on the page, nothing from another
+ * origin, and usable at 360 px.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { requireBinary } from '../helpers/require-binary.js';
+import type { TestUser } from '../helpers/store-fixture.js';
+import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+
+const chromiumBinary = requireBinary('chromium');
+
+chromiumBinary.describe('the Account page: profile and password', () => {
+  let f: WebFixture;
+
+  beforeAll(async () => {
+    f = await webFixture(chromiumBinary.path);
+  }, 120_000);
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  async function signedIn(user: TestUser, options: { width?: number } = {}): Promise<WatchedPage> {
+    const watched = await f.openPage(options);
+    await watched.page.goto(`${f.base}/connect`);
+    await signInThroughForm(watched.page, user.email, user.password);
+    await watched.page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    // Reached through the main navigation, as a person does.
+    await watched.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
+    await watched.page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await watched.page.getByLabel('Full name').waitFor();
+    return watched;
+  }
+
+  function expectClean(watched: WatchedPage): void {
+    expect(watched.foreign).toEqual([]);
+    expect(watched.problems).toEqual([]);
+  }
+
+  it('changes the name, saying next to the field why a name is refused and keeping it', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const watched = await signedIn(ada);
+    const { page } = watched;
+    await expect(page.getByText(`Your email address (you sign in with it): ${ada.email}`).isVisible()).resolves.toBe(true);
+    const field = page.getByLabel('Full name');
+    expect(await field.inputValue()).toBe('Ada Lovelace');
+    await field.fill('Al');
+    await page.getByRole('button', { name: 'Save profile' }).click();
+    await page.locator('#fullname-error').getByText('Must have 3 to 255 characters.').waitFor();
+    expect(await field.inputValue()).toBe('Al');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(dataOf<{ fullname: string }>(await apiCall(f.client, ada.session, 'GET', '/api/user')).fullname).toBe('Ada Lovelace');
+    await expectAccessible(page);
+
+    await field.fill('Ada King');
+    await page.getByRole('button', { name: 'Save profile' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your profile is saved.' }).waitFor();
+    await expect(page.locator('#fullname-error').count()).resolves.toBe(0);
+    expect(dataOf<{ fullname: string }>(await apiCall(f.client, ada.session, 'GET', '/api/user')).fullname).toBe('Ada King');
+    expectClean(watched);
+  });
+
+  it('changes the password, showing the store’s rule in words on refusal and keeping the input', async () => {
+    const bob = await f.newUser({ fullname: 'Bob Babbage' });
+    const watched = await signedIn(bob, { width: 360 });
+    const { page } = watched;
+    await expect(page.getByText('At least 8 characters, with a lowercase letter, an uppercase letter and a digit.').isVisible()).resolves.toBe(true);
+    const fresh = page.getByLabel('New password', { exact: true });
+    const again = page.getByLabel('New password again');
+
+    await fresh.fill('newpassw0rd');
+    await again.fill('newpassw0rd');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.locator('#new-password-error').getByText('Password must contain an uppercase letter.').waitFor();
+    expect(await fresh.inputValue()).toBe('newpassw0rd');
+    expect(await again.inputValue()).toBe('newpassw0rd');
+    expect((await postAuth(f.client, { username: bob.email, password: bob.password })).status).toBe(200);
+
+    await again.fill('Newpassw0rd-other');
+    await fresh.fill('Newpassw0rd');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.locator('#repeat-password-error').getByText('The two passwords are not the same.').waitFor();
+    expect((await postAuth(f.client, { username: bob.email, password: 'Newpassw0rd' })).status).toBe(401);
+
+    await again.fill('Newpassw0rd');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your password is changed.' }).waitFor();
+    expect(await fresh.inputValue()).toBe('');
+    expect((await postAuth(f.client, { username: bob.email, password: 'Newpassw0rd' })).status).toBe(200);
+    expect((await postAuth(f.client, { username: bob.email, password: bob.password })).status).toBe(401);
+    // The page's own session stays (docs/api.md: a new password ends the others only).
+    await page.getByRole('button', { name: 'Save profile' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your profile is saved.' }).waitFor();
+
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    await keepScreenshot(page, 'account-360');
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('is usable with the keyboard alone', async () => {
+    const cy = await f.newUser({ fullname: 'Cy Clement' });
+    const watched = await signedIn(cy);
+    const { page } = watched;
+    await page.getByLabel('Full name').focus();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('Cy Keyboard');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Your profile is saved.' }).waitFor();
+    expect(dataOf<{ fullname: string }>(await apiCall(f.client, cy.session, 'GET', '/api/user')).fullname).toBe('Cy Keyboard');
+    expectClean(watched);
+  });
+});
