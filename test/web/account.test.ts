@@ -1,5 +1,5 @@
 /**
- * Account (issue 24, item 3), profile and password, in Debian's Chromium: the person changes
+ * Account (issue 24, item 3), profile, password and two-factor, in Debian's Chromium: the person changes
  * their name and their password as a person does (by label and button), each refusal said in
  * words next to the field with the input kept, and the store holds what the page said (GET
  * /api/user, POST /auth with the new password). axe-core on the page, nothing from another
@@ -8,8 +8,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
+import { totpCode } from '../helpers/totp.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -97,6 +98,47 @@ chromiumBinary.describe('the Account page: profile and password', () => {
 
     expect(await sidewaysOverflow(page)).toEqual([]);
     await keepScreenshot(page, 'account-360');
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('turns two-factor on, shows the secret to copy, checks a code, and turns it off', async () => {
+    const dee = await f.newUser({ fullname: 'Dee Dijkstra' });
+    const watched = await f.openPage({ clipboard: true, width: 360 });
+    const { page } = watched;
+    await page.goto(`${f.base}/account`);
+    await signInThroughForm(page, dee.email, dee.password);
+    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    const twofa = page.getByRole('region', { name: 'Two-factor authentication' });
+    await twofa.getByText('Two-factor authentication is off.').waitFor();
+    await twofa.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
+    await twofa.getByText('Two-factor authentication is on').waitFor();
+    const status = dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`));
+    expect(status.twofa).toBe(true);
+    await twofa.getByRole('button', { name: 'Copy the secret' }).click();
+    const secret = await clipboardText(page);
+    expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
+    await twofa.getByRole('button', { name: 'Copy the otpauth address' }).click();
+    expect(await clipboardText(page)).toContain(`secret=${secret}`);
+    await expect(twofa.getByText(secret, { exact: true }).isVisible()).resolves.toBe(true);
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    await keepScreenshot(page, 'account-twofa-360');
+    await expectAccessible(page);
+
+    await twofa.getByLabel('Your password').fill(dee.password);
+    await twofa.getByLabel('Code from your authenticator app').fill('000000' === totpCode(secret, Date.now()) ? '111111' : '000000');
+    await twofa.getByRole('button', { name: 'Check the code' }).click();
+    await page.locator('#check-code-error').getByText('This code is wrong or was already used.').waitFor();
+    await twofa.getByLabel('Code from your authenticator app').fill(totpCode(secret, Date.now()));
+    await twofa.getByRole('button', { name: 'Check the code' }).click();
+    await twofa.getByRole('status').filter({ hasText: 'The code is right' }).waitFor();
+    // The store wants the code now, and the page's session still works.
+    expect((await postAuth(f.client, { username: dee.email, password: dee.password })).status).toBe(401);
+
+    await twofa.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
+    await twofa.getByText('Two-factor authentication is off.').waitFor();
+    expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`)).twofa).toBe(false);
+    expect((await postAuth(f.client, { username: dee.email, password: dee.password })).status).toBe(200);
     await expectAccessible(page);
     expectClean(watched);
   });

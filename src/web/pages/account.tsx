@@ -3,11 +3,17 @@
  * store holds them (GET /api/user), the name changed through PUT /api/user `{fullname}`, and a
  * new password through PUT /api/user `{password}` with the store's password rule shown before
  * and its refusal in words next to the field. Inputs stay as typed when the store refuses.
+ * Two-factor (POST /api/user/2fa): the store turns it on at once and answers the secret once;
+ * no QR library is at hand and none is drawn, so the secret and the otpauth address are shown
+ * with Copy buttons. The check with a code signs in once more (POST /auth with the code) and
+ * ends that extra session at once: the store has no endpoint that only checks a code.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, errorText } from '../api.js';
+import { api, ApiError, errorText, postAuth } from '../api.js';
+import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
+import { currentSession } from '../session.js';
 import { t } from '../strings.js';
 
 interface Profile {
@@ -95,6 +101,85 @@ function PasswordForm() {
   );
 }
 
+interface Enabled {
+  secret_twofa: string;
+  otpauth_uri: string;
+}
+
+function TwoFactor({ on, onChange }: { on: boolean; onChange: (on: boolean) => void }) {
+  const [enabled, setEnabled] = useState<Enabled | undefined>();
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const [problems, setProblems] = useState<{ password?: string | undefined; code?: string | undefined; form?: string | undefined }>({});
+  const [verified, setVerified] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const turn = async (twofa: boolean) => {
+    setBusy(true);
+    setProblems({});
+    try {
+      const answer = await api<Enabled>('POST', '/api/user/2fa', { twofa });
+      setEnabled(twofa ? answer : undefined);
+      setVerified(false);
+      onChange(twofa);
+    } catch (err) {
+      setProblems({ form: errorText(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const check = async (event: Event) => {
+    event.preventDefault();
+    const session = currentSession();
+    if (!session) return;
+    if (password === '' || code.trim() === '') return setProblems({ password: password === '' ? t.signIn.passwordMissing : undefined, code: code.trim() === '' ? t.signIn.codeMissing : undefined });
+    setBusy(true);
+    setProblems({});
+    try {
+      const body = await postAuth({ username: session.username, password, code: code.trim() });
+      // The check's own session is not wanted: end it at once.
+      await api('GET', '/api/user/logout', undefined, String(body.token ?? '')).catch(() => undefined);
+      setVerified(true);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'twofa_invalid') setProblems({ code: t.signIn.codeWrong });
+      else if (err instanceof ApiError && err.code === 'unauthenticated') setProblems({ password: t.account.twofaWrongPassword });
+      else setProblems({ form: errorText(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="twofa-heading">
+      <h2 id="twofa-heading">{t.account.twofa}</h2>
+      <div class="panel">
+        <p>{on ? t.account.twofaOn : t.account.twofaOff}</p>
+        {enabled && (
+          <>
+            <p>{t.account.twofaNoQr}</p>
+            <p>{t.account.twofaSecret}</p>
+            <CopyValue text={enabled.secret_twofa} label={t.account.copySecret} />
+            <p>{t.account.twofaUri}</p>
+            <CopyValue text={enabled.otpauth_uri} label={t.account.copyUri} />
+            <form onSubmit={check} noValidate>
+              <p>{t.account.twofaCheckIntro}</p>
+              <Field id="check-password" label={t.account.currentPassword} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={problems.password} />
+              <Field id="check-code" label={t.signIn.code} inputMode="numeric" autoComplete="one-time-code" maxLength={10} required value={code} onValue={setCode} error={problems.code} />
+              <button type="submit" disabled={busy}>
+                {t.account.twofaCheck}
+              </button>
+              <p role="status">{verified ? t.account.twofaVerified : ''}</p>
+            </form>
+          </>
+        )}
+        <FormError text={problems.form} />
+        <p>{on ? t.account.twofaOffWarning : t.account.twofaOnWarning}</p>
+        <button type="button" class={on ? 'secondary' : undefined} disabled={busy} onClick={() => void turn(!on)}>
+          {on ? t.account.twofaTurnOff : t.account.twofaTurnOn}
+        </button>
+      </div>
+    </section>
+  );
+}
+
 export function Account() {
   const [profile, setProfile] = useState<Profile | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
@@ -118,6 +203,7 @@ export function Account() {
         <>
           <ProfileForm profile={profile} onSaved={setProfile} />
           <PasswordForm />
+          <TwoFactor on={profile.twofa} onChange={(twofa) => setProfile({ ...profile, twofa })} />
         </>
       )}
     </Page>
