@@ -1,5 +1,5 @@
 /**
- * Account (issue 24, item 3), profile, password and two-factor, in Debian's Chromium: the person changes
+ * Account (issue 24, item 3), profile, password, two-factor and app passwords, in Debian's Chromium: the person changes
  * their name and their password as a person does (by label and button), each refusal said in
  * words next to the field with the input kept, and the store holds what the page said (GET
  * /api/user, POST /auth with the new password). axe-core on the page, nothing from another
@@ -140,6 +140,39 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`)).twofa).toBe(false);
     expect((await postAuth(f.client, { username: dee.email, password: dee.password })).status).toBe(200);
     await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('makes an app password shown once with Copy, lists its last use, and revokes it', async () => {
+    const eve = await f.newUser({ fullname: 'Eve Engine' });
+    const watched = await f.openPage({ clipboard: true });
+    const { page } = watched;
+    await page.goto(`${f.base}/account`);
+    await signInThroughForm(page, eve.email, eve.password);
+    const apps = page.getByRole('region', { name: 'App passwords' });
+    await apps.getByText('You have no app passwords.').waitFor();
+    await apps.getByRole('button', { name: 'Create app password' }).click();
+    await page.locator('#app-name-error').getByText('Enter a name.').waitFor();
+    await apps.getByLabel('Name of the new app password').fill('laptop rclone');
+    await apps.getByRole('button', { name: 'Create app password' }).click();
+    await apps.getByText('The app password laptop rclone is shown only now').waitFor();
+    await apps.getByRole('button', { name: 'Copy the app password laptop rclone' }).click();
+    const secret = await clipboardText(page);
+    expect(secret).toMatch(/^[a-z0-9]{6}(-[a-z0-9]{6}){3}$/);
+    await apps.getByText('never used').waitFor();
+    const stored = dataOf<Array<{ uuid: string; name: string; last_used: number | null }>>(await apiCall(f.client, eve.session, 'GET', '/api/user/app_passwords'));
+    expect(stored.map((item) => [item.name, item.last_used])).toEqual([['laptop rclone', null]]);
+    // A client signs in with it; after a reload the page shows the use and never the password again.
+    expect((await postAuth(f.client, { username: eve.email, password: secret })).status).toBe(200);
+    await page.reload();
+    await apps.getByText('last used').waitFor();
+    expect(await page.getByRole('main').textContent()).not.toContain(secret);
+    await expectAccessible(page);
+
+    await apps.getByRole('button', { name: 'Revoke the app password laptop rclone' }).click();
+    await apps.getByText('You have no app passwords.').waitFor();
+    expect(dataOf<unknown[]>(await apiCall(f.client, eve.session, 'GET', '/api/user/app_passwords'))).toEqual([]);
+    expect((await postAuth(f.client, { username: eve.email, password: secret })).status).toBe(401);
     expectClean(watched);
   });
 

@@ -7,6 +7,9 @@
  * no QR library is at hand and none is drawn, so the secret and the otpauth address are shown
  * with Copy buttons. The check with a code signs in once more (POST /auth with the code) and
  * ends that extra session at once: the store has no endpoint that only checks a code.
+ * App passwords (GET/POST/DELETE /api/user/app_passwords): made with a name and shown once with a
+ * Copy button, listed with their last use, revoked; the list is read again after a password
+ * change or 2FA turned on, which delete them all in the store.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, errorText, postAuth } from '../api.js';
@@ -60,7 +63,7 @@ function ProfileForm({ profile, onSaved }: { profile: Profile; onSaved: (profile
   );
 }
 
-function PasswordForm() {
+function PasswordForm({ onChanged }: { onChanged: () => void }) {
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [problems, setProblems] = useState<{ password?: string | undefined; repeat?: string | undefined; form?: string | undefined }>({});
@@ -78,6 +81,7 @@ function PasswordForm() {
       setPassword('');
       setRepeat('');
       setSaved(true);
+      onChanged();
     } catch (err) {
       setProblems(err instanceof ApiError && err.status === 400 ? { password: errorText(err) } : { form: errorText(err) });
     } finally {
@@ -180,10 +184,103 @@ function TwoFactor({ on, onChange }: { on: boolean; onChange: (on: boolean) => v
   );
 }
 
+interface AppPassword {
+  uuid: string;
+  name: string;
+  created: number;
+  last_used: number | null;
+}
+
+function when(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+function AppPasswords() {
+  const [list, setList] = useState<AppPassword[] | undefined>();
+  const [name, setName] = useState('');
+  const [made, setMade] = useState<{ name: string; password: string } | undefined>();
+  const [problems, setProblems] = useState<{ name?: string | undefined; form?: string | undefined; list?: string | undefined }>({});
+  const [busy, setBusy] = useState(false);
+  const load = () =>
+    api<AppPassword[]>('GET', '/api/user/app_passwords').then(
+      (items) => setList(items),
+      (err: unknown) => setProblems({ list: errorText(err) }),
+    );
+  useEffect(() => void load(), []);
+  const create = async (event: Event) => {
+    event.preventDefault();
+    if (name.trim() === '') return setProblems({ name: t.account.appNameMissing });
+    setBusy(true);
+    setProblems({});
+    try {
+      const answer = await api<AppPassword & { password: string }>('POST', '/api/user/app_passwords', { name: name.trim() });
+      setMade({ name: answer.name, password: answer.password });
+      setName('');
+      await load();
+    } catch (err) {
+      setProblems(err instanceof ApiError && err.status === 400 ? { name: errorText(err) } : { form: errorText(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const revoke = async (item: AppPassword) => {
+    setBusy(true);
+    setProblems({});
+    try {
+      await api('DELETE', `/api/user/app_passwords/${encodeURIComponent(item.uuid)}`);
+      if (made?.name === item.name) setMade(undefined);
+      await load();
+    } catch (err) {
+      setProblems({ list: errorText(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="apppasswords-heading">
+      <h2 id="apppasswords-heading">{t.account.appPasswords}</h2>
+      <div class="panel">
+        <p>{t.account.appPasswordsIntro}</p>
+        <form onSubmit={create} noValidate>
+          <Field id="app-name" label={t.account.appName} hint={t.account.appNameHint} maxLength={100} required value={name} onValue={setName} error={problems.name} />
+          <FormError text={problems.form} />
+          <button type="submit" disabled={busy}>
+            {t.account.appCreate}
+          </button>
+        </form>
+        {made && (
+          <div class="notice">
+            <p>{t.account.appShownOnce(made.name)}</p>
+            <CopyValue text={made.password} label={t.account.appCopy(made.name)} />
+          </div>
+        )}
+        <FormError text={problems.list} />
+        {list === undefined ? (
+          <p>{t.loading}</p>
+        ) : list.length === 0 ? (
+          <p>{t.account.appNone}</p>
+        ) : (
+          <ul class="app-passwords">
+            {list.map((item) => (
+              <li key={item.uuid}>
+                <strong>{item.name}</strong> <span>{t.account.appCreated(when(item.created))}</span> <span>{item.last_used === null ? t.account.appNeverUsed : t.account.appLastUsed(when(item.last_used))}</span>{' '}
+                <button type="button" class="secondary" disabled={busy} aria-label={t.account.appRevoke(item.name)} onClick={() => void revoke(item)}>
+                  {t.account.appRevokeShort}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+    </section>
+  );
+}
+
 export function Account() {
   const [profile, setProfile] = useState<Profile | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
   const [attempt, setAttempt] = useState(0);
+  const [generation, setGeneration] = useState(0);
   useEffect(() => {
     setLoadError(undefined);
     api<Profile>('GET', '/api/user').then(setProfile, (err: unknown) => setLoadError(errorText(err)));
@@ -202,8 +299,15 @@ export function Account() {
       ) : (
         <>
           <ProfileForm profile={profile} onSaved={setProfile} />
-          <PasswordForm />
-          <TwoFactor on={profile.twofa} onChange={(twofa) => setProfile({ ...profile, twofa })} />
+          <PasswordForm onChanged={() => setGeneration(generation + 1)} />
+          <TwoFactor
+            on={profile.twofa}
+            onChange={(twofa) => {
+              setProfile({ ...profile, twofa });
+              setGeneration(generation + 1);
+            }}
+          />
+          <AppPasswords key={generation} />
         </>
       )}
     </Page>
