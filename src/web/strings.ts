@@ -172,6 +172,11 @@ export const en = {
     appLastUsed: (when: string) => `last used ${when}`,
     appRevoke: (name: string) => `Revoke the app password ${name}`,
     appRevokeShort: 'Revoke',
+    history: 'Sign-in history',
+    historyNone: 'No sign-ins yet.',
+    historyNewest: (shown: number, all: number) => `The newest ${shown} of ${all} entries:`,
+    historyWhat: (logout: boolean, ok: boolean) => (logout ? 'Signed out' : ok ? 'Signed in' : 'Sign-in refused'),
+    historyFrom: (ip: string) => `from ${ip}`,
   },
 } as const;
 

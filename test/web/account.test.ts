@@ -1,5 +1,5 @@
 /**
- * Account (issue 24, item 3), profile, password, two-factor and app passwords, in Debian's Chromium: the person changes
+ * Account (issue 24, item 3), profile, password, two-factor, app passwords and sign-in history, in Debian's Chromium: the person changes
  * their name and their password as a person does (by label and button), each refusal said in
  * words next to the field with the input kept, and the store holds what the page said (GET
  * /api/user, POST /auth with the new password). axe-core on the page, nothing from another
@@ -173,6 +173,25 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     await apps.getByText('You have no app passwords.').waitFor();
     expect(dataOf<unknown[]>(await apiCall(f.client, eve.session, 'GET', '/api/user/app_passwords'))).toEqual([]);
     expect((await postAuth(f.client, { username: eve.email, password: secret })).status).toBe(401);
+    expectClean(watched);
+  });
+
+  it('lists the sign-in history, refusals with their reason', async () => {
+    const fay = await f.newUser({ fullname: 'Fay Fourier' });
+    expect((await postAuth(f.client, { username: fay.email, password: 'Wrong-Passw0rd' })).status).toBe(401);
+    const watched = await f.openPage({ width: 360 });
+    const { page } = watched;
+    await page.goto(`${f.base}/account`);
+    await signInThroughForm(page, fay.email, fay.password);
+    const history = page.getByRole('region', { name: 'Sign-in history' });
+    await history.getByRole('listitem').first().waitFor();
+    const stored = dataOf<Array<{ status: string }>>(await apiCall(f.client, fay.session, 'GET', '/api/user/login_history'));
+    await expect(history.getByRole('listitem').count()).resolves.toBe(stored.length);
+    await expect(history.getByText('Sign-in refused').count()).resolves.toBe(stored.filter((entry) => entry.status === 'failure').length);
+    await expect(history.getByText('(wrong password)').count()).resolves.toBe(1);
+    expect(await history.getByRole('listitem').first().textContent()).toContain('Signed in');
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    await expectAccessible(page);
     expectClean(watched);
   });
 

@@ -9,7 +9,8 @@
  * ends that extra session at once: the store has no endpoint that only checks a code.
  * App passwords (GET/POST/DELETE /api/user/app_passwords): made with a name and shown once with a
  * Copy button, listed with their last use, revoked; the list is read again after a password
- * change or 2FA turned on, which delete them all in the store.
+ * change or 2FA turned on, which delete them all in the store. Login history
+ * (GET /api/user/login_history): the newest entries as a list (a table would not fit 360 px).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, errorText, postAuth } from '../api.js';
@@ -276,6 +277,52 @@ function AppPasswords() {
   );
 }
 
+interface HistoryEntry {
+  action: string;
+  action_args: string;
+  error_details?: string;
+  ip_address: string;
+  status: string;
+  timestamp: number;
+}
+
+const HISTORY_SHOWN = 50;
+
+function LoginHistory() {
+  const [entries, setEntries] = useState<HistoryEntry[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    api<HistoryEntry[]>('GET', '/api/user/login_history').then(setEntries, (err: unknown) => setError(errorText(err)));
+  }, []);
+  return (
+    <section aria-labelledby="history-heading">
+      <h2 id="history-heading">{t.account.history}</h2>
+      <div class="panel">
+        <FormError text={error} />
+        {entries === undefined ? (
+          !error && <p>{t.loading}</p>
+        ) : entries.length === 0 ? (
+          <p>{t.account.historyNone}</p>
+        ) : (
+          <>
+            {entries.length > HISTORY_SHOWN && <p>{t.account.historyNewest(HISTORY_SHOWN, entries.length)}</p>}
+            <ul class="history">
+              {entries.slice(0, HISTORY_SHOWN).map((entry, index) => (
+                <li key={`${entry.timestamp}-${index}`}>
+                  <strong>{t.account.historyWhat(entry.action === 'logout', entry.status === 'success')}</strong> {when(entry.timestamp)}
+                  {entry.error_details ? ` (${entry.error_details})` : ''}
+                  <br />
+                  {t.account.historyFrom(entry.ip_address)}; {entry.action_args}
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
 export function Account() {
   const [profile, setProfile] = useState<Profile | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
@@ -308,6 +355,7 @@ export function Account() {
             }}
           />
           <AppPasswords key={generation} />
+          <LoginHistory />
         </>
       )}
     </Page>
