@@ -1,5 +1,5 @@
 /**
- * Account (issue 24, item 3), profile, password, two-factor, app passwords and sign-in history, in Debian's Chromium: the person changes
+ * Account (issue 24, item 3), profile, password, two-factor, app passwords, notifications and sign-in history, in Debian's Chromium: the person changes
  * their name and their password as a person does (by label and button), each refusal said in
  * words next to the field with the input kept, and the store holds what the page said (GET
  * /api/user, POST /auth with the new password). axe-core on the page, nothing from another
@@ -191,6 +191,28 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     await expect(history.getByText('(wrong password)').count()).resolves.toBe(1);
     expect(await history.getByRole('listitem').first().textContent()).toContain('Signed in');
     expect(await sidewaysOverflow(page)).toEqual([]);
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('saves the notification settings', async () => {
+    const gus = await f.newUser({ fullname: 'Gus Gauss' });
+    const watched = await f.openPage();
+    const { page } = watched;
+    await page.goto(`${f.base}/account`);
+    await signInThroughForm(page, gus.email, gus.password);
+    const email = page.getByRole('group', { name: 'Email me about' });
+    const realtime = page.getByRole('group', { name: 'Tell me at once, while I am signed in, about' });
+    await email.getByLabel('files shared with me').uncheck();
+    await realtime.getByLabel('changes to my groups’ files').uncheck();
+    await page.getByRole('button', { name: 'Save notification settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your notification settings are saved.' }).waitFor();
+    const stored = dataOf<Record<string, boolean>>(await apiCall(f.client, gus.session, 'GET', '/api/user/notifications'));
+    expect(Object.entries(stored).filter(([, on]) => !on).map(([key]) => key).sort()).toEqual(['email_alert_shared_with_me', 'realtime_alert_group_owned']);
+    expect(Object.keys(stored)).toHaveLength(8);
+    await page.reload();
+    await expect(page.getByRole('group', { name: 'Email me about' }).getByLabel('files shared with me').isChecked()).resolves.toBe(false);
+    await expect(page.getByRole('group', { name: 'Email me about' }).getByLabel('changes to my files').isChecked()).resolves.toBe(true);
     await expectAccessible(page);
     expectClean(watched);
   });

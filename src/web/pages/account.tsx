@@ -11,6 +11,7 @@
  * Copy button, listed with their last use, revoked; the list is read again after a password
  * change or 2FA turned on, which delete them all in the store. Login history
  * (GET /api/user/login_history): the newest entries as a list (a table would not fit 360 px).
+ * Notification settings (GET/PUT /api/user/notifications): eight check boxes, saved together.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, errorText, postAuth } from '../api.js';
@@ -323,6 +324,72 @@ function LoginHistory() {
   );
 }
 
+type Notifications = Record<string, boolean>;
+
+const SUBJECTS = ['owned', 'group_owned', 'shared_with_me', 'shared_with_my_groups'] as const;
+
+function NotificationSettings() {
+  const [settings, setSettings] = useState<Notifications | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [saved, setSaved] = useState(false);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    api<Notifications>('GET', '/api/user/notifications').then(setSettings, (err: unknown) => setError(errorText(err)));
+  }, []);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    if (!settings) return;
+    setBusy(true);
+    setError(undefined);
+    setSaved(false);
+    try {
+      setSettings(await api<Notifications>('PUT', '/api/user/notifications', settings));
+      setSaved(true);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="notifications-heading">
+      <h2 id="notifications-heading">{t.account.notifications}</h2>
+      <form class="panel" onSubmit={save} noValidate>
+        {settings === undefined ? (
+          !error && <p>{t.loading}</p>
+        ) : (
+          (['email', 'realtime'] as const).map((kind) => (
+            <fieldset key={kind}>
+              <legend>{kind === 'email' ? t.account.notifyEmail : t.account.notifyRealtime}</legend>
+              {SUBJECTS.map((subject) => {
+                const key = `${kind}_alert_${subject}`;
+                return (
+                  <div key={key} class="check">
+                    <input
+                      type="checkbox"
+                      id={key}
+                      checked={settings[key] === true}
+                      onChange={(event) => setSettings({ ...settings, [key]: (event.currentTarget as HTMLInputElement).checked })}
+                    />
+                    <label for={key}>{t.account.notifySubject[subject]}</label>
+                  </div>
+                );
+              })}
+            </fieldset>
+          ))
+        )}
+        <FormError text={error} />
+        {settings && (
+          <button type="submit" disabled={busy}>
+            {t.account.notifySave}
+          </button>
+        )}
+        <p role="status">{saved ? t.account.notifySaved : ''}</p>
+      </form>
+    </section>
+  );
+}
+
 export function Account() {
   const [profile, setProfile] = useState<Profile | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
@@ -355,6 +422,7 @@ export function Account() {
             }}
           />
           <AppPasswords key={generation} />
+          <NotificationSettings />
           <LoginHistory />
         </>
       )}
