@@ -217,6 +217,34 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     expectClean(watched);
   });
 
+  it('makes, renames and deletes the WebDrive URL, a refused name said next to the field', async () => {
+    const hal = await f.newUser({ fullname: 'Hal Hopper' });
+    const watched = await f.openPage();
+    const { page } = watched;
+    await page.goto(`${f.base}/account`);
+    await signInThroughForm(page, hal.email, hal.password);
+    const drive = page.getByRole('region', { name: 'WebDrive URL' });
+    await drive.getByText('You have no WebDrive URL').waitFor();
+    const field = drive.getByLabel('WebDrive name');
+    await field.fill('Hal!');
+    await drive.getByRole('button', { name: 'Create WebDrive URL' }).click();
+    await page.locator('#webdrive-name-error').getByText('Endpoint must be 3 to 10 lowercase letters').waitFor();
+    expect(await field.inputValue()).toBe('Hal!');
+    await field.fill('halweb');
+    await drive.getByRole('button', { name: 'Create WebDrive URL' }).click();
+    await drive.getByRole('button', { name: 'Change WebDrive name' }).waitFor();
+    expect(dataOf<{ endpoint: string | null }>(await apiCall(f.client, hal.session, 'GET', '/api/user/webdrive')).endpoint).toBe('halweb');
+    await field.fill('halnew');
+    await drive.getByRole('button', { name: 'Change WebDrive name' }).click();
+    await drive.getByText('/webdrive/halnew/').waitFor();
+    expect(dataOf<{ endpoint: string | null }>(await apiCall(f.client, hal.session, 'GET', '/api/user/webdrive')).endpoint).toBe('halnew');
+    await expectAccessible(page);
+    await drive.getByRole('button', { name: 'Delete WebDrive URL' }).click();
+    await drive.getByText('You have no WebDrive URL').waitFor();
+    expect(dataOf<{ endpoint: string | null }>(await apiCall(f.client, hal.session, 'GET', '/api/user/webdrive')).endpoint).toBeNull();
+    expectClean(watched);
+  });
+
   it('is usable with the keyboard alone', async () => {
     const cy = await f.newUser({ fullname: 'Cy Clement' });
     const watched = await signedIn(cy);

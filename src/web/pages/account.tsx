@@ -12,6 +12,7 @@
  * change or 2FA turned on, which delete them all in the store. Login history
  * (GET /api/user/login_history): the newest entries as a list (a table would not fit 360 px).
  * Notification settings (GET/PUT /api/user/notifications): eight check boxes, saved together.
+ * WebDrive endpoint (GET/POST/DELETE /api/user/webdrive): made, renamed (POST replaces) or deleted.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, errorText, postAuth } from '../api.js';
@@ -390,6 +391,65 @@ function NotificationSettings() {
   );
 }
 
+interface Webdrive {
+  endpoint: string | null;
+  url: string | null;
+}
+
+function WebdriveEndpoint() {
+  const [current, setCurrent] = useState<Webdrive | undefined>();
+  const [name, setName] = useState('');
+  const [problems, setProblems] = useState<{ field?: string | undefined; form?: string | undefined }>({});
+  const [busy, setBusy] = useState(false);
+  const load = () =>
+    api<Webdrive>('GET', '/api/user/webdrive').then(
+      (answer) => {
+        setCurrent(answer);
+        setName(answer.endpoint ?? '');
+      },
+      (err: unknown) => setProblems({ form: errorText(err) }),
+    );
+  useEffect(() => void load(), []);
+  const run = async (call: () => Promise<unknown>) => {
+    setBusy(true);
+    setProblems({});
+    try {
+      await call();
+      await load();
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'endpoint_taken') setProblems({ field: t.connect.endpointTaken });
+      else if (err instanceof ApiError && err.status === 400) setProblems({ field: errorText(err) });
+      else setProblems({ form: errorText(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const save = (event: Event) => {
+    event.preventDefault();
+    void run(() => api('POST', '/api/user/webdrive', { endpoint: name.trim() }));
+  };
+  return (
+    <section aria-labelledby="webdrive-heading">
+      <h2 id="webdrive-heading">{t.account.webdrive}</h2>
+      <form class="panel" onSubmit={save} noValidate>
+        {current?.url ? <CopyValue text={current.url} label={t.connect.copyWebdrive} /> : current && <p>{t.account.webdriveNone}</p>}
+        <Field id="webdrive-name" label={t.connect.endpointLabel} hint={t.connect.endpointHint} autoCapitalize="none" spellcheck={false} required value={name} onValue={setName} error={problems.field} />
+        <FormError text={problems.form} />
+        <div class="actions">
+          <button type="submit" disabled={busy || !current}>
+            {current?.endpoint ? t.account.webdriveRename : t.connect.endpointSave}
+          </button>
+          {current?.endpoint && (
+            <button type="button" class="secondary" disabled={busy} onClick={() => void run(() => api('DELETE', '/api/user/webdrive'))}>
+              {t.account.webdriveDelete}
+            </button>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}
+
 export function Account() {
   const [profile, setProfile] = useState<Profile | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
@@ -422,6 +482,7 @@ export function Account() {
             }}
           />
           <AppPasswords key={generation} />
+          <WebdriveEndpoint />
           <NotificationSettings />
           <LoginHistory />
         </>
