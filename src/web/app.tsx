@@ -6,6 +6,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Page } from './components/page.js';
+import { Account } from './pages/account.js';
 import { Connect } from './pages/connect.js';
 import { SignIn } from './pages/sign-in.js';
 import { Link, navigate, useLocation } from './router.js';
@@ -25,6 +26,7 @@ function NotFound() {
 
 const PAGES: Record<string, () => JSX.Element> = {
   '/connect': Connect,
+  '/account': Account,
 };
 
 export function App() {

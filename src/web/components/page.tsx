@@ -10,7 +10,10 @@ import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
 
-const NAV: ReadonlyArray<{ href: string; label: string }> = [{ href: '/connect', label: t.connect.nav }];
+const NAV: ReadonlyArray<{ href: string; label: string }> = [
+  { href: '/connect', label: t.connect.nav },
+  { href: '/account', label: t.account.nav },
+];
 
 function Header() {
   const session = currentSession();
