@@ -8,11 +8,14 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { launchChromium } from './chromium.js';
 import { freeLoopbackPort } from './free-port.js';
 import { bridgeFixture } from './start-bridge.js';
-import { storeFixture, type StoreFixture, type StoreFixtureOptions } from './store-fixture.js';
+import { storeFixture, type StoreFixture, type StoreFixtureOptions, type TestUser } from './store-fixture.js';
+import { uploadFile } from './seed.js';
+import { makeTmpDir } from './tmp-dir.js';
+import { apiCall, dataOf } from './user-api.js';
 
 const AXE_SOURCE = readFileSync(path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js'), 'utf8');
 
@@ -135,4 +138,32 @@ export function tokenOf(page: Page): Promise<string | undefined> {
     const raw = sessionStorage.getItem('driveway.session');
     return raw ? (JSON.parse(raw) as { token?: string }).token : undefined;
   });
+}
+
+/** What a suite that runs a real client on what the page shows starts from (webDriveSuite). */
+export interface WebDriveSuite {
+  f: WebFixture;
+  ada: TestUser;
+  tmp: ReturnType<typeof makeTmpDir>;
+}
+
+/**
+ * Registers, in the calling `describe`, a web fixture with the bridge, Ada with the WebDrive URL
+ * `endpoint` and `minutes.txt` in her home, and a temp folder; all removed after the suite. The
+ * returned object is filled in `beforeAll`.
+ */
+export function webDriveSuite(browserPath: string, endpoint: string, tmpPrefix: string): WebDriveSuite {
+  const suite = {} as WebDriveSuite;
+  beforeAll(async () => {
+    suite.f = await webFixture(browserPath, { bridge: true });
+    suite.ada = await suite.f.newUser({ fullname: 'Ada Lovelace' });
+    dataOf(await apiCall(suite.f.client, suite.ada.session, 'POST', '/api/user/webdrive', { endpoint }));
+    await uploadFile(suite.f.client, suite.ada.session, 'home', 'minutes.txt', 'minutes of the meeting\n');
+    suite.tmp = makeTmpDir(tmpPrefix);
+  }, 120_000);
+  afterAll(async () => {
+    await suite.f?.close();
+    suite.tmp?.remove();
+  });
+  return suite;
 }

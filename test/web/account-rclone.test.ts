@@ -5,38 +5,22 @@
  * opens the drive once 2FA is on.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { describeRun, runProgram } from '../clients/run-program.js';
 import { requireBinary } from '../helpers/require-binary.js';
-import { uploadFile } from '../helpers/seed.js';
-import type { TestUser } from '../helpers/store-fixture.js';
-import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { totpCode } from '../helpers/totp.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { clipboardText, signInThroughForm, tokenOf, webFixture, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, signInThroughForm, tokenOf, webDriveSuite } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 const rclone = requireBinary('rclone');
 const bash = requireBinary('bash');
 
 (rclone.isAvailable ? chromiumBinary : rclone).describe('2FA and an app password made in the app, used by rclone', () => {
-  let f: WebFixture;
-  let ada: TestUser;
-  let tmp: ReturnType<typeof makeTmpDir>;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path, { bridge: true });
-    ada = await f.newUser({ fullname: 'Ada Lovelace' });
-    dataOf(await apiCall(f.client, ada.session, 'POST', '/api/user/webdrive', { endpoint: 'adatwo' }));
-    await uploadFile(f.client, ada.session, 'home', 'minutes.txt', 'minutes of the meeting\n');
-    tmp = makeTmpDir('driveway-web-account-rclone-');
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-    tmp?.remove();
-  });
+  const suite = webDriveSuite(chromiumBinary.path, 'adatwo', 'driveway-web-account-rclone-');
 
   it('turns on 2FA, makes an app password, and rclone lists the drive with it', async () => {
+    const { f, ada, tmp } = suite;
     const watched = await f.openPage({ clipboard: true });
     const { page } = watched;
     await page.goto(`${f.base}/account`);

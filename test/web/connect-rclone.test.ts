@@ -6,15 +6,11 @@
  * rclone uploads is then in the store (asked through the REST API).
  */
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { nodeId } from '../../src/store-client/index.js';
 import { describeRun, runProgram } from '../clients/run-program.js';
 import { requireBinary } from '../helpers/require-binary.js';
-import { uploadFile } from '../helpers/seed.js';
-import type { TestUser } from '../helpers/store-fixture.js';
-import { makeTmpDir } from '../helpers/tmp-dir.js';
-import { apiCall, dataOf } from '../helpers/user-api.js';
-import { clipboardText, signInThroughForm, webFixture, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, signInThroughForm, webDriveSuite } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 const rclone = requireBinary('rclone');
@@ -22,23 +18,10 @@ const bash = requireBinary('bash');
 
 // Skipped (loudly) when either program is missing; CI=true fails instead.
 (rclone.isAvailable ? chromiumBinary : rclone).describe('the rclone guide of the Connect page, run as written', () => {
-  let f: WebFixture;
-  let ada: TestUser;
-  let tmp: ReturnType<typeof makeTmpDir>;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path, { bridge: true });
-    ada = await f.newUser({ fullname: 'Ada Lovelace' });
-    dataOf(await apiCall(f.client, ada.session, 'POST', '/api/user/webdrive', { endpoint: 'adarc' }));
-    await uploadFile(f.client, ada.session, 'home', 'minutes.txt', 'minutes of the meeting\n');
-    tmp = makeTmpDir('driveway-web-rclone-');
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-    tmp?.remove();
-  });
+  const suite = webDriveSuite(chromiumBinary.path, 'adarc', 'driveway-web-rclone-');
 
   it('mounts Ada\'s WebDrive URL through the command copied from the page', async () => {
+    const { f, ada, tmp } = suite;
     const watched = await f.openPage({ clipboard: true });
     const { page } = watched;
     await page.goto(`${f.base}/connect`);
