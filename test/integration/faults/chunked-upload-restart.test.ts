@@ -9,10 +9,9 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it, describe } from 'vitest';
-import { requirePostgres, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
-import { postgresS3Env, s3rverClient, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
+import { requirePostgres } from '../../helpers/postgres.js';
+import { twoInstancesOverPostgresS3 } from '../../helpers/two-instances.js';
 import { ADMIN_BASIC, spawnDriveway, type DrivewayProcess } from '../../helpers/driveway-process.js';
 import { parseMultistatus } from '../../helpers/multistatus.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
@@ -69,53 +68,24 @@ describe('a chunked upload across a kill -9 of driveway', () => {
 const postgres = requirePostgres();
 
 postgres.describe('a chunked upload across two instances over PostgreSQL + S3, one killed with -9 between chunks', () => {
-  let cluster: TestPostgres | undefined;
-  let s3: TestS3Server | undefined;
-  let tmp: ReturnType<typeof makeTmpDir> | undefined;
-  let a: DrivewayProcess | undefined;
-  let b: DrivewayProcess | undefined;
-
-  beforeAll(async () => {
-    [cluster, s3] = await Promise.all([startPostgres(), startS3Server()]);
-    const env = { DRIVEWAY_LOG_LEVEL: 'warn', ...postgresS3Env(await cluster.createDatabase(), s3) };
-    tmp = makeTmpDir('driveway-chunk-instances-');
-    a = await spawnDriveway({ dataDir: path.join(tmp.dir, 'a'), env });
-    b = await spawnDriveway({ dataDir: path.join(tmp.dir, 'b'), env });
-  }, 90_000);
-
-  afterAll(async () => {
-    a?.kill();
-    b?.kill();
-    await Promise.allSettled([cluster?.stop(), s3?.close()]);
-    tmp?.remove();
-  });
-
-  async function uploadKeys(): Promise<string[]> {
-    const client = s3rverClient(s3!.endpoint);
-    try {
-      const listed = await client.send(new ListObjectsV2Command({ Bucket: s3!.bucket, Prefix: 'uploads/' }));
-      return (listed.Contents ?? []).map((o) => o.Key as string);
-    } finally {
-      client.destroy();
-    }
-  }
+  const pair = twoInstancesOverPostgresS3('driveway-chunk-instances-');
 
   it('starts through A, goes on through B after A is killed, and leaves no part in the bucket', async () => {
     const content = patternBytes(5, 2 * MiB + 4321);
     const chunkOf = (n: number): Buffer => content.subarray((n - 1) * MiB, n * MiB);
     const dir = '/remote.php/dav/uploads/admin/web-upload-7';
-    const v2 = { destination: `${a!.davUrl}/remote.php/dav/files/admin/home/across.bin`, 'oc-total-length': String(content.length) };
-    expect((await call(a!, 'MKCOL', `${dir}/`, v2)).status).toBe(201);
-    expect((await call(a!, 'PUT', `${dir}/1`, v2, chunkOf(1))).status).toBe(201);
-    expect((await call(b!, 'PUT', `${dir}/2`, { ...v2, destination: `${b!.davUrl}/remote.php/dav/files/admin/home/across.bin` }, chunkOf(2))).status).toBe(201);
-    a!.child.kill('SIGKILL');
-    expect(await a!.exited).toBeNull();
-    const onB = { ...v2, destination: `${b!.davUrl}/remote.php/dav/files/admin/home/across.bin` };
-    expect((await call(b!, 'PUT', `${dir}/3`, onB, chunkOf(3))).status).toBe(201);
-    expect(await uploadKeys()).toHaveLength(3);
-    expect((await call(b!, 'MOVE', `${dir}/.file`, onB)).status).toBe(201);
-    const got = await call(b!, 'GET', '/home/across.bin');
+    const v2 = { destination: `${pair.a.davUrl}/remote.php/dav/files/admin/home/across.bin`, 'oc-total-length': String(content.length) };
+    expect((await call(pair.a, 'MKCOL', `${dir}/`, v2)).status).toBe(201);
+    expect((await call(pair.a, 'PUT', `${dir}/1`, v2, chunkOf(1))).status).toBe(201);
+    expect((await call(pair.b, 'PUT', `${dir}/2`, { ...v2, destination: `${pair.b.davUrl}/remote.php/dav/files/admin/home/across.bin` }, chunkOf(2))).status).toBe(201);
+    pair.a.child.kill('SIGKILL');
+    expect(await pair.a.exited).toBeNull();
+    const onB = { ...v2, destination: `${pair.b.davUrl}/remote.php/dav/files/admin/home/across.bin` };
+    expect((await call(pair.b, 'PUT', `${dir}/3`, onB, chunkOf(3))).status).toBe(201);
+    expect(await pair.uploadKeys()).toHaveLength(3);
+    expect((await call(pair.b, 'MOVE', `${dir}/.file`, onB)).status).toBe(201);
+    const got = await call(pair.b, 'GET', '/home/across.bin');
     expect(sha(got.body)).toBe(sha(content));
-    expect(await uploadKeys()).toEqual([]);
+    expect(await pair.uploadKeys()).toEqual([]);
   });
 });

@@ -17,11 +17,10 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_BASIC, spawnDriveway, type DrivewayProcess } from '../../helpers/driveway-process.js';
-import { requirePostgres, startPostgres, type TestPostgres } from '../../helpers/postgres.js';
-import { postgresS3Env, s3rverClient, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
+import { requirePostgres } from '../../helpers/postgres.js';
+import { twoInstancesOverPostgresS3 } from '../../helpers/two-instances.js';
 import { parseMultistatus } from '../../helpers/multistatus.js';
 import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
@@ -131,49 +130,20 @@ describe('a tus upload whose client is killed half-way', () => {
 const postgres = requirePostgres();
 
 postgres.describe('a tus upload across two instances over PostgreSQL + S3', () => {
-  let cluster: TestPostgres | undefined;
-  let s3: TestS3Server | undefined;
-  let tmp: ReturnType<typeof makeTmpDir> | undefined;
-  let a: DrivewayProcess | undefined;
-  let b: DrivewayProcess | undefined;
-
-  beforeAll(async () => {
-    [cluster, s3] = await Promise.all([startPostgres(), startS3Server()]);
-    const env = { DRIVEWAY_LOG_LEVEL: 'warn', ...postgresS3Env(await cluster.createDatabase(), s3) };
-    tmp = makeTmpDir('driveway-tus-instances-');
-    a = await spawnDriveway({ dataDir: path.join(tmp.dir, 'a'), env });
-    b = await spawnDriveway({ dataDir: path.join(tmp.dir, 'b'), env });
-  }, 90_000);
-
-  afterAll(async () => {
-    a?.kill();
-    b?.kill();
-    await Promise.allSettled([cluster?.stop(), s3?.close()]);
-    tmp?.remove();
-  });
-
-  async function uploadKeys(): Promise<string[]> {
-    const client = s3rverClient(s3!.endpoint);
-    try {
-      const listed = await client.send(new ListObjectsV2Command({ Bucket: s3!.bucket, Prefix: 'uploads/' }));
-      return (listed.Contents ?? []).map((o) => o.Key as string);
-    } finally {
-      client.destroy();
-    }
-  }
+  const pair = twoInstancesOverPostgresS3('driveway-tus-instances-');
 
   it('starts through A, A and the client killed, resumes and finishes through B', async () => {
     const content = patternBytes(31, TOTAL);
-    const file = path.join(tmp!.dir, 'content.bin');
+    const file = path.join(pair.tmp.dir, 'content.bin');
     writeFileSync(file, content);
-    const location = await uploadHalfThenKill(a!.davUrl, file);
-    a!.child.kill('SIGKILL');
-    expect(await a!.exited).toBeNull();
-    expect((await uploadKeys()).length).toBeGreaterThan(0);
-    const from = await resume(b!.davUrl, location, content);
+    const location = await uploadHalfThenKill(pair.a.davUrl, file);
+    pair.a.child.kill('SIGKILL');
+    expect(await pair.a.exited).toBeNull();
+    expect((await pair.uploadKeys()).length).toBeGreaterThan(0);
+    const from = await resume(pair.b.davUrl, location, content);
     expect(from).toBeGreaterThanOrEqual(TOTAL / 2);
-    expect(await fileSha(b!)).toBe(sha(content));
-    expect(await revisionsOf(b!)).toBe(1);
-    expect(await uploadKeys()).toEqual([]);
+    expect(await fileSha(pair.b)).toBe(sha(content));
+    expect(await revisionsOf(pair.b)).toBe(1);
+    expect(await pair.uploadKeys()).toEqual([]);
   }, 240_000);
 });
