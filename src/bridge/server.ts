@@ -7,6 +7,8 @@
  *
  * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
  * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
+ * Callers are Basic credentials (sessions.ts) or a store session token as Bearer (token-sessions.ts,
+ * the web app's); a CORS preflight is answered before either (cors.ts), never as DAV.
  *
  * What the library still gives us: the method table and dispatch (`server.method`), the
  * request context, the authentication hook (`httpAuthentication.getUser`), beforeRequest/
@@ -40,6 +42,8 @@ import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
+import { parseBearer, TokenSessions } from './token-sessions.js';
+import { CorsPolicy } from './cors.js';
 import { listsVersionsTo } from './versions-view.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
@@ -178,12 +182,16 @@ function logRefusedLogin(log: Logger, failure: AuthenticationFailed, username: s
   }
 }
 
-/** webdav-server authentication hook: Basic credentials -> store session (sessions.ts). */
+/**
+ * webdav-server authentication hook: Basic credentials -> store session (sessions.ts), or a
+ * store session token as `Bearer` (token-sessions.ts: the web app's).
+ */
 class StoreAuthentication implements webdav.HTTPAuthentication {
   private readonly anonymous: webdav.IUser = { uid: 'anonymous', username: 'anonymous', isDefaultUser: true };
 
   constructor(
     private readonly sessions: SessionPool,
+    private readonly tokens: TokenSessions,
     private readonly log: Logger,
   ) {}
 
@@ -197,12 +205,23 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
       authOutcomes.set(ctx.request, outcome);
       callback(null as unknown as Error, user);
     };
+    const ip = clientAddress(ctx.request.socket.remoteAddress);
+    const token = parseBearer(ctx.request.headers.authorization);
+    if (token !== undefined) {
+      this.tokens.authenticate(token).then(
+        (user) => done({ user }, { uid: user.userId, username: user.name }),
+        (failure: unknown) => {
+          if (failure instanceof AuthenticationFailed) logRefusedLogin(this.log, failure, '', ip);
+          done({ failure }, this.anonymous);
+        },
+      );
+      return;
+    }
     const credentials = parseBasic(ctx.request.headers.authorization);
     if (!credentials) {
       done(ctx.request.headers.authorization ? { failure: new AuthenticationFailed('bad-credentials') } : {}, this.anonymous);
       return;
     }
-    const ip = clientAddress(ctx.request.socket.remoteAddress);
     const client = { ip, userAgent: ctx.request.headers['user-agent'] };
     this.sessions.authenticate(credentials, client).then(
       (user) => done({ user }, { uid: user.userId, username: user.name }),
@@ -218,7 +237,7 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
 export async function createBridgeServices(
   options: BridgeOptions,
   client: StoreClient,
-): Promise<{ services: BridgeServices; sessions: SessionPool; closeState: () => Promise<void>; stateCheck?: ReadinessCheck }> {
+): Promise<{ services: BridgeServices; sessions: SessionPool; tokens: TokenSessions; closeState: () => Promise<void>; stateCheck?: ReadinessCheck }> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const cache = new MetadataCache({
@@ -265,7 +284,7 @@ export async function createBridgeServices(
     await state.close();
   };
   const probe = state.probe?.bind(state);
-  return { services, sessions: new SessionPool(client, { clock, limiter }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
+  return { services, sessions: new SessionPool(client, { clock, limiter }), tokens: new TokenSessions(client, { clock }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
 }
 
 /**
@@ -312,19 +331,20 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     ];
   }
   const storeName = 'client' in options.store ? options.store.name : options.store.url;
-  const { services, sessions, closeState, stateCheck } = await createBridgeServices({ ...options, logger: log }, client);
+  const { services, sessions, tokens, closeState, stateCheck } = await createBridgeServices({ ...options, logger: log }, client);
+  const cors = new CorsPolicy(config.bridge.corsOrigins, options.webApp);
   const readiness = new Readiness([...storeChecks, ...(stateCheck ? [stateCheck] : [])], { log });
 
   const dav = new webdav.WebDAVServer({
-    httpAuthentication: new StoreAuthentication(sessions, log),
+    httpAuthentication: new StoreAuthentication(sessions, tokens, log),
     requireAuthentification: false,
     respondWithPaths: true,
     enableLocationTag: false,
   });
-  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(handler, services, log));
+  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(handler, services, log, cors));
   // The library keeps its own handlers for other methods (POST writes into its in-memory
   // file system, even for anonymous callers): every method we do not serve answers 405.
-  const notAllowed = wrapVerb(methodNotAllowed, services, log);
+  const notAllowed = wrapVerb(methodNotAllowed, services, log, cors);
   for (const method of Object.keys((dav as unknown as { methods: Record<string, unknown> }).methods)) {
     if (!(method.toUpperCase() in verbHandlers)) dav.method(method, notAllowed);
   }
@@ -353,6 +373,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       );
       return;
     }
+    // The web app's browser asking whether it may send a request: answered here, never as DAV.
+    if (cors.isPreflight(req)) {
+      cors.answerPreflight(req, res);
+      return;
+    }
+    cors.decorate(req, res);
     if (readiness.draining) {
       // Stopping: a request arriving on a kept-alive connection is refused before any work.
       res.writeHead(503, { 'Retry-After': String(RETRY_AFTER_SEC), Connection: 'close', 'Content-Length': '0' }).end();
@@ -416,6 +442,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         readiness.startDraining();
         await drainWhile(server, graceMs, () => new Promise<void>((resolve) => server.close(() => resolve())));
         sessions.clear();
+        tokens.clear();
         await closeState();
         services.cache.close();
         await client.close();
@@ -446,12 +473,14 @@ const notFound: VerbHandler = async (ctx) => {
 };
 
 /** Adapts one of our async handlers to webdav-server's callback method interface. */
-function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger): webdav.HTTPMethod {
+function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, cors: CorsPolicy): webdav.HTTPMethod {
   return {
     chunked(wctx: webdav.HTTPRequestContext, _input, done: () => void) {
       const { request: req, response: res } = wctx;
-      // The library adds permissive CORS headers to every answer; a file server must not.
+      // The library adds permissive CORS headers to every answer; a file server must not: ours
+      // (cors.ts) name the web app's origin alone, without credentials mode.
       for (const name of ['Access-Control-Allow-Origin', 'Access-Control-Allow-Credentials', 'Access-Control-Expose-Headers']) res.removeHeader(name);
+      cors.decorate(req, res);
       res.setHeader('DAV', '1, 2');
       res.removeHeader('Server');
       const abort = new AbortController();

@@ -24,6 +24,16 @@ function tlsPairCheck(part: { tlsCert?: string | undefined; tlsKey?: string | un
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 /** A list from a YAML sequence, or from a comma-separated environment value. */
+/** `http(s)://host[:port]` as a browser's Origin header spells it (a trailing slash tolerated). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value.replace(/\/$/, '').toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 const list = (item: z.ZodString) =>
   z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(item));
 
@@ -232,6 +242,12 @@ export const configSchema = z.strictObject({
       loginWindowSec: z.coerce.number().int().positive().default(900),
       /** Base URL users mount (WebDrive URLs the store hands out); defaults to http://host:port. */
       publicUrl: z.string().url().optional(),
+      /**
+       * Origins whose pages may read the bridge's answers (CORS, bridge/cors.ts): the web app's,
+       * which uploads with tus and a bearer token. Unset: the web app's own origin when the bridge
+       * knows it (store.publicUrl, or the store of this process); `[]`: none. Never `*`.
+       */
+      corsOrigins: list(z.string().refine(isOrigin, 'an origin: http(s)://host[:port], no path; never *')).optional(),
       /** Longest lock the bridge grants, in seconds; `Timeout: Infinite` and longer get this (clients refresh). */
       lockMaxTimeoutSec: z.coerce.number().int().min(60).default(3600),
       /** A chunked upload (Nextcloud chunking) untouched this long is abandoned: its session and parts are removed. */
@@ -275,6 +291,7 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_STORE_TLS_KEY: ['store', 'tlsKey'],
   DRIVEWAY_CACHE_TTL_MS: ['bridge', 'cacheTtlMs'],
   DRIVEWAY_BRIDGE_PUBLIC_URL: ['bridge', 'publicUrl'],
+  DRIVEWAY_BRIDGE_CORS_ORIGINS: ['bridge', 'corsOrigins'],
   DRIVEWAY_TRUSTED_PROXIES: ['store', 'trustedProxies'],
   DRIVEWAY_SMTP_HOST: ['mail', 'host'],
   DRIVEWAY_SMTP_PORT: ['mail', 'port'],

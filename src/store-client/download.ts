@@ -30,6 +30,9 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 
 export async function download(http: StoreHttp, s: StoreSession, file: NodeId, name: string, options: DownloadOptions = {}): Promise<Download> {
   const operation = 'resources.download';
+  // A session the bridge took from a bearer token (bridge/token-sessions.ts) has no file access
+  // key: the interface answers it only at login, and downloads need it in the URL.
+  if (s.fileAccessKey === '') throw new StoreError('forbidden', operation, undefined, 'downloads need the file access key of a login; a session token alone does not carry one');
   const headers: Record<string, string> = { ...options.headers };
   const { range } = options;
   if (range) headers.range = `bytes=${range.start}-${range.end ?? ''}`;

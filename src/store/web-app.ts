@@ -14,12 +14,17 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import mime from 'mime-types';
-import type { Config } from '../common/config.js';
+import { bridgePublicUrl, type Config } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { errorEnvelope } from './envelope.js';
 
-/** The app's pages: its own script and style only, calls to this origin only, in no frame. */
-export const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/**
+ * The app's pages: its own script and style only, in no frame; calls to this origin and to the
+ * WebDAV bridge's (`bridge.publicUrl`, where its tus uploads go: bridge/cors.ts) only.
+ */
+export function appCsp(config: Config): string {
+  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${new URL(bridgePublicUrl(config)).origin}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`;
+}
 
 export const ASSET_PREFIX = '/app/assets/';
 
@@ -87,12 +92,13 @@ function send(request: FastifyRequest, reply: FastifyReply, item: Asset, headers
  */
 export function registerWebApp(app: FastifyInstance, config: Config, routes: readonly string[], log: Logger): (request: FastifyRequest, reply: FastifyReply) => boolean {
   const web = loadWebApp(webAppDir(config));
+  const csp = appCsp(config);
   if (!web.page) log.warn({ dir: web.dir }, 'the web app is not built (no index.html there): run npm run build; the REST API works without it');
 
   app.get<{ Params: { name: string } }>(`${ASSET_PREFIX}:name`, async (request, reply) => {
     const item = web.assets.get(request.params.name);
     if (!item) return reply.callNotFound();
-    return send(request, reply, item, { 'cache-control': 'public, max-age=31536000, immutable', 'content-security-policy': APP_CSP });
+    return send(request, reply, item, { 'cache-control': 'public, max-age=31536000, immutable', 'content-security-policy': csp });
   });
 
   let apiSegments: Set<string> | undefined;
@@ -107,7 +113,7 @@ export function registerWebApp(app: FastifyInstance, config: Config, routes: rea
       void reply.code(404).send(errorEnvelope('the web app is not built on this server: run npm run build (the REST API works without it)', 'not_implemented'));
       return true;
     }
-    send(request, reply, web.page, { 'cache-control': 'no-cache', 'content-security-policy': APP_CSP, 'x-frame-options': 'DENY' });
+    send(request, reply, web.page, { 'cache-control': 'no-cache', 'content-security-policy': csp, 'x-frame-options': 'DENY' });
     return true;
   };
 }

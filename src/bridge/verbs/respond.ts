@@ -18,14 +18,18 @@ export function sendEmpty(ctx: DavContext, status: number, headers: Record<strin
 }
 
 /** Answers a failure. When the answer has already started, the connection is cut instead. */
+const KEPT_ON_FAILURE: ReadonlySet<string> = new Set(['dav', 'ms-author-via', 'server', 'access-control-allow-origin', 'access-control-expose-headers', 'vary']);
+
 export function writeFailure(ctx: DavContext, failure: DavFailure, _err: unknown): void {
   const { res } = ctx;
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  // What a verb set for its success goes; what every answer carries stays (CORS: the web app
+  // must be able to read a refusal too, bridge/cors.ts).
   for (const name of res.getHeaderNames()) {
-    if (!['dav', 'ms-author-via', 'server'].includes(name)) res.removeHeader(name);
+    if (!KEPT_ON_FAILURE.has(name)) res.removeHeader(name);
   }
   if (failure.condition) sendXml(ctx, failure.status, errorBody(failure.condition, failure.hrefs ?? []), failure.headers);
   else sendEmpty(ctx, failure.status, failure.headers);

@@ -14,7 +14,8 @@ import { captureLog } from '../../helpers/log-capture.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
-const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+// Calls to its own origin and to the WebDAV bridge's (bridge.publicUrl below), where its tus uploads go.
+const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https://dav.example.org; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 const PAGE = '<!doctype html><html lang="en"><head><script type="module" src="/app/assets/index-AbC123_x.js"></script></head><body><div id="app"></div></body></html>';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});`;
 const HTML = { accept: 'text/html,application/xhtml+xml' };
@@ -28,7 +29,7 @@ describe('the web app on the store\'s listener', () => {
     writeFileSync(path.join(build.dir, 'index.html'), PAGE);
     writeFileSync(path.join(build.dir, 'app/assets/index-AbC123_x.js'), SCRIPT);
     writeFileSync(path.join(build.dir, 'secret.txt'), 'not an asset');
-    store = await startTestStore({ flags: { 'store.webDir': build.dir } });
+    store = await startTestStore({ flags: { 'store.webDir': build.dir, 'bridge.publicUrl': 'https://dav.example.org/drive/' } });
   });
   afterAll(async () => {
     await store?.close();

@@ -95,6 +95,17 @@ describe('loadConfig errors', () => {
     expect(err.message).toContain('environment DRIVEWAY_LOG_FORMAT');
   });
 
+  it('takes origins in bridge.corsOrigins and refuses `*`, a path or another scheme, naming the key', () => {
+    expect(loadConfig({ env: {}, flags: { 'bridge.corsOrigins': ['https://files.example.org/'] } }).bridge.corsOrigins).toEqual(['https://files.example.org/']);
+    expect(loadConfig({ env: {}, flags: { 'bridge.corsOrigins': [] } }).bridge.corsOrigins).toEqual([]);
+    expect(loadConfig({ env: {} }).bridge.corsOrigins).toBeUndefined();
+    for (const bad of ['*', 'https://files.example.org/app', 'ftp://files.example.org', 'files.example.org']) {
+      const err = loadError(() => loadConfig({ env: { DRIVEWAY_BRIDGE_CORS_ORIGINS: bad } }));
+      expect(err.message, bad).toContain('bridge.corsOrigins');
+      expect(err.message, bad).toContain('never *');
+    }
+  });
+
   it('names the key and the file a bad value came from', () => {
     const file = configFile('store:\n  edition: "2.0"\n');
     const err = loadError(() => loadConfig({ configFile: file, env: {} }));
@@ -159,6 +170,7 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_TLS_KEY: { value: '/etc/driveway/key.pem', expected: '/etc/driveway/key.pem' },
     DRIVEWAY_CACHE_TTL_MS: { value: '750', expected: 750 },
     DRIVEWAY_BRIDGE_PUBLIC_URL: { value: 'https://dav.example.org', expected: 'https://dav.example.org' },
+    DRIVEWAY_BRIDGE_CORS_ORIGINS: { value: 'https://files.example.org, http://127.0.0.1:8080', expected: ['https://files.example.org', 'http://127.0.0.1:8080'] },
     DRIVEWAY_TRUSTED_PROXIES: { value: '127.0.0.1, ::1', expected: ['127.0.0.1', '::1'] },
     DRIVEWAY_SMTP_HOST: { value: 'smtp.example.org', expected: 'smtp.example.org' },
     DRIVEWAY_SMTP_PORT: { value: '465', expected: 465 },

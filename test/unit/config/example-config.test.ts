@@ -39,7 +39,7 @@ describe('config/example.yaml', () => {
     const text = readFileSync(examplePath, 'utf8');
     const keys = schemaKeys(configSchema.shape);
     const optional = keys.filter((k) => !k.hasDefault && !SECRETS.includes(k.key));
-    expect(optional.map((k) => k.key).sort()).toEqual(['bridge.publicUrl', 'bridge.storeUrl', 'bridge.tlsCert', 'bridge.tlsKey', 'database.url', 'mail.host', 'mail.user', 'store.blobs.backend', 'store.blobs.gcIntervalSec', 'store.blobs.s3.bucket', 'store.blobs.s3.endpoint', 'store.publicUrl', 'store.tlsCert', 'store.tlsKey', 'store.webDir']);
+    expect(optional.map((k) => k.key).sort()).toEqual(['bridge.corsOrigins', 'bridge.publicUrl', 'bridge.storeUrl', 'bridge.tlsCert', 'bridge.tlsKey', 'database.url', 'mail.host', 'mail.user', 'store.blobs.backend', 'store.blobs.gcIntervalSec', 'store.blobs.s3.bucket', 'store.blobs.s3.endpoint', 'store.publicUrl', 'store.tlsCert', 'store.tlsKey', 'store.webDir']);
     for (const { key } of optional) {
       const leaf = key.split('.').pop() as string;
       expect(text, `${key} should appear as "# ${leaf}: ..."`).toMatch(new RegExp(`^\\s*# ${leaf}: \\S`, 'm'));
@@ -54,7 +54,7 @@ describe('config/example.yaml', () => {
     const uncommented = readFileSync(examplePath, 'utf8').replace(/^( +)# (\w+: \S+).*$/gm, '$1$2');
     const tree = parseYaml(uncommented) as { store: Record<string, unknown>; bridge: Record<string, unknown>; mail: Record<string, unknown> };
     expect(Object.keys(tree.store)).toEqual(expect.arrayContaining(['publicUrl', 'tlsCert', 'tlsKey']));
-    expect(Object.keys(tree.bridge)).toEqual(expect.arrayContaining(['storeUrl', 'tlsCert', 'tlsKey', 'publicUrl']));
+    expect(Object.keys(tree.bridge)).toEqual(expect.arrayContaining(['storeUrl', 'tlsCert', 'tlsKey', 'publicUrl', 'corsOrigins']));
     expect(Object.keys(tree.mail)).toEqual(expect.arrayContaining(['host', 'user']));
     expect(configSchema.safeParse(tree).success).toBe(true);
   });
