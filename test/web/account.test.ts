@@ -5,6 +5,8 @@
  * /api/user, POST /auth with the new password). axe-core on the page, nothing from another
  * origin, and usable at 360 px.
  */
+import type { Locator } from 'playwright-core';
+import { encode } from 'uqr';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
@@ -13,6 +15,41 @@ import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
 import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
+
+/**
+ * The QR code's modules as the page drew them (an SVG of rects on a `size` x `size` viewBox, each
+ * dark rect one row high), as rows of 0 and 1.
+ */
+async function drawnModules(svg: Locator): Promise<string[]> {
+  const drawn = await svg.evaluate((el) => ({
+    viewBox: el.getAttribute('viewBox') ?? '',
+    rects: [...el.querySelectorAll('g rect')].map((r) => ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a)))),
+  }));
+  const size = Number(drawn.viewBox.split(' ')[2]);
+  const rows = Array.from({ length: size }, () => Array<number>(size).fill(0));
+  for (const [x = 0, y = 0, width = 0, height = 0] of drawn.rects) {
+    expect(height).toBe(1);
+    for (let i = x; i < x + width; i++) (rows[y] as number[])[i] = 1;
+  }
+  return rows.map((row) => row.join(''));
+}
+
+/**
+ * What `text` is as a QR code, independently of the page: uqr's matrix with the app's options,
+ * checked to be a QR code (a size of 17 + 4 x version plus the 4-module quiet zone each side, and
+ * the three 7 x 7 finder patterns where a scanner looks for them).
+ */
+function qrModules(text: string): string[] {
+  const { data, size, version } = encode(text, { ecc: 'M', border: 4 });
+  expect(size).toBe(17 + 4 * version + 8);
+  const rows = data.map((row) => row.map((dark) => (dark ? '1' : '0')).join(''));
+  const finder = ['1111111', '1000001', '1011101', '1011101', '1011101', '1000001', '1111111'];
+  for (const [top, left] of [[4, 4], [4, size - 11], [size - 11, 4]] as const) {
+    expect(rows.slice(top, top + 7).map((row) => row.slice(left, left + 7))).toEqual(finder);
+  }
+  for (const row of [...rows.slice(0, 4), ...rows.slice(-4)]) expect(row).toBe('0'.repeat(size));
+  return rows;
+}
 
 chromiumBinary.describe('the Account page: profile and password', () => {
   let f: WebFixture;
@@ -119,7 +156,12 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     const secret = await clipboardText(page);
     expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
     await twofa.getByRole('button', { name: 'Copy the otpauth address' }).click();
-    expect(await clipboardText(page)).toContain(`secret=${secret}`);
+    const uri = await clipboardText(page);
+    expect(uri).toContain(`secret=${secret}`);
+    // The QR code beside it carries that address: its modules are what uqr encodes for it.
+    const qr = twofa.getByRole('img', { name: 'QR code of the otpauth address, for your authenticator app' });
+    expect(qrModules(uri)).toEqual(await drawnModules(qr));
+    expect(await qr.evaluate((svg) => svg.outerHTML)).not.toMatch(/style=|href=/);
     await expect(twofa.getByText(secret, { exact: true }).isVisible()).resolves.toBe(true);
     expect(await sidewaysOverflow(page)).toEqual([]);
     await keepScreenshot(page, 'account-twofa-360');

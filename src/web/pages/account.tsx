@@ -4,8 +4,8 @@
  * new password through PUT /api/user `{password}` with the store's password rule shown before
  * and its refusal in words next to the field. Inputs stay as typed when the store refuses.
  * Two-factor (POST /api/user/2fa): the store turns it on at once and answers the secret once;
- * no QR library is at hand and none is drawn, so the secret and the otpauth address are shown
- * with Copy buttons. The check with a code signs in once more (POST /auth with the code) and
+ * the otpauth address is drawn as a QR code here (components/qr-code.tsx, nothing fetched), beside
+ * the secret and the address with Copy buttons. The check with a code signs in once more (POST /auth with the code) and
  * ends that extra session at once: the store has no endpoint that only checks a code.
  * App passwords (GET/POST/DELETE /api/user/app_passwords): made with a name and shown once with a
  * Copy button, listed with their last use, revoked; the list is read again after a password
@@ -18,6 +18,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, errorText, postAuth } from '../api.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
+import { QrCode } from '../components/qr-code.js';
 import { Page } from '../components/page.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
@@ -161,7 +162,8 @@ function TwoFactor({ on, onChange }: { on: boolean; onChange: (on: boolean) => v
         <p>{on ? t.account.twofaOn : t.account.twofaOff}</p>
         {enabled && (
           <>
-            <p>{t.account.twofaNoQr}</p>
+            <p>{t.account.twofaScan}</p>
+            <QrCode text={enabled.otpauth_uri} label={t.account.twofaQr} />
             <p>{t.account.twofaSecret}</p>
             <CopyValue text={enabled.secret_twofa} label={t.account.copySecret} />
             <p>{t.account.twofaUri}</p>
