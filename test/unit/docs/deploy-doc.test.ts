@@ -46,6 +46,17 @@ describe('docs/deploy.md', () => {
   });
 });
 
+describe('docs/deploy.md "Big uploads behind a body limit"', () => {
+  it('names the body limit test/clients/nextcloud-chunking-nginx.test.ts runs and settings davProxyLocation() holds', () => {
+    const section = doc.slice(doc.indexOf('**Big uploads behind a body limit.**'), doc.indexOf('### Caddy'));
+    const suite = readFileSync(path.join(root, 'test/clients/nextcloud-chunking-nginx.test.ts'), 'utf8');
+    const limit = /bodyLimit: '(\w+)'/.exec(suite)?.[1];
+    expect(section).toContain(`client_max_body_size ${limit}`);
+    for (const directive of section.match(/`proxy_\w+ [^`]+`/g) ?? []) expect(davProxyLocation('x')).toContain(`${directive.slice(1, -1)};`);
+    expect(section).toMatch(/`proxy_request_buffering off`/);
+  });
+});
+
 describe('README "Scaling out"', () => {
   it('starts the instances the one-machine nginx example sends to', () => {
     const section = readme.slice(readme.indexOf('## Scaling out'));
