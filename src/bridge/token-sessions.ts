@@ -29,6 +29,9 @@ export const TOKEN_TTL_MS = 60_000;
 /** RFC 6750 §2.1's b64token. */
 const BEARER = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i;
 
+/** Longer than any session token (a JWT of a few hundred characters): refused without asking the store, whose header limit it could pass. */
+export const MAX_TOKEN_CHARS = 4096;
+
 /** The token of an `Authorization: Bearer` header; undefined for anything else. */
 export function parseBearer(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER.exec(header)?.[1];
@@ -87,6 +90,7 @@ export class TokenSessions {
    * cannot be asked (503).
    */
   async authenticate(token: string): Promise<BridgeUser> {
+    if (token.length > MAX_TOKEN_CHARS) throw new AuthenticationFailed('bad-credentials', { logAs: 'session token refused' });
     const key = this.keyOf(token);
     if (this.rejected.has(key)) throw new AuthenticationFailed('bad-credentials');
     let entry = this.entries.get(key);
