@@ -132,6 +132,31 @@ chromiumBinary.describe('the Files page', () => {
     expectClean(watched);
   });
 
+  it('uploads a folder dropped from the disk, its tree made again (a drag through the DevTools protocol, as the OS gives one)', async () => {
+    const watched = await signedIn(ada);
+    const { page } = watched;
+    const album = path.join(tmp.dir, 'album');
+    mkdirSync(path.join(album, 'summer', 'beach'), { recursive: true });
+    mkdirSync(path.join(album, 'empty'), { recursive: true });
+    writeFileSync(path.join(album, 'index.txt'), 'contents\n');
+    writeFileSync(path.join(album, 'summer', 'beach', 'shell.txt'), 'a shell\n');
+    const zone = page.getByRole('region', { name: 'Drop files and folders here to upload them' });
+    await zone.waitFor();
+    const box = await zone.boundingBox();
+    if (!box) throw new Error('the drop zone has no box');
+    const at = { x: box.x + box.width / 2, y: box.y + Math.min(box.height / 2, 40) };
+    const cdp = await page.context().newCDPSession(page);
+    const data = { items: [], files: [album], dragOperationsMask: 1 };
+    for (const type of ['dragEnter', 'dragOver', 'drop'] as const) await cdp.send('Input.dispatchDragEvent', { type, ...at, data });
+    const uploads = page.getByRole('region', { name: 'Uploads' });
+    await uploads.getByText('All 2 uploads finished.').waitFor();
+    const albumId = (await named(ada, 'home', 'album')).uuid;
+    expect((await listing(ada, albumId)).map((e) => e.name)).toEqual(['empty', 'summer', 'index.txt']);
+    const beach = await named(ada, (await named(ada, albumId, 'summer')).uuid, 'beach');
+    expect((await listing(ada, beach.uuid)).map((e) => [e.name, e.size])).toEqual([['shell.txt', 8]]);
+    expectClean(watched);
+  });
+
   it('makes a folder, renames, moves and copies with the folder picker, moves to the trash and downloads, each as the store then holds it', async () => {
     await uploadFile(f.client, ada.session, 'home', 'ledger.txt', 'debit 3, credit 5\n');
     await createFolder(f.client, ada.session, 'home', 'Archive');
@@ -268,6 +293,13 @@ chromiumBinary.describe('the Files page', () => {
     await page.keyboard.press('Escape');
     expect(await sidewaysOverflow(page)).toEqual([]);
     await keepScreenshot(page, 'files-readonly-360');
+    await expectAccessible(page);
+
+    // Shared with me: a listing of others' nodes, nothing to upload into.
+    await page.getByRole('navigation', { name: 'Drives' }).getByRole('link', { name: 'Shared with me' }).click();
+    await page.getByRole('heading', { name: 'Shared with me', level: 1 }).waitFor();
+    await page.getByText('This folder is empty.').waitFor();
+    await expect(page.getByRole('button', { name: 'Upload files' }).count()).resolves.toBe(0);
     await expectAccessible(page);
 
     // Ada, a writer there, gets the upload and the actions in the same drive.
