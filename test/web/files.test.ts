@@ -112,12 +112,13 @@ chromiumBinary.describe('the Files page', () => {
     await row(page, 'trip').waitFor();
 
     // A drop of two files onto the listing, a DataTransfer built in the page as a browser builds one.
-    const drop = await page.evaluateHandle(() => {
+    // A string: this file is compiled without the DOM's types.
+    const drop = await page.evaluateHandle(`(() => {
       const transfer = new DataTransfer();
-      transfer.items.add(new File(['first dropped\n'], 'dropped-1.txt', { type: 'text/plain' }));
-      transfer.items.add(new File(['second dropped\n'], 'dropped-2.txt', { type: 'text/plain' }));
+      transfer.items.add(new File(['first dropped\\n'], 'dropped-1.txt', { type: 'text/plain' }));
+      transfer.items.add(new File(['second dropped\\n'], 'dropped-2.txt', { type: 'text/plain' }));
       return transfer;
-    });
+    })()`);
     const zone = page.getByRole('region', { name: 'Drop files and folders here to upload them' });
     await zone.dispatchEvent('dragover', { dataTransfer: drop });
     await zone.getByText('Drop to upload into this folder').waitFor();
@@ -205,7 +206,7 @@ chromiumBinary.describe('the Files page', () => {
     await expectAccessible(page);
     // The focus stays in the dialog (the page behind is inert).
     for (let i = 0; i < 8; i += 1) await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => Boolean(document.activeElement?.closest('dialog')))).toBe(true);
+    expect(await page.evaluate("Boolean(document.activeElement?.closest('dialog'))")).toBe(true);
     await mover.getByRole('button', { name: 'Move here' }).click();
     await page.getByRole('status').filter({ hasText: 'ledger-2026.txt moved to Home / Reports.' }).waitFor();
     expect((await listing(ada, reports.uuid)).map((e) => e.uuid)).toEqual([ledger.uuid]);
@@ -349,7 +350,7 @@ chromiumBinary.describe('the Files page', () => {
     await page.getByRole('link', { name: 'entry 09999' }).focus();
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Actions for entry 09999');
+    expect(await page.evaluate("document.activeElement?.getAttribute('aria-label')")).toBe('Actions for entry 09999');
     expect(await sidewaysOverflow(page)).toEqual([]);
     await keepScreenshot(page, 'files-10000-1920');
     expectClean(watched);

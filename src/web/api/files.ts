@@ -68,7 +68,6 @@ export function ownerOf(topId: string): string | undefined {
  */
 function groupSegment(group: GroupEntry, groups: readonly GroupEntry[]): string {
   const safe = (name: string): string => {
-    // eslint-disable-next-line no-control-regex
     let s = name.normalize('NFC').replace(/[\u0000-\u001f\u007f/\\]/g, '_').trim();
     if (s === '' || s === '.' || s === '..') s = `group ${s}`.trim();
     return s;

@@ -152,7 +152,7 @@ export function useUploads(onFinished: () => void) {
       // tus when the bridge offers it for this folder, asked once per batch.
       const rootUrl = await webdrive().then((w) => w?.root_url, () => undefined);
       const base = rootUrl ? bridgeFolderUrl(rootUrl, target.crumbs, target.groups) : undefined;
-      const tus = base ? await offersTus(base) : false;
+      let tus = base ? await offersTus(base) : false;
       const queue = [...mine];
       const worker = async () => {
         for (let item = queue.shift(); item; item = queue.shift()) {
@@ -162,8 +162,19 @@ export function useUploads(onFinished: () => void) {
           try {
             const folder = ids.get(picked.dirs.join('/'));
             if (folder === undefined) throw new ApiError(404, 'not_found', '');
-            if (tus && base) await uploadTus(base + picked.dirs.map((d) => `${encodeURIComponent(d)}/`).join(''), picked.file, progress);
-            else await uploadTwoStep(folder, picked.file, progress);
+            let viaTus = tus && base !== undefined;
+            if (viaTus && base) {
+              try {
+                await uploadTus(base + picked.dirs.map((d) => `${encodeURIComponent(d)}/`).join(''), picked.file, progress);
+              } catch {
+                // The bridge advertised tus but refused this page's upload (its credentials,
+                // its CORS for this origin): the two-step upload instead, for the rest too.
+                tus = false;
+                viaTus = false;
+                update(task.id, { tus: false, sent: 0 });
+              }
+            }
+            if (!viaTus) await uploadTwoStep(folder, picked.file, progress);
             update(task.id, { state: 'done', sent: task.size });
             ok += 1;
           } catch (err) {
