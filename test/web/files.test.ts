@@ -6,7 +6,8 @@
  * the page said; a read-only group member is offered nothing that writes; another user's folder
  * is not shown; a folder of 10,000 entries renders and scrolls to its last entry. axe-core on
  * each state, no sideways overflow at 360 and 1,920 px (screenshots kept, not committed).
- * The tus test waits for the bridge's CORS (h23-cors) and the app policy naming the bridge.
+ * The tus test waits for the bridge's CORS and Bearer tokens and the app policy naming the bridge
+ * (branch h23-cors); checked against that branch's src applied on this one, all 9 tests pass.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -35,6 +36,9 @@ chromiumBinary.describe('the Files page', () => {
   let bob: TestUser;
   let engines: string;
   let tmp: ReturnType<typeof makeTmpDir>;
+  /** The bridge's root URL, and whether it takes tus uploads from the app's pages (see tusOffered). */
+  let bridgeRoot: string;
+  let tusReady: boolean;
 
   beforeAll(async () => {
     f = await webFixture(chromiumBinary.path, { bridge: true });
@@ -46,6 +50,8 @@ chromiumBinary.describe('the Files page', () => {
     await groups.member(engines, bob.uuid, { node_permissions: ['read', 'download'] });
     await uploadFile(f.client, ada.session, `home:${engines}`, 'design.txt', 'the analytical engine\n');
     tmp = makeTmpDir('driveway-web-files-');
+    bridgeRoot = dataOf<{ root_url: string }>(await apiCall(f.client, ada.session, 'GET', '/api/user/webdrive')).root_url;
+    tusReady = await tusOffered(f.base, bridgeRoot);
   }, 120_000);
   afterAll(async () => {
     await f?.close();
@@ -73,8 +79,9 @@ chromiumBinary.describe('the Files page', () => {
     await dialog.waitFor();
     return dialog;
   };
+  /** Nothing from another origin (but the bridge's tus requests, once it takes them) and no script error. */
   function expectClean(watched: WatchedPage): void {
-    expect(watched.foreign).toEqual([]);
+    expect(watched.foreign.filter((url) => !(tusReady && url.startsWith(bridgeRoot)))).toEqual([]);
     expect(watched.problems).toEqual([]);
   }
 
@@ -128,8 +135,8 @@ chromiumBinary.describe('the Files page', () => {
     await row(page, 'dropped-2.txt').waitFor();
     const dropped = await named(ada, 'home', 'dropped-1.txt');
     expect(dropped.size).toBe('first dropped\n'.length);
-    // The two-step upload was used: the bridge's tus needs its CORS and the app policy (see the tus test).
-    await expect(uploads.getByText('(resumable)').count()).resolves.toBe(0);
+    // tus where the bridge takes it from this page (the tus test), else the two-step upload.
+    await expect(uploads.getByText('(resumable)').count()).resolves.toBe(tusReady ? 4 : 0);
     expectClean(watched);
   });
 
@@ -357,19 +364,10 @@ chromiumBinary.describe('the Files page', () => {
   }, 180_000);
 
   it('uploads by tus to the bridge when it offers it to this page (after h23-cors and the app policy naming the bridge)', async (ctx) => {
-    const { root_url: rootUrl } = dataOf<{ root_url: string }>(await apiCall(f.client, ada.session, 'GET', '/api/user/webdrive'));
-    // The feature, checked for real: the bridge's preflight for this origin, and the app's policy.
-    const preflight = await fetch(`${rootUrl}home/`, {
-      method: 'OPTIONS',
-      headers: { origin: f.base, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,tus-resumable,upload-length,upload-metadata' },
-    }).catch(() => undefined);
-    const policy = (await fetch(`${f.base}/files`, { headers: { accept: 'text/html' } })).headers.get('content-security-policy') ?? '';
-    const bridgeOrigin = new URL(rootUrl).origin;
-    const ready = preflight?.headers.get('access-control-allow-origin') === f.base && policy.includes(bridgeOrigin);
-    if (!ready) {
+    if (!tusReady) {
       console.warn(
-        `\n*** SKIPPED: the tus upload test of test/web/files.test.ts. It needs the bridge's CORS for ${f.base} (branch h23-cors)` +
-          ` and the app's connect-src naming ${bridgeOrigin} (src/store/web-app.ts APP_CSP). Enable by merging both; nothing else to change. ***\n`,
+        `\n*** SKIPPED: the tus upload test of test/web/files.test.ts. It needs the bridge's CORS for ${f.base} and Bearer tokens (branch h23-cors)` +
+          ` and the app's connect-src naming ${new URL(bridgeRoot).origin} (src/store/web-app.ts APP_CSP, same branch). It runs by itself once they are merged. ***\n`,
       );
       ctx.skip();
       return;
@@ -381,6 +379,63 @@ chromiumBinary.describe('the Files page', () => {
     await uploads.getByText('All 1 uploads finished.').waitFor();
     await expect(uploads.getByText('Done (resumable)').isVisible()).resolves.toBe(true);
     expect(await named(ada, 'home', 'resumable.bin')).toMatchObject({ size: 2 * 1024 * 1024 });
+    expect(watched.foreign.some((url) => url.startsWith(`${bridgeRoot}remote.php/dav/tus/`))).toBe(true);
     expectClean(watched);
+  });
+});
+
+/**
+ * The feature the tus test needs, checked for real: the bridge answers a CORS preflight of a tus
+ * POST from the app's origin, and the app's policy lets its pages connect to the bridge.
+ */
+async function tusOffered(appOrigin: string, bridgeRoot: string): Promise<boolean> {
+  const preflight = await fetch(`${bridgeRoot}home/`, {
+    method: 'OPTIONS',
+    headers: { origin: appOrigin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,tus-resumable,upload-length,upload-metadata' },
+  }).catch(() => undefined);
+  const policy = (await fetch(`${appOrigin}/files`, { headers: { accept: 'text/html' } })).headers.get('content-security-policy') ?? '';
+  return preflight?.headers.get('access-control-allow-origin') === appOrigin && policy.includes(new URL(bridgeRoot).origin);
+}
+
+chromiumBinary.describe('the Files page without a bridge', () => {
+  let f: WebFixture;
+
+  beforeAll(async () => {
+    f = await webFixture(chromiumBinary.path);
+  }, 120_000);
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('uploads by the two-step upload, with its progress, when no bridge answers for tus', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const watched = await f.openPage({ width: 360 });
+    const { page } = watched;
+    await page.goto(`${f.base}/files`);
+    await signInThroughForm(page, ada.email, ada.password);
+    await page.getByText('This folder is empty.').waitFor();
+    const bytes = Buffer.alloc(1024 * 1024 + 7, 5);
+    await page.locator('#files-pick-files').setInputFiles([
+      { name: 'one.bin', mimeType: 'application/octet-stream', buffer: bytes },
+      { name: 'two.txt', mimeType: 'text/plain', buffer: Buffer.from('two\n') },
+    ]);
+    const uploads = page.getByRole('region', { name: 'Uploads' });
+    await uploads.getByText('All 2 uploads finished.').waitFor();
+    await expect(uploads.getByText('(resumable)').count()).resolves.toBe(0);
+    const bar = uploads.getByRole('progressbar', { name: 'Upload of one.bin' });
+    expect(await bar.getAttribute('value')).toBe(String(bytes.length));
+    const listed = dataOf<Listed[]>(await apiCall(f.client, ada.session, 'GET', '/api/nodes/home/dirlist'));
+    expect(listed.map((e) => [e.name, e.size])).toEqual([
+      ['one.bin', bytes.length],
+      ['two.txt', 4],
+    ]);
+    expect(await sidewaysOverflow(page)).toEqual([]);
+    await keepScreenshot(page, 'files-uploads-360');
+    await expectAccessible(page);
+    // The bridge's address names no running bridge: a refused connection there (once the app's
+    // policy allows that origin) is the detection failing, not the page.
+    const bridgeOrigin = new URL(dataOf<{ root_url: string }>(await apiCall(f.client, ada.session, 'GET', '/api/user/webdrive')).root_url).origin;
+    expect(watched.foreign.filter((url) => !url.startsWith(bridgeOrigin))).toEqual([]);
+    expect(watched.problems.filter((line) => !line.includes('ERR_CONNECTION_REFUSED'))).toEqual([]);
   });
 });
