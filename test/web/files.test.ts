@@ -314,6 +314,12 @@ chromiumBinary.describe('the Files page', () => {
     const adaPage = await signedIn(ada, `/files/home:${engines}`);
     await row(adaPage.page, 'design.txt').waitFor();
     await expect(adaPage.page.getByRole('button', { name: 'Upload files' }).isVisible()).resolves.toBe(true);
+    await adaPage.page.locator('#files-pick-files').setInputFiles({ name: 'plan.txt', mimeType: 'text/plain', buffer: Buffer.from('the plan\n') });
+    const uploads = adaPage.page.getByRole('region', { name: 'Uploads' });
+    await uploads.getByText('All 1 uploads finished.').waitFor();
+    // By tus, once the bridge takes it, to the group's folder on the bridge (groups/Engines/home/).
+    await expect(uploads.getByText('Done (resumable)').count()).resolves.toBe(tusReady ? 1 : 0);
+    expect(await named(ada, `home:${engines}`, 'plan.txt')).toMatchObject({ size: 9 });
     expectClean(watched);
     expectClean(adaPage);
   });
