@@ -171,6 +171,12 @@ chromiumBinary.describe('the Files page', () => {
     const watched = await signedIn(ada, '/files', { width: 1920, height: 1080 });
     const { page } = watched;
     await row(page, 'ledger.txt').waitFor();
+    // In her own drive every action is there, Share and Details linking to their pages.
+    const own = await openActions(page, 'ledger.txt');
+    expect(await own.getByRole('link', { name: 'Share ledger.txt' }).getAttribute('href')).toBe(`/share/${(await named(ada, 'home', 'ledger.txt')).uuid}`);
+    expect(await own.getByRole('link', { name: 'Details of ledger.txt' }).getAttribute('href')).toMatch(/^\/item\/[0-9a-f-]{36}$/);
+    await own.getByRole('button', { name: 'Close' }).click();
+    await own.waitFor({ state: 'hidden' });
 
     // New folder: a refused name is said next to the field and kept.
     await page.getByRole('button', { name: 'New folder' }).click();
@@ -294,6 +300,9 @@ chromiumBinary.describe('the Files page', () => {
     await expect(page.getByRole('region', { name: 'Drop files and folders here to upload them' }).count()).resolves.toBe(0);
     const actions = await openActions(page, 'design.txt');
     for (const name of ['Rename', 'Move', 'Move to trash']) await expect(actions.getByRole('button', { name, exact: true }).count()).resolves.toBe(0);
+    // No share permission in the group: no Share.
+    await expect(actions.getByRole('link', { name: 'Share design.txt' }).count()).resolves.toBe(0);
+    await expect(actions.getByRole('link', { name: 'Details of design.txt' }).isVisible()).resolves.toBe(true);
     await expect(actions.getByRole('link', { name: 'Download' }).isVisible()).resolves.toBe(true);
     expect(await sidewaysOverflow(page)).toEqual([]);
     await keepScreenshot(page, 'files-readonly-dialog-360');

@@ -31,6 +31,7 @@ export interface GroupEntry {
   group_name: string;
   is_admin: boolean;
   node_permissions: string[];
+  share_permissions: string[];
 }
 
 export type Access = ReadonlyArray<'read' | 'write' | 'delete' | 'download'>;

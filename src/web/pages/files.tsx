@@ -5,8 +5,9 @@
  * me"), the breadcrumb (GET .../path), the listing (GET .../dirlist) sorted by name, size or
  * modification time with folders first, drawn as a windowed table (components/files-window.tsx).
  * What may be done follows GET .../myaccess of the folder open: a read-only group member gets no
- * upload, new folder, rename, move or delete (the store would refuse them anyway); in the derived
- * listings (favorites, shared with me, ...) nothing is written into the folder itself.
+ * upload, new folder, rename, move or delete (the store would refuse them anyway), and Share only
+ * with a share permission of the group (GET /api/groups); in the derived listings (favorites,
+ * shared with me, ...) nothing is written into the folder itself.
  * Details, revisions and previews live on `/item/<uuid>`, sharing on `/share/<uuid>`, the trash
  * on `/trash`: this page links there.
  */
@@ -178,6 +179,9 @@ export function Files() {
   const canWrite = access.includes('write') && !derived && topName !== 'trash';
   const canDelete = access.includes('delete') && !derived && topName !== 'trash';
   const canDownload = access.includes('download') || derived;
+  // In a group drive, sharing is what the membership's share permissions allow (a link or a share).
+  const driveGroup = groups.find((g) => g.group_uuid === ownerOf(top));
+  const canShare = !derived && (driveGroup ? driveGroup.share_permissions.some((p) => p.endsWith('_create')) : true);
   const here = loaded?.crumbs[loaded.crumbs.length - 1];
   const title = here ? (loaded.crumbs.length === 1 ? topLevelName(here, groups) : here.name) : t.files.title;
   const drive = ownerOf(top) ? top : topName === 'shared_with_you' ? 'shared_with_you' : 'home';
@@ -286,7 +290,7 @@ export function Files() {
               {t.files.details}
             </Link>
           </li>
-          {!derived && (
+          {canShare && (
             <li>
               <Link href={`/share/${entry.uuid}`} aria-label={t.files.shareOf(entry.name)}>
                 {t.files.share}
