@@ -53,7 +53,9 @@ function topLevelName(crumb: PathEntry, groups: readonly GroupEntry[]): string {
   return group ? (top === 'home' ? group.group_name : `${group.group_name}: ${label}`) : label;
 }
 
-const when = (ms: number) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+// One formatter for every row: toLocaleString would build one per call, per row drawn while scrolling.
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const when = (ms: number) => dateFormat.format(ms);
 
 type Dialog = { kind: 'actions' | 'rename' | 'move' | 'copy'; entry: Entry } | undefined;
 
