@@ -453,4 +453,23 @@ chromiumBinary.describe('the Files page without a bridge', () => {
     expect(watched.foreign.filter((url) => !url.startsWith(bridgeOrigin))).toEqual([]);
     expect(watched.problems.filter((line) => !line.includes('ERR_CONNECTION_REFUSED'))).toEqual([]);
   });
+
+  it('says in words, next to the file, why an upload was refused, and the others still go', async () => {
+    const kim = await f.newUser({ fullname: 'Kim Quota', quotaBytes: 1000 });
+    const watched = await f.openPage();
+    const { page } = watched;
+    await page.goto(`${f.base}/files`);
+    await signInThroughForm(page, kim.email, kim.password);
+    await page.getByText('This folder is empty.').waitFor();
+    await page.locator('#files-pick-files').setInputFiles([
+      { name: 'small.txt', mimeType: 'text/plain', buffer: Buffer.from('fits\n') },
+      { name: 'large.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(4000, 1) },
+    ]);
+    const uploads = page.getByRole('region', { name: 'Uploads' });
+    await uploads.getByText('1 uploads finished, 1 failed.').waitFor();
+    await uploads.getByRole('listitem').filter({ hasText: 'large.bin' }).getByText('Failed: There is no room left in this drive (its quota is used up).').waitFor();
+    const listed = dataOf<Listed[]>(await apiCall(f.client, kim.session, 'GET', '/api/nodes/home/dirlist'));
+    expect(listed.map((e) => e.name)).toEqual(['small.txt']);
+    await expectAccessible(page);
+  });
 });

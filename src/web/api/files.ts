@@ -7,7 +7,7 @@
  * progress. A folder's path on the bridge comes from its breadcrumb (src/bridge/namespace.ts:
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
  */
-import { api, ApiError, endSession } from '../api.js';
+import { api, ApiError, endSession, errorText } from '../api.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
 
@@ -35,6 +35,12 @@ export interface GroupEntry {
 }
 
 export type Access = ReadonlyArray<'read' | 'write' | 'delete' | 'download'>;
+
+/** errorText, with words for what only the file calls meet: a full quota (507, which errorText counts as a server fault). */
+export function filesErrorText(error: unknown): string {
+  if (error instanceof ApiError && error.code === 'quota_exceeded') return t.files.quotaExceeded;
+  return errorText(error);
+}
 
 const node = (id: string) => `/api/nodes/${encodeURIComponent(id)}`;
 

@@ -5,8 +5,7 @@
  * a folder into itself anyway, said in words under the button).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
-import { listFolder, type Entry, type GroupEntry } from '../api/files.js';
+import { filesErrorText, listFolder, type Entry, type GroupEntry } from '../api/files.js';
 import { t } from '../strings.js';
 import { FilesDialog } from './files-dialog.js';
 
@@ -39,7 +38,7 @@ export function FilesPicker(props: {
     setFolders(undefined);
     listFolder(here.id).then(
       (entries) => live && setFolders(entries.filter((e) => e.type === 'Dir' && e.uuid !== moving.uuid)),
-      (err: unknown) => live && setError(errorText(err)),
+      (err: unknown) => live && setError(filesErrorText(err)),
     );
     return () => void (live = false);
   }, [here.id, moving.uuid]);
@@ -50,7 +49,7 @@ export function FilesPicker(props: {
     try {
       await onPick(here.id, where);
     } catch (err) {
-      setError(errorText(err));
+      setError(filesErrorText(err));
       setBusy(false);
     }
   };

@@ -7,8 +7,8 @@
  * shows all of them together.
  */
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
-import { bridgeFolderUrl, listFolder, newFolder, offersTus, uploadTus, uploadTwoStep, webdrive, type GroupEntry, type PathEntry } from '../api/files.js';
+import { ApiError } from '../api.js';
+import { bridgeFolderUrl, filesErrorText, listFolder, newFolder, offersTus, uploadTus, uploadTwoStep, webdrive, type GroupEntry, type PathEntry } from '../api/files.js';
 import { t } from '../strings.js';
 
 export interface Picked {
@@ -144,7 +144,7 @@ export function useUploads(onFinished: () => void) {
       try {
         ids = await makeFolders(target.folder, batch.folders);
       } catch (err) {
-        const why = errorText(err);
+        const why = filesErrorText(err);
         for (const { task } of mine) update(task.id, { state: 'failed', error: why });
         failed = mine.length;
         return;
@@ -178,7 +178,7 @@ export function useUploads(onFinished: () => void) {
             update(task.id, { state: 'done', sent: task.size });
             ok += 1;
           } catch (err) {
-            update(task.id, { state: 'failed', error: errorText(err) });
+            update(task.id, { state: 'failed', error: filesErrorText(err) });
             failed += 1;
           }
         }

@@ -13,8 +13,8 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
-import { copyTo, downloadUrl, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry } from '../api/files.js';
+import { ApiError } from '../api.js';
+import { copyTo, downloadUrl, filesErrorText, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry } from '../api/files.js';
 import { Field } from '../components/field.js';
 import { FilesDialog } from '../components/files-dialog.js';
 import { FilesPicker } from '../components/files-picker.js';
@@ -72,7 +72,7 @@ function RenameForm({ entry, onDone, onClose }: { entry: Entry; onDone: (name: s
       await rename(entry.uuid, name);
       onDone(name);
     } catch (err) {
-      setError(err instanceof ApiError && err.code === 'name_conflict' ? t.files.conflict(name) : errorText(err));
+      setError(err instanceof ApiError && err.code === 'name_conflict' ? t.files.conflict(name) : filesErrorText(err));
       setBusy(false);
     }
   };
@@ -115,7 +115,7 @@ function NewFolderForm({ parent, onDone }: { parent: string; onDone: (name: stri
       setOpen(false);
       onDone(name);
     } catch (err) {
-      setError(err instanceof ApiError && err.code === 'name_conflict' ? t.files.conflict(name) : errorText(err));
+      setError(err instanceof ApiError && err.code === 'name_conflict' ? t.files.conflict(name) : filesErrorText(err));
     } finally {
       setBusy(false);
     }
@@ -167,7 +167,7 @@ export function Files() {
         if (!live) return;
         const notFound = err instanceof ApiError && (err.status === 404 || err.status === 403 || err.code === 'not_a_folder');
         setLoaded(undefined);
-        setFailure({ notFound, text: notFound ? t.files.notFound : errorText(err) });
+        setFailure({ notFound, text: notFound ? t.files.notFound : filesErrorText(err) });
       },
     );
     return () => void (live = false);
@@ -194,7 +194,7 @@ export function Files() {
       await setStar(entry.uuid, !entry.is_starred);
       reload();
     } catch (err) {
-      setRowError({ name: entry.name, text: errorText(err) });
+      setRowError({ name: entry.name, text: filesErrorText(err) });
     }
   };
 
@@ -334,7 +334,7 @@ export function Files() {
                       setMessage({ text: t.files.deleted(entry.name), trash: true });
                       reload();
                     },
-                    (err: unknown) => setDeleteError(errorText(err)),
+                    (err: unknown) => setDeleteError(filesErrorText(err)),
                   );
                 }}
               >

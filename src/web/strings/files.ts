@@ -100,6 +100,7 @@ export const files = {
   clearUploads: 'Clear finished uploads',
   readOnly: 'You may only look at this folder: uploading and changing things here is not allowed.',
   // Errors
+  quotaExceeded: 'There is no room left in this drive (its quota is used up).',
   rowFailed: (name: string, why: string) => `${name}: ${why}`,
   conflict: (name: string) => `Something named ${name} is already here.`,
 } as const;
