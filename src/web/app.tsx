@@ -1,13 +1,13 @@
 /**
  * The app's routes: sign-in is open to all; every other page needs a session, and without one
- * the person is sent to sign-in and brought back afterwards. `/` is the connection page until
- * the file browser comes (issue 24, item 4).
+ * the person is sent to sign-in and brought back afterwards. `/` is the file browser (`/files`).
  */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Page } from './components/page.js';
 import { Account } from './pages/account.js';
 import { Connect } from './pages/connect.js';
+import { Files, isFilesPath } from './pages/files.js';
 import { SignIn } from './pages/sign-in.js';
 import { Link, navigate, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
@@ -27,6 +27,7 @@ function NotFound() {
 const PAGES: Record<string, () => JSX.Element> = {
   '/connect': Connect,
   '/account': Account,
+  '/files': Files,
 };
 
 export function App() {
@@ -38,11 +39,12 @@ export function App() {
     if (needsSignIn) {
       const here = `${location.path}${location.search.size > 0 ? `?${location.search}` : ''}`;
       navigate(location.path === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here)}`, { replace: true });
-    } else if (session && location.path === '/') navigate('/connect', { replace: true });
+    } else if (session && location.path === '/') navigate('/files', { replace: true });
   }, [needsSignIn, session, location]);
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
   if (!session || location.path === '/') return null;
-  const Current = PAGES[location.path] ?? NotFound;
-  return <Current key={location.path} />;
+  const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : NotFound);
+  // One Files page across folders: it reloads its listing when the path changes.
+  return <Current key={isFilesPath(location.path) ? '/files' : location.path} />;
 }

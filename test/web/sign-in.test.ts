@@ -62,8 +62,8 @@ chromiumBinary.describe('signing in to the web app', () => {
     const { page } = watched;
     await page.goto(`${f.base}/`);
     await signInThroughForm(page, ada.email, ada.password);
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
-    expect(page.url()).toBe(`${f.base}/connect`);
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+    expect(page.url()).toBe(`${f.base}/files`);
     await expect(page.getByText('Signed in as Ada Lovelace').isVisible()).resolves.toBe(true);
     const token = await tokenOf(page);
     expect(token).toBeTruthy();
@@ -82,7 +82,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     const { page } = watched;
     await page.goto(`${f.base}/sign-in`);
     await signInThroughForm(page, 'admin', f.store.adminPassword);
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     const token = await tokenOf(page);
     expect(dataOf<{ is_admin: boolean }>(await apiCall(f.client, token, 'GET', '/api/user')).is_admin).toBe(true);
     expectClean(watched);
@@ -109,7 +109,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     // Corrected, the same form signs in.
     await page.getByLabel('Password', { exact: true }).fill(bob.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     expectClean(watched);
   });
 
@@ -131,7 +131,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     expect(await tokenOf(page)).toBeUndefined();
     await page.getByLabel('Code from your authenticator app').fill(right);
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     const token = await tokenOf(page);
     expect(dataOf<{ uuid: string; twofa: boolean }>(await apiCall(f.client, token, 'GET', '/api/user'))).toMatchObject({ uuid: grace.uuid, twofa: true });
     expectClean(watched);
@@ -144,7 +144,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     await page.goto(`${f.base}/sign-in`);
     await signInThroughForm(page, alan.email, alan.password);
     // Loaded (its calls answered) before the session ends, so the ending is met by the next page.
-    await page.getByRole('heading', { name: 'Your drive', exact: true }).waitFor();
+    await page.getByText('This folder is empty.').waitFor();
     // The session ends in the store (here: revoked, as a password change elsewhere would).
     const token = await tokenOf(page);
     expect((await apiCall(f.client, token, 'GET', '/api/user/logout')).status).toBe(200);
@@ -166,8 +166,8 @@ chromiumBinary.describe('signing in to the web app', () => {
       const { page } = watched;
       await page.goto(`${f.base}/sign-in?next=${encodeURIComponent(next)}`);
       await signInThroughForm(page, joan.email, joan.password);
-      await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
-      expect(page.url(), next).toBe(`${f.base}/connect`);
+      await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+      expect(page.url(), next).toBe(`${f.base}/files`);
       expectClean(watched);
       await watched.context.close();
     }
@@ -179,7 +179,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     const { page } = watched;
     await page.goto(`${f.base}/sign-in`);
     await signInThroughForm(page, mary.email, mary.password);
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     const token = await tokenOf(page);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You have signed out.').waitFor();
@@ -206,7 +206,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.type(kay.password);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     expect(await sidewaysOverflow(page)).toEqual([]);
     expect((await apiCall(f.client, await tokenOf(page), 'GET', '/api/user')).status).toBe(200);
     expectClean(watched);
@@ -227,7 +227,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     expect(await tokenOf(page)).toBeUndefined();
     f.store.clock.advance(f.store.config.store.loginWindowSec * 1000 + 1000);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     expectClean(watched);
   });
 });

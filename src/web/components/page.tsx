@@ -11,6 +11,7 @@ import { currentSession } from '../session.js';
 import { t } from '../strings.js';
 
 const NAV: ReadonlyArray<{ href: string; label: string }> = [
+  { href: '/files', label: t.files.nav },
   { href: '/connect', label: t.connect.nav },
   { href: '/account', label: t.account.nav },
 ];

@@ -1,0 +1,501 @@
+/**
+ * Files (issue 24, item 4): `/files` is the caller's home, `/files/<id>` any folder they may list
+ * (a node UUID, or a top-level id such as `home:<group>` for a group drive or `shared_with_you`).
+ * A drive switcher (Home, each group drive the caller may read: GET /api/groups, "Shared with
+ * me"), the breadcrumb (GET .../path), the listing (GET .../dirlist) sorted by name, size or
+ * modification time with folders first, drawn as a windowed table (components/files-window.tsx).
+ * What may be done follows GET .../myaccess of the folder open: a read-only group member gets no
+ * upload, new folder, rename, move or delete (the store would refuse them anyway), and Share only
+ * with a share permission of the group (GET /api/groups); in the derived listings (favorites,
+ * shared with me, ...) nothing is written into the folder itself.
+ * Details, revisions and previews live on `/item/<uuid>`, sharing on `/share/<uuid>`, the trash
+ * on `/trash`: this page links there.
+ */
+import type { JSX } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ApiError } from '../api.js';
+import { copyTo, downloadUrl, filesErrorText, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry } from '../api/files.js';
+import { Field } from '../components/field.js';
+import { FilesDialog } from '../components/files-dialog.js';
+import { FilesPicker } from '../components/files-picker.js';
+import { fromDrop, fromInput, UploadList, useUploads } from '../components/files-upload.js';
+import { FilesWindow } from '../components/files-window.js';
+import { Page } from '../components/page.js';
+import { Link, useLocation } from '../router.js';
+import { t } from '../strings.js';
+
+const DERIVED = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
+
+type SortKey = 'name' | 'size' | 'updated';
+
+interface Loaded {
+  entries: Entry[];
+  crumbs: PathEntry[];
+  access: Access;
+}
+
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
+function sorted(entries: readonly Entry[], key: SortKey, ascending: boolean): Entry[] {
+  const sign = ascending ? 1 : -1;
+  return [...entries].sort((a, b) => {
+    if (a.type !== b.type) return a.type === 'Dir' ? -1 : 1;
+    const by = key === 'name' ? collator.compare(a.name, b.name) : key === 'size' ? a.size - b.size : a.updated - b.updated;
+    return sign * (by || collator.compare(a.name, b.name));
+  });
+}
+
+function topLevelName(crumb: PathEntry, groups: readonly GroupEntry[]): string {
+  const [top] = crumb.uuid.split(':', 1);
+  const owner = ownerOf(crumb.uuid);
+  const group = owner ? groups.find((g) => g.group_uuid === owner) : undefined;
+  const label = t.files.topLevel[top ?? ''] ?? crumb.name;
+  return group ? (top === 'home' ? group.group_name : `${group.group_name}: ${label}`) : label;
+}
+
+// One formatter for every row: toLocaleString would build one per call, per row drawn while scrolling.
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const when = (ms: number) => dateFormat.format(ms);
+
+type Dialog = { kind: 'actions' | 'rename' | 'move' | 'copy'; entry: Entry } | undefined;
+
+function RenameForm({ entry, onDone, onClose }: { entry: Entry; onDone: (name: string) => void; onClose: () => void }) {
+  const [name, setName] = useState(entry.name);
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    if (name.trim() === '') return setError(t.files.nameMissing);
+    setBusy(true);
+    setError(undefined);
+    try {
+      await rename(entry.uuid, name);
+      onDone(name);
+    } catch (err) {
+      setError(err instanceof ApiError && err.code === 'name_conflict' ? t.files.conflict(name) : filesErrorText(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <FilesDialog title={t.files.renameTitle(entry.name)} onClose={onClose}>
+      <form onSubmit={save} noValidate>
+        <Field id="files-rename" label={t.files.newName} value={name} onValue={setName} error={error} required />
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            {t.files.rename}
+          </button>
+          <button type="button" class="secondary" onClick={onClose}>
+            {t.files.cancel}
+          </button>
+        </div>
+      </form>
+    </FilesDialog>
+  );
+}
+
+function NewFolderForm({ parent, onDone }: { parent: string; onDone: (name: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  if (!open)
+    return (
+      <button type="button" class="secondary" onClick={() => setOpen(true)}>
+        {t.files.newFolder}
+      </button>
+    );
+  const create = async (event: Event) => {
+    event.preventDefault();
+    if (name.trim() === '') return setError(t.files.nameMissing);
+    setBusy(true);
+    setError(undefined);
+    try {
+      await newFolder(parent, name);
+      setName('');
+      setOpen(false);
+      onDone(name);
+    } catch (err) {
+      setError(err instanceof ApiError && err.code === 'name_conflict' ? t.files.conflict(name) : filesErrorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="files-new-folder" onSubmit={create} noValidate>
+      <Field id="files-new-folder" label={t.files.newFolderName} value={name} onValue={setName} error={error} required autoFocus />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {t.files.create}
+        </button>
+        <button type="button" class="secondary" onClick={() => setOpen(false)}>
+          {t.files.cancel}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function Files() {
+  const { path } = useLocation();
+  const folder = path === '/files' || path === '/files/' ? 'home' : decodeURIComponent(path.slice('/files/'.length));
+  const [loaded, setLoaded] = useState<Loaded | undefined>();
+  const [failure, setFailure] = useState<{ notFound: boolean; text: string } | undefined>();
+  const [groups, setGroups] = useState<GroupEntry[]>([]);
+  const [sort, setSort] = useState<{ key: SortKey; ascending: boolean }>({ key: 'name', ascending: true });
+  const [dialog, setDialog] = useState<Dialog>();
+  const [message, setMessage] = useState<{ text: string; trash?: boolean } | undefined>();
+  const [rowError, setRowError] = useState<{ name: string; text: string } | undefined>();
+  const [deleteError, setDeleteError] = useState<string | undefined>();
+  const [dragging, setDragging] = useState(false);
+  const [reloads, setReloads] = useState(0);
+  const reload = () => setReloads((n) => n + 1);
+  const uploads = useUploads(reload);
+
+  useEffect(() => {
+    myGroups().then(setGroups, () => setGroups([]));
+  }, []);
+
+  useEffect(() => {
+    let live = true;
+    Promise.all([listFolder(folder), folderPath(folder), myAccess(folder).catch(() => ['read'] as Access)]).then(
+      ([entries, crumbs, access]) => {
+        if (!live) return;
+        setLoaded({ entries, crumbs, access });
+        setFailure(undefined);
+      },
+      (err: unknown) => {
+        if (!live) return;
+        const notFound = err instanceof ApiError && (err.status === 404 || err.status === 403 || err.code === 'not_a_folder');
+        setLoaded(undefined);
+        setFailure({ notFound, text: notFound ? t.files.notFound : filesErrorText(err) });
+      },
+    );
+    return () => void (live = false);
+  }, [folder, reloads]);
+
+  const rows = useMemo(() => (loaded ? sorted(loaded.entries, sort.key, sort.ascending) : []), [loaded, sort]);
+  const top = loaded?.crumbs[0]?.uuid ?? folder;
+  const topName = top.split(':', 1)[0] ?? '';
+  const derived = DERIVED.has(topName) && loaded?.crumbs.length === 1;
+  const access = loaded?.access ?? [];
+  const canWrite = access.includes('write') && !derived && topName !== 'trash';
+  const canDelete = access.includes('delete') && !derived && topName !== 'trash';
+  const canDownload = access.includes('download') || derived;
+  // In a group drive, sharing is what the membership's share permissions allow (a link or a share).
+  const driveGroup = groups.find((g) => g.group_uuid === ownerOf(top));
+  const canShare = !derived && (driveGroup ? driveGroup.share_permissions.some((p) => p.endsWith('_create')) : true);
+  const here = loaded?.crumbs[loaded.crumbs.length - 1];
+  const title = here ? (loaded.crumbs.length === 1 ? topLevelName(here, groups) : here.name) : t.files.title;
+  const drive = ownerOf(top) ? top : topName === 'shared_with_you' ? 'shared_with_you' : 'home';
+
+  const star = async (entry: Entry) => {
+    setRowError(undefined);
+    try {
+      await setStar(entry.uuid, !entry.is_starred);
+      reload();
+    } catch (err) {
+      setRowError({ name: entry.name, text: filesErrorText(err) });
+    }
+  };
+
+  const target = { folder, crumbs: loaded?.crumbs ?? [], groups };
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    if (!canWrite || !event.dataTransfer) return;
+    void fromDrop(event.dataTransfer).then((batch) => uploads.start(batch, target));
+  };
+  const dragProps: JSX.HTMLAttributes<HTMLElement> = canWrite
+    ? {
+        onDragOver: (event: DragEvent) => {
+          event.preventDefault();
+          if (!dragging) setDragging(true);
+        },
+        onDragLeave: (event: DragEvent) => {
+          if (!(event.currentTarget as HTMLElement).contains(event.relatedTarget as Node | null)) setDragging(false);
+        },
+        onDrop,
+      }
+    : {};
+
+  const pickFiles = (folderPicker: boolean) => {
+    const input = document.getElementById(folderPicker ? 'files-pick-folder' : 'files-pick-files') as HTMLInputElement | null;
+    input?.click();
+  };
+  const onPicked = (event: Event) => {
+    const input = event.currentTarget as HTMLInputElement;
+    if (input.files) void uploads.start(fromInput(input.files), target);
+    input.value = '';
+  };
+
+  const header = (
+    <>
+      {(['name', 'size', 'updated'] as const).map((key) => {
+        const label = key === 'name' ? t.files.name : key === 'size' ? t.files.size : t.files.modified;
+        const active = sort.key === key;
+        const direction = active ? (sort.ascending ? 'ascending' : 'descending') : undefined;
+        return (
+          <th key={key} scope="col" class={`files-col-${key}`} aria-sort={direction ?? 'none'}>
+            <button type="button" class="files-sort" aria-label={t.files.sortBy(label, direction)} onClick={() => setSort({ key, ascending: active ? !sort.ascending : true })}>
+              {label}
+              <span aria-hidden="true">{active ? (sort.ascending ? ' ▲' : ' ▼') : ''}</span>
+            </button>
+          </th>
+        );
+      })}
+      <th scope="col" class="files-col-actions">
+        {t.files.actionsColumn}
+      </th>
+    </>
+  );
+
+  const renderRow = (entry: Entry) => (
+    <>
+      <th scope="row" class="files-col-name">
+        <Link href={entry.type === 'Dir' ? `/files/${encodeURIComponent(entry.uuid)}` : `/item/${entry.uuid}`} class={entry.type === 'Dir' ? 'files-dir' : 'files-file'}>
+          {entry.name}
+        </Link>
+      </th>
+      <td class="files-col-size">{entry.type === 'Dir' ? t.files.folderKind : t.files.bytes(entry.size)}</td>
+      <td class="files-col-updated">{when(entry.updated)}</td>
+      <td class="files-col-actions">
+        <div class="files-row-actions">
+          <button type="button" class="files-star secondary" aria-pressed={entry.is_starred} aria-label={entry.is_starred ? t.files.unstar(entry.name) : t.files.star(entry.name)} onClick={() => void star(entry)}>
+            <span aria-hidden="true">{entry.is_starred ? '★' : '☆'}</span>
+          </button>
+          <button type="button" class="secondary" aria-label={t.files.actionsFor(entry.name)} onClick={() => setDialog({ kind: 'actions', entry })}>
+            {t.files.actions}
+          </button>
+        </div>
+      </td>
+    </>
+  );
+
+  const actionsDialog = (entry: Entry) => {
+    const url = entry.type === 'File' && canDownload ? downloadUrl(entry) : undefined;
+    const close = () => {
+      setDeleteError(undefined);
+      setDialog(undefined);
+    };
+    return (
+      <FilesDialog title={t.files.actionsFor(entry.name)} onClose={close}>
+        <ul class="files-action-list">
+          {url && (
+            <li>
+              <a href={url} download={entry.name} onClick={close}>
+                {t.files.download}
+              </a>
+            </li>
+          )}
+          <li>
+            <Link href={`/item/${entry.uuid}`} aria-label={t.files.detailsOf(entry.name)}>
+              {t.files.details}
+            </Link>
+          </li>
+          {canShare && (
+            <li>
+              <Link href={`/share/${entry.uuid}`} aria-label={t.files.shareOf(entry.name)}>
+                {t.files.share}
+              </Link>
+            </li>
+          )}
+          {canWrite && (
+            <li>
+              <button type="button" class="secondary" onClick={() => setDialog({ kind: 'rename', entry })}>
+                {t.files.rename}
+              </button>
+            </li>
+          )}
+          {canWrite && (
+            <li>
+              <button type="button" class="secondary" onClick={() => setDialog({ kind: 'move', entry })}>
+                {t.files.move}
+              </button>
+            </li>
+          )}
+          {canDownload && (
+            <li>
+              <button type="button" class="secondary" onClick={() => setDialog({ kind: 'copy', entry })}>
+                {t.files.copy}
+              </button>
+            </li>
+          )}
+          {canDelete && (
+            <li>
+              <button
+                type="button"
+                class="secondary"
+                aria-describedby={deleteError ? 'files-delete-error' : undefined}
+                onClick={() => {
+                  setDeleteError(undefined);
+                  toTrash(entry.uuid).then(
+                    () => {
+                      close();
+                      setMessage({ text: t.files.deleted(entry.name), trash: true });
+                      reload();
+                    },
+                    (err: unknown) => setDeleteError(filesErrorText(err)),
+                  );
+                }}
+              >
+                {t.files.delete}
+              </button>
+              {deleteError && (
+                <p class="error" id="files-delete-error" role="alert">
+                  {deleteError}
+                </p>
+              )}
+            </li>
+          )}
+        </ul>
+      </FilesDialog>
+    );
+  };
+
+  const renderDialog = () => {
+    if (!dialog) return null;
+    const { entry } = dialog;
+    const close = () => setDialog(undefined);
+    if (dialog.kind === 'actions') return actionsDialog(entry);
+    if (dialog.kind === 'rename')
+      return (
+        <RenameForm
+          entry={entry}
+          onClose={close}
+          onDone={(name) => {
+            close();
+            setMessage({ text: t.files.renamed(entry.name, name) });
+            reload();
+          }}
+        />
+      );
+    const moving = dialog.kind === 'move';
+    return (
+      <FilesPicker
+        title={moving ? t.files.moveTitle(entry.name) : t.files.copyTitle(entry.name)}
+        action={moving ? t.files.moveHere : t.files.copyHere}
+        moving={entry}
+        startDrive={ownerOf(top) ? top : 'home'}
+        groups={groups}
+        onClose={close}
+        onPick={async (to, where) => {
+          await (moving ? moveTo(entry.uuid, to) : copyTo(entry.uuid, to));
+          close();
+          setMessage({ text: moving ? t.files.moved(entry.name, where) : t.files.copied(entry.name, where) });
+          reload();
+        }}
+      />
+    );
+  };
+
+  return (
+    <Page title={title}>
+      <nav aria-label={t.files.drives} class="files-drives">
+        <ul>
+          <li>
+            <Link href="/files" aria-current={drive === 'home' ? 'page' : undefined}>
+              {t.files.home}
+            </Link>
+          </li>
+          {groups
+            .filter((g) => g.node_permissions.includes('read'))
+            .map((g) => (
+              <li key={g.group_uuid}>
+                <Link href={`/files/home:${g.group_uuid}`} aria-current={drive === `home:${g.group_uuid}` ? 'page' : undefined}>
+                  {g.group_name}
+                </Link>
+              </li>
+            ))}
+          <li>
+            <Link href="/files/shared_with_you" aria-current={drive === 'shared_with_you' ? 'page' : undefined}>
+              {t.files.sharedWithMe}
+            </Link>
+          </li>
+        </ul>
+      </nav>
+      {failure ? (
+        <div class="files-failure">
+          <p class="error" role="alert">
+            {failure.text}
+          </p>
+          <p>
+            {failure.notFound ? (
+              <Link href="/files">{t.files.backHome}</Link>
+            ) : (
+              <button type="button" onClick={reload}>
+                {t.retry}
+              </button>
+            )}
+          </p>
+        </div>
+      ) : !loaded ? (
+        <p>{t.loading}</p>
+      ) : (
+        <>
+          <nav aria-label={t.files.breadcrumbs} class="files-crumbs">
+            <ol>
+              {loaded.crumbs.map((crumb, index) => (
+                <li key={crumb.uuid}>
+                  <Link href={crumb.uuid === 'home' ? '/files' : `/files/${encodeURIComponent(crumb.uuid)}`} aria-current={index === loaded.crumbs.length - 1 ? 'page' : undefined}>
+                    {index === 0 ? topLevelName(crumb, groups) : crumb.name}
+                  </Link>
+                </li>
+              ))}
+            </ol>
+          </nav>
+          {canWrite ? (
+            <div class="files-toolbar">
+              <button type="button" onClick={() => pickFiles(false)}>
+                {t.files.uploadFiles}
+              </button>
+              <button type="button" onClick={() => pickFiles(true)}>
+                {t.files.uploadFolder}
+              </button>
+              <input id="files-pick-files" type="file" multiple hidden onChange={onPicked} />
+              <input id="files-pick-folder" type="file" multiple hidden {...{ webkitdirectory: true }} onChange={onPicked} />
+              <NewFolderForm
+                parent={folder}
+                onDone={(name) => {
+                  setMessage({ text: t.files.created(name) });
+                  reload();
+                }}
+              />
+            </div>
+          ) : (
+            !derived && <p class="notice">{t.files.readOnly}</p>
+          )}
+          <p role="status" class="files-message">
+            {message?.text ?? ''}
+            {message?.trash && (
+              <>
+                {' '}
+                <Link href="/trash">{t.files.goTrash}</Link>
+              </>
+            )}
+          </p>
+          {rowError && (
+            <p class="error" role="alert">
+              {t.files.rowFailed(rowError.name, rowError.text)}
+            </p>
+          )}
+          <UploadList tasks={uploads.tasks} summary={uploads.summary} onClear={uploads.clear} />
+          <section class={dragging ? 'files-drop files-dragging' : 'files-drop'} aria-label={canWrite ? t.files.dropZone : t.files.listLabel(title)} {...dragProps}>
+            {canWrite && <p class="hint">{dragging ? t.files.dropNow : t.files.dropHint}</p>}
+            <p class="files-count">{t.files.count(rows.length)}</p>
+            {rows.length === 0 ? (
+              <p>{t.files.empty}</p>
+            ) : (
+              <FilesWindow rows={rows} label={t.files.listLabel(title)} header={header} columns={4} rowKey={(e) => e.uuid} renderRow={renderRow} />
+            )}
+          </section>
+        </>
+      )}
+      {renderDialog()}
+    </Page>
+  );
+}
+
+/** `/files` and `/files/<id>`: the file browser's routes (app.tsx). */
+export function isFilesPath(path: string): boolean {
+  return path === '/files' || path.startsWith('/files/');
+}
