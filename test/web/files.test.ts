@@ -36,7 +36,7 @@ chromiumBinary.describe('the Files page', () => {
   let bob: TestUser;
   let engines: string;
   let tmp: ReturnType<typeof makeTmpDir>;
-  /** The bridge's root URL, and whether it takes tus uploads from the app's pages (see tusOffered). */
+  /** The bridge's root URL, and whether it takes tus uploads from the app's pages (tusOffered). */
   let bridgeRoot: string;
   let tusReady: boolean;
 
@@ -378,15 +378,8 @@ chromiumBinary.describe('the Files page', () => {
     expectClean(watched);
   }, 180_000);
 
-  it('uploads by tus to the bridge when it offers it to this page (after h23-cors and the app policy naming the bridge)', async (ctx) => {
-    if (!tusReady) {
-      console.warn(
-        `\n*** SKIPPED: the tus upload test of test/web/files.test.ts. It needs the bridge's CORS for ${f.base} and Bearer tokens (branch h23-cors)` +
-          ` and the app's connect-src naming ${new URL(bridgeRoot).origin} (src/store/web-app.ts APP_CSP, same branch). It runs by itself once they are merged. ***\n`,
-      );
-      ctx.skip();
-      return;
-    }
+  it('uploads by tus to the bridge, which offers it to this page (CORS preflight, and the app policy naming the bridge)', async () => {
+    expect(tusReady).toBe(true);
     const watched = await signedIn(ada);
     const { page } = watched;
     await page.locator('#files-pick-files').setInputFiles({ name: 'resumable.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(2 * 1024 * 1024, 3) });
