@@ -172,7 +172,9 @@ export class StagedPartStore implements PartStore {
     for (const { range } of placed) if (!state.done.has(range.start)) this.complete(sessionKey, state, range);
     const start = part.startByte ?? this.strideOf(state, placed.map((p) => p.row), part);
     const range = start === undefined ? undefined : { start, end: start + part.sizeBytes };
-    const free = range !== undefined && !placed.some((p) => overlaps(p.range, range)) && ![...state.reserved.values()].some((r) => overlaps(r, range));
+    // Taken: a row's range, a write under way, or a write just done whose row `rows` (read before) may miss.
+    const taken = [...placed.map((p) => p.range), ...state.reserved.values(), ...[...state.done].map(([doneStart, end]) => ({ start: doneStart, end }))];
+    const free = range !== undefined && !taken.some((r) => overlaps(r, range));
     if (!free) return { partKey: randomUUID(), release: () => undefined };
     const id = this.nextReservation++;
     state.reserved.set(id, range);
