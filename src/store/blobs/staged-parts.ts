@@ -81,8 +81,15 @@ class PrefixDigests {
     if (bytes <= this.wanted) return;
     this.wanted = bytes;
     this.sums.advance(bytes);
+    this.kick();
+  }
+
+  /** Starts reading unless a read is under way; a read that ends short of `wanted` starts the next. */
+  private kick(): void {
     this.pumping ??= this.pump().finally(() => {
       this.pumping = undefined;
+      // advance() may have come between the loop's last check and here.
+      if (this.hashed < this.wanted && !this.failure) this.kick();
     });
   }
 
@@ -106,6 +113,7 @@ class PrefixDigests {
   /** The digests of the first `totalBytes` bytes (all of them complete now). */
   async digest(totalBytes: number): Promise<ContentDigest> {
     this.advance(totalBytes);
+    this.kick();
     while (this.pumping) await this.pumping;
     if (this.hashed < totalBytes && !this.failure) this.failure = new Error(`hashed ${this.hashed} of ${totalBytes} bytes`);
     if (this.failure) {
