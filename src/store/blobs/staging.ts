@@ -355,6 +355,10 @@ export class BlobStaging {
   async link(file: string): Promise<string> {
     const tempPath = path.join(this.tmpDir, `${this.own().id}.${randomUUID()}${PART_SUFFIX}`);
     await fs.link(file, tempPath);
+    // The file may have been last written long ago (a client assembling hours after its last
+    // chunk): the sweep of this owner's parts untouched for stagingMaxAgeSec must not take it.
+    const now = new Date();
+    await fs.utimes(tempPath, now, now);
     return tempPath;
   }
 }

@@ -4,10 +4,10 @@
  * numbers times the chunk size, a taken place), the digests of a file followed as it grew and of
  * one this process never saw (a restart) alike, and the file made the blob without a copy, which
  * a later write into the upload (after a crash between the commit and the session's removal)
- * never changes.
+ * never changes, and whose staged link the sweep of old staged parts leaves alone.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +87,22 @@ describe('staged parts (local backend)', () => {
       expect(statSync(blobs.pathOf(staged.hash)).ino).toBe(statSync(data).ino);
       await store.removeSession(session);
     }
+  });
+
+  it('keeps the staged link from the sweep of old staged parts though the chunks were written long ago', async () => {
+    const content = patternBytes(6, MiB + 5);
+    const rows: UploadPart[] = [];
+    const store = partsStore();
+    for (const start of [0, MiB]) await putPart(store, 'late', rows, String(start), start, start, content.subarray(start, start + MiB));
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(path.join(tmp.dir, 'uploads', 'late', 'data'), hourAgo, hourAgo);
+    const staged = await stageAll(store, 'late', rows);
+    // The store's periodic sweep (store.blobs.stagingMaxAgeSec) runs between staging and commit.
+    await blobs.sweepStaging(60_000);
+    await blobs.commit(staged);
+    await blobs.release(staged.hash);
+    expect(contentHashOf(readFileSync(blobs.pathOf(staged.hash)))).toBe(staged.hash);
+    await store.removeSession('late');
   });
 
   it('copies a file committed as a blob before writing into it again, so the blob never changes', async () => {
