@@ -355,14 +355,14 @@ export class AssembledFile extends Readable {
     super({ highWaterMark: READ_CHUNK });
   }
 
-  private async *read_(): AsyncGenerator<Buffer> {
+  private async *partsInOrder(): AsyncGenerator<Buffer> {
     for (const part of this.parts) {
       for await (const chunk of await this.open(part)) yield chunk as Buffer;
     }
   }
 
   override _read(): void {
-    this.chunks ??= this.read_();
+    this.chunks ??= this.partsInOrder();
     this.chunks.next().then(
       ({ done, value }) => this.push(done ? null : value),
       (err: unknown) => this.destroy(err as Error),

@@ -15,7 +15,7 @@ import type { UploadPart } from '../../../src/common/upload-sessions.js';
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { AssembledFile, placeOf, StagedPartStore } from '../../../src/store/blobs/staged-parts.js';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';
-import { MiB, patternBytes } from '../../helpers/stream-helpers.js';
+import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 const tmp = makeTmpDir('driveway-staged-parts-');
@@ -64,6 +64,20 @@ describe('staged parts (local backend)', () => {
     expect(placeOf((await putPart(store, 'v2', rows, '3', 3, undefined, Buffer.concat([chunk, chunk]))).partKey)).toBeUndefined();
     expect(placeOf((await putPart(store, 'v2', rows, '1', 1, undefined, chunk)).partKey)).toBeUndefined();
     await store.removeSession('v2');
+  });
+
+  it('hands the parts over as a stream when a placed one is not where the order puts it (v2 chunks of other sizes)', async () => {
+    const store = partsStore();
+    const rows: UploadPart[] = [];
+    const two = patternBytes(7, MiB);
+    const one = patternBytes(8, MiB / 2);
+    // Chunk 2 first sets the chunk size; chunk 1 is smaller, so chunk 2 belongs at MiB / 2, not MiB.
+    expect(placeOf((await putPart(store, 'odd', rows, '2', 2, undefined, two)).partKey)).toBe(MiB);
+    expect(placeOf((await putPart(store, 'odd', rows, '1', 1, undefined, one)).partKey)).toBe(0);
+    const body = store.assemble('odd', [...rows].sort((a, b) => a.seq - b.seq)) as AssembledFile;
+    expect(await body.stageInPlace(Number.POSITIVE_INFINITY)).toBeUndefined();
+    expect((await readAll(body)).equals(Buffer.concat([one, two]))).toBe(true);
+    await store.removeSession('odd');
   });
 
   it('digests the same whether it followed the parts or reads them after a restart, and the file becomes the blob itself', async () => {
