@@ -1,21 +1,25 @@
 /**
- * Nextcloud chunked upload against one PUT (issue 23's benchmark, its Nextcloud half):
+ * Chunked and resumable uploads against one PUT (issue 23's benchmark):
  * `npx tsx bench/chunked-upload.ts`. One driveway process as `npm start` runs it, on the embedded
  * default and, when PostgreSQL is installed, on PostgreSQL + S3 (s3rver); a BENCH_CHUNKED_MIB file
- * (1024) of random bytes, uploaded in each round:
+ * (1024) of random bytes, uploaded in each round three ways, in an order that rotates per round:
  *
  *   put      `curl -T` of the whole file to /home/ (one request)
  *   chunked  `curl` MKCOL of a v2 upload folder (Destination, OC-Total-Length), the file's 10 MiB
  *            chunks by `curl --parallel --parallel-max 4` (one config file listing them), then
  *            `curl` MOVE of `.file` onto the target: the wall time of the three
+ *   tus      `curl` POST to /home/ (Upload-Length, Upload-Metadata), then the file's 5 MiB parts
+ *            as PATCHes one after the other on one connection (one curl config file)
  *
  * Every figure comes from curl (the bench's own Node code splits the file and checks sizes,
  * outside the timings). Reported: MB/s (10^6 bytes) as the median of BENCH_ROUNDS (3) and their
- * spread, chunked against put, and the driveway process's peak RSS during each (VmHWM, reset
- * before each when the kernel allows). The issue's target: chunked within 1.3x of put's time.
+ * spread, each against put's median time, the driveway process's peak RSS during each (VmHWM,
+ * reset before each when the kernel allows), and the 1-minute load average at each round's start
+ * (the machine may be shared). The issue's target: chunked and tus within 1.3x of put's time.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { Agent } from 'undici';
 import { requirePostgres, startPostgres } from '../test/helpers/postgres.js';
@@ -31,6 +35,7 @@ import {
   positiveIntEnv,
   printTable,
   readSlice,
+  rotate,
   RssWatcher,
   runClient,
   spread,
@@ -43,6 +48,7 @@ import {
 
 const LABEL = 'bench:chunked-upload';
 const CHUNK_BYTES = 10 * MiB;
+const TUS_PART_BYTES = 5 * MiB;
 const PARALLEL = 4;
 const RUN_TIMEOUT_MS = 60 * 60_000;
 const CURL_TIMEOUT_MS = 20 * 60_000;
@@ -52,10 +58,13 @@ interface Figures {
   peakMiB: number[];
 }
 
+type Way = 'put' | 'chunked' | 'tus';
+const WAYS: readonly Way[] = ['put', 'chunked', 'tus'];
+
 interface Result {
   setup: string;
-  put: Figures;
-  chunked: Figures;
+  ways: Record<Way, Figures>;
+  load: number[];
 }
 
 const agent = new Agent({ connections: 4 });
@@ -66,19 +75,28 @@ async function curl(args: string[]): Promise<number> {
   return result.wallMs;
 }
 
-/** The file's chunks as files of their own (outside every timing), and curl's config to send them. */
-function chunkFiles(file: string, sizeBytes: number, dir: string): string[] {
+/** The file's chunks of `chunkBytes` as files of their own (outside every timing). */
+function chunkFiles(file: string, sizeBytes: number, dir: string, chunkBytes: number): string[] {
   mkdirSync(dir, { recursive: true });
   const files: string[] = [];
-  for (let start = 0, n = 1; start < sizeBytes; start += CHUNK_BYTES, n += 1) {
+  for (let start = 0, n = 1; start < sizeBytes; start += chunkBytes, n += 1) {
     const chunk = path.join(dir, String(n));
-    writeFileSync(chunk, readSlice(file, start, Math.min(CHUNK_BYTES, sizeBytes - start)));
+    writeFileSync(chunk, readSlice(file, start, Math.min(chunkBytes, sizeBytes - start)));
     files.push(chunk);
   }
   return files;
 }
 
-async function benchSetup(run: BenchRun, setup: string, env: Record<string, string>, file: string, sizeBytes: number, chunks: string[], rounds: number): Promise<Result> {
+interface Inputs {
+  file: string;
+  sizeBytes: number;
+  /** 10 MiB pieces for Nextcloud chunking, 5 MiB ones for tus. */
+  chunks: string[];
+  tusParts: string[];
+}
+
+async function benchSetup(run: BenchRun, setup: string, env: Record<string, string>, inputs: Inputs, rounds: number): Promise<Result> {
+  const { file, sizeBytes, chunks, tusParts } = inputs;
   const adminPassword = `Bench-${randomBytes(9).toString('base64url')}1a`;
   const dataDir = path.join(run.tmp, `data-${setup}`);
   const driveway = await startDriveway({ part: 'all', dataDir, logFile: path.join(run.tmp, `${setup}.log`), env: { ...env, DRIVEWAY_ADMIN_PASSWORD: adminPassword } });
@@ -88,14 +106,10 @@ async function benchSetup(run: BenchRun, setup: string, env: Record<string, stri
   const dav = driveway.baseUrl;
   const owner = encodeURIComponent(BENCH_USER.email);
   const rss = new RssWatcher(driveway.pid);
-  const result: Result = { setup, put: { seconds: [], peakMiB: [] }, chunked: { seconds: [], peakMiB: [] } };
-  for (let round = 1; round <= rounds; round++) {
-    rss.restart();
-    const putMs = await curl(['-T', file, '-o', '/dev/null', `${dav}/home/put-${round}.bin`]);
-    result.put.seconds.push(putMs / 1000);
-    result.put.peakMiB.push(rss.peakMiB());
+  const result: Result = { setup, ways: { put: { seconds: [], peakMiB: [] }, chunked: { seconds: [], peakMiB: [] }, tus: { seconds: [], peakMiB: [] } }, load: [] };
 
-    rss.restart();
+  const put = (round: number): Promise<number> => curl(['-T', file, '-o', '/dev/null', `${dav}/home/put-${round}.bin`]);
+  async function chunked(round: number): Promise<number> {
     const target = `${dav}/remote.php/dav/files/${owner}/home/chunked-${round}.bin`;
     const folder = `${dav}/remote.php/dav/uploads/${owner}/bench-${round}`;
     const headers = ['-H', `Destination: ${target}`, '-H', `OC-Total-Length: ${sizeBytes}`];
@@ -104,12 +118,40 @@ async function benchSetup(run: BenchRun, setup: string, env: Record<string, stri
     let ms = await curl(['-X', 'MKCOL', ...headers, '-o', '/dev/null', `${folder}/`]);
     ms += await curl(['--parallel', '--parallel-max', String(PARALLEL), ...headers, '-K', config]);
     ms += await curl(['-X', 'MOVE', ...headers, '-o', '/dev/null', `${folder}/.file`]);
-    result.chunked.seconds.push(ms / 1000);
-    result.chunked.peakMiB.push(rss.peakMiB());
+    return ms;
+  }
+  async function tus(round: number): Promise<number> {
+    const name = Buffer.from(`tus-${round}.bin`).toString('base64');
+    const created = await runClient('curl', ['--silent', '--show-error', '--fail', '--user', `${BENCH_USER.email}:${BENCH_USER.password}`, '-X', 'POST', '-H', 'Tus-Resumable: 1.0.0', '-H', `Upload-Length: ${sizeBytes}`, '-H', `Upload-Metadata: filename ${name}`, '-D', '-', '-o', '/dev/null', `${dav}/home/`], { PATH: process.env.PATH }, CURL_TIMEOUT_MS);
+    const location = /^location:\s*(\S+)/im.exec(created.stdout)?.[1];
+    if (created.code !== 0 || location === undefined) throw new Error(`tus POST failed (${created.code}): ${created.stderr}${created.stdout}`);
+    const url = new URL(location, dav).href;
+    const config = path.join(run.tmp, `tus-${setup}-${round}.curl`);
+    const patches = tusParts.map((part, i) =>
+      // `next` starts an operation afresh: the credentials and --fail go into each.
+      [`url = "${url}"`, `user = "${BENCH_USER.email}:${BENCH_USER.password}"`, 'fail-with-body', 'request = "PATCH"', `upload-file = "${part}"`, 'header = "Tus-Resumable: 1.0.0"', 'header = "Content-Type: application/offset+octet-stream"', `header = "Upload-Offset: ${i * TUS_PART_BYTES}"`, 'output = "/dev/null"', ...(process.env.BENCH_TUS_TRACE ? ['write-out = "%{time_total}\\n"'] : [])].join('\n'),
+    );
+    writeFileSync(config, `${patches.join('\nnext\n')}\n`);
+    if (!process.env.BENCH_TUS_TRACE) return created.wallMs + (await curl(['-K', config]));
+    const traced = await runClient('curl', ['-K', config], { PATH: process.env.PATH }, CURL_TIMEOUT_MS);
+    const times = traced.stdout.trim().split('\n').map(Number);
+    console.error(`tus PATCH seconds: first ${times.slice(0, 3).join(' ')}, median ${median(times)}, last ${times.slice(-3).join(' ')}, sum ${times.reduce((a, b) => a + b, 0).toFixed(2)}`);
+    return created.wallMs + traced.wallMs;
+  }
+  const runners: Record<Way, (round: number) => Promise<number>> = { put, chunked, tus };
+
+  for (let round = 1; round <= rounds; round++) {
+    result.load.push(loadavg()[0] as number);
+    for (const way of rotate(WAYS, round)) {
+      rss.restart();
+      const ms = await runners[way](round);
+      result.ways[way].seconds.push(ms / 1000);
+      result.ways[way].peakMiB.push(rss.peakMiB());
+    }
   }
   rss.stop();
-  // Both files must be there at their size (a PROPFIND through the bridge).
-  for (const name of [`put-${rounds}.bin`, `chunked-${rounds}.bin`]) {
+  // Every file must be there at its size (a PROPFIND through the bridge).
+  for (const name of [`put-${rounds}.bin`, `chunked-${rounds}.bin`, `tus-${rounds}.bin`]) {
     const answer = await runClient('curl', ['--silent', '--fail', '--user', `${BENCH_USER.email}:${BENCH_USER.password}`, '-X', 'PROPFIND', '-H', 'Depth: 0', `${dav}/home/${name}`], { PATH: process.env.PATH }, 60_000);
     if (!answer.stdout.includes(`<D:getcontentlength>${sizeBytes}</D:getcontentlength>`) && !answer.stdout.includes(`getcontentlength>${sizeBytes}<`)) throw new Error(`${setup}: ${name} is not ${sizeBytes} bytes: ${answer.stdout.slice(0, 400)}`);
   }
@@ -127,9 +169,16 @@ async function main(): Promise<void> {
     run.onCleanup(killClients);
     const file = path.join(run.tmp, 'file.bin');
     writeRandomFile(file, sizeBytes);
-    const chunks = chunkFiles(file, sizeBytes, path.join(run.tmp, 'chunks'));
-    const results = [await benchSetup(run, 'embedded', {}, file, sizeBytes, chunks, rounds)];
-    if (hasPostgres) {
+    const inputs: Inputs = {
+      file,
+      sizeBytes,
+      chunks: chunkFiles(file, sizeBytes, path.join(run.tmp, 'chunks'), CHUNK_BYTES),
+      tusParts: chunkFiles(file, sizeBytes, path.join(run.tmp, 'tus-parts'), TUS_PART_BYTES),
+    };
+    const only = process.env.BENCH_SETUPS?.split(',');
+    const results: Result[] = [];
+    if (!only || only.includes('embedded')) results.push(await benchSetup(run, 'embedded', {}, inputs, rounds));
+    if (hasPostgres && (!only || only.includes('pg+s3'))) {
       const pg = await startPostgres({ durable: true });
       run.onCleanup(() => pg.stop());
       const s3 = await startS3Server('driveway-bench');
@@ -148,25 +197,25 @@ async function main(): Promise<void> {
             AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
             AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
           },
-          file,
-          sizeBytes,
-          chunks,
+          inputs,
           rounds,
         ),
       );
     }
     const mb = sizeBytes / 1e6;
-    console.log(`\n${LABEL}: ${sizeBytes / MiB} MiB, ${rounds} rounds, chunks of ${CHUNK_BYTES / MiB} MiB x${PARALLEL} (MB/s; peak RSS MiB)`);
+    console.log(`\n${LABEL}: ${sizeBytes / MiB} MiB, ${rounds} rounds; Nextcloud chunks of ${CHUNK_BYTES / MiB} MiB x${PARALLEL}, tus parts of ${TUS_PART_BYTES / MiB} MiB (MB/s; time against put's median; peak RSS MiB)`);
     printTable(
-      ['setup', 'put MB/s', 'chunked MB/s', 'chunked / put time', 'put peak RSS', 'chunked peak RSS'],
-      results.map((r) => [
-        r.setup,
-        spread(r.put.seconds.map((s) => mb / s)),
-        spread(r.chunked.seconds.map((s) => mb / s)),
-        `${fmt(median(r.chunked.seconds) / median(r.put.seconds), 2)}x`,
-        fmt(Math.max(...r.put.peakMiB), 0),
-        fmt(Math.max(...r.chunked.peakMiB), 0),
-      ]),
+      ['setup', 'way', 'MB/s', 'time / put', 'peak RSS', 'load (1 min)'],
+      results.flatMap((r) =>
+        WAYS.map((way) => [
+          r.setup,
+          way,
+          spread(r.ways[way].seconds.map((sec) => mb / sec)),
+          `${fmt(median(r.ways[way].seconds) / median(r.ways.put.seconds), 2)}x`,
+          fmt(Math.max(...r.ways[way].peakMiB), 0),
+          spread(r.load, 2),
+        ]),
+      ),
     );
   });
 }

@@ -51,7 +51,7 @@ import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './
 import { verbHandlers } from './verbs/index.js';
 import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
-import { LocalPartStore } from './uploads/local-part-store.js';
+import { LocalPartStore } from '../common/local-part-store.js';
 import { UploadService } from './uploads/upload-service.js';
 import type { PartStore, UploadSessionRepository } from '../common/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';

@@ -7,8 +7,9 @@
  * Two places for the state, chosen by whoever opens the bridge's state (store/storage/dav-state.ts):
  * the store's database when the bridge serves the store in-process (SQLite or PostgreSQL), else the
  * bridge's own bridge.sqlite. The bytes go to a PartStore every instance serving the store can
- * reach (bridge/uploads/local-part-store.ts: a folder; store/blobs/s3-parts.ts: objects in the
- * store's bucket, for a bridge in-process with a store on S3).
+ * reach (common/local-part-store.ts: a folder; store/blobs/staged-parts.ts: the assembled file
+ * itself, for a bridge in-process with a store on the local backend; store/blobs/s3-parts.ts:
+ * objects in the store's bucket, for a bridge in-process with a store on S3).
  */
 import { pipeline, Transform, type Readable } from 'node:stream';
 
@@ -89,10 +90,29 @@ export interface PartStore {
   readonly needsLength: boolean;
   /** Streams `body` (of `sizeBytes` when known) to the part; resolves with the bytes written. */
   write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number>;
-  read(sessionKey: string, partKey: string): Promise<Readable>;
+  read(sessionKey: string, part: Pick<UploadPart, 'partKey' | 'sizeBytes'>): Promise<Readable>;
   removePart(sessionKey: string, partKey: string): Promise<void>;
   /** Removes every part of a session (also ones no row names: a write cut by a crash). */
   removeSession(sessionKey: string): Promise<void>;
+  /**
+   * A store that can write a part where it will lie in the assembled file (store/blobs/
+   * staged-parts.ts) names the part key to write it under: at its place when that place is known
+   * and free (no part row nor write under way covers it), else an ordinary one. The place stays
+   * taken until `release()`, which the caller calls once the part's row is in (or the write failed).
+   */
+  reserve?(sessionKey: string, part: PartToPlace, rows: readonly UploadPart[]): { partKey: string; release(): void };
+  /**
+   * The parts, in order, as the body of the store's upload: a stream of their bytes that a store
+   * in-process may take as the assembled file itself rather than read (staged-parts.ts).
+   */
+  assemble?(sessionKey: string, parts: readonly UploadPart[]): Readable;
+}
+
+/** What reserve() knows of a part before its bytes: its order, the offset it claims (v1, tus), and its announced size. */
+export interface PartToPlace {
+  seq: number;
+  startByte: number | undefined;
+  sizeBytes: number;
 }
 
 /**

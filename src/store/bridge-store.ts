@@ -4,14 +4,18 @@
  * PostgreSQL a Basic-login limiter counted in that database, so every instance counts together
  * (a bridge alone, `--only bridge`, keeps its own in memory), and its change feed over
  * PostgreSQL (other instances' writes reach the bridge's caches), and with the S3 blob backend
- * the PartStore of chunked uploads in its bucket. main.ts and the test harness both
+ * the PartStore of chunked uploads in its bucket (on the local backend, one that writes parts
+ * where the assembled file lies: blobs/staged-parts.ts). main.ts and the test harness both
  * build the bridge's store from here.
  */
 import type { ChangeFeed } from '../common/change-feed.js';
 import type { LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
 import type { PartStore } from '../common/upload-sessions.js';
+import path from 'node:path';
+import { LocalBlobBackend } from './blobs/local.js';
 import { S3BlobBackend } from './blobs/s3.js';
+import { StagedPartStore } from './blobs/staged-parts.js';
 import type { StoreContext } from './context.js';
 import { createLocalClient } from './local-client.js';
 import { sharedLoginLimiter } from './storage/limits.js';
@@ -24,7 +28,7 @@ export interface InProcessStore {
   limiter: (options: LoginLimiterOptions) => ReturnType<typeof sharedLoginLimiter>;
   /** Over PostgreSQL: what other instances changed (storage/dialects/postgres-changes.ts). */
   changes?: ChangeFeed;
-  /** With the S3 blob backend, chunked uploads' parts in its bucket (every instance reaches them); else the bridge's default folder. */
+  /** Chunked uploads' parts: in the S3 bucket (every instance reaches them), or in the local backend's `uploads/` at their place in the assembled file. */
   parts?: PartStore;
 }
 
@@ -38,5 +42,7 @@ export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process')
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),
     ...(storage.changes ? { changes: storage.changes } : {}),
     ...(ctx.blobs instanceof S3BlobBackend ? { parts: ctx.blobs.partStore() } : {}),
+    // On the local backend, parts are written where the assembled file will lie (no second copy).
+    ...(ctx.blobs instanceof LocalBlobBackend ? { parts: new StagedPartStore(path.join(ctx.blobs.root, 'uploads'), ctx.blobs) } : {}),
   };
 }

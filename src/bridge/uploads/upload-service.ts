@@ -8,7 +8,9 @@
  * ends in.
  *
  * Memory stays bounded whatever the sizes: a part streams from the request to the PartStore, and
- * assembly streams the parts one after the other.
+ * assembly streams the parts one after the other, or, with a store that writes each part at its
+ * place in the assembled file (store/blobs/staged-parts.ts, the local blob backend in-process),
+ * hands that file over without reading it (docs/bridge-design.md "Assembly").
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -95,17 +97,24 @@ export class UploadService {
    */
   async putPart(session: UploadSession, part: Omit<UploadPart, 'partKey' | 'sizeBytes'>, body: Readable, announcedBytes: number | undefined, signal?: AbortSignal): Promise<{ part: UploadPart; replaced: boolean }> {
     const { parts, repository } = this.options;
-    const partKey = randomUUID();
-    const sizeBytes = await parts.write(session.key, partKey, body, announcedBytes, signal);
-    const stored: UploadPart = { ...part, partKey, sizeBytes };
-    const old = await repository.putPart(session.key, stored, this.now());
-    if (old === false) {
-      await parts.removePart(session.key, partKey);
-      throw new UploadGoneError('the upload was removed while the part arrived');
+    // A part of known size may go straight to its place in the assembled file (staged-parts.ts),
+    // unless a part or a write under way covers that place: the rows are read for that.
+    const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes }, await repository.parts(session.key)) : undefined;
+    try {
+      const partKey = place?.partKey ?? randomUUID();
+      const sizeBytes = await parts.write(session.key, partKey, body, announcedBytes, signal);
+      const stored: UploadPart = { ...part, partKey, sizeBytes };
+      const old = await repository.putPart(session.key, stored, this.now());
+      if (old === false) {
+        await parts.removePart(session.key, partKey);
+        throw new UploadGoneError('the upload was removed while the part arrived');
+      }
+      if (old !== undefined) await parts.removePart(session.key, old);
+      await this.touch(session);
+      return { part: stored, replaced: old !== undefined };
+    } finally {
+      place?.release();
     }
-    if (old !== undefined) await parts.removePart(session.key, old);
-    await this.touch(session);
-    return { part: stored, replaced: old !== undefined };
   }
 
   /** The bytes received so far (every part's latest copy), the part named `except` left out. */
@@ -157,12 +166,16 @@ export class UploadService {
     }
   }
 
-  /** `parts`, in the order given, as one stream (each part opened only when the one before has been read). */
+  /**
+   * `parts`, in the order given, as one stream (each part opened only when the one before has
+   * been read), or as the part store's assembled file when it keeps one (staged-parts.ts).
+   */
   assembled(session: UploadSession, parts: readonly UploadPart[]): Readable {
     const store = this.options.parts;
+    if (store.assemble) return store.assemble(session.key, parts);
     async function* chunks(): AsyncGenerator<Buffer> {
       for (const part of parts) {
-        for await (const chunk of await store.read(session.key, part.partKey)) yield chunk as Buffer;
+        for await (const chunk of await store.read(session.key, part)) yield chunk as Buffer;
       }
     }
     return Readable.from(chunks(), { objectMode: false });

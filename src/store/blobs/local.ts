@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { makePrivateDir, narrowToOwner } from '../../common/private-files.js';
 import { BlobMissingError, type BlobBackend, type BlobInfo, type BlobLedger, type BlobRange, type FileBlobReader, type GarbageReport } from './blob-backend.js';
-import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type StagedBlob, type StagingSweep } from './staging.js';
+import { BlobStaging, INLINE_MAX_BYTES, isBlobHash, type ContentDigest, type StagedBlob, type StagingSweep } from './staging.js';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 
 const READ_CHUNK = 1 << 20;
@@ -145,6 +145,15 @@ export class LocalBlobBackend implements BlobBackend {
 
   async discard(staged: StagedBlob): Promise<void> {
     await this.staging.discard(staged);
+  }
+
+  /**
+   * A file whose hashes are known, staged where it lies (an assembled upload: staged-parts.ts)
+   * by a hard link in the staging folder (staging.ts link): commit() then renames that link to
+   * the content address, and no byte is copied. `file` must be on this backend's filesystem.
+   */
+  async adopt(file: string, digest: ContentDigest, sizeBytes: number): Promise<StagedBlob> {
+    return { ...digest, sizeBytes, tempPath: await this.staging.link(file) };
   }
 
   /**

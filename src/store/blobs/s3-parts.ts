@@ -8,7 +8,7 @@
  */
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import { countingStream, type PartStore } from '../../common/upload-sessions.js';
+import { countingStream, type PartStore, type UploadPart } from '../../common/upload-sessions.js';
 
 /** Keys are made by the bridge (UUIDs); anything else is refused rather than joined into a key. */
 const SAFE_KEY = /^[A-Za-z0-9-]{1,64}$/;
@@ -48,7 +48,7 @@ export class S3PartStore implements PartStore {
     return seen.bytes;
   }
 
-  async read(sessionKey: string, partKey: string): Promise<Readable> {
+  async read(sessionKey: string, { partKey }: Pick<UploadPart, 'partKey'>): Promise<Readable> {
     const answer = await this.options.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(sessionKey, partKey) }));
     return answer.Body as Readable;
   }

@@ -345,6 +345,22 @@ export class BlobStaging {
   async discard(staged: StagedBlob): Promise<void> {
     if (staged.tempPath !== undefined) await fs.rm(staged.tempPath, { force: true });
   }
+
+  /**
+   * Stages a file someone else keeps (an upload's assembled file: staged-parts.ts) by a hard link
+   * under this owner's name: commit renames the link into place and discard removes only the
+   * link, so the file stays its keeper's whatever happens, and a crash leaves a part the sweep
+   * removes. The keeper must not write into the file while it has more than one link.
+   */
+  async link(file: string): Promise<string> {
+    const tempPath = path.join(this.tmpDir, `${this.own().id}.${randomUUID()}${PART_SUFFIX}`);
+    await fs.link(file, tempPath);
+    // The file may have been last written long ago (a client assembling hours after its last
+    // chunk): the sweep of this owner's parts untouched for stagingMaxAgeSec must not take it.
+    const now = new Date();
+    await fs.utimes(tempPath, now, now);
+    return tempPath;
+  }
 }
 
 /** Removes `names` in `dir` (those last written before `before`, when given), counting what went. */

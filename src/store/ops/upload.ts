@@ -2,12 +2,14 @@
  * Uploads as operations (docs/api.md "Upload"; docs/store-semantics.md "Upload"): the upload token of
  * step 1, and storing a file's bytes, which step 2 of the HTTP upload and the in-process client
  * share. Storing: the bytes are staged while hashed (in memory for a small file, else a temp file
- * that is fsynced), a staged file is renamed to its content address, then ONE metadata
+ * that is fsynced; an upload the bridge assembled in place is staged where it lies:
+ * blobs/staged-parts.ts), a staged file is renamed to its content address, then ONE metadata
  * transaction records the file or the new revision (checking target, permission and quota again).
  * Whatever fails, no row refers to missing bytes and no unreferenced blob file stays.
  */
 import type { Readable } from 'node:stream';
 import { admitNode, resolveNode } from '../access.js';
+import { AssembledFile } from '../blobs/staged-parts.js';
 import { INLINE_MAX_BYTES, type StagedBlob } from '../blobs/staging.js';
 import type { StoreContext } from '../context.js';
 import { roomIn, uploadFacts, type UploadResult } from '../storage/revisions.js';
@@ -155,7 +157,9 @@ export async function storeFile(
   source: Readable | Buffer,
   options: StoreFileOptions = {},
 ): Promise<StoredUpload> {
-  const staged = await ctx.blobs.stage(source, roomBytes, options.signal);
+  // An upload assembled in place (staged-parts.ts) is staged where it lies; else it is read.
+  const inPlace = source instanceof AssembledFile ? await source.stageInPlace(roomBytes, options.signal) : undefined;
+  const staged = inPlace ?? (await ctx.blobs.stage(source, roomBytes, options.signal));
   return recordUpload(ctx, uploader, { uuid: target.uuid }, name, staged, options.checksum);
 }
 

@@ -10,12 +10,13 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import net from 'node:net';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, multistatusOf } from '../../helpers/dav-requests.js';
 import { davProp } from '../../helpers/multistatus.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
@@ -222,6 +223,70 @@ describe('Nextcloud chunked upload', () => {
         // No half-written part file stays behind in the folder either.
         expect(await partFolders()).toEqual([]);
       }
+    });
+  });
+
+  describe('assembly without a second copy (local blob backend in-process: staged-parts.ts)', () => {
+    /** Inode numbers of the sessions' assembled files (`<dataDir>/uploads/<session>/data`). */
+    function assembledInodes(): Set<number> {
+      const dir = path.join(f.store.config.dataDir, 'uploads');
+      const files = existsSync(dir) ? readdirSync(dir).map((s) => path.join(dir, s, 'data')).filter((p) => existsSync(p)) : [];
+      return new Set(files.map((p) => statSync(p).ino));
+    }
+
+    it('takes v1 chunks in parallel and out of order, a re-sent one, and the assembled file becomes the blob; checksums as a PUT records them', async () => {
+      const inPlace = TEST_TRANSPORT === 'local' && f.store.ctx.blobs instanceof LocalBlobBackend;
+      const content = patternBytes(21, 6 * MiB + 77);
+      const id = `${uploads()}/in-place`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      const starts = Array.from({ length: 7 }, (_, i) => i * MiB);
+      const chunk = (start: number): Buffer => content.subarray(start, start + MiB);
+      const puts = await Promise.all([...starts].reverse().map((start) => dav('PUT', `${id}/${v1Name(start, chunk(start).length)}`, {}, chunk(start))));
+      expect(puts.map((p) => p.status)).toEqual(starts.map(() => 201));
+      // Chunk 2 re-sent with wrong bytes, then with the right ones; chunk 4 re-sent unchanged (its
+      // place is taken, so that copy is a file of its own, written into its place at assembly).
+      expect((await dav('PUT', `${id}/${v1Name(2 * MiB, MiB)}`, {}, Buffer.alloc(MiB, 1))).status).toBe(204);
+      expect((await dav('PUT', `${id}/${v1Name(2 * MiB, MiB)}`, {}, chunk(2 * MiB))).status).toBe(204);
+      expect((await dav('PUT', `${id}/${v1Name(4 * MiB, MiB)}`, {}, chunk(4 * MiB))).status).toBe(204);
+      const before = inPlace ? assembledInodes() : new Set<number>();
+      if (inPlace) expect(before.size).toBeGreaterThan(0);
+      const moved = await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/in-place.bin`, 'oc-total-length': String(content.length) });
+      expect(moved.status).toBe(201);
+      expect(sha1(await storedBytes('in-place.bin'))).toBe(sha1(content));
+      // The same bytes by one PUT: the same checksums recorded.
+      expect((await dav('PUT', '/home/one-put.bin', {}, content)).status).toBe(201);
+      const entries = await storeEntries();
+      const assembled = entries.find((e) => e.name === 'in-place.bin');
+      expect(assembled?.checksums).toEqual({ sha1: sha1(content), md5: createHash('md5').update(content).digest('hex') });
+      expect(assembled?.checksums).toEqual(entries.find((e) => e.name === 'one-put.bin')?.checksums);
+      if (inPlace) {
+        // The blob is the very file the chunks were written into: no byte was copied again.
+        const blobs = path.join(f.store.config.dataDir, 'blobs');
+        const blob = readdirSync(blobs, { recursive: true, withFileTypes: true }).find((e) => e.isFile() && before.has(statSync(path.join(e.parentPath, e.name)).ino));
+        expect(blob).toBeDefined();
+        expect(statSync(path.join(blob!.parentPath, blob!.name)).size).toBe(content.length);
+      }
+      expect(await partFolders()).not.toContain(expect.stringContaining('in-place'));
+      expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
+    });
+
+    it('refuses an OC-Checksum the assembled bytes contradict and changes nothing; the upload stays whole for the right one', async () => {
+      const old = patternBytes(5, 100 * 1024);
+      const content = patternBytes(6, 2 * MiB + 3);
+      expect((await dav('PUT', '/home/sum-big.bin', {}, old)).status).toBe(201);
+      const id = `${uploads()}/checksum-big`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      for (const start of [0, MiB, 2 * MiB]) expect((await dav('PUT', `${id}/${v1Name(start, content.subarray(start, start + MiB).length)}`, {}, content.subarray(start, start + MiB))).status).toBe(201);
+      const destination = `${f.davUrl}${files()}/home/sum-big.bin`;
+      const entry = (await storeEntries()).find((e) => e.name === 'sum-big.bin');
+      const wrong = await dav('MOVE', `${id}/.file`, { destination, 'oc-checksum': `SHA1:${sha1(old)}` });
+      expect(wrong.status).toBe(400);
+      expect(sha1(await storedBytes('sum-big.bin'))).toBe(sha1(old));
+      expect((await storeEntries()).find((e) => e.name === 'sum-big.bin')?.revision).toBe(entry?.revision);
+      const right = await dav('MOVE', `${id}/.file`, { destination, 'oc-checksum': `MD5:${createHash('md5').update(content).digest('hex')}` });
+      expect(right.status).toBe(204);
+      expect(sha1(await storedBytes('sum-big.bin'))).toBe(sha1(content));
+      expect((await storeEntries()).find((e) => e.name === 'sum-big.bin')?.revision).toBe((entry?.revision ?? 0) + 1);
     });
   });
 

@@ -104,6 +104,8 @@ describe('tus 1.0', () => {
     expect(sha256(await stored('big.bin'))).toBe(sha256(content));
     const entry = (await storeEntries('home')).find((e) => e.name === 'big.bin');
     expect(await f.client.listRevisions(alice.session, entry!.id)).toHaveLength(1);
+    // SHA-1 and MD5 recorded as a PUT records them (on the local backend, hashed while the parts arrived: staged-parts.ts).
+    expect(entry?.checksums).toEqual({ sha1: createHash('sha1').update(content).digest('hex'), md5: createHash('md5').update(content).digest('hex') });
     const prop = await dav('PROPFIND', '/home/big.bin', { depth: '0' });
     expect(prop.text).toContain(new Date(1700000000 * 1000).toUTCString());
     // The finished upload is gone.

@@ -1,17 +1,17 @@
 /**
  * Upload parts as files in a folder (`<dataDir>/uploads/<session key>/<part key>`): the PartStore
- * of a bridge beside a store on the local blob backend (the store's data directory, which every
- * instance serving it reaches) and of a bridge in front of a foreign store (its own data
- * directory). Folders 0700, files 0600 (common/private-files.ts). A part is written to
- * `<part key>.tmp` and renamed when its body is complete, so a cut write is never read as a part;
- * what a crash leaves behind goes with its session's folder.
+ * of a bridge in front of a foreign store (its own data directory), and the store of the parts
+ * that store/blobs/staged-parts.ts cannot write at their place in the assembled file. Folders
+ * 0700, files 0600 (common/private-files.ts). A part is written to `<part key>.tmp` and renamed
+ * when its body is complete, so a cut write is never read as a part; what a crash leaves behind
+ * goes with its session's folder.
  */
 import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
-import { countingStream, type PartStore } from '../../common/upload-sessions.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
+import { countingStream, type PartStore, type UploadPart } from './upload-sessions.js';
 
 /** Keys are made by the bridge (UUIDs); anything else is refused rather than joined into a path. */
 const SAFE_KEY = /^[A-Za-z0-9-]{1,64}$/;
@@ -26,7 +26,8 @@ export class LocalPartStore implements PartStore {
 
   constructor(private readonly dir: string) {}
 
-  private sessionDir(sessionKey: string): string {
+  /** The folder of a session's parts (staged-parts.ts keeps its assembled file there too). */
+  sessionDir(sessionKey: string): string {
     return path.join(this.dir, checkKey(sessionKey));
   }
 
@@ -46,7 +47,7 @@ export class LocalPartStore implements PartStore {
     return seen.bytes;
   }
 
-  async read(sessionKey: string, partKey: string): Promise<Readable> {
+  async read(sessionKey: string, { partKey }: Pick<UploadPart, 'partKey'>): Promise<Readable> {
     return createReadStream(path.join(this.sessionDir(sessionKey), checkKey(partKey)));
   }
 
