@@ -9,6 +9,8 @@ export interface Session {
   fullname: string;
   isAdmin: boolean;
   username: string;
+  /** The key of SPEC's view/download paths (the only place a credential may be in a URL). */
+  fileaccesskey?: string;
 }
 
 const KEY = 'driveway.session';

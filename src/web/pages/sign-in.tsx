@@ -31,6 +31,7 @@ function sessionOf(body: Record<string, unknown>, username: string): Session {
     fullname: typeof body.fullname === 'string' && body.fullname !== '' ? body.fullname : username,
     isAdmin: body.is_admin === true,
     username,
+    ...(typeof body.fileaccesskey === 'string' ? { fileaccesskey: body.fileaccesskey } : {}),
   };
 }
 
