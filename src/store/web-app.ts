@@ -18,8 +18,12 @@ import type { Config } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
 import { errorEnvelope } from './envelope.js';
 
-/** The app's pages: its own script and style only, calls to this origin only, in no frame. */
-export const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/**
+ * The app's pages: its own script and style only, calls to this origin only, in no frame. Frames
+ * of this origin only: the preview of a file (pages/item.tsx), an `<iframe sandbox="">` on the
+ * view path, whose bytes carry the store's own sandbox policy (content-security.ts).
+ */
+export const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 export const ASSET_PREFIX = '/app/assets/';
 

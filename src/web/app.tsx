@@ -8,7 +8,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { Page } from './components/page.js';
 import { Account } from './pages/account.js';
 import { Connect } from './pages/connect.js';
+import { Favorites } from './pages/favorites.js';
+import { isItemPath, Item } from './pages/item.js';
 import { SignIn } from './pages/sign-in.js';
+import { Trash } from './pages/trash.js';
 import { Link, navigate, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
 import { t } from './strings.js';
@@ -27,6 +30,8 @@ function NotFound() {
 const PAGES: Record<string, () => JSX.Element> = {
   '/connect': Connect,
   '/account': Account,
+  '/trash': Trash,
+  '/favorites': Favorites,
 };
 
 export function App() {
@@ -43,6 +48,6 @@ export function App() {
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
   if (!session || location.path === '/') return null;
-  const Current = PAGES[location.path] ?? NotFound;
+  const Current = PAGES[location.path] ?? (isItemPath(location.path) ? Item : NotFound);
   return <Current key={location.path} />;
 }

@@ -13,6 +13,8 @@ import { t } from '../strings.js';
 const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/connect', label: t.connect.nav },
   { href: '/account', label: t.account.nav },
+  { href: '/favorites', label: t.item.favorites.nav },
+  { href: '/trash', label: t.item.trash.nav },
 ];
 
 function Header() {

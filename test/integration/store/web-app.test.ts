@@ -14,7 +14,7 @@ import { captureLog } from '../../helpers/log-capture.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
-const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 const PAGE = '<!doctype html><html lang="en"><head><script type="module" src="/app/assets/index-AbC123_x.js"></script></head><body><div id="app"></div></body></html>';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});`;
 const HTML = { accept: 'text/html,application/xhtml+xml' };
