@@ -113,6 +113,14 @@ chromiumBinary.describe('the details, trash and favorites pages', () => {
     await page.getByText('You have no favorites yet').waitFor();
     expect(dataOf<unknown[]>(await apiCall(f.client, ada.session, 'GET', '/api/nodes/favorites/dirlist'))).toEqual([]);
     await fitsAt(page, 1920, 'favorites');
+
+    // A folder's details: no revisions nor preview, a way into it.
+    await page.goto(`${f.base}/item/${reports}`);
+    await page.getByRole('heading', { level: 1, name: 'Reports' }).waitFor();
+    await page.getByRole('region', { name: 'About it' }).getByText('Folder', { exact: true }).waitFor();
+    await expect(page.getByRole('link', { name: 'Open the folder' }).getAttribute('href')).resolves.toBe(`/files/${reports}`);
+    await expect(page.getByRole('region', { name: 'Revisions' }).count()).resolves.toBe(0);
+    await expectAccessible(page);
     expectClean(watched);
   });
 
