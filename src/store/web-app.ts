@@ -20,10 +20,12 @@ import { errorEnvelope } from './envelope.js';
 
 /**
  * The app's pages: its own script and style only, in no frame; calls to this origin and to the
- * WebDAV bridge's (`bridge.publicUrl`, where its tus uploads go: bridge/cors.ts) only.
+ * WebDAV bridge's (`bridge.publicUrl`, where its tus uploads go: bridge/cors.ts) only. Frames of
+ * this origin only: the preview of a file (pages/item.tsx), an `<iframe sandbox="">` on the view
+ * path, whose bytes carry the store's own sandbox policy (content-security.ts).
  */
 export function appCsp(config: Config): string {
-  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${new URL(bridgePublicUrl(config)).origin}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`;
+  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${new URL(bridgePublicUrl(config)).origin}; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`;
 }
 
 export const ASSET_PREFIX = '/app/assets/';

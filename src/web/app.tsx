@@ -8,7 +8,10 @@ import { Page } from './components/page.js';
 import { Account } from './pages/account.js';
 import { Connect } from './pages/connect.js';
 import { Files, isFilesPath } from './pages/files.js';
+import { Favorites } from './pages/favorites.js';
+import { isItemPath, Item } from './pages/item.js';
 import { SignIn } from './pages/sign-in.js';
+import { Trash } from './pages/trash.js';
 import { Link, navigate, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
 import { t } from './strings.js';
@@ -28,6 +31,8 @@ const PAGES: Record<string, () => JSX.Element> = {
   '/connect': Connect,
   '/account': Account,
   '/files': Files,
+  '/trash': Trash,
+  '/favorites': Favorites,
 };
 
 export function App() {
@@ -44,7 +49,7 @@ export function App() {
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
   if (!session || location.path === '/') return null;
-  const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : NotFound);
+  const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : isItemPath(location.path) ? Item : NotFound);
   // One Files page across folders: it reloads its listing when the path changes.
   return <Current key={isFilesPath(location.path) ? '/files' : location.path} />;
 }

@@ -5,6 +5,7 @@
  * an error this file has no words of its own for).
  */
 import { files } from './strings/files.js';
+import { item } from './strings/item.js';
 
 export const en = {
   appName: 'driveway',
@@ -198,6 +199,7 @@ export const en = {
   },
 
   files,
+  item,
 } as const;
 
 export type Strings = typeof en;

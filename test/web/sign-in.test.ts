@@ -38,7 +38,7 @@ chromiumBinary.describe('signing in to the web app', () => {
     expect(response?.status()).toBe(200);
     const headers = response?.headers() ?? {};
     // Calls to its own origin and to the bridge's (bridge.port's default here), where its tus uploads go.
-    expect(headers['content-security-policy']).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' http://127.0.0.1:8081; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    expect(headers['content-security-policy']).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' http://127.0.0.1:8081; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
     expect(headers['x-content-type-options']).toBe('nosniff');
     expect(headers['referrer-policy']).toBe('no-referrer');
     expect(headers['cache-control']).toBe('no-cache');

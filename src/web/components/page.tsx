@@ -14,6 +14,8 @@ const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/files', label: t.files.nav },
   { href: '/connect', label: t.connect.nav },
   { href: '/account', label: t.account.nav },
+  { href: '/favorites', label: t.item.favorites.nav },
+  { href: '/trash', label: t.item.trash.nav },
 ];
 
 function Header() {

@@ -15,7 +15,7 @@ import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 // Calls to its own origin and to the WebDAV bridge's (bridge.publicUrl below), where its tus uploads go.
-const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https://dav.example.org; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const APP_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https://dav.example.org; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 const PAGE = '<!doctype html><html lang="en"><head><script type="module" src="/app/assets/index-AbC123_x.js"></script></head><body><div id="app"></div></body></html>';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});`;
 const HTML = { accept: 'text/html,application/xhtml+xml' };

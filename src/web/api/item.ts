@@ -1,0 +1,98 @@
+/**
+ * The calls of the details, trash and favorites pages (issue 24, item 4), all through the store's
+ * REST API (docs/api.md "Nodes", "View and download"; docs/extensions.md "Checksums", "Trash and
+ * revisions from a client"). View and download URLs carry the session's fileaccesskey in SPEC's
+ * path, the one place a credential may be in a URL; everything else sends the bearer token.
+ */
+import { api } from '../api.js';
+import { currentSession } from '../session.js';
+
+export interface Checksums {
+  sha1: string;
+  md5: string;
+}
+
+export interface Details {
+  name: string;
+  type: 'Dir' | 'File';
+  uuid: string;
+  owner_type: 'User' | 'Group';
+  owner_uuid: string;
+  owner_fullname: string;
+  created: number;
+  updated: number;
+  checksums?: Checksums;
+}
+
+export interface PathEntry {
+  name: string;
+  uuid: string;
+}
+
+export interface Entry {
+  uuid: string;
+  name: string;
+  type: 'Dir' | 'File';
+  is_starred: boolean;
+  size: number;
+  updated: number;
+  revision?: number;
+  checksums?: Checksums;
+  /** In a trash folder's listing (docs/extensions.md): where it came from and when it left. */
+  trashed?: { from: string | null; from_path: string | null; name: string; at: number | null };
+}
+
+export interface Revision {
+  revision: number;
+  size: number;
+  created: number;
+  uploader_uuid: string | null;
+  uploader_fullname: string | null;
+  checksums?: Checksums;
+}
+
+export interface GroupEntry {
+  group_uuid: string;
+  group_name: string;
+}
+
+export type Access = ReadonlyArray<'read' | 'write' | 'delete' | 'download'>;
+
+/** The literal SPEC gives for the latest revision in view and download paths. */
+export const LATEST = 999999999999999;
+
+const node = (id: string) => `/api/nodes/${encodeURIComponent(id)}`;
+
+export const details = (id: string) => api<Details>('GET', node(id));
+export const pathOf = (id: string) => api<PathEntry[]>('GET', `${node(id)}/path`);
+export const listFolder = (id: string) => api<Entry[]>('GET', `${node(id)}/dirlist`);
+export const accessOf = (id: string) => api<Access>('GET', `${node(id)}/myaccess`);
+export const revisionsOf = (id: string) => api<Revision[]>('GET', `${node(id)}/revisions`);
+export const restoreRevision = (id: string, revision: number) => api<{ revision: number }>('POST', `${node(id)}/revisions`, { revision });
+export const setStar = (id: string, starred: boolean) => api('POST', node(id), { starred });
+export const remove = (id: string) => api('DELETE', node(id));
+export const restoreFromTrash = (id: string) => api<{ uuid: string; name: string; parent: string; parent_path: string }>('POST', `${node(id)}/restore`, {});
+export const myGroups = () => api<GroupEntry[]>('GET', '/api/groups');
+
+/** SPEC's view or download path of a file's revision (the latest by default); undefined without a key. */
+export function fileUrl(kind: 'view' | 'download', file: { uuid: string; name: string }, revision: number = LATEST): string | undefined {
+  const key = currentSession()?.fileaccesskey;
+  if (!key) return undefined;
+  return `/resources/auth/${kind}/${encodeURIComponent(key)}/${encodeURIComponent(file.uuid)}/${revision}/${encodeURIComponent(file.name)}`;
+}
+
+/**
+ * What a preview frame can show: the store decides (content-security.ts sends only passive types
+ * inline), so the page asks it with a HEAD of the view path instead of keeping a second list of
+ * types. Images and plain text are previewed; anything the store sends as an attachment is not.
+ */
+export async function previewKind(url: string): Promise<'image' | 'text' | undefined> {
+  try {
+    const answer = await fetch(url, { method: 'HEAD', credentials: 'omit', cache: 'no-store' });
+    if (!answer.ok || !/^inline\b/i.test(answer.headers.get('content-disposition') ?? '')) return undefined;
+    const type = answer.headers.get('content-type') ?? '';
+    return type.startsWith('image/') ? 'image' : type.startsWith('text/plain') ? 'text' : undefined;
+  } catch {
+    return undefined;
+  }
+}
