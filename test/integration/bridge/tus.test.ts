@@ -1,8 +1,8 @@
 /**
- * tus 1.0 (bridge/uploads/tus.ts) against a real store and bridge: tus-js-client's request
- * sequence replayed (it is not in node_modules: lib/upload.ts of github:tus/tus-js-client, POST
- * with Upload-Length and base64 Upload-Metadata, PATCH with Upload-Offset and
- * application/offset+octet-stream, HEAD to resume), a client cut half-way through a PATCH and a
+ * tus 1.0 (bridge/uploads/tus.ts) against a real store and bridge: the protocol's request
+ * sequence as tus-js-client sends it (POST with Upload-Length and base64 Upload-Metadata, PATCH
+ * with Upload-Offset and application/offset+octet-stream, HEAD to resume; the real client, killed
+ * and resumed by a new process, is test/integration/faults/tus-resume.test.ts), a client cut half-way through a PATCH and a
  * new one resuming from HEAD's offset, revisions and mtime, refusals (409 offset, 460 checksum,
  * 404 another user's, 507 over quota with nothing left) and termination.
  */
