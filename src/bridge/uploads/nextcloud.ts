@@ -5,7 +5,8 @@
  * upload-session store (upload-service.ts). What each request answers, as Nextcloud does:
  *
  * - MKCOL `<id>`: 201, a new session; 405 when it exists. With `Destination` it is v2 (chunks
- *   numbered 1..10000); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
+ *   numbered 1..10000), its target checked at once as a PUT checks it (409 no folder there,
+ *   a group the caller is not in included; 403 without write: a read-only group member); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
  *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
  *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
  *   go (507, nothing recorded) and kept; each chunk is checked too (what arrived, an earlier copy
@@ -39,7 +40,7 @@ import { filesPathOf } from '../remote-dav.js';
 import type { BridgeUser } from '../sessions.js';
 import { parentOf, type DavPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from '../verbs/context.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../verbs/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
 import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
@@ -110,6 +111,20 @@ export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: 
   }
 }
 
+/**
+ * Where an upload will land, checked as a PUT checks it: 409 when a collection has its name or
+ * its folder is not there (nor visible: a group the caller is not in), 403 without write there.
+ * Run when an upload starts wherever the protocol names its target then (v2 MKCOL, tus POST), so
+ * a refused upload sends no byte, and again when it is assembled.
+ */
+export async function writableTarget(ctx: DavContext, path: DavPath): Promise<WriteTarget> {
+  const target = await writeTargetOf(ctx, path);
+  if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
+  if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
+  await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
+  return target;
+}
+
 /** Records OC-Total-Length the first time it comes (after the quota allowed it); 400 if it changes. */
 async function learnTotal(ctx: DavContext, user: BridgeUser, session: UploadSession, totalBytes: number | undefined): Promise<number | undefined> {
   if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
@@ -127,6 +142,7 @@ const mkcol: VerbHandler = async (ctx) => {
   if (depth > 1) throw new DavStatusError(403, 'an upload folder holds chunks, not folders');
   const destination = destinationOf(ctx, user, false);
   const totalBytes = totalLengthOf(ctx.req);
+  if (destination !== undefined) await writableTarget(ctx, destination);
   if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, destination);
   ctx.req.resume();
   const created = await ctx.services.uploads.create(user.userId, id as string, destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2', {
@@ -303,10 +319,7 @@ const move: VerbHandler = async (ctx) => {
     outcome = await uploads.whileAssembling(session, async () => {
       const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
       // The target, checked as a PUT checks it.
-      const target = await writeTargetOf(ctx, path);
-      if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
-      if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
-      await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
+      const target = await writableTarget(ctx, path);
       await checkWrite(ctx, target);
       await checkQuota(ctx, user, totalBytes, path);
       await uploads.touch(session);
