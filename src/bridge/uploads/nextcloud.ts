@@ -6,8 +6,10 @@
  *
  * - MKCOL `<id>`: 201, a new session; 405 when it exists. With `Destination` it is v2 (chunks
  *   numbered 1..10000), its target checked at once as a PUT checks it (409 no folder there,
- *   a group the caller is not in included; 403 without write: a read-only group member); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
- *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
+ *   a group the caller is not in included; 403 without write: a read-only group member);
+ *   without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as rclone >= 1.63
+ *   sends, or by one number: the byte offset in 16 digits, as Nextcloud desktop's v1 sends, or
+ *   an ordinal).
  *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
  *   go (507, nothing recorded) and kept; each chunk is checked too (what arrived, an earlier copy
  *   of it left out, plus the chunk's Content-Length, which it must have: 411 without).
@@ -47,9 +49,24 @@ import { UploadBusyError, UploadGoneError } from './upload-service.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
 const MAX_CHUNKS = 10_000;
-/** v1 names as rclone writes them: `%015d-%015d`, first and last byte (inclusive). */
-const V1_RANGE = /^(\d{1,15})-(\d{1,15})$/;
+/**
+ * v1 names as rclone writes them: `%015d-%015d`, first and last byte (inclusive); any count of
+ * leading zeros, since clients pad differently (nextcloud-chunk-file-upload to the size's digits).
+ */
+const V1_RANGE = /^(\d{1,24})-(\d{1,24})$/;
+/**
+ * A chunk named by one number: a v2 ordinal (Nextcloud desktop pads it to 5 digits) or a v1
+ * offset, which the desktop client's v1 pads to 16 ("1e16 is 10 petabyte"): longer than the 15
+ * digits of a byte count, so chunk names have their own pattern, held to a safe integer.
+ */
+const CHUNK_NUMBER = /^\d{1,24}$/;
 const NUMBER = /^\d{1,15}$/;
+
+/** The number a chunk name spells, or NaN when it spells none JavaScript holds exactly. */
+function chunkNumber(digits: string | undefined): number {
+  const n = digits !== undefined && CHUNK_NUMBER.test(digits) ? Number(digits) : NaN;
+  return Number.isSafeInteger(n) ? n : NaN;
+}
 /** The name a MOVE assembles from. */
 const FUTURE_FILE = '.file';
 
@@ -156,17 +173,17 @@ const mkcol: VerbHandler = async (ctx) => {
 /** Where a chunk sorts, from its name: v2 numbers, v1 `start-end` offsets or ordinals. */
 function chunkOrderOf(session: UploadSession, name: string): Pick<UploadPart, 'name' | 'seq' | 'startByte'> {
   if (session.protocol === 'nextcloud-v2') {
-    const n = NUMBER.test(name) ? Number(name) : NaN;
+    const n = chunkNumber(name);
     if (!(n >= 1 && n <= MAX_CHUNKS)) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: v2 chunks are numbered 1 to ${MAX_CHUNKS}`);
     return { name, seq: n, startByte: undefined };
   }
   const range = V1_RANGE.exec(name);
-  if (range) {
-    const start = Number(range[1]);
-    if (Number(range[2]) < start) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: its end lies before its start`);
+  if (range && !Number.isNaN(chunkNumber(range[1])) && !Number.isNaN(chunkNumber(range[2]))) {
+    const start = chunkNumber(range[1]);
+    if (chunkNumber(range[2]) < start) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: its end lies before its start`);
     return { name, seq: start, startByte: start };
   }
-  if (NUMBER.test(name)) return { name, seq: Number(name), startByte: undefined };
+  if (!Number.isNaN(chunkNumber(name))) return { name, seq: chunkNumber(name), startByte: undefined };
   throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: chunks are named by number or by start-end byte offsets`);
 }
 

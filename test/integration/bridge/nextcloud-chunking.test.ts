@@ -153,35 +153,32 @@ describe('Nextcloud chunked upload', () => {
     });
   });
 
-  describe('nextcloud-chunk-file-upload 1.1.0 (npm): its request sequence', () => {
-    // src/upload.js of shiftpi/nextcloud-chunk-file-upload: MKCOL of a random 64-hex folder, PUTs
-    // one after the other named `start-end` padded to the file size's digits (not 15), then with
-    // createDirsRecursively a MKCOL of every folder of the target in the files space, taking
-    // Sabre's "already exists" message as success, then MOVE .file with only a Destination.
-    it('uploads into a folder it makes on the way, taking the existing ones by Sabre\'s message', async () => {
-      const content = patternBytes(21, 5 * MiB + 3);
-      const chunkBytes = 2 * MiB;
-      const digits = String(content.length).length;
-      const folder = `${uploads()}/${createHash('sha256').update('npm-client').digest('hex')}`;
+  describe('Nextcloud desktop (v1 chunking, PropagateUploadFileNG): chunks named by their offset in 16 digits', () => {
+    // chunkUrl of src/libsync/propagateuploadng.cpp in nextcloud/desktop before v2: the byte
+    // offset `rightJustified(16, '0')` ("1e16 is 10 petabyte"), no Destination until the MOVE,
+    // which sends OC-Total-Length. Nextcloud sorts the names and accepts any.
+    it('assembles them in offset order', async () => {
+      const content = patternBytes(17, 2 * MiB + 999);
+      const folder = `${uploads()}/4242`;
       expect((await dav('MKCOL', folder)).status).toBe(201);
-      for (let offset = 0; offset < content.length; offset += chunkBytes) {
-        const chunk = content.subarray(offset, offset + chunkBytes);
-        const name = `${String(offset).padStart(digits, '0')}-${String(offset + chunk.length - 1).padStart(digits, '0')}`;
-        expect((await dav('PUT', `${folder}/${name}`, { 'content-type': 'application/x-www-form-urlencoded' }, chunk)).status).toBe(201);
+      const offsets = [MiB, 0, 2 * MiB];
+      for (const offset of offsets) {
+        const chunk = content.subarray(offset, Math.min(offset + MiB, content.length));
+        expect((await dav('PUT', `${folder}/${String(offset).padStart(16, '0')}`, {}, chunk)).status).toBe(201);
       }
-      for (const dir of ['/home', '/home/npm']) {
-        const made = await dav('MKCOL', `${files()}${dir}`);
-        if (dir === '/home') {
-          expect(made.status).toBe(405);
-          expect(made.text).toContain('<s:message>The resource you tried to create already exists</s:message>');
-        } else expect(made.status).toBe(201);
-      }
-      expect((await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/npm/upload.bin` })).status).toBe(201);
-      const entry = (await storeEntries()).find((e) => e.name === 'npm');
-      expect(entry?.kind).toBe('folder');
-      const inside = await f.client.listFolder(alice.session, entry!.id);
-      expect(inside.map((e) => [e.name, e.sizeBytes])).toEqual([['upload.bin', content.length]]);
+      const moved = await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/desktop.bin`, 'oc-total-length': String(content.length) });
+      expect(moved.status).toBe(201);
+      expect(sha1(await storedBytes('desktop.bin'))).toBe(sha1(content));
     });
+  });
+
+  // nextcloud-chunk-file-upload itself is test/clients/nextcloud-chunk-file-upload.test.ts; its
+  // later versions make the target's folders first (createDirsRecursively), taking this answer
+  // for "there already".
+  it("answers MKCOL of an existing folder with Sabre's message, which clients read as success", async () => {
+    const made = await dav('MKCOL', `${files()}/home`);
+    expect(made.status).toBe(405);
+    expect(made.text).toContain('<s:message>The resource you tried to create already exists</s:message>');
   });
 
   it('refuses a chunk without a Content-Length (411) and keeps nothing of it: no part escapes the quota check', async () => {
