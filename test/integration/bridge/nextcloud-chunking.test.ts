@@ -10,30 +10,13 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import net from 'node:net';
-import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, multistatusOf } from '../../helpers/dav-requests.js';
 import { davProp } from '../../helpers/multistatus.js';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { partSessions } from '../../helpers/upload-parts.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
-
-/**
- * The sessions holding parts right now, wherever the bridge keeps them: the store's bucket when
- * it serves a store on S3 in-process (PostgreSQL + S3), else the folder `<dataDir>/uploads`.
- */
-async function partSessions(f: BridgeFixture): Promise<string[]> {
-  const blobs = f.store.ctx.blobs;
-  if (TEST_TRANSPORT === 'local' && blobs instanceof S3BlobBackend) {
-    const prefix = `${blobs.prefix}uploads/`;
-    const listed = await blobs.client.send(new ListObjectsV2Command({ Bucket: f.store.config.store.blobs.s3.bucket, Prefix: prefix }));
-    return [...new Set((listed.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length).split('/')[0] as string))].sort();
-  }
-  const dir = path.join(f.store.config.dataDir, 'uploads');
-  return existsSync(dir) ? readdirSync(dir).sort() : [];
-}
 
 /** rclone's chunk names: first and last byte offsets, inclusive, 15 digits each. */
 function v1Name(start: number, length: number): string {
