@@ -136,7 +136,7 @@ describe('Nextcloud chunked upload', () => {
     });
   });
 
-  describe('Nextcloud desktop (v1 chunking, PropagateUploadFileNG): chunks named by their offset in 16 digits', () => {
+  describe('Nextcloud desktop and Android (v1 chunking): chunk names in 16 digits', () => {
     // chunkUrl of src/libsync/propagateuploadng.cpp in nextcloud/desktop before v2: the byte
     // offset `rightJustified(16, '0')` ("1e16 is 10 petabyte"), no Destination until the MOVE,
     // which sends OC-Total-Length. Nextcloud sorts the names and accepts any.
@@ -152,6 +152,21 @@ describe('Nextcloud chunked upload', () => {
       const moved = await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/desktop.bin`, 'oc-total-length': String(content.length) });
       expect(moved.status).toBe(201);
       expect(sha1(await storedBytes('desktop.bin'))).toBe(sha1(content));
+    });
+
+    // uploadChunk of ChunkedFileUploadRemoteOperation in nextcloud/android-library before v2:
+    // `%016d-%016d`, first and last byte.
+    it("assembles Android's 16-digit start-end names", async () => {
+      const content = patternBytes(19, MiB + 77);
+      const folder = `${uploads()}/android-v1`;
+      expect((await dav('MKCOL', folder)).status).toBe(201);
+      for (const start of [0, MiB]) {
+        const chunk = content.subarray(start, start + MiB);
+        const name = `${String(start).padStart(16, '0')}-${String(start + chunk.length - 1).padStart(16, '0')}`;
+        expect((await dav('PUT', `${folder}/${name}`, {}, chunk)).status).toBe(201);
+      }
+      expect((await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/android.bin` })).status).toBe(201);
+      expect(sha1(await storedBytes('android.bin'))).toBe(sha1(content));
     });
   });
 
