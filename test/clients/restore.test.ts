@@ -1,7 +1,8 @@
 /**
  * Issue 23, items 3 and 4, with real clients: rclone 1.60 (webdav) and davfs2 1.6 browse
- * `/versions/`, copy a revision out (its bytes are that revision's), and rclone restores one by
- * a server-side COPY onto its file (it becomes the newest revision, the earlier ones stay);
+ * `/versions/`, copy a revision out (its bytes are that revision's), and restore one onto its
+ * file (it becomes the newest revision, the earlier ones stay): rclone by a server-side COPY,
+ * davfs2 by a `cp` from a mount of /versions/ into a mount of the drive (a GET and a PUT);
  * `rclone sync` of `/` does not copy a single revision; `/trash` answers Nextcloud's trash
  * properties to a plain PROPFIND (undici) and a MOVE to `/restore/<name>` puts an entry back;
  * a folder marked skip-trash sends rclone's deletes past the trash. As in davfs2.test.ts the
@@ -118,12 +119,15 @@ describe('restores from a mount (issue 23)', () => {
 
   davfs.describe('davfs2 1.6', () => {
     let mount: DavfsMount;
+    let drive: DavfsMount;
 
     beforeAll(() => {
       mount = new DavfsMount({ mountPath: davfs.mountPath, url: `${f.davUrl}/versions/`, username: alice.email, password: alice.password, tmpDir: tmp.dir, name: 'versions' });
+      drive = new DavfsMount({ mountPath: davfs.mountPath, url: `${f.davUrl}/home/`, username: alice.email, password: alice.password, tmpDir: tmp.dir, name: 'drive' });
     });
     afterAll(async () => {
       await mount?.cleanup();
+      await drive?.cleanup();
     }, STEP_TIMEOUT_MS);
 
     it('mounts /versions/, lists a file’s revisions and copies one out with that revision’s bytes', async (ctx) => {
@@ -145,6 +149,26 @@ describe('restores from a mount (issue 23)', () => {
       expect(unmounted.code, describeRun(unmounted)).toBe(0);
       expect((await storeList(f, alice, ['docs'])).map((e) => e.name)).toEqual(['report.odt']);
     }, STEP_TIMEOUT_MS * 3);
+
+    it('restores one: the second revision copied from /versions/ onto its file in a mount of the drive becomes the newest, the others kept', async (ctx) => {
+      const before = (await storeEntry(f, alice, ['docs', 'report.odt']))?.revision ?? 0;
+      for (const m of [mount, drive]) {
+        const mounted = await m.mount();
+        if (m.fuseRefused) ctx.skip(`FUSE unusable here: ${m.fuseRefused}`);
+        expect(mounted.code, describeRun(mounted)).toBe(0);
+      }
+      const revisions = `${mount.mnt}/home/docs/report.odt`;
+      const run = await runProgram('sh', ['-c', `cp "${revisions}/$(ls -1 "${revisions}/" | sed -n 2p)" "${drive.mnt}/docs/report.odt"`], { timeoutMs: STEP_TIMEOUT_MS });
+      expect(run.code, describeRun(run)).toBe(0);
+      // davfs2 uploads a changed file when it is unmounted at the latest.
+      for (const m of [drive, mount]) {
+        const unmounted = await m.unmount();
+        expect(unmounted.code, describeRun(unmounted)).toBe(0);
+      }
+      expect((await dav('GET', '/home/docs/report.odt')).text).toBe(VERSIONS[1]);
+      expect((await storeEntry(f, alice, ['docs', 'report.odt']))?.revision).toBe(before + 1);
+      expect([await revisionText(1), await revisionText(2), await revisionText(3)]).toEqual(VERSIONS);
+    }, STEP_TIMEOUT_MS * 4);
   });
 
   it('a plain PROPFIND of /trash shows Nextcloud’s trash properties; MOVE to /restore/<name> puts the entry back', async () => {

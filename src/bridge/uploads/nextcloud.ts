@@ -5,8 +5,11 @@
  * upload-session store (upload-service.ts). What each request answers, as Nextcloud does:
  *
  * - MKCOL `<id>`: 201, a new session; 405 when it exists. With `Destination` it is v2 (chunks
- *   numbered 1..10000); without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as
- *   rclone >= 1.63 sends, or plain ordinals as older Nextcloud desktop clients did).
+ *   numbered 1..10000), its target checked at once as a PUT checks it (409 no folder there,
+ *   a group the caller is not in included; 403 without write: a read-only group member);
+ *   without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as rclone >= 1.63
+ *   sends, or by one number: the byte offset in 16 digits, as Nextcloud desktop's v1 sends, or
+ *   an ordinal).
  *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
  *   go (507, nothing recorded) and kept; each chunk is checked too (what arrived, an earlier copy
  *   of it left out, plus the chunk's Content-Length, which it must have: 411 without).
@@ -39,16 +42,31 @@ import { filesPathOf } from '../remote-dav.js';
 import type { BridgeUser } from '../sessions.js';
 import { parentOf, type DavPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from '../verbs/context.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../verbs/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
 import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
 const MAX_CHUNKS = 10_000;
-/** v1 names as rclone writes them: `%015d-%015d`, first and last byte (inclusive). */
-const V1_RANGE = /^(\d{1,15})-(\d{1,15})$/;
+/**
+ * v1 names as rclone writes them: `%015d-%015d`, first and last byte (inclusive); any count of
+ * leading zeros, since clients pad differently (nextcloud-chunk-file-upload to the size's digits).
+ */
+const V1_RANGE = /^(\d{1,24})-(\d{1,24})$/;
+/**
+ * A chunk named by one number: a v2 ordinal (Nextcloud desktop pads it to 5 digits) or a v1
+ * offset, which the desktop client's v1 pads to 16 ("1e16 is 10 petabyte"): longer than the 15
+ * digits of a byte count, so chunk names have their own pattern, held to a safe integer.
+ */
+const CHUNK_NUMBER = /^\d{1,24}$/;
 const NUMBER = /^\d{1,15}$/;
+
+/** The number a chunk name spells, or NaN when it spells none JavaScript holds exactly. */
+function chunkNumber(digits: string | undefined): number {
+  const n = digits !== undefined && CHUNK_NUMBER.test(digits) ? Number(digits) : NaN;
+  return Number.isSafeInteger(n) ? n : NaN;
+}
 /** The name a MOVE assembles from. */
 const FUTURE_FILE = '.file';
 
@@ -110,6 +128,20 @@ export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: 
   }
 }
 
+/**
+ * Where an upload will land, checked as a PUT checks it: 409 when a collection has its name or
+ * its folder is not there (nor visible: a group the caller is not in), 403 without write there.
+ * Run when an upload starts wherever the protocol names its target then (v2 MKCOL, tus POST), so
+ * a refused upload sends no byte, and again when it is assembled.
+ */
+export async function writableTarget(ctx: DavContext, path: DavPath): Promise<WriteTarget> {
+  const target = await writeTargetOf(ctx, path);
+  if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
+  if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
+  await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
+  return target;
+}
+
 /** Records OC-Total-Length the first time it comes (after the quota allowed it); 400 if it changes. */
 async function learnTotal(ctx: DavContext, user: BridgeUser, session: UploadSession, totalBytes: number | undefined): Promise<number | undefined> {
   if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
@@ -127,6 +159,7 @@ const mkcol: VerbHandler = async (ctx) => {
   if (depth > 1) throw new DavStatusError(403, 'an upload folder holds chunks, not folders');
   const destination = destinationOf(ctx, user, false);
   const totalBytes = totalLengthOf(ctx.req);
+  if (destination !== undefined) await writableTarget(ctx, destination);
   if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, destination);
   ctx.req.resume();
   const created = await ctx.services.uploads.create(user.userId, id as string, destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2', {
@@ -140,17 +173,17 @@ const mkcol: VerbHandler = async (ctx) => {
 /** Where a chunk sorts, from its name: v2 numbers, v1 `start-end` offsets or ordinals. */
 function chunkOrderOf(session: UploadSession, name: string): Pick<UploadPart, 'name' | 'seq' | 'startByte'> {
   if (session.protocol === 'nextcloud-v2') {
-    const n = NUMBER.test(name) ? Number(name) : NaN;
+    const n = chunkNumber(name);
     if (!(n >= 1 && n <= MAX_CHUNKS)) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: v2 chunks are numbered 1 to ${MAX_CHUNKS}`);
     return { name, seq: n, startByte: undefined };
   }
   const range = V1_RANGE.exec(name);
-  if (range) {
-    const start = Number(range[1]);
-    if (Number(range[2]) < start) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: its end lies before its start`);
+  if (range && !Number.isNaN(chunkNumber(range[1])) && !Number.isNaN(chunkNumber(range[2]))) {
+    const start = chunkNumber(range[1]);
+    if (chunkNumber(range[2]) < start) throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: its end lies before its start`);
     return { name, seq: start, startByte: start };
   }
-  if (NUMBER.test(name)) return { name, seq: Number(name), startByte: undefined };
+  if (!Number.isNaN(chunkNumber(name))) return { name, seq: chunkNumber(name), startByte: undefined };
   throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: chunks are named by number or by start-end byte offsets`);
 }
 
@@ -303,10 +336,7 @@ const move: VerbHandler = async (ctx) => {
     outcome = await uploads.whileAssembling(session, async () => {
       const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
       // The target, checked as a PUT checks it.
-      const target = await writeTargetOf(ctx, path);
-      if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
-      if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
-      await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
+      const target = await writableTarget(ctx, path);
       await checkWrite(ctx, target);
       await checkQuota(ctx, user, totalBytes, path);
       await uploads.touch(session);

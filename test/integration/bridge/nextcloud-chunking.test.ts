@@ -15,26 +15,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, multistatusOf } from '../../helpers/dav-requests.js';
 import { davProp } from '../../helpers/multistatus.js';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
+import { partSessions } from '../../helpers/upload-parts.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
-
-/**
- * The sessions holding parts right now, wherever the bridge keeps them: the store's bucket when
- * it serves a store on S3 in-process (PostgreSQL + S3), else the folder `<dataDir>/uploads`.
- */
-async function partSessions(f: BridgeFixture): Promise<string[]> {
-  const blobs = f.store.ctx.blobs;
-  if (TEST_TRANSPORT === 'local' && blobs instanceof S3BlobBackend) {
-    const prefix = `${blobs.prefix}uploads/`;
-    const listed = await blobs.client.send(new ListObjectsV2Command({ Bucket: f.store.config.store.blobs.s3.bucket, Prefix: prefix }));
-    return [...new Set((listed.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length).split('/')[0] as string))].sort();
-  }
-  const dir = path.join(f.store.config.dataDir, 'uploads');
-  return existsSync(dir) ? readdirSync(dir).sort() : [];
-}
 
 /** rclone's chunk names: first and last byte offsets, inclusive, 15 digits each. */
 function v1Name(start: number, length: number): string {
@@ -154,35 +139,47 @@ describe('Nextcloud chunked upload', () => {
     });
   });
 
-  describe('nextcloud-chunk-file-upload 1.1.0 (npm): its request sequence', () => {
-    // src/upload.js of shiftpi/nextcloud-chunk-file-upload: MKCOL of a random 64-hex folder, PUTs
-    // one after the other named `start-end` padded to the file size's digits (not 15), then with
-    // createDirsRecursively a MKCOL of every folder of the target in the files space, taking
-    // Sabre's "already exists" message as success, then MOVE .file with only a Destination.
-    it('uploads into a folder it makes on the way, taking the existing ones by Sabre\'s message', async () => {
-      const content = patternBytes(21, 5 * MiB + 3);
-      const chunkBytes = 2 * MiB;
-      const digits = String(content.length).length;
-      const folder = `${uploads()}/${createHash('sha256').update('npm-client').digest('hex')}`;
+  describe('Nextcloud desktop and Android (v1 chunking): chunk names in 16 digits', () => {
+    // chunkUrl of src/libsync/propagateuploadng.cpp in nextcloud/desktop before v2: the byte
+    // offset `rightJustified(16, '0')` ("1e16 is 10 petabyte"), no Destination until the MOVE,
+    // which sends OC-Total-Length. Nextcloud sorts the names and accepts any.
+    it('assembles them in offset order', async () => {
+      const content = patternBytes(17, 2 * MiB + 999);
+      const folder = `${uploads()}/4242`;
       expect((await dav('MKCOL', folder)).status).toBe(201);
-      for (let offset = 0; offset < content.length; offset += chunkBytes) {
-        const chunk = content.subarray(offset, offset + chunkBytes);
-        const name = `${String(offset).padStart(digits, '0')}-${String(offset + chunk.length - 1).padStart(digits, '0')}`;
-        expect((await dav('PUT', `${folder}/${name}`, { 'content-type': 'application/x-www-form-urlencoded' }, chunk)).status).toBe(201);
+      const offsets = [MiB, 0, 2 * MiB];
+      for (const offset of offsets) {
+        const chunk = content.subarray(offset, Math.min(offset + MiB, content.length));
+        expect((await dav('PUT', `${folder}/${String(offset).padStart(16, '0')}`, {}, chunk)).status).toBe(201);
       }
-      for (const dir of ['/home', '/home/npm']) {
-        const made = await dav('MKCOL', `${files()}${dir}`);
-        if (dir === '/home') {
-          expect(made.status).toBe(405);
-          expect(made.text).toContain('<s:message>The resource you tried to create already exists</s:message>');
-        } else expect(made.status).toBe(201);
-      }
-      expect((await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/npm/upload.bin` })).status).toBe(201);
-      const entry = (await storeEntries()).find((e) => e.name === 'npm');
-      expect(entry?.kind).toBe('folder');
-      const inside = await f.client.listFolder(alice.session, entry!.id);
-      expect(inside.map((e) => [e.name, e.sizeBytes])).toEqual([['upload.bin', content.length]]);
+      const moved = await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/desktop.bin`, 'oc-total-length': String(content.length) });
+      expect(moved.status).toBe(201);
+      expect(sha1(await storedBytes('desktop.bin'))).toBe(sha1(content));
     });
+
+    // uploadChunk of ChunkedFileUploadRemoteOperation in nextcloud/android-library before v2:
+    // `%016d-%016d`, first and last byte.
+    it("assembles Android's 16-digit start-end names", async () => {
+      const content = patternBytes(19, MiB + 77);
+      const folder = `${uploads()}/android-v1`;
+      expect((await dav('MKCOL', folder)).status).toBe(201);
+      for (const start of [0, MiB]) {
+        const chunk = content.subarray(start, start + MiB);
+        const name = `${String(start).padStart(16, '0')}-${String(start + chunk.length - 1).padStart(16, '0')}`;
+        expect((await dav('PUT', `${folder}/${name}`, {}, chunk)).status).toBe(201);
+      }
+      expect((await dav('MOVE', `${folder}/.file`, { destination: `${f.davUrl}${files()}/home/android.bin` })).status).toBe(201);
+      expect(sha1(await storedBytes('android.bin'))).toBe(sha1(content));
+    });
+  });
+
+  // nextcloud-chunk-file-upload itself is test/clients/nextcloud-chunk-file-upload.test.ts; its
+  // later versions make the target's folders first (createDirsRecursively), taking this answer
+  // for "there already".
+  it("answers MKCOL of an existing folder with Sabre's message, which clients read as success", async () => {
+    const made = await dav('MKCOL', `${files()}/home`);
+    expect(made.status).toBe(405);
+    expect(made.text).toContain('<s:message>The resource you tried to create already exists</s:message>');
   });
 
   it('refuses a chunk without a Content-Length (411) and keeps nothing of it: no part escapes the quota check', async () => {

@@ -1,15 +1,17 @@
 /**
- * tus 1.0 (bridge/uploads/tus.ts) against a real store and bridge: tus-js-client's request
- * sequence replayed (it is not in node_modules: lib/upload.ts of github:tus/tus-js-client, POST
- * with Upload-Length and base64 Upload-Metadata, PATCH with Upload-Offset and
- * application/offset+octet-stream, HEAD to resume), a client cut half-way through a PATCH and a
- * new one resuming from HEAD's offset, revisions and mtime, refusals (409 offset, 460 checksum,
- * 404 another user's, 507 over quota with nothing left) and termination.
+ * tus 1.0 (bridge/uploads/tus.ts) against a real store and bridge: the protocol's request
+ * sequence as tus-js-client sends it (POST with Upload-Length and base64 Upload-Metadata, PATCH
+ * with Upload-Offset and application/offset+octet-stream, HEAD to resume; the real client, killed
+ * and resumed by a new process, is test/integration/faults/tus-resume.test.ts), a client cut
+ * half-way through a PATCH and a new one resuming from HEAD's offset, revisions and mtime,
+ * refusals (409 offset, 460 checksum, 404 another user's, 507 over quota with nothing left: no
+ * session, no part on disk or in the bucket) and termination.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests } from '../../helpers/dav-requests.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
+import { partSessions } from '../../helpers/upload-parts.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
 
 const TUS = { 'tus-resumable': '1.0.0' };
@@ -196,9 +198,14 @@ describe('tus 1.0', () => {
 
   it('refuses a creation over quota (507) or without a folder, recording nothing', async () => {
     const small = await f.newDavUser({ quotaBytes: 2 * MiB });
+    const partsBefore = await partSessions(f);
     const over = await create('/home/', 3 * MiB, { filename: 'too-big.bin' }, small);
     expect(over.status).toBe(507);
     expect(over.location).toBe('');
+    // creation-with-upload: the first part rides on the POST and is refused with it.
+    const withBody = await create('/home/', 3 * MiB, { filename: 'too-big.bin' }, small, PATCH_TYPE, patternBytes(1, MiB));
+    expect(withBody.status).toBe(507);
+    expect(await partSessions(f)).toEqual(partsBefore);
     // The sessions every front door shares: only the space itself is listed, no session.
     const listed = await dav('PROPFIND', `/remote.php/dav/uploads/${encodeURIComponent(small.email)}/`, { depth: '1' }, undefined, small);
     expect(listed.text.match(/<d:response>/g)).toHaveLength(1);
