@@ -262,6 +262,7 @@ export async function createBridgeServices(
   const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
+  const scheme = bridgeTlsFiles(config) ? 'https' : 'http';
   const services: BridgeServices = {
     tree,
     cache,
@@ -272,6 +273,7 @@ export async function createBridgeServices(
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     hideMacSideFiles: config.bridge.hideMacSideFiles,
+    absoluteBase: (req) => config.bridge.publicUrl?.replace(/\/+$/, '') ?? `${scheme}://${req.headers.host ?? `127.0.0.1:${config.bridge.port}`}`,
     uploads,
     ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),

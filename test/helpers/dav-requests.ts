@@ -37,10 +37,14 @@ export interface DavRequestOptions {
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** `method path` on the bridge at `davUrl` (no trailing slash), the answer read to the end. */
+/**
+ * `method path` on the bridge at `davUrl` (no trailing slash), the answer read to the end. `path`
+ * may also be an absolute URL the bridge answered (a tus `Location`): it must be on the bridge.
+ */
 export async function davRequest(davUrl: string, method: string, path: string, options: DavRequestOptions = {}): Promise<DavAnswer> {
   const { auth, clientHeaders = {}, headers = {}, body } = options;
-  const res = await request(`${davUrl}${path}`, {
+  if (/^https?:/.test(path) && new URL(path).origin !== new URL(davUrl).origin) throw new Error(`${path} is not on the bridge at ${davUrl}`);
+  const res = await request(/^https?:/.test(path) ? path : `${davUrl}${path}`, {
     method,
     headers: { ...clientHeaders, ...(auth ? { authorization: auth } : {}), ...headers },
     ...(body !== undefined ? { body } : {}),

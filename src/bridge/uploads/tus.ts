@@ -274,7 +274,7 @@ export const tusCreate: VerbHandler = async (ctx) => {
   const target: TusTarget = { path, ...(mtime !== undefined ? { mtime } : {}), ...(checksum ? { checksum: `${checksum.algorithm.toUpperCase()}:${checksum.hex}` } : {}) };
   const session = await uploads.create(user.userId, randomUUID(), 'tus', { destination: JSON.stringify(target), totalBytes: length });
   if (!session) throw new TusError(500, 'could not create the upload');
-  const location = `/remote.php/dav/tus/${encodeURIComponent(user.name)}/${session.name}`;
+  const location = `${ctx.services.absoluteBase(req)}/remote.php/dav/tus/${encodeURIComponent(user.name)}/${session.name}`;
   const headers: Record<string, string> = { 'Tus-Resumable': TUS_VERSION, Location: location, 'Upload-Expires': expiresHeader(session, Date.now()) };
   const withBody = headerValue(req.headers['content-type'])?.split(';')[0]?.trim().toLowerCase() === OFFSET_TYPE;
   if (withBody || length === 0) {

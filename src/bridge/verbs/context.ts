@@ -46,6 +46,12 @@ export interface BridgeServices {
   changesSettled?: () => Promise<void>;
   /** Resumable uploads (bridge/uploads/): sessions, their parts, assembly. */
   uploads: UploadService;
+  /**
+   * The bridge's absolute URL prefix for answers that must be absolute (a tus `Location`: rclone's
+   * infinitescale vendor takes its scheme and host): `bridge.publicUrl`, or this listener's scheme
+   * and the Host the request came by.
+   */
+  absoluteBase(req: IncomingMessage): string;
 }
 
 export interface DavContext {

@@ -67,7 +67,7 @@ describe('tus 1.0', () => {
     const content = patternBytes(23, 6 * partBytes + 4321);
     const { status, location, headers } = await create(`${files()}/home/`, content.length, { filename: 'big.bin', filetype: 'application/octet-stream', mtime: '1700000000' });
     expect(status).toBe(201);
-    expect(location).toMatch(new RegExp(`^/remote\\.php/dav/tus/${encodeURIComponent(alice.email).replace(/[.]/g, '\\.')}/[0-9a-f-]{36}$`));
+    expect(location).toMatch(new RegExp(`^${f.davUrl.replace(/[.]/g, '\\.')}/remote\\.php/dav/tus/${encodeURIComponent(alice.email).replace(/[.]/g, '\\.')}/[0-9a-f-]{36}$`));
     expect(headers['upload-expires']).toBeTruthy();
     // The first client: three parts, then a fourth cut after half its bytes (the connection dropped).
     let offset = 0;
@@ -80,7 +80,7 @@ describe('tus 1.0', () => {
     }
     const cut = new AbortController();
     const half = content.subarray(offset, offset + partBytes / 2);
-    const broken = fetch(`${f.davUrl}${location}`, {
+    const broken = fetch(location, {
       method: 'PATCH',
       headers: { authorization: alice.auth, ...TUS, ...PATCH_TYPE, 'upload-offset': String(offset), 'content-length': String(partBytes) },
       body: (async function* () {
@@ -167,7 +167,7 @@ describe('tus 1.0', () => {
       expect((await dav('DELETE', url, TUS, undefined, bob)).status).toBe(404);
     }
     expect(await offsetOf(location)).toBe(0);
-    expect((await fetch(`${f.davUrl}${location}`, { method: 'HEAD', headers: TUS })).status).toBe(401);
+    expect((await fetch(location, { method: 'HEAD', headers: TUS })).status).toBe(401);
   });
 
   it('a commit refused at the last PATCH (the quota filled meanwhile) keeps the upload; HEAD commits it once there is room', async () => {
