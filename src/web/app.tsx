@@ -7,6 +7,9 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Page } from './components/page.js';
 import { Account } from './pages/account.js';
+import { Admin, isAdminPath } from './pages/admin.js';
+import { GroupAdmin, isGroupPath } from './pages/group-admin.js';
+import { Groups } from './pages/groups.js';
 import { Connect } from './pages/connect.js';
 import { SignIn } from './pages/sign-in.js';
 import { Link, navigate, useLocation } from './router.js';
@@ -27,6 +30,7 @@ function NotFound() {
 const PAGES: Record<string, () => JSX.Element> = {
   '/connect': Connect,
   '/account': Account,
+  '/groups': Groups,
 };
 
 export function App() {
@@ -43,6 +47,9 @@ export function App() {
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
   if (!session || location.path === '/') return null;
+  // One Administration page across its sections; a group's page by its uuid.
+  if (isAdminPath(location.path)) return <Admin key="/admin" />;
+  if (isGroupPath(location.path)) return <GroupAdmin key={location.path} uuid={decodeURIComponent(location.path.slice('/groups/'.length))} />;
   const Current = PAGES[location.path] ?? NotFound;
   return <Current key={location.path} />;
 }
