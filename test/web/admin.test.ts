@@ -47,7 +47,7 @@ chromiumBinary.describe('the group and Administration pages', () => {
     for (const width of [360, 1920]) {
       await page.setViewportSize({ width, height: 900 });
       expect(await sidewaysOverflow(page), `${name} at ${width} px`).toEqual([]);
-      await keepScreenshot(page, `${name}-${width}`);
+      await keepScreenshot(page, `web-admin-${name}-${width}`);
     }
     await expectAccessible(page);
   }
