@@ -201,6 +201,55 @@ chromiumBinary.describe('the group and Administration pages', () => {
     expectClean(bobsPage);
   });
 
+  it('another administrator gets no built-in admin controls; 2FA off; a group deleted with its files given to a user', async () => {
+    const adminEmail = 'linus@example.test';
+    dataOf(await apiCall(f.client, f.admin, 'POST', '/api/admin/users', { fullname: 'Linus Admin', email: adminEmail, password: 'Kernel-1991', disk_quota: 0, is_active: true, is_admin: true }));
+    const mia = await f.newUser({ fullname: 'Mia Twofactor' });
+    dataOf(await apiCall(f.client, mia.session, 'POST', '/api/user/2fa', { twofa: true }));
+    const group = await ga.group('Archive');
+    await uploadFile(f.client, f.admin, `home:${group}`, 'ledger.txt', 'entries');
+
+    const watched = await signedIn(adminEmail, 'Kernel-1991', '/admin/organizations');
+    const { page } = watched;
+    await page.getByText('organizations are created and deleted by the built-in admin').waitFor();
+    await page.getByText('Default organization').waitFor();
+    await expect(page.getByRole('button', { name: 'Create organization' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: /^Delete/ }).count()).resolves.toBe(0);
+    await expectAccessible(page);
+
+    await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name: 'Users' }).click();
+    await expect(page.getByLabel('Organization').count()).resolves.toBe(0);
+    await page.locator('summary').filter({ hasText: 'Administrator' }).first().click();
+    await page.getByText('the built-in admin’s own account is changed by the built-in admin alone.').waitFor();
+    await expect(page.getByRole('button', { name: 'Disable Administrator' }).count()).resolves.toBe(0);
+    await page.getByLabel('Search by name or email').fill('Mia');
+    await page.locator('summary').filter({ hasText: 'Mia Twofactor' }).click();
+    await page.getByRole('button', { name: 'Turn off two-factor authentication for Mia Twofactor' }).click();
+    await page.getByRole('status').filter({ hasText: 'Two-factor authentication is off for this user.' }).waitFor();
+    expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${mia.uuid}`)).twofa).toBe(false);
+
+    await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name: 'Groups' }).click();
+    await page.locator('summary').filter({ hasText: 'Archive' }).click();
+    await page.getByRole('button', { name: 'Delete Archive' }).click();
+    await page.getByText('Choose who gets the files, or confirm that they are deleted with the group.').waitFor();
+    expect((await apiCall(f.client, f.admin, 'GET', `/api/admin/groups/${group}`)).status).toBe(200);
+    await page.getByLabel('Give the files of Archive to').selectOption({ label: `Mia Twofactor (${mia.email})` });
+    await page.getByRole('button', { name: 'Delete Archive' }).click();
+    await page.getByRole('status').filter({ hasText: 'The group Archive is deleted. Its files are in the folder Archive in the home of Mia Twofactor.' }).waitFor();
+    await page.locator('summary').filter({ hasText: 'Archive' }).waitFor({ state: 'detached' });
+    expect((await apiCall(f.client, f.admin, 'GET', `/api/admin/groups/${group}`)).status).toBe(404);
+    const folders = dataOf<Array<{ name: string; uuid: string }>>(await apiCall(f.client, mia.session, 'GET', '/api/nodes/home/dirlist'));
+    const archive = folders.find((entry) => entry.name === 'Archive');
+    expect(archive).toBeDefined();
+    // The group's top-level folders come as folders of that name (docs/store-semantics.md "Deleting users and groups").
+    const inside = dataOf<Array<{ name: string; uuid: string }>>(await apiCall(f.client, mia.session, 'GET', `/api/nodes/${archive?.uuid}/dirlist`));
+    const home = inside.find((entry) => entry.name === 'home');
+    const files = dataOf<Array<{ name: string }>>(await apiCall(f.client, mia.session, 'GET', `/api/nodes/${home?.uuid}/dirlist`));
+    expect(files.map((entry) => entry.name)).toEqual(['ledger.txt']);
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
   it('a plain user opening /admin is refused in words and gets no data; another organization’s group is not found', async () => {
     await ga.organization('elsewhere');
     const foreignGroup = await ga.group('Far Away', { orgId: 'elsewhere' });

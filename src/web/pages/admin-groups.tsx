@@ -16,7 +16,7 @@ import { PermissionBoxes } from './group-admin.js';
 
 const s = () => t.admin.adminGroups;
 
-function GroupRow({ group, groups, users, onChanged }: { group: AdminGroup; groups: AdminGroup[]; users: AdminUser[]; onChanged: () => void }) {
+function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: AdminGroup; groups: AdminGroup[]; users: AdminUser[]; onChanged: () => void; onDeleted: (message: string) => void }) {
   const [quota, setQuota] = useState(group.disk_quota > 0 ? String(group.disk_quota / 1_000_000) : '0');
   const [members, setMembers] = useState<Member[] | undefined>();
   const [adding, setAdding] = useState('');
@@ -52,7 +52,12 @@ function GroupRow({ group, groups, users, onChanged }: { group: AdminGroup; grou
   const remove = (event: Event) => {
     event.preventDefault();
     if (!transfer && !confirm) return setProblems({ delete: s().confirmNeeded });
-    void run(() => adminApi.deleteGroup(id, transfer || undefined), s().deleted(group.group_name), 'delete');
+    setProblems({});
+    // The row goes with the group: the list says what became of it.
+    adminApi.deleteGroup(id, transfer || undefined).then(
+      (answer) => onDeleted(answer?.folder ? s().deletedTo(group.group_name, answer.folder, [...users.map((u) => [u.uuid, u.fullname]), ...groups.map((g) => [g.group_uuid, g.group_name])].find(([uuid]) => uuid === answer.transferred_to)?.[1] ?? '') : s().deleted(group.group_name)),
+      (err: unknown) => setProblems({ delete: errorText(err) }),
+    );
   };
   return (
     <li>
@@ -110,7 +115,7 @@ function GroupRow({ group, groups, users, onChanged }: { group: AdminGroup; grou
         <form onSubmit={remove} noValidate class="danger-zone">
           <h3>{s().delete}</h3>
           <div class="field">
-            <label for={`gtransfer-${id}`}>{s().transferTo}</label>
+            <label for={`gtransfer-${id}`}>{s().transferTo(group.group_name)}</label>
             <select id={`gtransfer-${id}`} value={transfer} onChange={(e) => setTransfer((e.currentTarget as HTMLSelectElement).value)}>
               <option value="">{s().noTransfer}</option>
               <optgroup label={s().users}>
@@ -155,6 +160,7 @@ export function AdminGroups({ about }: { about: About }) {
   const [form, setForm] = useState({ name: '', quota: '0' });
   const [problems, setProblems] = useState<{ name?: string | undefined; quota?: string | undefined; form?: string | undefined; list?: string | undefined }>({});
   const [done, setDone] = useState('');
+  const [deleted, setDeleted] = useState('');
   const load = () => {
     void adminApi.users(orgId).then(setUsers, () => undefined);
     return adminApi.groups(orgId).then(setGroups, (err: unknown) => setProblems({ list: errorText(err) }));
@@ -188,6 +194,7 @@ export function AdminGroups({ about }: { about: About }) {
         <p role="status">{done}</p>
       </form>
       <h2>{s().list}</h2>
+      <p role="status">{deleted}</p>
       <FormError text={problems.list} />
       {groups === undefined ? (
         !problems.list && <p>{t.loading}</p>
@@ -196,7 +203,17 @@ export function AdminGroups({ about }: { about: About }) {
       ) : (
         <ul class="admin-list">
           {groups.map((group) => (
-            <GroupRow key={group.group_uuid} group={group} groups={groups} users={users} onChanged={() => void load()} />
+            <GroupRow
+              key={group.group_uuid}
+              group={group}
+              groups={groups}
+              users={users}
+              onChanged={() => void load()}
+              onDeleted={(message) => {
+                setDeleted(message);
+                void load();
+              }}
+            />
           ))}
         </ul>
       )}

@@ -137,7 +137,7 @@ export const admin = {
     memberAdded: 'The member is added.',
     memberRemoved: 'The member is removed.',
     delete: 'Delete the group',
-    transferTo: 'Give the group’s files to',
+    transferTo: (name: string) => `Give the files of ${name} to`,
     noTransfer: 'Nobody: delete the files too',
     users: 'Users',
     groups: 'Groups',
@@ -145,6 +145,7 @@ export const admin = {
     confirmNeeded: 'Choose who gets the files, or confirm that they are deleted with the group.',
     deleteOf: (name: string) => `Delete ${name}`,
     deleted: (name: string) => `The group ${name} is deleted.`,
+    deletedTo: (name: string, folder: string, receiver: string) => `The group ${name} is deleted. Its files are in the folder ${folder} in the home of ${receiver}.`,
   },
 
   organizations: {
