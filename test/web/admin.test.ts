@@ -102,6 +102,13 @@ chromiumBinary.describe('the group and Administration pages', () => {
     const session = await f.client.login('grace@example.test', 'Cobol-1959');
     await uploadFile(f.client, session, 'home', 'fits.txt', 'a'.repeat(600));
     await expect(uploadFile(f.client, session, 'home', 'too-big.txt', 'b'.repeat(600))).rejects.toMatchObject({ httpStatus: 507, code: 'quota_exceeded' });
+    // A quota below what Grace stores now is refused in words, next to the field.
+    await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name: 'Users' }).click();
+    await page.locator('summary').filter({ hasText: 'Grace Hopper' }).click();
+    await page.getByLabel('Quota of Grace Hopper in MB').fill('0.0005');
+    await page.getByRole('button', { name: 'Set quota' }).click();
+    await page.locator(`#quota-${grace?.uuid}-error`).getByText('The quota must be more than what is stored now (600 B), or 0.').waitFor();
+    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1000);
 
     for (const name of ['Organizations', 'Approvers'] as const) {
       await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name }).click();

@@ -4,7 +4,8 @@
  * approvers (/api/admin/...), and the server's edition and version (/api/admin/about). Records as
  * docs/api.md "Records" gives them; every call through api(), so refusals arrive as ApiError.
  */
-import { api } from '../api.js';
+import { api, ApiError, errorText } from '../api.js';
+import { t } from '../strings.js';
 
 export const NODE_PERMISSIONS = ['read', 'write', 'delete', 'download'] as const;
 export const TAG_PERMISSIONS = ['create', 'delete'] as const;
@@ -165,4 +166,10 @@ export function sizeText(bytes: number): string {
     unit += 1;
   }
   return `${value.toLocaleString('en', { maximumFractionDigits: 1 })} ${units[unit]}`;
+}
+
+/** errorText, with a quota below what is stored said in sizes a person reads (the store says bytes). */
+export function quotaErrorText(error: unknown): string {
+  const used = error instanceof ApiError ? /must exceed current usage \((\d+) bytes\)/.exec(error.message)?.[1] : undefined;
+  return used === undefined ? errorText(error) : t.admin.users.quotaBelowUsage(sizeText(Number(used)));
 }

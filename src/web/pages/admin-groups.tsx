@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api.js';
-import { adminApi, megabytesToBytes, sizeText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
+import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
 import { Field, FormError } from '../components/field.js';
 import { Link } from '../router.js';
 import { t } from '../strings.js';
@@ -35,7 +35,7 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
       setDone(message);
       onChanged();
     } catch (err) {
-      setProblems({ [field]: errorText(err) });
+      setProblems({ [field]: field === 'quota' ? quotaErrorText(err) : errorText(err) });
     }
   };
   const setQuotaNow = (event: Event) => {

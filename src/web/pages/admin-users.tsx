@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api.js';
-import { adminApi, megabytesToBytes, sizeText, type About, type AdminUser } from '../api/admin.js';
+import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminUser } from '../api/admin.js';
 import { Field, FormError } from '../components/field.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
@@ -37,7 +37,7 @@ function UserRow({ user, about, onChanged }: { user: AdminUser; about: About; on
       setDone(message);
       onChanged();
     } catch (err) {
-      setProblems({ [err instanceof ApiError && err.status === 400 ? field : 'form']: errorText(err) });
+      setProblems({ [err instanceof ApiError && err.status === 400 ? field : 'form']: field === 'quota' ? quotaErrorText(err) : errorText(err) });
     } finally {
       setBusy(false);
     }

@@ -103,6 +103,7 @@ export const admin = {
     quotaOf: (name: string) => `Quota of ${name} in MB`,
     setQuota: 'Set quota',
     quotaSaved: 'The quota is set.',
+    quotaBelowUsage: (used: string) => `The quota must be more than what is stored now (${used}), or 0.`,
     makeAdmin: 'Administrator',
     administrator: 'administrator',
     disabled: 'disabled',
