@@ -6,9 +6,9 @@
  * exit 1 (the stack only with DRIVEWAY_LOG_LEVEL=debug), never a stack trace otherwise.
  * Without a subcommand, `driveway [--config FILE] [--only PART]` is `driveway serve`, as before.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../common/config.js';
+import { packageVersion } from '../common/package-version.js';
 import { COMMANDS } from './commands.js';
 
 export interface ServeOptions {
@@ -61,11 +61,7 @@ export function loadCliConfig(configFile: string | undefined): Config {
   }
 }
 
-export function packageVersion(): string {
-  // dist/cli/program.js and src/cli/program.ts both sit two levels below package.json.
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
-}
+export { packageVersion };
 
 const TOP_LEVEL_FLAGS = new Set(['-h', '--help', '-V', '--version']);
 

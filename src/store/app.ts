@@ -48,6 +48,7 @@ import { userRoutes } from './routes/user.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { adminGroupRoutes } from './routes/admin-groups.js';
 import { organizationRoutes } from './routes/organizations.js';
+import { aboutRoutes } from './routes/about.js';
 import { groupRoutes } from './routes/groups.js';
 import { webdriveRoutes } from './routes/webdrive.js';
 import { avatarRoutes } from './routes/avatars.js';
@@ -299,6 +300,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await adminUserRoutes(app, ctx);
   await adminGroupRoutes(app, ctx);
   await organizationRoutes(app, ctx);
+  await aboutRoutes(app, ctx);
   await groupRoutes(app, ctx);
   await webdriveRoutes(app, ctx);
   await avatarRoutes(app, ctx);

@@ -6,6 +6,9 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Page } from './components/page.js';
 import { Account } from './pages/account.js';
+import { Admin, isAdminPath } from './pages/admin.js';
+import { GroupAdmin, isGroupPath } from './pages/group-admin.js';
+import { Groups } from './pages/groups.js';
 import { Connect } from './pages/connect.js';
 import { Files, isFilesPath } from './pages/files.js';
 import { Favorites } from './pages/favorites.js';
@@ -33,6 +36,7 @@ const PAGES: Record<string, () => JSX.Element> = {
   '/files': Files,
   '/trash': Trash,
   '/favorites': Favorites,
+  '/groups': Groups,
 };
 
 export function App() {
@@ -49,6 +53,9 @@ export function App() {
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
   if (!session || location.path === '/') return null;
+  // One Administration page across its sections; a group's page by its uuid.
+  if (isAdminPath(location.path)) return <Admin key="/admin" />;
+  if (isGroupPath(location.path)) return <GroupAdmin key={location.path} uuid={decodeURIComponent(location.path.slice('/groups/'.length))} />;
   const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : isItemPath(location.path) ? Item : NotFound);
   // One Files page across folders: it reloads its listing when the path changes.
   return <Current key={isFilesPath(location.path) ? '/files' : location.path} />;

@@ -6,6 +6,7 @@
  */
 import { files } from './strings/files.js';
 import { item } from './strings/item.js';
+import { admin } from './strings/admin.js';
 
 export const en = {
   appName: 'driveway',
@@ -200,6 +201,7 @@ export const en = {
 
   files,
   item,
+  admin,
 } as const;
 
 export type Strings = typeof en;

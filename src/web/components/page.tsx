@@ -10,12 +10,14 @@ import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
 
-const NAV: ReadonlyArray<{ href: string; label: string }> = [
+const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> = [
   { href: '/files', label: t.files.nav },
   { href: '/connect', label: t.connect.nav },
   { href: '/account', label: t.account.nav },
   { href: '/favorites', label: t.item.favorites.nav },
   { href: '/trash', label: t.item.trash.nav },
+  { href: '/groups', label: t.admin.groups.nav },
+  { href: '/admin', label: t.admin.nav, adminOnly: true },
 ];
 
 function Header() {
@@ -35,7 +37,7 @@ function Header() {
         <>
           <nav aria-label={t.mainNav}>
             <ul>
-              {NAV.map((item) => (
+              {NAV.filter((item) => !item.adminOnly || session.isAdmin).map((item) => (
                 <li key={item.href}>
                   <Link href={item.href} aria-current={path === item.href ? 'page' : undefined}>
                     {item.label}

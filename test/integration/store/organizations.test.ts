@@ -4,6 +4,7 @@
  * users, groups, the group list with show=all and the receivers of transferred data. Other
  * administrators work inside their own organization only.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../../src/store-client/index.js';
@@ -178,6 +179,16 @@ describe('/api/admin/organizations', () => {
     }
     expect(await orgRow('acme')).toMatchObject({ name: 'Acme Inc.' });
     expect(await orgRow('mine')).toBeUndefined();
+  });
+
+  it('tells an administrator the edition, the version and whether they are the built-in admin (GET /api/admin/about); a user 403', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await dataOf(call(seeder.client, admin, 'GET', '/api/admin/about'))).toEqual({ edition: '3.0', version, builtin_admin: true, org_id: 'default' });
+    const other = await orgAdmin('acme', 'Abby Acmeadmin');
+    expect(await dataOf(call(seeder.client, other.session, 'GET', '/api/admin/about'))).toEqual({ edition: '3.0', version, builtin_admin: false, org_id: 'acme' });
+    const user = await seeder.user('Nora Nobody');
+    const res = await call(seeder.client, user.session, 'GET', '/api/admin/about');
+    expect({ status: res.status, msg: (res.body as { msg?: string }).msg }).toEqual({ status: 403, msg: 'administrator privileges required' });
   });
 });
 

@@ -1,0 +1,100 @@
+/**
+ * /admin/organizations (issue 24 item 7; docs/extensions.md "Organizations"): the built-in admin
+ * lists, creates and deletes organizations; another administrator sees their own organization
+ * and the note that only the built-in admin manages them. OrganizationPicker: the built-in
+ * admin's choice of organization for the users and groups sections (org_id).
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { errorText } from '../api.js';
+import { adminApi, type About, type Organization } from '../api/admin.js';
+import { Field, FormError } from '../components/field.js';
+import { t } from '../strings.js';
+import { BuiltinOnly } from './admin.js';
+
+const s = () => t.admin.organizations;
+
+export function OrganizationPicker({ value, onValue }: { value: string | undefined; onValue: (id: string | undefined) => void }) {
+  const [list, setList] = useState<Organization[]>([]);
+  useEffect(() => void adminApi.organizations().then(setList, () => undefined), []);
+  if (list.length < 2) return null;
+  return (
+    <div class="field">
+      <label for="org-picker">{s().pick}</label>
+      <select id="org-picker" value={value ?? ''} onChange={(e) => onValue((e.currentTarget as HTMLSelectElement).value || undefined)}>
+        <option value="">{s().yours}</option>
+        {list.map((org) => (
+          <option key={org.id} value={org.id}>
+            {org.name} ({org.id})
+          </option>
+        ))}
+      </select>
+      <BuiltinOnly />
+    </div>
+  );
+}
+
+export function AdminOrganizations({ about }: { about: About }) {
+  const [list, setList] = useState<Organization[] | undefined>();
+  const [form, setForm] = useState({ id: '', name: '', unlimited: false });
+  const [error, setError] = useState<string | undefined>();
+  const [formError, setFormError] = useState<string | undefined>();
+  const load = () =>
+    (about.builtin_admin ? adminApi.organizations() : adminApi.organization(about.org_id).then((one) => [one])).then(setList, (err: unknown) => setError(errorText(err)));
+  useEffect(() => void load(), []);
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setFormError(undefined);
+    try {
+      await adminApi.createOrganization({ id: form.id.trim(), name: form.name.trim(), allow_unlimited_quota: form.unlimited });
+      setForm({ id: '', name: '', unlimited: false });
+      await load();
+    } catch (err) {
+      setFormError(errorText(err));
+    }
+  };
+  const remove = async (id: string) => {
+    setError(undefined);
+    try {
+      await adminApi.deleteOrganization(id);
+      await load();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return (
+    <>
+      <BuiltinOnly>{s().intro}</BuiltinOnly>
+      <FormError text={error} />
+      {list === undefined ? (
+        !error && <p>{t.loading}</p>
+      ) : (
+        <ul class="admin-list">
+          {list.map((org) => (
+            <li key={org.id}>
+              <strong>{org.name}</strong> <span class="muted">({org.id})</span> {s().counts(org.user_count, org.group_count)}
+              {org.allow_unlimited_quota ? ` ${s().unlimitedAllowed}` : ''}{' '}
+              {about.builtin_admin && org.id !== 'default' && (
+                <button type="button" class="secondary" aria-label={s().deleteOf(org.name)} onClick={() => void remove(org.id)}>
+                  {s().delete}
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {about.builtin_admin && (
+        <form class="panel" onSubmit={create} noValidate>
+          <h2>{s().create}</h2>
+          <Field id="org-id" label={s().id} hint={s().idHint} value={form.id} onValue={(id) => setForm({ ...form, id })} maxLength={64} />
+          <Field id="org-name" label={s().name} value={form.name} onValue={(name) => setForm({ ...form, name })} maxLength={100} />
+          <div class="check">
+            <input type="checkbox" id="org-unlimited" checked={form.unlimited} onChange={(e) => setForm({ ...form, unlimited: (e.currentTarget as HTMLInputElement).checked })} />
+            <label for="org-unlimited">{s().unlimited}</label>
+          </div>
+          <FormError text={formError} />
+          <button type="submit">{s().create}</button>
+        </form>
+      )}
+    </>
+  );
+}
