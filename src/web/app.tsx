@@ -8,6 +8,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { Page } from './components/page.js';
 import { Account } from './pages/account.js';
 import { Connect } from './pages/connect.js';
+import { Requests } from './pages/requests.js';
+import { Share } from './pages/share.js';
+import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/sign-in.js';
 import { Link, navigate, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
@@ -27,6 +30,8 @@ function NotFound() {
 const PAGES: Record<string, () => JSX.Element> = {
   '/connect': Connect,
   '/account': Account,
+  '/shares': Shares,
+  '/requests': Requests,
 };
 
 export function App() {
@@ -43,6 +48,10 @@ export function App() {
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
   if (!session || location.path === '/') return null;
+  if (location.path.startsWith('/share/')) {
+    const uuid = decodeURIComponent(location.path.slice('/share/'.length));
+    return <Share key={location.path} uuid={uuid} />;
+  }
   const Current = PAGES[location.path] ?? NotFound;
   return <Current key={location.path} />;
 }

@@ -4,6 +4,8 @@
  * src/web writes text a person reads, except what the store answers (names, URLs, its `msg` for
  * an error this file has no words of its own for).
  */
+import { sharing } from './strings/sharing.js';
+
 export const en = {
   appName: 'driveway',
   skipToContent: 'Skip to content',
@@ -193,6 +195,7 @@ export const en = {
     historyWhat: (logout: boolean, ok: boolean) => (logout ? 'Signed out' : ok ? 'Signed in' : 'Sign-in refused'),
     historyFrom: (ip: string) => `from ${ip}`,
   },
+  sharing,
 } as const;
 
 export type Strings = typeof en;

@@ -13,6 +13,8 @@ import { t } from '../strings.js';
 const NAV: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/connect', label: t.connect.nav },
   { href: '/account', label: t.account.nav },
+  { href: '/shares', label: t.sharing.sharesNav },
+  { href: '/requests', label: t.sharing.requestsNav },
 ];
 
 function Header() {
