@@ -161,6 +161,14 @@ chromiumBinary.describe('the sharing pages', () => {
     await copy.getByRole('button', { name: `Add Carol Shaw (${carol.email})` }).click();
     await copy.getByRole('button', { name: 'Send a copy' }).click();
     await copy.getByText('The copy is offered', { exact: false }).waitFor();
+
+    // A private share with Carol: she sees it in Shared with me until Ada revokes it on /shares.
+    const privately = adas.page.getByRole('region', { name: 'Private shares' });
+    await privately.getByLabel('Find people and groups by name or email').fill(carol.email);
+    await privately.getByRole('button', { name: `Add Carol Shaw (${carol.email})` }).click();
+    await privately.getByRole('button', { name: 'Share privately' }).click();
+    await privately.getByText('Shared privately.', { exact: true }).waitFor();
+    await privately.getByText('with Carol Shaw; read only', { exact: false }).waitFor();
     expectClean(adas);
 
     const carols = await signedIn(carol, '/shares');
@@ -169,6 +177,7 @@ chromiumBinary.describe('the sharing pages', () => {
     const incoming = page.getByRole('region', { name: 'Incoming shares' });
     await incoming.getByText('plan.txt').waitFor();
     await incoming.getByText('memo.txt').waitFor();
+    await page.getByRole('region', { name: 'Shared with me' }).getByRole('link', { name: 'plan.txt' }).waitFor();
     await looksRight(page, 'shares');
     await incoming.getByRole('button', { name: 'Accept plan.txt' }).click();
     await incoming.getByText('plan.txt is accepted: it is in the Incoming folder.').waitFor();
@@ -185,5 +194,12 @@ chromiumBinary.describe('the sharing pages', () => {
     expect(await page.locator('main').textContent()).not.toMatch(/memo|Ada/);
     await expectAccessible(page);
     expectClean(carols);
+
+    await adas.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shares' }).click();
+    const mine = adas.page.getByRole('region', { name: 'Your links and shares' });
+    await mine.getByRole('button', { name: 'Revoke the private share of plan.txt' }).click();
+    await adas.page.getByText('Revoked.').waitFor();
+    expect(dataOf<unknown[]>(await apiCall(f.client, carol.session, 'GET', '/api/nodes/shared_with_you/dirlist'))).toEqual([]);
+    expectClean(adas);
   });
 });
