@@ -13,6 +13,9 @@ import { Connect } from './pages/connect.js';
 import { Files, isFilesPath } from './pages/files.js';
 import { Favorites } from './pages/favorites.js';
 import { isItemPath, Item } from './pages/item.js';
+import { Requests } from './pages/requests.js';
+import { Share } from './pages/share.js';
+import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/sign-in.js';
 import { Trash } from './pages/trash.js';
 import { Link, navigate, useLocation } from './router.js';
@@ -37,6 +40,8 @@ const PAGES: Record<string, () => JSX.Element> = {
   '/trash': Trash,
   '/favorites': Favorites,
   '/groups': Groups,
+  '/shares': Shares,
+  '/requests': Requests,
 };
 
 export function App() {
@@ -56,6 +61,7 @@ export function App() {
   // One Administration page across its sections; a group's page by its uuid.
   if (isAdminPath(location.path)) return <Admin key="/admin" />;
   if (isGroupPath(location.path)) return <GroupAdmin key={location.path} uuid={decodeURIComponent(location.path.slice('/groups/'.length))} />;
+  if (location.path.startsWith('/share/')) return <Share key={location.path} uuid={decodeURIComponent(location.path.slice('/share/'.length))} />;
   const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : isItemPath(location.path) ? Item : NotFound);
   // One Files page across folders: it reloads its listing when the path changes.
   return <Current key={isFilesPath(location.path) ? '/files' : location.path} />;

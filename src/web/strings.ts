@@ -7,6 +7,7 @@
 import { files } from './strings/files.js';
 import { item } from './strings/item.js';
 import { admin } from './strings/admin.js';
+import { sharing } from './strings/sharing.js';
 
 export const en = {
   appName: 'driveway',
@@ -202,6 +203,7 @@ export const en = {
   files,
   item,
   admin,
+  sharing,
 } as const;
 
 export type Strings = typeof en;
