@@ -88,7 +88,7 @@ chromiumBinary.describe('a tus upload from the web app\'s origin to the bridge',
 
     const outcome = await tusFromPage(page, folderUrl, token, 'from-the-browser.txt', 'uploaded from the web app\n');
     // Location and Upload-Offset readable: the bridge exposed them to this origin.
-    expect(outcome).toEqual({ created: 201, location: expect.stringMatching(new RegExp(`^${(f.davUrl ?? "").replace(/[.]/g, '\\.')}/remote\\.php/dav/tus/[^/]+/[0-9a-f-]{36}$`)), patched: 204, offset: '26' });
+    expect(outcome).toEqual({ created: 201, location: expect.stringMatching(new RegExp(`^${(f.davUrl ?? '').replace(/[.]/g, '\\.')}/remote\\.php/dav/tus/[^/]+/[0-9a-f-]{36}$`)), patched: 204, offset: '26' });
     const file = (await homeOf()).find((e) => e.name === 'from-the-browser.txt');
     expect(file?.sizeBytes).toBe(26);
     // The only requests that left the store's origin went to the bridge (the preflights included).
