@@ -35,7 +35,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 import { countingStream, type PartStore, type PartToPlace, type UploadPart } from '../../common/upload-sessions.js';
 import type { BlobLedger } from './blob-backend.js';
@@ -220,7 +220,31 @@ export class S3PartStore implements PartStore {
   }
 
   assemble(sessionKey: string, parts: readonly UploadPart[]): Readable {
-    return new AssembledFile(parts, (part) => this.read(sessionKey, part), (maxBytes, signal) => this.complete(sessionKey, parts, maxBytes, signal));
+    return new AssembledFile(parts, (part) => this.readAssembled(sessionKey, parts, part), (maxBytes, signal) => this.complete(sessionKey, parts, maxBytes, signal));
+  }
+
+  /**
+   * A part as the stream path reads it: its own object, or (a multipart part, after complete()
+   * fell back) its range of the object completed from the multipart parts alone, which lie there
+   * in number order.
+   */
+  private async readAssembled(sessionKey: string, parts: readonly UploadPart[], part: UploadPart): Promise<Readable> {
+    const placed = multipartOf(part.partKey);
+    if (!placed) return this.read(sessionKey, part);
+    const start = parts.filter((p) => (multipartOf(p.partKey)?.number ?? Infinity) < placed.number).reduce((sum, p) => sum + p.sizeBytes, 0);
+    if (part.sizeBytes === 0) return Readable.from([]);
+    const answer = await this.send(() => this.options.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.adoptedKey(sessionKey), Range: `bytes=${start}-${start + part.sizeBytes - 1}` })));
+    return answer.Body as Readable;
+  }
+
+  /** Completes the multipart upload from `parts` (number and ETag each), unless its object is there with `sizeBytes`. */
+  private async completeUpload(sessionKey: string, parts: CompletedPart[], sizeBytes: number): Promise<void> {
+    const { bucket, client } = this.options;
+    const key = this.adoptedKey(sessionKey);
+    const done = await this.send(() => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).catch(() => undefined);
+    if (done?.ContentLength === sizeBytes) return;
+    const uploadId = await this.multipartUpload(sessionKey);
+    await this.send(() => client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } })));
   }
 
   /**
@@ -230,16 +254,23 @@ export class S3PartStore implements PartStore {
    */
   private async complete(sessionKey: string, parts: readonly UploadPart[], maxBytes: number, signal?: AbortSignal): Promise<StagedBlob | undefined> {
     if (!parts.some((part) => multipartOf(part.partKey))) return undefined;
-    const numbered = parts.map((part) => ({ part, number: multipartOf(part.partKey)?.number ?? this.numberOf({ seq: part.seq, startByte: part.startByte, sizeBytes: part.sizeBytes }) }));
-    numbered.forEach(({ part, number }, i) => {
-      const previous = numbered[i - 1]?.number ?? 0;
-      if (number === undefined || number <= previous) throw new Error(`upload ${sessionKey}: part ${part.name} has no place in the multipart upload after part ${previous}`);
-      if (i < numbered.length - 1 && part.sizeBytes < MIN_PART_BYTES) throw new Error(`upload ${sessionKey}: part ${part.name} has ${part.sizeBytes} bytes, less than S3's 5 MiB for a part but the last`);
-    });
     const totalBytes = parts.reduce((sum, part) => sum + part.sizeBytes, 0);
     if (totalBytes > maxBytes) throw new BlobTooLargeError(maxBytes);
+    const numbered = parts.map((part) => ({ part, number: multipartOf(part.partKey)?.number ?? this.numberOf({ seq: part.seq, startByte: part.startByte, sizeBytes: part.sizeBytes }) }));
+    const fits = numbered.every(({ part, number }, i) => number !== undefined && number > (numbered[i - 1]?.number ?? 0) && (i === numbered.length - 1 || part.sizeBytes >= MIN_PART_BYTES));
     const key = this.adoptedKey(sessionKey);
     const { bucket, client } = this.options;
+    if (!fits) {
+      // Parts S3 cannot take in this order (a part under 5 MiB that is not the last, between
+      // multipart ones): the multipart parts alone are completed, and the store reads the parts
+      // as a stream, those from their range of that object (readAssembled); the bytes go twice.
+      const placed = numbered.flatMap(({ part }) => {
+        const at = multipartOf(part.partKey);
+        return at ? [{ PartNumber: at.number, ETag: `"${at.etag}"`, sizeBytes: part.sizeBytes }] : [];
+      }).sort((a, b) => a.PartNumber - b.PartNumber);
+      await this.completeUpload(sessionKey, placed.map(({ PartNumber, ETag }) => ({ PartNumber, ETag })), placed.reduce((sum, p) => sum + p.sizeBytes, 0));
+      return undefined;
+    }
     // A MOVE refused after the completion (OC-Checksum) left the object whole: taken again as it is.
     const done = await this.send(() => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).catch(() => undefined);
     if (done?.ContentLength !== totalBytes) {
@@ -254,7 +285,7 @@ export class S3PartStore implements PartStore {
         }
         // A part of its own object (a re-sent chunk, a small last one) becomes its part: a copy of that part only.
         const body = await this.read(sessionKey, part);
-        const answer = await this.send(() => client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: number, Body: body, ContentLength: part.sizeBytes })));
+        const answer = await this.send(() => client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: number as number, Body: body, ContentLength: part.sizeBytes })));
         completed.push({ PartNumber: number, ETag: answer.ETag });
       }
       await this.send(() => client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: completed } })));

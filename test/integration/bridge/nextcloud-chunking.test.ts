@@ -372,6 +372,26 @@ describe('Nextcloud chunked upload', () => {
       expect(await partFolders()).toEqual([]);
     });
 
+    it('assembles v1 chunks S3 cannot take as parts in their order (a 2 MiB one between multipart ones) by reading them, every byte right', async () => {
+      const s3 = inProcessS3(f);
+      if (!s3) return;
+      const content = patternBytes(33, 14 * MiB + 100);
+      const layout = [
+        { start: 0, length: 6 * MiB },
+        { start: 6 * MiB, length: 2 * MiB },
+        { start: 8 * MiB, length: 6 * MiB },
+        { start: 14 * MiB, length: 100 },
+      ];
+      const id = `${uploads()}/s3-irregular`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      const puts = await Promise.all(layout.map(({ start, length }) => dav('PUT', `${id}/${v1Name(start, length)}`, {}, content.subarray(start, start + length))));
+      expect(puts.map((p) => p.status)).toEqual(layout.map(() => 201));
+      const moved = await dav('MOVE', `${id}/.file`, { destination: `${f.davUrl}${files()}/home/s3-irregular.bin`, 'oc-total-length': String(content.length), 'oc-checksum': `SHA1:${sha1(content)}` });
+      expect(moved.status).toBe(201);
+      expect(sha1(await storedBytes('s3-irregular.bin'))).toBe(sha1(content));
+      expect(await partFolders()).toEqual([]);
+    });
+
     it('checks the quota against the total at assembly (507) and changes nothing', async () => {
       const s3 = inProcessS3(f);
       if (!s3) return;
