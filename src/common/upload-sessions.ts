@@ -88,8 +88,12 @@ export interface UploadSessionRepository {
 export interface PartStore {
   /** `write` needs the part's size before its first byte (an S3 PUT does): the front door answers 411 without one. */
   readonly needsLength: boolean;
-  /** Streams `body` (of `sizeBytes` when known) to the part; resolves with the bytes written. */
-  write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number>;
+  /**
+   * Streams `body` (of `sizeBytes` when known) to the part; resolves with the bytes written, or
+   * with them and the key the part is stored under from now on when the store learnt it only
+   * from the write (s3-parts.ts: a multipart part's ETag).
+   */
+  write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number | { sizeBytes: number; partKey: string }>;
   read(sessionKey: string, part: Pick<UploadPart, 'partKey' | 'sizeBytes'>): Promise<Readable>;
   removePart(sessionKey: string, partKey: string): Promise<void>;
   /** Removes every part of a session (also ones no row names: a write cut by a crash). */

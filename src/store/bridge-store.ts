@@ -41,7 +41,7 @@ export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process')
     storage,
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),
     ...(storage.changes ? { changes: storage.changes } : {}),
-    ...(ctx.blobs instanceof S3BlobBackend ? { parts: ctx.blobs.partStore() } : {}),
+    ...(ctx.blobs instanceof S3BlobBackend ? { parts: ctx.blobs.partStore(ctx.config.bridge.uploadExpirySec * 1000) } : {}),
     // On the local backend, parts are written where the assembled file will lie (no second copy).
     ...(ctx.blobs instanceof LocalBlobBackend ? { parts: new StagedPartStore(path.join(ctx.blobs.root, 'uploads'), ctx.blobs) } : {}),
   };

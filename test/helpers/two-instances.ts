@@ -4,6 +4,7 @@
  * through the other. Registers its beforeAll/afterAll in the calling describe; the returned
  * object is filled in beforeAll.
  */
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
@@ -18,16 +19,24 @@ export interface TwoInstances {
   tmp: ReturnType<typeof makeTmpDir>;
   /** The keys under the bucket's `uploads/` (the parts of uploads not yet assembled). */
   uploadKeys(): Promise<string[]>;
+  /** The keys under `<folder>/` of the bucket. */
+  keys(folder: string): Promise<string[]>;
+  /** The database both instances use. */
+  databaseUrl: string;
 }
 
-export function twoInstancesOverPostgresS3(tmpPrefix: string): TwoInstances {
+/** `configYaml`: a configuration file both instances read (settings without an environment name). */
+export function twoInstancesOverPostgresS3(tmpPrefix: string, configYaml?: string): TwoInstances {
   let cluster: TestPostgres | undefined;
   let s3: TestS3Server | undefined;
   const pair = {
-    async uploadKeys(): Promise<string[]> {
+    uploadKeys(): Promise<string[]> {
+      return pair.keys('uploads');
+    },
+    async keys(folder: string): Promise<string[]> {
       const client = s3rverClient((s3 as TestS3Server).endpoint);
       try {
-        const listed = await client.send(new ListObjectsV2Command({ Bucket: (s3 as TestS3Server).bucket, Prefix: 'uploads/' }));
+        const listed = await client.send(new ListObjectsV2Command({ Bucket: (s3 as TestS3Server).bucket, Prefix: `${folder}/` }));
         return (listed.Contents ?? []).map((o) => o.Key as string);
       } finally {
         client.destroy();
@@ -37,10 +46,17 @@ export function twoInstancesOverPostgresS3(tmpPrefix: string): TwoInstances {
 
   beforeAll(async () => {
     [cluster, s3] = await Promise.all([startPostgres(), startS3Server()]);
-    const env = { DRIVEWAY_LOG_LEVEL: 'warn', ...postgresS3Env(await cluster.createDatabase(), s3) };
+    pair.databaseUrl = await cluster.createDatabase();
+    const env = { DRIVEWAY_LOG_LEVEL: 'warn', ...postgresS3Env(pair.databaseUrl, s3) };
     pair.tmp = makeTmpDir(tmpPrefix);
-    pair.a = await spawnDriveway({ dataDir: path.join(pair.tmp.dir, 'a'), env });
-    pair.b = await spawnDriveway({ dataDir: path.join(pair.tmp.dir, 'b'), env });
+    let args: string[] = [];
+    if (configYaml !== undefined) {
+      const file = path.join(pair.tmp.dir, 'driveway.yaml');
+      writeFileSync(file, configYaml);
+      args = ['--config', file];
+    }
+    pair.a = await spawnDriveway({ dataDir: path.join(pair.tmp.dir, 'a'), env, args });
+    pair.b = await spawnDriveway({ dataDir: path.join(pair.tmp.dir, 'b'), env, args });
   }, 90_000);
 
   afterAll(async () => {

@@ -101,8 +101,9 @@ export class UploadService {
     // unless a part or a write under way covers that place: the rows are read for that.
     const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes }, await repository.parts(session.key)) : undefined;
     try {
-      const partKey = place?.partKey ?? randomUUID();
-      const sizeBytes = await parts.write(session.key, partKey, body, announcedBytes, signal);
+      const writtenAs = place?.partKey ?? randomUUID();
+      const written = await parts.write(session.key, writtenAs, body, announcedBytes, signal);
+      const { partKey, sizeBytes } = typeof written === 'number' ? { partKey: writtenAs, sizeBytes: written } : written;
       const stored: UploadPart = { ...part, partKey, sizeBytes };
       const old = await repository.putPart(session.key, stored, this.now());
       if (old === false) {

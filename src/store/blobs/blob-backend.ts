@@ -168,4 +168,29 @@ export interface BlobLedger {
    */
   beginDelete(hash: string, nowMs: number, expiresMs: number): Promise<string | undefined>;
   endDelete(id: string): Promise<void>;
+  /**
+   * Objects that hold a blob away from its content address (S3: a chunked upload's completed
+   * multipart object, adopted as the blob; table blob_objects). Optional: a ledger without them
+   * knows no such object, and every blob is at its address.
+   */
+  objects?: AdoptedObjects;
+}
+
+export interface AdoptedObjects {
+  /** The key of the object that holds `hash`, when it is not the content address. */
+  keyOf(hash: string): Promise<string | undefined>;
+  /** The blob an object holds, when it was adopted. */
+  hashOf(key: string): Promise<string | undefined>;
+  /** Records `key` as the object of `hash` unless it has one (or has `replacing`); returns the key that stands. */
+  adopt(hash: string, key: string, replacing?: string): Promise<string>;
+  /** Forgets the object of `hash` (once it is deleted). */
+  forget(hash: string): Promise<void>;
+  /** The adopted objects whose blob no row refers to (a collector's work), at most `limit`. */
+  unreferenced(limit: number): Promise<Array<{ hash: string; key: string }>>;
+  /** Records an upload intent under a fixed id unless one stands; returns the one that stands. */
+  claimUpload(id: string, hash: string, key: string, nowMs: number, expiresMs: number): Promise<UploadIntent>;
+  /** Notes the multipart upload of a claimed intent unless one is noted; returns the one that stands. */
+  setUploadId(id: string, uploadId: string): Promise<string | undefined>;
+  /** The intent of that id, if any. */
+  upload(id: string): Promise<UploadIntent | undefined>;
 }

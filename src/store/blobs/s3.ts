@@ -180,9 +180,23 @@ export class S3BlobBackend implements BlobBackend {
     return this.options.bucket;
   }
 
+  /**
+   * The object that holds `hash`: its content address, or the object of a chunked upload that
+   * was adopted as the blob (ledger.objects, table blob_objects).
+   */
+  private async objectOf(hash: string): Promise<{ key: string; adopted: boolean }> {
+    const adopted = await this.options.ledger.objects?.keyOf(hash);
+    return adopted === undefined ? { key: this.keyOf(hash), adopted: false } : { key: adopted, adopted: true };
+  }
+
   /** Where the bridge keeps chunked uploads' parts beside this backend: `<prefix>uploads/` of the bucket. */
-  partStore(): S3PartStore {
-    return new S3PartStore({ client: this.client, bucket: this.bucket, prefix: this.prefix });
+  partStore(sessionTtlMs: number): S3PartStore {
+    return new S3PartStore({ client: this.client, bucket: this.bucket, prefix: this.prefix, ledger: this.options.ledger, now: this.options.now, sessionTtlMs, backend: this });
+  }
+
+  /** An S3 call through the backend's availability tracking (s3-parts.ts uses it too). */
+  send<T>(request: () => Promise<T>): Promise<T> {
+    return this.s3(request);
   }
 
   async init(): Promise<void> {
@@ -212,12 +226,33 @@ export class S3BlobBackend implements BlobBackend {
     this.pins.set(staged.hash, intents);
     // A small blob goes into its database row with the commit: nothing to upload, no intent.
     intents.push('');
+    if (staged.objectKey !== undefined) {
+      await this.serialize(staged.hash, () => this.adoptObject(staged, staged.objectKey as string, intents));
+      return;
+    }
     if (staged.tempPath === undefined) return;
     try {
       await this.serialize(staged.hash, () => this.upload(staged, intents));
     } finally {
       await this.staging.discard(staged);
     }
+  }
+
+  /**
+   * Takes an object already in the bucket (a completed chunked upload) as the blob, under an
+   * intent as an upload is: recorded as the blob's object unless the blob has one already (then
+   * the object stays its upload's, removed with the upload's session: s3-parts.ts).
+   */
+  private async adoptObject(staged: StagedBlob, key: string, intents: string[]): Promise<void> {
+    const objects = this.options.ledger.objects;
+    if (!objects) throw new Error('this ledger cannot record adopted objects');
+    const intent = await this.beginUpload(staged.hash, key);
+    intents[intents.lastIndexOf('')] = intent;
+    const there = await this.head(staged.hash);
+    if (there?.sizeBytes === staged.sizeBytes) return;
+    // Another instance adopting the same bytes at once wins; a record whose object is gone gives way.
+    const standing = await objects.adopt(staged.hash, key);
+    if (standing !== key && there === undefined) await objects.adopt(staged.hash, key, standing);
   }
 
   /** Records the intent, then uploads unless the object is there already. */
@@ -283,7 +318,7 @@ export class S3BlobBackend implements BlobBackend {
   }
 
   /** Aborts a multipart upload; false when that failed and must be tried again later. */
-  private async abort(key: string, uploadId: string): Promise<boolean> {
+  async abort(key: string, uploadId: string): Promise<boolean> {
     try {
       await this.s3(() => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })));
       return true;
@@ -307,9 +342,10 @@ export class S3BlobBackend implements BlobBackend {
   }
 
   async get(hash: string, range?: BlobRange): Promise<StreamBlobReader> {
+    const { key } = await this.objectOf(hash);
     try {
       const answer = await this.s3(() => this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(hash), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
       ));
       const body = answer.Body as Readable;
       return {
@@ -326,8 +362,9 @@ export class S3BlobBackend implements BlobBackend {
   }
 
   async head(hash: string): Promise<BlobInfo | undefined> {
+    const { key } = await this.objectOf(hash);
     try {
-      const answer = await this.s3(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(hash) })));
+      const answer = await this.s3(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key })));
       return { hash, sizeBytes: answer.ContentLength ?? 0, modifiedMs: answer.LastModified?.getTime() ?? 0 };
     } catch (err) {
       if (errorName(err) === 'NotFound' || httpStatusOf(err) === 404) return undefined;
@@ -338,12 +375,17 @@ export class S3BlobBackend implements BlobBackend {
   async remove(hash: string): Promise<boolean> {
     return this.serialize(hash, async () => {
       if (this.pins.has(hash)) return false;
-      return this.deleteUnreferenced(hash, this.keyOf(hash));
+      const { key, adopted } = await this.objectOf(hash);
+      return this.deleteUnreferenced(hash, key, adopted);
     });
   }
 
-  /** Deletes `key` (the object of `hash`) under a delete marker, if the ledger allows it now. */
-  private async deleteUnreferenced(hash: string, key: string): Promise<boolean> {
+  /**
+   * Deletes `key` (the object of `hash`) under a delete marker, if the ledger allows it now; an
+   * adopted object's record goes with it (after the object: a crash in between leaves a record
+   * of a missing object, which the collector forgets, never an object nobody names).
+   */
+  private async deleteUnreferenced(hash: string, key: string, adopted = false): Promise<boolean> {
     const now = this.options.now();
     const marker = await this.options.ledger.beginDelete(hash, now, now + DELETE_MARKER_MS);
     if (marker === undefined) return false;
@@ -351,6 +393,7 @@ export class S3BlobBackend implements BlobBackend {
       // The commit that released the blob survives a power cut before its object goes.
       await this.options.ledger.durable();
       await this.s3(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
+      if (adopted) await this.options.ledger.objects?.forget(hash);
     } finally {
       await this.options.ledger.endDelete(marker);
     }
@@ -384,6 +427,15 @@ export class S3BlobBackend implements BlobBackend {
       if (blob.modifiedMs > cutoff || this.pins.has(blob.hash) || (await this.options.ledger.isReferenced(blob.hash))) continue;
       if (await this.remove(blob.hash)) report.removed += 1;
     }
+    // Adopted objects live outside `blobs/`: their records say which lost their last row.
+    // One still held by its upload session (a MOVE refused after the completion: tried again) stays.
+    const objects = this.options.ledger.objects;
+    for (const { hash, key } of (await objects?.unreferenced(LIST_PAGE)) ?? []) {
+      report.seen += 1;
+      const session = key.startsWith(`${this.prefix}adopted/`) ? key.slice(`${this.prefix}adopted/`.length) : undefined;
+      if (session !== undefined && (await objects?.upload(`mp-${session}`)) !== undefined) continue;
+      if (await this.remove(hash)) report.removed += 1;
+    }
     return report;
   }
 
@@ -400,7 +452,11 @@ export class S3BlobBackend implements BlobBackend {
   private async cleanUp(intent: UploadIntent): Promise<boolean> {
     if (intent.uploadId !== undefined && !(await this.abort(intent.key, intent.uploadId))) return false;
     await this.serialize(intent.hash, async () => {
-      if (!this.pins.has(intent.hash)) await this.deleteUnreferenced(intent.hash, intent.key);
+      if (this.pins.has(intent.hash)) return;
+      // An adopted object is its blob's: deleted only as that blob's (unreferenced) object.
+      const adoptedFor = await this.options.ledger.objects?.hashOf(intent.key);
+      if (adoptedFor === undefined) await this.deleteUnreferenced(intent.hash, intent.key);
+      else if (adoptedFor === intent.hash) await this.deleteUnreferenced(intent.hash, intent.key, true);
     });
     await this.options.ledger.endUpload(intent.id);
     this.options.log.info({ hash: intent.hash, key: intent.key, uploadId: intent.uploadId }, 'cleaned up an upload abandoned before its row was written');

@@ -102,6 +102,8 @@ export interface StagedBlob {
   tempPath?: string;
   /** The bytes of a small blob, to be stored in its database row (storage/revisions.ts addBlobRef). */
   inline?: Buffer;
+  /** An S3 object that holds the bytes already (a completed chunked upload): adopted, not uploaded. */
+  objectKey?: string;
 }
 
 /**

@@ -35,6 +35,9 @@ export const NOT_COPIED = new Set([
   // Intents of uploads and deletes of the S3 backend, about objects of the deployment that
   // wrote them; the local backend of an embedded store writes none.
   'blob_intents',
+  // Where this deployment's bucket holds adopted blobs (chunked uploads on S3): a copy reads
+  // every blob through the backend and writes it at its content address, so the target has none.
+  'blob_objects',
   // SQLite keeps one-shot upload tokens in a TEMP table; PostgreSQL's UNLOGGED one starts empty.
   'upload_tokens',
   // Attempts of the database limiters (PostgreSQL only; an embedded store counts in memory).

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
 import { findNode, getChildByName, topKindOf, touch, type NodeLocator, type NodeRow, type OwnerType, type TopLevelKind, type TreeEntry } from './nodes.js';
-import type { BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
+import type { AdoptedObjects, BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
 
 export interface RevisionRow {
   node_uuid: string;
@@ -355,7 +355,7 @@ export function storageBlobLedger(sql: Sql, durable: () => Promise<void>): BlobL
           "SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE kind = 'upload' AND expires <= ? ORDER BY expires LIMIT ?",
           [nowMs, limit],
         )
-      ).map((row): UploadIntent => ({ id: row.id, hash: row.hash, key: row.key, uploadId: row.upload_id ?? undefined, expiresMs: row.expires })),
+      ).map(intentOf),
     beginDelete: (hash, nowMs, expiresMs) =>
       sql.transaction(async (tx) => {
         // Markers a crash left behind (a delete never finished) expire; drop them here.
@@ -369,6 +369,41 @@ export function storageBlobLedger(sql: Sql, durable: () => Promise<void>): BlobL
       }),
     endDelete: async (id) => {
       await sql.run('DELETE FROM blob_intents WHERE id = ?', [id]);
+    },
+    objects: adoptedObjects(sql),
+  };
+}
+
+const intentOf = (row: IntentRow): UploadIntent => ({ id: row.id, hash: row.hash, key: row.key, uploadId: row.upload_id ?? undefined, expiresMs: row.expires });
+
+/** Table blob_objects (migration 023) and the fixed-id intents of chunked uploads on S3. */
+function adoptedObjects(sql: Sql): AdoptedObjects {
+  return {
+    keyOf: async (hash) => ((await sql.get('SELECT key FROM blob_objects WHERE hash = ?', [hash])) as { key: string } | undefined)?.key,
+    hashOf: async (key) => ((await sql.get('SELECT hash FROM blob_objects WHERE key = ?', [key])) as { hash: string } | undefined)?.hash,
+    adopt: (hash, key, replacing) =>
+      sql.transaction(async (tx) => {
+        if (replacing !== undefined) await tx.run('UPDATE blob_objects SET key = ? WHERE hash = ? AND key = ?', [key, hash, replacing]);
+        await tx.run('INSERT INTO blob_objects (hash, key) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING', [hash, key]);
+        return ((await tx.get('SELECT key FROM blob_objects WHERE hash = ?', [hash])) as { key: string }).key;
+      }),
+    forget: async (hash) => {
+      await sql.run('DELETE FROM blob_objects WHERE hash = ?', [hash]);
+    },
+    unreferenced: (limit) => sql.all<{ hash: string; key: string }>('SELECT o.hash, o.key FROM blob_objects o WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = o.hash) ORDER BY o.hash LIMIT ?', [limit]),
+    claimUpload: (id, hash, key, nowMs, expiresMs) =>
+      sql.transaction(async (tx) => {
+        await tx.run("INSERT INTO blob_intents (id, kind, hash, key, created, expires) VALUES (?, 'upload', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING", [id, hash, key, nowMs, expiresMs]);
+        return intentOf((await tx.get('SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE id = ?', [id])) as IntentRow);
+      }),
+    setUploadId: (id, uploadId) =>
+      sql.transaction(async (tx) => {
+        await tx.run('UPDATE blob_intents SET upload_id = ? WHERE id = ? AND upload_id IS NULL', [uploadId, id]);
+        return ((await tx.get('SELECT upload_id FROM blob_intents WHERE id = ?', [id])) as { upload_id: string | null } | undefined)?.upload_id ?? undefined;
+      }),
+    upload: async (id) => {
+      const row = (await sql.get("SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE id = ? AND kind = 'upload'", [id])) as IntentRow | undefined;
+      return row ? intentOf(row) : undefined;
     },
   };
 }

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it, describe } from 'vitest';
 import { requirePostgres } from '../../helpers/postgres.js';
 import { twoInstancesOverPostgresS3 } from '../../helpers/two-instances.js';
@@ -159,4 +160,54 @@ postgres.describe('a chunked upload across two instances over PostgreSQL + S3, o
     expect(sha(got.body)).toBe(sha(content));
     expect(await pair.uploadKeys()).toEqual([]);
   });
+});
+
+postgres.describe('an assembly on PostgreSQL + S3 killed with -9 around the multipart completion', () => {
+  const pair = twoInstancesOverPostgresS3('driveway-chunk-mp-crash-', 'bridge:\n  uploadExpirySec: 2\n');
+
+  it('leaves the target at its old or new content; the sweep leaves no object nobody refers to, no multipart intent; disk_used exact', async () => {
+    const content = patternBytes(23, 4 * 5 * MiB + 4321);
+    const chunkOf = (n: number): Buffer => content.subarray((n - 1) * 5 * MiB, n * 5 * MiB);
+    const count = Math.ceil(content.length / (5 * MiB));
+    const dir = '/remote.php/dav/uploads/admin/mp-crash';
+    const v2 = { destination: `${pair.a.davUrl}/remote.php/dav/files/admin/home/mp-crash.bin`, 'oc-total-length': String(content.length) };
+    expect((await call(pair.a, 'MKCOL', `${dir}/`, v2)).status).toBe(201);
+    const sent = await Promise.all(Array.from({ length: count }, (_, i) => call(pair.a, 'PUT', `${dir}/${i + 1}`, v2, chunkOf(i + 1))));
+    expect(sent.map((r) => r.status)).toEqual(sent.map(() => 201));
+    const moving = call(pair.a, 'MOVE', `${dir}/.file`, v2).catch(() => undefined);
+    // Killed as soon as the completed object shows (then its bytes are read back for the hashes).
+    for (const deadline = Date.now() + 20_000; (await pair.keys('adopted')).length === 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+    pair.a.child.kill('SIGKILL');
+    await pair.a.exited;
+    await moving;
+    expect(await pair.keys('adopted')).toHaveLength(1);
+
+    const db = new pg.Client({ connectionString: pair.databaseUrl });
+    await db.connect();
+    try {
+      const got = await call(pair.b, 'GET', '/home/mp-crash.bin');
+      expect([404, 200]).toContain(got.status);
+      if (got.status === 200) expect(sha(got.body)).toBe(sha(content));
+      // B's sweep (every second here) removes the expired session: what no row refers to goes.
+      const leftovers = async (): Promise<{ adopted: string[]; named: string[]; intents: number; parts: string[] }> => ({
+        adopted: (await pair.keys('adopted')).sort(),
+        named: (await db.query<{ key: string }>('SELECT o.key FROM blob_objects o JOIN blobs b ON b.hash = o.hash ORDER BY o.key')).rows.map((r) => r.key),
+        intents: (await db.query("SELECT id FROM blob_intents WHERE id LIKE 'mp-%'")).rowCount ?? 0,
+        parts: await pair.uploadKeys(),
+      });
+      let now = await leftovers();
+      for (const deadline = Date.now() + 30_000; (now.intents > 0 || now.parts.length > 0 || now.adopted.join() !== now.named.join()) && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 250));
+        now = await leftovers();
+      }
+      expect(now.parts).toEqual([]);
+      expect(now.intents).toBe(0);
+      expect(now.adopted).toEqual(now.named);
+      expect(now.adopted).toHaveLength(got.status === 200 ? 1 : 0);
+      const usage = (await db.query<{ used: string; sum: string }>("SELECT u.disk_used AS used, (SELECT COALESCE(SUM(r.size), 0) FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = u.uuid) AS sum FROM users u WHERE u.username = 'admin'")).rows[0];
+      expect(Number(usage?.used)).toBe(Number(usage?.sum));
+    } finally {
+      await db.end();
+    }
+  }, 120_000);
 });

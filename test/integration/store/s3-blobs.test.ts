@@ -5,12 +5,15 @@
  * purge (the object deleted, the bucket left with what rows refer to), disk_used exact
  * throughout, and no upload intent left behind.
  */
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type HttpStoreClient, type NodeId } from '../../../src/store-client/index.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
+import { contentHashOf, type StagedBlob } from '../../../src/store/blobs/staging.js';
+import { addBlobRef, releaseBlobRef } from '../../../src/store/storage/revisions.js';
 import { createLocalClient } from '../../../src/store/local-client.js';
 import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
 import { blobHashOf, readBlobRefs, createSeeder, readDiskUsed, uploadFile, type SeededUser } from '../../helpers/seed.js';
@@ -131,3 +134,55 @@ describe('the store over S3', () => {
     expect(await readDiskUsed(store, ann.uuid)).toBe(SMALL.length + BIG.length);
   });
 });
+
+describe('a blob adopted from an object away from its address (a completed chunked upload: s3-parts.ts)', () => {
+  /** An object put at `adopted/<name>` and committed as the blob of its bytes, with one row referring to it. */
+  async function adopt(name: string, bytes: Buffer): Promise<StagedBlob> {
+    const backend = store.ctx.blobs as S3BlobBackend;
+    const key = `${backend.prefix}adopted/${name}`;
+    await backend.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: bytes, ContentLength: bytes.length }));
+    const staged: StagedBlob = { hash: contentHashOf(bytes), sha1: createHash('sha1').update(bytes).digest('hex'), md5: createHash('md5').update(bytes).digest('hex'), sizeBytes: bytes.length, objectKey: key };
+    await backend.commit(staged);
+    await addBlobRef(store.ctx.storage.sql, staged.hash, staged.sizeBytes);
+    await backend.release(staged.hash);
+    return staged;
+  }
+
+  const readAll = async (hash: string, range?: { start: number; end: number }): Promise<Buffer> => {
+    const reader = await store.ctx.blobs.get(hash, range);
+    if (reader.kind !== 'stream') throw new Error('an S3 blob is a stream');
+    const chunks: Buffer[] = [];
+    for await (const chunk of reader.body) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+
+  it('is read, ranged and headed where it lies, and removed with its last row (object and record)', async () => {
+    const bytes = patternBytes(41, 6 * MiB + 5);
+    const staged = await adopt('session-one', bytes);
+    const backend = store.ctx.blobs as S3BlobBackend;
+    expect(await objectKeys()).not.toContain(`store-a/blobs/${staged.hash}`);
+    expect((await readAll(staged.hash)).equals(bytes)).toBe(true);
+    expect((await readAll(staged.hash, { start: 10, end: 19 })).equals(bytes.subarray(10, 20))).toBe(true);
+    expect((await backend.head(staged.hash))?.sizeBytes).toBe(bytes.length);
+    // The same bytes adopted again from another object: the first stays the blob's.
+    await adopt('session-two', bytes);
+    expect(await store.ctx.storage.sql.all('SELECT key FROM blob_objects WHERE hash = ?', [staged.hash])).toEqual([{ key: 'store-a/adopted/session-one' }]);
+    expect(await releaseBlobRef(store.ctx.storage.sql, staged.hash)).toBe(false);
+    expect(await releaseBlobRef(store.ctx.storage.sql, staged.hash)).toBe(true);
+    expect(await backend.remove(staged.hash)).toBe(true);
+    expect(await objectKeys()).not.toContain('store-a/adopted/session-one');
+    expect(await store.ctx.storage.sql.all('SELECT key FROM blob_objects')).toEqual([]);
+    expect(await intentCount()).toBe(0);
+  });
+
+  it('is collected when its last row went without the removal (a crash after the commit)', async () => {
+    const bytes = patternBytes(42, 5 * MiB + 1);
+    const staged = await adopt('session-three', bytes);
+    expect(await releaseBlobRef(store.ctx.storage.sql, staged.hash)).toBe(true);
+    const report = await store.ctx.blobs.collectGarbage(0);
+    expect(report.removed).toBeGreaterThanOrEqual(1);
+    expect(await objectKeys()).not.toContain('store-a/adopted/session-three');
+    expect(await store.ctx.storage.sql.all('SELECT key FROM blob_objects')).toEqual([]);
+  });
+});
+
