@@ -14,7 +14,7 @@ import { Files, isFilesPath } from './pages/files.js';
 import { Favorites } from './pages/favorites.js';
 import { isItemPath, Item } from './pages/item.js';
 import { Requests } from './pages/requests.js';
-import { Share } from './pages/share.js';
+import { isSharePath, ShareNode } from './pages/share.js';
 import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/sign-in.js';
 import { Trash } from './pages/trash.js';
@@ -61,8 +61,7 @@ export function App() {
   // One Administration page across its sections; a group's page by its uuid.
   if (isAdminPath(location.path)) return <Admin key="/admin" />;
   if (isGroupPath(location.path)) return <GroupAdmin key={location.path} uuid={decodeURIComponent(location.path.slice('/groups/'.length))} />;
-  if (location.path.startsWith('/share/')) return <Share key={location.path} uuid={decodeURIComponent(location.path.slice('/share/'.length))} />;
-  const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : isItemPath(location.path) ? Item : NotFound);
+  const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : isItemPath(location.path) ? Item : isSharePath(location.path) ? ShareNode : NotFound);
   // One Files page across folders: it reloads its listing when the path changes.
   return <Current key={isFilesPath(location.path) ? '/files' : location.path} />;
 }

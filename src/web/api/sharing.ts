@@ -1,17 +1,14 @@
 /**
- * The sharing pages' calls to the store (docs/api.md "Share links and private shares", "Share
- * approval", pending incoming shares, share_copy_with), through the app's one api().
+ * The sharing pages' calls (issue 24, item 5), all through the store's REST API: share links and
+ * private shares (docs/api.md "Share links and private shares"), a copy offered to users and
+ * groups (`share_copy_with`), pending incoming shares of the caller and their groups, and share
+ * requests for approvers and requesters ("Share approval"). A share the workspace's approver must
+ * first approve answers 202 with `pending_uuid`: that is a Made.pending here, not an error.
  */
-import { api, ApiError } from '../api.js';
+import { api, ApiError, errorText } from '../api.js';
+import { t } from '../strings.js';
 
-export interface NodeDetails {
-  uuid: string;
-  name: string;
-  type: 'Dir' | 'File';
-  owner_type: string;
-  owner_uuid: string;
-  owner_fullname: string;
-}
+export type ShareKind = 'public' | 'private' | 'upload';
 
 export interface Recipient {
   uuid: string;
@@ -19,121 +16,136 @@ export interface Recipient {
   name: string;
 }
 
-export interface ShareRecord {
+export interface Share {
   share_uuid: string;
-  type: 'public' | 'private' | 'upload';
+  type: ShareKind;
   node_uuid: string;
   node_name: string;
-  node_type: string;
+  node_type: 'Dir' | 'File';
+  owner_type: string;
+  owner_uuid: string;
+  creator_uuid: string | null;
   created: number;
   expires: number | null;
   password_protected?: boolean;
   writable?: boolean;
   recipients?: Recipient[];
+  token?: string;
+  url?: string;
 }
 
-/** What creating a share answers: the record and a link's token and url, or a request's uuid. */
-export interface Created {
-  pending_uuid?: string;
-  url?: string;
+export interface NodeDetails {
+  name: string;
+  type: 'Dir' | 'File';
+  uuid: string;
+  owner_type: 'User' | 'Group';
+  owner_uuid: string;
+  owner_fullname: string;
 }
 
 export interface Person {
   uuid: string;
-  name: string;
-  detail: string;
-  group: boolean;
+  fullname: string;
+  email: string;
 }
 
-export interface IncomingShare {
-  uuid: string;
-  name: string;
-  type: string;
-  size: number;
-  sharer_fullname: string;
-  shared_at: number;
-}
-
-export interface IncomingBox {
-  /** Undefined for the caller's own. */
-  group?: { uuid: string; name: string; mayAnswer: boolean };
-  items: IncomingShare[];
-}
-
-export interface ShareRequest {
-  pending_uuid: string;
-  workspace_name: string;
-  share_type: string;
-  requested_at: number;
-  comment: string;
-  share_info: { node_uuid: string; node_name: string; node_type: string; recipients?: Recipient[]; password_protected?: boolean; expires?: number | null };
-  requester_fullname: string;
-  state: string;
-  approval_comment: string;
-}
-
-export interface Entry {
-  uuid: string;
-  name: string;
-  type: string;
-}
-
-const at = (uuid: string) => encodeURIComponent(uuid);
-
-export const nodeDetails = (uuid: string) => api<NodeDetails>('GET', `/api/nodes/${at(uuid)}`);
-export const nodeShares = (uuid: string) => api<ShareRecord[]>('GET', `/api/nodes/${at(uuid)}/shares`);
-export const myShares = () => api<ShareRecord[]>('GET', '/api/shares');
-export const createShare = (uuid: string, body: Record<string, unknown>) => api<Created>('POST', `/api/nodes/${at(uuid)}/shares`, body);
-export const removeShare = (shareUuid: string) => api<undefined>('DELETE', `/api/shares/${at(shareUuid)}`);
-export const sharedWithMe = () => api<Entry[]>('GET', '/api/nodes/shared_with_you/dirlist');
-
-/** share_copy_with: undefined when offered at once, `{pending_uuid}` when it awaits approval. */
-export const shareCopy = (uuid: string, recipients: string[], comment: string) =>
-  api<Created | undefined>('POST', `/api/nodes/${at(uuid)}`, { share_copy_with: recipients, ...(comment ? { comment } : {}) });
-
-interface GroupEntry {
+export interface Group {
   group_uuid: string;
   group_name: string;
   is_admin: boolean;
 }
 
-/** Every group the caller may name: all of the organization's when the server allows it, else their own. */
-async function groupsToName(): Promise<GroupEntry[]> {
+export interface Incoming {
+  uuid: string;
+  name: string;
+  type: 'Dir' | 'File';
+  size: number;
+  sharer_uuid: string | null;
+  sharer_fullname: string;
+  shared_at: number;
+}
+
+export interface ShareRequest {
+  pending_uuid: string;
+  workspace_type: 'User' | 'Group';
+  workspace_name: string;
+  share_type: ShareKind | 'share_copy';
+  requested_at: number;
+  comment: string;
+  share_info: {
+    node_uuid: string;
+    node_name: string;
+    node_type: 'Dir' | 'File';
+    recipients?: Recipient[];
+    writable?: boolean;
+    password_protected?: boolean;
+    expires?: number | null;
+  };
+  requester_uuid: string;
+  requester_fullname: string;
+  state: 'pending' | 'approved' | 'rejected' | 'withdrawn';
+  decided_at: number | null;
+  approval_comment: string;
+}
+
+/** What making a share answered: the share, or a request awaiting an approver. */
+export type Made = { share: Share } | { pending: string; url?: string };
+
+const node = (id: string) => `/api/nodes/${encodeURIComponent(id)}`;
+
+export const nodeDetails = (id: string) => api<NodeDetails>('GET', node(id));
+export const nodeShares = (id: string) => api<Share[]>('GET', `${node(id)}/shares`);
+export const myShares = () => api<Share[]>('GET', '/api/shares');
+export const removeShare = (shareUuid: string) => api('DELETE', `/api/shares/${encodeURIComponent(shareUuid)}`);
+export const people = () => api<Person[]>('GET', '/api/users?format=short_active');
+export const myGroups = () => api<Group[]>('GET', '/api/groups');
+export const groupProfile = (id: string) => api<{ accept_incoming: 'members' | 'admins' }>('GET', `/api/groups/${encodeURIComponent(id)}`);
+export const pendingRequests = () => api<ShareRequest[]>('GET', '/api/pending_shares');
+export const myRequests = () => api<ShareRequest[]>('GET', '/api/my_pending_shares');
+export const decide = (id: string, status: 'approved' | 'rejected', comment: string) =>
+  api<ShareRequest>('PUT', `/api/pending_shares/${encodeURIComponent(id)}/approval`, comment ? { status, comment } : { status });
+export const withdraw = (id: string) => api<ShareRequest>('DELETE', `/api/my_pending_shares/${encodeURIComponent(id)}`);
+
+/** The groups a copy or a private share may go to: all of the organization's where the store allows listing them, else the caller's own. */
+export async function shareableGroups(): Promise<Group[]> {
   try {
-    return await api<GroupEntry[]>('GET', '/api/groups?show=all');
+    return await api<Group[]>('GET', '/api/groups?show=all');
   } catch (err) {
-    if (err instanceof ApiError && err.status === 403) return api<GroupEntry[]>('GET', '/api/groups');
+    if (err instanceof ApiError && err.status === 403) return myGroups();
     throw err;
   }
 }
 
-/** The people and groups the caller may share with (never the caller). */
-export async function people(selfUuid: string): Promise<Person[]> {
-  const [users, groups] = await Promise.all([api<Array<{ uuid: string; fullname: string; email: string }>>('GET', '/api/users?format=short_active'), groupsToName()]);
-  return [
-    ...users.filter((u) => u.uuid !== selfUuid).map((u) => ({ uuid: u.uuid, name: u.fullname, detail: u.email, group: false })),
-    ...groups.map((g) => ({ uuid: g.group_uuid, name: g.group_name, detail: '', group: true })),
-  ];
+/** Answers `data` even for a 202 (api() returns `data` for any 2xx). */
+export async function makeShare(id: string, body: Record<string, unknown>): Promise<Made> {
+  const data = await api<Share & { pending_uuid?: string }>('POST', `${node(id)}/shares`, body);
+  if (!data.pending_uuid) return { share: data };
+  return data.url ? { pending: data.pending_uuid, url: data.url } : { pending: data.pending_uuid };
 }
 
-/** The caller's incoming shares, then each of their groups' that has some. */
-export async function incoming(): Promise<IncomingBox[]> {
-  const [own, groups] = await Promise.all([api<IncomingShare[]>('GET', '/api/user/pending_incoming'), api<GroupEntry[]>('GET', '/api/groups')]);
-  const boxes: IncomingBox[] = [{ items: own }];
-  for (const group of groups) {
-    const items = await api<IncomingShare[]>('GET', `/api/groups/${at(group.group_uuid)}/pending_incoming`);
-    if (items.length === 0) continue;
-    const details = await api<{ accept_incoming: string }>('GET', `/api/groups/${at(group.group_uuid)}`);
-    boxes.push({ group: { uuid: group.group_uuid, name: group.group_name, mayAnswer: group.is_admin || details.accept_incoming === 'members' }, items });
+/** share_copy_with: 204 (nothing), or 202 with a pending request. */
+export async function shareCopy(id: string, recipients: string[], comment: string): Promise<string | undefined> {
+  const data = await api<{ pending_uuid?: string } | undefined>('POST', node(id), comment ? { share_copy_with: recipients, comment } : { share_copy_with: recipients });
+  return data?.pending_uuid;
+}
+
+/** Pending incoming shares: the caller's own (group undefined) or a group's. */
+export const incoming = (group?: string) => api<Incoming[]>('GET', group ? `/api/groups/${encodeURIComponent(group)}/pending_incoming` : '/api/user/pending_incoming');
+export const answerIncoming = (uuid: string, action: 'accept' | 'reject', group?: string) =>
+  api<{ node_uuid?: string }>('PUT', group ? `/api/groups/${encodeURIComponent(group)}/pending_incoming` : '/api/user/pending_incoming', { uuid, action });
+
+/** errorText with words for what only sharing meets. */
+export function sharingErrorText(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.code === 'quota_exceeded') return t.sharing.quotaExceeded;
+    if (error.code === 'not_a_folder') return t.sharing.uploadNeedsFolder;
+    if (error.code === 'top_level_immutable') return t.sharing.topLevel;
+    if (error.code === 'node_in_trash') return t.sharing.inTrash;
   }
-  return boxes;
+  return errorText(error);
 }
 
-export const answerIncoming = (groupUuid: string | undefined, uuid: string, action: 'accept' | 'reject') =>
-  api<{ node_uuid?: string }>('PUT', groupUuid ? `/api/groups/${at(groupUuid)}/pending_incoming` : '/api/user/pending_incoming', { uuid, action });
-
-export const pendingToDecide = () => api<ShareRequest[]>('GET', '/api/pending_shares');
-export const myRequests = () => api<ShareRequest[]>('GET', '/api/my_pending_shares');
-export const decide = (uuid: string, status: 'approved' | 'rejected', comment: string) =>
-  api<ShareRequest>('PUT', `/api/pending_shares/${at(uuid)}/approval`, { status, ...(comment ? { comment } : {}) });
-export const withdraw = (uuid: string) => api<ShareRequest>('DELETE', `/api/my_pending_shares/${at(uuid)}`);
+/** The field a refusal names (`expires: must be ...` -> `expires`; `recipients.0: ...` -> `recipients`). */
+export function refusedField(error: unknown): string | undefined {
+  return error instanceof ApiError ? error.field()?.split('.')[0] : undefined;
+}

@@ -16,8 +16,8 @@ const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> =
   { href: '/account', label: t.account.nav },
   { href: '/favorites', label: t.item.favorites.nav },
   { href: '/trash', label: t.item.trash.nav },
-  { href: '/shares', label: t.sharing.sharesNav },
-  { href: '/requests', label: t.sharing.requestsNav },
+  { href: '/shares', label: t.sharing.navShares },
+  { href: '/requests', label: t.sharing.navRequests },
   { href: '/groups', label: t.admin.groups.nav },
   { href: '/admin', label: t.admin.nav, adminOnly: true },
 ];

@@ -1,68 +1,124 @@
 /**
- * `/requests` (issue 24, item 5), the approval workflow: for approvers, the pending requests
- * they may decide (who asks, for what kind of share of which node, to whom), each approved or
- * rejected with an optional comment; for requesters, their own requests with their state, a
- * pending one withdrawn. A refusal (the node gone, the link's expiry passed...) is said next to
- * that request's buttons.
+ * Share requests (issue 24, item 5): `/requests`. For an approver, the pending requests they may
+ * decide (GET /api/pending_shares): what is asked (the node, the kind of share, to whom, a link's
+ * password and expiry, a copy's size), by whom and in which drive, with approve or reject and an
+ * optional note. For everyone, their own requests with their status (GET /api/my_pending_shares),
+ * and withdraw while pending. A refusal (a request decided meanwhile, a node gone or in trash) is
+ * said in the store's words beside the request, which tell the approver what to do (not the
+ * requester's words of the share page: "restore it first" is not the approver's to do); the
+ * request stays as it was.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { errorText } from '../api.js';
-import { decide, myRequests, pendingToDecide, withdraw, type ShareRequest } from '../api/sharing.js';
-import { FormError } from '../components/field.js';
+import { decide, myRequests, pendingRequests, withdraw, type ShareRequest } from '../api/sharing.js';
 import { Page } from '../components/page.js';
+import { Link } from '../router.js';
 import { t } from '../strings.js';
+import { when } from './share.js';
 
 const s = t.sharing;
 
-function details(request: ShareRequest): string {
+/** What the request asks, beyond its node: to whom, or a link's password and expiry, or a copy's size. */
+function asked(request: ShareRequest): string[] {
   const info = request.share_info;
-  const parts: string[] = [];
-  if (info.recipients && info.recipients.length > 0) parts.push(s.recipientsList(info.recipients.map((r) => r.name).join(', ')));
-  if (info.password_protected !== undefined) parts.push(info.password_protected ? s.passwordProtected : s.noPassword);
-  if (info.expires !== undefined) parts.push(info.expires === null ? s.neverExpires : s.expires(s.time(info.expires)));
-  return parts.join(' ');
+  const facts = [s.inWorkspace(request.workspace_name)];
+  if (info.recipients) facts.push(s.target(info.recipients.map((r) => r.name).join(', ')) + (info.writable ? ` (${s.writableNote})` : ''));
+  if (request.share_type === 'public' || request.share_type === 'upload') facts.push(s.linkNote(info.password_protected === true, info.expires ? when(info.expires) : undefined));
+  if (request.comment) facts.push(s.theirComment(request.comment));
+  facts.push(s.askedOn(when(request.requested_at)));
+  return facts;
 }
 
-function ToDecide({ request, onDecided }: { request: ShareRequest; onDecided: () => void }) {
-  const [comment, setComment] = useState('');
+function ToDecide({ request, onDone }: { request: ShareRequest; onDone: (text: string) => void }) {
+  const name = request.share_info.node_name;
+  const [note, setNote] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
-  const name = request.share_info.node_name;
-  const id = `decide-${request.pending_uuid}`;
-  const go = async (status: 'approved' | 'rejected') => {
+  const id = `sharing-note-${request.pending_uuid}`;
+  const answer = async (status: 'approved' | 'rejected') => {
     setBusy(true);
     setError(undefined);
     try {
-      await decide(request.pending_uuid, status, comment);
-      onDecided();
+      await decide(request.pending_uuid, status, note.trim());
+      onDone(status === 'approved' ? s.approvedDone(name) : s.rejectedDone(name));
     } catch (err) {
       setError(errorText(err));
-    } finally {
       setBusy(false);
     }
   };
   return (
-    <li class="panel request">
-      <p>
-        <strong>{s.asks(request.requester_fullname, s.kind[request.share_type] ?? request.share_type, name, request.workspace_name)}</strong>
-      </p>
-      <p>
-        {details(request)} {s.requestedAt(s.time(request.requested_at))}
-      </p>
-      {request.comment && <p>{s.theirComment(request.comment)}</p>}
+    <li class="panel sharing-request">
+      <h3>{s.requestLine(request.requester_fullname, s.requestKind[request.share_type] ?? request.share_type, name)}</h3>
+      <ul class="sharing-facts">
+        {asked(request).map((fact) => (
+          <li key={fact}>{fact}</li>
+        ))}
+      </ul>
       <div class="field">
-        <label for={id}>{s.decisionComment(name)}</label>
-        <input id={id} value={comment} onInput={(event) => setComment((event.currentTarget as HTMLInputElement).value)} />
+        <label for={id}>{s.decisionCommentFor(name)}</label>
+        <input id={id} value={note} onInput={(event) => setNote((event.currentTarget as HTMLInputElement).value)} />
       </div>
-      <FormError text={error} />
       <div class="actions">
-        <button type="button" disabled={busy} aria-label={s.approve(name)} onClick={() => void go('approved')}>
-          {s.approveShort}
+        <button type="button" disabled={busy} aria-label={s.approveNamed(name)} aria-describedby={error ? `${id}-error` : undefined} onClick={() => void answer('approved')}>
+          {s.approve}
         </button>
-        <button type="button" class="secondary" disabled={busy} aria-label={s.reject(name)} onClick={() => void go('rejected')}>
-          {s.rejectShort}
+        <button type="button" class="secondary" disabled={busy} aria-label={s.rejectNamed(name)} onClick={() => void answer('rejected')}>
+          {s.reject}
         </button>
       </div>
+      {error && (
+        <p class="error" id={`${id}-error`} role="alert">
+          {error}
+        </p>
+      )}
+    </li>
+  );
+}
+
+function Mine({ request, onDone }: { request: ShareRequest; onDone: (text: string) => void }) {
+  const name = request.share_info.node_name;
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const take = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await withdraw(request.pending_uuid);
+      onDone(s.withdrawn(name));
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  };
+  const kind = s.requestKind[request.share_type] ?? request.share_type;
+  return (
+    <li class="panel sharing-request">
+      <h3>{s.myRequestLine(kind.charAt(0).toUpperCase() + kind.slice(1), name)}</h3>
+      <p>
+        {s.status}: <strong>{s.state[request.state] ?? request.state}</strong>
+        {request.decided_at ? ` (${s.decidedOn(when(request.decided_at))})` : ''}
+      </p>
+      <ul class="sharing-facts">
+        {asked(request).map((fact) => (
+          <li key={fact}>{fact}</li>
+        ))}
+        {request.approval_comment && <li>{s.approverSaid(request.approval_comment)}</li>}
+      </ul>
+      <p>
+        <Link href={`/share/${request.share_info.node_uuid}`}>{s.sharingOf(name)}</Link>
+      </p>
+      {request.state === 'pending' && (
+        <div class="actions">
+          <button type="button" class="secondary" disabled={busy} aria-label={s.withdrawNamed(name)} onClick={() => void take()}>
+            {s.withdraw}
+          </button>
+        </div>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
     </li>
   );
 }
@@ -71,69 +127,70 @@ export function Requests() {
   const [toDecide, setToDecide] = useState<ShareRequest[] | undefined>();
   const [mine, setMine] = useState<ShareRequest[] | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [said, setSaid] = useState('');
-  const load = () =>
-    Promise.all([pendingToDecide(), myRequests()]).then(
-      ([a, b]) => {
-        setToDecide(a);
-        setMine(b);
-      },
-      (err: unknown) => setError(errorText(err)),
-    );
-  useEffect(() => void load(), []);
-  const takeBack = async (request: ShareRequest) => {
-    setError(undefined);
-    setSaid('');
-    try {
-      const answer = await withdraw(request.pending_uuid);
-      setSaid(s.decided(s.state[answer.state] ?? answer.state));
-      await load();
-    } catch (err) {
-      setError(errorText(err));
-    }
+  const [message, setMessage] = useState<string | undefined>();
+  const [reloads, setReloads] = useState(0);
+  const done = (text: string) => {
+    setMessage(text);
+    setReloads((n) => n + 1);
   };
+  useEffect(() => {
+    let live = true;
+    Promise.all([pendingRequests(), myRequests()]).then(
+      ([pending, own]) => {
+        if (!live) return;
+        setToDecide(pending);
+        setMine(own);
+        setError(undefined);
+      },
+      (err: unknown) => live && setError(errorText(err)),
+    );
+    return () => void (live = false);
+  }, [reloads]);
+
   return (
     <Page title={s.requestsTitle}>
-      <FormError text={error} />
-      <p role="status">{said}</p>
-      <section aria-labelledby="decide-heading">
-        <h2 id="decide-heading">{s.toDecide}</h2>
-        {toDecide &&
-          (toDecide.length === 0 ? (
-            <p>{s.toDecideNone}</p>
+      <p role="status" class="notice sharing-message">
+        {message}
+      </p>
+      {error && (
+        <>
+          <p class="error" role="alert">
+            {error}
+          </p>
+          <button type="button" onClick={() => setReloads((n) => n + 1)}>
+            {t.retry}
+          </button>
+        </>
+      )}
+      {!error && !mine && <p>{t.loading}</p>}
+      {toDecide && (
+        <section aria-labelledby="sharing-to-decide">
+          <h2 id="sharing-to-decide">{s.toDecideTitle}</h2>
+          {toDecide.length === 0 ? (
+            <p>{s.noneToDecide}</p>
           ) : (
-            <ul class="requests">
-              {toDecide.map((request) => (
-                <ToDecide key={request.pending_uuid} request={request} onDecided={() => void load()} />
+            <ul class="sharing-requests">
+              {toDecide.map((r) => (
+                <ToDecide key={r.pending_uuid} request={r} onDone={done} />
               ))}
             </ul>
-          ))}
-      </section>
-      <section aria-labelledby="yours-heading">
-        <h2 id="yours-heading">{s.yours}</h2>
-        {mine &&
-          (mine.length === 0 ? (
-            <p>{s.yoursNone}</p>
+          )}
+        </section>
+      )}
+      {mine && (
+        <section aria-labelledby="sharing-my-requests">
+          <h2 id="sharing-my-requests">{s.myRequestsTitle}</h2>
+          {mine.length === 0 ? (
+            <p>{s.noMyRequests}</p>
           ) : (
-            <ul class="share-list">
-              {mine.map((request) => {
-                const name = request.share_info.node_name;
-                return (
-                  <li key={request.pending_uuid}>
-                    <strong>{s.yourRequest(s.kind[request.share_type] ?? request.share_type, name)}</strong> <span>{s.status(s.state[request.state] ?? request.state)}</span>{' '}
-                    <span>{details(request)}</span>
-                    {request.approval_comment && <span> {s.approverSaid(request.approval_comment)}</span>}{' '}
-                    {request.state === 'pending' && (
-                      <button type="button" class="secondary" aria-label={s.withdraw(name)} onClick={() => void takeBack(request)}>
-                        {s.withdrawShort}
-                      </button>
-                    )}
-                  </li>
-                );
-              })}
+            <ul class="sharing-requests">
+              {mine.map((r) => (
+                <Mine key={r.pending_uuid} request={r} onDone={done} />
+              ))}
             </ul>
-          ))}
-      </section>
+          )}
+        </section>
+      )}
     </Page>
   );
 }

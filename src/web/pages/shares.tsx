@@ -1,158 +1,195 @@
 /**
- * `/shares` (issue 24, item 5): incoming copies to accept or decline (the caller's, and each of
- * their groups' that has some, with buttons only where the group's accept_incoming lets the
- * caller answer), what is shared with the caller (their shared_with_you), and the links and
- * shares the caller made, each with Revoke.
+ * Shares (issue 24, item 5): `/shares`. What others share with the caller privately (the
+ * `shared_with_you` listing), copies offered to the caller and to the groups whose incoming
+ * shares they may answer (a group admin, or any member where the group's `accept_incoming` is
+ * `members`) to accept or decline, and the caller's own links and private shares to revoke.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
-import { answerIncoming, incoming, myShares, removeShare, sharedWithMe, type Entry, type IncomingBox, type IncomingShare, type ShareRecord } from '../api/sharing.js';
-import { FormError } from '../components/field.js';
+import { listFolder, type Entry } from '../api/files.js';
+import { answerIncoming, groupProfile, incoming, myGroups, myShares, removeShare, sharingErrorText, type Incoming, type Share } from '../api/sharing.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
 import { t } from '../strings.js';
+import { when } from './share.js';
 
 const s = t.sharing;
-const hrefOf = (uuid: string, type: string) => (type === 'Dir' ? `/files/${uuid}` : `/item/${uuid}`);
 
-function Incoming() {
-  const [boxes, setBoxes] = useState<IncomingBox[] | undefined>();
+interface Inbox {
+  /** undefined: the caller's own. */
+  group?: { uuid: string; name: string };
+  items: Incoming[];
+}
+
+function IncomingRow({ item, group, onAnswered }: { item: Incoming; group: Inbox['group']; onAnswered: (text: string) => void }) {
   const [error, setError] = useState<string | undefined>();
-  const [said, setSaid] = useState<{ text: string; href?: string } | undefined>();
-  const load = () => incoming().then(setBoxes, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), []);
-  const answer = async (box: IncomingBox, item: IncomingShare, action: 'accept' | 'reject') => {
+  const [busy, setBusy] = useState(false);
+  const answer = async (action: 'accept' | 'reject') => {
+    setBusy(true);
     setError(undefined);
-    setSaid(undefined);
     try {
-      const result = await answerIncoming(box.group?.uuid, item.uuid, action);
-      setSaid(action === 'accept' ? { text: s.accepted(item.name), ...(result.node_uuid ? { href: hrefOf(result.node_uuid, item.type) } : {}) } : { text: s.declined(item.name) });
-      await load();
+      await answerIncoming(item.uuid, action, group?.uuid);
+      onAnswered(action === 'reject' ? s.declined(item.name) : group ? s.acceptedGroup(item.name, group.name) : s.accepted(item.name));
     } catch (err) {
-      setError(errorText(err));
+      setError(sharingErrorText(err));
+      setBusy(false);
     }
   };
-  const pending = boxes?.some((box) => box.items.length > 0);
   return (
-    <section aria-labelledby="incoming-heading">
-      <h2 id="incoming-heading">{s.incoming}</h2>
-      <FormError text={error} />
-      <p role="status">
-        {said?.text}
-        {said?.href && (
-          <>
-            {' '}
-            <Link href={said.href}>{s.openIt}</Link>
-          </>
-        )}
-      </p>
-      {boxes === undefined ? (
-        !error && <p>{t.loading}</p>
-      ) : !pending ? (
-        <p>{s.incomingNone}</p>
-      ) : (
-        boxes
-          .filter((box) => box.items.length > 0)
-          .map((box) => (
-            <div key={box.group?.uuid ?? 'mine'}>
-              {box.group && <h3>{s.incomingFor(box.group.name)}</h3>}
-              {box.group && !box.group.mayAnswer && <p>{s.onlyAdmins}</p>}
-              <ul class="share-list">
-                {box.items.map((item) => (
-                  <li key={item.uuid}>
-                    <strong>{item.name}</strong> <span>{s.incomingFrom(item.sharer_fullname, s.time(item.shared_at))}</span>
-                    {(!box.group || box.group.mayAnswer) && (
-                      <span class="actions">
-                        <button type="button" aria-label={s.accept(item.name)} onClick={() => void answer(box, item, 'accept')}>
-                          {s.acceptShort}
-                        </button>
-                        <button type="button" class="secondary" aria-label={s.decline(item.name)} onClick={() => void answer(box, item, 'reject')}>
-                          {s.declineShort}
-                        </button>
-                      </span>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            </div>
-          ))
+    <li class="sharing-row">
+      <span>
+        <strong>{item.name}</strong> ({item.type === 'Dir' ? t.files.folderKind : t.files.bytes(item.size)}) {s.fromWhom(item.sharer_uuid ? item.sharer_fullname : s.sharerGone, when(item.shared_at))}
+      </span>
+      <span class="actions">
+        <button type="button" disabled={busy} aria-label={s.acceptNamed(item.name)} onClick={() => void answer('accept')}>
+          {s.accept}
+        </button>
+        <button type="button" class="secondary" disabled={busy} aria-label={s.declineNamed(item.name)} onClick={() => void answer('reject')}>
+          {s.decline}
+        </button>
+      </span>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
       )}
-    </section>
+    </li>
   );
 }
 
-function SharedWithMe() {
-  const [entries, setEntries] = useState<Entry[] | undefined>();
+function MyShareRow({ share, onRevoked }: { share: Share; onRevoked: (text: string) => void }) {
   const [error, setError] = useState<string | undefined>();
-  useEffect(() => void sharedWithMe().then(setEntries, (err: unknown) => setError(errorText(err))), []);
-  return (
-    <section aria-labelledby="shared-heading">
-      <h2 id="shared-heading">{s.sharedWithMe}</h2>
-      <FormError text={error} />
-      {entries &&
-        (entries.length === 0 ? (
-          <p>{s.sharedWithMeNone}</p>
-        ) : (
-          <ul class="share-list">
-            {entries.map((entry) => (
-              <li key={entry.uuid}>
-                <Link href={hrefOf(entry.uuid, entry.type)}>{entry.name}</Link>
-              </li>
-            ))}
-          </ul>
-        ))}
-    </section>
-  );
-}
-
-function Mine() {
-  const [shares, setShares] = useState<ShareRecord[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [said, setSaid] = useState('');
-  const load = () => myShares().then(setShares, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), []);
-  const revoke = async (share: ShareRecord) => {
+  const [busy, setBusy] = useState(false);
+  const kind = s.linkKindName[share.type] ?? share.type;
+  const revoke = async () => {
+    setBusy(true);
     setError(undefined);
-    setSaid('');
     try {
       await removeShare(share.share_uuid);
-      setSaid(s.revoked);
-      await load();
+      onRevoked(s.revoked(kind, share.node_name));
     } catch (err) {
-      setError(errorText(err));
+      setError(sharingErrorText(err));
+      setBusy(false);
     }
   };
+  const extra = share.type === 'private' ? (share.recipients ?? []).map((r) => r.name).join(', ') : `${s.anyone}, ${share.password_protected ? s.withPassword : s.noPassword}`;
   return (
-    <section aria-labelledby="mine-heading">
-      <h2 id="mine-heading">{s.mine}</h2>
-      <FormError text={error} />
-      <p role="status">{said}</p>
-      {shares &&
-        (shares.length === 0 ? (
-          <p>{s.mineNone}</p>
-        ) : (
-          <ul class="share-list">
-            {shares.map((share) => (
-              <li key={share.share_uuid}>
-                <Link href={`/share/${share.node_uuid}`}>{share.node_name}</Link> <span>{s.kind[share.type]}</span>
-                {share.recipients && <span> {s.with(share.recipients.map((r) => r.name).join(', '))}</span>}{' '}
-                <button type="button" class="secondary" aria-label={s.revoke(s.kind[share.type] ?? '', share.node_name)} onClick={() => void revoke(share)}>
-                  {s.revokeShort}
-                </button>
-              </li>
-            ))}
-          </ul>
-        ))}
-    </section>
+    <li class="sharing-row">
+      <span>
+        <Link href={`/share/${share.node_uuid}`}>{share.node_name}</Link> · {kind} · {extra} · {share.expires ? s.expiresOn(when(share.expires)) : s.neverExpires}
+      </span>
+      <button type="button" class="secondary" disabled={busy} aria-label={s.revokeNamed(kind, share.node_name)} onClick={() => void revoke()}>
+        {s.revoke}
+      </button>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </li>
   );
 }
 
 export function Shares() {
+  const [shared, setShared] = useState<Entry[] | undefined>();
+  const [inboxes, setInboxes] = useState<Inbox[] | undefined>();
+  const [mine, setMine] = useState<Share[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [message, setMessage] = useState<string | undefined>();
+  const [reloads, setReloads] = useState(0);
+  const done = (text: string) => {
+    setMessage(text);
+    setReloads((n) => n + 1);
+  };
+
+  useEffect(() => {
+    let live = true;
+    const groupInboxes = async (): Promise<Inbox[]> => {
+      const groups = await myGroups();
+      // Only the groups whose incoming shares the caller may answer (the store refuses the others).
+      const answerable = await Promise.all(groups.map(async (g) => (g.is_admin || (await groupProfile(g.group_uuid)).accept_incoming === 'members' ? g : undefined)));
+      return Promise.all(
+        answerable.filter((g) => g !== undefined).map(async (g) => ({ group: { uuid: g.group_uuid, name: g.group_name }, items: await incoming(g.group_uuid) })),
+      );
+    };
+    Promise.all([listFolder('shared_with_you'), incoming(), groupInboxes(), myShares()]).then(
+      ([entries, own, groups, shares]) => {
+        if (!live) return;
+        setShared(entries);
+        setInboxes([{ items: own }, ...groups]);
+        setMine(shares);
+        setError(undefined);
+      },
+      (err: unknown) => live && setError(sharingErrorText(err)),
+    );
+    return () => void (live = false);
+  }, [reloads]);
+
   return (
     <Page title={s.sharesTitle}>
-      <Incoming />
-      <SharedWithMe />
-      <Mine />
+      <p role="status" class="notice sharing-message">
+        {message}
+      </p>
+      {error && (
+        <>
+          <p class="error" role="alert">
+            {error}
+          </p>
+          <button type="button" onClick={() => setReloads((n) => n + 1)}>
+            {t.retry}
+          </button>
+        </>
+      )}
+      {!error && !inboxes && <p>{t.loading}</p>}
+      {inboxes?.map((box) => (
+        <section key={box.group?.uuid ?? 'me'} aria-labelledby={`sharing-in-${box.group?.uuid ?? 'me'}`}>
+          <h2 id={`sharing-in-${box.group?.uuid ?? 'me'}`}>{box.group ? s.incomingGroupTitle(box.group.name) : s.incomingTitle}</h2>
+          {box.items.length === 0 ? (
+            <p>{s.noIncoming}</p>
+          ) : (
+            <ul class="sharing-list">
+              {box.items.map((item) => (
+                <IncomingRow key={item.uuid} item={item} group={box.group} onAnswered={done} />
+              ))}
+            </ul>
+          )}
+          <p>
+            <Link href={box.group ? `/files/incoming:${box.group.uuid}` : '/files/incoming'}>{s.openIncoming}</Link>
+          </p>
+        </section>
+      ))}
+      {shared && (
+        <section aria-labelledby="sharing-with-me">
+          <h2 id="sharing-with-me">{s.sharedWithMeTitle}</h2>
+          {shared.length === 0 ? (
+            <p>{s.noSharedWithMe}</p>
+          ) : (
+            <ul class="sharing-list">
+              {shared.map((e) => (
+                <li key={e.uuid}>
+                  <Link href={e.type === 'Dir' ? `/files/${e.uuid}` : `/item/${e.uuid}`}>{e.name}</Link>
+                </li>
+              ))}
+            </ul>
+          )}
+          <p>
+            <Link href="/files/shared_with_you">{s.openSharedWithMe}</Link>
+          </p>
+        </section>
+      )}
+      {mine && (
+        <section aria-labelledby="sharing-mine">
+          <h2 id="sharing-mine">{s.mySharesTitle}</h2>
+          {mine.length === 0 ? (
+            <p>{s.noMyShares}</p>
+          ) : (
+            <ul class="sharing-list">
+              {mine.map((x) => (
+                <MyShareRow key={x.share_uuid} share={x} onRevoked={done} />
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
     </Page>
   );
 }
