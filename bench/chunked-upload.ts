@@ -11,6 +11,11 @@
  *   tus      `curl` POST to /home/ (Upload-Length, Upload-Metadata), then the file's 5 MiB parts
  *            as PATCHes one after the other on one connection (one curl config file)
  *
+ * The same run times the node floor (bench/raw-node.ts: a Node HTTP server with no session, no
+ * database, no hashing) for put and for tus's PATCHes, sent by the same curl commands: what the
+ * sequential 5 MiB PATCHes cost against one PUT before driveway does anything (BENCH_SETUPS
+ * picks among embedded, pg+s3 and floor).
+ *
  * Every figure comes from curl (the bench's own Node code splits the file and checks sizes,
  * outside the timings). Reported: MB/s (10^6 bytes) as the median of BENCH_ROUNDS (3) and their
  * spread, each against put's median time, the driveway process's peak RSS during each (VmHWM,
@@ -29,6 +34,7 @@ import {
   buildDriveway,
   createBenchUser,
   fmt,
+  freePort,
   killClients,
   median,
   MiB,
@@ -39,8 +45,10 @@ import {
   RssWatcher,
   runClient,
   spread,
+  startChild,
   startDriveway,
   stopChild,
+  transpileFloor,
   writeRandomFile,
   withBenchRun,
   type BenchRun,
@@ -127,11 +135,7 @@ async function benchSetup(run: BenchRun, setup: string, env: Record<string, stri
     if (created.code !== 0 || location === undefined) throw new Error(`tus POST failed (${created.code}): ${created.stderr}${created.stdout}`);
     const url = new URL(location, dav).href;
     const config = path.join(run.tmp, `tus-${setup}-${round}.curl`);
-    const patches = tusParts.map((part, i) =>
-      // `next` starts an operation afresh: the credentials and --fail go into each.
-      [`url = "${url}"`, `user = "${BENCH_USER.email}:${BENCH_USER.password}"`, 'fail-with-body', 'request = "PATCH"', `upload-file = "${part}"`, 'header = "Tus-Resumable: 1.0.0"', 'header = "Content-Type: application/offset+octet-stream"', `header = "Upload-Offset: ${i * TUS_PART_BYTES}"`, 'output = "/dev/null"', ...(process.env.BENCH_TUS_TRACE ? ['write-out = "%{time_total}\\n"'] : [])].join('\n'),
-    );
-    writeFileSync(config, `${patches.join('\nnext\n')}\n`);
+    patchConfig(config, url, tusParts, { user: `${BENCH_USER.email}:${BENCH_USER.password}` });
     if (!process.env.BENCH_TUS_TRACE) return created.wallMs + (await curl(['-K', config]));
     const traced = await runClient('curl', ['-K', config], { PATH: process.env.PATH }, CURL_TIMEOUT_MS);
     const times = traced.stdout.trim().split('\n').map(Number);
@@ -159,6 +163,76 @@ async function benchSetup(run: BenchRun, setup: string, env: Record<string, stri
   return result;
 }
 
+/**
+ * Writes the curl config of tus's PATCHes (one after the other on one connection) to `url`; the
+ * floor, which keeps no session, is told the total (`floorLength`) on each.
+ */
+function patchConfig(file: string, url: string, parts: readonly string[], options: { user?: string; floorLength?: number }): void {
+  const { user, floorLength } = options;
+  const patches = parts.map((part, i) =>
+    // `next` starts an operation afresh: the credentials and --fail go into each.
+    [
+      `url = "${url}"`,
+      ...(user ? [`user = "${user}"`] : []),
+      'fail-with-body',
+      'request = "PATCH"',
+      `upload-file = "${part}"`,
+      'header = "Tus-Resumable: 1.0.0"',
+      'header = "Content-Type: application/offset+octet-stream"',
+      `header = "Upload-Offset: ${i * TUS_PART_BYTES}"`,
+      ...(floorLength === undefined ? [] : [`header = "Upload-Length: ${floorLength}"`]),
+      'output = "/dev/null"',
+      ...(process.env.BENCH_TUS_TRACE ? ['write-out = "%{time_total}\\n"'] : []),
+    ].join('\n'),
+  );
+  writeFileSync(file, `${patches.join('\nnext\n')}\n`);
+}
+
+/** The node floor: put and tus's PATCHes against bench/raw-node.ts, by the same curl commands. */
+async function benchFloor(run: BenchRun, inputs: Inputs, rounds: number): Promise<Result> {
+  const { file, sizeBytes, tusParts } = inputs;
+  const root = path.join(run.tmp, 'floor');
+  mkdirSync(root);
+  const port = await freePort();
+  const floor = await startChild({
+    name: 'node floor',
+    command: process.execPath,
+    args: [transpileFloor(run.tmp), '--root', root, '--port', String(port)],
+    env: { PATH: process.env.PATH },
+    logFile: path.join(run.tmp, 'floor.log'),
+    readyLine: /raw-node: http/,
+  });
+  run.onCleanup(() => stopChild(floor.child));
+  const base = `http://127.0.0.1:${port}`;
+  const rss = new RssWatcher(floor.pid);
+  const result: Result = { setup: 'node floor', ways: { put: { seconds: [], peakMiB: [] }, chunked: { seconds: [], peakMiB: [] }, tus: { seconds: [], peakMiB: [] } }, load: [] };
+  const plainCurl = async (args: string[]): Promise<number> => {
+    const answer = await runClient('curl', ['--silent', '--show-error', '--fail-with-body', ...args], { PATH: process.env.PATH }, CURL_TIMEOUT_MS);
+    if (answer.code !== 0) throw new Error(`curl ${args.slice(0, 4).join(' ')} failed (${answer.code}): ${answer.stderr}${answer.stdout}`);
+    return answer.wallMs;
+  };
+  const runners: Partial<Record<Way, (round: number) => Promise<number>>> = {
+    put: (round) => plainCurl(['-T', file, '-o', '/dev/null', `${base}/put-${round}.bin`]),
+    tus: (round) => {
+      const config = path.join(run.tmp, `tus-floor-${round}.curl`);
+      patchConfig(config, `${base}/tus-${round}.bin`, tusParts, { floorLength: sizeBytes });
+      return plainCurl(['-K', config]);
+    },
+  };
+  for (let round = 1; round <= rounds; round++) {
+    result.load.push(loadavg()[0] as number);
+    for (const way of rotate(['put', 'tus'] as const, round)) {
+      rss.restart();
+      const ms = await (runners[way] as (round: number) => Promise<number>)(round);
+      result.ways[way].seconds.push(ms / 1000);
+      result.ways[way].peakMiB.push(rss.peakMiB());
+    }
+  }
+  rss.stop();
+  await stopChild(floor.child);
+  return result;
+}
+
 async function main(): Promise<void> {
   const rounds = positiveIntEnv('BENCH_ROUNDS', 3);
   const sizeBytes = positiveIntEnv('BENCH_CHUNKED_MIB', 1024) * MiB;
@@ -177,6 +251,7 @@ async function main(): Promise<void> {
     };
     const only = process.env.BENCH_SETUPS?.split(',');
     const results: Result[] = [];
+    if (!only || only.includes('floor')) results.push(await benchFloor(run, inputs, rounds));
     if (!only || only.includes('embedded')) results.push(await benchSetup(run, 'embedded', {}, inputs, rounds));
     if (hasPostgres && (!only || only.includes('pg+s3'))) {
       const pg = await startPostgres({ durable: true });
@@ -207,7 +282,7 @@ async function main(): Promise<void> {
     printTable(
       ['setup', 'way', 'MB/s', 'time / put', 'peak RSS', 'load (1 min)'],
       results.flatMap((r) =>
-        WAYS.map((way) => [
+        WAYS.filter((way) => r.ways[way].seconds.length > 0).map((way) => [
           r.setup,
           way,
           spread(r.ways[way].seconds.map((sec) => mb / sec)),

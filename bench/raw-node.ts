@@ -10,6 +10,9 @@
  * writes the body to a temp file in the target folder, fsyncs it once and renames it into place
  * (driveway's durability for one file, minus its database commit); MKCOL makes a folder;
  * PROPFIND Depth 0 or 1 answers from readdir and stat with the live properties rclone needs.
+ * PATCH with `Upload-Offset` and `Upload-Length` is the floor of a tus upload's parts
+ * (bench/chunked-upload.ts): the body written at its offset into one temp file per target, the
+ * part that ends at Upload-Length fsyncs it and renames it into place; no session, no database.
  * No authentication, no locks, no dead properties, no XML parsing of request bodies: it is a
  * floor, not a WebDAV server.
  *
@@ -119,6 +122,29 @@ async function receiveFile(req: http.IncomingMessage, res: http.ServerResponse, 
   finish(res, existed ? 204 : 201, checksums ? { 'x-checksums': checksums } : {});
 }
 
+async function receivePart(req: http.IncomingMessage, res: http.ServerResponse, file: string): Promise<void> {
+  const offset = Number(req.headers['upload-offset']);
+  const length = Number(req.headers['upload-length']);
+  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || offset > length) {
+    req.resume();
+    return finish(res, 400);
+  }
+  const temp = path.join(path.dirname(file), `.raw-node-tus-${path.basename(file)}.part`);
+  const handle = await fsp.open(temp, offset === 0 ? 'w' : 'r+');
+  let at = offset;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      await handle.write(chunk, 0, chunk.length, at);
+      at += chunk.length;
+    }
+    if (at === length) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  if (at === length) await fsp.rename(temp, file);
+  finish(res, 204, { 'upload-offset': String(at) });
+}
+
 function xmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
@@ -162,6 +188,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
       return serveFile(req, res, target);
     case 'PUT':
       return receiveFile(req, res, target);
+    case 'PATCH':
+      return receivePart(req, res, target);
     case 'MKCOL':
       req.resume();
       await fsp.mkdir(target);
@@ -170,7 +198,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
       return propfind(req, res, target, urlPath);
     case 'OPTIONS':
       req.resume();
-      return finish(res, 200, { dav: '1', allow: 'OPTIONS, GET, HEAD, PUT, MKCOL, PROPFIND' });
+      return finish(res, 200, { dav: '1', allow: 'OPTIONS, GET, HEAD, PUT, PATCH, MKCOL, PROPFIND' });
     default:
       req.resume();
       return finish(res, 405);
