@@ -193,4 +193,10 @@ export interface AdoptedObjects {
   setUploadId(id: string, uploadId: string): Promise<string | undefined>;
   /** The intent of that id, if any. */
   upload(id: string): Promise<UploadIntent | undefined>;
+  /**
+   * Moves the expiry of that intent to `expiresMs` unless it has passed (`nowMs`): an expired
+   * intent is the collector's, which may be deleting its object at this moment. Returns the
+   * renewed intent, or undefined.
+   */
+  renewUpload(id: string, nowMs: number, expiresMs: number): Promise<UploadIntent | undefined>;
 }

@@ -38,7 +38,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 import { countingStream, type PartStore, type PartToPlace, type UploadPart } from '../../common/upload-sessions.js';
-import type { BlobLedger } from './blob-backend.js';
+import type { BlobLedger, UploadIntent } from './blob-backend.js';
 import type { S3BlobBackend } from './s3.js';
 import { AssembledFile } from './staged-parts.js';
 import { BlobTooLargeError, ContentDigests, type StagedBlob } from './staging.js';
@@ -128,19 +128,32 @@ export class S3PartStore implements PartStore {
     };
   }
 
+  /**
+   * Claims the session's intent (fixed id) or renews it, before any step that needs its multipart
+   * upload or object to stay. An intent past its expiry is refused, never revived: the collector
+   * may have listed it and be aborting the upload and deleting the object now (sweepExpiredUploads
+   * in s3.ts), so a completion or a commit after it would name a deleted object.
+   */
+  private async holdIntent(sessionKey: string): Promise<UploadIntent> {
+    const objects = this.options.ledger.objects;
+    if (!objects) throw new Error('this ledger keeps no multipart uploads');
+    const id = this.intentId(sessionKey);
+    const now = this.options.now();
+    const expires = now + 2 * this.options.sessionTtlMs;
+    await objects.claimUpload(id, `upload:${sessionKey}`, this.adoptedKey(sessionKey), now, expires);
+    const held = await objects.renewUpload(id, now, expires);
+    if (!held) throw new Error(`the multipart upload of ${sessionKey} expired and is being removed: the upload must be sent again`);
+    return held;
+  }
+
   /** The session's multipart upload, created by the first part that needs it (once, whichever instance). */
   private async multipartUpload(sessionKey: string): Promise<string> {
     const objects = this.options.ledger.objects;
     if (!objects) throw new Error('this ledger keeps no multipart uploads');
     const id = this.intentId(sessionKey);
     const key = this.adoptedKey(sessionKey);
-    const now = this.options.now();
-    const expires = now + 2 * this.options.sessionTtlMs;
-    const intent = await objects.claimUpload(id, `upload:${sessionKey}`, key, now, expires);
-    if (intent.uploadId !== undefined) {
-      await this.options.ledger.updateUpload(id, { expiresMs: expires });
-      return intent.uploadId;
-    }
+    const intent = await this.holdIntent(sessionKey);
+    if (intent.uploadId !== undefined) return intent.uploadId;
     return this.creating.run(sessionKey, async () => {
       const again = await objects.upload(id);
       if (again?.uploadId !== undefined) return again.uploadId;
@@ -241,6 +254,7 @@ export class S3PartStore implements PartStore {
   private async completeUpload(sessionKey: string, parts: CompletedPart[], sizeBytes: number): Promise<void> {
     const { bucket, client } = this.options;
     const key = this.adoptedKey(sessionKey);
+    await this.holdIntent(sessionKey);
     const done = await this.send(() => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).catch(() => undefined);
     if (done?.ContentLength === sizeBytes) return;
     const uploadId = await this.multipartUpload(sessionKey);
@@ -271,7 +285,9 @@ export class S3PartStore implements PartStore {
       await this.completeUpload(sessionKey, placed.map(({ PartNumber, ETag }) => ({ PartNumber, ETag })), placed.reduce((sum, p) => sum + p.sizeBytes, 0));
       return undefined;
     }
-    // A MOVE refused after the completion (OC-Checksum) left the object whole: taken again as it is.
+    // A MOVE refused after the completion (OC-Checksum) left the object whole: taken again as it
+    // is, under its intent held anew (the object is the collector's once that has expired).
+    await this.holdIntent(sessionKey);
     const done = await this.send(() => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).catch(() => undefined);
     if (done?.ContentLength !== totalBytes) {
       const uploadId = await this.multipartUpload(sessionKey);

@@ -405,5 +405,11 @@ function adoptedObjects(sql: Sql): AdoptedObjects {
       const row = (await sql.get("SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE id = ? AND kind = 'upload'", [id])) as IntentRow | undefined;
       return row ? intentOf(row) : undefined;
     },
+    renewUpload: (id, nowMs, expiresMs) =>
+      sql.transaction(async (tx) => {
+        await tx.run("UPDATE blob_intents SET expires = ? WHERE id = ? AND kind = 'upload' AND expires > ?", [expiresMs, id, nowMs]);
+        const row = (await tx.get("SELECT id, hash, key, upload_id, expires FROM blob_intents WHERE id = ? AND kind = 'upload' AND expires > ?", [id, nowMs])) as IntentRow | undefined;
+        return row ? intentOf(row) : undefined;
+      }),
   };
 }

@@ -7,11 +7,12 @@
  */
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type HttpStoreClient, type NodeId } from '../../../src/store-client/index.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
+import type { AssembledFile } from '../../../src/store/blobs/staged-parts.js';
 import { contentHashOf, type StagedBlob } from '../../../src/store/blobs/staging.js';
 import { addBlobRef, releaseBlobRef } from '../../../src/store/storage/revisions.js';
 import { createLocalClient } from '../../../src/store/local-client.js';
@@ -186,3 +187,29 @@ describe('a blob adopted from an object away from its address (a completed chunk
   });
 });
 
+
+describe('a chunked upload whose multipart intent expired (s3-parts.ts) against the collector', () => {
+  it('is not assembled: the collector may be deleting its object, and a commit would then name a deleted object', async () => {
+    const backend = store.ctx.blobs as S3BlobBackend;
+    const parts = backend.partStore(60_000);
+    const session = 'expired-intent-session';
+    const bytes = patternBytes(43, 5 * MiB + 7);
+    const place = parts.reserve(session, { seq: 1, startByte: 0, sizeBytes: bytes.length }, []);
+    const written = await parts.write(session, place.partKey, Readable.from([bytes]), bytes.length);
+    place.release();
+    if (typeof written === 'number') throw new Error('a placed part is a multipart part');
+    const rows = [{ name: '1', seq: 1, startByte: 0, sizeBytes: bytes.length, partKey: written.partKey }];
+    // A first MOVE completes the object and is refused at the commit (OC-Checksum): the object stays.
+    const first = await (parts.assemble(session, rows) as AssembledFile).stageInPlace(Number.MAX_SAFE_INTEGER);
+    expect(first?.objectKey).toBe('store-a/adopted/expired-intent-session');
+    // The intent's expiry passes while the session lives on (a MOVE refused by the quota touches it).
+    await store.ctx.storage.sql.run("UPDATE blob_intents SET expires = 1 WHERE id = 'mp-expired-intent-session'");
+    // The MOVE sent again: before, it took the object as it was and the collector deleted that
+    // object before the commit recorded it (the blob's row then named a deleted object).
+    await expect((parts.assemble(session, rows) as AssembledFile).stageInPlace(Number.MAX_SAFE_INTEGER)).rejects.toThrow(/expired/);
+    await backend.sweepExpiredUploads();
+    expect(await objectKeys()).not.toContain('store-a/adopted/expired-intent-session');
+    expect(await intentCount()).toBe(0);
+    await parts.removeSession(session);
+  });
+});
