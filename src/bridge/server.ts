@@ -44,6 +44,7 @@ import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
 import { parseBearer, TokenSessions } from './token-sessions.js';
 import { CorsPolicy } from './cors.js';
+import { requestOrigin } from '../common/request-origin.js';
 import { listsVersionsTo } from './versions-view.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
@@ -273,7 +274,9 @@ export async function createBridgeServices(
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
     hideMacSideFiles: config.bridge.hideMacSideFiles,
-    absoluteBase: (req) => config.bridge.publicUrl?.replace(/\/+$/, '') ?? `${scheme}://${req.headers.host ?? `127.0.0.1:${config.bridge.port}`}`,
+    // Behind a TLS proxy the scheme comes from it (trusted proxies only), else the client would be
+    // sent to plain http with its credentials; a malformed Host (`x@elsewhere`) names no origin.
+    absoluteBase: (req) => config.bridge.publicUrl?.replace(/\/+$/, '') ?? requestOrigin(config.store.trustedProxies, req) ?? `${scheme}://127.0.0.1:${config.bridge.port}`,
     uploads,
     ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),

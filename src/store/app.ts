@@ -33,7 +33,8 @@ import { applyRetention } from './ops/retention.js';
 import { backfillChecksums, blobsWithoutChecksums } from './ops/checksum-backfill.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
 import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
-import { clientIp, normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
+import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
+import { requestOrigin as originOfRequest } from '../common/request-origin.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
@@ -110,22 +111,13 @@ export function clientOf(ctx: StoreContext, request: FastifyRequest): ClientInfo
   return userAgent === undefined ? { ip } : { ip, userAgent };
 }
 
-/** What a Host or X-Forwarded-Host may hold: a name or address and a port, nothing else. */
-const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-
 /**
- * Where the caller reached the store, for absolute link URLs when `store.publicUrl` is unset:
- * the request's scheme and Host; X-Forwarded-Proto and X-Forwarded-Host only when the peer is
- * one of `store.trustedProxies` (anyone else could point the links a user shares elsewhere).
- * Undefined when the Host is missing or malformed: the link then stays a path.
+ * Where the caller reached the store, for absolute link URLs when `store.publicUrl` is unset
+ * (common/request-origin.ts): X-Forwarded-* only from `store.trustedProxies`. Undefined when the
+ * Host is missing or malformed: the link then stays a path.
  */
 export function requestOrigin(ctx: StoreContext, request: FastifyRequest): string | undefined {
-  const trusted = ctx.config.store.trustedProxies.map(normaliseIp).includes(normaliseIp(request.socket.remoteAddress ?? ''));
-  const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
-  const forwardedProto = trusted ? first(request.headers['x-forwarded-proto'])?.toLowerCase() : undefined;
-  const scheme = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : (request.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const host = (trusted ? first(request.headers['x-forwarded-host']) : undefined) ?? first(request.headers.host);
-  return host && HOST_HEADER.test(host) ? `${scheme}://${host}` : undefined;
+  return originOfRequest(ctx.config.store.trustedProxies, request.raw);
 }
 
 const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 'not_found', 413: 'invalid_request', 415: 'invalid_request' };

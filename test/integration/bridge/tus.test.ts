@@ -8,6 +8,8 @@
  * session, no part on disk or in the bucket) and termination.
  */
 import { createHash } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests } from '../../helpers/dav-requests.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
@@ -18,6 +20,24 @@ const TUS = { 'tus-resumable': '1.0.0' };
 const PATCH_TYPE = { 'content-type': 'application/offset+octet-stream' };
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** A tus creation POST with the Host and headers given (fetch and undici keep Host to the URL's): its status and Location. */
+function createWithHost(davUrl: string, who: DavUser, host: string, extra: Record<string, string> = {}): Promise<{ status: number; location: string }> {
+  const url = new URL(`${davUrl}/remote.php/dav/files/${encodeURIComponent(who.email)}/home/`);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = transport.request(url, {
+      method: 'POST',
+      rejectUnauthorized: false,
+      headers: { ...TUS, host, authorization: who.auth, 'upload-length': '3', 'upload-metadata': `filename ${b64('hosted.txt')}`, 'content-length': '0', ...extra },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: String(res.headers.location ?? '') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('tus 1.0', () => {
   let f: BridgeFixture;
@@ -215,5 +235,37 @@ describe('tus 1.0', () => {
     expect((await dav('POST', '/home/', { 'upload-length': '10', 'upload-metadata': `filename ${b64('x')}` })).status).toBe(405);
     expect((await dav('POST', '/home/', { 'tus-resumable': '0.2.2', 'upload-length': '10', 'upload-metadata': `filename ${b64('x')}` })).status).toBe(412);
     expect((await storeEntries('home', small)).map((e) => e.name)).toEqual([]);
+  });
+
+  it('builds the absolute Location from a well-formed Host only, and ignores X-Forwarded-* from a peer not trusted', async () => {
+    const port = new URL(f.davUrl).port;
+    expect((await createWithHost(f.davUrl, alice, `files.example.test:${port}`)).location).toMatch(new RegExp(`^${new URL(f.davUrl).protocol}//files\\.example\\.test:${port}/remote\\.php/dav/tus/`));
+    // A Host whose URL would name another host (user info, a path): before, the Location pointed there.
+    for (const host of [`files.example.test@elsewhere.example:${port}`, 'elsewhere.example/x?']) {
+      const { status, location } = await createWithHost(f.davUrl, alice, host);
+      expect(status).toBe(201);
+      expect(new URL(location).hostname).not.toBe('elsewhere.example');
+      expect(location).not.toContain('elsewhere');
+    }
+    const forwarded = await createWithHost(f.davUrl, alice, `files.example.test:${port}`, { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'elsewhere.example' });
+    expect(forwarded.location.startsWith(`${new URL(f.davUrl).protocol}//files.example.test:${port}/`)).toBe(true);
+  });
+});
+
+describe('tus behind a TLS proxy (store.trustedProxies)', () => {
+  let f: BridgeFixture;
+  let alice: DavUser;
+  beforeAll(async () => {
+    f = await bridgeFixture({ flags: { 'store.trustedProxies': ['127.0.0.1', '::1'] } });
+    alice = await f.newDavUser();
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('says https in the Location when the proxy says the client came by https (before: http, and the client PATCHed its credentials in clear)', async () => {
+    const { status, location } = await createWithHost(f.davUrl, alice, 'files.example.test', { 'x-forwarded-proto': 'https' });
+    expect(status).toBe(201);
+    expect(location).toMatch(/^https:\/\/files\.example\.test\/remote\.php\/dav\/tus\//);
   });
 });
