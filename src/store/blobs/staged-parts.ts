@@ -140,6 +140,12 @@ interface SessionState {
   digests: PrefixDigests | undefined;
   /** Resolves whenever a reservation is released (assembly waits for writes under way). */
   drained: Array<() => void>;
+  /**
+   * An assembly is making the file a blob: a part that comes meanwhile (its request passed the
+   * busy check just before the MOVE) goes to a file of its own, since a write at its place could
+   * land in the file after it is linked as the blob.
+   */
+  assembling: number;
 }
 
 export class StagedPartStore implements PartStore {
@@ -164,7 +170,7 @@ export class StagedPartStore implements PartStore {
   private state(sessionKey: string): SessionState {
     let state = this.sessions.get(sessionKey);
     if (!state) {
-      state = { reserved: new Map(), done: new Map(), stride: undefined, digests: undefined, drained: [] };
+      state = { reserved: new Map(), done: new Map(), stride: undefined, digests: undefined, drained: [], assembling: 0 };
       this.sessions.set(sessionKey, state);
     }
     return state;
@@ -182,7 +188,7 @@ export class StagedPartStore implements PartStore {
     const range = start === undefined ? undefined : { start, end: start + part.sizeBytes };
     // Taken: a row's range, a write under way, or a write just done whose row `rows` (read before) may miss.
     const taken = [...placed.map((p) => p.range), ...state.reserved.values(), ...[...state.done].map(([doneStart, end]) => ({ start: doneStart, end }))];
-    const free = range !== undefined && !taken.some((r) => overlaps(r, range));
+    const free = range !== undefined && state.assembling === 0 && !taken.some((r) => overlaps(r, range));
     if (!free) return { partKey: randomUUID(), release: () => undefined };
     const id = this.nextReservation++;
     state.reserved.set(id, range);
@@ -304,7 +310,16 @@ export class StagedPartStore implements PartStore {
     // Small ones go into their row (staging.ts INLINE_MAX_BYTES); nothing placed: the stream costs no more.
     if (totalBytes <= INLINE_MAX_BYTES || !parts.some((part) => placeOf(part.partKey) !== undefined)) return undefined;
     const state = this.state(sessionKey);
-    // The lease keeps new parts out; writes that began before it end first.
+    state.assembling += 1;
+    try {
+      return await this.stageAssembling(sessionKey, state, parts, totalBytes, maxBytes, signal);
+    } finally {
+      state.assembling -= 1;
+    }
+  }
+
+  private async stageAssembling(sessionKey: string, state: SessionState, parts: readonly UploadPart[], totalBytes: number, maxBytes: number, signal?: AbortSignal): Promise<StagedBlob | undefined> {
+    // New parts go to files of their own (reserve); writes that began before end first.
     while (state.reserved.size > 0) await new Promise<void>((wake) => state.drained.push(wake));
     let offset = 0;
     const sides: Array<{ part: UploadPart; at: number }> = [];

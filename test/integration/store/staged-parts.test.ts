@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadPart } from '../../../src/common/upload-sessions.js';
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
@@ -137,5 +137,28 @@ describe('staged parts (local backend)', () => {
     expect(statSync(path.join(tmp.dir, 'uploads', 'shared', 'data')).nlink).toBe(1);
     await store.removeSession('shared');
     expect(contentHashOf(readFileSync(blobs.pathOf(staged.hash)))).toBe(staged.hash);
+  });
+  it('writes no part into the file while it is being made the blob (a chunk that passed the busy check just before the MOVE)', async () => {
+    const content = patternBytes(5, 2 * MiB);
+    const rows: UploadPart[] = [];
+    const store = partsStore();
+    for (const start of [0, MiB]) await putPart(store, 'racing', rows, String(start), start, start, content.subarray(start, start + MiB));
+    const staging = (store.assemble('racing', [...rows]) as AssembledFile).stageInPlace(Number.POSITIVE_INFINITY);
+    // The chunk's place is reserved once the assembly has started (its wait for writes under way is over).
+    const late = patternBytes(6, MiB);
+    const place = store.reserve('racing', { seq: 2 * MiB, startByte: 2 * MiB, sizeBytes: late.length }, rows);
+    const body = new PassThrough();
+    const writing = store.write('racing', place.partKey, body, late.length);
+    const staged = await staging;
+    if (!staged?.tempPath) throw new Error('not staged in place');
+    body.end(late);
+    await writing;
+    place.release();
+    // Before, the chunk went at its place into the file now linked as the blob: the blob grew by it.
+    const blob = readFileSync(staged.tempPath);
+    expect(blob.length).toBe(content.length);
+    expect(contentHashOf(blob)).toBe(staged.hash);
+    await blobs.discard(staged);
+    await store.removeSession('racing');
   });
 });
