@@ -86,6 +86,22 @@ async function put(server: DrivewayProcess, name: string, body: Buffer): Promise
   expect([201, 204]).toContain(response.status);
 }
 
+/**
+ * A Nextcloud v1 chunked upload left unassembled: one chunk written at its place in the
+ * upload's file (store/blobs/staged-parts.ts) and the same chunk again, a part file of its own.
+ */
+async function leaveChunkedUpload(server: DrivewayProcess): Promise<void> {
+  const folder = `${server.davUrl.replace(/\/$/, '')}/remote.php/dav/uploads/admin/left-at-rest`;
+  const mkcol = await fetch(folder, { method: 'MKCOL', headers: { authorization: ADMIN_BASIC } });
+  await mkcol.arrayBuffer();
+  expect(mkcol.status).toBe(201);
+  for (const expected of [201, 204]) {
+    const chunk = await fetch(`${folder}/000000000000000-000000000299999`, { method: 'PUT', headers: { authorization: ADMIN_BASIC }, body: bigFile });
+    await chunk.arrayBuffer();
+    expect(chunk.status).toBe(expected);
+  }
+}
+
 async function stop(server: DrivewayProcess): Promise<void> {
   server.child.kill('SIGTERM');
   expect(await server.exited).toBe(0);
@@ -106,6 +122,7 @@ describe('files at rest on SQLite, under umask 000, in folders made 0755', () =>
     server = await spawnDriveway({ dataDir, umask: '000', env: { DRIVEWAY_LOG_LEVEL: 'warn' } });
     await put(server, 'big.bin', bigFile);
     await put(server, 'small.txt', Buffer.from('small'));
+    await leaveChunkedUpload(server);
     backup = await runDriveway(['backup', backupDir], { umask: '000', env: { DRIVEWAY_DATA_DIR: dataDir } });
     restore = await runDriveway(['restore', backupDir], { umask: '000', env: { DRIVEWAY_DATA_DIR: restoredDir } });
   }, 120_000);
@@ -132,6 +149,10 @@ describe('files at rest on SQLite, under umask 000, in folders made 0755', () =>
     // What the walk must have seen, so that an empty answer means something.
     const seen = [...walk(dataDir), ...walk(backupDir), ...walk(restoredDir)].map((entry) => path.relative(tmp.dir, entry));
     for (const name of ['driveway.sqlite', 'driveway.sqlite-wal', 'driveway.sqlite-shm', 'store.lock', 'bridge.lock', 'blobs', 'tmp']) expect(seen).toContain(path.join('data', name));
+    // The chunked upload left behind: its folder, its file and the part of its own beside it.
+    const upload = seen.filter((entry) => entry.startsWith(path.join('data', 'uploads')));
+    expect(upload.length, upload.join(', ')).toBeGreaterThanOrEqual(4);
+    expect(upload.filter((entry) => /^data\/uploads\/[^/]+\/data$/.test(entry))).toHaveLength(1);
     for (const name of ['driveway.sqlite', 'manifest.json', 'blobs']) expect(seen).toContain(path.join('backup', name));
     for (const name of ['driveway.sqlite', 'store.lock', 'blobs']) expect(seen).toContain(path.join('restored', name));
     expect(seen.filter((entry) => /^(data|backup|restored)\/blobs\/..\/..\/[0-9a-f]{64}$/.test(entry))).toHaveLength(3);
@@ -152,6 +173,7 @@ describe('files at rest on SQLite, under umask 000, in folders made 0755', () =>
       path.join(dataDir, 'driveway.sqlite'),
       path.join(dataDir, 'driveway.sqlite-wal'),
       blob(dataDir),
+      walk(path.join(dataDir, 'uploads')).find((entry) => entry.endsWith(`${path.sep}data`)) as string,
       path.join(backupDir, 'driveway.sqlite'),
       path.join(backupDir, 'manifest.json'),
       blob(backupDir),
