@@ -224,7 +224,12 @@ const put: VerbHandler = async (ctx) => {
   // The quota is checked as the chunks come too: what arrived (but an earlier copy of this chunk)
   // plus this chunk must fit. Without OC-Total-Length (rclone sends none) an upload over quota
   // stops at the chunk that crosses it; with one, no client parks more parts than the quota holds.
-  await checkQuota(ctx, user, (await ctx.services.uploads.receivedBytes(session, chunk)) + announced, (destination ?? session.destination) as DavPath | undefined);
+  // A v1 chunk named by its offsets implies a file of at least its end: held to OC-Total-Length
+  // (400) and to the quota (507) too, so ten bytes named at 1 TiB make no 1 TiB (sparse) file.
+  const implied = order.startByte === undefined ? 0 : order.startByte + announced;
+  const total = totalBytes ?? session.totalBytes;
+  if (total !== undefined && implied > total) throw new DavStatusError(400, `chunk ${JSON.stringify(chunk)} ends past the ${total} bytes of OC-Total-Length`);
+  await checkQuota(ctx, user, Math.max((await ctx.services.uploads.receivedBytes(session, chunk)) + announced, implied), (destination ?? session.destination) as DavPath | undefined);
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
     stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);

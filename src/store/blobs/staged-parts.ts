@@ -39,6 +39,12 @@ import type { LocalBlobBackend } from './local.js';
 import { BlobTooLargeError, createContentHasher, INLINE_MAX_BYTES, type ContentDigest, type StagedBlob } from './staging.js';
 
 const PLACED_KEY = /^at(\d{1,16})-/;
+/**
+ * Past this a part is a file of its own, whatever its place: ext4 holds no file larger (16 TiB with
+ * 4 KiB blocks), so a write there failed with EFBIG, and a part named that far (a v1 chunk of an
+ * account without quota) would leave a sparse file of that apparent size.
+ */
+const MAX_PLACED_END = 2 ** 44;
 const DATA_FILE = 'data';
 const READ_CHUNK = 1 << 20;
 
@@ -185,7 +191,7 @@ export class StagedPartStore implements PartStore {
     // Rows written before a restart are complete too: the hashing may follow them.
     for (const { range } of placed) if (!state.done.has(range.start)) this.complete(sessionKey, state, range);
     const start = part.startByte ?? this.strideOf(state, placed.map((p) => p.row), part);
-    const range = start === undefined ? undefined : { start, end: start + part.sizeBytes };
+    const range = start === undefined || start + part.sizeBytes > MAX_PLACED_END ? undefined : { start, end: start + part.sizeBytes };
     // Taken: a row's range, a write under way, or a write just done whose row `rows` (read before) may miss.
     const taken = [...placed.map((p) => p.range), ...state.reserved.values(), ...[...state.done].map(([doneStart, end]) => ({ start: doneStart, end }))];
     const free = range !== undefined && state.assembling === 0 && !taken.some((r) => overlaps(r, range));

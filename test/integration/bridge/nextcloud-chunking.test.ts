@@ -460,6 +460,24 @@ describe('Nextcloud chunked upload', () => {
   });
 
   describe('refusals', () => {
+    it('holds a v1 chunk to the file its name implies: past the quota 507, past OC-Total-Length 400, far past any disk no 500', async () => {
+      const small = await f.newDavUser({ quotaBytes: 10 * MiB });
+      const id = `${uploads(small)}/far-away`;
+      expect((await dav('MKCOL', `${id}/`, {}, undefined, small)).status).toBe(201);
+      const far = (start: number): string => `${String(start).padStart(16, '0')}-${String(start + 9).padStart(16, '0')}`;
+      // Ten bytes at 1 TiB make a file of 1 TiB: before, 201 and a sparse 1 TiB file on disk.
+      expect((await dav('PUT', `${id}/${far(2 ** 40)}`, {}, '0123456789', small)).status).toBe(507);
+      expect((await dav('PUT', `${id}/${far(0)}`, { 'oc-total-length': '10' }, '0123456789', small)).status).toBe(201);
+      expect((await dav('PUT', `${id}/${far(5)}`, {}, '0123456789', small)).status).toBe(400);
+      expect((await dav('DELETE', `${id}/`, {}, undefined, small)).status).toBe(204);
+      // No quota: past what a file system holds (ext4: 16 TiB) the write failed with EFBIG, a 500.
+      const open = `${uploads()}/far-away`;
+      expect((await dav('MKCOL', `${open}/`)).status).toBe(201);
+      for (const start of [2 ** 45, 9_007_199_254_740_000]) expect((await dav('PUT', `${open}/${far(start)}`, {}, '0123456789')).status).toBe(201);
+      expect((await dav('MOVE', `${open}/.file`, { destination: `${f.davUrl}${files()}/home/far.bin` })).status).toBe(400);
+      expect((await dav('DELETE', `${open}/`)).status).toBe(204);
+    });
+
     it("keeps an upload folder its user's alone: another user gets 404 for every verb, and their own space is theirs", async () => {
       const id = `${uploads()}/private-upload`;
       expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
