@@ -138,10 +138,18 @@ async function sessionOf(ctx: DavContext, user: BridgeUser): Promise<UploadSessi
 }
 
 /** The body as a stream, hashed on the way when a checksum is to be checked, read to its end whatever happens. */
-function bodyOf(req: IncomingMessage, hash: Hash | undefined): Readable {
+function bodyOf(req: IncomingMessage, hash: Hash | undefined, limit: { maxBytes: number; passed: boolean }): Readable {
   async function* chunks(): AsyncGenerator<Buffer> {
+    let bytes = 0;
     try {
       for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+        // A body without Content-Length is held to what Upload-Length leaves: else it could write
+        // any amount to disk before the check after its end (and a body never ended, never answered).
+        bytes += (chunk as Buffer).length;
+        if (bytes > limit.maxBytes) {
+          limit.passed = true;
+          throw new TusError(413, `the body passes the Upload-Length (${limit.maxBytes} bytes were left)`);
+        }
         hash?.update(chunk as Buffer);
         yield chunk as Buffer;
       }
@@ -176,10 +184,12 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
   const name = String(offset).padStart(15, '0');
   if (announced !== 0) {
     let stored: Awaited<ReturnType<typeof uploads.putPart>>;
+    const limit = { maxBytes: total - offset, passed: false };
     try {
-      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash), announced, ctx.signal);
+      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal);
     } catch (err) {
       if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
+      if (limit.passed) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
       if (ctx.signal.aborted) {
         ctx.log.debug({ err }, 'client went away during a PATCH');
         return undefined;

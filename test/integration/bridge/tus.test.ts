@@ -237,6 +237,29 @@ describe('tus 1.0', () => {
     expect((await storeEntries('home', small)).map((e) => e.name)).toEqual([]);
   });
 
+  it('refuses a PATCH without Content-Length once its body passes Upload-Length (413), without waiting for its end', async () => {
+    const { location } = await create('/home/', MiB, { filename: 'endless.bin' });
+    const url = new URL(location);
+    const answer = await new Promise<number>((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'PATCH',
+        rejectUnauthorized: false,
+        headers: { ...TUS, ...PATCH_TYPE, 'upload-offset': '0', authorization: alice.auth, 'transfer-encoding': 'chunked' },
+      }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+      // Twice the upload's length and then nothing more, the request left open: before, the
+      // bridge took every byte to disk and answered only at the body's end, here never.
+      req.write(patternBytes(9, 2 * MiB));
+      setTimeout(() => reject(new Error('no answer within 20 s')), 20_000).unref();
+    });
+    expect(answer).toBe(413);
+    expect(await offsetOf(location)).toBe(0);
+  });
+
   it('builds the absolute Location from a well-formed Host only, and ignores X-Forwarded-* from a peer not trusted', async () => {
     const port = new URL(f.davUrl).port;
     expect((await createWithHost(f.davUrl, alice, `files.example.test:${port}`)).location).toMatch(new RegExp(`^${new URL(f.davUrl).protocol}//files\\.example\\.test:${port}/remote\\.php/dav/tus/`));
