@@ -354,7 +354,7 @@ const move: VerbHandler = async (ctx) => {
         throw err;
       }
       const headers = await afterWrite(ctx, user, path, target, result);
-      await uploads.remove(session);
+      await uploads.remove(session, { leased: true });
       if (headers.ETag) headers['OC-ETag'] = headers.ETag;
       if (result.entry) headers['OC-FileId'] = result.entry.id;
       return { created: result.created, headers };
@@ -371,8 +371,14 @@ const del: VerbHandler = async (ctx) => {
   const { id, chunk, depth } = partsOf(ctx);
   if (depth === 0) throw new DavStatusError(403, 'the upload space cannot be deleted');
   const session = await sessionOf(ctx, user, id, true);
-  if (depth === 1) await ctx.services.uploads.remove(session);
-  else if (depth > 2 || !(await ctx.services.uploads.removePart(session, chunk as string))) throw new DavStatusError(404, 'no such chunk');
+  if (depth === 1) {
+    try {
+      await ctx.services.uploads.remove(session);
+    } catch (err) {
+      if (err instanceof UploadBusyError) throw new DavStatusError(423, err.message);
+      throw err;
+    }
+  } else if (depth > 2 || !(await ctx.services.uploads.removePart(session, chunk as string))) throw new DavStatusError(404, 'no such chunk');
   sendEmpty(ctx, 204);
 };
 

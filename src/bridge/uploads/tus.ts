@@ -231,7 +231,7 @@ async function commit(ctx: DavContext, user: BridgeUser, session: UploadSession)
         body.destroy();
         if (err instanceof StoreError && err.kind === 'invalid' && target.checksum !== undefined) {
           // The bytes contradict the checksum the upload was created with: no PATCH can mend that.
-          await uploads.remove(session);
+          await uploads.remove(session, { leased: true });
           throw new TusError(460, 'the upload does not match its checksum');
         }
         throw err;
@@ -240,7 +240,7 @@ async function commit(ctx: DavContext, user: BridgeUser, session: UploadSession)
       if (target.mtime !== undefined) ctx.req.headers['x-oc-mtime'] = target.mtime;
       else delete ctx.req.headers['x-oc-mtime'];
       const headers = await afterWrite(ctx, user, target.path, place, result);
-      await uploads.remove(session);
+      await uploads.remove(session, { leased: true });
       return headers;
     });
   } catch (err) {
@@ -334,7 +334,12 @@ const del: VerbHandler = async (ctx) => {
   requireTusResumable(ctx.req);
   const session = await sessionOf(ctx, user);
   if (ctx.services.uploads.isBusy(session)) throw new TusError(423, 'the upload is being committed');
-  await ctx.services.uploads.remove(session);
+  try {
+    await ctx.services.uploads.remove(session);
+  } catch (err) {
+    if (err instanceof UploadBusyError) throw new TusError(423, err.message);
+    throw err;
+  }
   sendEmpty(ctx, 204, { 'Tus-Resumable': TUS_VERSION });
 };
 

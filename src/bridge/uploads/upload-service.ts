@@ -183,12 +183,19 @@ export class UploadService {
   }
 
   /**
-   * Removes a session (a DELETE, or after its assembly): expired at once (no request finds it
+   * Removes a session (a DELETE, or after its assembly, holding its lease: `leased`): expired at once (no request finds it
    * any more), then its bytes, then its rows. A crash in between leaves an expired row, which the
    * sweep finishes, never bytes that no row names.
    */
-  async remove(session: UploadSession): Promise<boolean> {
+  async remove(session: UploadSession, options: { leased?: boolean } = {}): Promise<boolean> {
     const { repository, parts } = this.options;
+    // A client's removal (DELETE) takes the session's lease first: one that found the session just
+    // before an assembly claimed it would take the parts from under that assembly (on S3, delete
+    // the completed object its commit is about to adopt as the blob). UploadBusyError: 423.
+    if (!options.leased && !(await repository.claim(session.key, this.now(), this.now() + ASSEMBLY_LEASE_MS))) {
+      if ((await repository.find(session.owner, session.name, this.now())) !== undefined) throw new UploadBusyError('the upload is being assembled');
+      return false;
+    }
     const live = (await repository.find(session.owner, session.name, this.now())) !== undefined;
     await repository.update(session.key, { expiresMs: 0 });
     await parts.removeSession(session.key);

@@ -478,6 +478,25 @@ describe('Nextcloud chunked upload', () => {
       expect((await dav('DELETE', `${open}/`)).status).toBe(204);
     });
 
+    it('leaves the parts to a MOVE that claimed the upload after a DELETE found it (423), so no commit loses its bytes', async () => {
+      const id = `${uploads()}/deleted-while-moving`;
+      expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
+      expect((await dav('PUT', `${id}/${v1Name(0, 3)}`, {}, 'abc')).status).toBe(201);
+      const service = f.bridge.services.uploads;
+      // The DELETE's read of the session, before the MOVE's claim: it saw no assembly.
+      const seenByDelete = await service.find(alice.uuid, 'deleted-while-moving');
+      if (!seenByDelete) throw new Error('no session');
+      const done = new Error('the assembly ends here');
+      await expect(service.whileAssembling(seenByDelete, async () => {
+        // Before, the removal went ahead: the parts (on S3 the completed object) went from under the assembly.
+        await expect(service.remove(seenByDelete)).rejects.toThrow(/being assembled/);
+        expect((await multistatusOf(await dav('PROPFIND', `${id}/`, { depth: '1' }))).map((r) => r.href)).toEqual([`${id}/`, `${id}/${v1Name(0, 3)}`]);
+        throw done;
+      })).rejects.toBe(done);
+      expect((await dav('DELETE', `${id}/`)).status).toBe(204);
+      expect((await dav('PROPFIND', `${id}/`, { depth: '0' })).status).toBe(404);
+    });
+
     it("keeps an upload folder its user's alone: another user gets 404 for every verb, and their own space is theirs", async () => {
       const id = `${uploads()}/private-upload`;
       expect((await dav('MKCOL', `${id}/`)).status).toBe(201);
