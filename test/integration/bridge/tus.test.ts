@@ -256,7 +256,8 @@ describe('tus 1.0', () => {
       req.write(patternBytes(9, 2 * MiB));
       setTimeout(() => reject(new Error('no answer within 20 s')), 20_000).unref();
     });
-    expect(answer).toBe(413);
+    // A part store that needs the size first (S3) refuses such a PATCH at once (411).
+    expect(answer).toBe(f.bridge.services.uploads.needsLength ? 411 : 413);
     expect(await offsetOf(location)).toBe(0);
   });
 
