@@ -85,6 +85,15 @@ export interface UploadSessionRepository {
  * (random, path-safe). Written whole or not at all: a part interrupted mid-body leaves nothing
  * readable under its key.
  */
+/**
+ * A part arrived for an upload whose parts were already made one file that a refused commit left
+ * (s3-parts.ts: the completed multipart object, taken again as it is by the next assembly): it
+ * would not be in that file. The client starts the upload again (Nextcloud: 409).
+ */
+export class UploadCompletedError extends Error {
+  override name = 'UploadCompletedError';
+}
+
 export interface PartStore {
   /** `write` needs the part's size before its first byte (an S3 PUT does): the front door answers 411 without one. */
   readonly needsLength: boolean;

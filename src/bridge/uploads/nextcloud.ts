@@ -34,7 +34,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
-import type { UploadPart, UploadSession } from '../../common/upload-sessions.js';
+import { UploadCompletedError, type UploadPart, type UploadSession } from '../../common/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
 import { escapeXmlText } from '../dav-xml.js';
 import { childHref, encodeHref, parseDestination } from '../href.js';
@@ -235,6 +235,7 @@ const put: VerbHandler = async (ctx) => {
     stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
+    if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);
     if (ctx.signal.aborted) {
       ctx.log.debug({ err }, 'client went away during a chunk');
       return;

@@ -37,7 +37,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { KeyedQueue } from '../../common/keyed-queue.js';
-import { countingStream, type PartStore, type PartToPlace, type UploadPart } from '../../common/upload-sessions.js';
+import { countingStream, UploadCompletedError, type PartStore, type PartToPlace, type UploadPart } from '../../common/upload-sessions.js';
 import type { BlobLedger, UploadIntent } from './blob-backend.js';
 import type { S3BlobBackend } from './s3.js';
 import { AssembledFile } from './staged-parts.js';
@@ -169,6 +169,7 @@ export class S3PartStore implements PartStore {
 
   async write(sessionKey: string, partKey: string, body: Readable, sizeBytes: number | undefined, signal?: AbortSignal): Promise<number | { sizeBytes: number; partKey: string }> {
     if (sizeBytes === undefined) throw new Error('an S3 part needs its size before its bytes');
+    await this.refuseIfCompleted(sessionKey);
     const seen = { bytes: 0 };
     const options = signal ? { abortSignal: signal } : {};
     const placed = /^mp(\d{1,5})-pending$/.exec(partKey);
@@ -188,6 +189,18 @@ export class S3PartStore implements PartStore {
       options,
     ));
     return seen.bytes;
+  }
+
+  /**
+   * A part for a session whose multipart upload is completed (a MOVE refused at the commit left
+   * the object) would not be in that object, which the next assembly takes as it is: refused.
+   */
+  private async refuseIfCompleted(sessionKey: string): Promise<void> {
+    const intent = await this.options.ledger.objects?.upload(this.intentId(sessionKey));
+    if (intent?.uploadId === undefined) return;
+    const { bucket, client } = this.options;
+    const done = await this.send(() => client.send(new HeadObjectCommand({ Bucket: bucket, Key: this.adoptedKey(sessionKey) }))).catch(() => undefined);
+    if (done) throw new UploadCompletedError(`upload ${sessionKey} was completed already: a part sent now would not be in it`);
   }
 
   async read(sessionKey: string, { partKey }: Pick<UploadPart, 'partKey'>): Promise<Readable> {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type HttpStoreClient, type NodeId } from '../../../src/store-client/index.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import type { AssembledFile } from '../../../src/store/blobs/staged-parts.js';
+import { UploadCompletedError } from '../../../src/common/upload-sessions.js';
 import { contentHashOf, type StagedBlob } from '../../../src/store/blobs/staging.js';
 import { addBlobRef, releaseBlobRef } from '../../../src/store/storage/revisions.js';
 import { createLocalClient } from '../../../src/store/local-client.js';
@@ -211,5 +212,32 @@ describe('a chunked upload whose multipart intent expired (s3-parts.ts) against 
     expect(await objectKeys()).not.toContain('store-a/adopted/expired-intent-session');
     expect(await intentCount()).toBe(0);
     await parts.removeSession(session);
+  });
+});
+
+describe('a chunk sent again after its upload was completed on S3 (a MOVE refused at the commit)', () => {
+  it('is refused: the next MOVE takes the completed object as it is, which holds the chunk sent before', async () => {
+    const backend = store.ctx.blobs as S3BlobBackend;
+    const parts = backend.partStore(60_000);
+    const session = 'resent-after-completion';
+    const rows = [];
+    for (const seq of [1, 2]) {
+      const bytes = patternBytes(50 + seq, 5 * MiB);
+      const place = parts.reserve(session, { seq, startByte: undefined, sizeBytes: bytes.length }, rows);
+      const written = await parts.write(session, place.partKey, Readable.from([bytes]), bytes.length);
+      place.release();
+      if (typeof written === 'number') throw new Error('a placed part is a multipart part');
+      rows.push({ name: String(seq), seq, startByte: undefined, sizeBytes: bytes.length, partKey: written.partKey });
+    }
+    const first = await (parts.assemble(session, rows) as AssembledFile).stageInPlace(Number.MAX_SAFE_INTEGER);
+    expect(first?.objectKey).toBe(`store-a/adopted/${session}`);
+    // Chunk 2 sent again with other bytes: before, it was taken (an object of its own) and the
+    // next assembly committed the completed object, chunk 2's first bytes and all.
+    const again = patternBytes(60, 5 * MiB);
+    const place = parts.reserve(session, { seq: 2, startByte: undefined, sizeBytes: again.length }, rows);
+    await expect(parts.write(session, place.partKey, Readable.from([again]), again.length)).rejects.toBeInstanceOf(UploadCompletedError);
+    place.release();
+    await parts.removeSession(session);
+    expect(await objectKeys()).not.toContain(`store-a/adopted/${session}`);
   });
 });
