@@ -108,13 +108,13 @@ function Revisions({ node, revisions, mayWrite, mayDownload, onRestored }: { nod
                   </a>
                 )}
                 {mayWrite && r.revision !== latest && asking !== r.revision && (
-                  <button type="button" class="secondary" aria-label={t.item.restoreRevision(r.revision)} disabled={busy} onClick={() => setAsking(r.revision)}>
+                  <button type="button" class="secondary" id={`revision-restore-${r.revision}`} aria-label={t.item.restoreRevision(r.revision)} disabled={busy} onClick={() => setAsking(r.revision)}>
                     {t.item.restoreShort}
                   </button>
                 )}
               </div>
               {asking === r.revision && (
-                <ItemConfirm label={t.item.restoreRevision(r.revision)} text={t.item.confirmRestore(r.revision, latest + 1)} yes={t.item.confirmRestoreYes(r.revision)} busy={busy} onYes={() => void restore(r.revision)} onCancel={() => setAsking(undefined)} />
+                <ItemConfirm label={t.item.restoreRevision(r.revision)} text={t.item.confirmRestore(r.revision, latest + 1)} yes={t.item.confirmRestoreYes(r.revision)} busy={busy} opener={`revision-restore-${r.revision}`} onYes={() => void restore(r.revision)} onCancel={() => setAsking(undefined)} />
               )}
             </li>
           );

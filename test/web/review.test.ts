@@ -1,0 +1,129 @@
+/**
+ * What a review of the web app (issue 24, "How it must be") found, each as a person meets it in
+ * Debian's Chromium: an "are you sure" step used by keyboard alone (the focus goes into it,
+ * Escape leaves it, the focus comes back), a `?next=` with a control character that the URL
+ * parser would turn into another site's address, a group tag the store refuses said next to the
+ * field that caused it, and the main navigation marking where one is on a page below its entry.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { groupAdmin } from '../helpers/groups.js';
+import { createFolder, uploadFile } from '../helpers/seed.js';
+import { requireBinary } from '../helpers/require-binary.js';
+import type { TestUser } from '../helpers/store-fixture.js';
+import { apiCall } from '../helpers/user-api.js';
+import { expectAccessible, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+
+const chromiumBinary = requireBinary('chromium');
+
+chromiumBinary.describe('the web app under review', () => {
+  let f: WebFixture;
+
+  beforeAll(async () => {
+    f = await webFixture(chromiumBinary.path);
+  }, 120_000);
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  async function signedInAt(user: TestUser, where: string): Promise<WatchedPage> {
+    const watched = await f.openPage();
+    await watched.page.goto(`${f.base}${where}`);
+    await signInThroughForm(watched.page, user.email, user.password);
+    await watched.page.waitForURL(`${f.base}${where}`);
+    return watched;
+  }
+
+  function expectClean(watched: WatchedPage): void {
+    expect(watched.foreign).toEqual([]);
+    expect(watched.problems).toEqual([]);
+  }
+
+  /** The accessible name of what has the focus (its aria-label or its text). */
+  const focused = (page: Page) => page.evaluate("(() => { const e = document.activeElement; return e ? e.getAttribute('aria-label') || e.textContent || e.tagName : '' })()");
+
+  it('takes the keyboard into an "are you sure" step, out of it with Escape, and back to the button that asked', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const old = await uploadFile(f.client, ada.session, 'home', 'old.txt', 'old\n');
+    expect((await apiCall(f.client, ada.session, 'DELETE', `/api/nodes/${old}`)).status).toBe(204);
+    const watched = await signedInAt(ada, '/trash');
+    const { page } = watched;
+    const mine = page.getByRole('region', { name: 'Your trash' });
+    const ask = mine.getByRole('button', { name: 'Delete for good: old.txt' });
+    await ask.focus();
+    await page.keyboard.press('Enter');
+    await mine.getByText('Delete old.txt for good? It cannot be restored afterwards.').waitFor();
+    // Into the step, on the harmless choice: a second Enter does not delete.
+    await expect.poll(() => focused(page)).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await expect(mine.getByText('Delete old.txt for good?').count()).resolves.toBe(0);
+    await expect.poll(() => focused(page)).toBe('Delete for good: old.txt');
+    // Cancel by keyboard also gives the focus back; nothing was deleted.
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('Cancel');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => focused(page)).toBe('Delete for good: old.txt');
+    expect((await apiCall(f.client, ada.session, 'GET', `/api/nodes/${old}`)).status).toBe(200);
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('stays on its own site after signing in when ?next= hides another site behind a tab or a newline', async () => {
+    const joan = await f.newUser();
+    for (const next of ['/\t/evil.example/x', '/\n/evil.example/x', '/\t\\evil.example/']) {
+      const watched = await f.openPage();
+      const { page } = watched;
+      await page.goto(`${f.base}/sign-in?next=${encodeURIComponent(next)}`);
+      await signInThroughForm(page, joan.email, joan.password);
+      await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+      expect(page.url(), JSON.stringify(next)).toBe(`${f.base}/files`);
+      expectClean(watched);
+      await watched.context.close();
+    }
+  });
+
+  it('says a refused tag next to the field that caused it, keeping what was typed', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const group = await groupAdmin(f.client, f.admin).group('Looms');
+    await groupAdmin(f.client, f.admin).member(group, ada.uuid, { is_admin: true, node_permissions: ['read'] });
+    const watched = await signedInAt(ada, `/groups/${group}`);
+    const { page } = watched;
+    await page.getByRole('heading', { name: 'Looms', level: 1 }).waitFor();
+    await page.getByLabel('Tag name').fill('Urgent');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    await page.getByText('(general)').waitFor();
+    await page.getByLabel('Tag name').fill('urgent');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    const name = page.getByLabel('Tag name');
+    await expect.poll(() => name.getAttribute('aria-invalid')).toBe('true');
+    const described = (await name.getAttribute('aria-describedby')) ?? '';
+    await expect(page.locator(`[id="${described.split(' ').pop() ?? ''}"]`).textContent()).resolves.toBe('The group has a tag of this name.');
+    await expect(name.inputValue()).resolves.toBe('urgent');
+    await page.getByLabel('Tag class').fill('nonsense');
+    await page.getByLabel('Tag name').fill('Later');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    const tagClass = page.getByLabel('Tag class');
+    await expect.poll(() => tagClass.getAttribute('aria-invalid')).toBe('true');
+    await expect(name.getAttribute('aria-invalid')).resolves.toBe(null);
+    await expect(tagClass.inputValue()).resolves.toBe('nonsense');
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('marks the navigation entry of the section one is in, on the pages below it too', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const folder = await createFolder(f.client, ada.session, 'home', 'Reports');
+    const group = await groupAdmin(f.client, f.admin).group('Mills');
+    await groupAdmin(f.client, f.admin).member(group, ada.uuid, { node_permissions: ['read'] });
+    const watched = await signedInAt(ada, `/files/${folder}`);
+    const { page } = watched;
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await page.getByRole('heading', { name: 'Reports', level: 1 }).waitFor();
+    await expect(nav.getByRole('link', { name: 'Files' }).getAttribute('aria-current')).resolves.toBe('page');
+    await page.goto(`${f.base}/groups/${group}`);
+    await page.getByRole('heading', { name: 'Mills', level: 1 }).waitFor();
+    await expect(nav.getByRole('link', { name: 'Groups' }).getAttribute('aria-current')).resolves.toBe('page');
+    await expect(nav.getByRole('link', { name: 'Files' }).getAttribute('aria-current')).resolves.toBe(null);
+    expectClean(watched);
+  });
+});
