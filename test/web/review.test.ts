@@ -126,4 +126,38 @@ chromiumBinary.describe('the web app under review', () => {
     await expect(nav.getByRole('link', { name: 'Files' }).getAttribute('aria-current')).resolves.toBe(null);
     expectClean(watched);
   });
+
+  it('says a refused organization next to its field, keeping what was typed', async () => {
+    const watched = await f.openPage();
+    const { page } = watched;
+    await page.goto(`${f.base}/admin/organizations`);
+    await signInThroughForm(page, 'admin', f.store.adminPassword);
+    await page.getByRole('button', { name: 'Create organization' }).waitFor();
+    const id = page.getByLabel('Identifier');
+    await id.fill('bad id!');
+    await page.getByLabel('Name', { exact: true }).fill('Acme');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await expect.poll(() => id.getAttribute('aria-invalid')).toBe('true');
+    await expect(page.locator('#org-id-error').textContent()).resolves.toMatch(/^Id must be 1 to 64 letters/);
+    await expect(id.getAttribute('aria-describedby')).resolves.toContain('org-id-error');
+    await expect(id.inputValue()).resolves.toBe('bad id!');
+    await expect(page.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe('Acme');
+    await expectAccessible(page);
+    expectClean(watched);
+  });
+
+  it('announces each finished upload in the overall line, not only the end', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const watched = await signedInAt(ada, '/files');
+    const { page } = watched;
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+    await page.locator('#files-pick-files').setInputFiles([
+      { name: 'a.txt', mimeType: 'text/plain', buffer: Buffer.from('a') },
+      { name: 'b.txt', mimeType: 'text/plain', buffer: Buffer.from('b') },
+    ]);
+    const uploads = page.getByRole('region', { name: 'Uploads' });
+    await uploads.getByRole('status').filter({ hasText: 'Overall: 2 of 2 files' }).waitFor();
+    // (No expectClean: the page asks the WebDrive URL's bridge whether it takes tus, and none runs here.)
+    expect(watched.problems.filter((p) => !/ERR_CONNECTION_REFUSED/.test(p))).toEqual([]);
+  });
 });
