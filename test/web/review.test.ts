@@ -12,7 +12,7 @@ import { createFolder, uploadFile } from '../helpers/seed.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall } from '../helpers/user-api.js';
-import { expectAccessible, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, signInThroughForm, tokenOf, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -159,5 +159,40 @@ chromiumBinary.describe('the web app under review', () => {
     await uploads.getByRole('status').filter({ hasText: 'Overall: 2 of 2 files' }).waitFor();
     // (No expectClean: the page asks the WebDrive URL's bridge whether it takes tus, and none runs here.)
     expect(watched.problems.filter((p) => !/ERR_CONNECTION_REFUSED/.test(p))).toEqual([]);
+  });
+
+  it('on every page, an ended session goes to sign-in and back to that page; the token is never in a URL nor in localStorage', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const file = await uploadFile(f.client, ada.session, 'home', 'notes.txt', 'notes\n');
+    const group = await groupAdmin(f.client, f.admin).group('Weavers');
+    await groupAdmin(f.client, f.admin).member(group, ada.uuid, { is_admin: true, node_permissions: ['read'] });
+    const pages: Array<[string, string, string]> = [
+      ...['/files', '/favorites', '/trash', '/shares', '/requests', '/groups', `/groups/${group}`, `/item/${file}`, `/share/${file}`, '/account', '/connect'].map((where): [string, string, string] => [where, ada.email, ada.password]),
+      ['/admin/users', 'admin', f.store.adminPassword],
+    ];
+    for (const [where, username, password] of pages) {
+      const watched = await f.openPage();
+      const { page } = watched;
+      const seen: string[] = [];
+      page.on('request', (request) => seen.push(request.url()));
+      await page.goto(`${f.base}${where}`);
+      await signInThroughForm(page, username, password);
+      await page.waitForURL(`${f.base}${where}`);
+      // The page's own calls done first: one of them ending the session would be another scenario.
+      await page.waitForLoadState('networkidle');
+      const token = (await tokenOf(page)) ?? '';
+      expect(token, where).not.toBe('');
+      // The session ends elsewhere (signed out from another tab, or it expired).
+      expect((await apiCall(f.client, token, 'GET', '/api/user/logout')).status, where).toBe(200);
+      await page.reload();
+      await page.waitForURL(`${f.base}/sign-in?next=${encodeURIComponent(where)}`);
+      await page.getByText('Your session has ended.').waitFor();
+      await signInThroughForm(page, username, password);
+      await page.waitForURL(`${f.base}${where}`);
+      const newToken = (await tokenOf(page)) ?? '';
+      await expect(page.evaluate('JSON.stringify(localStorage)'), where).resolves.not.toContain(newToken);
+      expect(seen.filter((url) => url.includes(token) || url.includes(newToken)), where).toEqual([]);
+      await watched.context.close();
+    }
   });
 });
