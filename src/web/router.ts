@@ -46,6 +46,20 @@ export function safeNext(value: string | null): string | undefined {
   return value;
 }
 
+/**
+ * The rest of `path` after `prefix`, decoded: an id in the address (`/item/<uuid>`). A broken
+ * %-escape (a mangled link) stays as written, so the page asks the store and says "not found"
+ * instead of decodeURIComponent throwing while rendering, which left a blank page.
+ */
+export function pathRest(path: string, prefix: string): string {
+  const rest = path.slice(prefix.length);
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return rest;
+  }
+}
+
 type LinkProps = Omit<JSX.HTMLAttributes<HTMLAnchorElement>, 'href'> & { href: string; children: ComponentChildren };
 
 export function Link({ href, children, ...rest }: LinkProps) {

@@ -195,4 +195,21 @@ chromiumBinary.describe('the web app under review', () => {
       await watched.context.close();
     }
   });
+
+  it('answers a malformed address (a broken %-escape) with the page and a message, not a blank page', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    const watched = await signedInAt(ada, '/files');
+    const { page } = watched;
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
+    for (const where of ['/item/%E0%A4%A', '/files/%zz', '/share/%zz', '/groups/%zz']) {
+      await page.goto(`${f.base}${where}`);
+      await page.getByRole('navigation', { name: 'Main' }).waitFor();
+      await page.locator('main').getByText(/does not exist, or you may not see it|no group at this address/).waitFor();
+    }
+    expect(watched.problems).toEqual([]);
+    // The API answers such an address with SPEC's envelope, not the framework's own JSON.
+    const answer = await fetch(`${f.base}/api/nodes/%E0%A4%A`, { headers: { authorization: `Bearer ${ada.session.token}` } });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ status: 'error', code: 'invalid_request' });
+  });
 });

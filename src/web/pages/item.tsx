@@ -14,7 +14,7 @@ import { accessOf, details, fileUrl, listFolder, pathOf, previewKind, restoreRev
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
-import { Link, useLocation } from '../router.js';
+import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings.js';
 
 export const isItemPath = (path: string): boolean => path.startsWith('/item/') && path.length > '/item/'.length;
@@ -126,7 +126,7 @@ function Revisions({ node, revisions, mayWrite, mayDownload, onRestored }: { nod
 
 export function Item() {
   const { path: route } = useLocation();
-  const id = decodeURIComponent(route.slice('/item/'.length));
+  const id = pathRest(route, '/item/');
   const [loaded, setLoaded] = useState<Loaded | undefined>();
   const [failure, setFailure] = useState<string | undefined>();
   const [status, setStatus] = useState('');
