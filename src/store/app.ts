@@ -160,7 +160,17 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   const ctx: StoreContext = { storage, db, blobs, config, clock, log, keys, loginLimiter, linkLimiter, unknownUserHash, mailer, durability };
   await bootstrapAdmin(ctx);
 
+  // Set once the web app is registered (below): a malformed address outside the API still gets its page.
+  let sendAppPage: ((request: FastifyRequest, reply: FastifyReply) => boolean) | undefined;
   const app: FastifyInstance = Fastify({
+    // A path whose %-escapes do not decode (or a parameter too long) is refused by the router
+    // before any route: SPEC's envelope, or the web app's page for a browser (which then says
+    // "not found"), instead of fastify's own JSON, which the browser showed raw.
+    frameworkErrors: (error, request, frameworkReply) => {
+      const reply = frameworkReply as FastifyReply;
+      if (sendAppPage?.(request, reply)) return;
+      void reply.code(error.statusCode === 414 ? 414 : 400).send(errorEnvelope('malformed address: its path does not decode as UTF-8 or a part of it is too long', 'invalid_request'));
+    },
     loggerInstance: log.child({ part: 'store' }) as FastifyBaseLogger,
     // Our own access log (common/access-log.ts) has a line for every request, its URL redacted.
     logController: new LogController({ disableRequestLogging: true }),
@@ -278,9 +288,9 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   });
 
   // The web app: its assets, and its page for a browser's GET outside the API (web-app.ts).
-  const sendAppPage = registerWebApp(app, config, routes, log);
+  sendAppPage = registerWebApp(app, config, routes, log);
   app.setNotFoundHandler((request, reply) => {
-    if (sendAppPage(request, reply)) return;
+    if (sendAppPage?.(request, reply)) return;
     void reply.code(404).send(errorEnvelope(`no such endpoint: ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`, 'not_implemented'));
   });
 

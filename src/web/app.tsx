@@ -18,7 +18,7 @@ import { isSharePath, ShareNode } from './pages/share.js';
 import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/sign-in.js';
 import { Trash } from './pages/trash.js';
-import { Link, navigate, useLocation } from './router.js';
+import { Link, navigate, pathRest, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
 import { t } from './strings.js';
 
@@ -60,7 +60,7 @@ export function App() {
   if (!session || location.path === '/') return null;
   // One Administration page across its sections; a group's page by its uuid.
   if (isAdminPath(location.path)) return <Admin key="/admin" />;
-  if (isGroupPath(location.path)) return <GroupAdmin key={location.path} uuid={decodeURIComponent(location.path.slice('/groups/'.length))} />;
+  if (isGroupPath(location.path)) return <GroupAdmin key={location.path} uuid={pathRest(location.path, '/groups/')} />;
   const Current = PAGES[location.path] ?? (isFilesPath(location.path) ? Files : isItemPath(location.path) ? Item : isSharePath(location.path) ? ShareNode : NotFound);
   // One Files page across folders: it reloads its listing when the path changes.
   return <Current key={isFilesPath(location.path) ? '/files' : location.path} />;

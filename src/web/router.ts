@@ -35,10 +35,29 @@ export function useLocation(): Location {
   return location;
 }
 
-/** A path of this app to return to after signing in: same origin, absolute path, never `//host`. */
+/**
+ * A path of this app to return to after signing in: same origin, absolute path, never `//host`.
+ * No control character either: the URL parser drops tabs and newlines, so `/<tab>/host` would
+ * become `//host` (pushState then throws, and the person is stuck on sign-in).
+ */
 export function safeNext(value: string | null): string | undefined {
   if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || value.startsWith('/sign-in')) return undefined;
+  if (/[\u0000-\u001f\u007f]/.test(value) || new URL(value, window.location.origin).origin !== window.location.origin) return undefined;
   return value;
+}
+
+/**
+ * The rest of `path` after `prefix`, decoded: an id in the address (`/item/<uuid>`). A broken
+ * %-escape (a mangled link) stays as written, so the page asks the store and says "not found"
+ * instead of decodeURIComponent throwing while rendering, which left a blank page.
+ */
+export function pathRest(path: string, prefix: string): string {
+  const rest = path.slice(prefix.length);
+  try {
+    return decodeURIComponent(rest);
+  } catch {
+    return rest;
+  }
 }
 
 type LinkProps = Omit<JSX.HTMLAttributes<HTMLAnchorElement>, 'href'> & { href: string; children: ComponentChildren };

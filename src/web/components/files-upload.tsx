@@ -203,7 +203,10 @@ export function UploadList({ tasks, summary, onClear }: { tasks: readonly Task[]
   return (
     <section class="files-uploads" aria-labelledby="files-uploads-heading">
       <h2 id="files-uploads-heading">{t.files.uploads}</h2>
-      <p id="files-overall">{t.files.overall(done, tasks.length)}</p>
+      {/* A live line: a screen reader hears each file finish, not only the batch's end. */}
+      <p id="files-overall" role="status">
+        {t.files.overall(done, tasks.length)}
+      </p>
       <progress aria-label={t.files.overallLabel} aria-describedby="files-overall" max={Math.max(total, 1)} value={total === 0 ? (done === tasks.length ? 1 : 0) : sent} />
       <ul>
         {tasks.map((task) => (

@@ -41,7 +41,7 @@ function Header() {
             <ul>
               {NAV.filter((item) => !item.adminOnly || session.isAdmin).map((item) => (
                 <li key={item.href}>
-                  <Link href={item.href} aria-current={path === item.href ? 'page' : undefined}>
+                  <Link href={item.href} aria-current={path === item.href || path.startsWith(`${item.href}/`) ? 'page' : undefined}>
                     {item.label}
                   </Link>
                 </li>

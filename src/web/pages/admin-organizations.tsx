@@ -5,7 +5,7 @@
  * admin's choice of organization for the users and groups sections (org_id).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { ApiError, errorText } from '../api.js';
 import { adminApi, type About, type Organization } from '../api/admin.js';
 import { Field, FormError } from '../components/field.js';
 import { t } from '../strings.js';
@@ -38,18 +38,23 @@ export function AdminOrganizations({ about }: { about: About }) {
   const [form, setForm] = useState({ id: '', name: '', unlimited: false });
   const [error, setError] = useState<string | undefined>();
   const [formError, setFormError] = useState<string | undefined>();
+  // A refusal the store names a field of (`id: ...`, `name: ...`) is said at that field.
+  const [fieldError, setFieldError] = useState<{ id?: string; name?: string }>({});
   const load = () =>
     (about.builtin_admin ? adminApi.organizations() : adminApi.organization(about.org_id).then((one) => [one])).then(setList, (err: unknown) => setError(errorText(err)));
   useEffect(() => void load(), []);
   const create = async (event: Event) => {
     event.preventDefault();
     setFormError(undefined);
+    setFieldError({});
     try {
       await adminApi.createOrganization({ id: form.id.trim(), name: form.name.trim(), allow_unlimited_quota: form.unlimited });
       setForm({ id: '', name: '', unlimited: false });
       await load();
     } catch (err) {
-      setFormError(errorText(err));
+      const field = err instanceof ApiError ? err.field() : undefined;
+      if (field === 'id' || field === 'name') setFieldError({ [field]: errorText(err) });
+      else setFormError(errorText(err));
     }
   };
   const remove = async (id: string) => {
@@ -85,8 +90,8 @@ export function AdminOrganizations({ about }: { about: About }) {
       {about.builtin_admin && (
         <form class="panel" onSubmit={create} noValidate>
           <h2>{s().create}</h2>
-          <Field id="org-id" label={s().id} hint={s().idHint} value={form.id} onValue={(id) => setForm({ ...form, id })} maxLength={64} />
-          <Field id="org-name" label={s().name} value={form.name} onValue={(name) => setForm({ ...form, name })} maxLength={100} />
+          <Field id="org-id" label={s().id} hint={s().idHint} value={form.id} onValue={(id) => setForm({ ...form, id })} maxLength={64} error={fieldError.id} />
+          <Field id="org-name" label={s().name} value={form.name} onValue={(name) => setForm({ ...form, name })} maxLength={100} error={fieldError.name} />
           <div class="check">
             <input type="checkbox" id="org-unlimited" checked={form.unlimited} onChange={(e) => setForm({ ...form, unlimited: (e.currentTarget as HTMLInputElement).checked })} />
             <label for="org-unlimited">{s().unlimited}</label>

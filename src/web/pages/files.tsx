@@ -21,7 +21,7 @@ import { FilesPicker } from '../components/files-picker.js';
 import { fromDrop, fromInput, UploadList, useUploads } from '../components/files-upload.js';
 import { FilesWindow } from '../components/files-window.js';
 import { Page } from '../components/page.js';
-import { Link, useLocation } from '../router.js';
+import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings.js';
 
 const DERIVED = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
@@ -137,7 +137,7 @@ function NewFolderForm({ parent, onDone }: { parent: string; onDone: (name: stri
 
 export function Files() {
   const { path } = useLocation();
-  const folder = path === '/files' || path === '/files/' ? 'home' : decodeURIComponent(path.slice('/files/'.length));
+  const folder = path === '/files' || path === '/files/' ? 'home' : pathRest(path, '/files/');
   const [loaded, setLoaded] = useState<Loaded | undefined>();
   const [failure, setFailure] = useState<{ notFound: boolean; text: string } | undefined>();
   const [groups, setGroups] = useState<GroupEntry[]>([]);

@@ -203,17 +203,22 @@ function Tags({ group, canCreate }: { group: string; canCreate: boolean }) {
   const [name, setName] = useState('');
   const [tagClass, setTagClass] = useState('general');
   const [error, setError] = useState<string | undefined>();
+  // A refusal the store names a field of (`name: ...`, `class: ...`) is said at that field.
+  const [fieldError, setFieldError] = useState<{ name?: string; class?: string }>({});
   const load = () => groupsApi.tags(group).then(setTags, (err: unknown) => setError(errorText(err)));
   useEffect(() => void load(), [group]);
   const add = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
+    setFieldError({});
     try {
       await groupsApi.addTag(group, { name: name.trim(), class: tagClass.trim() });
       setName('');
       await load();
     } catch (err) {
-      setError(errorText(err));
+      const field = err instanceof ApiError ? err.field() : undefined;
+      if (field === 'name' || field === 'class') setFieldError({ [field]: errorText(err) });
+      else setError(errorText(err));
     }
   };
   return (
@@ -234,8 +239,8 @@ function Tags({ group, canCreate }: { group: string; canCreate: boolean }) {
       )}
       {canCreate ? (
         <form class="panel" onSubmit={add} noValidate>
-          <Field id="tag-name" label={s().tagName} value={name} onValue={setName} maxLength={64} />
-          <Field id="tag-class" label={s().tagClass} hint={s().tagClassHint} value={tagClass} onValue={setTagClass} />
+          <Field id="tag-name" label={s().tagName} value={name} onValue={setName} maxLength={64} error={fieldError.name} />
+          <Field id="tag-class" label={s().tagClass} hint={s().tagClassHint} value={tagClass} onValue={setTagClass} error={fieldError.class} />
           <FormError text={error} />
           <button type="submit">{s().addTag}</button>
         </form>

@@ -14,7 +14,7 @@ import { accessOf, details, fileUrl, listFolder, pathOf, previewKind, restoreRev
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
-import { Link, useLocation } from '../router.js';
+import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings.js';
 
 export const isItemPath = (path: string): boolean => path.startsWith('/item/') && path.length > '/item/'.length;
@@ -108,13 +108,13 @@ function Revisions({ node, revisions, mayWrite, mayDownload, onRestored }: { nod
                   </a>
                 )}
                 {mayWrite && r.revision !== latest && asking !== r.revision && (
-                  <button type="button" class="secondary" aria-label={t.item.restoreRevision(r.revision)} disabled={busy} onClick={() => setAsking(r.revision)}>
+                  <button type="button" class="secondary" id={`revision-restore-${r.revision}`} aria-label={t.item.restoreRevision(r.revision)} disabled={busy} onClick={() => setAsking(r.revision)}>
                     {t.item.restoreShort}
                   </button>
                 )}
               </div>
               {asking === r.revision && (
-                <ItemConfirm label={t.item.restoreRevision(r.revision)} text={t.item.confirmRestore(r.revision, latest + 1)} yes={t.item.confirmRestoreYes(r.revision)} busy={busy} onYes={() => void restore(r.revision)} onCancel={() => setAsking(undefined)} />
+                <ItemConfirm label={t.item.restoreRevision(r.revision)} text={t.item.confirmRestore(r.revision, latest + 1)} yes={t.item.confirmRestoreYes(r.revision)} busy={busy} opener={`revision-restore-${r.revision}`} onYes={() => void restore(r.revision)} onCancel={() => setAsking(undefined)} />
               )}
             </li>
           );
@@ -126,7 +126,7 @@ function Revisions({ node, revisions, mayWrite, mayDownload, onRestored }: { nod
 
 export function Item() {
   const { path: route } = useLocation();
-  const id = decodeURIComponent(route.slice('/item/'.length));
+  const id = pathRest(route, '/item/');
   const [loaded, setLoaded] = useState<Loaded | undefined>();
   const [failure, setFailure] = useState<string | undefined>();
   const [status, setStatus] = useState('');

@@ -13,7 +13,7 @@ import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { SharingRecipients, useChoices, type Choices } from '../components/sharing-recipients.js';
-import { Link, useLocation } from '../router.js';
+import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings.js';
 
 const s = t.sharing;
@@ -221,7 +221,7 @@ function ShareRow({ share, onRemoved }: { share: Share; onRemoved: () => void })
 
 export function ShareNode() {
   const { path } = useLocation();
-  const id = decodeURIComponent(path.slice('/share/'.length));
+  const id = pathRest(path, '/share/');
   const [node, setNode] = useState<NodeDetails | undefined>();
   /** null: the caller may not see the node's shares (not its owner, nor a member of its group). */
   const [shares, setShares] = useState<Share[] | null | undefined>();

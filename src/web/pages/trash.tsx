@@ -114,24 +114,24 @@ function TrashBin({ bin }: { bin: Bin }) {
                     </button>
                   )}
                   {mayDelete && asking !== entry.uuid && (
-                    <button type="button" class="secondary" aria-label={t.item.trash.deleteForGoodNamed(entry.name)} disabled={busy} onClick={() => setAsking(entry.uuid)}>
+                    <button type="button" class="secondary" id={`trash-delete-${entry.uuid}`} aria-label={t.item.trash.deleteForGoodNamed(entry.name)} disabled={busy} onClick={() => setAsking(entry.uuid)}>
                       {t.item.trash.deleteForGood}
                     </button>
                   )}
                 </div>
                 {asking === entry.uuid && (
-                  <ItemConfirm label={t.item.trash.deleteForGoodNamed(entry.name)} text={t.item.trash.confirmDelete(entry.name)} yes={t.item.trash.confirmDeleteYes(entry.name)} danger busy={busy} onYes={() => void purge(entry)} onCancel={() => setAsking(undefined)} />
+                  <ItemConfirm label={t.item.trash.deleteForGoodNamed(entry.name)} text={t.item.trash.confirmDelete(entry.name)} yes={t.item.trash.confirmDeleteYes(entry.name)} danger busy={busy} opener={`trash-delete-${entry.uuid}`} onYes={() => void purge(entry)} onCancel={() => setAsking(undefined)} />
                 )}
               </li>
             ))}
           </ul>
           {mayDelete && asking !== 'all' && (
-            <button type="button" class="secondary" aria-label={t.item.trash.emptyTrashOf(bin.title)} disabled={busy} onClick={() => setAsking('all')}>
+            <button type="button" class="secondary" id={`${headingId}-empty`} aria-label={t.item.trash.emptyTrashOf(bin.title)} disabled={busy} onClick={() => setAsking('all')}>
               {t.item.trash.emptyTrash}
             </button>
           )}
           {asking === 'all' && (
-            <ItemConfirm label={t.item.trash.emptyTrashOf(bin.title)} text={t.item.trash.confirmEmpty(entries.length)} yes={t.item.trash.confirmEmptyYes} danger busy={busy} onYes={() => void empty(entries)} onCancel={() => setAsking(undefined)} />
+            <ItemConfirm label={t.item.trash.emptyTrashOf(bin.title)} text={t.item.trash.confirmEmpty(entries.length)} yes={t.item.trash.confirmEmptyYes} danger busy={busy} opener={`${headingId}-empty`} onYes={() => void empty(entries)} onCancel={() => setAsking(undefined)} />
           )}
         </>
       )}
