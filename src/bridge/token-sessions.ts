@@ -23,8 +23,12 @@ import type { Clock } from '../common/clock.js';
 import { StoreError, type StoreClient, type StoreSession } from '../store-client/contract.js';
 import { AuthenticationFailed, type BridgeUser } from './sessions.js';
 
-/** How long a token the store accepted is believed without asking again. */
-export const TOKEN_TTL_MS = 60_000;
+/**
+ * How long a token the store accepted is believed without asking again: short, because an answer
+ * served from the bridge's caches (a listing) makes no store call that would see a sign-out; one
+ * GET /api/user per 5 s of a tab's uploads costs nothing.
+ */
+export const TOKEN_TTL_MS = 5_000;
 
 /** RFC 6750 §2.1's b64token. */
 const BEARER = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i;

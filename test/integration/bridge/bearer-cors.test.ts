@@ -14,6 +14,7 @@ import { davRequest, type DavAnswer, type DavHeaders } from '../../helpers/dav-r
 import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
 import { apiCall, dataOf } from '../../helpers/user-api.js';
+import { TOKEN_TTL_MS } from '../../../src/bridge/token-sessions.js';
 
 const TUS = { 'tus-resumable': '1.0.0' };
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
@@ -131,6 +132,18 @@ describe('Bearer tokens and CORS on the bridge', () => {
     await f.client.logout(session);
     expect((await send('PUT', '/home/after.txt', bearer(session.token), {}, 'after')).status).toBe(401);
     expect(await homeNames(carol)).toEqual(['before.txt']);
+  });
+
+  it('stops answering a signed-out token from its caches within TOKEN_TTL_MS: a listing too, which asks the store nothing', async () => {
+    const dan = await f.newDavUser();
+    const session = await f.client.login(dan.email, dan.password);
+    expect((await send('PUT', '/home/listed.txt', bearer(session.token), {}, 'x')).status).toBe(201);
+    expect((await send('PROPFIND', '/home/', bearer(session.token), { depth: '1' })).status).toBe(207);
+    await f.client.logout(session);
+    await new Promise((resolve) => setTimeout(resolve, TOKEN_TTL_MS + 500));
+    const listed = await send('PROPFIND', '/home/', bearer(session.token), { depth: '1' });
+    expect(listed.status).toBe(401);
+    expect(listed.text).not.toContain('listed.txt');
   });
 
   it('takes an app-password session\'s token as that session: it writes as the Basic login would, and ends with the app password', async () => {
