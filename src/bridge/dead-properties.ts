@@ -1,5 +1,5 @@
 /**
- * Dead properties as the verbs see them: the PropertyRepository contract (common/dav-properties.ts,
+ * Dead properties as the verbs see them: the PropertyRepository contract (contracts/dav-properties.ts,
  * re-exported here) and the readers of client modification times. The repository itself is the
  * storage layer's (store/storage/dav-properties.ts), handed to the bridge by main.ts; the bridge
  * holds no SQL.
@@ -8,7 +8,7 @@
  * `Win32LastModifiedTime` and Cyberduck's `SAR:lastmodified` (docs/client-quirks.md §2, §3, §5);
  * the bridge reports them in getlastmodified.
  */
-export * from '../common/dav-properties.js';
+export * from '../contracts/dav-properties.js';
 
 /**
  * Reads rclone's `X-OC-Mtime` (seconds since the epoch, possibly fractional) into milliseconds;

@@ -1,6 +1,6 @@
 /**
  * Locks in process memory: the MemoryLockRepository implementation of the LockRepository
- * contract (common/dav-locks.ts, re-exported here so the bridge imports one module). The
+ * contract (contracts/dav-locks.ts, re-exported here so the bridge imports one module). The
  * storage-backed implementation is store/storage/dav-locks.ts; main.ts chooses.
  */
 import {
@@ -16,9 +16,9 @@ import {
   type LockBudgets,
   type LockRenewal,
   type LockRepository,
-} from '../common/dav-locks.js';
+} from '../contracts/dav-locks.js';
 
-export * from '../common/dav-locks.js';
+export * from '../contracts/dav-locks.js';
 
 /** Locks in process memory: today's behaviour and speed. Methods resolve at once. */
 export class MemoryLockRepository implements LockRepository {

@@ -35,7 +35,7 @@ import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
-import type { RenameAwayRepository } from '../common/renamed-away.js';
+import type { RenameAwayRepository } from '../contracts/renamed-away.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
 import type { LockRepository } from './lock-repository.js';
@@ -52,9 +52,9 @@ import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './
 import { verbHandlers } from './verbs/index.js';
 import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
-import { LocalPartStore } from '../common/local-part-store.js';
+import { LocalPartStore } from '../contracts/local-part-store.js';
 import { UploadService } from './uploads/upload-service.js';
-import type { PartStore, UploadSessionRepository } from '../common/upload-sessions.js';
+import type { PartStore, UploadSessionRepository } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
 

@@ -11,7 +11,7 @@
 import type { ChangeFeed } from '../common/change-feed.js';
 import type { LoginLimiterOptions } from '../common/login-limiter.js';
 import type { StoreClient } from '../store-client/contract.js';
-import type { PartStore } from '../common/upload-sessions.js';
+import type { PartStore } from '../contracts/upload-sessions.js';
 import path from 'node:path';
 import { LocalBlobBackend } from './blobs/local.js';
 import { S3BlobBackend } from './blobs/s3.js';

@@ -5,7 +5,7 @@
  * (test/integration/bridge-state/repositories.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeadPropertyLimitError, type DeadPropertyStoreOptions } from '../../src/common/dav-properties.js';
+import { DeadPropertyLimitError, type DeadPropertyStoreOptions } from '../../src/contracts/dav-properties.js';
 import { SqlPropertyRepository } from '../../src/store/storage/dav-properties.js';
 import type { Sql } from '../../src/store/storage/sql.js';
 

@@ -34,7 +34,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
-import { UploadCompletedError, type UploadPart, type UploadSession } from '../../common/upload-sessions.js';
+import { UploadCompletedError, type UploadPart, type UploadSession } from '../../contracts/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
 import { escapeXmlText } from '../dav-xml.js';
 import { childHref, encodeHref, parseDestination } from '../href.js';

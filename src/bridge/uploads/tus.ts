@@ -34,7 +34,7 @@ import { createHash, randomUUID, type Hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
-import type { UploadSession } from '../../common/upload-sessions.js';
+import type { UploadSession } from '../../contracts/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
 import { toDavPath, type DavPath } from '../store-tree.js';

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
-import type { PartStore, UploadPart, UploadProtocol, UploadSession, UploadSessionRepository } from '../../common/upload-sessions.js';
+import type { PartStore, UploadPart, UploadProtocol, UploadSession, UploadSessionRepository } from '../../contracts/upload-sessions.js';
 
 export interface UploadServiceOptions {
   repository: UploadSessionRepository;

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
 import type { PropertyRepository } from '../dead-properties.js';
-import type { RenameAwayRepository } from '../../common/renamed-away.js';
+import type { RenameAwayRepository } from '../../contracts/renamed-away.js';
 import type { DavPathParts } from '../href.js';
 import type { LockStore } from '../locks.js';
 import type { MetadataCache } from '../metadata-cache.js';

@@ -4,7 +4,7 @@
  * temp `~WRD<n>.tmp` into the freed name (MOVE, Overwrite: F) and deleting the backup. No step
  * lands on an existing file, so without this the name would go to the temp's node and the
  * document (its UUID, revisions, shares, links) to the trash. What this module owns:
- * - a MOVE of a file within its folder to an editor's backup name (common/renamed-away.ts:
+ * - a MOVE of a file within its folder to an editor's backup name (contracts/renamed-away.ts:
  *   `~<…>.tmp`) is remembered, per user and folder, with the file's revision;
  * - a MOVE or COPY of another file onto the name it left, by the same user within a minute,
  *   while the document still sits at the backup name at that revision, makes the moved content
@@ -14,7 +14,7 @@
  * passed, a lock, a refusal) leaves the request to do what it always did. The memos live where
  * the dead properties live (store/storage/dav-state.ts), so the steps may reach any instance.
  */
-import { isEditorBackupName, RENAME_AWAY_WINDOW_MS } from '../../common/renamed-away.js';
+import { isEditorBackupName, RENAME_AWAY_WINDOW_MS } from '../../contracts/renamed-away.js';
 import { StoreError } from '../../store-client/index.js';
 import { DavStatusError } from '../dav-errors.js';
 import { nameOf, parentOf, segmentsOf, toDavPath, type Resource } from '../store-tree.js';

@@ -1,5 +1,5 @@
 /**
- * Upload parts in the store's S3 bucket: the PartStore (common/upload-sessions.ts) of a bridge
+ * Upload parts in the store's S3 bucket: the PartStore (contracts/upload-sessions.ts) of a bridge
  * in-process with a store on S3, so a chunk sent through one instance is assembled through any
  * other, and nothing of a part stays on an instance's disk (docs/bridge-design.md "Assembly").
  *
@@ -37,7 +37,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { KeyedQueue } from '../../common/keyed-queue.js';
-import { countingStream, UploadCompletedError, type PartStore, type PartToPlace, type UploadPart } from '../../common/upload-sessions.js';
+import { countingStream, UploadCompletedError, type PartStore, type PartToPlace, type UploadPart } from '../../contracts/upload-sessions.js';
 import type { BlobLedger, UploadIntent } from './blob-backend.js';
 import type { S3BlobBackend } from './s3.js';
 import { AssembledFile } from './staged-parts.js';

@@ -9,7 +9,7 @@
  * write under way covers it) is written at that offset, in parallel with the others and in any
  * order, under the part key `at<offset>-<uuid>`. Any other part (a re-sent chunk whose place is
  * taken, a body of unknown length, a v2 chunk of another size) is a file of its own beside it
- * (common/local-part-store.ts), written into its place at assembly: a copy of that part only.
+ * (contracts/local-part-store.ts), written into its place at assembly: a copy of that part only.
  *
  * Hashing follows the file: once the parts from byte 0 on are complete, a PrefixDigests reads
  * them back from the page cache (SHA-1 and MD5 on the checksum worker, BLAKE3 here) while the
@@ -31,9 +31,9 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { KeyedQueue } from '../../common/keyed-queue.js';
-import { LocalPartStore } from '../../common/local-part-store.js';
+import { LocalPartStore } from '../../contracts/local-part-store.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
-import { countingStream, type PartStore, type PartToPlace, type UploadPart } from '../../common/upload-sessions.js';
+import { countingStream, type PartStore, type PartToPlace, type UploadPart } from '../../contracts/upload-sessions.js';
 import { FileChecksums } from './checksum-worker.js';
 import type { LocalBlobBackend } from './local.js';
 import { BlobTooLargeError, createContentHasher, INLINE_MAX_BYTES, type ContentDigest, type StagedBlob } from './staging.js';

@@ -1,6 +1,6 @@
 /**
  * The storage layer's repository of WebDAV locks: the LockRepository contract
- * (common/dav-locks.ts) over the `dav_locks` table (migration 012), for SQLite or PostgreSQL
+ * (contracts/dav-locks.ts) over the `dav_locks` table (migration 012), for SQLite or PostgreSQL
  * through one `Sql` handle: every instance over one database sees every lock, and two
  * instances cannot both grant conflicting locks. The lock table is sabre/dav's, with what
  * sabre's PDO backend lacks (nextcloud/server issues cited in docs/scale-out.md):
@@ -43,7 +43,7 @@ import {
   type LockBudgets,
   type LockRenewal,
   type LockRepository,
-} from '../../common/dav-locks.js';
+} from '../../contracts/dav-locks.js';
 import { inKeys, keyRows } from './sql-lists.js';
 
 /** First key of PostgreSQL's two-key advisory locks taken here ("DAVL"); the second is hashtext(resource). */

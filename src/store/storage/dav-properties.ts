@@ -1,6 +1,6 @@
 /**
  * The storage layer's repository of dead properties and client mtimes: the PropertyRepository
- * contract (common/dav-properties.ts) over the `dav_properties` and `dav_client_mtimes` tables
+ * contract (contracts/dav-properties.ts) over the `dav_properties` and `dav_client_mtimes` tables
  * (migration 012) through one `Sql` handle, SQLite or PostgreSQL. Owns these tables only; never
  * interprets a property's XML.
  *
@@ -17,7 +17,7 @@ import {
   type DeadPropertyChange,
   type DeadPropertyStoreOptions,
   type PropertyRepository,
-} from '../../common/dav-properties.js';
+} from '../../contracts/dav-properties.js';
 import type { Sql } from './sql.js';
 import { inKeys } from './sql-lists.js';
 

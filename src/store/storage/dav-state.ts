@@ -14,15 +14,15 @@
  */
 import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import type { LockRepository } from '../../common/dav-locks.js';
-import type { DeadPropertyStoreOptions, PropertyRepository } from '../../common/dav-properties.js';
-import type { RenameAwayRepository } from '../../common/renamed-away.js';
+import type { LockRepository } from '../../contracts/dav-locks.js';
+import type { DeadPropertyStoreOptions, PropertyRepository } from '../../contracts/dav-properties.js';
+import type { RenameAwayRepository } from '../../contracts/renamed-away.js';
 import type { Logger } from '../../common/logger.js';
 import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
 import { SqlUploadSessionRepository } from './upload-sessions.js';
-import type { UploadSessionRepository } from '../../common/upload-sessions.js';
+import type { UploadSessionRepository } from '../../contracts/upload-sessions.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';

@@ -1,8 +1,8 @@
 /**
- * The storage layer's RenameAwayRepository (common/renamed-away.ts) over the `dav_renamed_away`
+ * The storage layer's RenameAwayRepository (contracts/renamed-away.ts) over the `dav_renamed_away`
  * table (migration 020), through one `Sql` handle, SQLite or PostgreSQL. Owns that table only.
  */
-import type { RenameAwayMemo, RenameAwayRepository } from '../../common/renamed-away.js';
+import type { RenameAwayMemo, RenameAwayRepository } from '../../contracts/renamed-away.js';
 import type { Sql } from './sql.js';
 
 interface Row {

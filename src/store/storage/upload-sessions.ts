@@ -1,10 +1,10 @@
 /**
  * The storage layer's repository of resumable-upload sessions: the UploadSessionRepository
- * contract (common/upload-sessions.ts) over the `dav_uploads` and `dav_upload_parts` tables
+ * contract (contracts/upload-sessions.ts) over the `dav_uploads` and `dav_upload_parts` tables
  * (migration 021) through one `Sql` handle, SQLite or PostgreSQL, in the store's database or in
  * a bridge's own bridge.sqlite. Owns these tables only; never touches a part's bytes.
  */
-import type { UploadPart, UploadProtocol, UploadSession, UploadSessionRepository } from '../../common/upload-sessions.js';
+import type { UploadPart, UploadProtocol, UploadSession, UploadSessionRepository } from '../../contracts/upload-sessions.js';
 import type { Sql } from './sql.js';
 
 interface SessionRow {

@@ -1,5 +1,5 @@
 /**
- * The rename-away memos (common/renamed-away.ts) where the bridge keeps them: the store's SQLite
+ * The rename-away memos (contracts/renamed-away.ts) where the bridge keeps them: the store's SQLite
  * database (every migration, as `npm start` opens it), the bridge's own state file (`--only
  * bridge`, upgraded from the version before them), and PostgreSQL, where two instances (two
  * pools) race for one memo and exactly one gets it. PostgreSQL is a database of the run's
@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RenameAwayMemo, RenameAwayRepository } from '../../../src/common/renamed-away.js';
+import type { RenameAwayMemo, RenameAwayRepository } from '../../../src/contracts/renamed-away.js';
 import { openBridgeStateFile, STATE_FILE_VERSION } from '../../../src/store/storage/dav-state.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, nodeId, type HttpStoreClient, type NodeId } from '../../../src/store-client/index.js';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import type { AssembledFile } from '../../../src/store/blobs/staged-parts.js';
-import { UploadCompletedError } from '../../../src/common/upload-sessions.js';
+import { UploadCompletedError } from '../../../src/contracts/upload-sessions.js';
 import { contentHashOf, type StagedBlob } from '../../../src/store/blobs/staging.js';
 import { addBlobRef, releaseBlobRef } from '../../../src/store/storage/revisions.js';
 import { createLocalClient } from '../../../src/store/local-client.js';

@@ -11,7 +11,7 @@ import { readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UploadPart } from '../../../src/common/upload-sessions.js';
+import type { UploadPart } from '../../../src/contracts/upload-sessions.js';
 import { LocalBlobBackend } from '../../../src/store/blobs/local.js';
 import { AssembledFile, placeOf, StagedPartStore } from '../../../src/store/blobs/staged-parts.js';
 import { contentHashOf } from '../../../src/store/blobs/staging.js';

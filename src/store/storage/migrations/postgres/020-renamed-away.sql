@@ -1,4 +1,4 @@
--- Saves by rename-away (common/renamed-away.ts, docs/bridge-design.md "Saves"): the bridge's memo
+-- Saves by rename-away (contracts/renamed-away.ts, docs/bridge-design.md "Saves"): the bridge's memo
 -- of a file renamed away to an editor's backup name (kind 'away', keyed by the name it left) and
 -- of one restored from it (kind 'restored', keyed by the backup name), per user and folder key.
 -- Rows live a minute; each insert sweeps older ones.

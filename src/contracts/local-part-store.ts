@@ -10,7 +10,7 @@ import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../common/private-files.js';
 import { countingStream, type PartStore, type UploadPart } from './upload-sessions.js';
 
 /** Keys are made by the bridge (UUIDs); anything else is refused rather than joined into a path. */
