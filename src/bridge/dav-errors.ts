@@ -5,7 +5,7 @@
  * existing name, 412 for Overwrite: F) are decided by the verb before it calls here.
  */
 import { StoreError } from '../store-client/contract.js';
-import { StorageUnavailableError } from '../store/storage/sql.js';
+import { StorageUnavailableError } from '../contracts/storage-unavailable.js';
 import { DavXmlError, type DavCondition } from './dav-xml.js';
 import { DeadPropertyLimitError } from './dead-properties.js';
 import { HrefError } from './href.js';

@@ -6,8 +6,8 @@
  */
 
 import { RETRY_AFTER_SEC } from '../common/readiness.js';
+import { StorageUnavailableError } from '../contracts/storage-unavailable.js';
 import { BlobUnavailableError } from './blobs/blob-backend.js';
-import { StorageUnavailableError } from './storage/sql.js';
 
 export type ErrorCode =
   | 'invalid_request'      // 400: body/query/path fails validation

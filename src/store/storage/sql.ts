@@ -100,8 +100,3 @@ export class StorageConstraintError extends Error {
     super(message, options);
   }
 }
-
-/** The database could not be reached or answered with an engine failure: the request is worth retrying later (503). */
-export class StorageUnavailableError extends Error {
-  override name = 'StorageUnavailableError';
-}

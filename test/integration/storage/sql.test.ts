@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
 import { PostgresStorage, rewritePlaceholders } from '../../../src/store/storage/dialects/postgres.js';
 import { assertKnownSchema, migrate, migrationsOf, SchemaTooNewError } from '../../../src/store/storage/migrations.js';
-import { StorageConstraintError, StorageUnavailableError, type Storage } from '../../../src/store/storage/sql.js';
+import { StorageUnavailableError } from '../../../src/contracts/storage-unavailable.js';
+import { StorageConstraintError, type Storage } from '../../../src/store/storage/sql.js';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 

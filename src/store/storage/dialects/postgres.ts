@@ -14,7 +14,8 @@
 import pg from 'pg';
 import type { Logger } from '../../../common/logger.js';
 import { PostgresChangeFeed } from './postgres-changes.js';
-import { StorageConstraintError, StorageUnavailableError, type RunResult, type Sql, type SqlParams, type Storage, type TransactionOptions } from '../sql.js';
+import { StorageUnavailableError } from '../../../contracts/storage-unavailable.js';
+import { StorageConstraintError, type RunResult, type Sql, type SqlParams, type Storage, type TransactionOptions } from '../sql.js';
 
 // int8 (BIGINT, COUNT) and numeric (SUM) as numbers, not strings.
 pg.types.setTypeParser(20, (v: string) => Number(v));
