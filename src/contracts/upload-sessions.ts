@@ -7,7 +7,7 @@
  * Two places for the state, chosen by whoever opens the bridge's state (store/storage/dav-state.ts):
  * the store's database when the bridge serves the store in-process (SQLite or PostgreSQL), else the
  * bridge's own bridge.sqlite. The bytes go to a PartStore every instance serving the store can
- * reach (common/local-part-store.ts: a folder; store/blobs/staged-parts.ts: the assembled file
+ * reach (contracts/local-part-store.ts: a folder; store/blobs/staged-parts.ts: the assembled file
  * itself, for a bridge in-process with a store on the local backend; store/blobs/s3-parts.ts:
  * objects in the store's bucket, for a bridge in-process with a store on S3).
  */
