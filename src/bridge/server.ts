@@ -35,10 +35,9 @@ import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
-import type { RenameAwayRepository } from '../contracts/renamed-away.js';
+import type { BridgeState } from '../contracts/bridge-state.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
-import type { LockRepository } from './lock-repository.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
 import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
@@ -54,7 +53,7 @@ import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
 import { LocalPartStore } from '../contracts/local-part-store.js';
 import { UploadService } from './uploads/upload-service.js';
-import type { PartStore, UploadSessionRepository } from '../contracts/upload-sessions.js';
+import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './verbs/respond.js';
 
@@ -110,20 +109,6 @@ export interface BridgeOptions {
   parts?: PartStore;
   /** Where the web app is (main.ts: `store.publicUrl`, or the store of this process): the index page links to it. */
   webApp?: WebAppLocation;
-}
-
-/** The bridge's state repositories (store/storage/dav-state.ts makes them). */
-export interface BridgeState {
-  /** Locks shared with other instances; undefined keeps them in this process's memory. */
-  readonly locks: LockRepository | undefined;
-  readonly properties: PropertyRepository;
-  /** Saves by rename-away (verbs/rename-away.ts): memos shared like the properties. */
-  readonly renamedAway: RenameAwayRepository;
-  /** Resumable-upload sessions: in the store's database in-process, else in bridge.sqlite. */
-  readonly uploads: UploadSessionRepository;
-  /** For /readyz: the bridge's own state file answers (absent when the state is the store's). */
-  probe?(): Promise<void>;
-  close(): Promise<void>;
 }
 
 export interface RunningBridge {

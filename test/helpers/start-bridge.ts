@@ -10,7 +10,8 @@
 import path from 'node:path';
 import type { Clock } from '../../src/common/clock.js';
 import { createLogger, type Logger } from '../../src/common/logger.js';
-import { startBridge, type BridgeOptions, type BridgeState, type RunningBridge } from '../../src/bridge/server.js';
+import type { BridgeState } from '../../src/contracts/bridge-state.js';
+import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.js';
 import type { Config } from '../../src/common/config.js';
 import { inProcessStore } from '../../src/store/bridge-store.js';
 import { openDavState, propertyLimitsOf } from '../../src/store/storage/dav-state.js';

@@ -1,7 +1,7 @@
 /**
  * Where the bridge's shared state lives, chosen once at start (main.ts, and the test helpers that
- * start a bridge): the LockRepository, PropertyRepository and RenameAwayRepository the bridge is
- * handed. Owns the bridge's own SQLite file and its upgrades; the SQL of the tables is
+ * start a bridge): the BridgeState (contracts/bridge-state.ts) the bridge is handed, both of its
+ * implementations. Owns the bridge's own SQLite file and its upgrades; the SQL of the tables is
  * dav-locks.ts's, dav-properties.ts's and renamed-away.ts's.
  *
  * - Beside the embedded store (`npm start`), in the store's database: dead properties, client
@@ -14,34 +14,18 @@
  */
 import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import type { LockRepository } from '../../contracts/dav-locks.js';
-import type { DeadPropertyStoreOptions, PropertyRepository } from '../../contracts/dav-properties.js';
-import type { RenameAwayRepository } from '../../contracts/renamed-away.js';
+import type { BridgeState } from '../../contracts/bridge-state.js';
+import type { DeadPropertyStoreOptions } from '../../contracts/dav-properties.js';
 import type { Logger } from '../../common/logger.js';
 import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
 import { SqlUploadSessionRepository } from './upload-sessions.js';
-import type { UploadSessionRepository } from '../../contracts/upload-sessions.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
 import { SqlRenameAwayRepository } from './renamed-away.js';
 import type { Sql, Storage } from './sql.js';
-
-/** What the bridge is handed (BridgeOptions.state); it calls `close` when it closes. */
-export interface DavState {
-  /** Shared locks; undefined keeps them in the bridge's memory. */
-  readonly locks: LockRepository | undefined;
-  readonly properties: PropertyRepository;
-  /** Saves by rename-away: what an earlier request of the dance did (any instance's). */
-  readonly renamedAway: RenameAwayRepository;
-  /** Resumable-upload sessions (bridge/uploads/), where every instance over the store sees them. */
-  readonly uploads: UploadSessionRepository;
-  /** For /readyz: resolves when the bridge's own state file answers; absent when the state is the store's (its checks cover it). */
-  probe?(): Promise<void>;
-  close(): Promise<void>;
-}
 
 export interface DavStateOptions {
   /** The embedded store's storage, when the bridge serves it in-process; otherwise the bridge's own file. */
@@ -57,7 +41,7 @@ export function propertyLimitsOf(bridge: { deadPropsMaxBytesPerNode: number; dea
   return { maxBytesPerNode: bridge.deadPropsMaxBytesPerNode, maxBytesPerOwner: bridge.deadPropsMaxBytesPerOwner };
 }
 
-export async function openDavState(options: DavStateOptions): Promise<DavState> {
+export async function openDavState(options: DavStateOptions): Promise<BridgeState> {
   const { storage } = options;
   if (storage) {
     const moved = await moveStateFileInto(options.stateFile, storage.sql);
