@@ -171,24 +171,41 @@ export class S3PartStore implements PartStore {
     if (sizeBytes === undefined) throw new Error('an S3 part needs its size before its bytes');
     await this.refuseIfCompleted(sessionKey);
     const seen = { bytes: 0 };
-    const options = signal ? { abortSignal: signal } : {};
-    const placed = /^mp(\d{1,5})-pending$/.exec(partKey);
-    if (placed) {
-      const number = Number(placed[1]);
-      const uploadId = await this.multipartUpload(sessionKey);
-      const answer = await this.send(() => this.options.client.send(
-        new UploadPartCommand({ Bucket: this.options.bucket, Key: this.adoptedKey(sessionKey), UploadId: uploadId, PartNumber: number, Body: countingStream(body, seen), ContentLength: sizeBytes }),
+    // A body that fails (not only a client that hangs up, which `signal` tells) ends the S3 call
+    // too: the SDK would wait for the rest of a body that never comes (its requestTimeout only
+    // warns), and the write would never settle. The write then rejects with the body's error.
+    const cut = new AbortController();
+    let failure: unknown;
+    const counted = (): Readable => {
+      const stream = countingStream(body, seen);
+      stream.once('error', (err) => {
+        failure = err;
+        cut.abort(err);
+      });
+      return stream;
+    };
+    const options = { abortSignal: signal ? AbortSignal.any([signal, cut.signal]) : cut.signal };
+    try {
+      const placed = /^mp(\d{1,5})-pending$/.exec(partKey);
+      if (placed) {
+        const number = Number(placed[1]);
+        const uploadId = await this.multipartUpload(sessionKey);
+        const answer = await this.send(() => this.options.client.send(
+          new UploadPartCommand({ Bucket: this.options.bucket, Key: this.adoptedKey(sessionKey), UploadId: uploadId, PartNumber: number, Body: counted(), ContentLength: sizeBytes }),
+          options,
+        ));
+        const etag = (answer.ETag ?? '').replace(/"/g, '');
+        if (!/^[A-Za-z0-9]{1,56}$/.test(etag)) throw new Error(`S3 answered part ${number} with an ETag this store cannot keep: ${JSON.stringify(answer.ETag)}`);
+        return { sizeBytes: seen.bytes, partKey: `mp${number}-${etag}` };
+      }
+      await this.send(() => this.options.client.send(
+        new PutObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(sessionKey, partKey), Body: counted(), ContentLength: sizeBytes }),
         options,
       ));
-      const etag = (answer.ETag ?? '').replace(/"/g, '');
-      if (!/^[A-Za-z0-9]{1,56}$/.test(etag)) throw new Error(`S3 answered part ${number} with an ETag this store cannot keep: ${JSON.stringify(answer.ETag)}`);
-      return { sizeBytes: seen.bytes, partKey: `mp${number}-${etag}` };
+      return seen.bytes;
+    } catch (err) {
+      throw failure ?? err;
     }
-    await this.send(() => this.options.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.keyOf(sessionKey, partKey), Body: countingStream(body, seen), ContentLength: sizeBytes }),
-      options,
-    ));
-    return seen.bytes;
   }
 
   /**
