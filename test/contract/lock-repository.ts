@@ -1,8 +1,9 @@
 /**
  * One suite for every LockRepository (x/net/webdav's testFS habit): LockStore's rules over the
  * repository's state, conflicts, shared and exclusive, depth, expiry, refresh, budgets, and
- * conflicting LOCKs racing. Run on memory (test/unit/bridge/locks.test.ts), on SQLite and on
- * PostgreSQL (test/integration/bridge-state/lock-repository.test.ts).
+ * conflicting LOCKs racing. Run on memory (test/unit/bridge/locks.test.ts: where a bridge over
+ * SQLite or with its own bridge.sqlite keeps its locks), on SQLite and on PostgreSQL
+ * (test/integration/bridge-state/repositories.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';

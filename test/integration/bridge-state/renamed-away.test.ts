@@ -1,13 +1,13 @@
 /**
- * The rename-away memos (contracts/renamed-away.ts) where the bridge keeps them: the store's SQLite
- * database (every migration, as `npm start` opens it), the bridge's own state file (`--only
- * bridge`, upgraded from the version before them), and PostgreSQL, where two instances (two
- * pools) race for one memo and exactly one gets it. PostgreSQL is a database of the run's
+ * The rename-away memos (contracts/renamed-away.ts) where the bridge keeps them, held to the
+ * contract suite (test/contract/rename-away-repository.ts): the store's SQLite database (every
+ * migration, as `npm start` opens it), the bridge's own state file (`--only bridge`, upgraded from
+ * the version before them), and PostgreSQL, where two instances (two pools) race for one memo and
+ * exactly one gets it. PostgreSQL is a database of the run's
  * throwaway cluster: skipped with a warning without it, failed when CI=true.
  */
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { RenameAwayMemo, RenameAwayRepository } from '../../../src/contracts/renamed-away.js';
+import { afterAll, expect, it } from 'vitest';
 import { openBridgeStateFile, STATE_FILE_VERSION } from '../../../src/store/storage/dav-state.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
@@ -15,57 +15,11 @@ import { PostgresStorage } from '../../../src/store/storage/dialects/postgres.js
 import { migrate } from '../../../src/store/storage/migrations.js';
 import { SqlRenameAwayRepository } from '../../../src/store/storage/renamed-away.js';
 import type { Storage } from '../../../src/store/storage/sql.js';
+import { away, describeRenameAwayRepository, T0 } from '../../contract/rename-away-repository.js';
 import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
-const T0 = 1_800_000_000_000;
-const away = (name: string, atMs: number, nodeId = `node-${name}`): RenameAwayMemo => ({
-  kind: 'away',
-  userId: 'alice',
-  folder: 'folder-1',
-  name,
-  nodeId,
-  otherName: '~WRL0001.tmp',
-  revision: 3,
-  atMs,
-});
-
-function describeMemos(where: string, open: () => Promise<{ repository: RenameAwayRepository; close(): Promise<void> }>): void {
-  describe(`rename-away memos in ${where}`, () => {
-    it('gives a memo back once, to its user, folder, name and kind only', async () => {
-      const { repository, close } = await open();
-      try {
-        await repository.remember(away('a.docx', T0), T0 - 60_000);
-        expect(await repository.take('away', 'bob', 'folder-1', 'a.docx', T0 - 60_000)).toBeUndefined();
-        expect(await repository.take('away', 'alice', 'folder-2', 'a.docx', T0 - 60_000)).toBeUndefined();
-        expect(await repository.take('restored', 'alice', 'folder-1', 'a.docx', T0 - 60_000)).toBeUndefined();
-        expect(await repository.take('away', 'alice', 'folder-1', 'a.docx', T0 - 60_000)).toEqual(away('a.docx', T0));
-        expect(await repository.take('away', 'alice', 'folder-1', 'a.docx', T0 - 60_000)).toBeUndefined();
-      } finally {
-        await close();
-      }
-    });
-
-    it('a later memo for the name replaces the earlier; one made before `since` is not given; stale ones are swept', async () => {
-      const { repository, close } = await open();
-      try {
-        await repository.remember(away('b.docx', T0, 'first'), T0 - 60_000);
-        await repository.remember(away('b.docx', T0 + 1, 'second'), T0 - 60_000);
-        expect((await repository.take('away', 'alice', 'folder-1', 'b.docx', T0))?.nodeId).toBe('second');
-        await repository.remember(away('c.docx', T0), T0 - 60_000);
-        expect(await repository.take('away', 'alice', 'folder-1', 'c.docx', T0 + 1)).toBeUndefined();
-        await repository.remember(away('d.docx', T0), T0 - 60_000);
-        // Remembering a minute later sweeps d.docx's memo: not even an old `since` finds it.
-        await repository.remember(away('e.docx', T0 + 61_000), T0 + 1_000);
-        expect(await repository.take('away', 'alice', 'folder-1', 'd.docx', 0)).toBeUndefined();
-      } finally {
-        await close();
-      }
-    });
-  });
-}
-
-describeMemos('the store’s SQLite database', async () => {
+describeRenameAwayRepository('the store’s SQLite database', async () => {
   const tmp = makeTmpDir('driveway-renamed-away-');
   const storage = new SqliteStorage(openDatabase(path.join(tmp.dir, 'driveway.sqlite')));
   return {
@@ -77,7 +31,7 @@ describeMemos('the store’s SQLite database', async () => {
   };
 });
 
-describeMemos('the bridge’s state file, upgraded from version 3', async () => {
+describeRenameAwayRepository('the bridge’s state file, upgraded from version 3', async () => {
   const tmp = makeTmpDir('driveway-renamed-away-');
   const file = path.join(tmp.dir, 'bridge.sqlite');
   // Version 3: migration 012's tables only, as the release before the memos left it.
@@ -115,7 +69,7 @@ postgres.describe('on PostgreSQL', () => {
     await Promise.all(storages.map((s) => s.close()));
   });
 
-  describeMemos('PostgreSQL', async () => ({ repository: new SqlRenameAwayRepository((await pool()).sql), close: async () => undefined }));
+  describeRenameAwayRepository('PostgreSQL', async () => ({ repository: new SqlRenameAwayRepository((await pool()).sql), close: async () => undefined }));
 
   it('two instances taking one memo at once: exactly one gets it, again and again', async () => {
     const instances = [new SqlRenameAwayRepository((await pool()).sql), new SqlRenameAwayRepository((await pool()).sql)];
