@@ -11,55 +11,12 @@
  * `/public_shares/x`, `/private_shares/x`) is never deleted: see removeFromView.
  */
 import { DavStatusError } from '../dav-errors.js';
-import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, type Resource } from '../store-tree.js';
 import type { DavContext, VerbHandler } from './context.js';
+import { deletedStateOf, forgetDeleted } from './deleted-state.js';
 import { isRestoredBackup } from './rename-away.js';
 import { sendEmpty } from './respond.js';
 import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
-
-/** Bounds the walk over cached listings when a subtree is deleted for good. */
-const MAX_FORGOTTEN_KEYS = 10_000;
-
-/** The bridge state a deleted resource takes with it. */
-export interface DeletedState {
-  /** Key of the resource: locks rooted there or below are dropped. */
-  key: string;
-  /** Keys whose dead properties and mtimes are dropped (empty unless deleted for good). */
-  forGood: string[];
-}
-
-/**
- * What to forget when `resource` is deleted. Collect it before the store call: the deletion
- * makes the cached listings of the subtree stale. Descendants are found in cached listings
- * only (no store call); the properties of descendants in folders this bridge has not listed
- * recently stay in its file as orphans keyed by UUIDs that no longer exist.
- */
-export function deletedStateOf(ctx: DavContext, user: BridgeUser, resource: Resource, options: { forGood?: boolean } = {}): DeletedState {
-  const key = resource.chain[resource.chain.length - 1] as string;
-  const inTrash = resource.top?.name === 'trash' && resource.kind === 'node';
-  if (!inTrash && options.forGood !== true) return { key, forGood: [] };
-  const { cache, tree } = ctx.services;
-  const forGood = [key];
-  const folders = resource.entry.kind === 'folder' ? [resource.entry.id] : [];
-  while (folders.length > 0 && forGood.length < MAX_FORGOTTEN_KEYS) {
-    const folder = folders.pop();
-    if (folder === undefined) break;
-    const listing = cache.listing(user.userId, tree.folderKey(user, folder));
-    if (!listing) continue;
-    for (const entry of listing.entries) {
-      forGood.push(tree.folderKey(user, entry.id));
-      if (entry.kind === 'folder') folders.push(entry.id);
-    }
-  }
-  return { key, forGood };
-}
-
-/** After the store deleted the resource: drop its locks, and its properties when gone for good. */
-export async function forgetDeleted(ctx: DavContext, state: DeletedState): Promise<void> {
-  await ctx.services.locks.dropLocksUnder(state.key);
-  await ctx.services.props.dropMany(state.forGood);
-}
 
 /**
  * 204 on success; 404 when nothing is there; 403 for the root and the top-level folders; 400

@@ -12,7 +12,7 @@ import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, isFixedPath, revisesInPlace, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
-import { deletedStateOf, forgetDeleted, type DeletedState } from './delete.js';
+import { deletedStateOf, forgetDeleted, type DeletedState } from './deleted-state.js';
 import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
 
 export interface Transfer {
