@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { vi } from 'vitest';
 import { LocalBlobBackend } from '../../src/store/blobs/local.js';
 import type { StoreContext } from '../../src/store/context.js';
-import { inlineBlob } from '../../src/store/storage/revisions.js';
+import { inlineBlob } from '../../src/store/storage/blob-refs.js';
 import { filesIn } from './stream-helpers.js';
 
 /** The store's local backend; throws when the store runs another one. */

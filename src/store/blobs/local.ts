@@ -4,7 +4,7 @@
  * renamed into place (and the directory fsynced) before any metadata row refers to it, so a
  * crash never leaves a half-written blob. Small blobs never touch a file: staging hands their
  * bytes back to go into their database row, in the same transaction as the row that refers to
- * them. Reference counts live in the database (storage/revisions.ts); this module only moves bytes and
+ * them. Reference counts live in the database (storage/blob-refs.ts); this module only moves bytes and
  * asks the `isReferenced` callback it was built with.
  *
  * get() hands out the opened file itself (BlobReader `file`): the in-process GET reads it into

@@ -100,7 +100,7 @@ export interface StagedBlob {
   sizeBytes: number;
   /** The fsynced temp file of a blob kept by the backend. */
   tempPath?: string;
-  /** The bytes of a small blob, to be stored in its database row (storage/revisions.ts addBlobRef). */
+  /** The bytes of a small blob, to be stored in its database row (storage/blob-refs.ts addBlobRef). */
   inline?: Buffer;
   /** An S3 object that holds the bytes already (a completed chunked upload): adopted, not uploaded. */
   objectKey?: string;

@@ -24,7 +24,7 @@ import { BlobVerificationError, assertAddressed, digestBlob, type BlobDigest } f
 import { LocalBlobBackend } from '../blobs/local.js';
 import { digestOf } from '../blobs/staging.js';
 import { blobRows, blobUses, inlineBytes, ownerCount, repairBlobRefs, repairUsage, usageSkews, type BlobRow, type BlobUse } from '../storage/consistency.js';
-import { isBlobReferenced } from '../storage/revisions.js';
+import { isBlobReferenced } from '../storage/blob-refs.js';
 import type { Sql } from '../storage/sql.js';
 
 export type FindingKind = 'missing-blob' | 'damaged-blob' | 'disk-used' | 'blob-refs' | 'orphan-blob' | 'wrong-checksum';

@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql, TransactionOptions } from '../storage/sql.js';
-import { addEntryRefs, adjustUsage, releaseBlobRef, remainingBytes } from '../storage/revisions.js';
+import { releaseBlobRef } from '../storage/blob-refs.js';
+import { addEntryRefs, adjustUsage, remainingBytes } from '../storage/revisions.js';
 import {
   addStar,
   deleteSubtree,

@@ -5,13 +5,11 @@
  *   - an owner's `disk_used` is the size of every revision of every node it owns, the trash
  *     included (revisions.ts adjustUsage keeps it so, nodes.ts ownerBytes sums it);
  *   - a blob's `refs` is the number of revisions plus share snapshot entries naming it (the
- *     only two columns that refer to blobs: revisions.ts addBlobRef, addEntryRefs).
+ *     only two columns that refer to blobs: blob-refs.ts addBlobRef, revisions.ts addEntryRefs).
  * Each repair is one statement that recomputes inside its own transaction, so a write the
  * server commits meanwhile is counted, never overwritten with a stale number.
  */
-import { ancestry, type NodeRow } from './nodes.js';
-import type { OwnerType } from './nodes.js';
-import { OWNER_TABLE } from './revisions.js';
+import { ancestry, OWNER_TABLE, type NodeRow, type OwnerType } from './nodes.js';
 import type { Sql } from './sql.js';
 
 const STORED_BYTES = (owner: string) => `COALESCE((SELECT SUM(r.size) FROM revisions r JOIN nodes n ON n.uuid = r.node_uuid WHERE n.owner_uuid = ${owner}.uuid), 0)`;

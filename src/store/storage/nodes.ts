@@ -10,7 +10,7 @@ import type Database from 'better-sqlite3';
 import { sqliteConnectionOf } from './dialects/sqlite.js';
 import type { Sql } from './sql.js';
 import { binaryOrder, jsonValues } from './portable.js';
-import { adjustUsage, OWNER_TABLE, releaseBlobRef } from './revisions.js';
+import { releaseBlobRef } from './blob-refs.js';
 
 export const TOP_LEVEL_KINDS = [
   'home',
@@ -27,6 +27,9 @@ export type TopLevelKind = (typeof TOP_LEVEL_KINDS)[number];
 export const VIRTUAL_KINDS: ReadonlySet<TopLevelKind> = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
 
 export type OwnerType = 'User' | 'Group';
+
+/** Owners keep quota and usage in their own table: users or groups. */
+export const OWNER_TABLE: Record<OwnerType, string> = { User: 'users', Group: 'groups' };
 
 export interface NodeRow {
   uuid: string;

@@ -7,7 +7,7 @@
  */
 import type { Sql } from './sql.js';
 import type { NodeRow, OwnerType } from './nodes.js';
-import { releaseBlobRef } from './revisions.js';
+import { releaseBlobRef } from './blob-refs.js';
 import { keyRows } from './sql-lists.js';
 
 /** An owner of files with its organization's retention columns (NULL: the global value). */

@@ -1,13 +1,15 @@
 /**
- * Revisions and blobs: revision rows, blob reference counts and owner usage, the blob backends'
- * ledger of intents (sections below), and the rows an upload writes (docs/store-semantics.md, "Upload"): one-shot upload
+ * Revisions and blobs: revision rows, owner usage, the blob references a copied tree adds
+ * (blob-refs.ts keeps the counts), the blob backends' ledger of intents (sections below), and the
+ * rows an upload writes (docs/store-semantics.md, "Upload"): one-shot upload
  * token rows (SQLite: a TEMP table of the connection; PostgreSQL: an UNLOGGED table every
  * instance sees), revision rows, and a new file with its first revision. No rules: ops/files.ts
  * decides what may be uploaded where.
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
-import { findNode, getChildByName, topKindOf, touch, type NodeLocator, type NodeRow, type OwnerType, type TopLevelKind, type TreeEntry } from './nodes.js';
+import { ADD_BLOB_REF, addBlobRef, isBlobReferenced } from './blob-refs.js';
+import { findNode, getChildByName, OWNER_TABLE, topKindOf, touch, type NodeLocator, type NodeRow, type OwnerType, type TopLevelKind, type TreeEntry } from './nodes.js';
 import type { AdoptedObjects, BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
 
 export interface RevisionRow {
@@ -81,9 +83,6 @@ async function insertRevision(sql: Sql, nodeUuid: string, revision: number, blob
 /** Adding a blob reference and a revision row, alone and within insertNewFile and insertNextRevision on PostgreSQL. */
 // A blob stored before its checksums were computed (migration 019) gets them from the first
 // upload of the same bytes that brings them; a reference added by a copy brings none (NULL).
-const ADD_BLOB_REF = `INSERT INTO blobs (hash, size, refs, data, sha1, md5) VALUES (@hash, @size, @count, @inline, @sha1, @md5)
-     ON CONFLICT(hash) DO UPDATE SET refs = blobs.refs + excluded.refs,
-       sha1 = COALESCE(blobs.sha1, excluded.sha1), md5 = COALESCE(blobs.md5, excluded.md5)`;
 const INSERT_REVISION = 'INSERT INTO revisions (node_uuid, revision, blob_hash, size, created, uploader_uuid) VALUES (@uuid, @revision, @hash, @size, @now, @uploader)';
 
 /** A blob an upload brings: `inline` holds the bytes of a small one kept in its database row (addBlobRef). */
@@ -232,46 +231,14 @@ export function listRevisions(sql: Sql, nodeUuid: string): Promise<ListedRevisio
   );
 }
 
-// ---- blobs
+// ---- owner usage
 
-/**
- * Blob reference counts and owner disk usage. Call inside the transaction that changes the
- * rows referring to blobs; unlink files only after that transaction committed.
- */
-
-/**
- * Adds `count` references to a blob, creating its row at the first. `inline` holds the bytes of
- * a small blob kept in the database (blobs/staging.ts stage()); when the blob exists already (the
- * same bytes uploaded before, inline or as a file) the stored form is kept and `inline` dropped.
- */
-export async function addBlobRef(sql: Sql, hash: string, sizeBytes: number, count = 1, inline?: Buffer, checksums?: { sha1?: string | undefined; md5?: string | undefined }): Promise<void> {
-  await sql.run(ADD_BLOB_REF, { hash, size: sizeBytes, count, inline: inline ?? null, sha1: checksums?.sha1 ?? null, md5: checksums?.md5 ?? null });
-}
-
-/** The bytes of a blob kept in the database; undefined for one kept as a file (or unknown). */
-export async function inlineBlob(sql: Sql, hash: string): Promise<Buffer | undefined> {
-  const row = (await sql.get('SELECT data FROM blobs WHERE hash = ?', [hash])) as { data: Buffer | null } | undefined;
-  return row?.data ?? undefined;
-}
-
-/** Drops one reference; returns true when the blob is now unreferenced (row deleted). */
-export async function releaseBlobRef(sql: Sql, hash: string): Promise<boolean> {
-  await sql.run('UPDATE blobs SET refs = refs - 1 WHERE hash = ?', [hash]);
-  const gone = await sql.run('DELETE FROM blobs WHERE hash = ? AND refs <= 0', [hash]);
-  return gone.changes > 0;
-}
-
-export async function isBlobReferenced(sql: Sql, hash: string): Promise<boolean> {
-  return (await sql.get('SELECT 1 FROM blobs WHERE hash = ?', [hash])) !== undefined;
-}
+/** Owner disk usage. Call inside the transaction that changes the rows it counts. */
 
 export interface Usage {
   quotaBytes: number; // 0 or negative: unlimited
   usedBytes: number;
 }
-
-/** Owners keep quota and usage in their own table: users or groups. */
-export const OWNER_TABLE: Record<OwnerType, string> = { User: 'users', Group: 'groups' };
 
 export async function usageOf(sql: Sql, ownerType: OwnerType, ownerUuid: string): Promise<Usage | undefined> {
   // The aliases quoted: PostgreSQL folds unquoted names to lower case.

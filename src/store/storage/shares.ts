@@ -10,7 +10,8 @@ import { jsonValues, folded } from './portable.js';
 import { outsideTrash, type NodeRow, type OwnerType, entriesBytes, latestSubtree, type TreeEntry } from './nodes.js';
 import { randomUUID } from 'node:crypto';
 import { flatMapInOrder } from '../in-order.js';
-import { addEntryRefs, releaseBlobRef } from './revisions.js';
+import { releaseBlobRef } from './blob-refs.js';
+import { addEntryRefs } from './revisions.js';
 
 export type LinkType = 'public' | 'private' | 'upload';
 

@@ -27,7 +27,8 @@ import {
   topKindOf,
   type NodeRow,
 } from '../../../src/store/storage/nodes.js';
-import { insertNewFile, releaseBlobRef, usageOf } from '../../../src/store/storage/revisions.js';
+import { releaseBlobRef } from '../../../src/store/storage/blob-refs.js';
+import { insertNewFile, usageOf } from '../../../src/store/storage/revisions.js';
 import { insertBuiltinAdmin, insertUser, isEmailTaken, listLoginEvents, recordLoginEvent, usersOfOrg } from '../../../src/store/storage/users.js';
 import { insertGroup, insertTag, isGroupNameTaken, membershipsInOrg, tagsOf, upsertMembership } from '../../../src/store/storage/groups.js';
 import { deleteOwnerShares, insertShare, shareCountsOf } from '../../../src/store/storage/shares.js';

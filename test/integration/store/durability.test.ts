@@ -6,7 +6,7 @@
  */
 import { localBlobs, partFileGrowing, stagedParts } from '../../helpers/blobs.js';
 import { INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
-import { inlineBlob } from '../../../src/store/storage/revisions.js';
+import { inlineBlob } from '../../../src/store/storage/blob-refs.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';

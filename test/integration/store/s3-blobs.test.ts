@@ -15,7 +15,7 @@ import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import type { AssembledFile } from '../../../src/store/blobs/staged-parts.js';
 import { UploadCompletedError } from '../../../src/contracts/upload-sessions.js';
 import { contentHashOf, type StagedBlob } from '../../../src/store/blobs/staging.js';
-import { addBlobRef, releaseBlobRef } from '../../../src/store/storage/revisions.js';
+import { addBlobRef, releaseBlobRef } from '../../../src/store/storage/blob-refs.js';
 import { createLocalClient } from '../../../src/store/local-client.js';
 import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../../helpers/s3-server.js';
 import { blobHashOf, readBlobRefs, createSeeder, readDiskUsed, uploadFile, type SeededUser } from '../../helpers/seed.js';

@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreClient, nodeId, type RawResponse, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { createContentHasher, INLINE_MAX_BYTES } from '../../../src/store/blobs/staging.js';
-import { inlineBlob, type RevisionRow } from '../../../src/store/storage/revisions.js';
+import { inlineBlob } from '../../../src/store/storage/blob-refs.js';
+import type { RevisionRow } from '../../../src/store/storage/revisions.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import {
   backendBlobs,
