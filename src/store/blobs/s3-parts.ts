@@ -39,7 +39,6 @@ import { Readable } from 'node:stream';
 import { KeyedQueue } from '../../common/keyed-queue.js';
 import { countingStream, UploadCompletedError, type PartStore, type PartToPlace, type UploadPart } from '../../contracts/upload-sessions.js';
 import type { BlobLedger, UploadIntent } from './blob-backend.js';
-import type { S3BlobBackend } from './s3.js';
 import { AssembledFile } from './staged-parts.js';
 import { BlobTooLargeError, ContentDigests, type StagedBlob } from './staging.js';
 
@@ -62,6 +61,14 @@ function checkKey(key: string): string {
   return key;
 }
 
+/** What the parts ask of the S3 blob backend that makes them (s3.ts): one path for its calls, and aborts. */
+export interface S3PartCalls {
+  /** An S3 call through the backend's availability tracking. */
+  send<T>(request: () => Promise<T>): Promise<T>;
+  /** Aborts a multipart upload; false when that failed and must be tried again later. */
+  abort(key: string, uploadId: string): Promise<boolean>;
+}
+
 export interface S3PartStoreOptions {
   client: S3Client;
   bucket: string;
@@ -72,7 +79,7 @@ export interface S3PartStoreOptions {
   /** bridge.uploadExpirySec: a multipart upload's intent outlives its session by as much again. */
   sessionTtlMs: number;
   /** For availability tracking and aborts. */
-  backend: S3BlobBackend;
+  backend: S3PartCalls;
 }
 
 export class S3PartStore implements PartStore {
