@@ -33,13 +33,11 @@ import { applyRetention } from './ops/retention.js';
 import { backfillChecksums, blobsWithoutChecksums } from './ops/checksum-backfill.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
 import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
-import { clientIp, userAgentOf, type ClientInfo } from './client-ip.js';
-import { requestOrigin as originOfRequest } from '../common/request-origin.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
 import { generatePassword, hashPassword } from './passwords.js';
 import { createMailer } from './ops/mail.js';
 import { Durability } from './durability.js';
-import { authenticateToken, openSessionKeys, rotateSessionKeys, type AuthenticatedUser } from './sessions.js';
+import { authenticateToken, openSessionKeys, rotateSessionKeys } from './sessions.js';
 import { admitCaller, requirePolicy } from './policy.js';
 import { authRoutes } from './routes/auth.js';
 import { nodeRoutes } from './routes/nodes.js';
@@ -61,14 +59,6 @@ import { shareRoutes } from './routes/shares.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { incomingRoutes } from './routes/incoming.js';
 import { registerWebApp } from './web-app.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    caller: AuthenticatedUser | null;
-    /** The database's change count when the request arrived (durability.ts). */
-    changesMark: number;
-  }
-}
 
 export interface StoreAppOptions {
   config: Config;
@@ -96,28 +86,6 @@ export interface StoreApp {
   holdClose(work: Promise<unknown>): void;
   /** Every route registered, as `METHOD /url` (what the access table must name: policy.ts). */
   routes: readonly string[];
-}
-
-/** The authenticated caller of an /api request (the onRequest hook guarantees one). */
-export function callerOf(request: FastifyRequest): AuthenticatedUser {
-  if (!request.caller) throw unauthenticated();
-  return request.caller;
-}
-
-/** The caller's address (X-Forwarded-For only from `store.trustedProxies`) and User-Agent. */
-export function clientOf(ctx: StoreContext, request: FastifyRequest): ClientInfo {
-  const ip = clientIp(request.ip, request.headers['x-forwarded-for'], ctx.config.store.trustedProxies);
-  const userAgent = userAgentOf(request.headers['user-agent']);
-  return userAgent === undefined ? { ip } : { ip, userAgent };
-}
-
-/**
- * Where the caller reached the store, for absolute link URLs when `store.publicUrl` is unset
- * (common/request-origin.ts): X-Forwarded-* only from `store.trustedProxies`. Undefined when the
- * Host is missing or malformed: the link then stays a path.
- */
-export function requestOrigin(ctx: StoreContext, request: FastifyRequest): string | undefined {
-  return originOfRequest(ctx.config.store.trustedProxies, request.raw);
 }
 
 const FASTIFY_CODES: Record<number, ErrorCode> = { 401: 'unauthenticated', 404: 'not_found', 413: 'invalid_request', 415: 'invalid_request' };

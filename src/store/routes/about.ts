@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { packageVersion } from '../../common/package-version.js';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 

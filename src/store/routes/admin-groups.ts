@@ -4,7 +4,7 @@
  * parse the path, call the operation in ops/admin-groups.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { createGroup, deleteGroup, getGroup, listGroups, updateAdminGroup } from '../ops/admin-groups.js';

@@ -4,7 +4,7 @@
  * operation in ops/admin-users.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { assignUserGroups, createUser, deleteUser, getUser, listUsers, updateUser, userGroups } from '../ops/admin-users.js';

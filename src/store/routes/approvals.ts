@@ -4,7 +4,7 @@
  * withdrawal. Thin: parse the path, call ops/approvals.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import {

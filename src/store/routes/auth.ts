@@ -3,7 +3,7 @@
  * has no /api/user). Thin: the client's address and agent, then ops/login.ts.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf, clientOf } from '../app.js';
+import { callerOf, clientOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { login, logout } from '../ops/login.js';

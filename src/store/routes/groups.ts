@@ -5,7 +5,7 @@
  * operation in ops/, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { getGroupDetails, listMyGroups, updateGroupProfile } from '../ops/groups.js';

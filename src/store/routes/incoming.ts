@@ -4,7 +4,7 @@
  * the envelope. Edition 1.0 has no pending lists: share_copy_with delivers into `incoming` there.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { answerGroupIncoming, answerUserIncoming, listGroupIncoming, listUserIncoming } from '../ops/incoming.js';

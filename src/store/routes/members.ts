@@ -4,7 +4,7 @@
  * endpoints"). Thin: the door decides access inside ops/members.ts.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { addMember, getMember, listMembers, removeMember, updateMember, type GroupDoor } from '../ops/members.js';

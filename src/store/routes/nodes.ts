@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { StoreContext } from '../context.js';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import { invalid, success } from '../envelope.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from '../ops/nodes.js';
 import { listRevisionsOf, reviseFrom } from '../ops/revise.js';

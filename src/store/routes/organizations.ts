@@ -4,7 +4,7 @@
  * Thin: parse the path, call the operation in ops/organizations.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { createOrganization, deleteOrganization, getOrganization, listOrganizations, updateOrganization } from '../ops/organizations.js';

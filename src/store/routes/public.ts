@@ -8,7 +8,7 @@
  * Passwords come as HTTP Basic (any username). Thin: ops/public-links.ts decides.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { clientOf } from '../app.js';
+import { clientOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { notFound, success } from '../envelope.js';
 import { commitLinkUpload, linkFileVersion, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';

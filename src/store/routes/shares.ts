@@ -8,7 +8,7 @@
  * served by routes/public.ts.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf, requestOrigin } from '../app.js';
+import { callerOf, requestOrigin } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { createShare, listMyShares, listNodeShares, removeShare } from '../ops/shares.js';

@@ -3,7 +3,7 @@
  * Thin: parse, call ops/twofa.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { getTwofa, setTwofaState } from '../ops/twofa.js';

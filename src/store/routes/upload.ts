@@ -10,7 +10,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { admitCaller, requirePolicy } from '../policy.js';
 import { z } from 'zod';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { invalid, success } from '../envelope.js';
 import { issueUploadToken, recordUpload, redeemUploadToken } from '../ops/upload.js';

@@ -4,7 +4,7 @@
  * Logout lives with login in auth.ts; 2FA, app passwords and WebDrive have their own files.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { getLoginHistory } from '../ops/login-history.js';

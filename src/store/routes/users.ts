@@ -3,7 +3,7 @@
  * ops/users-directory.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { listUsers } from '../ops/users-directory.js';

@@ -3,7 +3,7 @@
  * Thin: parse, call the operation in ops/webdrive.ts, write the envelope.
  */
 import type { FastifyInstance } from 'fastify';
-import { callerOf } from '../app.js';
+import { callerOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { deleteUserWebdrive, getUserWebdrive, setUserWebdrive } from '../ops/webdrive.js';
