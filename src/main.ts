@@ -11,7 +11,8 @@
  */
 import path from 'node:path';
 import type { BridgeOptions, WebAppLocation } from './bridge/server.js';
-import { runCli, type ServeOptions } from './cli/program.js';
+import type { ServeOptions } from './cli/context.js';
+import { runCli } from './cli/program.js';
 import { ConfigError, loadConfig, type Config } from './common/config.js';
 import { DataDirInUseError, lockDataDir, type InstanceLock, type LockedPart } from './store/storage/instance-lock.js';
 import { createLogger } from './common/logger.js';

@@ -21,7 +21,7 @@ import { SqliteStorage } from '../store/storage/dialects/sqlite.js';
 import { migrate } from '../store/storage/migrations.js';
 import { storageBlobLedger } from '../store/storage/revisions.js';
 import type { Storage } from '../store/storage/sql.js';
-import { CliError, EXIT } from './program.js';
+import { CliError, EXIT } from './context.js';
 
 export interface AdminStore {
   storage: Storage;

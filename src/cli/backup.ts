@@ -5,10 +5,11 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../common/logger.js';
+import { packageVersion } from '../common/package-version.js';
 import { NotPrivateError } from '../common/private-files.js';
 import { DataDirInUseError } from '../store/storage/instance-lock.js';
 import { openAdminBlobs, withAdminStore } from './admin-store.js';
-import { CliError, configOption, EXIT, loadCliConfig, packageVersion, type CommandContext } from './program.js';
+import { CliError, configOption, EXIT, loadCliConfig, type CommandContext } from './context.js';
 
 const BACKUP_HELP = `
 Writes <dir>/driveway.sqlite (a consistent snapshot, taken while the server serves),

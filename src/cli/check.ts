@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { openAdminBlobs, withAdminStore } from './admin-store.js';
-import { configOption, EXIT, loadCliConfig, type CommandContext } from './program.js';
+import { configOption, EXIT, loadCliConfig, type CommandContext } from './context.js';
 
 export function registerCheck(program: Command, context: CommandContext): void {
   program

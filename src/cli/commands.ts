@@ -3,7 +3,7 @@
  * file in this folder exporting a `register` function, plus one line here.
  */
 import type { Command } from 'commander';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './context.js';
 import { registerServe } from './serve.js';
 import { registerMigrate } from './migrate.js';
 import { registerUser } from './user.js';

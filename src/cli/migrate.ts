@@ -1,7 +1,7 @@
 /** `driveway migrate`: an embedded installation to PostgreSQL (+ S3); store/migrate-command.ts does it. */
 import { Option, type Command } from 'commander';
 import { NOT_COPIED } from '../store/storage/embedded-copy.js';
-import { configOption, type CommandContext } from './program.js';
+import { configOption, type CommandContext } from './context.js';
 
 const MORE_HELP = `
 Source: <dataDir>/driveway.sqlite and <dataDir>/blobs, dataDir from --config or

@@ -6,62 +6,10 @@
  * exit 1 (the stack only with DRIVEWAY_LOG_LEVEL=debug), never a stack trace otherwise.
  * Without a subcommand, `driveway [--config FILE] [--only PART]` is `driveway serve`, as before.
  */
-import { Command, CommanderError, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../common/config.js';
+import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../common/package-version.js';
 import { COMMANDS } from './commands.js';
-
-export interface ServeOptions {
-  configFile?: string | undefined;
-  only?: 'store' | 'bridge' | undefined;
-}
-
-/** What main.ts hands the command line: the server itself stays in main.ts. */
-export interface CliDeps {
-  serve(options: ServeOptions): Promise<void>;
-}
-
-/** A failure a command reports: one line (prefixed with the command's name), and its exit code. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}
-
-/** Exit codes every command shares (docs/operations.md). */
-export const EXIT = { ok: 0, failed: 1, usage: 2, dataDirInUse: 3 } as const;
-
-/**
- * What a command's action hands back: an exit code, or `undefined` for a command that keeps
- * the process running (serve).
- */
-export type CommandResult = number | undefined;
-
-export interface CommandContext {
-  deps: CliDeps;
-  /** Wraps an action so its result becomes the process's exit code. */
-  action<A extends unknown[]>(handler: (...args: A) => Promise<CommandResult>): (...args: A) => Promise<void>;
-}
-
-/** `--config FILE`, which every command that reads the configuration takes. */
-export function configOption(): Option {
-  return new Option('--config <file>', 'YAML configuration (config/example.yaml); DRIVEWAY_* variables override it');
-}
-
-/** The configuration as the server reads it; a bad one is a usage error naming the key. */
-export function loadCliConfig(configFile: string | undefined): Config {
-  try {
-    return loadConfig({ configFile });
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
-    throw err;
-  }
-}
-
-export { packageVersion };
+import { CliError, EXIT, type CliDeps, type CommandContext, type CommandResult } from './context.js';
 
 const TOP_LEVEL_FLAGS = new Set(['-h', '--help', '-V', '--version']);
 

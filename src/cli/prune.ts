@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../common/logger.js';
 import { openAdminBlobs, withAdminStore } from './admin-store.js';
-import { configOption, EXIT, loadCliConfig, type CommandContext } from './program.js';
+import { configOption, EXIT, loadCliConfig, type CommandContext } from './context.js';
 
 export function registerPrune(program: Command, context: CommandContext): void {
   program

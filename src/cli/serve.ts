@@ -1,6 +1,6 @@
 /** `driveway serve` (the default command): the store and the bridge, as main.ts runs them. */
 import { Option, type Command } from 'commander';
-import { configOption, type CommandContext } from './program.js';
+import { configOption, type CommandContext } from './context.js';
 
 export function registerServe(program: Command, context: CommandContext): void {
   program

@@ -10,7 +10,7 @@ import { OperatorRefusal, type OperatorEnv } from '../store/ops/operator-users.j
 import { generatePassword } from '../store/passwords.js';
 import type { Sql } from '../store/storage/sql.js';
 import { withAdminStore } from './admin-store.js';
-import { CliError, configOption, EXIT, loadCliConfig, type CommandContext } from './program.js';
+import { CliError, configOption, EXIT, loadCliConfig, type CommandContext } from './context.js';
 
 interface ConfigFlag {
   config?: string;
