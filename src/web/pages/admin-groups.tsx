@@ -8,10 +8,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api.js';
 import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
+import { OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { Link } from '../router.js';
 import { t } from '../strings.js';
-import { OrganizationPicker } from './admin-organizations.js';
 import { PermissionBoxes } from './group-admin.js';
 
 const s = () => t.admin.adminGroups;

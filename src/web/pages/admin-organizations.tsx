@@ -1,37 +1,16 @@
 /**
  * /admin/organizations (issue 24 item 7; docs/extensions.md "Organizations"): the built-in admin
  * lists, creates and deletes organizations; another administrator sees their own organization
- * and the note that only the built-in admin manages them. OrganizationPicker: the built-in
- * admin's choice of organization for the users and groups sections (org_id).
+ * and the note that only the built-in admin manages them.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api.js';
 import { adminApi, type About, type Organization } from '../api/admin.js';
+import { BuiltinOnly } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { t } from '../strings.js';
-import { BuiltinOnly } from './admin.js';
 
 const s = () => t.admin.organizations;
-
-export function OrganizationPicker({ value, onValue }: { value: string | undefined; onValue: (id: string | undefined) => void }) {
-  const [list, setList] = useState<Organization[]>([]);
-  useEffect(() => void adminApi.organizations().then(setList, () => undefined), []);
-  if (list.length < 2) return null;
-  return (
-    <div class="field">
-      <label for="org-picker">{s().pick}</label>
-      <select id="org-picker" value={value ?? ''} onChange={(e) => onValue((e.currentTarget as HTMLSelectElement).value || undefined)}>
-        <option value="">{s().yours}</option>
-        {list.map((org) => (
-          <option key={org.id} value={org.id}>
-            {org.name} ({org.id})
-          </option>
-        ))}
-      </select>
-      <BuiltinOnly />
-    </div>
-  );
-}
 
 export function AdminOrganizations({ about }: { about: About }) {
   const [list, setList] = useState<Organization[] | undefined>();

@@ -8,11 +8,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api.js';
 import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminUser } from '../api/admin.js';
+import { BuiltinOnly, OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings.js';
-import { BuiltinOnly } from './admin.js';
-import { OrganizationPicker } from './admin-organizations.js';
 
 const s = () => t.admin.users;
 

@@ -5,7 +5,6 @@
  * groups, organizations, approvers. What only the built-in admin may do is said on those controls,
  * which the others do not get (the store refuses them: docs/extensions.md "Organizations").
  */
-import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { errorText } from '../api.js';
 import { adminApi, type About } from '../api/admin.js';
@@ -24,15 +23,6 @@ type Section = (typeof SECTIONS)[number];
 
 export function isAdminPath(path: string): boolean {
   return path === '/admin' || SECTIONS.some((section) => path === `/admin/${section}`);
-}
-
-/** A note on a control only the built-in admin has. */
-export function BuiltinOnly({ children }: { children?: ComponentChildren }) {
-  return (
-    <p class="builtin-note">
-      <strong>{t.admin.builtinOnly}</strong> {children}
-    </p>
-  );
 }
 
 export function Admin() {
