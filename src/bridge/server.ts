@@ -48,7 +48,7 @@ import { requestOrigin } from '../common/request-origin.js';
 import { listsVersionsTo } from './versions-view.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
-import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './verbs/context.js';
+import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './request/context.js';
 import { verbHandlers } from './verbs/index.js';
 import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
@@ -56,7 +56,7 @@ import { LocalPartStore } from '../common/local-part-store.js';
 import { UploadService } from './uploads/upload-service.js';
 import type { PartStore, UploadSessionRepository } from '../common/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
-import { writeFailure } from './verbs/respond.js';
+import { writeFailure } from './request/respond.js';
 
 export type { WebAppLocation };
 

@@ -32,7 +32,6 @@
  * Refusals carry Sabre's error body (`<s:message>`), which Nextcloud clients show.
  */
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
 import { UploadCompletedError, type UploadPart, type UploadSession } from '../../common/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
@@ -41,11 +40,13 @@ import { childHref, encodeHref, parseDestination } from '../href.js';
 import { filesPathOf } from '../remote-dav.js';
 import type { BridgeUser } from '../sessions.js';
 import { parentOf, type DavPath } from '../store-tree.js';
-import type { DavContext, VerbHandler } from '../verbs/context.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../verbs/preconditions.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
-import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
+import { sendEmpty, sendSabreError, XML_TYPE } from '../request/respond.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { requestBody } from '../request/body.js';
+import { headerValue } from '../request/headers.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
 const MAX_CHUNKS = 10_000;
@@ -69,10 +70,6 @@ function chunkNumber(digits: string | undefined): number {
 }
 /** The name a MOVE assembles from. */
 const FUTURE_FILE = '.file';
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}
 
 /** The request in the space: the session's name and what lies below it. */
 function partsOf(ctx: DavContext): { id: string | undefined; chunk: string | undefined; depth: number } {
@@ -187,18 +184,6 @@ function chunkOrderOf(session: UploadSession, name: string): Pick<UploadPart, 'n
   throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: chunks are named by number or by start-end byte offsets`);
 }
 
-/** The request body as a stream, read to its end whatever the part store did with it. */
-function bodyOf(req: IncomingMessage): Readable {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of req.iterator({ destroyOnReturn: false })) yield chunk as Buffer;
-    } finally {
-      if (!req.complete && !req.destroyed) req.resume();
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
-}
-
 const put: VerbHandler = async (ctx) => {
   const user = ctx.user();
   const { id, chunk, depth } = partsOf(ctx);
@@ -232,7 +217,7 @@ const put: VerbHandler = async (ctx) => {
   await checkQuota(ctx, user, Math.max((await ctx.services.uploads.receivedBytes(session, chunk)) + announced, implied), (destination ?? session.destination) as DavPath | undefined);
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
-    stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);
+    stored = await ctx.services.uploads.putPart(session, order, requestBody(ctx.req), announced, ctx.signal);
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
     if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);

@@ -30,20 +30,21 @@
  * The session keeps the target and the metadata as JSON in its `destination` (the session table
  * has no other column for them); Upload-Length is its `totalBytes`.
  */
-import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
 import type { UploadSession } from '../../common/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
 import { toDavPath, type DavPath } from '../store-tree.js';
-import type { DavContext, VerbHandler } from '../verbs/context.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../request/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
-import { sendEmpty } from '../verbs/respond.js';
+import { sendEmpty } from '../request/respond.js';
 import { assemblyOrder, checkQuota } from './nextcloud.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { BodyTooLargeError, requestBody } from '../request/body.js';
+import { headerValue } from '../request/headers.js';
 
 export const TUS_VERSION = '1.0.0';
 /** The largest upload a POST may announce (1 TiB): a bound, not a promise; the quota decides first. */
@@ -76,10 +77,6 @@ interface TusTarget {
   mtime?: string;
   /** The whole file's checksum as OC-Checksum spells it (`SHA1:<hex>`), for the store to verify. */
   checksum?: string;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 function numberHeader(req: IncomingMessage, name: string): number | undefined {
@@ -137,29 +134,6 @@ async function sessionOf(ctx: DavContext, user: BridgeUser): Promise<UploadSessi
   return session;
 }
 
-/** The body as a stream, hashed on the way when a checksum is to be checked, read to its end whatever happens. */
-function bodyOf(req: IncomingMessage, hash: Hash | undefined, limit: { maxBytes: number; passed: boolean }): Readable {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let bytes = 0;
-    try {
-      for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-        // A body without Content-Length is held to what Upload-Length leaves: else it could write
-        // any amount to disk before the check after its end (and a body never ended, never answered).
-        bytes += (chunk as Buffer).length;
-        if (bytes > limit.maxBytes) {
-          limit.passed = true;
-          throw new TusError(413, `the body passes the Upload-Length (${limit.maxBytes} bytes were left)`);
-        }
-        hash?.update(chunk as Buffer);
-        yield chunk as Buffer;
-      }
-    } finally {
-      if (!req.complete && !req.destroyed) req.resume();
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
-}
-
 /**
  * Appends the request body at `offset` as one part; commits the file when the upload is whole.
  * Returns the headers of the 204/201 (Upload-Offset), or undefined when the client went away.
@@ -184,12 +158,15 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
   const name = String(offset).padStart(15, '0');
   if (announced !== 0) {
     let stored: Awaited<ReturnType<typeof uploads.putPart>>;
-    const limit = { maxBytes: total - offset, passed: false };
+    // A body without Content-Length is held to what Upload-Length leaves: else it could write
+    // any amount to disk before the check after its end (and a body never ended, never answered).
+    let bodyFailure: unknown;
+    const body = requestBody(req, { maxBytes: total - offset, hash, onFailure: (err) => (bodyFailure ??= err) });
     try {
-      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal);
+      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, body, announced, ctx.signal);
     } catch (err) {
       if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
-      if (limit.passed) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
+      if (bodyFailure instanceof BodyTooLargeError) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
       if (ctx.signal.aborted) {
         ctx.log.debug({ err }, 'client went away during a PATCH');
         return undefined;

@@ -13,10 +13,10 @@
 import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, type Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { isRestoredBackup } from './rename-away.js';
-import { sendEmpty } from './respond.js';
-import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { sendEmpty } from '../request/respond.js';
+import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
 
 /** Bounds the walk over cached listings when a subtree is deleted for good. */
 const MAX_FORGOTTEN_KEYS = 10_000;

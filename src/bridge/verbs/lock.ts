@@ -23,9 +23,10 @@ import { DavStatusError } from '../dav-errors.js';
 import { lockResponseBody, parseLockInfo, readBody, type LockDescription, type LockInfo } from '../dav-xml.js';
 import { LockError, type ActiveLock, type LockDepth } from '../locks.js';
 import type { Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
-import { sendXml } from './respond.js';
-import { checkHttpConditions, checkIfHeader, checkWrite, hrefOf, ifHeaderOf, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { sendXml } from '../request/respond.js';
+import { checkHttpConditions, checkIfHeader, checkWrite, hrefOf, ifHeaderOf, requirePrivilege, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
+import { headerValue } from '../request/headers.js';
 
 /** Depth of a LOCK (RFC 4918 §9.10.3): 0 or infinity, infinity when absent; anything else is 400. */
 function lockDepthOf(ctx: DavContext): LockDepth {
@@ -116,6 +117,3 @@ function rootHrefOf(ctx: DavContext, resource: Resource): string {
   return hrefOf(ctx, resource.path, resource.entry.kind === 'folder');
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}

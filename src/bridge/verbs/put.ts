@@ -33,13 +33,11 @@ import { parseOcMtime } from '../dead-properties.js';
 import type { NodeEntry } from '../../store-client/contract.js';
 import type { BridgeUser } from '../sessions.js';
 import type { DavPath, Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
-import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
-import { sendEmpty } from './respond.js';
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
+import { sendEmpty } from '../request/respond.js';
+import { requestBody } from '../request/body.js';
+import { headerValue } from '../request/headers.js';
 
 /** How many body bytes to expect: undefined when only the end of a chunked body tells. */
 function bodySizeOf(req: IncomingMessage): { sizeBytes: number | undefined; endsAfterHint: boolean } {
@@ -50,47 +48,6 @@ function bodySizeOf(req: IncomingMessage): { sizeBytes: number | undefined; ends
   const hint = headerValue(req.headers['x-expected-entity-length'])?.trim();
   if (hint !== undefined && /^\d{1,15}$/.test(hint)) return { sizeBytes: Number(hint), endsAfterHint: true };
   return { sizeBytes: undefined, endsAfterHint: false };
-}
-
-/**
- * The request body as a stream the upload may stop reading early without tearing down the
- * request (the answer still has to go out on it). With `limit`, it ends after that many bytes
- * and fails when the request ends before them. A failure is also reported to `onFailure`, since
- * the store client turns whatever breaks its upload into a store error.
- */
-function bodyStream(req: IncomingMessage, limit: number | undefined, onFailure: (err: unknown) => void): Readable {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let seen = 0;
-    try {
-      if (limit === 0) return;
-      for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-        const bytes = chunk as Buffer;
-        if (limit === undefined) {
-          yield bytes;
-          continue;
-        }
-        const room = limit - seen;
-        if (bytes.length >= room) {
-          yield bytes.subarray(0, room);
-          return;
-        }
-        seen += bytes.length;
-        yield bytes;
-      }
-      if (limit !== undefined && seen < limit) {
-        throw new DavStatusError(400, `the body ended after ${seen} of the ${limit} bytes X-Expected-Entity-Length announced`);
-      }
-    } catch (err) {
-      onFailure(err);
-      throw err;
-    } finally {
-      // Whatever stopped the upload (done, refused, broken), the rest of the body must still be
-      // read off the connection or the next request on it never gets parsed. Only now, with
-      // the iterator's 'readable' listener gone, does resume() take effect.
-      if (!req.complete && !req.destroyed) req.resume();
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
 }
 
 /**
@@ -141,9 +98,7 @@ export const put: VerbHandler = async (ctx) => {
       throw err;
     }
   } else {
-    body = bodyStream(req, endsAfterHint ? sizeBytes : undefined, (err) => {
-      bodyFailure ??= err;
-    });
+    body = requestBody(req, { endAfterBytes: endsAfterHint ? sizeBytes : undefined, onFailure: (err) => (bodyFailure ??= err) });
   }
   let result: Awaited<ReturnType<typeof tree.write>>;
   try {
