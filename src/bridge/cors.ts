@@ -15,8 +15,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connectPageUrl } from './verbs/index-page.js';
-import type { WebAppLocation } from './verbs/context.js';
+import type { WebAppLocation } from './request/context.js';
 import { DAV_METHODS } from './verbs/options.js';
+import { headerValue } from './request/headers.js';
 
 /** tus (POST creates, PATCH appends) and every DAV verb. */
 export const CORS_METHODS = [...DAV_METHODS, 'POST', 'PATCH'];
@@ -41,11 +42,6 @@ export const CORS_EXPOSE_HEADERS = ['Location', 'Upload-Offset', 'Upload-Length'
 
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 h). */
 export const CORS_MAX_AGE_SEC = 600;
-
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** The origin of a URL (scheme, host, port as a browser writes them), or undefined. */
 function originOf(url: string): string | undefined {
@@ -77,12 +73,12 @@ export class CorsPolicy {
 
   /** An OPTIONS of the CORS protocol, not of DAV or tus. */
   isPreflight(req: IncomingMessage): boolean {
-    return req.method === 'OPTIONS' && header(req, 'origin') !== undefined && header(req, 'access-control-request-method') !== undefined;
+    return req.method === 'OPTIONS' && headerValue(req.headers.origin) !== undefined && headerValue(req.headers['access-control-request-method']) !== undefined;
   }
 
   /** Answers a preflight: 204 with what the web app may send, or 403 without a CORS header (the browser then refuses the request). */
   answerPreflight(req: IncomingMessage, res: ServerResponse): void {
-    const origin = header(req, 'origin');
+    const origin = headerValue(req.headers.origin);
     req.resume();
     if (!this.allows(origin, req.headers.host)) {
       res.writeHead(403, { Vary: 'Origin', 'Content-Length': '0' }).end();
@@ -106,7 +102,7 @@ export class CorsPolicy {
    * answer to another.
    */
   decorate(req: IncomingMessage, res: ServerResponse): void {
-    const origin = header(req, 'origin');
+    const origin = headerValue(req.headers.origin);
     if (origin === undefined) return;
     res.setHeader('Vary', 'Origin');
     if (!this.allows(origin, req.headers.host)) return;

@@ -23,12 +23,12 @@ import { DavStatusError } from './dav-errors.js';
 import { parseDestination } from './href.js';
 import { isSameUsername } from './remote-dav.js';
 import { toDavPath, type DavPath } from './store-tree.js';
-import type { DavContext, VerbHandler } from './verbs/context.js';
+import type { DavContext, VerbHandler } from './request/context.js';
 import { verbHandlers } from './verbs/index.js';
 import { options } from './verbs/options.js';
 import { restoreFromTrash } from './verbs/move.js';
-import { sendEmpty } from './verbs/respond.js';
-import { checkLocks, requirePrivilege, STORE_GUARDS } from './verbs/preconditions.js';
+import { sendEmpty } from './request/respond.js';
+import { checkLocks, requirePrivilege, STORE_GUARDS } from './request/preconditions.js';
 import type { NodeId } from '../store-client/contract.js';
 
 const PREFIX = ['remote.php', 'dav'] as const;

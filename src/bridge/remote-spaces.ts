@@ -9,7 +9,7 @@
 import { NEXTCLOUD_RESTORE_SPACES } from './nextcloud-restore.js';
 import { nextcloudUploadHandlers } from './uploads/nextcloud.js';
 import { tusHandlers } from './uploads/tus.js';
-import type { VerbHandler } from './verbs/context.js';
+import type { VerbHandler } from './request/context.js';
 import { verbHandlers } from './verbs/index.js';
 
 export const REMOTE_SPACES: Readonly<Record<string, Readonly<Record<string, VerbHandler>>>> = {

@@ -47,7 +47,7 @@ import { requestOrigin } from '../common/request-origin.js';
 import { listsVersionsTo } from './versions-view.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
-import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './verbs/context.js';
+import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './request/context.js';
 import { verbHandlers } from './verbs/index.js';
 import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
@@ -55,7 +55,7 @@ import { LocalPartStore } from '../contracts/local-part-store.js';
 import { UploadService } from './uploads/upload-service.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
-import { writeFailure } from './verbs/respond.js';
+import { writeFailure } from './request/respond.js';
 
 export type { WebAppLocation };
 

@@ -5,8 +5,9 @@
  * upload-session store (upload-service.ts). What each request answers, as Nextcloud does:
  *
  * - MKCOL `<id>`: 201, a new session; 405 when it exists. With `Destination` it is v2 (chunks
- *   numbered 1..10000), its target checked at once as a PUT checks it (409 no folder there,
- *   a group the caller is not in included; 403 without write: a read-only group member);
+ *   numbered 1..10000), its target checked at once by the write path's own target check
+ *   (commit.ts checkTarget: 409 no folder there, a group the caller is not in included; 403
+ *   without write, a read-only group member, or in the trash or any made-up place);
  *   without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as rclone >= 1.63
  *   sends, or by one number: the byte offset in 16 digits, as Nextcloud desktop's v1 sends, or
  *   an ordinal).
@@ -20,9 +21,9 @@
  *   PROPFIND of the space's root lists the caller's sessions.
  * - MOVE `<id>/.file` with `Destination` (under /remote.php/dav/files/<user>/ or the drive's own
  *   paths): checks every byte is there once (v1 offsets contiguous from 0, v2 numbers 1..n) and
- *   that the sizes sum to `OC-Total-Length` (400 saying what is missing), the target as a PUT
- *   checks it (409 no parent, permissions, If header, locks, quota: 507), then streams the chunks
- *   in order into StoreTree.write: the same commit a PUT ends in (a new file 201, or a new
+ *   that the sizes sum to `OC-Total-Length` (400 saying what is missing), then ends in the write
+ *   path a PUT ends in (commit.ts commitWrite: 409 no parent, permissions, If header, locks,
+ *   quota: 507; the chunks streamed in order into StoreTree.write: a new file 201, or a new
  *   revision 204; `OC-Checksum` verified by the store, 400 on a mismatch with nothing changed;
  *   `X-OC-Mtime` kept). Answers ETag, OC-ETag, OC-FileId and `X-OC-Mtime: accepted` as Nextcloud
  *   does. The session goes once the file is in.
@@ -32,7 +33,6 @@
  * Refusals carry Sabre's error body (`<s:message>`), which Nextcloud clients show.
  */
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
 import { UploadCompletedError, type UploadPart, type UploadSession } from '../../contracts/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
@@ -40,12 +40,13 @@ import { escapeXmlText } from '../dav-xml.js';
 import { childHref, encodeHref, parseDestination } from '../href.js';
 import { filesPathOf } from '../remote-dav.js';
 import type { BridgeUser } from '../sessions.js';
-import { parentOf, type DavPath } from '../store-tree.js';
-import type { DavContext, VerbHandler } from '../verbs/context.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../verbs/preconditions.js';
-import { afterWrite } from '../verbs/put.js';
-import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
+import type { DavPath } from '../store-tree.js';
+import { checkQuota, checkTarget, commitWrite, type CommittedWrite } from '../commit.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { sendEmpty, sendSabreError, XML_TYPE } from '../request/respond.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { requestBody } from '../request/body.js';
+import { headerValue } from '../request/headers.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
 const MAX_CHUNKS = 10_000;
@@ -69,10 +70,6 @@ function chunkNumber(digits: string | undefined): number {
 }
 /** The name a MOVE assembles from. */
 const FUTURE_FILE = '.file';
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}
 
 /** The request in the space: the session's name and what lies below it. */
 function partsOf(ctx: DavContext): { id: string | undefined; chunk: string | undefined; depth: number } {
@@ -114,34 +111,6 @@ async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefin
   return session;
 }
 
-/**
- * 507 unless `totalBytes` fits the quota where `destination` lies (the caller's own when it is not
- * known yet, Nextcloud v1). The store refuses an upload over quota in any case; this refuses it
- * before a byte is sent.
- */
-export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, destination: DavPath | undefined): Promise<void> {
-  const { tree } = ctx.services;
-  const where = destination === undefined ? undefined : ((await tree.tryStat(user, destination)) ?? (await tree.tryStat(user, parentOf(destination))));
-  const quota = await tree.quota(user, where);
-  if (quota && totalBytes > quota.availableBytes) {
-    throw new DavStatusError(507, `the upload needs ${totalBytes} bytes and ${quota.availableBytes} are left in the quota`, 'quota-not-exceeded');
-  }
-}
-
-/**
- * Where an upload will land, checked as a PUT checks it: 409 when a collection has its name or
- * its folder is not there (nor visible: a group the caller is not in), 403 without write there.
- * Run when an upload starts wherever the protocol names its target then (v2 MKCOL, tus POST), so
- * a refused upload sends no byte, and again when it is assembled.
- */
-export async function writableTarget(ctx: DavContext, path: DavPath): Promise<WriteTarget> {
-  const target = await writeTargetOf(ctx, path);
-  if (target.resource?.entry.kind === 'folder') throw new DavStatusError(409, 'a collection has the name of the upload’s target');
-  if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
-  await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
-  return target;
-}
-
 /** Records OC-Total-Length the first time it comes (after the quota allowed it); 400 if it changes. */
 async function learnTotal(ctx: DavContext, user: BridgeUser, session: UploadSession, totalBytes: number | undefined): Promise<number | undefined> {
   if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
@@ -159,8 +128,8 @@ const mkcol: VerbHandler = async (ctx) => {
   if (depth > 1) throw new DavStatusError(403, 'an upload folder holds chunks, not folders');
   const destination = destinationOf(ctx, user, false);
   const totalBytes = totalLengthOf(ctx.req);
-  if (destination !== undefined) await writableTarget(ctx, destination);
-  if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, destination);
+  const target = destination === undefined ? undefined : await checkTarget(ctx, destination, 'upload');
+  if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, target);
   ctx.req.resume();
   const created = await ctx.services.uploads.create(user.userId, id as string, destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2', {
     ...(destination !== undefined ? { destination } : {}),
@@ -185,18 +154,6 @@ function chunkOrderOf(session: UploadSession, name: string): Pick<UploadPart, 'n
   }
   if (!Number.isNaN(chunkNumber(name))) return { name, seq: chunkNumber(name), startByte: undefined };
   throw new DavStatusError(400, `chunk ${JSON.stringify(name)}: chunks are named by number or by start-end byte offsets`);
-}
-
-/** The request body as a stream, read to its end whatever the part store did with it. */
-function bodyOf(req: IncomingMessage): Readable {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of req.iterator({ destroyOnReturn: false })) yield chunk as Buffer;
-    } finally {
-      if (!req.complete && !req.destroyed) req.resume();
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
 }
 
 const put: VerbHandler = async (ctx) => {
@@ -232,7 +189,7 @@ const put: VerbHandler = async (ctx) => {
   await checkQuota(ctx, user, Math.max((await ctx.services.uploads.receivedBytes(session, chunk)) + announced, implied), (destination ?? session.destination) as DavPath | undefined);
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
-    stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);
+    stored = await ctx.services.uploads.putPart(session, order, requestBody(ctx.req), announced, ctx.signal);
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
     if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);
@@ -334,31 +291,27 @@ const move: VerbHandler = async (ctx) => {
   if (announced !== undefined && session.totalBytes !== undefined && announced !== session.totalBytes) {
     throw new DavStatusError(400, `OC-Total-Length ${announced} differs from the ${session.totalBytes} this upload announced`);
   }
-  const { uploads, tree } = ctx.services;
+  const { uploads } = ctx.services;
   // One assembly at a time, whichever instance runs it: a second MOVE (a client's retry after a
   // timeout) is 423 until the first ends, then 404 (rclone >= 1.69 takes that 404 as done).
-  let outcome: { created: boolean; headers: Record<string, string> };
+  let outcome: CommittedWrite;
   try {
     outcome = await uploads.whileAssembling(session, async () => {
       const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
-      // The target, checked as a PUT checks it.
-      const target = await writableTarget(ctx, path);
-      await checkWrite(ctx, target);
-      await checkQuota(ctx, user, totalBytes, path);
-      await uploads.touch(session);
-      const body = uploads.assembled(session, ordered);
-      let result: Awaited<ReturnType<typeof tree.write>>;
-      try {
-        result = await tree.write(user, path, body, totalBytes, ctx.signal, headerValue(ctx.req.headers['oc-checksum']));
-      } catch (err) {
-        body.destroy();
-        throw err;
-      }
-      const headers = await afterWrite(ctx, user, path, target, result);
+      const committed = await commitWrite(ctx, user, {
+        path,
+        door: 'upload',
+        sizeBytes: totalBytes,
+        heldBy: session,
+        checksum: headerValue(ctx.req.headers['oc-checksum']),
+        mtime: headerValue(ctx.req.headers['x-oc-mtime']),
+        body: async () => {
+          await uploads.touch(session);
+          return uploads.assembled(session, ordered);
+        },
+      });
       await uploads.remove(session, { leased: true });
-      if (headers.ETag) headers['OC-ETag'] = headers.ETag;
-      if (result.entry) headers['OC-FileId'] = result.entry.id;
-      return { created: result.created, headers };
+      return committed;
     });
   } catch (err) {
     if (err instanceof UploadBusyError) throw new DavStatusError(423, err.message);

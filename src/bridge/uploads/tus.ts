@@ -6,8 +6,9 @@
  * - POST to a folder of the drive (`/home/docs/`, `/remote.php/dav/files/<user>/docs/`) with
  *   `Tus-Resumable: 1.0.0`, `Upload-Length` and `Upload-Metadata` (`filename`, optional `mtime`
  *   in unix seconds, optional `checksum` `sha1 <hex|base64>`, also `md5`): the target is checked
- *   as a PUT checks it (409 no folder, permissions, locks), the quota against Upload-Length (507;
- *   413 over Tus-Max-Size), nothing recorded on a refusal; then 201 with `Location:
+ *   as the commit will check it (commit.ts checkWritable: 409 a folder of that name, 403
+ *   permissions, 412 If, 423 locks, 507 the quota against Upload-Length; 413 over Tus-Max-Size),
+ *   nothing recorded on a refusal; then 201 with `Location:
  *   /remote.php/dav/tus/<user>/<id>` (the `tus` space of remote-dav.ts, the caller's alone) and
  *   `Upload-Expires`. A body with `Content-Type: application/offset+octet-stream` is the first
  *   PATCH (creation-with-upload).
@@ -15,9 +16,12 @@
  *   unless the offset is what arrived, 415 for another type; the body becomes one part of the
  *   session (named by its start offset, so the assembly is Nextcloud v1's, assemblyOrder), an
  *   `Upload-Checksum` is checked against that body (460, the part dropped); 204 with the new
- *   `Upload-Offset`. The PATCH that reaches Upload-Length commits the file exactly as a PUT does
- *   (StoreTree.write, afterWrite: a new file or a new revision; the metadata checksum verified by
- *   the store, 460 and the upload removed on a mismatch; mtime kept) before it answers.
+ *   `Upload-Offset`. The PATCH that reaches Upload-Length commits the file by the write path a
+ *   PUT ends in (commit.ts commitWrite: the target, permissions, the If header this PATCH sends
+ *   and locks, the quota, then a new file or a new revision; the metadata checksum verified by
+ *   the store, 460 and the upload removed on a mismatch; mtime kept) before it answers; a refused
+ *   commit (a lock taken since the POST: 423) keeps the upload, and a PATCH of no bytes at the
+ *   end offset tries the commit again.
  * - POST `<id>` with `X-HTTP-Method-Override: PATCH` (tus-js-client's overridePatchMethod) is a PATCH.
  * - HEAD `<id>`: Upload-Offset, Upload-Length, Upload-Expires (`Cache-Control: no-store`), read
  *   from the database, so any instance resumes what another started. When every byte is in but
@@ -26,24 +30,24 @@
  * - OPTIONS: Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm (also merged into
  *   the drive's OPTIONS, verbs/options.ts).
  *
- * A POST without Tus-Resumable is 405, as every POST was before tus. Another user's upload is 404, as is an upload that finished, expired or was terminated.
+ * Every answer to a tus request, a refusal included, carries Tus-Resumable. A POST without Tus-Resumable is 405, as every POST was before tus. Another user's upload is 404, as is an upload that finished, expired or was terminated.
  * The session keeps the target and the metadata as JSON in its `destination` (the session table
  * has no other column for them); Upload-Length is its `totalBytes`.
  */
-import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import { StoreError } from '../../store-client/contract.js';
 import type { UploadSession } from '../../contracts/upload-sessions.js';
 import { DavStatusError } from '../dav-errors.js';
 import type { BridgeUser } from '../sessions.js';
 import { toDavPath, type DavPath } from '../store-tree.js';
-import type { DavContext, VerbHandler } from '../verbs/context.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../verbs/preconditions.js';
-import { afterWrite } from '../verbs/put.js';
-import { sendEmpty } from '../verbs/respond.js';
-import { assemblyOrder, checkQuota } from './nextcloud.js';
+import { checkWritable, commitWrite, type CommittedWrite } from '../commit.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { sendEmpty } from '../request/respond.js';
+import { assemblyOrder } from './nextcloud.js';
 import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { BodyTooLargeError, requestBody } from '../request/body.js';
+import { headerValue } from '../request/headers.js';
 
 export const TUS_VERSION = '1.0.0';
 /** The largest upload a POST may announce (1 TiB): a bound, not a promise; the quota decides first. */
@@ -76,10 +80,6 @@ interface TusTarget {
   mtime?: string;
   /** The whole file's checksum as OC-Checksum spells it (`SHA1:<hex>`), for the store to verify. */
   checksum?: string;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 function numberHeader(req: IncomingMessage, name: string): number | undefined {
@@ -137,29 +137,6 @@ async function sessionOf(ctx: DavContext, user: BridgeUser): Promise<UploadSessi
   return session;
 }
 
-/** The body as a stream, hashed on the way when a checksum is to be checked, read to its end whatever happens. */
-function bodyOf(req: IncomingMessage, hash: Hash | undefined, limit: { maxBytes: number; passed: boolean }): Readable {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let bytes = 0;
-    try {
-      for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-        // A body without Content-Length is held to what Upload-Length leaves: else it could write
-        // any amount to disk before the check after its end (and a body never ended, never answered).
-        bytes += (chunk as Buffer).length;
-        if (bytes > limit.maxBytes) {
-          limit.passed = true;
-          throw new TusError(413, `the body passes the Upload-Length (${limit.maxBytes} bytes were left)`);
-        }
-        hash?.update(chunk as Buffer);
-        yield chunk as Buffer;
-      }
-    } finally {
-      if (!req.complete && !req.destroyed) req.resume();
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
-}
-
 /**
  * Appends the request body at `offset` as one part; commits the file when the upload is whole.
  * Returns the headers of the 204/201 (Upload-Offset), or undefined when the client went away.
@@ -184,12 +161,15 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
   const name = String(offset).padStart(15, '0');
   if (announced !== 0) {
     let stored: Awaited<ReturnType<typeof uploads.putPart>>;
-    const limit = { maxBytes: total - offset, passed: false };
+    // A body without Content-Length is held to what Upload-Length leaves: else it could write
+    // any amount to disk before the check after its end (and a body never ended, never answered).
+    let bodyFailure: unknown;
+    const body = requestBody(req, { maxBytes: total - offset, hash, onFailure: (err) => (bodyFailure ??= err) });
     try {
-      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal);
+      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, body, announced, ctx.signal);
     } catch (err) {
       if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
-      if (limit.passed) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
+      if (bodyFailure instanceof BodyTooLargeError) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
       if (ctx.signal.aborted) {
         ctx.log.debug({ err }, 'client went away during a PATCH');
         return undefined;
@@ -211,24 +191,26 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
   return { 'Upload-Offset': String(now) };
 }
 
-/** The whole upload into the drive, the commit a PUT ends in; the session goes once the file is in. */
+/** The whole upload into the drive, by the write path a PUT ends in (commit.ts); the session goes once the file is in. */
 async function commit(ctx: DavContext, user: BridgeUser, session: UploadSession): Promise<Record<string, string>> {
-  const { uploads, tree } = ctx.services;
+  const { uploads } = ctx.services;
   const target = targetOf(session);
   try {
     return await uploads.whileAssembling(session, async () => {
       const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), session.totalBytes);
-      const place = await writeTargetOf(ctx, target.path);
-      if (place.resource?.entry.kind === 'folder') throw new TusError(409, 'a collection has the name of the upload’s target');
-      if (!place.resource && (!place.parent || place.parent.entry.kind !== 'folder')) throw new TusError(409, 'the target folder is gone');
-      await requirePrivilege(ctx, place.resource ?? place.parent, 'write', STORE_GUARDS);
-      await checkQuota(ctx, user, totalBytes, target.path);
-      const body = uploads.assembled(session, ordered);
-      let result: Awaited<ReturnType<typeof tree.write>>;
+      let committed: CommittedWrite;
       try {
-        result = await tree.write(user, target.path, body, totalBytes, ctx.signal, target.checksum);
+        // The mtime and checksum came with the creation's metadata; If and locks with this request.
+        committed = await commitWrite(ctx, user, {
+          path: target.path,
+          door: 'upload',
+          sizeBytes: totalBytes,
+          heldBy: session,
+          checksum: target.checksum,
+          mtime: target.mtime,
+          body: () => uploads.assembled(session, ordered),
+        });
       } catch (err) {
-        body.destroy();
         if (err instanceof StoreError && err.kind === 'invalid' && target.checksum !== undefined) {
           // The bytes contradict the checksum the upload was created with: no PATCH can mend that.
           await uploads.remove(session, { leased: true });
@@ -236,12 +218,8 @@ async function commit(ctx: DavContext, user: BridgeUser, session: UploadSession)
         }
         throw err;
       }
-      // afterWrite keeps a client's mtime from X-OC-Mtime, as a PUT sends it; tus sent it at creation.
-      if (target.mtime !== undefined) ctx.req.headers['x-oc-mtime'] = target.mtime;
-      else delete ctx.req.headers['x-oc-mtime'];
-      const headers = await afterWrite(ctx, user, target.path, place, result);
       await uploads.remove(session, { leased: true });
-      return headers;
+      return committed.headers;
     });
   } catch (err) {
     if (err instanceof UploadBusyError) throw new TusError(423, err.message);
@@ -251,8 +229,23 @@ async function commit(ctx: DavContext, user: BridgeUser, session: UploadSession)
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Every tus answer carries Tus-Resumable (tus 1.0 core), a refusal made below the door too (the
+ * write path's 403, 412, 423, 507; commit.ts): a client tells a tus refusal by it.
+ */
+function withTusResumable(handler: VerbHandler): VerbHandler {
+  return async (ctx) => {
+    try {
+      await handler(ctx);
+    } catch (err) {
+      if (!(err instanceof DavStatusError) || err.headers['Tus-Resumable'] !== undefined || ctx.req.headers['tus-resumable'] === undefined) throw err;
+      throw new DavStatusError(err.status, err.message, err.condition, { ...err.headers, 'Tus-Resumable': TUS_VERSION }, err.hrefs);
+    }
+  };
+}
+
 /** POST to a folder of the drive: a new upload into it (creation, creation-with-upload). */
-export const tusCreate: VerbHandler = async (ctx) => {
+export const tusCreate: VerbHandler = withTusResumable(async (ctx) => {
   const user = ctx.user();
   const { req } = ctx;
   // A POST that is no tus request is what it was before tus: not served (it never writes).
@@ -275,11 +268,8 @@ export const tusCreate: VerbHandler = async (ctx) => {
   const folder = await tree.tryStat(user, ctx.path);
   if (!folder || folder.entry.kind !== 'folder') throw new TusError(folder ? 405 : 404, 'uploads are created by a POST to a folder');
   const path = toDavPath([...ctx.path.split('/').filter(Boolean), filename]);
-  const place = await writeTargetOf(ctx, path);
-  if (place.resource?.entry.kind === 'folder') throw new TusError(409, `${filename} is a folder`);
-  await requirePrivilege(ctx, place.resource ?? place.parent, 'write', STORE_GUARDS);
-  await checkWrite(ctx, place);
-  await checkQuota(ctx, user, length, path);
+  // What the commit will check first, checked now too: a refused upload sends no byte.
+  await checkWritable(ctx, user, { path, door: 'upload', sizeBytes: length });
 
   const target: TusTarget = { path, ...(mtime !== undefined ? { mtime } : {}), ...(checksum ? { checksum: `${checksum.algorithm.toUpperCase()}:${checksum.hex}` } : {}) };
   const session = await uploads.create(user.userId, randomUUID(), 'tus', { destination: JSON.stringify(target), totalBytes: length });
@@ -295,7 +285,7 @@ export const tusCreate: VerbHandler = async (ctx) => {
     Object.assign(headers, appended, { 'Upload-Expires': headers['Upload-Expires'] });
   } else req.resume();
   sendEmpty(ctx, 201, headers);
-};
+});
 
 const patch: VerbHandler = async (ctx) => {
   const user = ctx.user();
@@ -356,4 +346,6 @@ const overridden: VerbHandler = async (ctx) => {
 };
 
 /** The `tus` space's verbs (remote-spaces.ts): `/remote.php/dav/tus/<user>/<id>`; any other method is 405. */
-export const tusHandlers: Record<string, VerbHandler> = { PATCH: patch, POST: overridden, HEAD: head, DELETE: del, OPTIONS: options };
+export const tusHandlers: Record<string, VerbHandler> = Object.fromEntries(
+  Object.entries({ PATCH: patch, POST: overridden, HEAD: head, DELETE: del, OPTIONS: options }).map(([method, handler]) => [method, withTusResumable(handler)]),
+);

@@ -16,10 +16,10 @@
 import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { BridgeUser } from '../sessions.js';
 import { budgetOwnerOf, type Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
 import { completeRenameAway } from './rename-away.js';
-import { sendEmpty } from './respond.js';
+import { sendEmpty } from '../request/respond.js';
 import { revisionOfId } from '../versions-view.js';
 
 /** Entries of the cached source subtree looked at for properties, at most. */

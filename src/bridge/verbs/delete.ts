@@ -12,11 +12,11 @@
  */
 import { DavStatusError } from '../dav-errors.js';
 import { isDerivedViewEntry, type Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { deletedStateOf, forgetDeleted } from './deleted-state.js';
 import { isRestoredBackup } from './rename-away.js';
-import { sendEmpty } from './respond.js';
-import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { sendEmpty } from '../request/respond.js';
+import { checkHttpConditions, checkIfHeader, checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
 
 /**
  * 204 on success; 404 when nothing is there; 403 for the root and the top-level folders; 400

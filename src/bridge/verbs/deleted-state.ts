@@ -6,7 +6,7 @@
  */
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
-import type { DavContext } from './context.js';
+import type { DavContext } from '../request/context.js';
 
 /** Bounds the walk over cached listings when a subtree is deleted for good. */
 const MAX_FORGOTTEN_KEYS = 10_000;

@@ -11,9 +11,10 @@ import { filesPathOf } from '../remote-dav.js';
 import { parseOcMtime } from '../dead-properties.js';
 import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, isFixedPath, revisesInPlace, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
-import type { DavContext } from './context.js';
+import type { DavContext } from '../request/context.js';
 import { deletedStateOf, forgetDeleted, type DeletedState } from './deleted-state.js';
-import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
+import { checkHttpConditions, checkIfHeader, checkLocks, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
+import { headerValue } from '../request/headers.js';
 
 export interface Transfer {
   user: BridgeUser;
@@ -31,10 +32,6 @@ export interface Transfer {
    * revision of the destination node, which stays (with its locks); nothing is replaced.
    */
   revises: boolean;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** Overwrite (RFC 4918 §10.6): `T` or `F`, T when absent (rclone relies on that: docs/client-quirks.md §3). */

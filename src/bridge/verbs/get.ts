@@ -33,10 +33,10 @@ import { DavStatusError } from '../dav-errors.js';
 import { contentTypeOf, userContentHeaders } from '../../common/content-security.js';
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { FAVICON_PATH, sendFavicon } from './favicon.js';
 import { sendIndexPage } from './index-page.js';
-import { etagOf, requirePrivilege, STORE_GUARDS } from './preconditions.js';
+import { etagOf, requirePrivilege, STORE_GUARDS } from '../request/preconditions.js';
 
 /** Content-Type from the name alone: content is never sniffed (rclone#8759: no reads for metadata). */
 export { contentTypeOf };

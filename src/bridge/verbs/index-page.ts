@@ -10,7 +10,7 @@ import { escapeXmlAttr, escapeXmlText } from '../dav-xml.js';
 import { childHref, encodeHref } from '../href.js';
 import type { BridgeUser } from '../sessions.js';
 import type { Resource } from '../store-tree.js';
-import type { DavContext, WebAppLocation } from './context.js';
+import type { DavContext, WebAppLocation } from '../request/context.js';
 
 /** What a Host header may hold: a name or address and a port, nothing else (no injection into the link). */
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;

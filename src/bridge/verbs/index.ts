@@ -1,5 +1,5 @@
 /** Method name -> our handler. Every DAV verb the bridge serves is replaced here. */
-import type { VerbHandler } from './context.js';
+import type { VerbHandler } from '../request/context.js';
 import { copy } from './copy.js';
 import { del } from './delete.js';
 import { get } from './get.js';

@@ -19,13 +19,15 @@
  * davfs2 report a permission error instead of "locked by someone else".
  */
 import { Readable } from 'node:stream';
+import { commitWrite } from '../commit.js';
 import { DavStatusError } from '../dav-errors.js';
 import { lockResponseBody, parseLockInfo, readBody, type LockDescription, type LockInfo } from '../dav-xml.js';
 import { LockError, type ActiveLock, type LockDepth } from '../locks.js';
 import type { Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
-import { sendXml } from './respond.js';
-import { checkHttpConditions, checkIfHeader, checkWrite, hrefOf, ifHeaderOf, requirePrivilege, writeTargetOf, type WriteTarget } from './preconditions.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
+import { sendXml } from '../request/respond.js';
+import { checkHttpConditions, checkIfHeader, hrefOf, ifHeaderOf, requirePrivilege, writeTargetOf, type WriteTarget } from '../request/preconditions.js';
+import { headerValue } from '../request/headers.js';
 
 /** Depth of a LOCK (RFC 4918 §9.10.3): 0 or infinity, infinity when absent; anything else is 400. */
 function lockDepthOf(ctx: DavContext): LockDepth {
@@ -60,10 +62,10 @@ export const lock: VerbHandler = async (ctx) => {
     await checkIfHeader(ctx, target);
     checkHttpConditions(ctx, target);
   } else {
-    // Refuse a conflicting lock before the empty file exists, so a refused LOCK leaves nothing.
+    // Refuse a conflicting lock before the empty file exists, so a refused LOCK leaves nothing;
+    // the empty file is written as every file is (commit.ts: If header and locks included).
     await throwOnConflict(ctx, target.chain, info, depth);
-    await checkWrite(ctx, target);
-    await ctx.services.tree.write(user, target.path, Readable.from([]), 0, ctx.signal);
+    await commitWrite(ctx, user, { path: target.path, door: 'put', sizeBytes: 0, body: () => Readable.from([]) });
     resource = await ctx.services.tree.stat(user, target.path);
   }
 
@@ -116,6 +118,3 @@ function rootHrefOf(ctx: DavContext, resource: Resource): string {
   return hrefOf(ctx, resource.path, resource.entry.kind === 'folder');
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}

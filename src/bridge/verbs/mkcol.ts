@@ -6,10 +6,10 @@
 import { DavStatusError } from '../dav-errors.js';
 import { readBody, DavXmlError } from '../dav-xml.js';
 import { isFixedPath } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { DAV_METHODS } from './options.js';
-import { sendEmpty, sendSabreError } from './respond.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from './preconditions.js';
+import { sendEmpty, sendSabreError } from '../request/respond.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../request/preconditions.js';
 
 /**
  * True when the request carries a body. A chunked body is read to its end to learn whether it

@@ -15,14 +15,14 @@
  * the document left a moment ago becomes the document's next revision, and the document its name.
  */
 import { DavStatusError } from '../dav-errors.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { budgetOwnerOf, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import { encodeHref, parseDestination } from '../href.js';
 import { RESTORE } from '../namespace.js';
-import { checkLocks, requirePrivilege, STORE_GUARDS } from './preconditions.js';
+import { checkLocks, requirePrivilege, STORE_GUARDS } from '../request/preconditions.js';
 import { finishTransfer, prepareTransfer } from './destination.js';
 import { completeRenameAway, rememberRenameAway } from './rename-away.js';
-import { sendEmpty } from './respond.js';
+import { sendEmpty } from '../request/respond.js';
 
 /**
  * 201 when the destination was new, 204 when Overwrite: T replaced it; 412 with Overwrite: F

@@ -5,7 +5,7 @@
  * Tus-Version/Tus-Extension/Tus-Max-Size (a POST to a folder starts a tus upload: uploads/tus.ts).
  */
 import { TUS_OPTIONS_HEADERS } from '../uploads/tus.js';
-import type { VerbHandler } from './context.js';
+import type { VerbHandler } from '../request/context.js';
 
 export const DAV_METHODS = ['OPTIONS', 'GET', 'HEAD', 'PUT', 'DELETE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK'];
 

@@ -31,11 +31,11 @@ import { remainingSec, type LockView } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
 import type { NodeEntry } from '../../store-client/contract.js';
 import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
+import type { DavContext, VerbHandler } from '../request/context.js';
 import { contentTypeOf } from './get.js';
-import { etagOf } from './preconditions.js';
+import { etagOf } from '../request/preconditions.js';
 import { formatOcChecksums } from '../../common/oc-checksum.js';
-import { XML_TYPE } from './respond.js';
+import { XML_TYPE } from '../request/respond.js';
 
 /** Live properties in the DAV: namespace, all protected (PROPPATCH answers 403 for them). */
 export const LIVE_PROPERTIES = [

@@ -29,10 +29,10 @@ import { DAV_NS, errorXml, MultistatusWriter, parseProppatch, propKey, readBody,
 import { DeadPropertyLimitError, parseDateProperty, parseLastModified, type DeadPropertyChange } from '../dead-properties.js';
 import { encodeHref } from '../href.js';
 import { budgetOwnerOf } from '../store-tree.js';
-import type { VerbHandler } from './context.js';
+import type { VerbHandler } from '../request/context.js';
 import { isLiveProperty } from './propfind.js';
-import { checkWrite, requirePrivilege, STORE_GUARDS } from './preconditions.js';
-import { sendXml } from './respond.js';
+import { checkWrite, requirePrivilege, STORE_GUARDS } from '../request/preconditions.js';
+import { sendXml } from '../request/respond.js';
 
 const MICROSOFT_NS = 'urn:schemas-microsoft-com:';
 const SARDINE_NS = 'SAR:';

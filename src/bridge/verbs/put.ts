@@ -13,33 +13,28 @@
  * before they go to the store; larger ones are never buffered.
  *
  * Preconditions, all before a byte of the body is read: Content-Range is refused (400, RFC 9110
- * §14.5: a partial PUT must never replace the whole file); a collection is 405; a missing parent
- * 409; then checkWrite (If header, If-Match, If-None-Match: *, locks). `Expect: 100-continue` is
+ * §14.5: a partial PUT must never replace the whole file); then the write path every door ends in
+ * (commit.ts: a collection is 405, a missing parent 409, permissions 403; If header, If-Match,
+ * If-None-Match: *, locks; the quota when the size is known, 507). `Expect: 100-continue` is
  * answered by Node itself before this handler runs (no `checkContinue` listener), and an error is
  * answered without waiting for the body (litmus http/expect100).
  *
  * Client mtimes: `X-OC-Mtime: <unix seconds>` (rclone, docs/client-quirks.md §3) is kept for the node and
  * answered with `X-OC-Mtime: accepted`; a PUT without it forgets a kept mtime (the content changed,
- * so the store's time is the right one again).
+ * so the store's time is the right one again). The answer carries ETag, OC-ETag, OC-FileId,
+ * OC-Checksum and Last-Modified of what was written (commit.ts).
  *
  * `OC-Checksum: SHA1:<hex>` (or MD5, or several; rclone's owncloud vendor, ownCloud and
  * Nextcloud clients) is verified against the bytes before the store records them: a mismatch is
  * 400 and the old content, revision and ETag stay (docs/extensions.md "Checksums").
  */
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { commitWrite, type CommittedWrite } from '../commit.js';
 import { DavStatusError } from '../dav-errors.js';
-import { parseOcMtime } from '../dead-properties.js';
-import type { NodeEntry } from '../../store-client/contract.js';
-import type { BridgeUser } from '../sessions.js';
-import type { DavPath, Resource } from '../store-tree.js';
-import type { DavContext, VerbHandler } from './context.js';
-import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './preconditions.js';
-import { sendEmpty } from './respond.js';
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}
+import type { VerbHandler } from '../request/context.js';
+import { sendEmpty } from '../request/respond.js';
+import { requestBody } from '../request/body.js';
+import { headerValue } from '../request/headers.js';
 
 /** How many body bytes to expect: undefined when only the end of a chunked body tells. */
 function bodySizeOf(req: IncomingMessage): { sizeBytes: number | undefined; endsAfterHint: boolean } {
@@ -50,47 +45,6 @@ function bodySizeOf(req: IncomingMessage): { sizeBytes: number | undefined; ends
   const hint = headerValue(req.headers['x-expected-entity-length'])?.trim();
   if (hint !== undefined && /^\d{1,15}$/.test(hint)) return { sizeBytes: Number(hint), endsAfterHint: true };
   return { sizeBytes: undefined, endsAfterHint: false };
-}
-
-/**
- * The request body as a stream the upload may stop reading early without tearing down the
- * request (the answer still has to go out on it). With `limit`, it ends after that many bytes
- * and fails when the request ends before them. A failure is also reported to `onFailure`, since
- * the store client turns whatever breaks its upload into a store error.
- */
-function bodyStream(req: IncomingMessage, limit: number | undefined, onFailure: (err: unknown) => void): Readable {
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let seen = 0;
-    try {
-      if (limit === 0) return;
-      for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-        const bytes = chunk as Buffer;
-        if (limit === undefined) {
-          yield bytes;
-          continue;
-        }
-        const room = limit - seen;
-        if (bytes.length >= room) {
-          yield bytes.subarray(0, room);
-          return;
-        }
-        seen += bytes.length;
-        yield bytes;
-      }
-      if (limit !== undefined && seen < limit) {
-        throw new DavStatusError(400, `the body ended after ${seen} of the ${limit} bytes X-Expected-Entity-Length announced`);
-      }
-    } catch (err) {
-      onFailure(err);
-      throw err;
-    } finally {
-      // Whatever stopped the upload (done, refused, broken), the rest of the body must still be
-      // read off the connection or the next request on it never gets parsed. Only now, with
-      // the iterator's 'readable' listener gone, does resume() take effect.
-      if (!req.complete && !req.destroyed) req.resume();
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
 }
 
 /**
@@ -114,44 +68,36 @@ async function wholeBody(req: IncomingMessage, sizeBytes: number): Promise<Buffe
 
 export const put: VerbHandler = async (ctx) => {
   const user = ctx.user();
-  const { tree } = ctx.services;
   const { req } = ctx;
   if (req.headers['content-range'] !== undefined) throw new DavStatusError(400, 'PUT with Content-Range is not supported (RFC 9110 §14.5)');
 
-  const target = await writeTargetOf(ctx, ctx.path);
-  if (target.resource?.entry.kind === 'folder') {
-    throw new DavStatusError(405, 'PUT on a collection', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE, LOCK, UNLOCK' });
-  }
-  if (!target.resource && (!target.parent || target.parent.entry.kind !== 'folder')) throw new DavStatusError(409, 'parent collection missing');
-  await requirePrivilege(ctx, target.resource ?? target.parent, 'write', STORE_GUARDS);
-  await checkWrite(ctx, target);
-
   const { sizeBytes, endsAfterHint } = bodySizeOf(req);
+  // What broke a streamed body, if anything did: the store client makes its own error of it.
   let bodyFailure: unknown;
-  let body: Readable | Buffer;
-  if (!endsAfterHint && sizeBytes !== undefined && sizeBytes <= WHOLE_BODY_MAX_BYTES) {
-    try {
-      body = await wholeBody(req, sizeBytes);
-    } catch (err) {
-      // The client hung up mid-body: nobody is left to answer, and nothing was stored.
-      if (ctx.signal.aborted || req.destroyed) {
-        ctx.log.debug({ err }, 'client went away during the upload');
-        return;
-      }
-      throw err;
-    }
-  } else {
-    body = bodyStream(req, endsAfterHint ? sizeBytes : undefined, (err) => {
-      bodyFailure ??= err;
-    });
-  }
-  let result: Awaited<ReturnType<typeof tree.write>>;
+  let wentAway = false;
+  let committed: CommittedWrite;
   try {
-    result = await tree.write(user, ctx.path, body, sizeBytes, ctx.signal, headerValue(req.headers['oc-checksum']));
+    committed = await commitWrite(ctx, user, {
+      path: ctx.path,
+      door: 'put',
+      sizeBytes,
+      checksum: headerValue(req.headers['oc-checksum']),
+      mtime: headerValue(req.headers['x-oc-mtime']),
+      body: async () => {
+        if (endsAfterHint || sizeBytes === undefined || sizeBytes > WHOLE_BODY_MAX_BYTES) {
+          return requestBody(req, { endAfterBytes: endsAfterHint ? sizeBytes : undefined, onFailure: (err) => (bodyFailure ??= err) });
+        }
+        try {
+          return await wholeBody(req, sizeBytes);
+        } catch (err) {
+          wentAway = req.destroyed;
+          throw err;
+        }
+      },
+    });
   } catch (err) {
-    if (!Buffer.isBuffer(body)) body.destroy();
-    if (ctx.signal.aborted) {
-      // The client hung up: nobody is left to answer, and the store kept the old revision.
+    // The client hung up mid-body: nobody is left to answer, and the store kept the old revision.
+    if (ctx.signal.aborted || wentAway) {
       ctx.log.debug({ err }, 'client went away during the upload');
       return;
     }
@@ -161,43 +107,9 @@ export const put: VerbHandler = async (ctx) => {
     throw err;
   }
 
-  const headers = await afterWrite(ctx, user, ctx.path, target, result);
+  const { headers } = committed;
   // Finder's body without the 0-chunk: the parser still waits for it, so this connection's
   // framing is lost; the client must open a new one for its next request.
   if (!req.complete) headers.Connection = 'close';
-  sendEmpty(ctx, result.created ? 201 : 204, headers);
+  sendEmpty(ctx, committed.created ? 201 : 204, headers);
 };
-
-/**
- * What follows a write that ended in the store's commit (a PUT, or the assembly of a chunked
- * upload: uploads/nextcloud.ts): the client's X-OC-Mtime kept for the node, or a kept one
- * forgotten when the content changed without it; the headers to answer with (ETag,
- * Last-Modified, `X-OC-Mtime: accepted`).
- */
-export async function afterWrite(ctx: DavContext, user: BridgeUser, path: DavPath, target: WriteTarget, result: { created: boolean; entry?: NodeEntry }): Promise<Record<string, string>> {
-  const { tree, props } = ctx.services;
-  const { req } = ctx;
-  const headers: Record<string, string> = {};
-  const entry = result.entry;
-  const nodeKey = target.resource ? target.resource.chain[target.resource.chain.length - 1] : entry ? tree.folderKey(user, entry.id) : undefined;
-  const ocMtime = parseOcMtime(headerValue(req.headers['x-oc-mtime']));
-  let mtimeKey = nodeKey;
-  if (ocMtime !== undefined && mtimeKey === undefined) {
-    const written = await tree.tryStat(user, path);
-    mtimeKey = written ? written.chain[written.chain.length - 1] : undefined;
-  }
-  if (mtimeKey !== undefined) {
-    if (ocMtime !== undefined) {
-      await props.setMtime(mtimeKey, ocMtime);
-      headers['X-OC-Mtime'] = 'accepted';
-    } else if (target.resource) {
-      await props.clearMtime(mtimeKey);
-    }
-  }
-  if (entry) {
-    const written: Resource = { path, kind: 'node', entry, chain: [...target.chain.slice(0, -1), tree.folderKey(user, entry.id)] };
-    headers.ETag = etagOf(written);
-    headers['Last-Modified'] = new Date(ocMtime ?? entry.updatedMs).toUTCString();
-  }
-  return headers;
-}

@@ -18,9 +18,9 @@ import { isEditorBackupName, RENAME_AWAY_WINDOW_MS } from '../../contracts/renam
 import { StoreError } from '../../store-client/index.js';
 import { DavStatusError } from '../dav-errors.js';
 import { nameOf, parentOf, segmentsOf, toDavPath, type Resource } from '../store-tree.js';
-import type { DavContext } from './context.js';
+import type { DavContext } from '../request/context.js';
 import type { Transfer } from './destination.js';
-import { checkLocks, type WriteTarget } from './preconditions.js';
+import { checkLocks, type WriteTarget } from '../request/preconditions.js';
 
 /** After a MOVE that created its destination: remembers it when it renamed a file away to a backup name. */
 export async function rememberRenameAway(ctx: DavContext, transfer: Transfer): Promise<void> {

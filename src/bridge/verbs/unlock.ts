@@ -11,8 +11,8 @@
 import { DavStatusError } from '../dav-errors.js';
 import { parseLockTokenHeader } from '../if-header.js';
 import { LockError } from '../locks.js';
-import type { VerbHandler } from './context.js';
-import { sendEmpty } from './respond.js';
+import type { VerbHandler } from '../request/context.js';
+import { sendEmpty } from '../request/respond.js';
 
 export const unlock: VerbHandler = async (ctx) => {
   const user = ctx.user();

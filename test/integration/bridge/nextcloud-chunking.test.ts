@@ -560,6 +560,26 @@ describe('Nextcloud chunked upload', () => {
       expect((await storedBytes('locked.txt')).toString()).toBe('new');
     });
 
+    it('refuses a v2 upload aimed into the trash or any made-up place at its MKCOL, with a message, leaving no session', async () => {
+      const who = await f.newDavUser();
+      expect((await dav('MKCOL', '/home/binned-dir/', {}, undefined, who)).status).toBe(201);
+      expect((await dav('DELETE', '/home/binned-dir/', {}, undefined, who)).status).toBe(204);
+      const places: Array<[string, number]> = [
+        ['/trash/landed.bin', 403],
+        ['/trash/binned-dir/landed.bin', 403],
+        ['/favorites/landed.bin', 403],
+        ['/shared_with_you/landed.bin', 403],
+        ['/groups/landed.bin', 403],
+        ['/landed.bin', 403],
+      ];
+      for (const [place, status] of places) {
+        const refused = await dav('MKCOL', `${uploads(who)}/made-up/`, { destination: `${f.davUrl}${files(who)}${place}`, 'oc-total-length': '3' }, undefined, who);
+        expect(refused.status, place).toBe(status);
+        expect(refused.text, place).toContain('<s:message>');
+      }
+      expect(await multistatusOf(await dav('PROPFIND', `${uploads(who)}/`, { depth: '1' }, undefined, who))).toHaveLength(1);
+    });
+
     it('refuses an upload over quota at its start (507), leaving no session and no part', async () => {
       const small = await f.newDavUser({ quotaBytes: 2 * MiB });
       const v2 = { destination: `${f.davUrl}${files(small)}/home/huge.bin`, 'oc-total-length': String(3 * MiB) };

@@ -237,6 +237,16 @@ describe('tus 1.0', () => {
     expect((await storeEntries('home', small)).map((e) => e.name)).toEqual([]);
   });
 
+  it('refuses a creation in the trash or a made-up folder (403, with Tus-Resumable), recording nothing', async () => {
+    const who = await f.newDavUser();
+    for (const folder of ['/trash/', '/favorites/', '/']) {
+      const refused = await create(folder, 10, { filename: 'landed.txt' }, who);
+      expect(refused.status, folder).toBe(403);
+      expect(refused.headers['tus-resumable'], folder).toBe('1.0.0');
+    }
+    expect(await f.bridge.services.uploads.list(who.uuid)).toEqual([]);
+  });
+
   it('refuses a PATCH without Content-Length once its body passes Upload-Length (413), without waiting for its end', async () => {
     const { location } = await create('/home/', MiB, { filename: 'endless.bin' });
     const url = new URL(location);

@@ -16,6 +16,7 @@ import { filesPathOf } from '../remote-dav.js';
 import { entityTagsMatch, evaluateIf, parseIfHeader, presentedLockTokens, type IfHeader } from '../if-header.js';
 import { isDerivedView, parentOf, type DavPath, type Privilege, type Resource } from '../store-tree.js';
 import type { DavContext } from './context.js';
+import { headerValue } from './headers.js';
 
 /** Strong entity tag: files change it with every revision, folders with every listing change. */
 export function etagOf(resource: Resource): string {
@@ -29,8 +30,7 @@ const parsedIf = new WeakMap<DavContext, IfHeader | undefined>();
 /** The request's If header, parsed once (IfHeaderError -> 400). */
 export function ifHeaderOf(ctx: DavContext): IfHeader | undefined {
   if (parsedIf.has(ctx)) return parsedIf.get(ctx);
-  const raw = ctx.req.headers.if;
-  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  const value = headerValue(ctx.req.headers.if);
   const header = value === undefined || value.trim() === '' ? undefined : parseIfHeader(value);
   parsedIf.set(ctx, header);
   return header;
