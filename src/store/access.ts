@@ -22,7 +22,7 @@
  * creator's access in the same way (creatorAccess, asked by ops/public-links.ts).
  *
  * The owner's side (mayActAsOwner): what no share gives, whatever it grants: whether deletes
- * skip the trash (issue 29).
+ * skip the trash, and revisions other than the current one (issue 29).
  *
  * Groups: members may read a group's member endpoints, group administrators (and the built-in
  * admin) may change it; non-members get 404, members who are not administrators 403.
@@ -201,11 +201,18 @@ export function assertMayLeaveOwner(access: NodeAccess, node: NodeRow, target: N
  * - `skip-trash` (`delete`): mark a folder "delete for good" or clear the mark, and have a DELETE
  *   below a marked folder skip the trash. A delete a share allows goes to the owner's trash
  *   whatever the mark (ops/trash.ts, ops/nodes.ts): removing what was shared stays the owner's.
+ * - `list-old-revisions` (`read`), `download-old-revision` (`download`), `restore-revision`
+ *   (`write`): reach a revision other than the current one (ops/revise.ts, ops/download.ts).
+ *   Through a share, the current content only, as through the bridge (`/versions/` mirrors no
+ *   share): an old revision may hold what the owner removed since.
  */
-export type OwnerAct = 'skip-trash';
+export type OwnerAct = 'skip-trash' | 'list-old-revisions' | 'download-old-revision' | 'restore-revision';
 
 const OWNER_ACTS: Readonly<Record<OwnerAct, { needs: Permission; refusal: string }>> = {
   'skip-trash': { needs: 'delete', refusal: "only the owner (or a member of the owning group holding delete) decides whether deletes skip the trash; through a share, deletes go to the owner's trash" },
+  'list-old-revisions': { needs: 'read', refusal: "old revisions are the owner's: a share gives the current content only" },
+  'download-old-revision': { needs: 'download', refusal: "old revisions are the owner's: a share gives the current content only" },
+  'restore-revision': { needs: 'write', refusal: "restoring a revision is the owner's: a share gives the current content only" },
 };
 
 /** Whether the caller (with `access` to a node, as resolveNodeAccess found it) may do `act` there: the owner's side. */
