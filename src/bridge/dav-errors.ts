@@ -28,6 +28,13 @@ export interface DavFailure {
    * its own; any other 5xx is logged at error with its stack.
    */
   transient?: boolean;
+  /**
+   * A 5xx the request itself caused, no failure here: 507 (over the quota, or past a dead
+   * property limit) and 502 (a Destination on another server, RFC 4918 §9.8.5). Logged at warn
+   * without a stack as a transient one is, so a client repeating it cannot flood the log with
+   * stacks (issue 29).
+   */
+  clientCaused?: boolean;
 }
 
 const RETRY_AFTER_SEC = '5';
@@ -41,13 +48,16 @@ export function davFailureOf(err: unknown): DavFailure {
   }
   // The locks' and dead properties' database (shared with the store over PostgreSQL) unreachable.
   if (err instanceof StorageUnavailableError) return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient: true };
-  if (err instanceof DavStatusError) return { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
+  if (err instanceof DavStatusError) {
+    const failure: DavFailure = { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
+    return err.status === 507 || err.status === 502 ? { ...failure, clientCaused: true } : failure;
+  }
   if (err instanceof HrefError) {
     return { status: err.kind === 'path-too-long' || err.kind === 'too-deep' ? 414 : 400, headers: {}, reason: err.message };
   }
   if (err instanceof DavXmlError) return { status: err.kind === 'too-large' ? 413 : 400, headers: {}, reason: err.message };
   if (err instanceof IfHeaderError) return { status: 400, headers: {}, reason: err.message };
-  if (err instanceof DeadPropertyLimitError) return { status: 507, headers: {}, reason: err.message };
+  if (err instanceof DeadPropertyLimitError) return { status: 507, headers: {}, reason: err.message, clientCaused: true };
   if (err instanceof LockError) {
     switch (err.kind) {
       case 'conflict':
@@ -81,7 +91,7 @@ export function davFailureOf(err: unknown): DavFailure {
     case 'invalid':
       return { status: 400, headers: {}, reason: err.message };
     case 'quota':
-      return { status: 507, headers: {}, condition: 'quota-not-exceeded', reason: err.message };
+      return { status: 507, headers: {}, condition: 'quota-not-exceeded', reason: err.message, clientCaused: true };
     case 'upload-token-expired':
       return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient: true };
     case 'range-not-satisfiable':

@@ -525,8 +525,9 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, c
             // store answered 401 and logging in again failed: password changed or revoked,
             // account deactivated): logged here, as any refused login is.
             if (err !== outcome.failure) logRefusedLogin(log, err, outcome.user?.name ?? '', clientAddress(req.socket.remoteAddress));
-          } else if (failure.transient) {
-            // The store or its database out of reach for now: what the store logs for it too, no stack.
+          } else if (failure.transient || failure.clientCaused) {
+            // The store or its database out of reach for now (what the store logs for it too), or
+            // a 507/502 the client caused: no stack.
             logOf().warn({ status: failure.status, cause: err instanceof Error ? err.message : String(err) }, failure.reason);
           } else if (failure.status >= 500) logOf().error({ err, status: failure.status }, failure.reason);
           else if (log.isLevelEnabled('debug')) logOf().debug({ status: failure.status }, failure.reason);

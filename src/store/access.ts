@@ -21,6 +21,9 @@
  * Grants from a membership and from shares add up. Public and upload links are held to their
  * creator's access in the same way (creatorAccess, asked by ops/public-links.ts).
  *
+ * The owner's side (mayActAsOwner): what no share gives, whatever it grants: whether deletes
+ * skip the trash, and revisions other than the current one (issue 29).
+ *
  * Groups: members may read a group's member endpoints, group administrators (and the built-in
  * admin) may change it; non-members get 404, members who are not administrators 403.
  */
@@ -39,12 +42,14 @@ export const ALL_PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete'
 export interface NodeAccess {
   visible: boolean;
   granted: readonly Permission[];
+  /** What of `granted` the caller holds of their own (owner, group membership, built-in admin), not through a share: the owner's side (mayActAsOwner). */
+  own: readonly Permission[];
   /** Set when a private share is what lets the caller see the node: the topmost shared node above it and whom it was shared with. */
   viaShare?: { root: string; recipientUuid: string };
 }
 
-const FULL: NodeAccess = { visible: true, granted: ALL_PERMISSIONS };
-const NONE: NodeAccess = { visible: false, granted: [] };
+const FULL: NodeAccess = { visible: true, granted: ALL_PERMISSIONS, own: ALL_PERMISSIONS };
+const NONE: NodeAccess = { visible: false, granted: [], own: [] };
 
 /**
  * Who holds access on their own account: a session's caller, the creator a share or link speaks
@@ -66,7 +71,8 @@ async function ownAccess(sql: Sql, holder: Holder, node: Pick<NodeRow, 'owner_ty
   const membership = await membershipOf(sql, node.owner_uuid, holder.userUuid);
   if (!membership) return NONE;
   if (membership.isAdmin) return FULL;
-  return { visible: true, granted: ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p)) };
+  const granted = ALL_PERMISSIONS.filter((p) => membership.nodePermissions.includes(p));
+  return { visible: true, granted, own: granted };
 }
 
 /**
@@ -112,7 +118,7 @@ export async function accessTo(sql: Sql, caller: Holder, node: Pick<NodeRow, 'uu
   const shared = await sharedAccess(sql, caller, node);
   if (!shared) return own;
   const granted = ALL_PERMISSIONS.filter((p) => own.granted.includes(p) || shared.granted.includes(p));
-  const access: NodeAccess = { visible: true, granted };
+  const access: NodeAccess = { visible: true, granted, own: own.granted };
   if (!own.visible) access.viaShare = { root: shared.root, recipientUuid: shared.recipientUuid };
   return access;
 }
@@ -186,6 +192,37 @@ export function assertMayLeaveOwner(access: NodeAccess, node: NodeRow, target: N
   if (!access.granted.includes(needed)) {
     throw forbidden(`${needed} permission required to ${operation} a node to another owner`);
   }
+}
+
+/**
+ * The owner's side of a node: what a private share never gives, whatever it grants (issue 29).
+ * Only who holds the permission named here on the node of their own (its owner; a member of the
+ * owning group holding it, the group's administrators, the built-in admin) may:
+ * - `skip-trash` (`delete`): mark a folder "delete for good" or clear the mark, and have a DELETE
+ *   below a marked folder skip the trash. A delete a share allows goes to the owner's trash
+ *   whatever the mark (ops/trash.ts, ops/nodes.ts): removing what was shared stays the owner's.
+ * - `list-old-revisions` (`read`), `download-old-revision` (`download`), `restore-revision`
+ *   (`write`): reach a revision other than the current one (ops/revise.ts, ops/download.ts).
+ *   Through a share, the current content only, as through the bridge (`/versions/` mirrors no
+ *   share): an old revision may hold what the owner removed since.
+ */
+export type OwnerAct = 'skip-trash' | 'list-old-revisions' | 'download-old-revision' | 'restore-revision';
+
+const OWNER_ACTS: Readonly<Record<OwnerAct, { needs: Permission; refusal: string }>> = {
+  'skip-trash': { needs: 'delete', refusal: "only the owner (or a member of the owning group holding delete) decides whether deletes skip the trash; through a share, deletes go to the owner's trash" },
+  'list-old-revisions': { needs: 'read', refusal: "old revisions are the owner's: a share gives the current content only" },
+  'download-old-revision': { needs: 'download', refusal: "old revisions are the owner's: a share gives the current content only" },
+  'restore-revision': { needs: 'write', refusal: "restoring a revision is the owner's: a share gives the current content only" },
+};
+
+/** Whether the caller (with `access` to a node, as resolveNodeAccess found it) may do `act` there: the owner's side. */
+export function mayActAsOwner(access: NodeAccess, act: OwnerAct): boolean {
+  return access.own.includes(OWNER_ACTS[act].needs);
+}
+
+/** Refuses (403, saying whose it is) `act` to a caller who may not (mayActAsOwner). */
+export function assertMayActAsOwner(access: NodeAccess, act: OwnerAct): void {
+  if (!mayActAsOwner(access, act)) throw forbidden(OWNER_ACTS[act].refusal);
 }
 
 export type SharePermission = 'public_create' | 'public_delete' | 'private_create' | 'private_delete' | 'upload_link_create' | 'upload_link_delete';

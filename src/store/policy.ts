@@ -153,8 +153,8 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/admin/organizations/:org_id': { ...ADMIN, role: 'builtin-admin' },
   'PUT /api/admin/organizations/:org_id': { ...ADMIN, role: 'builtin-admin' },
   'DELETE /api/admin/organizations/:org_id': { ...ADMIN, role: 'builtin-admin' },
-  // Read-only: an app-password session of an administrator may read it.
-  'GET /api/admin/about': user('admin'),
+  // Read-only, and refused all the same: an app password never reaches administration (docs/security.md).
+  'GET /api/admin/about': ADMIN,
 };
 
 /**

@@ -6,7 +6,7 @@
  * pieces into reused buffers, an S3 object as its body streams in; a range reads only its bytes.
  */
 import { Readable, type Writable } from 'node:stream';
-import { resolveNode } from '../access.js';
+import { assertMayActAsOwner, resolveNodeAccess } from '../access.js';
 import type { BlobRange, BlobReader } from '../blobs/blob-backend.js';
 import type { StoreContext } from '../context.js';
 import { inlineBlob } from '../storage/blob-refs.js';
@@ -29,13 +29,16 @@ export interface FileVersion {
  * The revision `version` names (a number, or LATEST_VERSION) of a file the caller may download.
  * 400 for a version that is no number; 404 for an unknown file, one the caller may not see, a
  * folder (it has no bytes: answering as for an unknown id keeps the two apart from nobody) and an
- * unknown revision; 403 when the caller sees the file without `download`.
+ * unknown revision; 403 when the caller sees the file without `download`, and for any revision
+ * but the current one when a share is what lets them download it (access.ts mayActAsOwner:
+ * asked before the revision is looked up, so the answer tells nothing about which are kept).
  */
 export async function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, uuid: string, version: string = LATEST_VERSION): Promise<FileVersion> {
   if (!/^\d{1,20}$/.test(version)) throw invalid(`version must be a revision number or ${LATEST_VERSION}`);
-  const node = await resolveNode(ctx.storage.sql, caller, uuid, 'download');
+  const { node, access } = await resolveNodeAccess(ctx.storage.sql, caller, uuid, 'download');
   if (node.type !== 'File' || node.revision === null) throw notFound();
   const wanted = version === LATEST_VERSION ? node.revision : Number(version);
+  if (wanted !== node.revision) assertMayActAsOwner(access, 'download-old-revision');
   const revision = Number.isSafeInteger(wanted) ? (await getRevision(ctx.storage.sql, node.uuid, wanted)) : undefined;
   if (!revision) throw notFound('no such revision');
   return { node, revision, etag: `"${node.uuid}-${revision.revision}"` };

@@ -10,7 +10,7 @@
 import type { StoreContext } from '../context.js';
 import type { Sql } from '../storage/sql.js';
 import { filterInOrder } from '../in-order.js';
-import { assertMayLeaveOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
+import { assertMayLeaveOwner, mayActAsOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
 import {
   ancestry,
   publicId,
@@ -123,14 +123,18 @@ export async function nodeOperation(ctx: StoreContext, caller: AuthenticatedUser
   }
 }
 
-/** DELETE: into the owner's trash, or for good inside it or below a "delete for good" folder (the freed blob files go after the commit). */
+/**
+ * DELETE: into the owner's trash, or for good inside it or, for the owner's side, below a "delete
+ * for good" folder (the freed blob files go after the commit). A delete a share allows goes to
+ * the owner's trash whatever the mark (access.ts mayActAsOwner `skip-trash`).
+ */
 export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<'trashed' | 'purged'> {
   const { unreferenced, outcome } = await ctx.storage.sql.transaction(async (tx): Promise<{ unreferenced: string[]; outcome: 'trashed' | 'purged' }> => {
-    const node = await resolveNode(tx, caller, id, 'delete');
+    const { node, access } = await resolveNodeAccess(tx, caller, id, 'delete');
     const purged = async () => ({ unreferenced: await purge(writeOf(ctx, caller, tx), node), outcome: 'purged' as const });
     if (node.top_kind === null && (await isInTrash(tx, node))) return purged();
     // Below a folder marked "delete for good" (ops/trash.ts): straight out, not into the trash.
-    if (node.top_kind === null && (await deletesSkipTrash(tx, node))) return purged();
+    if (node.top_kind === null && mayActAsOwner(access, 'skip-trash') && (await deletesSkipTrash(tx, node))) return purged();
     await trash(writeOf(ctx, caller, tx), node);
     return { unreferenced: [], outcome: 'trashed' };
   }, writesOf(caller.userUuid));

@@ -16,6 +16,7 @@ import { creatorAccess, holderOf } from '../access.js';
 import { getGroup, releaseEndpoint } from '../storage/groups.js';
 import { isUuid, handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner, getTopLevel } from '../storage/nodes.js';
 import { adjustUsage, remainingBytes } from '../storage/revisions.js';
+import { clearSkipTrashOf } from '../storage/trash.js';
 import { getUserByUuid } from '../storage/users.js';
 import {
   deleteShareRequest,
@@ -134,8 +135,8 @@ export async function deleteOwner(
  * Hands every node of `from` to `to`: a folder named after `from` (numbered when the name is
  * taken) appears in the receiver's home, holding one folder per top-level folder of `from` that
  * had content (`home`, `incoming`, `trash`), with that content inside. Nodes from trash forget
- * their origin. The bytes move from one usage to the other, within the receiver's quota (507,
- * nothing changed). The emptied top-level folders of `from` are removed. Returns the folder's name.
+ * their origin, and folders lose their "delete for good" mark (ops/tree.ts giveToOwner). The
+ * bytes move from one usage to the other, within the receiver's quota (507, nothing changed). The emptied top-level folders of `from` are removed. Returns the folder's name.
  */
 async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: Owner, nowMs: number): Promise<string> {
   const bytes = await ownerBytes(sql, from.uuid);
@@ -152,6 +153,8 @@ async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: 
     const holder = await createFolder(write, folder, top.top_kind);
     await moveChildren(sql, top.uuid, holder.uuid);
   }
+  // Whether deletes skip a trash is its owner's decision: the receiver's trash keeps what they delete.
+  await clearSkipTrashOf(sql, from.uuid);
   await handOverNodes(sql, from, to);
   await adjustUsage(sql, to.type, to.uuid, bytes);
   return name;

@@ -8,7 +8,7 @@
  * in-process client (local-client.ts) both call it.
  */
 import { z } from 'zod';
-import { resolveNode, resolveNodeAccess } from '../access.js';
+import { assertMayActAsOwner, mayActAsOwner, resolveNode, resolveNodeAccess } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { conflict, forbidden, invalid, notFound } from '../envelope.js';
 import { subtreeBytes, topKindOf } from '../storage/nodes.js';
@@ -37,12 +37,15 @@ export interface RevisionRecord {
 /**
  * Every kept revision of a file, oldest first (retention may have removed older ones: the
  * numbers then start above 1). Access as for node details (`read`, access.ts): a file the caller
- * may not see is 404 like an unknown one; a folder is 409 `not_a_folder`.
+ * may not see is 404 like an unknown one; a folder is 409 `not_a_folder`. Through a share, the
+ * current revision only (access.ts mayActAsOwner: old revisions are the owner's side).
  */
 export async function listRevisionsOf(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<RevisionRecord[]> {
-  const file = await resolveNode(ctx.storage.sql, caller, id, 'read');
+  const { node: file, access } = await resolveNodeAccess(ctx.storage.sql, caller, id, 'read');
   if (file.type !== 'File') throw conflict('the node is not a file', 'not_a_folder');
-  return (await listRevisions(ctx.storage.sql, file.uuid)).map((r) => ({
+  const kept = await listRevisions(ctx.storage.sql, file.uuid);
+  const shown = mayActAsOwner(access, 'list-old-revisions') ? kept : kept.filter((r) => Number(r.revision) === file.revision);
+  return shown.map((r) => ({
     revision: Number(r.revision),
     size: Number(r.size),
     created: Number(r.created),
@@ -107,7 +110,8 @@ export async function reviseFrom(ctx: StoreContext, caller: AuthenticatedUser, i
 export async function restoreRevision(ctx: StoreContext, caller: AuthenticatedUser, id: string, number: number): Promise<UploadResult> {
   const now = ctx.clock.now();
   const result = await ctx.storage.sql.transaction(async (tx) => {
-    const file = await resolveNode(tx, caller, id, 'write');
+    const { node: file, access } = await resolveNodeAccess(tx, caller, id, 'write');
+    assertMayActAsOwner(access, 'restore-revision');
     if (file.type !== 'File') throw conflict('the node is not a file', 'not_a_folder');
     assertUploadableUnder(await topKindOf(tx, file));
     const kept = await getRevision(tx, file.uuid, number);

@@ -6,7 +6,7 @@
  * (routes/nodes.ts) and the in-process client (local-client.ts) both call it.
  */
 import { z } from 'zod';
-import { resolveNode } from '../access.js';
+import { assertMayActAsOwner, resolveNode, resolveNodeAccess } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { conflict, forbidden, invalid } from '../envelope.js';
 import { getNode, getTopLevel, publicId, topKindOf, type NodeRow } from '../storage/nodes.js';
@@ -95,17 +95,21 @@ export async function restoreFromTrash(ctx: StoreContext, caller: AuthenticatedU
 const skipTrashBodySchema = z.object({ skip_trash: z.boolean() }).strict();
 
 /**
- * Marks a folder (or clears the mark) so that every DELETE below it removes the node for good
- * instead of moving it to the trash. Needs `delete` on the folder: whoever may delete there may
- * already empty what they delete from the trash. A user's or group's `home`, `incoming` and any
- * folder in them may carry it; trash and the derived folders not (403 `virtual_folder`).
+ * Marks a folder (or clears the mark) so that every DELETE below it by the owner's side removes
+ * the node for good instead of moving it to the trash. Needs `delete` on the folder of the
+ * caller's own (access.ts mayActAsOwner `skip-trash`: the owner, a member of the owning group
+ * holding `delete`): whoever may delete there so may already empty what they delete from the
+ * trash. A share's recipient may not (403), whatever the share grants: the trash is the owner's.
+ * A user's or group's `home`, `incoming` and any folder in them may carry it; trash and the
+ * derived folders not (403 `virtual_folder`).
  */
 export async function setSkipTrashOf(ctx: StoreContext, caller: AuthenticatedUser, id: string, body: unknown): Promise<{ skip_trash: boolean }> {
   const parsed = skipTrashBodySchema.safeParse(body);
   if (!parsed.success) throw invalid('the body must be {"skip_trash": true|false}');
   const on = parsed.data.skip_trash;
   await ctx.storage.sql.transaction(async (tx) => {
-    const folder = await resolveNode(tx, caller, id, 'delete');
+    const { node: folder, access } = await resolveNodeAccess(tx, caller, id, 'delete');
+    assertMayActAsOwner(access, 'skip-trash');
     if (folder.type !== 'Dir') throw conflict('the node is not a folder', 'not_a_folder');
     const top = folder.top_kind ?? (await topKindOf(tx, folder));
     if (top !== 'home' && top !== 'incoming') throw forbidden(`a folder in ${top ?? 'this place'} cannot be marked`, 'virtual_folder');

@@ -36,7 +36,7 @@ import {
   type OwnerType,
 } from '../storage/nodes.js';
 import { conflict, forbidden, quotaExceeded } from '../envelope.js';
-import { restoreNode } from '../storage/trash.js';
+import { clearSkipTrashIn, restoreNode } from '../storage/trash.js';
 
 /** Who changes the tree, and when. */
 export interface TreeWrite {
@@ -82,12 +82,16 @@ async function assertWritableFolder(sql: Sql, target: NodeRow): Promise<void> {
 /**
  * Gives `node` with its subtree to another owner: every node changes owner, and the bytes of
  * every revision move from one owner's usage to the other's. The receiver's quota is checked
- * first (507, nothing changed). Run inside the caller's transaction.
+ * first (507, nothing changed). Every "delete for good" mark in the subtree is cleared: whether
+ * deletes skip an owner's trash is that owner's decision (access.ts mayActAsOwner), and a marked
+ * folder moved into someone's tree would otherwise make their own deletes there final without
+ * their knowing (issue 29). Run inside the caller's transaction.
  */
 async function giveToOwner(sql: Sql, node: NodeRow, receiver: Pick<NodeRow, 'owner_type' | 'owner_uuid'>): Promise<void> {
   const bytes = await subtreeBytes(sql, node.uuid);
   await assertRoom(sql, receiver, bytes);
   await setSubtreeOwner(sql, node.uuid, receiver.owner_type, receiver.owner_uuid);
+  await clearSkipTrashIn(sql, node.uuid);
   await adjustUsage(sql, node.owner_type, node.owner_uuid, -bytes);
   await adjustUsage(sql, receiver.owner_type, receiver.owner_uuid, bytes);
 }

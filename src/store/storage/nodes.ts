@@ -228,7 +228,8 @@ export async function outsideTrash(sql: Sql, candidates: string, ...params: unkn
 }
 
 /** A node with its whole subtree: the recursive CTE the statements below start with. */
-const SUBTREE = `WITH RECURSIVE sub(uuid) AS (
+/** `sub(uuid)`: the node whose UUID is the statement's first parameter, and every node below it. */
+export const SUBTREE = `WITH RECURSIVE sub(uuid) AS (
     SELECT ?
     UNION ALL
     SELECT n.uuid FROM nodes n JOIN sub ON n.parent_uuid = sub.uuid

@@ -5,7 +5,7 @@
  * good" mark of a folder (`skip_trash`, migration 022). No rules: ops/trash.ts decides.
  */
 import type { Sql } from './sql.js';
-import { ancestry, getNode, type NodeRow } from './nodes.js';
+import { ancestry, getNode, SUBTREE, type NodeRow } from './nodes.js';
 
 /** Where a direct child of a trash folder came from. */
 export interface TrashedRow {
@@ -64,6 +64,16 @@ export async function originOf(sql: Sql, folderUuid: string | null, maxHops = 32
 /** Sets or clears a folder's "delete for good" mark. */
 export async function setSkipTrash(sql: Sql, uuid: string, on: boolean): Promise<void> {
   await sql.run('UPDATE nodes SET skip_trash = ? WHERE uuid = ?', [on ? 1 : 0, uuid]);
+}
+
+/** Clears the mark of `nodeUuid` and of every folder below it. */
+export async function clearSkipTrashIn(sql: Sql, nodeUuid: string): Promise<void> {
+  await sql.run(`${SUBTREE} UPDATE nodes SET skip_trash = 0 WHERE skip_trash = 1 AND uuid IN (SELECT uuid FROM sub)`, [nodeUuid]);
+}
+
+/** Clears the mark of every folder `ownerUuid` owns. */
+export async function clearSkipTrashOf(sql: Sql, ownerUuid: string): Promise<void> {
+  await sql.run('UPDATE nodes SET skip_trash = 0 WHERE owner_uuid = ? AND skip_trash = 1', [ownerUuid]);
 }
 
 /** Whether the folder itself carries the mark. */

@@ -145,3 +145,46 @@ describe('/trash from a mount', () => {
     expect((await dav('GET', `${drive}/plans/q1.txt`)).text).toBe('q1');
   });
 });
+
+describe("a share's recipient and the owner's trash (issue 29, defect 2)", () => {
+  let bob: DavUser;
+  const share = '/shared_with_you/Shared%20Work';
+
+  beforeAll(async () => {
+    bob = await f.newDavUser();
+    expect((await dav('MKCOL', '/home/Shared%20Work/')).status).toBe(201);
+    expect((await dav('MKCOL', '/home/Shared%20Work/sub/')).status).toBe(201);
+    const folder = (await storeEntries('home')).find((e) => e.name === 'Shared Work')!.id;
+    const made = await f.client.http.requestRaw({ method: 'POST', path: `/api/nodes/${folder}/shares`, token: alice.session.token, json: { type: 'private', recipients: [bob.uuid], writable: true } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+  });
+
+  it("refuses the recipient's PROPPATCH of skip-trash (403, nothing stored); his DELETE below it goes to the owner's trash", async () => {
+    const sub = (await storeEntries((await storeEntries('home')).find((e) => e.name === 'Shared Work')!.id)).find((e) => e.name === 'sub')!;
+    const refused = await dav('PROPPATCH', `${share}/sub/`, { 'content-type': 'application/xml' }, skipTrash('1'), bob);
+    expect(refused.status).toBe(207);
+    expect(multistatusOf(refused)[0]?.props.get('{urn:driveway:}skip-trash')?.status).toBe(403);
+    expect((await f.client.details(alice.session, sub.id)).skipTrash).toBeUndefined();
+    expect(await f.bridge.services.props.list(sub.id)).toEqual([]);
+
+    // Marked by its owner, the folder still sends the recipient's deletes to her trash.
+    expect(multistatusOf(await dav('PROPPATCH', '/home/Shared%20Work/sub/', { 'content-type': 'application/xml' }, skipTrash('1')))[0]?.props.get('{urn:driveway:}skip-trash')?.status).toBe(200);
+    await put(`${share}/sub/contract.pdf`, 'signed contract', bob);
+    expect((await dav('DELETE', `${share}/sub/contract.pdf`, {}, undefined, bob)).status).toBe(204);
+    expect((await dav('GET', '/home/Shared%20Work/sub/contract.pdf')).status).toBe(404);
+    expect((await storeEntries('trash')).map((e) => e.name)).toContain('contract.pdf');
+    expect((await dav('GET', '/trash/contract.pdf')).text).toBe('signed contract');
+    expect((await dav('PROPPATCH', '/home/Shared%20Work/sub/', { 'content-type': 'application/xml' }, skipTrash('0'))).status).toBe(207);
+  });
+
+  it('a folder the recipient marked and MOVEd into the share loses the mark: the owner deletes into her trash', async () => {
+    expect((await dav('MKCOL', '/home/scratch/', {}, undefined, bob)).status).toBe(201);
+    expect(multistatusOf(await dav('PROPPATCH', '/home/scratch/', { 'content-type': 'application/xml' }, skipTrash('1'), bob))[0]?.props.get('{urn:driveway:}skip-trash')?.status).toBe(200);
+    await put('/home/scratch/notes.txt', 'bob notes', bob);
+    expect((await dav('MOVE', '/home/scratch/', { destination: `${f.davUrl}${share}/scratch/` }, undefined, bob)).status).toBe(201);
+    const scratch = (await storeEntries((await storeEntries('home')).find((e) => e.name === 'Shared Work')!.id)).find((e) => e.name === 'scratch')!;
+    expect((await f.client.details(alice.session, scratch.id)).skipTrash).toBeUndefined();
+    expect((await dav('DELETE', '/home/Shared%20Work/scratch/notes.txt')).status).toBe(204);
+    expect((await dav('GET', '/trash/notes.txt')).text).toBe('bob notes');
+  });
+});

@@ -59,3 +59,41 @@ describe('how the bridge logs a store that cannot serve', () => {
     expect((lines[0]!.err as { stack?: string }).stack).toMatch(/StoreError/);
   });
 });
+
+describe('how the bridge logs a 507 or 502 the client caused (issue 29)', () => {
+  const log = captureLog('info');
+  let f: BridgeFixture;
+  let user: DavUser;
+  const { davAs } = bridgeRequests(() => f);
+
+  beforeAll(async () => {
+    f = await bridgeFixture({ bridgeLogger: log.logger });
+    user = await f.newDavUser({ quotaBytes: 64 });
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  /** One warn line about `url`, with the status and no stack, and nothing at error. */
+  async function expectOneWarning(url: string, status: number): Promise<void> {
+    await log.waitFor((l) => l.url === url && Number(l.level) >= 40);
+    const lines = log.lines().filter((l) => l.url === url && Number(l.level) >= 40);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, status });
+    expect(Object.keys(lines[0]!)).not.toContain('err');
+    expect(JSON.stringify(lines[0])).not.toMatch(/stack|at [\w.]+ \(/);
+  }
+
+  it('logs a PUT over the quota (507) as one warn line without a stack', async () => {
+    const answer = await davAs(user, 'PUT', '/home/too-big.bin', {}, 'x'.repeat(1000));
+    expect(answer.status).toBe(507);
+    await expectOneWarning('/home/too-big.bin', 507);
+  });
+
+  it('logs a COPY to another server (502) as one warn line without a stack', async () => {
+    expect((await davAs(user, 'PUT', '/home/small.txt', {}, 'small')).status).toBe(201);
+    const answer = await davAs(user, 'COPY', '/home/small.txt', { destination: 'http://elsewhere.example/home/copy.txt' });
+    expect(answer.status).toBe(502);
+    await expectOneWarning('/home/small.txt', 502);
+  });
+});

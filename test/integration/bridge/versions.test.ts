@@ -15,6 +15,7 @@ import { groupAdmin } from '../../helpers/groups.js';
 import { davProp } from '../../helpers/multistatus.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { checksumsOf } from '../../helpers/seed.js';
+import { createLocalClient } from '../../../src/store/local-client.js';
 
 const FINDER_UA = 'WebDAVFS/3.0.0 (03008000) Darwin/22.1.0 (arm64)';
 const WINDOWS_UA = 'Microsoft-WebDAV-MiniRedir/10.0.19045';
@@ -157,6 +158,37 @@ describe('/versions/', () => {
     expect((await dav('PROPFIND', '/versions/groups/Versions%20Crew/home/plan.txt/', { depth: '1' }, undefined, bob)).status).toBe(404);
     expect((await dav('COPY', old, { destination: `${f.davUrl}/groups/Versions%20Crew/home/plan.txt` })).status).toBe(204);
     expect((await dav('GET', '/groups/Versions%20Crew/home/plan.txt')).text).toBe('plan one');
+  });
+});
+
+describe("a share's recipient and old revisions (issue 29)", () => {
+  it('meets none through either door: /versions/ mirrors no share, and the store gives him the current revision only on both transports', async () => {
+    const bob = await f.newDavUser();
+    expect((await dav('MKCOL', '/home/Team%20Notes/')).status).toBe(201);
+    await put('/home/Team%20Notes/minutes.txt', 'with the private remark');
+    await put('/home/Team%20Notes/minutes.txt', 'remark taken out');
+    const folder = await fileId('home', 'Team Notes');
+    const made = await f.client.http.requestRaw({ method: 'POST', path: `/api/nodes/${folder}/shares`, token: alice.session.token, json: { type: 'private', recipients: [bob.uuid], writable: true } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect((await dav('GET', '/shared_with_you/Team%20Notes/minutes.txt', {}, undefined, bob)).text).toBe('remark taken out');
+
+    // The bridge: no share in /versions/, and the Nextcloud versions space finds nothing for it.
+    expect(await listed('/versions/', {}, bob)).toEqual(['home', 'incoming']);
+    expect((await dav('PROPFIND', '/versions/shared_with_you/Team%20Notes/minutes.txt/', { depth: '1' }, undefined, bob)).status).toBe(404);
+    const file = await fileId(folder, 'minutes.txt');
+    const ncVersions = (who: DavUser) => dav('PROPFIND', `/remote.php/dav/versions/${encodeURIComponent(who.email)}/versions/${file}`, { depth: '1' }, undefined, who);
+    expect(multistatusOf(await ncVersions(alice))).toHaveLength(3);
+    expect((await ncVersions(bob)).status).toBe(404);
+
+    // The store, as either transport reaches it: the current revision only.
+    for (const client of [f.client, createLocalClient(f.store.ctx)]) {
+      expect((await client.listRevisions(bob.session, file)).map((r) => r.revision)).toEqual([2]);
+      await expect(client.download(bob.session, file, 'minutes.txt', { version: 1 })).rejects.toMatchObject({ kind: 'forbidden' });
+      await expect(client.restoreRevision(bob.session, file, 1)).rejects.toMatchObject({ kind: 'forbidden' });
+      const current = await client.download(bob.session, file, 'minutes.txt', { version: 2 });
+      expect(Buffer.concat(await current.body.toArray()).toString()).toBe('remark taken out');
+    }
+    expect((await f.client.listRevisions(alice.session, file)).map((r) => r.revision)).toEqual([1, 2]);
   });
 });
 

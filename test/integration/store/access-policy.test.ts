@@ -98,6 +98,14 @@ describe('both transports apply it', () => {
     }
   });
 
+  it('refuses an app-password session every administrator route, GET /api/admin/about included; the password session reads it', async () => {
+    expect(bearerRoutes((key) => key.includes('/api/admin/'))).toContain('GET /api/admin/about');
+    expect(bearerRoutes((key, p) => key.includes('/api/admin/') && p.appPassword !== 'refused')).toEqual([]);
+    const res = await apiCall(f.client, adminAppSession, 'GET', '/api/admin/about');
+    expect({ status: res.status, msg: (res.body as { msg?: string }).msg }).toEqual({ status: 403, msg: expect.stringMatching(/app password/) });
+    expect(dataOf<{ builtin_admin: boolean }>(await apiCall(f.client, f.admin, 'GET', '/api/admin/about')).builtin_admin).toBe(true);
+  });
+
   it('refuses a non-administrator every administrator route before looking at anything', async () => {
     for (const key of bearerRoutes((key) => key.includes('/api/admin/'))) {
       const res = await callRoute(user.session.token, key);

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpStoreClient, NodeId, RawResponse, StoreSession } from '../../../src/store-client/index.js';
-import { expectError } from '../../helpers/sharing.js';
+import { expectError, LATEST } from '../../helpers/sharing.js';
 import { call, groupAdmin } from '../../helpers/groups.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
 import { blobHashOf, checksumsOf, createFolder, createSeeder, entryNamed, names, people, raw, readBlobRefs, readDiskUsed, uploadFile, type SeededUser } from '../../helpers/seed.js';
@@ -101,6 +101,40 @@ describe('revisions', () => {
     expect(await text(owner, teamFile)).toBe('plan 2');
     expect((await restoreRevision(owner, teamFile, 1)).status).toBe(200);
     expect(await text(owner, teamFile)).toBe('plan 1');
+  });
+});
+
+describe("old revisions are the owner's side (issue 29)", () => {
+  const downloadStatus = async (who: SeededUser, file: string, version: number | string): Promise<number> =>
+    (await raw(client, who.session, 'GET', `/resources/auth/download/${who.session.fileAccessKey}/${file}/${version}/f`)).status;
+
+  it("a share's recipient, even a writable share's, lists and downloads the current revision only, and restores none; the owner all", async () => {
+    const alice = await person('Alice Old Revisions');
+    const bob = await person('Bob Old Revisions');
+    const folder = await createFolder(client, alice.session, 'home', 'shared drafts');
+    const file = await uploadFile(client, alice.session, folder, 'plan.txt', 'the salary list');
+    await uploadFile(client, alice.session, folder, 'plan.txt', 'names removed');
+    const made = await call(client, alice.session, 'POST', `/api/nodes/${folder}/shares`, { type: 'private', recipients: [bob.uuid], writable: true });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+
+    const listed = await revisions(bob, file);
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect((listed.body as { data: Array<{ revision: number; size: number }> }).data.map((r) => [r.revision, r.size])).toEqual([[2, 13]]);
+    expect(await text(bob, file)).toBe('names removed');
+    expect(await downloadStatus(bob, file, 2)).toBe(200);
+    expect(await downloadStatus(bob, file, LATEST)).toBe(200);
+    const old = await raw(client, bob.session, 'GET', `/resources/auth/download/${bob.session.fileAccessKey}/${file}/1/f`);
+    expectError(old, 403, 'forbidden', /old revisions are the owner's/);
+    // A revision that was never kept answers the same: nothing told about which are.
+    expect(await downloadStatus(bob, file, 9)).toBe(403);
+    await expect(client.download(bob.session, file as NodeId, 'f', { version: 1 })).rejects.toMatchObject({ kind: 'forbidden' });
+    expectError(await restoreRevision(bob, file, 1), 403, 'forbidden', /owner's/);
+    expect(await text(alice, file)).toBe('names removed');
+    expect((await client.listRevisions(alice.session, file)).map((r) => r.revision)).toEqual([1, 2]);
+
+    // The owner keeps every revision.
+    expect(((await revisions(alice, file)).body as { data: unknown[] }).data).toHaveLength(2);
+    expect(await text(alice, file, 1)).toBe('the salary list');
   });
 });
 

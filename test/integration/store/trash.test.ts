@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type HttpStoreClient } from '../../../src/store-client/index.js';
 import { numberedName } from '../../../src/store/ops/tree.js';
 import { startTestStore, type TestStore } from '../../helpers/start-store.js';
+import { call } from '../../helpers/groups.js';
+import { expectError } from '../../helpers/sharing.js';
 import {
   readBlobStored,
   backendBlobs,
@@ -350,5 +352,87 @@ describe('restore with move_to', () => {
     const res = await raw(client, alice.session, 'POST', `/api/nodes/${child}`, { move_to: 'trash' });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'virtual_folder' });
+  });
+});
+
+describe("the owner's trash against a share's recipient (issue 29, defect 2)", () => {
+  let owner: SeededUser;
+  let bob: SeededUser;
+  let shared: string;
+  let sub: string;
+
+  const skipTrash = (who: SeededUser, folder: string, on: boolean) => call(client, who.session, 'PUT', `/api/nodes/${folder}/skip_trash`, { skip_trash: on });
+  const skipTrashOf = async (uuid: string): Promise<number> => Number((await store.ctx.storage.sql.get<{ skip_trash: number }>('SELECT skip_trash FROM nodes WHERE uuid = ?', [uuid]))?.skip_trash);
+
+  beforeAll(async () => {
+    owner = await seeder.user('Alice Owner Trash');
+    bob = await seeder.user('Bob Recipient Trash');
+    shared = await createFolder(client, owner.session, 'home', 'shared with bob');
+    sub = await createFolder(client, owner.session, shared, 'sub');
+    const made = await call(client, owner.session, 'POST', `/api/nodes/${shared}/shares`, { type: 'private', recipients: [bob.uuid], writable: true });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+  });
+
+  it('refuses a recipient holding write and delete the mark on a shared folder (403), both ways, and changes nothing', async () => {
+    expect(await client.myAccess(bob.session, nodeId(sub))).toEqual(['read', 'write', 'delete', 'download']);
+    expectError(await skipTrash(bob, sub, true), 403, 'forbidden', /only the owner/);
+    expect(await skipTrashOf(sub)).toBe(0);
+    // Nor may he clear the owner's mark.
+    expect((await skipTrash(owner, sub, true)).status).toBe(200);
+    expectError(await skipTrash(bob, sub, false), 403, 'forbidden', /only the owner/);
+    expect(await skipTrashOf(sub)).toBe(1);
+    expect((await skipTrash(owner, sub, false)).status).toBe(200);
+  });
+
+  it("sends a recipient's delete below a marked folder to the owner's trash; the owner's own delete there is final", async () => {
+    expect((await skipTrash(owner, sub, true)).status).toBe(200);
+    const content = unique('shared report');
+    const file = await uploadFile(client, owner.session, sub, 'report.txt', content);
+    const used = await readDiskUsed(store, owner.uuid);
+    const res = await raw(client, bob.session, 'DELETE', `/api/nodes/${file}`);
+    expect(res.status).toBe(204);
+    expect(res.headers['x-driveway-deleted']).toBe('trash');
+    expect(await names(client, owner.session, sub)).toEqual([]);
+    expect(await entryNamed(client, owner.session, 'trash', 'report.txt')).toMatchObject({ id: file, kind: 'file' });
+    expect(await readDiskUsed(store, owner.uuid)).toBe(used);
+    expect(await readBlobRefs(store, blobHashOf(content))).toBe(1);
+    // The owner's own delete below her mark still skips the trash.
+    const hers = await uploadFile(client, owner.session, sub, 'scratch.txt', unique('scratch'));
+    const own = await raw(client, owner.session, 'DELETE', `/api/nodes/${hers}`);
+    expect(own.headers['x-driveway-deleted']).toBe('for-good');
+    expect(await nodeRow(store, hers)).toBeUndefined();
+    expect((await skipTrash(owner, sub, false)).status).toBe(200);
+  });
+
+  it("clears the marks of a folder moved into another owner's tree, its own and every descendant's", async () => {
+    const mine = await createFolder(client, bob.session, 'home', 'bob marked');
+    const deep = await createFolder(client, bob.session, mine, 'deep');
+    expect((await skipTrash(bob, mine, true)).status).toBe(200);
+    expect((await skipTrash(bob, deep, true)).status).toBe(200);
+    const inner = await uploadFile(client, bob.session, deep, 'inner.txt', unique('inner'));
+    const top = await uploadFile(client, bob.session, mine, 'top.txt', unique('top'));
+    const moved = await raw(client, bob.session, 'POST', `/api/nodes/${mine}`, { move_to: shared });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(204);
+    expect(await nodeRow(store, mine)).toMatchObject({ owner_uuid: owner.uuid, parent_uuid: shared });
+    expect([await skipTrashOf(mine), await skipTrashOf(deep)]).toEqual([0, 0]);
+    expect((await client.details(owner.session, nodeId(mine))).skipTrash).toBeUndefined();
+    // The owner's later deletes there go to her trash.
+    for (const file of [top, inner]) expect((await raw(client, owner.session, 'DELETE', `/api/nodes/${file}`)).headers['x-driveway-deleted']).toBe('trash');
+    expect((await names(client, owner.session, 'trash')).filter((n) => n === 'top.txt' || n === 'inner.txt').sort()).toEqual(['inner.txt', 'top.txt']);
+  });
+
+  it("clears the marks of an owner's folders handed to another owner when the owner is deleted", async () => {
+    const leaving = await seeder.user('Leaving Marked Trash');
+    const receiver = await seeder.user('Receiving Marked Trash');
+    const backups = await createFolder(client, leaving.session, 'home', 'backups');
+    expect((await skipTrash(leaving, backups, true)).status).toBe(200);
+    expect((await skipTrash(leaving, 'home', true)).status).toBe(200);
+    const file = await uploadFile(client, leaving.session, backups, 'pack', unique('pack'));
+    const res = await call(client, seeder.admin, 'DELETE', `/api/admin/users/${leaving.uuid}?confirm_delete=yes&transfer_data_to=${receiver.uuid}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await nodeRow(store, backups)).toMatchObject({ owner_uuid: receiver.uuid });
+    expect(await skipTrashOf(backups)).toBe(0);
+    expect((await raw(client, receiver.session, 'DELETE', `/api/nodes/${file}`)).headers['x-driveway-deleted']).toBe('trash');
+    expect(await names(client, receiver.session, 'trash')).toEqual(['pack']);
   });
 });
