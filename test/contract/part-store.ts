@@ -34,12 +34,16 @@ function sizeOf(written: number | { sizeBytes: number }): number {
   return typeof written === 'number' ? written : written.sizeBytes;
 }
 
-/** A body that sends `sentBytes` and then fails, as a client hanging up mid-chunk. */
+/** A body that sends `sentBytes` and then fails when read on, as a client hanging up mid-chunk. */
 function failingBody(sentBytes: number): Readable {
-  const body = new PassThrough();
-  body.write(patternBytes(0, sentBytes));
-  setTimeout(() => body.destroy(new Error('the client hung up')), 50);
-  return body;
+  let sent = false;
+  return new Readable({
+    read() {
+      if (sent) this.destroy(new Error('the client hung up'));
+      else this.push(patternBytes(0, sentBytes));
+      sent = true;
+    },
+  });
 }
 
 export function describePartStore(name: string, factory: () => PartStoreFactory): void {
