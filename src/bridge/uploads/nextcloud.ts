@@ -40,12 +40,13 @@ import { escapeXmlText } from '../dav-xml.js';
 import { childHref, encodeHref, parseDestination } from '../href.js';
 import { filesPathOf } from '../remote-dav.js';
 import type { BridgeUser } from '../sessions.js';
-import { parentOf, type DavPath } from '../store-tree.js';
+import type { DavPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from '../verbs/context.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from '../verbs/preconditions.js';
 import { afterWrite } from '../verbs/put.js';
 import { sendEmpty, sendSabreError, XML_TYPE } from '../verbs/respond.js';
-import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { limitRefusal, sessionQuota, uploadQuotaAt } from './upload-quota.js';
+import { UploadBusyError, UploadGoneError, UploadLimitError } from './upload-service.js';
 
 /** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
 const MAX_CHUNKS = 10_000;
@@ -116,16 +117,17 @@ async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefin
 
 /**
  * 507 unless `totalBytes` fits the quota where `destination` lies (the caller's own when it is not
- * known yet, Nextcloud v1). The store refuses an upload over quota in any case; this refuses it
- * before a byte is sent.
+ * known yet, Nextcloud v1) beside what the other uploads under way there hold (any instance's;
+ * `session`'s own reservation is its own to spend). The store refuses an upload over quota in
+ * any case; this refuses it before a byte is sent.
  */
-export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, destination: DavPath | undefined): Promise<void> {
-  const { tree } = ctx.services;
-  const where = destination === undefined ? undefined : ((await tree.tryStat(user, destination)) ?? (await tree.tryStat(user, parentOf(destination))));
-  const quota = await tree.quota(user, where);
-  if (quota && totalBytes > quota.availableBytes) {
-    throw new DavStatusError(507, `the upload needs ${totalBytes} bytes and ${quota.availableBytes} are left in the quota`, 'quota-not-exceeded');
-  }
+export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, destination: DavPath | undefined, session?: UploadSession): Promise<void> {
+  const quota = await uploadQuotaAt(ctx, user, destination);
+  if (!Number.isFinite(quota.availableBytes)) return;
+  const elsewhere = await ctx.services.uploads.reservedElsewhere(quota.scope, session?.key);
+  if (totalBytes <= quota.availableBytes - elsewhere) return;
+  const held = elsewhere > 0 ? `, and other uploads under way hold ${elsewhere} of them` : '';
+  throw new DavStatusError(507, `the upload needs ${totalBytes} bytes and ${quota.availableBytes} are left in the quota${held}`, 'quota-not-exceeded');
 }
 
 /**
@@ -142,11 +144,10 @@ export async function writableTarget(ctx: DavContext, path: DavPath): Promise<Wr
   return target;
 }
 
-/** Records OC-Total-Length the first time it comes (after the quota allowed it); 400 if it changes. */
-async function learnTotal(ctx: DavContext, user: BridgeUser, session: UploadSession, totalBytes: number | undefined): Promise<number | undefined> {
+/** OC-Total-Length when it comes for the first time (the chunk's reservation records it); 400 if it changes. */
+function newTotalOf(session: UploadSession, totalBytes: number | undefined): number | undefined {
   if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
   if (session.totalBytes !== undefined) throw new DavStatusError(400, `OC-Total-Length ${totalBytes} differs from the ${session.totalBytes} this upload announced`);
-  await checkQuota(ctx, user, totalBytes, session.destination as DavPath | undefined);
   return totalBytes;
 }
 
@@ -160,12 +161,23 @@ const mkcol: VerbHandler = async (ctx) => {
   const destination = destinationOf(ctx, user, false);
   const totalBytes = totalLengthOf(ctx.req);
   if (destination !== undefined) await writableTarget(ctx, destination);
-  if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, destination);
+  const quota = await uploadQuotaAt(ctx, user, destination);
   ctx.req.resume();
-  const created = await ctx.services.uploads.create(user.userId, id as string, destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2', {
-    ...(destination !== undefined ? { destination } : {}),
-    ...(totalBytes !== undefined ? { totalBytes } : {}),
-  });
+  // OC-Total-Length is reserved of the quota at once (507, nothing recorded, when the user's other
+  // uploads leave too little); past bridge.uploadMaxOpenPerUser open uploads, 429.
+  let created: UploadSession | undefined;
+  try {
+    created = await ctx.services.uploads.create(
+      user.userId,
+      id as string,
+      destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2',
+      { ...(destination !== undefined ? { destination } : {}), ...(totalBytes !== undefined ? { totalBytes } : {}) },
+      quota,
+    );
+  } catch (err) {
+    if (err instanceof UploadLimitError) throw limitRefusal(err);
+    throw err;
+  }
   if (!created) throw new DavStatusError(405, 'the upload folder exists');
   sendEmpty(ctx, 201);
 };
@@ -211,28 +223,41 @@ const put: VerbHandler = async (ctx) => {
   if (destination !== undefined && session.destination !== undefined && destination !== session.destination) {
     throw new DavStatusError(400, `Destination differs from the ${session.destination} this upload is for`);
   }
-  const totalBytes = await learnTotal(ctx, user, session, totalLengthOf(ctx.req));
-  if (totalBytes !== undefined || (destination !== undefined && session.destination === undefined)) {
-    await ctx.services.uploads.touch(session, { ...(totalBytes !== undefined ? { totalBytes } : {}), ...(destination !== undefined && session.destination === undefined ? { destination } : {}) });
-  }
+  const totalBytes = newTotalOf(session, totalLengthOf(ctx.req));
+  if (destination !== undefined && session.destination === undefined) await ctx.services.uploads.touch(session, { destination });
   const contentLength = headerValue(ctx.req.headers['content-length']);
   const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
   // Every client of the protocol knows a chunk's size (rclone, Nextcloud's): a chunk without one
   // could not be held to the quota before its bytes land, and parts not yet assembled would fill
   // the disk unchecked until they expire.
   if (announced === undefined) throw new DavStatusError(411, 'a chunk needs a Content-Length');
-  // The quota is checked as the chunks come too: what arrived (but an earlier copy of this chunk)
-  // plus this chunk must fit. Without OC-Total-Length (rclone sends none) an upload over quota
-  // stops at the chunk that crosses it; with one, no client parks more parts than the quota holds.
   // A v1 chunk named by its offsets implies a file of at least its end: held to OC-Total-Length
   // (400) and to the quota (507) too, so ten bytes named at 1 TiB make no 1 TiB (sparse) file.
   const implied = order.startByte === undefined ? 0 : order.startByte + announced;
   const total = totalBytes ?? session.totalBytes;
   if (total !== undefined && implied > total) throw new DavStatusError(400, `chunk ${JSON.stringify(chunk)} ends past the ${total} bytes of OC-Total-Length`);
-  await checkQuota(ctx, user, Math.max((await ctx.services.uploads.receivedBytes(session, chunk)) + announced, implied), (destination ?? session.destination) as DavPath | undefined);
+  const { uploads } = ctx.services;
+  const quota = await sessionQuota(ctx, user, session, (destination ?? session.destination) as DavPath | undefined);
+  const elsewhere = Number.isFinite(quota.availableBytes) ? await uploads.reservedElsewhere(quota.scope, session.key) : 0;
+  const left = quota.availableBytes - elsewhere;
+  if (implied > left) {
+    const held = elsewhere > 0 ? `, and other uploads under way hold ${elsewhere} of them` : '';
+    throw new DavStatusError(507, `chunk ${JSON.stringify(chunk)} implies a file of ${implied} bytes and ${quota.availableBytes} are left in the quota${held}`, 'quota-not-exceeded');
+  }
+  // The chunk's bytes (beyond a stored copy it replaces) are reserved before they land, with the
+  // total when it first comes: what the user's uploads hold together, any instance's, stays
+  // within the quota (507), however many chunks arrive at once.
+  let claimedBytes: number;
+  try {
+    claimedBytes = await uploads.reserve(session, { ...(totalBytes !== undefined ? { totalBytes } : {}), part: { name: chunk, bytes: announced } }, quota.availableBytes);
+  } catch (err) {
+    if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
+    if (err instanceof UploadLimitError) throw limitRefusal(err);
+    throw err;
+  }
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
-    stored = await ctx.services.uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal);
+    stored = await uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal, { claimedBytes });
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
     if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);
@@ -344,7 +369,7 @@ const move: VerbHandler = async (ctx) => {
       // The target, checked as a PUT checks it.
       const target = await writableTarget(ctx, path);
       await checkWrite(ctx, target);
-      await checkQuota(ctx, user, totalBytes, path);
+      await checkQuota(ctx, user, totalBytes, path, session);
       await uploads.touch(session);
       const body = uploads.assembled(session, ordered);
       let result: Awaited<ReturnType<typeof tree.write>>;

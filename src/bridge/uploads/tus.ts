@@ -43,7 +43,8 @@ import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../ve
 import { afterWrite } from '../verbs/put.js';
 import { sendEmpty } from '../verbs/respond.js';
 import { assemblyOrder, checkQuota } from './nextcloud.js';
-import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { limitRefusal, sessionQuota, uploadQuotaAt } from './upload-quota.js';
+import { UploadBusyError, UploadGoneError, UploadLimitError } from './upload-service.js';
 
 export const TUS_VERSION = '1.0.0';
 /** The largest upload a POST may announce (1 TiB): a bound, not a promise; the quota decides first. */
@@ -67,6 +68,11 @@ class TusError extends DavStatusError {
   constructor(status: number, message: string, headers: Record<string, string> = {}) {
     super(status, message, undefined, { 'Tus-Resumable': TUS_VERSION, ...headers });
   }
+}
+
+/** The upload service's limits as tus answers them (upload-quota.ts): 507 quota or parts, 429 open uploads. */
+function tusLimitRefusal(err: unknown): unknown {
+  return err instanceof UploadLimitError ? limitRefusal(err, { 'Tus-Resumable': TUS_VERSION }) : err;
 }
 
 /** What the session's `destination` holds for a tus upload. */
@@ -183,10 +189,22 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
   const hash = expected ? createHash(expected.algorithm) : undefined;
   const name = String(offset).padStart(15, '0');
   if (announced !== 0) {
+    // The body's bytes (all that Upload-Length leaves when it has no Content-Length) are reserved
+    // before they land: within the Upload-Length reserved at creation they cost nothing more, but
+    // PATCHes racing at one offset each hold what they write (507 past the quota), and each
+    // counts towards bridge.uploadMaxParts.
+    let claimedBytes: number;
+    try {
+      const quota = await sessionQuota(ctx, user, session, targetOf(session).path);
+      claimedBytes = await uploads.reserve(session, { part: { name, bytes: announced ?? total - offset } }, quota.availableBytes);
+    } catch (err) {
+      if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
+      throw tusLimitRefusal(err);
+    }
     let stored: Awaited<ReturnType<typeof uploads.putPart>>;
     const limit = { maxBytes: total - offset, passed: false };
     try {
-      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal);
+      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal, { claimedBytes });
     } catch (err) {
       if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
       if (limit.passed) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
@@ -222,7 +240,7 @@ async function commit(ctx: DavContext, user: BridgeUser, session: UploadSession)
       if (place.resource?.entry.kind === 'folder') throw new TusError(409, 'a collection has the name of the upload’s target');
       if (!place.resource && (!place.parent || place.parent.entry.kind !== 'folder')) throw new TusError(409, 'the target folder is gone');
       await requirePrivilege(ctx, place.resource ?? place.parent, 'write', STORE_GUARDS);
-      await checkQuota(ctx, user, totalBytes, target.path);
+      await checkQuota(ctx, user, totalBytes, target.path, session);
       const body = uploads.assembled(session, ordered);
       let result: Awaited<ReturnType<typeof tree.write>>;
       try {
@@ -279,10 +297,17 @@ export const tusCreate: VerbHandler = async (ctx) => {
   if (place.resource?.entry.kind === 'folder') throw new TusError(409, `${filename} is a folder`);
   await requirePrivilege(ctx, place.resource ?? place.parent, 'write', STORE_GUARDS);
   await checkWrite(ctx, place);
-  await checkQuota(ctx, user, length, path);
+  const quota = await uploadQuotaAt(ctx, user, path);
 
+  // Upload-Length is reserved of the quota as the session is recorded, in one step: 507 when the
+  // user's other uploads leave too little, 429 past bridge.uploadMaxOpenPerUser, nothing recorded.
   const target: TusTarget = { path, ...(mtime !== undefined ? { mtime } : {}), ...(checksum ? { checksum: `${checksum.algorithm.toUpperCase()}:${checksum.hex}` } : {}) };
-  const session = await uploads.create(user.userId, randomUUID(), 'tus', { destination: JSON.stringify(target), totalBytes: length });
+  let session: UploadSession | undefined;
+  try {
+    session = await uploads.create(user.userId, randomUUID(), 'tus', { destination: JSON.stringify(target), totalBytes: length }, quota);
+  } catch (err) {
+    throw tusLimitRefusal(err);
+  }
   if (!session) throw new TusError(500, 'could not create the upload');
   const location = `${ctx.services.absoluteBase(req)}/remote.php/dav/tus/${encodeURIComponent(user.name)}/${session.name}`;
   const headers: Record<string, string> = { 'Tus-Resumable': TUS_VERSION, Location: location, 'Upload-Expires': expiresHeader(session, Date.now()) };
