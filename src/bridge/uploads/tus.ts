@@ -315,12 +315,28 @@ export const tusCreate: VerbHandler = async (ctx) => {
   if (withBody || length === 0) {
     req.headers['upload-offset'] = '0';
     if (!withBody) req.headers['content-type'] = OFFSET_TYPE;
-    const appended = await append(ctx, user, session);
+    // A creation refused (413, 460, the commit's refusals) or left (the client went away) never
+    // told the client its Location: nothing of it may stay, neither the session nor its parts.
+    let appended: Record<string, string> | undefined;
+    try {
+      appended = await append(ctx, user, session);
+    } finally {
+      if (appended === undefined) await removeUnannounced(ctx, session);
+    }
     if (appended === undefined) return;
     Object.assign(headers, appended, { 'Upload-Expires': headers['Upload-Expires'] });
   } else req.resume();
   sendEmpty(ctx, 201, headers);
 };
+
+/** Removes a session whose creation failed, unless its commit already removed it. */
+async function removeUnannounced(ctx: DavContext, session: UploadSession): Promise<void> {
+  try {
+    await ctx.services.uploads.remove(session);
+  } catch (err) {
+    ctx.log.warn({ err }, 'could not remove a refused tus upload (its expiry will)');
+  }
+}
 
 const patch: VerbHandler = async (ctx) => {
   const user = ctx.user();

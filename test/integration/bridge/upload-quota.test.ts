@@ -106,6 +106,20 @@ describe('uploads held to the quota', () => {
     await expectWithinQuota(small);
     expect((await dav('DELETE', `${uploads(small)}/six/`, {}, undefined, small)).status).toBe(204);
   });
+
+  it('a tus creation-with-upload refused (413: the body passes Upload-Length) leaves no session and no part', async () => {
+    const before = await partSessions(f);
+    const refused = await tusCreate(alice, 'too-long.txt', 10, PATCH_TYPE, Buffer.from('0123456789 and more'));
+    expect(refused.status).toBe(413);
+    expect(refused.headers.location).toBeUndefined();
+    expect(await f.bridge.services.uploads.list(alice.uuid)).toEqual([]);
+    expect(await partSessions(f)).toEqual(before);
+    // A checksum the body contradicts (460), the same.
+    const wrong = await tusCreate(alice, 'wrong.txt', 10, { ...PATCH_TYPE, 'upload-checksum': `sha1 ${Buffer.alloc(20).toString('base64')}` }, Buffer.from('0123456789'));
+    expect(wrong.status).toBe(460);
+    expect(await f.bridge.services.uploads.list(alice.uuid)).toEqual([]);
+    expect(await partSessions(f)).toEqual(before);
+  });
 });
 
 describe('the caps on open uploads and parts', () => {
