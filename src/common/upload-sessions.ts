@@ -189,6 +189,14 @@ export interface PartToPlace {
   seq: number;
   startByte: number | undefined;
   sizeBytes: number;
+  /** `seq` is a Nextcloud v2 chunk number (1 to 10000, equal chunks but the last), which places a chunk of known stride. */
+  chunkNumber?: boolean;
+  /**
+   * No part is placed ending past this (the upload's declared total, else what the quota
+   * leaves): a part named far away would make a sparse file of that size. Such a part is still
+   * taken, as a part of its own.
+   */
+  withinBytes?: number;
 }
 
 /**

@@ -231,9 +231,12 @@ const put: VerbHandler = async (ctx) => {
   // could not be held to the quota before its bytes land, and parts not yet assembled would fill
   // the disk unchecked until they expire.
   if (announced === undefined) throw new DavStatusError(411, 'a chunk needs a Content-Length');
-  // A v1 chunk named by its offsets implies a file of at least its end: held to OC-Total-Length
-  // (400) and to the quota (507) too, so ten bytes named at 1 TiB make no 1 TiB (sparse) file.
-  const implied = order.startByte === undefined ? 0 : order.startByte + announced;
+  // Whatever its name, a chunk implies a file of at least its end: a v1 `start-end` name its end
+  // byte; a number n (a v2 chunk, a v1 ordinal or offset) n - 1 bytes of chunks before it at the
+  // least. Held to OC-Total-Length (400) and to the quota (507), so ten bytes named at 1 TiB or
+  // as chunk 60000000 make no sparse file of that size; where a part lies in the file the part
+  // store keeps is held within the same bound (withinBytes).
+  const implied = (order.startByte ?? Math.max(0, order.seq - 1)) + announced;
   const total = totalBytes ?? session.totalBytes;
   if (total !== undefined && implied > total) throw new DavStatusError(400, `chunk ${JSON.stringify(chunk)} ends past the ${total} bytes of OC-Total-Length`);
   const { uploads } = ctx.services;
@@ -257,7 +260,8 @@ const put: VerbHandler = async (ctx) => {
   }
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
-    stored = await uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal, { claimedBytes });
+    const withinBytes = total ?? (Number.isFinite(left) ? left : undefined);
+    stored = await uploads.putPart(session, order, bodyOf(ctx.req), announced, ctx.signal, { claimedBytes, ...(withinBytes !== undefined ? { withinBytes } : {}) });
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
     if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);

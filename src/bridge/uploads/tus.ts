@@ -204,7 +204,7 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
     let stored: Awaited<ReturnType<typeof uploads.putPart>>;
     const limit = { maxBytes: total - offset, passed: false };
     try {
-      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal, { claimedBytes });
+      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, bodyOf(req, hash, limit), announced, ctx.signal, { claimedBytes, withinBytes: total });
     } catch (err) {
       if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
       if (limit.passed) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });

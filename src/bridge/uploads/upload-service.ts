@@ -58,6 +58,8 @@ export class UploadLimitError extends Error {
 /** A part's reservation, from reserve() to putPart (which settles it). */
 export interface PartReservation {
   claimedBytes: number;
+  /** No part is placed ending past this (PartToPlace.withinBytes). */
+  withinBytes?: number;
 }
 
 /** The session was removed (aborted, assembled, expired) while a request of it was under way. */
@@ -190,8 +192,11 @@ export class UploadService {
   ): Promise<{ part: UploadPart; replaced: boolean }> {
     const { parts, repository } = this.options;
     // A part of known size may go straight to its place in the assembled file (staged-parts.ts),
-    // unless a part or a write under way covers that place: the rows are read for that.
-    const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes }, await repository.parts(session.key)) : undefined;
+    // unless a part or a write under way covers that place: the rows are read for that. A v1
+    // chunk named by one number has no place: the number is an ordinal or an offset, who knows.
+    const chunkNumber = part.startByte === undefined && session.protocol === 'nextcloud-v2';
+    const toPlace = { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes ?? 0, chunkNumber, ...(reservation?.withinBytes !== undefined ? { withinBytes: reservation.withinBytes } : {}) };
+    const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, toPlace, await repository.parts(session.key)) : undefined;
     let settled = reservation === undefined;
     try {
       const writtenAs = place?.partKey ?? randomUUID();

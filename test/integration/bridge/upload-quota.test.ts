@@ -1,5 +1,5 @@
 /**
- * Upload parts held to the quota (issue 29, defect 1; docs/bridge-design.md "Uploads held
+ * Upload parts held to the quota (issue 29, defects 1 and 4; docs/bridge-design.md "Uploads held
  * to the quota"), against a real store and bridge: what a user's uploads in flight hold counts
  * against their quota from the moment a part is accepted, across uploads, protocols (Nextcloud
  * chunking, tus) and instances; a chunk's implied end is bounded whatever its name; a refused
@@ -119,6 +119,36 @@ describe('uploads held to the quota', () => {
     expect(wrong.status).toBe(460);
     expect(await f.bridge.services.uploads.list(alice.uuid)).toEqual([]);
     expect(await partSessions(f)).toEqual(before);
+  });
+
+  describe('a chunk’s implied end, whatever its name', () => {
+    it('v1 chunk 1 then chunk 60000000: 507, no 12 TB sparse file under uploads/', async () => {
+      const small = await f.newDavUser({ quotaBytes: QUOTA });
+      expect((await dav('MKCOL', `${uploads(small)}/ordinals/`, {}, undefined, small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/ordinals/1`, {}, patternBytes(1, CHUNK), small)).status).toBe(201);
+      const far = await dav('PUT', `${uploads(small)}/ordinals/60000000`, {}, '0123456789', small);
+      expect(far.status).toBe(507);
+      expect(far.text).toContain('implies a file of 60000009 bytes');
+      // With OC-Total-Length, past it: 400.
+      expect((await dav('PUT', `${uploads(small)}/ordinals/300`, { 'oc-total-length': String(CHUNK + 10) }, '0123456789', small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/ordinals/204811`, {}, '0123456789', small)).status).toBe(400);
+      await expectWithinQuota(small);
+      expect((await dav('DELETE', `${uploads(small)}/ordinals/`, {}, undefined, small)).status).toBe(204);
+    });
+
+    it('v2 chunk 10000 after a chunk 1 of 200 KiB: taken as ten bytes, no 2 GB sparse file; of 200 KiB, 507', async () => {
+      const small = await f.newDavUser({ quotaBytes: QUOTA });
+      const v2 = { destination: `${f.davUrl}${files(small)}/home/far.bin` };
+      expect((await dav('MKCOL', `${uploads(small)}/far/`, v2, undefined, small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/far/1`, v2, patternBytes(1, CHUNK), small)).status).toBe(201);
+      // Chunk sizes vary within one upload (Nextcloud desktop adapts them), so ten bytes as chunk
+      // 10000 may be honest: taken, but as what it is, not at 9999 x 200 KiB.
+      expect((await dav('PUT', `${uploads(small)}/far/10000`, v2, '0123456789', small)).status).toBe(201);
+      await expectWithinQuota(small);
+      expect((await dav('PUT', `${uploads(small)}/far/10000`, v2, patternBytes(2, CHUNK), small)).status).toBe(507);
+      await expectWithinQuota(small);
+      expect((await dav('DELETE', `${uploads(small)}/far/`, {}, undefined, small)).status).toBe(204);
+    });
   });
 });
 
