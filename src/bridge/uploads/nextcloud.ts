@@ -10,9 +10,11 @@
  *   without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as rclone >= 1.63
  *   sends, or by one number: the byte offset in 16 digits, as Nextcloud desktop's v1 sends, or
  *   an ordinal).
- *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
- *   go (507, nothing recorded) and kept; each chunk is checked too (what arrived, an earlier copy
- *   of it left out, plus the chunk's Content-Length, which it must have: 411 without).
+ *   `OC-Total-Length`, whenever it first arrives, is reserved of the quota where the file will go
+ *   (507, nothing recorded) and kept; each chunk's Content-Length (which it must have: 411
+ *   without) is reserved before its bytes land, beside what the user's other uploads hold, any
+ *   instance's (upload-service.ts; docs/bridge-design.md "Uploads held to the quota"). Past
+ *   bridge.uploadMaxOpenPerUser open uploads 429, past bridge.uploadMaxParts parts 507.
  * - PUT `<id>/<chunk>`: 201 (a new chunk) or 204 (a chunk re-sent: it replaces the earlier one),
  *   streamed to the PartStore; chunks may come in any order, in parallel, through any instance.
  *   404 when the session is not the caller's live one; 400 for a name the protocol does not know.

@@ -6,8 +6,10 @@
  * - POST to a folder of the drive (`/home/docs/`, `/remote.php/dav/files/<user>/docs/`) with
  *   `Tus-Resumable: 1.0.0`, `Upload-Length` and `Upload-Metadata` (`filename`, optional `mtime`
  *   in unix seconds, optional `checksum` `sha1 <hex|base64>`, also `md5`): the target is checked
- *   as a PUT checks it (409 no folder, permissions, locks), the quota against Upload-Length (507;
- *   413 over Tus-Max-Size), nothing recorded on a refusal; then 201 with `Location:
+ *   as a PUT checks it (409 no folder, permissions, locks), Upload-Length reserved of the quota
+ *   beside the user's other uploads (507; 413 over Tus-Max-Size; 429 past
+ *   bridge.uploadMaxOpenPerUser), nothing recorded on a refusal, nor when the first PATCH riding
+ *   on the POST is refused (its client never learnt the Location); then 201 with `Location:
  *   /remote.php/dav/tus/<user>/<id>` (the `tus` space of remote-dav.ts, the caller's alone) and
  *   `Upload-Expires`. A body with `Content-Type: application/offset+octet-stream` is the first
  *   PATCH (creation-with-upload).
