@@ -27,7 +27,7 @@ import { parseOcMtime } from './dead-properties.js';
 import type { DavContext } from './request/context.js';
 import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './request/preconditions.js';
 import type { BridgeUser } from './sessions.js';
-import { parentOf, type DavPath, type Resource } from './store-tree.js';
+import { budgetOwnerOf, parentOf, type DavPath, type Resource } from './store-tree.js';
 
 /** Who writes: a PUT (a collection at the name is 405, RFC 9110 §9.3.4), or an upload's commit (409, as Nextcloud answers). */
 export type WriteDoor = 'put' | 'upload';
@@ -53,22 +53,42 @@ export async function checkTarget(ctx: DavContext, path: DavPath, door: WriteDoo
   return target;
 }
 
+/** Whose quota a write spends (a group's in its drive, else the user's) and what it leaves: Infinity when the store sets none. */
+export interface QuotaRoom {
+  /** The budget's owner: the user's id, or the group's (budgetOwnerOf): what the upload reservations of one quota share. */
+  scope: string;
+  availableBytes: number;
+}
+
 /**
- * 507 unless `totalBytes` fits the quota where the write lands (`where`: a path, or the target
- * checkTarget found; the caller's own quota when it is not known yet, Nextcloud v1). The store
- * refuses a write over quota in any case; this refuses it before a byte is sent. `heldBy`: the
- * upload whose own parts already hold (reserve) these bytes, so they do not count twice.
+ * The quota where `where` lies (a path, whose folder is asked when the file is not there yet, or
+ * a resolved target; the caller's own quota when it is not known yet, Nextcloud v1), as the store
+ * answers it (StoreTree.quota). The one place the bridge asks what a write may spend: the
+ * check below and the upload reservations (uploads/upload-quota.ts) both stand on it.
  */
-export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, where: DavPath | WriteTarget | undefined, heldBy?: UploadSession): Promise<void> {
-  // TODO(#29): the reservations of the caller's uploads in flight count here, but heldBy's own.
+export async function quotaRoomAt(ctx: DavContext, user: BridgeUser, where: DavPath | WriteTarget | Resource | undefined): Promise<QuotaRoom> {
   const { tree } = ctx.services;
   let resource: Resource | undefined;
   if (typeof where === 'string') resource = (await tree.tryStat(user, where)) ?? (await tree.tryStat(user, parentOf(where)));
+  else if (where && 'entry' in where) resource = where;
   else if (where) resource = where.resource ?? where.parent;
   const quota = await tree.quota(user, resource);
-  if (quota && totalBytes > quota.availableBytes) {
-    throw new DavStatusError(507, `the write needs ${totalBytes} bytes and ${quota.availableBytes} are left in the quota`, 'quota-not-exceeded');
-  }
+  return { scope: resource ? budgetOwnerOf(user, resource) : user.userId, availableBytes: quota?.availableBytes ?? Number.POSITIVE_INFINITY };
+}
+
+/**
+ * THE quota check for writes: 507 unless `totalBytes` fits the quota where the write lands beside
+ * what the uploads under way there hold (their parts' reservations, any instance's). `heldBy`: the
+ * upload whose own parts already hold these bytes, so they do not count twice. The store refuses
+ * a write over quota in any case; this refuses it before a byte is sent.
+ */
+export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, where: DavPath | WriteTarget | undefined, heldBy?: UploadSession): Promise<void> {
+  const room = await quotaRoomAt(ctx, user, where);
+  if (!Number.isFinite(room.availableBytes)) return;
+  const elsewhere = await ctx.services.uploads.reservedElsewhere(room.scope, heldBy?.key);
+  if (totalBytes <= room.availableBytes - elsewhere) return;
+  const held = elsewhere > 0 ? `, and other uploads under way hold ${elsewhere} of them` : '';
+  throw new DavStatusError(507, `the write needs ${totalBytes} bytes and ${room.availableBytes} are left in the quota${held}`, 'quota-not-exceeded');
 }
 
 export interface WritePlace {

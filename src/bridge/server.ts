@@ -244,6 +244,8 @@ export async function createBridgeServices(
     clock,
     log: options.logger,
     expirySec: config.bridge.uploadExpirySec,
+    maxOpenPerUser: config.bridge.uploadMaxOpenPerUser,
+    maxParts: config.bridge.uploadMaxParts,
   });
   const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const feed = 'changes' in options.store ? options.store.changes : undefined;

@@ -252,6 +252,17 @@ export const configSchema = z.strictObject({
       lockMaxTimeoutSec: z.coerce.number().int().min(60).default(3600),
       /** A chunked upload (Nextcloud chunking) untouched this long is abandoned: its session and parts are removed. */
       uploadExpirySec: z.coerce.number().int().min(1).default(86_400),
+      /**
+       * Resumable uploads (Nextcloud chunking, tus) one user may have open at once; past it a new
+       * one is refused with 429 until one finishes, is deleted or expires. Clients open a few at a
+       * time (Nextcloud desktop up to 6 in parallel, rclone --transfers 4, the web app one).
+       */
+      uploadMaxOpenPerUser: z.coerce.number().int().min(1).default(100),
+      /**
+       * Parts one upload may have (Nextcloud chunks, tus PATCHes); past it 507. Nextcloud v2 takes
+       * 10,000 chunks; rclone's v1 chunks of 10 MiB reach 100,000 at about 1 TiB (tus's largest upload).
+       */
+      uploadMaxParts: z.coerce.number().int().min(1).default(100_000),
       /** Bytes of dead properties (PROPPATCH) one node may carry. */
       deadPropsMaxBytesPerNode: z.coerce.number().int().min(1024).default(64 * 1024),
       /** Bytes of dead properties all nodes of one owner (user or group) may carry together. */

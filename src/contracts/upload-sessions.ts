@@ -25,8 +25,19 @@ export interface UploadSession {
   readonly protocol: UploadProtocol;
   /** The drive path the upload is meant for (Nextcloud v2's Destination), once known. */
   readonly destination: string | undefined;
-  /** OC-Total-Length, once sent. */
+  /** The upload's declared size (OC-Total-Length, tus's Upload-Length), once sent. */
   readonly totalBytes: number | undefined;
+  /**
+   * Whose quota the session's bytes count against: the owner's id (their own drive, also a
+   * Nextcloud v1 upload without Destination) or a group's id (an upload into a group's drive).
+   * Fixed when the session is created.
+   */
+  readonly scope: string;
+  /**
+   * The bytes its parts hold and those being written (each counted at its announced size from
+   * before its write). The session holds max(totalBytes, reservedBytes) of its scope's quota.
+   */
+  readonly reservedBytes: number;
   readonly createdMs: number;
   readonly expiresMs: number;
   /** An assembly under way holds the session until then (a lease its instance renews); undefined when none. */
@@ -46,22 +57,74 @@ export interface UploadPart {
 }
 
 /**
+ * What a session may hold, checked in the same transaction as the change it allows (so across
+ * instances: two requests can never both take the last bytes). `availableBytes`: what the scope's
+ * quota leaves (the store's answer; undefined when it sets no limit), which the live sessions of
+ * the scope share, every owner's; the caps are bridge.uploadMaxOpenPerUser and ...MaxParts.
+ */
+export interface UploadLimits {
+  availableBytes?: number | undefined;
+  /** Live sessions one owner may have (create). */
+  maxOpenPerOwner?: number | undefined;
+  /** Parts one session may have, stored and being written (reserve with a part). */
+  maxParts?: number | undefined;
+}
+
+/**
+ * What reserve() is asked to add to a session: its declared total (learnt late: Nextcloud v1's
+ * first OC-Total-Length), a part about to be written (its name and announced size), or both.
+ */
+export interface UploadClaim {
+  totalBytes?: number;
+  part?: { name: string; bytes: number };
+}
+
+/** Why a session could not have what it asked for; `heldBytes`: what the scope's other sessions hold. */
+export type UploadRefusal =
+  | { refused: 'exists' }
+  | { refused: 'gone' }
+  | { refused: 'quota'; neededBytes: number; heldBytes: number; availableBytes: number }
+  | { refused: 'open-uploads'; open: number }
+  | { refused: 'parts'; parts: number };
+
+/**
  * Upload sessions and their parts. Every read ignores sessions past `expiresMs`; `expired` hands
- * them to the sweep, which removes their bytes and then `remove`s them.
+ * them to the sweep, which removes their bytes and then `remove`s them. A session's quota
+ * reservation (`reservedBytes`, `totalBytes`) goes with its row: released when it is removed.
  */
 export interface UploadSessionRepository {
-  /** False when the owner already has a live session of that name (nothing written). */
-  create(session: UploadSession): Promise<boolean>;
+  /**
+   * Records a new session (its `reservedBytes` taken as 0), refused, with nothing written, when
+   * the owner has a live one of that name ('exists'), already `maxOpenPerOwner` live ones
+   * ('open-uploads'), or when its `totalBytes` does not fit beside what the scope's live sessions
+   * hold ('quota').
+   */
+  create(session: UploadSession, limits?: UploadLimits): Promise<true | UploadRefusal>;
   find(owner: string, name: string, nowMs: number): Promise<UploadSession | undefined>;
   list(owner: string, nowMs: number): Promise<UploadSession[]>;
   /** Records what a later request learnt (Destination, OC-Total-Length) and moves the expiry on. */
   update(key: string, change: { destination?: string; totalBytes?: number; expiresMs: number }): Promise<void>;
   /**
-   * Adds a part, replacing one of the same name. Returns the part key it replaced (its bytes are
-   * the caller's to remove), `false` when the session is gone (removed or expired meanwhile).
+   * Reserves, before a write, what `claim` adds to the session: a part's bytes beyond those of a
+   * stored part of the same name (which it replaces), and a declared total. Refused, with nothing
+   * written, when the session is gone, the part would pass `maxParts`, or the session would hold
+   * more than `availableBytes` leaves beside the scope's other live sessions (a claim that does not
+   * make the session hold more always passes). Returns the bytes claimed: the caller hands them to
+   * putPart once the part is written, or to unreserve when it is not.
    */
-  putPart(key: string, part: UploadPart, nowMs: number): Promise<string | undefined | false>;
-  /** Removes one part's row; the part key it had (its bytes are the caller's to remove), undefined when none. */
+  reserve(key: string, claim: UploadClaim, limits: UploadLimits, nowMs: number): Promise<{ claimedBytes: number } | UploadRefusal>;
+  /** Gives back a part's claim whose write failed (its bytes and its place among the parts in flight). */
+  unreserve(key: string, claimedBytes: number): Promise<void>;
+  /** What the live sessions of `scope` hold (each max(totalBytes, reservedBytes)), the session `exceptKey` left out. */
+  reservedIn(scope: string, nowMs: number, exceptKey?: string): Promise<number>;
+  /**
+   * Adds a part, replacing one of the same name, and settles the session's reservation: with
+   * `claimedBytes` (what reserve() gave this part) the reservation becomes what the parts hold,
+   * the replaced copy's bytes given back. Returns the part key it replaced (its bytes are the
+   * caller's to remove), `false` when the session is gone (removed or expired meanwhile).
+   */
+  putPart(key: string, part: UploadPart, nowMs: number, claimedBytes?: number): Promise<string | undefined | false>;
+  /** Removes one part's row (its bytes leave the reservation); the part key it had (its bytes are the caller's to remove), undefined when none. */
   removePart(key: string, name: string): Promise<string | undefined>;
   /** The bytes of the session's parts together, leaving out the part named `except` (one about to be replaced). */
   partBytes(key: string, except?: string): Promise<number>;
@@ -126,6 +189,14 @@ export interface PartToPlace {
   seq: number;
   startByte: number | undefined;
   sizeBytes: number;
+  /** `seq` is a Nextcloud v2 chunk number (1 to 10000, equal chunks but the last), which places a chunk of known stride. */
+  chunkNumber?: boolean;
+  /**
+   * No part is placed ending past this (the upload's declared total, else what the quota
+   * leaves): a part named far away would make a sparse file of that size. Such a part is still
+   * taken, as a part of its own.
+   */
+  withinBytes?: number;
 }
 
 /**

@@ -63,7 +63,7 @@ export function bridgeStateFor(
 }
 
 export interface BridgeFixtureOptions extends StoreFixtureOptions {
-  bridgeFlags?: { cacheTtlMs?: number; deadPropsMaxBytesPerOwner?: number; uploadExpirySec?: number };
+  bridgeFlags?: { cacheTtlMs?: number; deadPropsMaxBytesPerOwner?: number; uploadExpirySec?: number; uploadMaxOpenPerUser?: number; uploadMaxParts?: number };
   /** The bridge's transport to the store; DRIVEWAY_TEST_TRANSPORT by default (`viaProxy` means HTTP). */
   transport?: Transport;
   /** The bridge's clock (lock expiry, session renewal); a ManualClock lets a test move time. Default: system time. */
@@ -83,9 +83,7 @@ export function basicAuth(username: string, password: string): string {
 export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise<BridgeFixture> {
   const fixture = await storeFixture(options);
   const config = structuredClone(fixture.store.config);
-  if (options.bridgeFlags?.cacheTtlMs !== undefined) config.bridge.cacheTtlMs = options.bridgeFlags.cacheTtlMs;
-  if (options.bridgeFlags?.deadPropsMaxBytesPerOwner !== undefined) config.bridge.deadPropsMaxBytesPerOwner = options.bridgeFlags.deadPropsMaxBytesPerOwner;
-  if (options.bridgeFlags?.uploadExpirySec !== undefined) config.bridge.uploadExpirySec = options.bridgeFlags.uploadExpirySec;
+  Object.assign(config.bridge, options.bridgeFlags ?? {});
   const proxy = options.viaProxy ? await startCountingProxy(fixture.store.url) : undefined;
   const transport = proxy ? 'http' : (options.transport ?? TEST_TRANSPORT);
   const bridge = await startBridge({

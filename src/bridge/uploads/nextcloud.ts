@@ -11,9 +11,11 @@
  *   without, v1 (chunks named by `start-end` byte offsets, `%015d-%015d`, as rclone >= 1.63
  *   sends, or by one number: the byte offset in 16 digits, as Nextcloud desktop's v1 sends, or
  *   an ordinal).
- *   `OC-Total-Length`, whenever it first arrives, is checked against the quota where the file will
- *   go (507, nothing recorded) and kept; each chunk is checked too (what arrived, an earlier copy
- *   of it left out, plus the chunk's Content-Length, which it must have: 411 without).
+ *   `OC-Total-Length`, whenever it first arrives, is reserved of the quota where the file will go
+ *   (507, nothing recorded) and kept; each chunk's Content-Length (which it must have: 411
+ *   without) is reserved before its bytes land, beside what the user's other uploads hold, any
+ *   instance's (upload-service.ts; docs/bridge-design.md "Uploads held to the quota"). Past
+ *   bridge.uploadMaxOpenPerUser open uploads 429, past bridge.uploadMaxParts parts 507.
  * - PUT `<id>/<chunk>`: 201 (a new chunk) or 204 (a chunk re-sent: it replaces the earlier one),
  *   streamed to the PartStore; chunks may come in any order, in parallel, through any instance.
  *   404 when the session is not the caller's live one; 400 for a name the protocol does not know.
@@ -44,7 +46,8 @@ import type { DavPath } from '../store-tree.js';
 import { checkQuota, checkTarget, commitWrite, type CommittedWrite } from '../commit.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { sendEmpty, sendSabreError, XML_TYPE } from '../request/respond.js';
-import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { limitRefusal, sessionQuota, uploadQuotaAt } from './upload-quota.js';
+import { UploadBusyError, UploadGoneError, UploadLimitError } from './upload-service.js';
 import { requestBody } from '../request/body.js';
 import { headerValue } from '../request/headers.js';
 
@@ -111,11 +114,10 @@ async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefin
   return session;
 }
 
-/** Records OC-Total-Length the first time it comes (after the quota allowed it); 400 if it changes. */
-async function learnTotal(ctx: DavContext, user: BridgeUser, session: UploadSession, totalBytes: number | undefined): Promise<number | undefined> {
+/** OC-Total-Length when it comes for the first time (the chunk's reservation records it); 400 if it changes. */
+function newTotalOf(session: UploadSession, totalBytes: number | undefined): number | undefined {
   if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
   if (session.totalBytes !== undefined) throw new DavStatusError(400, `OC-Total-Length ${totalBytes} differs from the ${session.totalBytes} this upload announced`);
-  await checkQuota(ctx, user, totalBytes, session.destination as DavPath | undefined);
   return totalBytes;
 }
 
@@ -128,13 +130,24 @@ const mkcol: VerbHandler = async (ctx) => {
   if (depth > 1) throw new DavStatusError(403, 'an upload folder holds chunks, not folders');
   const destination = destinationOf(ctx, user, false);
   const totalBytes = totalLengthOf(ctx.req);
-  const target = destination === undefined ? undefined : await checkTarget(ctx, destination, 'upload');
-  if (totalBytes !== undefined) await checkQuota(ctx, user, totalBytes, target);
+  if (destination !== undefined) await checkTarget(ctx, destination, 'upload');
+  const quota = await uploadQuotaAt(ctx, user, destination);
   ctx.req.resume();
-  const created = await ctx.services.uploads.create(user.userId, id as string, destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2', {
-    ...(destination !== undefined ? { destination } : {}),
-    ...(totalBytes !== undefined ? { totalBytes } : {}),
-  });
+  // OC-Total-Length is reserved of the quota at once (507, nothing recorded, when the user's other
+  // uploads leave too little); past bridge.uploadMaxOpenPerUser open uploads, 429.
+  let created: UploadSession | undefined;
+  try {
+    created = await ctx.services.uploads.create(
+      user.userId,
+      id as string,
+      destination === undefined ? 'nextcloud-v1' : 'nextcloud-v2',
+      { ...(destination !== undefined ? { destination } : {}), ...(totalBytes !== undefined ? { totalBytes } : {}) },
+      quota,
+    );
+  } catch (err) {
+    if (err instanceof UploadLimitError) throw limitRefusal(err);
+    throw err;
+  }
   if (!created) throw new DavStatusError(405, 'the upload folder exists');
   sendEmpty(ctx, 201);
 };
@@ -168,28 +181,45 @@ const put: VerbHandler = async (ctx) => {
   if (destination !== undefined && session.destination !== undefined && destination !== session.destination) {
     throw new DavStatusError(400, `Destination differs from the ${session.destination} this upload is for`);
   }
-  const totalBytes = await learnTotal(ctx, user, session, totalLengthOf(ctx.req));
-  if (totalBytes !== undefined || (destination !== undefined && session.destination === undefined)) {
-    await ctx.services.uploads.touch(session, { ...(totalBytes !== undefined ? { totalBytes } : {}), ...(destination !== undefined && session.destination === undefined ? { destination } : {}) });
-  }
+  const totalBytes = newTotalOf(session, totalLengthOf(ctx.req));
+  if (destination !== undefined && session.destination === undefined) await ctx.services.uploads.touch(session, { destination });
   const contentLength = headerValue(ctx.req.headers['content-length']);
   const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
   // Every client of the protocol knows a chunk's size (rclone, Nextcloud's): a chunk without one
   // could not be held to the quota before its bytes land, and parts not yet assembled would fill
   // the disk unchecked until they expire.
   if (announced === undefined) throw new DavStatusError(411, 'a chunk needs a Content-Length');
-  // The quota is checked as the chunks come too: what arrived (but an earlier copy of this chunk)
-  // plus this chunk must fit. Without OC-Total-Length (rclone sends none) an upload over quota
-  // stops at the chunk that crosses it; with one, no client parks more parts than the quota holds.
-  // A v1 chunk named by its offsets implies a file of at least its end: held to OC-Total-Length
-  // (400) and to the quota (507) too, so ten bytes named at 1 TiB make no 1 TiB (sparse) file.
-  const implied = order.startByte === undefined ? 0 : order.startByte + announced;
+  // Whatever its name, a chunk implies a file of at least its end: a v1 `start-end` name its end
+  // byte; a number n (a v2 chunk, a v1 ordinal or offset) n - 1 bytes of chunks before it at the
+  // least. Held to OC-Total-Length (400) and to the quota (507), so ten bytes named at 1 TiB or
+  // as chunk 60000000 make no sparse file of that size; where a part lies in the file the part
+  // store keeps is held within the same bound (withinBytes).
+  const implied = (order.startByte ?? Math.max(0, order.seq - 1)) + announced;
   const total = totalBytes ?? session.totalBytes;
   if (total !== undefined && implied > total) throw new DavStatusError(400, `chunk ${JSON.stringify(chunk)} ends past the ${total} bytes of OC-Total-Length`);
-  await checkQuota(ctx, user, Math.max((await ctx.services.uploads.receivedBytes(session, chunk)) + announced, implied), (destination ?? session.destination) as DavPath | undefined);
+  const { uploads } = ctx.services;
+  const quota = await sessionQuota(ctx, user, session, (destination ?? session.destination) as DavPath | undefined);
+  const elsewhere = Number.isFinite(quota.availableBytes) ? await uploads.reservedElsewhere(quota.scope, session.key) : 0;
+  const left = quota.availableBytes - elsewhere;
+  if (implied > left) {
+    const held = elsewhere > 0 ? `, and other uploads under way hold ${elsewhere} of them` : '';
+    throw new DavStatusError(507, `chunk ${JSON.stringify(chunk)} implies a file of ${implied} bytes and ${quota.availableBytes} are left in the quota${held}`, 'quota-not-exceeded');
+  }
+  // The chunk's bytes (beyond a stored copy it replaces) are reserved before they land, with the
+  // total when it first comes: what the user's uploads hold together, any instance's, stays
+  // within the quota (507), however many chunks arrive at once.
+  let claimedBytes: number;
+  try {
+    claimedBytes = await uploads.reserve(session, { ...(totalBytes !== undefined ? { totalBytes } : {}), part: { name: chunk, bytes: announced } }, quota.availableBytes);
+  } catch (err) {
+    if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
+    if (err instanceof UploadLimitError) throw limitRefusal(err);
+    throw err;
+  }
   let stored: Awaited<ReturnType<typeof ctx.services.uploads.putPart>>;
   try {
-    stored = await ctx.services.uploads.putPart(session, order, requestBody(ctx.req), announced, ctx.signal);
+    const withinBytes = total ?? (Number.isFinite(left) ? left : undefined);
+    stored = await uploads.putPart(session, order, requestBody(ctx.req), announced, ctx.signal, { claimedBytes, ...(withinBytes !== undefined ? { withinBytes } : {}) });
   } catch (err) {
     if (err instanceof UploadGoneError) throw new DavStatusError(404, 'no such upload');
     if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);

@@ -7,8 +7,10 @@
  *   `Tus-Resumable: 1.0.0`, `Upload-Length` and `Upload-Metadata` (`filename`, optional `mtime`
  *   in unix seconds, optional `checksum` `sha1 <hex|base64>`, also `md5`): the target is checked
  *   as the commit will check it (commit.ts checkWritable: 409 a folder of that name, 403
- *   permissions, 412 If, 423 locks, 507 the quota against Upload-Length; 413 over Tus-Max-Size),
- *   nothing recorded on a refusal; then 201 with `Location:
+ *   permissions, 412 If, 423 locks, 507 the quota against Upload-Length beside the user's other
+ *   uploads; 413 over Tus-Max-Size), Upload-Length reserved of the quota (507; 429 past
+ *   bridge.uploadMaxOpenPerUser), nothing recorded on a refusal, nor when the first PATCH riding
+ *   on the POST is refused (its client never learnt the Location); then 201 with `Location:
  *   /remote.php/dav/tus/<user>/<id>` (the `tus` space of remote-dav.ts, the caller's alone) and
  *   `Upload-Expires`. A body with `Content-Type: application/offset+octet-stream` is the first
  *   PATCH (creation-with-upload).
@@ -45,7 +47,8 @@ import { checkWritable, commitWrite, type CommittedWrite } from '../commit.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { sendEmpty } from '../request/respond.js';
 import { assemblyOrder } from './nextcloud.js';
-import { UploadBusyError, UploadGoneError } from './upload-service.js';
+import { limitRefusal, sessionQuota, uploadQuotaAt } from './upload-quota.js';
+import { UploadBusyError, UploadGoneError, UploadLimitError } from './upload-service.js';
 import { BodyTooLargeError, requestBody } from '../request/body.js';
 import { headerValue } from '../request/headers.js';
 
@@ -71,6 +74,11 @@ class TusError extends DavStatusError {
   constructor(status: number, message: string, headers: Record<string, string> = {}) {
     super(status, message, undefined, { 'Tus-Resumable': TUS_VERSION, ...headers });
   }
+}
+
+/** The upload service's limits as tus answers them (upload-quota.ts): 507 quota or parts, 429 open uploads. */
+function tusLimitRefusal(err: unknown): unknown {
+  return err instanceof UploadLimitError ? limitRefusal(err, { 'Tus-Resumable': TUS_VERSION }) : err;
 }
 
 /** What the session's `destination` holds for a tus upload. */
@@ -160,13 +168,25 @@ async function append(ctx: DavContext, user: BridgeUser, session: UploadSession)
   const hash = expected ? createHash(expected.algorithm) : undefined;
   const name = String(offset).padStart(15, '0');
   if (announced !== 0) {
+    // The body's bytes (all that Upload-Length leaves when it has no Content-Length) are reserved
+    // before they land: within the Upload-Length reserved at creation they cost nothing more, but
+    // PATCHes racing at one offset each hold what they write (507 past the quota), and each
+    // counts towards bridge.uploadMaxParts.
+    let claimedBytes: number;
+    try {
+      const quota = await sessionQuota(ctx, user, session, targetOf(session).path);
+      claimedBytes = await uploads.reserve(session, { part: { name, bytes: announced ?? total - offset } }, quota.availableBytes);
+    } catch (err) {
+      if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
+      throw tusLimitRefusal(err);
+    }
     let stored: Awaited<ReturnType<typeof uploads.putPart>>;
     // A body without Content-Length is held to what Upload-Length leaves: else it could write
     // any amount to disk before the check after its end (and a body never ended, never answered).
     let bodyFailure: unknown;
     const body = requestBody(req, { maxBytes: total - offset, hash, onFailure: (err) => (bodyFailure ??= err) });
     try {
-      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, body, announced, ctx.signal);
+      stored = await uploads.putPart(session, { name, seq: offset, startByte: offset }, body, announced, ctx.signal, { claimedBytes, withinBytes: total });
     } catch (err) {
       if (err instanceof UploadGoneError) throw new TusError(404, 'no such upload');
       if (bodyFailure instanceof BodyTooLargeError) throw new TusError(413, `the body passes the Upload-Length ${total}`, { 'Upload-Offset': String(offset), Connection: 'close' });
@@ -270,9 +290,17 @@ export const tusCreate: VerbHandler = withTusResumable(async (ctx) => {
   const path = toDavPath([...ctx.path.split('/').filter(Boolean), filename]);
   // What the commit will check first, checked now too: a refused upload sends no byte.
   await checkWritable(ctx, user, { path, door: 'upload', sizeBytes: length });
+  const quota = await uploadQuotaAt(ctx, user, path);
 
+  // Upload-Length is reserved of the quota as the session is recorded, in one step: 507 when the
+  // user's other uploads leave too little, 429 past bridge.uploadMaxOpenPerUser, nothing recorded.
   const target: TusTarget = { path, ...(mtime !== undefined ? { mtime } : {}), ...(checksum ? { checksum: `${checksum.algorithm.toUpperCase()}:${checksum.hex}` } : {}) };
-  const session = await uploads.create(user.userId, randomUUID(), 'tus', { destination: JSON.stringify(target), totalBytes: length });
+  let session: UploadSession | undefined;
+  try {
+    session = await uploads.create(user.userId, randomUUID(), 'tus', { destination: JSON.stringify(target), totalBytes: length }, quota);
+  } catch (err) {
+    throw tusLimitRefusal(err);
+  }
   if (!session) throw new TusError(500, 'could not create the upload');
   const location = `${ctx.services.absoluteBase(req)}/remote.php/dav/tus/${encodeURIComponent(user.name)}/${session.name}`;
   const headers: Record<string, string> = { 'Tus-Resumable': TUS_VERSION, Location: location, 'Upload-Expires': expiresHeader(session, Date.now()) };
@@ -280,12 +308,28 @@ export const tusCreate: VerbHandler = withTusResumable(async (ctx) => {
   if (withBody || length === 0) {
     req.headers['upload-offset'] = '0';
     if (!withBody) req.headers['content-type'] = OFFSET_TYPE;
-    const appended = await append(ctx, user, session);
+    // A creation refused (413, 460, the commit's refusals) or left (the client went away) never
+    // told the client its Location: nothing of it may stay, neither the session nor its parts.
+    let appended: Record<string, string> | undefined;
+    try {
+      appended = await append(ctx, user, session);
+    } finally {
+      if (appended === undefined) await removeUnannounced(ctx, session);
+    }
     if (appended === undefined) return;
     Object.assign(headers, appended, { 'Upload-Expires': headers['Upload-Expires'] });
   } else req.resume();
   sendEmpty(ctx, 201, headers);
 });
+
+/** Removes a session whose creation failed, unless its commit already removed it. */
+async function removeUnannounced(ctx: DavContext, session: UploadSession): Promise<void> {
+  try {
+    await ctx.services.uploads.remove(session);
+  } catch (err) {
+    ctx.log.warn({ err }, 'could not remove a refused tus upload (its expiry will)');
+  }
+}
 
 const patch: VerbHandler = async (ctx) => {
   const user = ctx.user();

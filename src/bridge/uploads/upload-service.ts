@@ -7,6 +7,12 @@
  * the drive: the front door hands the assembled stream to StoreTree.write, the commit a PUT
  * ends in.
  *
+ * Parts are held to the quota before their bytes land (docs/bridge-design.md "Uploads held to the
+ * quota"): a session reserves its declared total and each part's announced size in the
+ * repository, atomically with what the scope's other sessions (any instance's) hold, and the
+ * reservation goes with the session (its commit, DELETE or expiry). The caps on open uploads per
+ * user and parts per upload are checked in the same transactions.
+ *
  * Memory stays bounded whatever the sizes: a part streams from the request to the PartStore, and
  * assembly streams the parts one after the other, or, with a store that writes each part at its
  * place in the assembled file (store/blobs/staged-parts.ts, the local blob backend in-process),
@@ -16,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
-import type { PartStore, UploadPart, UploadProtocol, UploadSession, UploadSessionRepository } from '../../contracts/upload-sessions.js';
+import type { PartStore, UploadClaim, UploadPart, UploadProtocol, UploadRefusal, UploadSession, UploadSessionRepository } from '../../contracts/upload-sessions.js';
 
 export interface UploadServiceOptions {
   repository: UploadSessionRepository;
@@ -25,6 +31,35 @@ export interface UploadServiceOptions {
   log: Logger;
   /** bridge.uploadExpirySec: a session untouched this long is abandoned. */
   expirySec: number;
+  /** bridge.uploadMaxOpenPerUser; none when absent. */
+  maxOpenPerUser?: number;
+  /** bridge.uploadMaxParts; none when absent. */
+  maxParts?: number;
+}
+
+/** What a session may hold, from the quota of its scope (StoreTree.quota's availableBytes; Infinity: no limit). */
+export interface UploadQuota {
+  /** Whose quota: the user's id or a group's (UploadSession.scope). */
+  scope: string;
+  availableBytes: number;
+}
+
+/**
+ * A session could not have what it asked for: `kind` 'quota' (the front doors answer 507),
+ * 'open-uploads' (429: one finishing frees a place) or 'parts' (507).
+ */
+export class UploadLimitError extends Error {
+  override name = 'UploadLimitError';
+  constructor(readonly kind: 'quota' | 'open-uploads' | 'parts', message: string) {
+    super(message);
+  }
+}
+
+/** A part's reservation, from reserve() to putPart (which settles it). */
+export interface PartReservation {
+  claimedBytes: number;
+  /** No part is placed ending past this (PartToPlace.withinBytes). */
+  withinBytes?: number;
 }
 
 /** The session was removed (aborted, assembled, expired) while a request of it was under way. */
@@ -42,6 +77,27 @@ const ASSEMBLY_LEASE_MS = 60_000;
 
 /** Sessions the sweep removes per round, so one round never holds the database for long. */
 const SWEEP_BATCH = 100;
+
+/** Infinity (no limit) as the repository takes it. */
+function limitOf(quota: { availableBytes: number } | undefined): number | undefined {
+  return quota === undefined || !Number.isFinite(quota.availableBytes) ? undefined : quota.availableBytes;
+}
+
+function limitError(refusal: UploadRefusal): UploadLimitError {
+  switch (refusal.refused) {
+    case 'quota':
+      return new UploadLimitError(
+        'quota',
+        `the upload needs ${refusal.neededBytes} bytes of the quota: ${refusal.availableBytes} are left, and other uploads under way hold ${refusal.heldBytes}`,
+      );
+    case 'open-uploads':
+      return new UploadLimitError('open-uploads', `${refusal.open} uploads are open, as many as one user may have: finish or delete one (bridge.uploadMaxOpenPerUser)`);
+    case 'parts':
+      return new UploadLimitError('parts', `the upload has ${refusal.parts} parts, as many as one upload may have (bridge.uploadMaxParts)`);
+    default:
+      return new UploadLimitError('quota', `the upload was refused (${refusal.refused})`);
+  }
+}
 
 export class UploadService {
   private readonly expiryMs: number;
@@ -61,8 +117,13 @@ export class UploadService {
     return this.options.clock.now();
   }
 
-  /** A new session, or undefined when the owner has a live one of that name. */
-  async create(owner: string, name: string, protocol: UploadProtocol, known: { destination?: string; totalBytes?: number } = {}): Promise<UploadSession | undefined> {
+  /**
+   * A new session, or undefined when the owner has a live one of that name. Its declared total
+   * is reserved of `quota` (the owner's own when absent: no limit); throws UploadLimitError, with
+   * nothing recorded, when it does not fit beside the scope's other uploads or the owner has
+   * bridge.uploadMaxOpenPerUser open.
+   */
+  async create(owner: string, name: string, protocol: UploadProtocol, known: { destination?: string; totalBytes?: number } = {}, quota?: UploadQuota): Promise<UploadSession | undefined> {
     const now = this.now();
     const session: UploadSession = {
       key: randomUUID(),
@@ -71,10 +132,34 @@ export class UploadService {
       protocol,
       destination: known.destination,
       totalBytes: known.totalBytes,
+      scope: quota?.scope ?? owner,
+      reservedBytes: 0,
       createdMs: now,
       expiresMs: now + this.expiryMs,
     };
-    return (await this.options.repository.create(session)) ? session : undefined;
+    const created = await this.options.repository.create(session, { availableBytes: limitOf(quota), maxOpenPerOwner: this.options.maxOpenPerUser });
+    if (created === true) return session;
+    if (created.refused === 'exists') return undefined;
+    throw limitError(created);
+  }
+
+  /**
+   * Reserves what `claim` adds to the session before it is written (a part's announced bytes, a
+   * total learnt late) of `availableBytes`, what its scope's quota leaves (Infinity: no limit).
+   * Returns the bytes claimed, for putPart (or `unreserve`); throws UploadLimitError (nothing
+   * reserved) or UploadGoneError.
+   */
+  async reserve(session: UploadSession, claim: UploadClaim, availableBytes: number): Promise<number> {
+    const limits = { availableBytes: limitOf({ availableBytes }), maxParts: this.options.maxParts };
+    const reserved = await this.options.repository.reserve(session.key, claim, limits, this.now());
+    if ('claimedBytes' in reserved) return reserved.claimedBytes;
+    if (reserved.refused === 'gone' || reserved.refused === 'exists') throw new UploadGoneError('the upload was removed');
+    throw limitError(reserved);
+  }
+
+  /** What the live uploads of `scope` hold of its quota (any instance's), the session `exceptKey` left out: a commit's own reservation is its own. */
+  reservedElsewhere(scope: string, exceptKey?: string): Promise<number> {
+    return this.options.repository.reservedIn(scope, this.now(), exceptKey);
   }
 
   find(owner: string, name: string): Promise<UploadSession | undefined> {
@@ -93,19 +178,33 @@ export class UploadService {
   /**
    * Streams `body` into a new part; a part of the same name is replaced (its bytes removed once
    * the new row is in). Returns the part as stored and whether it replaced one. Throws
-   * UploadGoneError when the session went meanwhile (the bytes written are removed).
+   * UploadGoneError when the session went meanwhile (the bytes written are removed). The part's
+   * `reservation` (reserve()'s) is settled whatever happens: taken into the parts' bytes, or
+   * given back when the write fails.
    */
-  async putPart(session: UploadSession, part: Omit<UploadPart, 'partKey' | 'sizeBytes'>, body: Readable, announcedBytes: number | undefined, signal?: AbortSignal): Promise<{ part: UploadPart; replaced: boolean }> {
+  async putPart(
+    session: UploadSession,
+    part: Omit<UploadPart, 'partKey' | 'sizeBytes'>,
+    body: Readable,
+    announcedBytes: number | undefined,
+    signal?: AbortSignal,
+    reservation?: PartReservation,
+  ): Promise<{ part: UploadPart; replaced: boolean }> {
     const { parts, repository } = this.options;
     // A part of known size may go straight to its place in the assembled file (staged-parts.ts),
-    // unless a part or a write under way covers that place: the rows are read for that.
-    const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes }, await repository.parts(session.key)) : undefined;
+    // unless a part or a write under way covers that place: the rows are read for that. A v1
+    // chunk named by one number has no place: the number is an ordinal or an offset, who knows.
+    const chunkNumber = part.startByte === undefined && session.protocol === 'nextcloud-v2';
+    const toPlace = { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes ?? 0, chunkNumber, ...(reservation?.withinBytes !== undefined ? { withinBytes: reservation.withinBytes } : {}) };
+    const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, toPlace, await repository.parts(session.key)) : undefined;
+    let settled = reservation === undefined;
     try {
       const writtenAs = place?.partKey ?? randomUUID();
       const written = await parts.write(session.key, writtenAs, body, announcedBytes, signal);
       const { partKey, sizeBytes } = typeof written === 'number' ? { partKey: writtenAs, sizeBytes: written } : written;
       const stored: UploadPart = { ...part, partKey, sizeBytes };
-      const old = await repository.putPart(session.key, stored, this.now());
+      const old = await repository.putPart(session.key, stored, this.now(), reservation?.claimedBytes);
+      settled = true;
       if (old === false) {
         await parts.removePart(session.key, partKey);
         throw new UploadGoneError('the upload was removed while the part arrived');
@@ -115,6 +214,9 @@ export class UploadService {
       return { part: stored, replaced: old !== undefined };
     } finally {
       place?.release();
+      if (!settled && reservation) {
+        await repository.unreserve(session.key, reservation.claimedBytes).catch((err: unknown) => this.options.log.warn({ err }, 'could not give back a part’s reservation (the session’s expiry will)'));
+      }
     }
   }
 

@@ -5,8 +5,9 @@
  *
  * Each session has one file, `<dataDir>/uploads/<session key>/data`, on the blob backend's
  * filesystem. A part whose place is known before its bytes (a Nextcloud v1 `start-end` name, a
- * tus PATCH's offset, a v2 chunk number times the session's chunk size) and free (no part row or
- * write under way covers it) is written at that offset, in parallel with the others and in any
+ * tus PATCH's offset, a v2 chunk number times the session's chunk size), within the upload's
+ * declared total or quota (PartToPlace.withinBytes) and free (no part row or write under way
+ * covers it) is written at that offset, in parallel with the others and in any
  * order, under the part key `at<offset>-<uuid>`. Any other part (a re-sent chunk whose place is
  * taken, a body of unknown length, a v2 chunk of another size) is a file of its own beside it
  * (contracts/local-part-store.ts), written into its place at assembly: a copy of that part only.
@@ -190,8 +191,10 @@ export class StagedPartStore implements PartStore {
     });
     // Rows written before a restart are complete too: the hashing may follow them.
     for (const { range } of placed) if (!state.done.has(range.start)) this.complete(sessionKey, state, range);
-    const start = part.startByte ?? this.strideOf(state, placed.map((p) => p.row), part);
-    const range = start === undefined || start + part.sizeBytes > MAX_PLACED_END ? undefined : { start, end: start + part.sizeBytes };
+    const start = part.startByte ?? (part.chunkNumber ? this.strideOf(state, placed.map((p) => p.row), part) : undefined);
+    // Never past the upload's declared total or its quota (withinBytes): v2 chunk 10000 after a
+    // 200 KiB chunk 1 would otherwise make a 2 GB sparse file for a user of 256 KiB.
+    const range = start === undefined || start + part.sizeBytes > Math.min(MAX_PLACED_END, part.withinBytes ?? Infinity) ? undefined : { start, end: start + part.sizeBytes };
     // Taken: a row's range, a write under way, or a write just done whose row `rows` (read before) may miss.
     const taken = [...placed.map((p) => p.range), ...state.reserved.values(), ...[...state.done].map(([doneStart, end]) => ({ start: doneStart, end }))];
     const free = range !== undefined && state.assembling === 0 && !taken.some((r) => overlaps(r, range));

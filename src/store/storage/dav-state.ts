@@ -74,14 +74,16 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
  * user_version of bridge.sqlite. 1 and 2 are the layouts of earlier releases (tables
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
- * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions). A
- * later migration that changes these tables must add a step here too.
+ * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions), 6
+ * migration 024's (their quota reservations). A later migration that changes these tables must
+ * add a step here too.
  */
-export const STATE_FILE_VERSION = 5;
+export const STATE_FILE_VERSION = 6;
 const STATE_MIGRATIONS = [
   { fileVersion: 3, migration: 12 },
   { fileVersion: 4, migration: 20 },
   { fileVersion: 5, migration: 21 },
+  { fileVersion: 6, migration: 24 },
 ] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */

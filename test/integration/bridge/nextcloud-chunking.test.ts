@@ -603,11 +603,20 @@ describe('Nextcloud chunked upload', () => {
       expect(listed.map((r) => r.href)).toEqual([`${uploads(small)}/huge-v1/`, `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`]);
       // A chunk re-sent replaces its copy and is not counted twice.
       expect((await dav('PUT', `${uploads(small)}/huge-v1/${v1Name(0, first.length)}`, {}, first, small)).status).toBe(204);
-      // With a total within quota, a client cannot park more chunk bytes than the quota holds either.
+      // What huge-v1's chunk holds counts against every other upload of the user's too.
       const parked = { destination: `${f.davUrl}${files(small)}/home/parked.bin`, 'oc-total-length': String(MiB) };
+      expect((await dav('MKCOL', `${uploads(small)}/parked/`, parked, undefined, small)).status).toBe(507);
+      expect((await dav('DELETE', `${uploads(small)}/huge-v1/`, {}, undefined, small)).status).toBe(204);
+      // With a total within quota, a client cannot park more chunk bytes than the quota holds either.
       expect((await dav('MKCOL', `${uploads(small)}/parked/`, parked, undefined, small)).status).toBe(201);
       expect((await dav('PUT', `${uploads(small)}/parked/1`, parked, patternBytes(0, MiB), small)).status).toBe(201);
-      expect((await dav('PUT', `${uploads(small)}/parked/2`, parked, patternBytes(0, 1.5 * MiB), small)).status).toBe(507);
+      // Chunk 2 of 1.5 MiB ends past the 1 MiB total whatever chunk 1 holds (400); chunks that each
+      // fit the total are held to the quota together (507 at the one crossing it).
+      expect((await dav('PUT', `${uploads(small)}/parked/2`, parked, patternBytes(0, 1.5 * MiB), small)).status).toBe(400);
+      expect((await dav('PUT', `${uploads(small)}/parked/2`, parked, patternBytes(0, MiB / 2), small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/parked/3`, parked, patternBytes(0, MiB / 2), small)).status).toBe(201);
+      expect((await dav('PUT', `${uploads(small)}/parked/4`, parked, patternBytes(0, MiB / 2), small)).status).toBe(507);
+      expect((await dav('DELETE', `${uploads(small)}/parked/`, {}, undefined, small)).status).toBe(204);
     });
 
     it('answers a second MOVE during an assembly with 423 (then 404), and the file gets one revision', async () => {

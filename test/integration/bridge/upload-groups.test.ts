@@ -4,14 +4,15 @@
  * (named by the POST). A member with `write` lands a file, counted as one revision; a member
  * without it is refused when the upload starts where the protocol names the target there (v2
  * MKCOL, tus POST: 403, no session kept), else at the MOVE (v1: 403, the drive unchanged); an
- * upload over the group's quota is refused at its start (507); a group the caller is not in,
+ * upload over the group's quota is refused at its start (507), and what one member's upload
+ * holds of it counts against the others' (issue 29); a group the caller is not in,
  * here one of another organization, is no place to upload to (the same answers as a PUT there:
  * nothing reveals it). Another user's upload folder is nextcloud-chunking.test.ts's and
  * tus.test.ts's. Runs on both transports and on PostgreSQL (integration-pg-bridge).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests } from '../../helpers/dav-requests.js';
-import { groupAdmin } from '../../helpers/groups.js';
+import { groupAdmin, readGroupUsage } from '../../helpers/groups.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { patternBytes } from '../../helpers/stream-helpers.js';
 import type { NodeId } from '../../../src/store-client/index.js';
@@ -26,6 +27,7 @@ const GROUP_QUOTA = 1_000_000;
 let f: BridgeFixture;
 let team: string;
 let writer: DavUser;
+let second: DavUser;
 let reader: DavUser;
 const { dav } = bridgeRequests(() => f, () => writer);
 
@@ -35,8 +37,9 @@ beforeAll(async () => {
   team = await ga.group(TEAM, { quotaBytes: GROUP_QUOTA });
   await ga.organization('elsewhere');
   await ga.group(OTHER_TEAM, { orgId: 'elsewhere' });
-  [writer, reader] = await Promise.all([f.newDavUser(), f.newDavUser()]);
+  [writer, second, reader] = await Promise.all([f.newDavUser(), f.newDavUser(), f.newDavUser()]);
   await ga.member(team, writer.uuid, { node_permissions: ALL });
+  await ga.member(team, second.uuid, { node_permissions: ALL });
   await ga.member(team, reader.uuid, { node_permissions: ['read', 'download'] });
 });
 afterAll(async () => {
@@ -119,6 +122,23 @@ describe('resumable uploads into a group drive', () => {
     expect((await dav('MKCOL', `${uploads(writer)}/g-huge`, v2)).status).toBe(507);
     expect((await dav('POST', `${groupPath(TEAM)}/`, { ...TUS, 'upload-length': size, 'upload-metadata': metadata('huge.bin') })).status).toBe(507);
     expect(await f.bridge.services.uploads.list(writer.uuid)).toEqual([]);
+  });
+
+  it("the group's quota is its members' together: what one member's upload holds another's cannot take; their own drives are apart", async () => {
+    // The quota as the bridge knows it is cached for a few seconds: read what it said after the last write.
+    const usage = await readGroupUsage(f.store, team);
+    const left = GROUP_QUOTA - Number(usage?.disk_used ?? 0);
+    const held = await dav('POST', `${groupPath(TEAM)}/`, { ...TUS, 'upload-length': String(left - 1000), 'upload-metadata': metadata('held.bin') });
+    expect(held.status).toBe(201);
+    const v2 = { destination: `${f.davUrl}${files(second)}${groupPath(TEAM)}/second.bin`, 'oc-total-length': '2000' };
+    const refused = await dav('MKCOL', `${uploads(second)}/g-second`, v2, undefined, second);
+    expect(refused.status).toBe(507);
+    expect(refused.text).toContain(`other uploads under way hold ${left - 1000}`);
+    const own = { destination: `${f.davUrl}${files(second)}/home/second.bin`, 'oc-total-length': '2000' };
+    expect((await dav('MKCOL', `${uploads(second)}/own-second`, own, undefined, second)).status).toBe(201);
+    expect((await dav('DELETE', String(held.headers.location), TUS)).status).toBe(204);
+    expect((await dav('MKCOL', `${uploads(second)}/g-second`, v2, undefined, second)).status).toBe(201);
+    for (const id of ['g-second', 'own-second']) expect((await dav('DELETE', `${uploads(second)}/${id}`, {}, undefined, second)).status).toBe(204);
   });
 
   it("a group the caller is not in (another organization's) is no place to upload to, as for a PUT", async () => {

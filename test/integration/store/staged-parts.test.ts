@@ -7,7 +7,7 @@
  * never changes, and whose staged link the sweep of old staged parts leaves alone.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,9 +32,12 @@ afterAll(async () => {
 
 const partsStore = (): StagedPartStore => new StagedPartStore(path.join(tmp.dir, 'uploads'), blobs);
 
-/** Sends `bytes` as the part `name` the way UploadService.putPart does: reserve, write, then the row. */
-async function putPart(store: StagedPartStore, session: string, rows: UploadPart[], name: string, seq: number, startByte: number | undefined, bytes: Buffer): Promise<UploadPart> {
-  const place = store.reserve(session, { seq, startByte, sizeBytes: bytes.length }, rows);
+/**
+ * Sends `bytes` as the part `name` the way UploadService.putPart does: reserve, write, then the
+ * row. Without a start byte `seq` is a v2 chunk number unless `chunkNumber` says otherwise (a v1 name).
+ */
+async function putPart(store: StagedPartStore, session: string, rows: UploadPart[], name: string, seq: number, startByte: number | undefined, bytes: Buffer, placement: { chunkNumber?: boolean; withinBytes?: number } = {}): Promise<UploadPart> {
+  const place = store.reserve(session, { seq, startByte, sizeBytes: bytes.length, chunkNumber: startByte === undefined, ...placement }, rows);
   try {
     const sizeBytes = await store.write(session, place.partKey, Readable.from([bytes]), bytes.length);
     const part: UploadPart = { name, seq, startByte, sizeBytes, partKey: place.partKey };
@@ -64,6 +67,23 @@ describe('staged parts (local backend)', () => {
     expect(placeOf((await putPart(store, 'v2', rows, '3', 3, undefined, Buffer.concat([chunk, chunk]))).partKey)).toBeUndefined();
     expect(placeOf((await putPart(store, 'v2', rows, '1', 1, undefined, chunk)).partKey)).toBeUndefined();
     await store.removeSession('v2');
+  });
+
+  it('places no part ending past the upload’s bound (its total or quota), nor a v1 chunk named by one number: files of their own, no sparse file', async () => {
+    const store = partsStore();
+    const rows: UploadPart[] = [];
+    const chunk = patternBytes(2, 200 * 1024);
+    const within = { withinBytes: 256 * 1024 };
+    expect(placeOf((await putPart(store, 'bounded', rows, '1', 1, undefined, chunk, within)).partKey)).toBe(0);
+    // v2 chunk 10000 at 9999 x 200 KiB: before, a 2 GB sparse file for a user of 256 KiB.
+    expect(placeOf((await putPart(store, 'bounded', rows, '10000', 10_000, undefined, chunk.subarray(0, 10), within)).partKey)).toBeUndefined();
+    const data = path.join(tmp.dir, 'uploads', 'bounded', 'data');
+    expect(statSync(data).size).toBe(chunk.length);
+    // v1 numbers are ordinals or offsets (Nextcloud desktop): none is a place.
+    expect(placeOf((await putPart(store, 'v1-numbers', [], '1048576', 1_048_576, undefined, chunk, { chunkNumber: false })).partKey)).toBeUndefined();
+    expect(existsSync(path.join(tmp.dir, 'uploads', 'v1-numbers', 'data'))).toBe(false);
+    await store.removeSession('bounded');
+    await store.removeSession('v1-numbers');
   });
 
   it('hands the parts over as a stream when a placed one is not where the order puts it (v2 chunks of other sizes)', async () => {

@@ -134,7 +134,7 @@ describe('the bridge state file', () => {
     const storage = open(file);
     expect(await new SqlPropertyRepository(storage.sql).list('n1')).toEqual([win('a', '1')]);
     const uploads = new SqlUploadSessionRepository(storage.sql);
-    const session = { key: 'k1', owner: 'u1', name: 'up', protocol: 'nextcloud-v1' as const, destination: undefined, totalBytes: undefined, createdMs: 1, expiresMs: 10 };
+    const session = { key: 'k1', owner: 'u1', name: 'up', protocol: 'nextcloud-v1' as const, destination: undefined, totalBytes: undefined, scope: 'u1', reservedBytes: 0, createdMs: 1, expiresMs: 10 };
     expect(await uploads.create(session)).toBe(true);
     expect(await uploads.find('u1', 'up', 2)).toEqual({ ...session, claimedUntilMs: undefined });
     const version = new Database(file, { readonly: true });
