@@ -5,11 +5,22 @@
  * (src/, src/web among it, the tsconfig files, the web app's Vite config, package-lock.json),
  * so a fresh clone's `npm ci && npm start` works and later starts do not compile. Not a
  * `prepare` script: `npm ci --omit=dev` (the Docker image) has no TypeScript to run one.
+ *
+ * First of all it asks whether this Node.js is one driveway runs on (src/common/node-version.mjs,
+ * plain JavaScript importing nothing, like everything imported here): if not, that one line and
+ * exit 1, before anything is built or loaded.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeVersionProblem } from '../src/common/node-version.mjs';
+
+const problem = nodeVersionProblem(process.versions.node);
+if (problem !== undefined) {
+  process.stderr.write(`${problem}\n`);
+  process.exit(1);
+}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

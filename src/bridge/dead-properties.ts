@@ -1,7 +1,7 @@
 /**
  * Dead properties as the verbs see them: the PropertyRepository contract (contracts/dav-properties.ts,
  * re-exported here) and the readers of client modification times. The repository itself is the
- * storage layer's (store/storage/dav-properties.ts), handed to the bridge by main.ts; the bridge
+ * storage layer's (store/storage/dav-properties.ts), handed to the bridge by run.ts; the bridge
  * holds no SQL.
  *
  * Client mtimes come from rclone's `X-OC-Mtime` and PROPPATCH of `DAV:lastmodified`, Windows'

@@ -1,7 +1,7 @@
 /**
  * Locks in process memory: the MemoryLockRepository implementation of the LockRepository
  * contract (contracts/dav-locks.ts, re-exported here so the bridge imports one module). The
- * storage-backed implementation is store/storage/dav-locks.ts; main.ts chooses.
+ * storage-backed implementation is store/storage/dav-locks.ts; run.ts chooses.
  */
 import {
   budgetError,

@@ -80,14 +80,14 @@ export interface BridgeOptions {
         name: string;
         /** The store's change feed over PostgreSQL: writes made through other instances reach this bridge's caches at once instead of after their TTL. */
         changes?: ChangeFeed;
-        /** main.ts: the store's database limiter over PostgreSQL, so Basic logins are counted where every instance counts them; without it, in memory. */
+        /** run.ts: the store's database limiter over PostgreSQL, so Basic logins are counted where every instance counts them; without it, in memory. */
         limiter?: (options: LoginLimiterOptions) => LoginLimiter | undefined;
         /** Where chunked uploads' parts go beside this store (its S3 bucket); unset, the `parts` default. */
         parts?: PartStore;
       }
     | { url: string };
   /**
-   * Where locks and dead properties live, chosen by whoever starts the bridge (main.ts, through
+   * Where locks and dead properties live, chosen by whoever starts the bridge (run.ts, through
    * the storage layer's openDavState): the bridge holds no SQL and opens no database itself.
    * The bridge closes it when it closes.
    */
@@ -97,7 +97,7 @@ export interface BridgeOptions {
   port?: number;
   /**
    * What /readyz probes besides the bridge's own state: the in-process store's checks (database,
-   * blobs; main.ts passes them). Unset with a store at a URL: one cheap request to that store.
+   * blobs; run.ts passes them). Unset with a store at a URL: one cheap request to that store.
    */
   readinessChecks?: readonly ReadinessCheck[];
   /** metrics.enabled: requests, locks, sessions and cache counts go there (common/metrics.ts). */
@@ -107,7 +107,7 @@ export interface BridgeOptions {
    * the local blob backend's `blobs/`, or the bridge's own data when the store is foreign).
    */
   parts?: PartStore;
-  /** Where the web app is (main.ts: `store.publicUrl`, or the store of this process): the index page links to it. */
+  /** Where the web app is (run.ts: `store.publicUrl`, or the store of this process): the index page links to it. */
   webApp?: WebAppLocation;
 }
 
@@ -119,7 +119,7 @@ export interface RunningBridge {
   /**
    * Drains and closes: /readyz and every new request answer 503 at once (new requests with
    * Connection: close), no connection is accepted, requests under way may finish for `graceMs`
-   * (default 0: cut at once; main.ts passes http.shutdownGraceSec), then the rest are cut and
+   * (default 0: cut at once; run.ts passes http.shutdownGraceSec), then the rest are cut and
    * the bridge's state is released.
    */
   close(graceMs?: number): Promise<void>;

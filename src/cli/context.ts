@@ -12,7 +12,7 @@ export interface ServeOptions {
   only?: 'store' | 'bridge' | undefined;
 }
 
-/** What main.ts hands the command line: the server itself stays in main.ts. */
+/** What run.ts hands the command line: the server itself stays in run.ts. */
 export interface CliDeps {
   serve(options: ServeOptions): Promise<void>;
 }

@@ -1,4 +1,4 @@
-/** `driveway serve` (the default command): the store and the bridge, as main.ts runs them. */
+/** `driveway serve` (the default command): the store and the bridge, as run.ts runs them. */
 import { Option, type Command } from 'commander';
 import { configOption, type CommandContext } from './context.js';
 

@@ -1,4 +1,4 @@
-/** Draining a listener on stop, the same for the store's and the bridge's (main.ts stops both at once). */
+/** Draining a listener on stop, the same for the store's and the bridge's (run.ts stops both at once). */
 import type { Server } from 'node:http';
 
 /**

@@ -7,7 +7,7 @@
  * checked and narrowed when driveway opens one; the callers decide where.
  *
  * Three layers, because no one of them covers everything:
- * - main.ts sets the umask to 077 first thing: a safety net for whatever a library creates;
+ * - run.ts sets the umask to 077 first thing: a safety net for whatever a library creates;
  * - every folder and file driveway creates is made with an explicit mode (the umask can only take
  *   bits away), and SQLite's files are made empty with 0600 before SQLite opens them (SQLite
  *   creates a database 0644 and gives its -wal, -shm and -journal the database's mode; a copy
@@ -149,7 +149,7 @@ export function securePrivateDir(dir: string, options: PrivateDirOptions): void 
   }
 }
 
-/** Where a logger's warning goes: main.ts's, restore's and migrate's loggers all fit. */
+/** Where a logger's warning goes: run.ts's, restore's and migrate's loggers all fit. */
 export interface WarnLog {
   warn(fields: Record<string, unknown>, message: string): void;
 }

@@ -81,7 +81,7 @@ export interface StoreApp {
   readiness: Readiness;
   /**
    * Keeps the database and blob backend open on close() until `work` settled: the in-process
-   * bridge's requests under way when the instance stops still reach them (main.ts).
+   * bridge's requests under way when the instance stops still reach them (run.ts).
    */
   holdClose(work: Promise<unknown>): void;
   /** Every route registered, as `METHOD /url` (what the access table must name: policy.ts). */

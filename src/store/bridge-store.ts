@@ -5,7 +5,7 @@
  * (a bridge alone, `--only bridge`, keeps its own in memory), and its change feed over
  * PostgreSQL (other instances' writes reach the bridge's caches), and with the S3 blob backend
  * the PartStore of chunked uploads in its bucket (on the local backend, one that writes parts
- * where the assembled file lies: blobs/staged-parts.ts). main.ts and the test harness both
+ * where the assembled file lies: blobs/staged-parts.ts). run.ts and the test harness both
  * build the bridge's store from here.
  */
 import type { ChangeFeed } from '../common/change-feed.js';

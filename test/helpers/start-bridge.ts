@@ -3,7 +3,7 @@
  * with its own temp state. The bridge reaches the store through the transport a suite asks for,
  * else DRIVEWAY_TEST_TRANSPORT: `local` (in-process, as `npm start` runs it; the default) or
  * `http` (as `--only bridge` runs it against any server of the interface). vitest.config.ts runs
- * the bridge suites once with each. As main.ts wires it (storage/dav-state.ts), an in-process
+ * the bridge suites once with each. As run.ts wires it (storage/dav-state.ts), an in-process
  * bridge keeps its locks and dead properties in the store's database; over HTTP, in memory and its
  * own bridge.sqlite.
  */
@@ -45,7 +45,7 @@ export function bridgeStoreFor(store: TestStore, transport: Transport = TEST_TRA
 }
 
 /**
- * Where the bridge of a test keeps locks and dead properties, as main.ts chooses: in-process, the
+ * Where the bridge of a test keeps locks and dead properties, as run.ts chooses: in-process, the
  * store's database (a `stateFile` there from an earlier release is moved in); over HTTP, its own
  * `stateFile` (default `<dataDir>/bridge.sqlite`). The bridge closes it.
  */
@@ -92,7 +92,7 @@ export async function bridgeFixture(options: BridgeFixtureOptions = {}): Promise
     store: bridgeStoreFor(fixture.store, transport, proxy?.url),
     state: await bridgeStateFor(fixture.store, transport, { config }),
     port: options.bridgePort ?? 0,
-    // As main.ts does with the store in the same process: the index page links to its web app.
+    // As run.ts does with the store in the same process: the index page links to its web app.
     webApp: { port: Number(new URL(fixture.store.url).port), https: fixture.store.url.startsWith('https:') },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),

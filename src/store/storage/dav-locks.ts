@@ -24,7 +24,7 @@
  *   PROPFIND asks whether anything is locked, and almost always nothing is; every change to a
  *   lock, by this instance or (announced by migration 017's trigger) another, drops the answers.
  *
- * main.ts (dav-state.ts) wires it into the bridge over PostgreSQL only: over SQLite one process
+ * run.ts (dav-state.ts) wires it into the bridge over PostgreSQL only: over SQLite one process
  * serves the data directory, and the bridge keeps its locks in memory (MemoryLockRepository).
  */
 import type { ChangeFeed } from '../../common/change-feed.js';

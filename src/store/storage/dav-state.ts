@@ -1,5 +1,5 @@
 /**
- * Where the bridge's shared state lives, chosen once at start (main.ts, and the test helpers that
+ * Where the bridge's shared state lives, chosen once at start (run.ts, and the test helpers that
  * start a bridge): the BridgeState (contracts/bridge-state.ts) the bridge is handed, both of its
  * implementations. Owns the bridge's own SQLite file and its upgrades; the SQL of the tables is
  * dav-locks.ts's, dav-properties.ts's and renamed-away.ts's.

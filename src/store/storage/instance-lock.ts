@@ -8,7 +8,7 @@
  * POSIX record lock the kernel drops when the process dies, however it dies, so a crash never
  * leaves a stale lock, and no PID is ever trusted for liveness (a PID can be reused). The holder's
  * PID and start time sit in a committed row of the same file, readable while the lock is held,
- * for the message only. Owns the lock file only; main.ts decides when to take it (for a bridge
+ * for the message only. Owns the lock file only; run.ts decides when to take it (for a bridge
  * alone too: the lock file is SQLite, so it lives with the rest of the SQL, in the storage layer).
  *
  * `tryLockFile` is the same lock without the holder row, for whoever needs to know whether the
