@@ -672,8 +672,8 @@ export class StoreTree {
    * avoids a passing name clash). An existing target (when `overwrite`) is replaced only once
    * the store has accepted the move: the source first goes into the target folder under a
    * hidden passing name, then the target goes to the trash, then the source takes its name.
-   * When a step before the target's removal fails (refused, or the store unreachable), the
-   * earlier steps are undone (best effort) and the target is untouched.
+   * When a step fails (refused, or the store unreachable), the steps made are undone (best
+   * effort), the last one included: the target comes back out of the trash (putBack).
    */
   async move(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean): Promise<{ replaced: boolean }> {
     if (source.kind !== 'node' || !source.parent) throw new StoreError('forbidden', 'tree.move', 403, 'top-level folders are fixed');
@@ -720,7 +720,8 @@ export class StoreTree {
     // is in the way; else its own name when that is free there, else a hidden passing name.
     let placed = newName;
     if (existing) placed = toId !== fromId && !(await this.listing(user, toId)).byName.has(oldName) ? oldName : stagingName();
-    let committed = false;
+    // Set once the replaced target went to the trash: a failure after that puts it back.
+    let removal: Removal | undefined;
     try {
       if (toId === fromId) {
         if (placed !== oldName) await rename(placed, oldName);
@@ -743,12 +744,12 @@ export class StoreTree {
         }
       }
       if (existing) {
-        await this.removeReplaced(user, existing);
-        committed = true;
-        if (placed !== newName) await this.finishSwap(user, id, newName, placed);
+        removal = await this.removeReplaced(user, existing);
+        if (placed !== newName) await this.withSession(user, (s) => this.client.rename(s, id, newName));
       }
     } catch (err) {
-      if (!committed) await this.undoSteps(user, undo, id);
+      await this.undoSteps(user, undo, id);
+      if (existing && removal) await this.putBack(user, existing, removal);
       throw err;
     } finally {
       // A move between a user's and a group's tree moves usage between them.
@@ -772,16 +773,29 @@ export class StoreTree {
   }
 
   /**
-   * The last step of a replacing MOVE or COPY, after the replaced target went to the trash: the
-   * new node takes the target's name. Nothing can undo the removal through the interface, so a
-   * failure here (the store unreachable between two calls) is logged with where the node is.
+   * Puts a replaced target back after the last step of its replacement failed (the new node could
+   * not take its name: the store unreachable between two calls): `move_to` out of the trash
+   * restores a node anywhere (docs/store-semantics.md "Nodes") and `new_name` gives back the name
+   * the trash may have numbered; same UUID, so its revisions, dead properties and locks are
+   * intact. Best effort: a target deleted for good (below a "delete for good" folder, or in the
+   * trash already) or a store still unreachable leaves it where it is, logged with where.
    */
-  private async finishSwap(user: BridgeUser, id: NodeId, name: string, placed: string, into?: NodeId): Promise<void> {
+  private async putBack(user: BridgeUser, replaced: Resource, removal: Removal): Promise<void> {
+    const id = replaced.entry.id;
+    const parent = replaced.parent;
+    if (!parent) return;
+    if (removal.forGood === true) {
+      this.log?.error({ id, name: replaced.entry.name }, 'a MOVE or COPY failed after the target it replaced was deleted for good');
+      return;
+    }
     try {
-      await this.withSession(user, (s) => (into ? this.client.moveInto(s, id, into) : this.client.rename(s, id, name)));
+      await this.withSession(user, (s) => this.client.moveInto(s, id, parent.id));
+      await this.withSession(user, (s) => this.client.rename(s, id, replaced.entry.name));
     } catch (err) {
-      this.log?.error({ err, id, name, placed }, 'the replaced target is in the trash but its replacement could not take its name');
-      throw err;
+      this.log?.error({ err, id, name: replaced.entry.name }, 'a MOVE or COPY failed after the target it replaced went to the trash; the target stays there');
+    } finally {
+      this.cache.forget(parent.key);
+      this.cache.forget(this.folderKey(user, siblingTopId(replaced.top?.id ?? ('home' as NodeId), 'trash')));
     }
   }
 
@@ -790,7 +804,8 @@ export class StoreTree {
    * name, or onto an existing target, goes through a staging folder inside the target folder:
    * copy there, rename, move out, then delete the staging folder for good. An existing target
    * (when `overwrite`) goes to the trash only after the store has accepted the copy (the refusals
-   * 403 download, 404, 507 quota come from copy_to), just before the copy moves out. With
+   * 403 download, 404, 507 quota come from copy_to), just before the copy moves out, and comes
+   * back when the move out fails (putBack); the staging folder goes either way. With
    * `shallow` a collection is copied without its members (COPY Depth 0, RFC 4918 §9.8.3): an
    * empty collection is created at `to`.
    */
@@ -826,24 +841,21 @@ export class StoreTree {
       await run((s) => this.client.createFolder(s, targetId, staged));
       const staging = (await this.withSession(user, (s) => this.client.listFolder(s, targetId, undefined, ALL_ENTRIES))).find((e) => e.name === staged);
       if (!staging) throw new StoreError('bad-response', 'tree.copy', undefined, 'staging folder not listed after creation');
-      let keepStaging = false;
+      // Set once the replaced target went to the trash: a failure after that puts it back.
+      let removal: Removal | undefined;
       try {
         if (shallow) await run((s) => this.client.createFolder(s, staging.id, newName));
         else await run((s) => this.client.copyInto(s, source.entry.id, staging.id));
         const copied = (await this.withSession(user, (s) => this.client.listFolder(s, staging.id, undefined, ALL_ENTRIES)))[0];
         if (!copied) throw new StoreError('bad-response', 'tree.copy', undefined, 'copy not listed in the staging folder');
         if (copied.name !== newName) await run((s) => this.client.rename(s, copied.id, newName));
-        if (existing) {
-          await this.removeReplaced(user, existing);
-          keepStaging = true;
-          await this.finishSwap(user, copied.id, newName, `${staged}/${newName}`, targetId);
-          keepStaging = false;
-        } else {
-          await run((s) => this.client.moveInto(s, copied.id, targetId));
-        }
+        if (existing) removal = await this.removeReplaced(user, existing);
+        await run((s) => this.client.moveInto(s, copied.id, targetId));
+      } catch (err) {
+        if (existing && removal) await this.putBack(user, existing, removal);
+        throw err;
       } finally {
-        // After the target went, a copy that could not move out stays in its staging folder.
-        if (!keepStaging) await this.purge(user, staging.id, targetParent.top?.id);
+        await this.purge(user, staging.id, targetParent.top?.id);
       }
     } finally {
       this.afterWrite(user, targetParent.top?.id);
@@ -1066,9 +1078,9 @@ export class StoreTree {
    * `overwrite` is false.
    */
   /** Trashes the destination a MOVE or COPY replaces; one deleted meanwhile (by a DELETE) is a conflict, and nothing changes. */
-  private async removeReplaced(user: BridgeUser, existing: Resource): Promise<void> {
+  private async removeReplaced(user: BridgeUser, existing: Resource): Promise<Removal> {
     try {
-      await this.remove(user, existing);
+      return await this.remove(user, existing);
     } catch (err) {
       if (err instanceof StoreError && err.kind === 'not-found') throw new StoreError('conflict', 'tree.replace', 409, 'the destination was deleted while the request ran', { cause: err });
       throw err;
