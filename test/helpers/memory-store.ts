@@ -459,6 +459,22 @@ export class MemoryStore {
     if (this.childNamed(folder, name)) throw conflict(`"${name}" exists in the target folder`);
   }
 
+  /**
+   * The node and target folder of a move_to or copy_to, as the store checks them: `write` (move)
+   * or `read` (copy) on the node, `write` on the target, leaving an owner needs `delete` (move) or
+   * `download` (copy); no top-level folder, no trash or derived folder, not into itself.
+   */
+  private transfer(caller: MemUser, id: string, folder: string, operation: 'move' | 'copy'): { node: MemNode; target: MemNode } {
+    const { node, granted } = this.resolve(caller, id, operation === 'move' ? 'write' : 'read');
+    const { node: target } = this.resolve(caller, folder, 'write');
+    const leaving = operation === 'move' ? 'delete' : 'download';
+    if (node.ownerId !== target.ownerId && !granted.includes(leaving)) throw forbidden(`${leaving} permission required to ${operation} a node to another owner`);
+    this.assertNotTopLevel(node, operation === 'move' ? 'moved' : 'copied');
+    this.assertWritableFolder(target);
+    if (this.isSelfOrDescendant(node, target)) throw conflict(`a folder cannot be ${operation === 'move' ? 'moved' : 'copied'} into itself or its descendants`, 'move_into_self');
+    return { node, target };
+  }
+
   private giveToOwner(node: MemNode, receiver: MemNode): void {
     this.assertRoom(receiver, this.subtreeBytes(node));
     for (const n of this.subtree(node)) {
@@ -620,12 +636,7 @@ export class MemoryStore {
         mine.add(node.id);
       }),
       moveInto: as('moveInto', (caller, id: NodeId, folder: NodeId) => {
-        const { node, granted } = this.resolve(caller, id, 'write');
-        const { node: target } = this.resolve(caller, folder, 'write');
-        if (node.ownerId !== target.ownerId && !granted.includes('delete')) throw forbidden('delete permission required to move a node to another owner');
-        this.assertNotTopLevel(node, 'moved');
-        this.assertWritableFolder(target);
-        if (this.isSelfOrDescendant(node, target)) throw conflict('a folder cannot be moved into itself or its descendants', 'move_into_self');
+        const { node, target } = this.transfer(caller, id, folder, 'move');
         const from = node.parent as string;
         if (from === target.id) return;
         this.assertNameFree(target.id, node.name);
@@ -637,12 +648,7 @@ export class MemoryStore {
         if (node.kind === 'folder') this.touch(node.id);
       }),
       copyInto: as('copyInto', (caller, id: NodeId, folder: NodeId) => {
-        const { node, granted } = this.resolve(caller, id, 'read');
-        const { node: target } = this.resolve(caller, folder, 'write');
-        if (node.ownerId !== target.ownerId && !granted.includes('download')) throw forbidden('download permission required to copy a node to another owner');
-        this.assertNotTopLevel(node, 'copied');
-        this.assertWritableFolder(target);
-        if (this.isSelfOrDescendant(node, target)) throw conflict('a folder cannot be copied into itself or its descendants', 'move_into_self');
+        const { node, target } = this.transfer(caller, id, folder, 'copy');
         this.assertNameFree(target.id, node.name);
         const copied = this.subtree(node);
         this.assertRoom(target, copied.reduce((sum, n) => sum + (n.kind === 'file' ? this.latest(n).bytes.length : 0), 0));

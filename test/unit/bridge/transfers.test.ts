@@ -12,15 +12,15 @@
  * back through the interface (docs/bridge-design.md "Saves").
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NodeId, StoreSession } from '../../../src/store-client/contract.js';
-import { MetadataCache } from '../../../src/bridge/metadata-cache.js';
+import type { NodeId } from '../../../src/store-client/contract.js';
 import type { BridgeUser } from '../../../src/bridge/sessions.js';
-import { StoreTree, type DavPath } from '../../../src/bridge/store-tree.js';
+import type { DavPath, StoreTree } from '../../../src/bridge/store-tree.js';
 import { MemoryStore, type MemoryStoreOptions, type WriteCall, type WriteMethod } from '../../helpers/memory-store.js';
+import { bridgeUserOf, memoryTree } from '../../helpers/memory-tree.js';
 
-const caches: MetadataCache[] = [];
+const closing: Array<() => void> = [];
 afterEach(() => {
-  for (const cache of caches.splice(0)) cache.close();
+  for (const close of closing.splice(0)) close();
 });
 
 interface World {
@@ -31,28 +31,15 @@ interface World {
   groupId: string;
 }
 
-function bridgeUser(store: MemoryStore, email: string, password: string, userId: string): BridgeUser {
-  let session: Promise<StoreSession> | undefined;
-  return {
-    name: email,
-    userId,
-    session: () => (session ??= store.client.login(email, password)),
-    invalidate: () => {
-      session = undefined;
-    },
-  };
-}
-
 /** Alice, a member of group Team with every node permission, and what `seed` lists: `home/a/x.txt` a file, `null` a folder. */
 async function world(options: MemoryStoreOptions, seed: Array<['alice' | 'group', Record<string, string | null>]>): Promise<World> {
   const store = new MemoryStore(options);
   const user = store.admin.addUser();
   const groupId = store.admin.addGroup('Team');
   store.admin.addMember(groupId, user.uuid);
-  const cache = new MetadataCache({ ttlMs: 60_000, maxEntries: 1000 });
-  caches.push(cache);
-  const tree = new StoreTree({ client: store.client, cache });
-  const alice = bridgeUser(store, user.email, user.password, user.uuid);
+  const { tree, close } = memoryTree(store);
+  closing.push(close);
+  const alice = bridgeUserOf(store, user);
   const s = await alice.session();
   for (const [owner, entries] of seed) {
     for (const [path, content] of Object.entries(entries)) {

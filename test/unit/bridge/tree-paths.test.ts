@@ -6,11 +6,12 @@
  * store (a walk through fixed levels lists no folder it need not and asks no details).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NodeId, StoreSession } from '../../../src/store-client/contract.js';
-import { MetadataCache } from '../../../src/bridge/metadata-cache.js';
+import type { NodeId } from '../../../src/store-client/contract.js';
+import type { MetadataCache } from '../../../src/bridge/metadata-cache.js';
 import { withMacSideFiles, withVersionsListed, withoutMacSideFiles, type BridgeUser } from '../../../src/bridge/sessions.js';
-import { isDerivedView, isDerivedViewEntry, isFixedPath, StoreTree, type DavPath, type Resource } from '../../../src/bridge/store-tree.js';
+import { isDerivedView, isDerivedViewEntry, isFixedPath, type DavPath, type Resource, type StoreTree } from '../../../src/bridge/store-tree.js';
 import { MemoryStore } from '../../helpers/memory-store.js';
+import { bridgeUserOf, memoryTree } from '../../helpers/memory-tree.js';
 
 let store: MemoryStore;
 let cache: MetadataCache;
@@ -19,18 +20,6 @@ let alice: BridgeUser;
 let aliceId: string;
 let groupId: string;
 let docId: NodeId;
-
-function bridgeUser(email: string, password: string, userId: string): BridgeUser {
-  let session: Promise<StoreSession> | undefined;
-  return {
-    name: email,
-    userId,
-    session: () => (session ??= store.client.login(email, password)),
-    invalidate: () => {
-      session = undefined;
-    },
-  };
-}
 
 const at = (path: string) => path as DavPath;
 
@@ -48,9 +37,8 @@ beforeEach(async () => {
   store.admin.addMember(groupId, aliceId);
   store.admin.setUserWebdrive(aliceId, 'alice');
   store.admin.setGroupWebdrive(groupId, 'team', true);
-  cache = new MetadataCache({ ttlMs: 60_000, maxEntries: 1000 });
-  tree = new StoreTree({ client: store.client, cache });
-  alice = bridgeUser(user.email, user.password, aliceId);
+  ({ tree, cache } = memoryTree(store));
+  alice = bridgeUserOf(store, user);
   const s = await alice.session();
   await store.client.createFolder(s, 'home' as NodeId, 'docs');
   const docs = (await store.client.listFolder(s, 'home' as NodeId))[0]?.id as NodeId;
