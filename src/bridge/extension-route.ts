@@ -2,7 +2,7 @@
  * Whether the store answers one of driveway's extension routes (docs/extensions.md), learned once
  * per store and kept for the life of the bridge: a foreign server of the interface may lack any
  * of them, and the bridge then falls back to what SPEC shows. Owns only that knowledge; what a
- * refusal means and how to ask is the caller's (store-tree.ts: myaccess, the revision route).
+ * refusal means and how to ask is the caller's (tree/grants.ts: myaccess; tree/revisions.ts: the revision route).
  */
 import type { StoreError } from '../store-client/index.js';
 

@@ -32,7 +32,7 @@ export interface BridgeUser {
   invalidate(session: StoreSession): void;
   /**
    * This request's client is not Finder: macOS side files (common/side-files.ts) are neither
-   * listed nor found by path for it (bridge.hideMacSideFiles; store-tree.ts applies it).
+   * listed nor found by path for it (bridge.hideMacSideFiles; tree/resolver.ts applies it).
    */
   readonly hidesMacSideFiles?: boolean;
   /** This request's client is Finder or Explorer: the root lists `/versions/` (versions-view.ts listsVersionsTo). */

@@ -7,29 +7,29 @@
  * `/versions/groups/<name>/home/...`. GET of a revision serves its bytes; COPY of one onto its
  * file restores it (StoreTree.copyRevision); nothing can be written here (virtual: 403).
  *
- * It reads the drive through the listings StoreTree caches and the revisions through the store's
- * revision listing (docs/extensions.md "Trash and revisions from a client"); over a store
- * without that extension a file's folder is empty. It never lists `/versions/` in the root for a
- * sync tool (listsVersions: Finder and Explorer only), so `rclone sync` of `/` copies no revision.
+ * This module holds the view's names and ids (pure); its collections are kinds in
+ * tree/versions.ts, which read the drive through the listings the tree caches and the revisions
+ * through the store's revision listing (docs/extensions.md "Trash and revisions from a client");
+ * over a store without that extension a file's folder is empty. `/versions/` is never listed in
+ * the root for a sync tool (listsVersions: Finder and Explorer only), so `rclone sync` of `/`
+ * copies no revision.
  *
  * Ids, also the keys of locks and dead properties (none can be set here): `versions:<user>`
  * (`/versions/`), `versions-groups:<user>`, `versions-group:<group>`, `versions-of:<folder id>`
  * (a mirrored folder), `revisions-of:<file id>` (a file's revisions), `revision:<n>:<file id>`.
  */
-import { StoreError, type NodeEntry, type NodeId, type RevisionEntry, type StoreClient, type StoreSession } from '../store-client/contract.js';
-import type { Listing, MetadataCache } from './metadata-cache.js';
-import { folder } from './namespace.js';
-import type { BridgeUser } from './sessions.js';
+import type { NodeId, RevisionEntry } from '../store-client/contract.js';
 
 export const VERSIONS = 'versions';
 
-const ROOT = 'versions:';
-const GROUPS = 'versions-groups:';
-const GROUP = 'versions-group:';
-const MIRROR = 'versions-of:';
-const FILE = 'revisions-of:';
-const REVISION = 'revision:';
-const PREFIXES = [ROOT, GROUPS, GROUP, MIRROR, FILE, REVISION];
+/** Id prefixes: `/versions/`, its `groups`, one group's, a mirrored folder, a file's revisions, one revision. */
+export const VERSIONS_ROOT_PREFIX = 'versions:';
+export const VERSIONS_GROUPS_PREFIX = 'versions-groups:';
+export const VERSIONS_GROUP_PREFIX = 'versions-group:';
+export const MIRROR_PREFIX = 'versions-of:';
+export const REVISIONS_PREFIX = 'revisions-of:';
+export const REVISION_PREFIX = 'revision:';
+const PREFIXES = [VERSIONS_ROOT_PREFIX, VERSIONS_GROUPS_PREFIX, VERSIONS_GROUP_PREFIX, MIRROR_PREFIX, REVISIONS_PREFIX, REVISION_PREFIX];
 
 /** Whether an id is one of this view's (a collection or a revision). */
 export function isVersionsId(id: string): boolean {
@@ -38,21 +38,21 @@ export function isVersionsId(id: string): boolean {
 
 /** The file and revision number a revision's id names; undefined for any other id. */
 export function revisionOfId(id: string): { file: NodeId; revision: number } | undefined {
-  if (!id.startsWith(REVISION)) return undefined;
-  const rest = id.slice(REVISION.length);
+  if (!id.startsWith(REVISION_PREFIX)) return undefined;
+  const rest = id.slice(REVISION_PREFIX.length);
   const colon = rest.indexOf(':');
   const revision = Number(rest.slice(0, colon));
   if (colon <= 0 || !Number.isSafeInteger(revision)) return undefined;
   return { file: rest.slice(colon + 1) as NodeId, revision };
 }
 
-/** The id of the collection listing a file's revisions. */
+/** The id of the collection listing a file's revisions (also the cache key of that listing). */
 export function revisionsIdOf(file: NodeId): string {
-  return `${FILE}${file}`;
+  return `${REVISIONS_PREFIX}${file}`;
 }
 
 export function versionsRootId(userId: string): NodeId {
-  return `${ROOT}${userId}` as NodeId;
+  return `${VERSIONS_ROOT_PREFIX}${userId}` as NodeId;
 }
 
 /** Finder (WebDAVFS) and Explorer (WebClient) are shown `/versions/` in the root; sync tools are not. */
@@ -90,94 +90,7 @@ export function revisionNames(fileName: string, revisions: readonly RevisionEntr
   });
 }
 
-export interface VersionsViewOptions {
-  client: StoreClient;
-  cache: MetadataCache;
-  withSession: <T>(user: BridgeUser, call: (session: StoreSession) => Promise<T>) => Promise<T>;
-  /** A store folder's listing, as StoreTree caches it. */
-  listing: (user: BridgeUser, folder: NodeId) => Promise<Listing>;
-  /** `/groups/`: the caller's groups as the namespace names them (ids `group:<uuid>`); undefined without groups. */
-  groups: (user: BridgeUser) => Promise<Listing | undefined>;
-}
-
-/** A mirrored folder's listing, remembered per listing object of the real folder and its patch count. */
-interface Mirror {
-  changes: number;
-  listing: Listing;
-}
-
-export class VersionsView {
-  /** Mirrors by the real folder's listing: as fresh as it (the metadata cache keeps it so), one object while it holds. */
-  private readonly mirrors = new WeakMap<Listing, Mirror>();
-
-  constructor(private readonly options: VersionsViewOptions) {}
-
-  /**
-   * The listing of one of this view's collections. A mirrored folder follows its real folder's
-   * cached listing (so a file written a moment ago is there); a file's revisions are cached
-   * like a folder, forgotten when this bridge writes the file (forgetFile) and otherwise after
-   * the cache's TTL.
-   */
-  async list(user: BridgeUser, id: NodeId): Promise<Listing> {
-    const { cache } = this.options;
-    if (id.startsWith(MIRROR)) {
-      const real = await this.options.listing(user, id.slice(MIRROR.length) as NodeId);
-      const known = this.mirrors.get(real);
-      if (known && known.changes === real.changes) return known.listing;
-      const entries = real.entries.map((e) => folder(e.kind === 'folder' ? `${MIRROR}${e.id}` : revisionsIdOf(e.id), e.name, e.updatedMs));
-      const listing: Listing = { entries, byName: new Map(entries.map((e) => [e.name.normalize('NFC'), e])), changes: 0 };
-      this.mirrors.set(real, { changes: real.changes, listing });
-      return listing;
-    }
-    return cache.load(user.userId, id, () => this.entries(user, id));
-  }
-
-  /** After a write to a file (a PUT, a save, a restore): its revisions are outdated for every user. */
-  forgetFile(file: NodeId): void {
-    this.options.cache.forget(revisionsIdOf(file));
-  }
-
-  private async entries(user: BridgeUser, id: string): Promise<readonly NodeEntry[]> {
-    if (id.startsWith(ROOT)) {
-      const tops = [folder(`${MIRROR}home`, 'home'), folder(`${MIRROR}incoming`, 'incoming')];
-      const groups = await this.options.groups(user);
-      return groups && groups.entries.length > 0 ? [...tops, folder(`${GROUPS}${user.userId}`, 'groups')] : tops;
-    }
-    if (id.startsWith(GROUPS)) {
-      const groups = await this.options.groups(user);
-      return (groups?.entries ?? []).map((g) => folder(`${GROUP}${g.id.slice('group:'.length)}`, g.name, g.updatedMs));
-    }
-    if (id.startsWith(GROUP)) {
-      const groupId = id.slice(GROUP.length);
-      return [folder(`${MIRROR}home:${groupId}`, 'home'), folder(`${MIRROR}incoming:${groupId}`, 'incoming')];
-    }
-    if (id.startsWith(FILE)) return this.revisions(user, id.slice(FILE.length) as NodeId);
-    throw new Error(`${id} is not a collection of the versions view`);
-  }
-
-  /** A file's revisions as files; none over a store without the revision listing. */
-  private async revisions(user: BridgeUser, file: NodeId): Promise<NodeEntry[]> {
-    let revisions: RevisionEntry[];
-    let name: string;
-    try {
-      [revisions, name] = await this.options.withSession(user, (s) =>
-        Promise.all([this.options.client.listRevisions(s, file), this.options.client.details(s, file).then((d) => d.name)]),
-      );
-    } catch (err) {
-      // No such route (a foreign store, edition 1.0), or the file is gone meanwhile: nothing to show.
-      if (err instanceof StoreError && (err.kind === 'not-found' || err.httpStatus === 405 || err.httpStatus === 501)) return [];
-      throw err;
-    }
-    const names = revisionNames(name, revisions);
-    return revisions.map((r, i) => ({
-      id: `${REVISION}${r.revision}:${file}` as NodeId,
-      name: names[i] as string,
-      kind: 'file',
-      sizeBytes: r.sizeBytes,
-      updatedMs: r.createdMs,
-      revision: r.revision,
-      isStarred: false,
-      ...(r.checksums ? { checksums: r.checksums } : {}),
-    }));
-  }
+/** The id of a revision, as the view lists it. */
+export function revisionId(file: NodeId, revision: number): NodeId {
+  return `${REVISION_PREFIX}${revision}:${file}` as NodeId;
 }

@@ -1,15 +1,18 @@
 /**
- * The StoreClient contract, run against a real store through both transports: the HTTP client
- * (any server of the interface) and the in-process client of the embedded store
- * (src/store/local-client.ts). Every operation the bridge relies on, with the results normalised
- * as the bridge expects them and failures of the same kinds, so the bridge cannot tell them apart.
+ * The StoreClient contract, one script for every implementation: a real store through both
+ * transports, the HTTP client (any server of the interface) and the in-process client of the
+ * embedded store (src/store/local-client.ts), and the in-memory store the bridge core's unit
+ * tests run on (test/helpers/memory-store.ts). Every operation the bridge relies on, with the
+ * results normalised as the bridge expects them and failures of the same kinds, so the bridge
+ * cannot tell them apart.
  */
 import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreError, nodeId, type NodeEntry, type StoreClient } from '../../src/store-client/index.js';
+import { StoreError, nodeId, type NodeEntry, type StoreClient, type StoreSession } from '../../src/store-client/index.js';
 import { createLocalClient } from '../../src/store/local-client.js';
 import { sendBuffersInUse } from '../../src/store/ops/download.js';
+import { MEMORY_ADMIN_PASSWORD, MemoryStore } from '../helpers/memory-store.js';
 import { storeFixture, type StoreFixture, type TestUser } from '../helpers/store-fixture.js';
 
 const home = nodeId('home');
@@ -26,15 +29,89 @@ function find(entries: NodeEntry[], name: string): NodeEntry {
   return entry;
 }
 
-describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s transport)', (transport) => {
-  let f: StoreFixture;
+type Implementation = 'http' | 'local' | 'memory';
+
+/** A store behind one StoreClient, with what the suite does as an administrator beside the interface. */
+interface ContractStore {
+  client: StoreClient;
+  /** A new user, signed in through `client`. */
+  newUser(options?: { quotaBytes?: number }): Promise<TestUser>;
+  adminSession(): Promise<StoreSession>;
+  setUserWebdrive(user: TestUser, endpoint: string): Promise<void>;
+  createGroup(name: string, quotaBytes: number): Promise<string>;
+  addMember(groupId: string, user: TestUser, nodePermissions: string[]): Promise<void>;
+  setGroupWebdrive(groupId: string, endpoint: string, showToMembers: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A real store (SQLite, or PostgreSQL + S3 in integration-pg), administered over its REST API. */
+async function realStore(transport: 'http' | 'local', edition?: '1.0'): Promise<ContractStore> {
+  const f = await storeFixture(edition ? { edition } : {});
+  const client = transport === 'http' ? f.client : createLocalClient(f.store.ctx);
+  const admin = (method: 'POST', path: string, json: unknown, token = f.admin.token) => f.client.http.requestRaw({ method, path, token, json });
+  return {
+    client,
+    async newUser(options = {}) {
+      const user = await f.newUser(options);
+      return { ...user, session: await client.login(user.email, user.password) };
+    },
+    adminSession: () => client.login('admin', f.store.adminPassword),
+    async setUserWebdrive(user, endpoint) {
+      await admin('POST', '/api/user/webdrive', { endpoint }, user.session.token);
+    },
+    async createGroup(name, quotaBytes) {
+      const group = (await admin('POST', '/api/admin/groups', { name, disk_quota: quotaBytes })).body as { data: { group_uuid: string } };
+      return group.data.group_uuid;
+    },
+    async addMember(groupId, user, nodePermissions) {
+      await admin('POST', `/api/admin/groups/${groupId}/users`, { user: user.uuid, permissions: { node_permissions: nodePermissions } });
+    },
+    async setGroupWebdrive(groupId, endpoint, showToMembers) {
+      await admin('POST', `/api/groups/${groupId}/webdrive`, { endpoint, show_url_to_group_members: showToMembers });
+    },
+    close: () => f.close(),
+  };
+}
+
+/** The in-memory store: the fake the bridge core's unit tests use, held to the same contract. */
+function memoryStore(edition?: '1.0'): ContractStore {
+  const store = new MemoryStore(edition ? { edition } : {});
+  const { client } = store;
+  return {
+    client,
+    async newUser(options = {}) {
+      const user = store.admin.addUser(options);
+      return { ...user, session: await client.login(user.email, user.password) };
+    },
+    adminSession: () => client.login('admin', MEMORY_ADMIN_PASSWORD),
+    async setUserWebdrive(user, endpoint) {
+      store.admin.setUserWebdrive(user.uuid, endpoint);
+    },
+    async createGroup(name, quotaBytes) {
+      return store.admin.addGroup(name, quotaBytes);
+    },
+    async addMember(groupId, user, nodePermissions) {
+      store.admin.addMember(groupId, user.uuid, { nodePermissions: nodePermissions as Array<'read' | 'write' | 'delete' | 'download'> });
+    },
+    async setGroupWebdrive(groupId, endpoint, showToMembers) {
+      store.admin.setGroupWebdrive(groupId, endpoint, showToMembers);
+    },
+    close: async () => undefined,
+  };
+}
+
+function contractStore(implementation: Implementation, edition?: '1.0'): Promise<ContractStore> {
+  return implementation === 'memory' ? Promise.resolve(memoryStore(edition)) : realStore(implementation, edition);
+}
+
+describe.each(['http', 'local', 'memory'] as const)('StoreClient contract (%s)', (transport) => {
+  let f: ContractStore;
   let u: TestUser;
   let client: StoreClient;
   beforeAll(async () => {
-    f = await storeFixture();
-    client = transport === 'http' ? f.client : createLocalClient(f.store.ctx);
+    f = await contractStore(transport);
+    client = f.client;
     u = await f.newUser({ quotaBytes: 10_000 });
-    u.session = await client.login(u.email, u.password);
   });
   afterAll(async () => {
     await f.close();
@@ -237,21 +314,20 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
 
   it('answers WebDAV endpoints, groups, group endpoints and group usage', async () => {
     const member = await f.newUser();
-    const session = await client.login(member.email, member.password);
+    const session = member.session;
     expect(await client.userWebdrive(session)).toBeUndefined();
     expect(await client.listGroups(session)).toEqual([]);
-    await f.client.http.requestRaw({ method: 'POST', path: '/api/user/webdrive', token: member.session.token, json: { endpoint: `c${transport}` } });
+    await f.setUserWebdrive(member, `c${transport}`);
     expect(await client.userWebdrive(session)).toEqual({ endpoint: `c${transport}` });
 
-    const group = (await f.client.http.requestRaw({ method: 'POST', path: '/api/admin/groups', token: f.admin.token, json: { name: `Contract ${transport}`, disk_quota: 5000 } })).body as { data: { group_uuid: string } };
-    const groupId = group.data.group_uuid;
-    await f.client.http.requestRaw({ method: 'POST', path: `/api/admin/groups/${groupId}/users`, token: f.admin.token, json: { user: member.uuid, permissions: { node_permissions: ['read'] } } });
+    const groupId = await f.createGroup(`Contract ${transport}`, 5000);
+    await f.addMember(groupId, member, ['read']);
     expect(await client.listGroups(session)).toEqual([
       { id: groupId, name: `Contract ${transport}`, isAdmin: false, nodePermissions: ['read'], tagPermissions: [], sharePermissions: [] },
     ]);
     expect(await client.groupUsage(session, groupId)).toEqual({ quotaBytes: 5000, usedBytes: 0 });
     expect(await client.groupWebdrive(session, groupId)).toBeUndefined();
-    await f.client.http.requestRaw({ method: 'POST', path: `/api/groups/${groupId}/webdrive`, token: f.admin.token, json: { endpoint: `g${transport}`, show_url_to_group_members: false } });
+    await f.setGroupWebdrive(groupId, `g${transport}`, false);
     // Hidden from members: no endpoint for them, whatever the transport.
     expect(await client.groupWebdrive(session, groupId)).toBeUndefined();
     expect(await client.myAccess(session, nodeId(`home:${groupId}`))).toEqual(['read']);
@@ -260,14 +336,14 @@ describe.each(['http', 'local'] as const)('StoreClient contract (real store, %s 
   });
 });
 
-describe.each(['http', 'local'] as const)('StoreClient against an edition 1.0 store (%s transport)', (transport) => {
-  let f: StoreFixture;
+describe.each(['http', 'local', 'memory'] as const)('StoreClient against an edition 1.0 store (%s)', (transport) => {
+  let f: ContractStore;
   let client: StoreClient;
-  let session: Awaited<ReturnType<StoreClient['login']>>;
+  let session: StoreSession;
   beforeAll(async () => {
-    f = await storeFixture({ edition: '1.0' });
-    client = transport === 'http' ? f.client : createLocalClient(f.store.ctx);
-    session = await client.login('admin', f.store.adminPassword);
+    f = await contractStore(transport, '1.0');
+    client = f.client;
+    session = await f.adminSession();
   });
   afterAll(async () => {
     await f.close();

@@ -1,0 +1,36 @@
+/**
+ * What the made-up collections above the store's folders read: top-level folders by id (one
+ * details call each: the interface lists none of them) and the caller's groups. A server without
+ * a top-level folder, or without groups, simply does not show them.
+ */
+import { StoreError, type GroupEntry, type NodeEntry, type NodeId } from '../../store-client/contract.js';
+import { folder } from '../namespace.js';
+import type { BridgeUser } from '../sessions.js';
+import { withSession, type TreeContext } from './context.js';
+
+/** The top-level folders whose ids are given (bare for the caller's own) with their names, dated by their details. */
+export async function topFolders(ctx: TreeContext, user: BridgeUser, ids: Array<[string, NodeId]>): Promise<NodeEntry[]> {
+  const found = await Promise.all(
+    ids.map(async ([name, id]): Promise<NodeEntry | undefined> => {
+      try {
+        const d = await withSession(user, (s) => ctx.client.details(s, id));
+        return folder(id, name, d.updatedMs ?? 0);
+      } catch (err) {
+        // A server without this top-level folder simply does not show it.
+        if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
+        throw err;
+      }
+    }),
+  );
+  return found.filter((e): e is NodeEntry => e !== undefined);
+}
+
+/** The caller's groups, or undefined when the server has none to offer (edition 1.0, no groups). */
+export async function groupsOf(ctx: TreeContext, user: BridgeUser): Promise<GroupEntry[] | undefined> {
+  try {
+    return await withSession(user, (s) => ctx.client.listGroups(s));
+  } catch (err) {
+    if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid' || err.kind === 'forbidden')) return undefined;
+    throw err;
+  }
+}
