@@ -60,19 +60,22 @@ export interface QuotaRoom {
   availableBytes: number;
 }
 
+/** The resource whose quota applies where `where` lies: a path's file, or its folder when the file is not there yet; a target's resource or parent. */
+async function quotaHolderOf(ctx: DavContext, user: BridgeUser, where: DavPath | WriteTarget | Resource | undefined): Promise<Resource | undefined> {
+  const { tree } = ctx.services;
+  if (typeof where === 'string') return (await tree.tryStat(user, where)) ?? (await tree.tryStat(user, parentOf(where)));
+  if (where && 'entry' in where) return where;
+  return where ? (where.resource ?? where.parent) : undefined;
+}
+
 /**
- * The quota where `where` lies (a path, whose folder is asked when the file is not there yet, or
- * a resolved target; the caller's own quota when it is not known yet, Nextcloud v1), as the store
- * answers it (StoreTree.quota). The one place the bridge asks what a write may spend: the
+ * The quota where `where` lies (the caller's own when it is not known yet, Nextcloud v1), as the
+ * store answers it (StoreTree.quota). The one place the bridge asks what a write may spend: the
  * check below and the upload reservations (uploads/upload-quota.ts) both stand on it.
  */
 export async function quotaRoomAt(ctx: DavContext, user: BridgeUser, where: DavPath | WriteTarget | Resource | undefined): Promise<QuotaRoom> {
-  const { tree } = ctx.services;
-  let resource: Resource | undefined;
-  if (typeof where === 'string') resource = (await tree.tryStat(user, where)) ?? (await tree.tryStat(user, parentOf(where)));
-  else if (where && 'entry' in where) resource = where;
-  else if (where) resource = where.resource ?? where.parent;
-  const quota = await tree.quota(user, resource);
+  const resource = await quotaHolderOf(ctx, user, where);
+  const quota = await ctx.services.tree.quota(user, resource);
   return { scope: resource ? budgetOwnerOf(user, resource) : user.userId, availableBytes: quota?.availableBytes ?? Number.POSITIVE_INFINITY };
 }
 
@@ -80,15 +83,20 @@ export async function quotaRoomAt(ctx: DavContext, user: BridgeUser, where: DavP
  * THE quota check for writes: 507 unless `totalBytes` fits the quota where the write lands beside
  * what the uploads under way there hold (their parts' reservations, any instance's). `heldBy`: the
  * upload whose own parts already hold these bytes, so they do not count twice. The store refuses
- * a write over quota in any case; this refuses it before a byte is sent.
+ * a write over quota in any case, as the bytes stream in; `besideUploadsOnly` (a PUT, whose body
+ * is on its way already) asks the store's quota only when uploads under way hold some of it, what
+ * the store cannot know: a PUT costs no store call for it otherwise.
  */
-export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, where: DavPath | WriteTarget | undefined, heldBy?: UploadSession): Promise<void> {
-  const room = await quotaRoomAt(ctx, user, where);
-  if (!Number.isFinite(room.availableBytes)) return;
-  const elsewhere = await ctx.services.uploads.reservedElsewhere(room.scope, heldBy?.key);
-  if (totalBytes <= room.availableBytes - elsewhere) return;
+export async function checkQuota(ctx: DavContext, user: BridgeUser, totalBytes: number, where: DavPath | WriteTarget | undefined, heldBy?: UploadSession, options: { besideUploadsOnly?: boolean } = {}): Promise<void> {
+  const resource = await quotaHolderOf(ctx, user, where);
+  const scope = resource ? budgetOwnerOf(user, resource) : user.userId;
+  const elsewhere = await ctx.services.uploads.reservedElsewhere(scope, heldBy?.key);
+  if (options.besideUploadsOnly && elsewhere === 0) return;
+  const quota = await ctx.services.tree.quota(user, resource);
+  const availableBytes = quota?.availableBytes ?? Number.POSITIVE_INFINITY;
+  if (totalBytes <= availableBytes - elsewhere) return;
   const held = elsewhere > 0 ? `, and other uploads under way hold ${elsewhere} of them` : '';
-  throw new DavStatusError(507, `the write needs ${totalBytes} bytes and ${room.availableBytes} are left in the quota${held}`, 'quota-not-exceeded');
+  throw new DavStatusError(507, `the write needs ${totalBytes} bytes and ${availableBytes} are left in the quota${held}`, 'quota-not-exceeded');
 }
 
 export interface WritePlace {
@@ -105,7 +113,7 @@ export async function checkWritable(ctx: DavContext, user: BridgeUser, place: Wr
   const target = await checkTarget(ctx, place.path, place.door);
   await checkWrite(ctx, target);
   // An empty file (a LOCK's, a client's placeholder) takes no room: no quota to ask.
-  if (place.sizeBytes) await checkQuota(ctx, user, place.sizeBytes, target, place.heldBy);
+  if (place.sizeBytes) await checkQuota(ctx, user, place.sizeBytes, target, place.heldBy, { besideUploadsOnly: place.door === 'put' });
   return target;
 }
 

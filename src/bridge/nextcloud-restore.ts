@@ -24,7 +24,7 @@ import { parseDestination } from './href.js';
 import { isSameUsername } from './remote-dav.js';
 import { toDavPath, type DavPath } from './store-tree.js';
 import type { DavContext, VerbHandler } from './request/context.js';
-import { verbHandlers } from './verbs/index.js';
+import { driveHandlers } from './handlers.js';
 import { options } from './verbs/options.js';
 import { restoreFromTrash } from './verbs/move.js';
 import { sendEmpty } from './request/respond.js';
@@ -74,7 +74,7 @@ function restoresTo(ctx: DavContext, space: string): boolean {
 
 /** The drive's verb for this method, run at `path` (hrefs still follow the request's URL). */
 function delegate(ctx: DavContext, path: DavPath): Promise<void> {
-  const verb = verbHandlers[ctx.method];
+  const verb = driveHandlers[ctx.method];
   if (!verb) throw new DavStatusError(405, `${ctx.method} is not served here`);
   const moved: DavContext = Object.create(ctx, { path: { value: path, enumerable: true } }) as DavContext;
   return verb(moved);

@@ -10,10 +10,10 @@ import { NEXTCLOUD_RESTORE_SPACES } from './nextcloud-restore.js';
 import { nextcloudUploadHandlers } from './uploads/nextcloud.js';
 import { tusHandlers } from './uploads/tus.js';
 import type { VerbHandler } from './request/context.js';
-import { verbHandlers } from './verbs/index.js';
+import { driveHandlers } from './handlers.js';
 
 export const REMOTE_SPACES: Readonly<Record<string, Readonly<Record<string, VerbHandler>>>> = {
-  files: verbHandlers,
+  files: driveHandlers,
   uploads: nextcloudUploadHandlers,
   tus: tusHandlers,
   ...NEXTCLOUD_RESTORE_SPACES,

@@ -48,11 +48,11 @@ import { listsVersionsTo } from './versions-view.js';
 import { isFinderAgent } from '../common/side-files.js';
 import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './request/context.js';
-import { verbHandlers } from './verbs/index.js';
+import { driveHandlers } from './handlers.js';
 import { routeRemoteDav } from './remote-dav.js';
 import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
 import { LocalPartStore } from '../contracts/local-part-store.js';
-import { UploadService } from './uploads/upload-service.js';
+import { UploadService } from './upload-service.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './request/respond.js';
@@ -333,12 +333,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     respondWithPaths: true,
     enableLocationTag: false,
   });
-  for (const [method, handler] of Object.entries(verbHandlers)) dav.method(method, wrapVerb(handler, services, log, cors));
+  for (const [method, handler] of Object.entries(driveHandlers)) dav.method(method, wrapVerb(handler, services, log, cors));
   // The library keeps its own handlers for other methods (POST writes into its in-memory
   // file system, even for anonymous callers): every method we do not serve answers 405.
   const notAllowed = wrapVerb(methodNotAllowed, services, log, cors);
   for (const method of Object.keys((dav as unknown as { methods: Record<string, unknown> }).methods)) {
-    if (!(method.toUpperCase() in verbHandlers)) dav.method(method, notAllowed);
+    if (!(method.toUpperCase() in driveHandlers)) dav.method(method, notAllowed);
   }
   dav.onUnknownMethod(notAllowed);
 

@@ -14,7 +14,7 @@ import type { MetadataCache } from '../metadata-cache.js';
 import type { BridgeUser } from '../sessions.js';
 import type { DavPath, StoreTree } from '../store-tree.js';
 import type { SpaceRoute } from '../remote-dav.js';
-import type { UploadService } from '../uploads/upload-service.js';
+import type { UploadService } from '../upload-service.js';
 
 /**
  * Where the web app is, for the index page's link to its "Connect your drive" page: a known URL

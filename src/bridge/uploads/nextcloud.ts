@@ -47,7 +47,7 @@ import { checkQuota, checkTarget, commitWrite, type CommittedWrite } from '../co
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { sendEmpty, sendSabreError, XML_TYPE } from '../request/respond.js';
 import { limitRefusal, sessionQuota, uploadQuotaAt } from './upload-quota.js';
-import { UploadBusyError, UploadGoneError, UploadLimitError } from './upload-service.js';
+import { UploadBusyError, UploadGoneError, UploadLimitError } from '../upload-service.js';
 import { requestBody } from '../request/body.js';
 import { headerValue } from '../request/headers.js';
 

@@ -48,26 +48,13 @@ import type { DavContext, VerbHandler } from '../request/context.js';
 import { sendEmpty } from '../request/respond.js';
 import { assemblyOrder } from './nextcloud.js';
 import { limitRefusal, sessionQuota, uploadQuotaAt } from './upload-quota.js';
-import { UploadBusyError, UploadGoneError, UploadLimitError } from './upload-service.js';
+import { UploadBusyError, UploadGoneError, UploadLimitError } from '../upload-service.js';
 import { BodyTooLargeError, requestBody } from '../request/body.js';
 import { headerValue } from '../request/headers.js';
+import { CHECKSUM_ALGORITHMS, TUS_MAX_SIZE, TUS_OPTIONS_HEADERS, TUS_VERSION } from '../tus-headers.js';
 
-export const TUS_VERSION = '1.0.0';
-/** The largest upload a POST may announce (1 TiB): a bound, not a promise; the quota decides first. */
-export const TUS_MAX_SIZE = 2 ** 40;
-const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,checksum,expiration';
-const CHECKSUM_ALGORITHMS = ['sha1', 'md5', 'sha256'] as const;
 const OFFSET_TYPE = 'application/offset+octet-stream';
 const NUMBER = /^\d{1,15}$/;
-
-/** What every tus answer carries; OPTIONS adds what the server supports. */
-export const TUS_OPTIONS_HEADERS: Readonly<Record<string, string>> = {
-  'Tus-Resumable': TUS_VERSION,
-  'Tus-Version': TUS_VERSION,
-  'Tus-Extension': TUS_EXTENSIONS,
-  'Tus-Max-Size': String(TUS_MAX_SIZE),
-  'Tus-Checksum-Algorithm': CHECKSUM_ALGORITHMS.join(','),
-};
 
 /** A tus refusal (status, message) answered with Tus-Resumable like every tus answer. */
 class TusError extends DavStatusError {

@@ -10,7 +10,7 @@ import { quotaRoomAt } from '../commit.js';
 import type { DavPath } from '../store-tree.js';
 import type { DavContext } from '../request/context.js';
 import type { UploadSession } from '../../contracts/upload-sessions.js';
-import type { UploadLimitError, UploadQuota } from './upload-service.js';
+import type { UploadLimitError, UploadQuota } from '../upload-service.js';
 
 /**
  * The quota where `destination` lies (or its folder: the file may not exist yet): a group's in a

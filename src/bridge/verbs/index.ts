@@ -1,4 +1,4 @@
-/** Method name -> our handler. Every DAV verb the bridge serves is replaced here. */
+/** Method name -> our handler. Every DAV verb the bridge serves is replaced here; the doors add tus's POST (handlers.ts). */
 import type { VerbHandler } from '../request/context.js';
 import { copy } from './copy.js';
 import { del } from './delete.js';
@@ -10,7 +10,6 @@ import { options } from './options.js';
 import { propfind } from './propfind.js';
 import { proppatch } from './proppatch.js';
 import { put } from './put.js';
-import { tusCreate } from '../uploads/tus.js';
 import { unlock } from './unlock.js';
 
 export const verbHandlers: Record<string, VerbHandler> = {
@@ -26,6 +25,4 @@ export const verbHandlers: Record<string, VerbHandler> = {
   DELETE: del,
   MOVE: move,
   COPY: copy,
-  /** tus creation (uploads/tus.ts): a POST to a folder starts a resumable upload into it. */
-  POST: tusCreate,
 };

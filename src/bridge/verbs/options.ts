@@ -4,7 +4,7 @@
  * makes Finder mount read-write: §1) and `MS-Author-Via: DAV` (Office: §2), and tus's
  * Tus-Version/Tus-Extension/Tus-Max-Size (a POST to a folder starts a tus upload: uploads/tus.ts).
  */
-import { TUS_OPTIONS_HEADERS } from '../uploads/tus.js';
+import { TUS_OPTIONS_HEADERS } from '../tus-headers.js';
 import type { VerbHandler } from '../request/context.js';
 
 export const DAV_METHODS = ['OPTIONS', 'GET', 'HEAD', 'PUT', 'DELETE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK'];

@@ -20,9 +20,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Clock } from '../../common/clock.js';
-import type { Logger } from '../../common/logger.js';
-import type { PartStore, UploadClaim, UploadPart, UploadProtocol, UploadRefusal, UploadSession, UploadSessionRepository } from '../../contracts/upload-sessions.js';
+import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { PartStore, UploadClaim, UploadPart, UploadProtocol, UploadRefusal, UploadSession, UploadSessionRepository } from '../contracts/upload-sessions.js';
 
 export interface UploadServiceOptions {
   repository: UploadSessionRepository;
