@@ -140,6 +140,24 @@ export function tokenOf(page: Page): Promise<string | undefined> {
   });
 }
 
+/**
+ * Ends the page's session in the store while the person is away from the app (the page on
+ * about:blank), as when they signed out in another tab or the session expired meanwhile; answers
+ * the ended token. The app's document goes first, with every call it still had under way: one
+ * answered 401 after the logout would take that document to sign-in with its notice, and the next
+ * page, loaded fresh, would find no session and nothing saying it ended (the notice lives in the
+ * document). Waiting for the calls instead is no help: signing in is a navigation inside the
+ * document, and Playwright's `networkidle` counts from the document's load, so it has usually
+ * fired on the sign-in form already.
+ */
+export async function endSessionWhileAway(f: StoreFixture, page: Page): Promise<string> {
+  const token = (await tokenOf(page)) ?? '';
+  expect(token, 'the app keeps a session').not.toBe('');
+  await page.goto('about:blank');
+  expect((await apiCall(f.client, token, 'GET', '/api/user/logout')).status, 'the store ends the session').toBe(200);
+  return token;
+}
+
 /** What a suite that runs a real client on what the page shows starts from (webDriveSuite). */
 export interface WebDriveSuite {
   f: WebFixture;
