@@ -106,8 +106,11 @@ export async function isRestoredBackup(ctx: DavContext, target: WriteTarget): Pr
   return true;
 }
 
+/** The statuses of the refusals below where the bridge makes them itself (tree/: DavStatusError), as the store's kinds map to them. */
+const REFUSAL_STATUSES = new Set([400, 403, 404, 409, 412, 423, 507]);
+
 /** What makes a rename-away fall back to a plain MOVE or COPY: a refusal that changed nothing. */
 function isRefusal(err: unknown): boolean {
-  if (err instanceof DavStatusError) return err.status === 423 || err.status === 412;
+  if (err instanceof DavStatusError) return REFUSAL_STATUSES.has(err.status);
   return err instanceof StoreError && ['forbidden', 'quota', 'conflict', 'not-found', 'invalid'].includes(err.kind);
 }
