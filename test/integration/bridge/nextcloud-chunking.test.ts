@@ -21,6 +21,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { S3BlobBackend } from '../../../src/store/blobs/s3.js';
 import { bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { MiB, patternBytes, readAll } from '../../helpers/stream-helpers.js';
+import { nodeId } from '../../../src/store-client/types.js';
 
 /** The store's S3 backend when the bridge serves it in-process (PostgreSQL + S3), else undefined. */
 function inProcessS3(f: BridgeFixture): S3BlobBackend | undefined {
@@ -400,8 +401,11 @@ describe('Nextcloud chunked upload', () => {
       expect((await asCarol('MKCOL', `${base}/`, { destination: dest })).status).toBe(201);
       const content = patternBytes(8, 10 * MiB);
       for (const n of [1, 2]) expect((await asCarol('PUT', `${base}/${n}`, { destination: dest }, content.subarray((n - 1) * 5 * MiB, n * 5 * MiB))).status).toBe(201);
-      // Something else fills the drive meanwhile.
-      expect((await asCarol('PUT', '/home/filler.bin', {}, patternBytes(9, 4 * MiB))).status).toBe(201);
+      // Through the bridge the chunks' reservation holds the room (a PUT there is 507); the
+      // store's own upload, which knows no reservation of the bridge's, fills the drive meanwhile.
+      expect((await asCarol('PUT', '/home/filler.bin', {}, patternBytes(9, 4 * MiB))).status).toBe(507);
+      const filler = patternBytes(9, 4 * MiB);
+      await f.client.upload(carol.session, { folder: nodeId('home'), name: 'filler.bin' }, filler, filler.length);
       const adoptedBefore = await bucketKeys(f, s3, 'adopted');
       expect((await asCarol('MOVE', `${base}/.file`, { destination: dest, 'oc-total-length': String(content.length) })).status).toBe(507);
       expect(await bucketKeys(f, s3, 'adopted')).toEqual(adoptedBefore);
