@@ -35,6 +35,13 @@ const NOTHING: Granted = { confirmed: NONE, passed: NONE };
 /** A store without myaccess, where nothing else tells: the store decides what it guards, the bridge allows nothing of its own. */
 const UNCONFIRMED: Granted = { confirmed: NONE, passed: ALL_PRIVILEGES };
 
+/**
+ * Reported as available space when the store sets no limit (disk_quota 0): a large real number
+ * (1 PiB), because 0 free makes Finder and other file managers refuse every copy
+ * (docs/client-quirks.md §6b). PROPFIND's quota properties and OCS cloud/user both say it.
+ */
+export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
+
 export interface Quota {
   usedBytes: number;
   /** Infinity when the store reports no limit. */

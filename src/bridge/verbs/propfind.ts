@@ -31,6 +31,7 @@ import { remainingSec, type LockView } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
 import type { NodeEntry } from '../../store-client/contract.js';
 import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
+import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { contentTypeOf } from './get.js';
 import { etagOf } from '../request/preconditions.js';
@@ -142,11 +143,7 @@ function readOnlyAttributes(stored: string | undefined, isCollection: boolean): 
   return ((base | FILE_ATTRIBUTE_READONLY) >>> 0).toString(16).toUpperCase().padStart(8, '0');
 }
 
-/**
- * Reported as available space when the store sets no limit (disk_quota 0): a large real number
- * (1 PiB), because 0 free makes Finder and other file managers refuse every copy (docs/client-quirks.md §6b).
- */
-export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
+export { UNLIMITED_AVAILABLE_BYTES };
 
 /** One requested property, classified once per request instead of once per resource. */
 type Wanted = { live: LiveProperty; name: PropName } | { live: undefined; name: PropName; key: string };
