@@ -231,7 +231,7 @@ export const propfind: VerbHandler = async (ctx) => {
     keys[0] = keyOf(resource);
     for (let i = 0; i < children.length; i++) keys[i + 1] = keyOf(children[i] as Resource);
   }
-  const needsFileIds = request.kind === 'allprop' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
+  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
   const [dead, mtimes, fileIds] = await Promise.all([
     needsDead ? props.listMany(keys as string[]) : undefined,
     needsMtimes ? props.getMtimes(keys as string[]) : undefined,
