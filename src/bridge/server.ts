@@ -37,6 +37,7 @@ import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
+import { FileIds } from './file-ids.js';
 import type { BridgeState } from '../contracts/bridge-state.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
@@ -266,6 +267,7 @@ export async function createBridgeServices(
     locks,
     props: state.properties,
     renamedAway: state.renamedAway,
+    fileIds: new FileIds(state.fileIds, client),
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
