@@ -2,7 +2,7 @@
  * The Nextcloud client protocol's discovery on the bridge's own address: `GET /status.php`
  * (status.ts) and the OCS API under `/ocs/v1.php/` and `/ocs/v2.php/` (the envelope:
  * ocs-envelope.ts). These answers are not DAV: plain JSON or XML with nosniff, no `DAV` header.
- * What each endpoint is for, and which client asks it, is docs/client-quirks.md §11.
+ * What each endpoint is for, and which client asks it, is docs/client-quirks.md §7.
  *
  * Authentication is the bridge's own, exactly as for a DAV request (server.ts hands it in: Basic
  * with a password or an app password, or a store token as Bearer; a refused login counts against
