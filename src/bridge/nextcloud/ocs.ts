@@ -148,6 +148,8 @@ const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map<string, Endpoint>([
   ['/apps/activity/api/v2/activity', EMPTY_LIST],
   ['/apps/activity/api/v2/activity/all', EMPTY_LIST],
   ['/apps/activity/api/v2/activity/filter', EMPTY_LIST],
+  // The desktop's apps menu (OcsNavigationAppsJob), asked at every connection: no web apps here.
+  ['/core/navigation/apps', EMPTY_LIST],
 ]);
 
 const OCS_PATH = /^\/ocs\/v([12])\.php(\/[^?]*)?$/;
