@@ -42,7 +42,7 @@ import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './hre
 import { LockStore } from './locks.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
-import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
+import { AuthenticationFailed, parseBasic, SessionPool, withClientView, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
 import { parseBearer, TokenSessions } from './token-sessions.js';
 import { CorsPolicy } from './cors.js';
 import { requestOrigin } from '../common/request-origin.js';
@@ -522,7 +522,9 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, c
       // One view per request: clients other than Finder never meet its side files (common/side-files.ts).
       const hidingUser = outcome.user && services.hideMacSideFiles && !isFinderAgent(req.headers['user-agent']) ? withoutMacSideFiles(outcome.user) : outcome.user;
       // Finder and Explorer see `/versions/` in the root; sync tools do not (versions-view.ts).
-      const requestUser = hidingUser && listsVersionsTo(req.headers['user-agent']) ? withVersionsListed(hidingUser) : hidingUser;
+      const listingUser = hidingUser && listsVersionsTo(req.headers['user-agent']) ? withVersionsListed(hidingUser) : hidingUser;
+      // Through /remote.php/dav/files/<user>/ and /remote.php/webdav/: the client's view (tree/client-view.ts).
+      const requestUser = listingUser && route?.space === 'files' ? withClientView(listingUser) : listingUser;
       const ctx: DavContext = {
         req,
         res,
