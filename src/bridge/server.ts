@@ -402,7 +402,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     // status.php and the OCS API (nextcloud/): not DAV, answered beside it.
     const nextcloud = nextcloudRouteOf(req);
     if (nextcloud) {
-      void answerNextcloud(req, res, nextcloud, nextcloudDoor);
+      answerNextcloud(req, res, nextcloud, nextcloudDoor).catch((err: unknown) => {
+        log.error({ err, url: redactUrl(req.url ?? '') }, 'OCS answer failed');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
+        res.end();
+      });
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
