@@ -208,11 +208,15 @@ export const propfind: VerbHandler = async (ctx) => {
   const rawSegments = ctx.target.rawSegments;
   const selfHref = ctx.hrefBase + encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
 
+  const showsLetters = request.kind !== 'prop' || asks('oc:permissions');
   let cacheKey: string | undefined;
   let keyedListing: { listing: Listing; changes: number } | undefined;
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
-    const granted = [...(await tree.privileges(user, resource))].sort().join(',');
+    // What the members' oc:permissions follow from: the folder's privileges, and whether its
+    // nodes may be shared on (a member's share permission changes without the listing changing).
+    const [privileges, sharesOn] = await Promise.all([tree.privileges(user, resource), showsLetters && tree.mayShare(user, { ...resource, kind: 'node' })]);
+    const granted = `${[...privileges].sort().join(',')}${sharesOn ? '+R' : ''}`;
     cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}${user.clientView ? '\0view' : ''}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
@@ -225,10 +229,9 @@ export const propfind: VerbHandler = async (ctx) => {
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
   const needsPrivileges =
     request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
-  const needsSharing = request.kind !== 'prop' || asks('oc:permissions');
   const [privileges, sharing] = await Promise.all([
     needsPrivileges ? privilegesByTree(ctx, [resource, ...children]) : undefined,
-    needsSharing ? sharingByTree(ctx, [resource, ...children]) : undefined,
+    showsLetters ? sharingByTree(ctx, [resource, ...children]) : undefined,
   ]);
   let keys: string[] | undefined;
   if (needsDead || needsMtimes) {
