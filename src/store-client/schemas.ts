@@ -34,6 +34,10 @@ const trashedSchema = z
   .optional()
   .catch(undefined);
 
+/** The tree version extension (docs/extensions.md "Tree versions and sizes"); malformed is as if absent. */
+const treeEtagSchema = z.string().min(1).max(200).optional().catch(undefined);
+const treeSizeSchema = z.number().int().nonnegative().optional().catch(undefined);
+
 export const nodeDetailsSchema = z
   .object({
     name: z.string(),
@@ -46,6 +50,8 @@ export const nodeDetailsSchema = z
     updated: optionalNum,
     checksums: checksumsSchema,
     skip_trash: z.boolean().optional().catch(undefined),
+    tree_etag: treeEtagSchema,
+    tree_size: treeSizeSchema,
   })
   .loose();
 
@@ -65,6 +71,8 @@ export const dirEntrySchema = z
     revision: optionalNum,
     checksums: checksumsSchema,
     trashed: trashedSchema,
+    tree_etag: treeEtagSchema,
+    tree_size: treeSizeSchema,
   })
   .loose();
 

@@ -20,6 +20,9 @@ export interface NodeEntry {
   checksums?: FileChecksums;
   /** An entry of a trash folder, when the store tells (docs/extensions.md "Trash and revisions from a client"). */
   trashed?: TrashFacts;
+  /** Folders, from driveway's store: a version that changes with any change below, and the recursive size (docs/extensions.md "Tree versions and sizes"). */
+  treeEtag?: string;
+  treeSizeBytes?: number;
 }
 
 /** Where a trash entry came from and when it went (all optional: a store may know some). */
@@ -74,6 +77,9 @@ export interface NodeDetails {
   checksums?: FileChecksums;
   /** A folder marked "delete for good" (an extension). */
   skipTrash?: boolean;
+  /** As NodeEntry's (folders). */
+  treeEtag?: string;
+  treeSizeBytes?: number;
 }
 
 export interface PathEntry {

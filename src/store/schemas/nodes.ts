@@ -66,6 +66,9 @@ const epochMs = z.number().int();
 export const checksumsSchema = z.object({ sha1: z.string(), md5: z.string() });
 export type Checksums = z.infer<typeof checksumsSchema>;
 
+/** Folders: a version of everything below that changes with any change there, and the recursive size (docs/extensions.md "Tree versions and sizes"). */
+const treeFields = { tree_etag: z.string().optional(), tree_size: z.number().int().optional() };
+
 /** docs/api.md "Node details". */
 export const nodeDetailsSchema = z.object({
   name: z.string(),
@@ -79,6 +82,7 @@ export const nodeDetailsSchema = z.object({
   checksums: checksumsSchema.optional(),
   /** A folder marked "delete for good" (docs/extensions.md "Trash and revisions from a client"); absent otherwise. */
   skip_trash: z.literal(true).optional(),
+  ...treeFields,
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
@@ -103,6 +107,7 @@ export const dirEntrySchema = z.object({
   trashed: z
     .object({ from: z.string().nullable(), from_path: z.string().nullable(), name: z.string(), at: epochMs.nullable() })
     .optional(),
+  ...treeFields,
 });
 export type DirEntry = z.infer<typeof dirEntrySchema>;
 
