@@ -248,6 +248,12 @@ export class MetadataCache {
     if (this.treeGenerations.size > 100_000) this.forgetAll();
   }
 
+  /** The tree versions of `folder`'s entries moved (a change below one of them): its listing is tree-stale, and those above it. */
+  forgetTree(folder: FolderKey): void {
+    this.treeGenerations.set(folder, (this.treeGenerations.get(folder) ?? 0) + 1);
+    this.forgetTreeAbove(folder);
+  }
+
   /** After a write into `folder` whose outcome is unknown: every user's listing of it is stale, and the tree versions above it. */
   forget(folder: FolderKey): void {
     this.generations.set(folder, (this.generations.get(folder) ?? 0) + 1);

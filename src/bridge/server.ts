@@ -298,11 +298,13 @@ export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree
   }
   if (change.properties && !change.local) props.noteOutsideChange();
   // Tree versions above a changed folder are outdated whoever changed it (this process's own
-  // REST API included: the bridge patched nothing then).
+  // REST API included: the bridge patched nothing then). The store names those folders itself
+  // (`trees`): this bridge may never have listed the levels between.
   for (const folder of change.folders) {
     if (change.local) cache.forgetTreeAbove(folder);
     else cache.forget(folder);
   }
+  for (const folder of change.trees ?? []) cache.forgetTree(folder);
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {

@@ -10,9 +10,15 @@
  */
 import type Database from 'better-sqlite3';
 import type { ChangeFeed, StoreChange, StoreChangeListener } from '../../../common/change-feed.js';
-import { jsonValues } from '../portable.js';
 import type { Sql } from '../sql.js';
 import { sqliteConnectionOf } from './sqlite.js';
+
+/** The folders strictly above the folders of a JSON array. */
+const ABOVE = `WITH RECURSIVE up(uuid) AS (
+    SELECT n.parent_uuid FROM nodes n WHERE n.uuid IN (SELECT value FROM json_each(?)) AND n.parent_uuid IS NOT NULL
+    UNION
+    SELECT n.parent_uuid FROM nodes n JOIN up ON n.uuid = up.uuid WHERE n.parent_uuid IS NOT NULL
+  ) SELECT uuid FROM up`;
 
 const feeds = new WeakMap<Database.Database, SqliteFolderFeed>();
 
@@ -36,6 +42,13 @@ class SqliteFolderFeed implements ChangeFeed {
       db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS driveway_folder_feed_${event.toLowerCase()} AFTER ${event} ON main.nodes
                BEGIN SELECT driveway_folder_changed(${parents}); END`);
     }
+  }
+
+  /** Top-level folders among `uuids` as the bridge keys them too: `<kind>:<owner>`. */
+  private topKeys(uuids: readonly string[]): string[] {
+    if (uuids.length === 0) return [];
+    const tops = this.db.prepare('SELECT top_kind, owner_uuid FROM nodes WHERE uuid IN (SELECT value FROM json_each(?)) AND top_kind IS NOT NULL').all(JSON.stringify(uuids)) as Array<{ top_kind: string; owner_uuid: string }>;
+    return tops.map((t) => `${t.top_kind}:${t.owner_uuid}`);
   }
 
   subscribe(listener: StoreChangeListener): () => void {
@@ -66,12 +79,18 @@ class SqliteFolderFeed implements ChangeFeed {
     }
     const uuids = [...this.pending];
     this.pending.clear();
-    // Top-level folders as the bridge keys them too: `<kind>:<owner>`.
-    const tops = this.db.prepare(`SELECT top_kind, owner_uuid FROM nodes WHERE uuid IN (${jsonValues({ dialect: 'sqlite' } as Sql)}) AND top_kind IS NOT NULL`).all(JSON.stringify(uuids)) as Array<{
-      top_kind: string;
-      owner_uuid: string;
-    }>;
-    const change: StoreChange = { folders: [...uuids, ...tops.map((t) => `${t.top_kind}:${t.owner_uuid}`)], everything: false, properties: false, locks: false, sessions: false, local: true };
+    const json = JSON.stringify(uuids);
+    // The folders above them: their listings hold an entry whose tree version moved.
+    const above = (this.db.prepare(ABOVE).all(json) as Array<{ uuid: string }>).map((row) => row.uuid);
+    const change: StoreChange = {
+      folders: [...uuids, ...this.topKeys(uuids)],
+      trees: [...above, ...this.topKeys(above)],
+      everything: false,
+      properties: false,
+      locks: false,
+      sessions: false,
+      local: true,
+    };
     for (const listener of this.listeners) listener(change);
   }
 }
