@@ -154,6 +154,26 @@ describe.each(['http', 'local', 'memory'] as const)('StoreClient contract (%s)',
     await expect(client.login(u.email, 'Wrong-Passw0rd')).rejects.toMatchObject({ kind: 'unauthenticated', httpStatus: 401 });
   });
 
+  it('gives folders a tree version and recursive size that move with a change below them (driveway’s store; none from the in-memory one)', async () => {
+    const s = u.session;
+    await client.createFolder(s, home, 'tree-outer');
+    const outer = find(await client.listFolder(s, home), 'tree-outer');
+    await client.createFolder(s, outer.id, 'inner');
+    const inner = find(await client.listFolder(s, outer.id), 'inner');
+    const before = find(await client.listFolder(s, home), 'tree-outer');
+    await client.upload(s, { folder: inner.id, name: 'deep.txt' }, Readable.from([Buffer.from('twelve bytes')]), 12);
+    const after = find(await client.listFolder(s, home), 'tree-outer');
+    const details = await client.details(s, outer.id);
+    if (transport === 'memory') {
+      expect([after.treeEtag, after.treeSizeBytes, details.treeEtag]).toEqual([undefined, undefined, undefined]);
+      return;
+    }
+    expect(after).toMatchObject({ treeEtag: expect.any(String), treeSizeBytes: 12 });
+    expect(after.treeEtag).not.toBe(before.treeEtag);
+    expect(details).toMatchObject({ treeEtag: after.treeEtag, treeSizeBytes: 12 });
+    expect(find(await client.listFolder(s, inner.id), 'deep.txt')).not.toHaveProperty('treeEtag');
+  });
+
   it('creates, lists, renames, moves, copies, stars and deletes with normalised entries', async () => {
     const s = u.session;
     await client.createFolder(s, home, 'contract');

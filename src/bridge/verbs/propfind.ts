@@ -76,6 +76,7 @@ const CLIENT_PROPERTIES = {
   'oc:data-fingerprint': { ns: OC_NS, local: 'data-fingerprint' },
   'oc:permissions': { ns: OC_NS, local: 'permissions' },
   'nc:is-mount-root': { ns: NC_NS, local: 'is-mount-root' },
+  'oc:size': { ns: OC_NS, local: 'size' },
   'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
   'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
@@ -187,7 +188,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const request: PropfindRequest = hasBody(ctx) ? parsePropfind(await readBody(ctx.req)) : { kind: 'allprop', include: [] };
   const { tree, props, locks, clock } = ctx.services;
 
-  const resource = await tree.tryStat(user, ctx.path);
+  const resource = await tree.tryStat(user, ctx.path, true);
   // A plain 404, not a 207 holding one: Windows probes every name before creating it (docs/client-quirks.md §2).
   if (!resource) throw new DavStatusError(404, 'no such resource');
   const isCollection = resource.entry.kind === 'folder';
@@ -536,6 +537,11 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       // `oc` is declared on the root: writing this property's own name declares OC_NS there,
       // and dav-xml.ts gives that prefix to OC_NS only (its well-known prefixes).
       return value === undefined ? undefined : { name: nameOf(prop), innerXml: `<oc:checksum>${value}</oc:checksum>` };
+    }
+    case 'oc:size': {
+      // A folder's recursive size where the store publishes it (docs/extensions.md "Tree versions and sizes").
+      const size = isFile ? entry.sizeBytes : entry.treeSizeBytes;
+      return size === undefined ? undefined : { name: nameOf(prop), text: String(size) };
     }
     case 'ME:sha1hex':
       return entry.checksums ? { name: nameOf(prop), text: entry.checksums.sha1 } : undefined;
