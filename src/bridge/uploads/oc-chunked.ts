@@ -91,7 +91,11 @@ async function sessionFor(ctx: DavContext, user: BridgeUser, chunk: LegacyChunk,
   const name = sessionName(chunk);
   const found = await uploads.find(user.userId, name);
   if (found) return found;
-  const sameTransfer = (await uploads.list(user.userId)).find((s) => s.protocol === 'oc-chunked' && s.destination === chunk.target && s.name.startsWith(transferPrefix(chunk)));
+  const live = (await uploads.list(user.userId)).filter((s) => s.protocol === 'oc-chunked');
+  // A chunk sent alongside made it meanwhile.
+  const made = live.find((s) => s.name === name);
+  if (made) return made;
+  const sameTransfer = live.find((s) => s.destination === chunk.target && s.name.startsWith(transferPrefix(chunk)));
   if (sameTransfer) {
     throw new DavStatusError(400, `OC-Chunked: transfer ${chunk.transfer} of ${chunk.target} is in ${sameTransfer.name.split(':')[2]} chunks, not ${chunk.count}`);
   }
