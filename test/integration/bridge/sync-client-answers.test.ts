@@ -15,7 +15,8 @@ describe('answers the sync clients read', () => {
   let alice: DavUser;
 
   beforeAll(async () => {
-    f = await bridgeFixture();
+    // The proxy counts the bridge's store requests: a file's MOVE answers its headers without a listing.
+    f = await bridgeFixture({ viaProxy: true, bridgeFlags: { cacheTtlMs: 60_000 } });
     alice = await f.newDavUser();
   });
   afterAll(async () => {
@@ -73,8 +74,11 @@ describe('answers the sync clients read', () => {
     it('MOVE: the moved node keeps its id; onto an existing file, that file’s id and new ETag', async () => {
       await dav('PUT', `${files()}/home/h-move.txt`, {}, 'moving');
       const id = await idOf('h-move.txt');
+      f.proxy?.reset();
       const moved = await move(`${files()}/home/h-move.txt`, `${files()}/home/h-moved.txt`);
       expect(moved.status).toBe(201);
+      // A file keeps its id and revision when it moves: its headers cost no listing of the destination.
+      expect(f.proxy?.matching('GET', /\/dirlist$/) ?? []).toEqual([]);
       await expectNamed(moved, `${files()}/home/h-moved.txt`, 'h-moved.txt');
       expect(moved.headers['oc-fileid']).toBe(id);
 
