@@ -23,7 +23,7 @@ import type { Readable } from 'node:stream';
 import type { UploadSession } from '../contracts/upload-sessions.js';
 import type { NodeEntry } from '../store-client/contract.js';
 import { DavStatusError } from './dav-errors.js';
-import { parseOcMtime } from './dead-properties.js';
+import { clientMtimeOf } from './dead-properties.js';
 import type { DavContext } from './request/context.js';
 import { checkWrite, etagOf, requirePrivilege, STORE_GUARDS, writeTargetOf, type WriteTarget } from './request/preconditions.js';
 import type { BridgeUser } from './sessions.js';
@@ -147,13 +147,23 @@ export async function commitWrite(ctx: DavContext, user: BridgeUser, write: Cont
   return { ...result, headers: await answerHeaders(ctx, user, write, target, result) };
 }
 
+/**
+ * What names a node's state in the answer to a verb that made or changed it (PUT and every upload's
+ * commit, MKCOL, MOVE, COPY): ETag, OC-ETag and OC-FileId, from which Nextcloud's clients record
+ * the node without another PROPFIND (FilesPlugin answers them after every bind and write).
+ */
+export async function nodeHeaders(ctx: DavContext, resource: Resource): Promise<Record<string, string>> {
+  const etag = etagOf(resource);
+  return { ETag: etag, 'OC-ETag': etag, 'OC-FileId': await ctx.services.fileIds.ocIdOf(resource) };
+}
+
 /** Step 5: the client's mtime kept (or a kept one forgotten), and the headers to answer with. */
 async function answerHeaders(ctx: DavContext, user: BridgeUser, write: ContentWrite, target: WriteTarget, result: { created: boolean; entry?: NodeEntry }): Promise<Record<string, string>> {
   const { tree, props } = ctx.services;
   const headers: Record<string, string> = {};
   const { entry } = result;
   const nodeKey = target.resource ? target.resource.chain[target.resource.chain.length - 1] : entry ? tree.folderKey(user, entry.id) : undefined;
-  const ocMtime = parseOcMtime(write.mtime);
+  const ocMtime = clientMtimeOf(write.mtime, ctx.services.clock.now());
   let mtimeKey = nodeKey;
   if (ocMtime !== undefined && mtimeKey === undefined) {
     const written = await tree.tryStat(user, write.path);
@@ -169,10 +179,7 @@ async function answerHeaders(ctx: DavContext, user: BridgeUser, write: ContentWr
   }
   if (entry) {
     const written: Resource = { path: write.path, kind: 'node', entry, chain: [...target.chain.slice(0, -1), tree.folderKey(user, entry.id)] };
-    headers.ETag = etagOf(written);
-    // Nextcloud's clients read the ETag and the file id of what they uploaded from these.
-    headers['OC-ETag'] = headers.ETag;
-    headers['OC-FileId'] = await ctx.services.fileIds.ocIdOf(written);
+    Object.assign(headers, await nodeHeaders(ctx, written));
     if (entry.checksums) headers['OC-Checksum'] = `SHA1:${entry.checksums.sha1}`;
     headers['Last-Modified'] = new Date(ocMtime ?? entry.updatedMs).toUTCString();
   }

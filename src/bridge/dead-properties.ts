@@ -21,6 +21,21 @@ export function parseOcMtime(value: string | undefined): number | undefined {
   return Math.round(Number(text) * 1000);
 }
 
+/** A day in milliseconds: the margins of a client mtime the bridge keeps (clientMtimeOf). */
+const DAY_MS = 86_400_000;
+
+/**
+ * The `X-OC-Mtime` a write keeps as the file's time (PUT, the chunked MOVE, legacy `OC-Chunked`
+ * uploads, COPY and MOVE), or undefined when the store's own time stays: absent, not decimal
+ * seconds (negative, hexadecimal, words), within a day of the epoch (0 and its time-zone shifts:
+ * Nextcloud's MtimeSanitizer refuses those too), or more than a day past `nowMs` (a clock or a
+ * file from the far future: the Nextcloud desktop's "invalid modification time" files).
+ */
+export function clientMtimeOf(value: string | undefined, nowMs: number): number | undefined {
+  const ms = parseOcMtime(value);
+  return ms !== undefined && ms > DAY_MS && ms <= nowMs + DAY_MS ? ms : undefined;
+}
+
 /**
  * Reads a date property value (Win32LastModifiedTime, SAR:lastmodified, DAV:getlastmodified:
  * RFC 1123 dates, or ISO 8601) into milliseconds; undefined when it is not a date.

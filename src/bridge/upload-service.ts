@@ -194,7 +194,8 @@ export class UploadService {
     // A part of known size may go straight to its place in the assembled file (staged-parts.ts),
     // unless a part or a write under way covers that place: the rows are read for that. A v1
     // chunk named by one number has no place: the number is an ordinal or an offset, who knows.
-    const chunkNumber = part.startByte === undefined && session.protocol === 'nextcloud-v2';
+    // A v2 chunk's number and a legacy `OC-Chunked` index are ordinals of equal chunks but the last.
+    const chunkNumber = part.startByte === undefined && (session.protocol === 'nextcloud-v2' || session.protocol === 'oc-chunked');
     const toPlace = { seq: part.seq, startByte: part.startByte, sizeBytes: announcedBytes ?? 0, chunkNumber, ...(reservation?.withinBytes !== undefined ? { withinBytes: reservation.withinBytes } : {}) };
     const place = parts.reserve && announcedBytes !== undefined && announcedBytes > 0 ? parts.reserve(session.key, toPlace, await repository.parts(session.key)) : undefined;
     let settled = reservation === undefined;

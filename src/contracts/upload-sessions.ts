@@ -13,7 +13,8 @@
  */
 import { pipeline, Transform, type Readable } from 'node:stream';
 
-export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2' | 'tus';
+/** `oc-chunked`: ownCloud's legacy `OC-Chunked: 1` PUTs of `<name>-chunking-<transfer>-<count>-<index>` (bridge/uploads/oc-chunked.ts). */
+export type UploadProtocol = 'nextcloud-v1' | 'nextcloud-v2' | 'tus' | 'oc-chunked';
 
 export interface UploadSession {
   /** Random; names the session's parts in the PartStore. */
@@ -189,7 +190,7 @@ export interface PartToPlace {
   seq: number;
   startByte: number | undefined;
   sizeBytes: number;
-  /** `seq` is a Nextcloud v2 chunk number (1 to 10000, equal chunks but the last), which places a chunk of known stride. */
+  /** `seq` is a Nextcloud v2 chunk number (1 to 10000, equal chunks but the last; a legacy `OC-Chunked` index + 1 likewise), which places a chunk of known stride. */
   chunkNumber?: boolean;
   /**
    * No part is placed ending past this (the upload's declared total, else what the quota

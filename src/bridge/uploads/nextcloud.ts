@@ -51,8 +51,8 @@ import { UploadBusyError, UploadGoneError, UploadLimitError } from '../upload-se
 import { requestBody } from '../request/body.js';
 import { headerValue } from '../request/headers.js';
 
-/** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many. */
-const MAX_CHUNKS = 10_000;
+/** v2: chunks are numbered 1 to 10000 (docs.nextcloud.com); v1 takes as many, a legacy `OC-Chunked` upload as many. */
+export const MAX_CHUNKS = 10_000;
 /**
  * v1 names as rclone writes them: `%015d-%015d`, first and last byte (inclusive); any count of
  * leading zeros, since clients pad differently (nextcloud-chunk-file-upload to the size's digits).
@@ -81,7 +81,7 @@ function partsOf(ctx: DavContext): { id: string | undefined; chunk: string | und
 }
 
 /** OC-Total-Length: a byte count, or undefined when absent; 400 when malformed. */
-function totalLengthOf(req: IncomingMessage): number | undefined {
+export function totalLengthOf(req: IncomingMessage): number | undefined {
   const raw = headerValue(req.headers['oc-total-length'])?.trim();
   if (raw === undefined || raw === '') return undefined;
   if (!NUMBER.test(raw)) throw new DavStatusError(400, `OC-Total-Length ${JSON.stringify(raw)} is not a byte count`);
@@ -102,20 +102,25 @@ function destinationOf(ctx: DavContext, user: BridgeUser, required: boolean): Da
   return inDrive.path as DavPath;
 }
 
+/** Whether a session is one of this space's folders (v1 or v2), not another front door's. */
+function isSpaceSession(session: UploadSession): boolean {
+  return session.protocol === 'nextcloud-v1' || session.protocol === 'nextcloud-v2';
+}
+
 /**
  * The caller's live session named `id`; 404 otherwise (another user's is not theirs: the same
  * 404). With `changing`, 423 while an assembly holds it (as Nextcloud answers during a merge).
  */
 async function sessionOf(ctx: DavContext, user: BridgeUser, id: string | undefined, changing = false): Promise<UploadSession> {
   const session = id === undefined ? undefined : await ctx.services.uploads.find(user.userId, id);
-  // A tus upload (tus.ts) is another front door's: not a folder of this space.
-  if (!session || session.protocol === 'tus') throw new DavStatusError(404, 'no such upload');
+  // A tus upload (tus.ts) or a legacy `OC-Chunked` one (oc-chunked.ts) is another front door's: not a folder of this space.
+  if (!session || !isSpaceSession(session)) throw new DavStatusError(404, 'no such upload');
   if (changing && ctx.services.uploads.isBusy(session)) throw new DavStatusError(423, 'the upload is being assembled');
   return session;
 }
 
 /** OC-Total-Length when it comes for the first time (the chunk's reservation records it); 400 if it changes. */
-function newTotalOf(session: UploadSession, totalBytes: number | undefined): number | undefined {
+export function newTotalOf(session: UploadSession, totalBytes: number | undefined): number | undefined {
   if (totalBytes === undefined || totalBytes === session.totalBytes) return undefined;
   if (session.totalBytes !== undefined) throw new DavStatusError(400, `OC-Total-Length ${totalBytes} differs from the ${session.totalBytes} this upload announced`);
   return totalBytes;
@@ -183,12 +188,38 @@ const put: VerbHandler = async (ctx) => {
   }
   const totalBytes = newTotalOf(session, totalLengthOf(ctx.req));
   if (destination !== undefined && session.destination === undefined) await ctx.services.uploads.touch(session, { destination });
-  const contentLength = headerValue(ctx.req.headers['content-length']);
+  const stored = await receiveChunk(ctx, user, session, order, chunkLengthOf(ctx.req), { totalBytes, destination: (destination ?? session.destination) as DavPath | undefined });
+  if (stored) sendEmpty(ctx, stored.replaced ? 204 : 201);
+};
+
+/** A chunk's Content-Length, which it must have (411 without). */
+export function chunkLengthOf(req: IncomingMessage): number {
+  const contentLength = headerValue(req.headers['content-length']);
   const announced = contentLength !== undefined && NUMBER.test(contentLength.trim()) ? Number(contentLength) : undefined;
   // Every client of the protocol knows a chunk's size (rclone, Nextcloud's): a chunk without one
   // could not be held to the quota before its bytes land, and parts not yet assembled would fill
   // the disk unchecked until they expire.
   if (announced === undefined) throw new DavStatusError(411, 'a chunk needs a Content-Length');
+  return announced;
+}
+
+/**
+ * Stores a chunk of `announced` bytes (the request's body) as the part `order` of `session`, held
+ * to the total and the quota before its bytes land: what a chunk PUT of v1, v2 and the legacy
+ * `OC-Chunked` upload (oc-chunked.ts) all do. `totalBytes`: OC-Total-Length when it comes for the
+ * first time (newTotalOf); `destination`: where the file will go, when known. Returns whether the
+ * chunk replaced one of its name, or undefined when the client went away meanwhile (nobody to answer).
+ */
+export async function receiveChunk(
+  ctx: DavContext,
+  user: BridgeUser,
+  session: UploadSession,
+  order: Pick<UploadPart, 'name' | 'seq' | 'startByte'>,
+  announced: number,
+  known: { totalBytes: number | undefined; destination: DavPath | undefined },
+): Promise<{ replaced: boolean } | undefined> {
+  const chunk = order.name;
+  const { totalBytes, destination } = known;
   // Whatever its name, a chunk implies a file of at least its end: a v1 `start-end` name its end
   // byte; a number n (a v2 chunk, a v1 ordinal or offset) n - 1 bytes of chunks before it at the
   // least. Held to OC-Total-Length (400) and to the quota (507), so ten bytes named at 1 TiB or
@@ -198,7 +229,7 @@ const put: VerbHandler = async (ctx) => {
   const total = totalBytes ?? session.totalBytes;
   if (total !== undefined && implied > total) throw new DavStatusError(400, `chunk ${JSON.stringify(chunk)} ends past the ${total} bytes of OC-Total-Length`);
   const { uploads } = ctx.services;
-  const quota = await sessionQuota(ctx, user, session, (destination ?? session.destination) as DavPath | undefined);
+  const quota = await sessionQuota(ctx, user, session, destination);
   const elsewhere = Number.isFinite(quota.availableBytes) ? await uploads.reservedElsewhere(quota.scope, session.key) : 0;
   const left = quota.availableBytes - elsewhere;
   if (implied > left) {
@@ -225,17 +256,17 @@ const put: VerbHandler = async (ctx) => {
     if (err instanceof UploadCompletedError) throw new DavStatusError(409, err.message);
     if (ctx.signal.aborted) {
       ctx.log.debug({ err }, 'client went away during a chunk');
-      return;
+      return undefined;
     }
     throw err;
   }
-  if (announced !== undefined && announced !== stored.part.sizeBytes) {
+  if (announced !== stored.part.sizeBytes) {
     // The parser holds a body to its Content-Length; a shorter one means the client hung up.
-    await ctx.services.uploads.removePart(session, chunk);
+    await uploads.removePart(session, chunk);
     throw new DavStatusError(400, `the chunk ended after ${stored.part.sizeBytes} of its ${announced} bytes`);
   }
-  sendEmpty(ctx, stored.replaced ? 204 : 201);
-};
+  return { replaced: stored.replaced };
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -264,7 +295,7 @@ const propfind: VerbHandler = async (ctx) => {
     const spaceHref = `${base}/`;
     responses.push(propResponse(spaceHref, ctx.route?.owner ?? '', true, undefined, Date.now()));
     if (withChildren) {
-      for (const s of (await uploads.list(user.userId)).filter((s) => s.protocol !== 'tus')) responses.push(propResponse(childHref(spaceHref, s.name, { collection: true }), s.name, true, undefined, s.createdMs));
+      for (const s of (await uploads.list(user.userId)).filter(isSpaceSession)) responses.push(propResponse(childHref(spaceHref, s.name, { collection: true }), s.name, true, undefined, s.createdMs));
     }
   } else {
     const session = await sessionOf(ctx, user, id);
@@ -298,7 +329,8 @@ export function assemblyOrder(session: UploadSession, parts: readonly UploadPart
   if (ranged !== 0 && ranged !== ordered.length) throw new DavStatusError(400, 'chunks named by byte offsets and by number are mixed in one upload');
   let offset = 0;
   ordered.forEach((part, i) => {
-    if (session.protocol === 'nextcloud-v2' && part.seq !== i + 1) throw new DavStatusError(400, `chunk ${i + 1} is missing`);
+    // Numbered chunks run 1..n (a legacy `OC-Chunked` upload's index i is kept as i + 1: oc-chunked.ts).
+    if ((session.protocol === 'nextcloud-v2' || session.protocol === 'oc-chunked') && part.seq !== i + 1) throw new DavStatusError(400, `chunk ${session.protocol === 'oc-chunked' ? i : i + 1} is missing`);
     if (part.startByte !== undefined && part.startByte !== offset) {
       throw new DavStatusError(400, part.startByte > offset ? `bytes ${offset} to ${part.startByte - 1} are missing` : `chunk ${part.name} overlaps the bytes before it (they end at ${offset - 1})`);
     }
@@ -321,17 +353,27 @@ const move: VerbHandler = async (ctx) => {
   if (announced !== undefined && session.totalBytes !== undefined && announced !== session.totalBytes) {
     throw new DavStatusError(400, `OC-Total-Length ${announced} differs from the ${session.totalBytes} this upload announced`);
   }
-  const { uploads } = ctx.services;
   // One assembly at a time, whichever instance runs it: a second MOVE (a client's retry after a
   // timeout) is 423 until the first ends, then 404 (rclone >= 1.69 takes that 404 as done).
-  let outcome: CommittedWrite;
+  const outcome = await assemble(ctx, user, session, path, announced ?? session.totalBytes);
+  sendEmpty(ctx, outcome.created ? 201 : 204, outcome.headers);
+};
+
+/**
+ * Assembles `session`'s parts into the file at `path` through the write path a PUT ends in
+ * (commitWrite: target, If header and If-Match, locks, quota; the request's `OC-Checksum` and
+ * `X-OC-Mtime`), holding the session's assembly lease (423 while another holds it), and removes
+ * the session once the file is in. A refusal keeps the session and its parts for another try.
+ */
+export async function assemble(ctx: DavContext, user: BridgeUser, session: UploadSession, path: DavPath, totalBytes: number | undefined): Promise<CommittedWrite> {
+  const { uploads } = ctx.services;
   try {
-    outcome = await uploads.whileAssembling(session, async () => {
-      const { ordered, totalBytes } = assemblyOrder(session, await uploads.parts(session), announced ?? session.totalBytes);
+    return await uploads.whileAssembling(session, async () => {
+      const { ordered, totalBytes: sizeBytes } = assemblyOrder(session, await uploads.parts(session), totalBytes);
       const committed = await commitWrite(ctx, user, {
         path,
         door: 'upload',
-        sizeBytes: totalBytes,
+        sizeBytes,
         heldBy: session,
         checksum: headerValue(ctx.req.headers['oc-checksum']),
         mtime: headerValue(ctx.req.headers['x-oc-mtime']),
@@ -347,8 +389,7 @@ const move: VerbHandler = async (ctx) => {
     if (err instanceof UploadBusyError) throw new DavStatusError(423, err.message);
     throw err;
   }
-  sendEmpty(ctx, outcome.created ? 201 : 204, outcome.headers);
-};
+}
 
 const del: VerbHandler = async (ctx) => {
   const user = ctx.user();
@@ -373,7 +414,7 @@ const options: VerbHandler = async (ctx) => {
 };
 
 /** Refusals in Sabre's shape (respond.ts sendSabreError); a store refusal keeps its status (dav-errors.ts). */
-function withSabreErrors(handler: VerbHandler): VerbHandler {
+export function withSabreErrors(handler: VerbHandler): VerbHandler {
   return async (ctx) => {
     try {
       await handler(ctx);

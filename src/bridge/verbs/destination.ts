@@ -8,7 +8,8 @@ import { DavStatusError } from '../dav-errors.js';
 import { ocChecksumMismatch } from '../../common/oc-checksum.js';
 import { parseDestination } from '../href.js';
 import { filesPathOf } from '../remote-dav.js';
-import { parseOcMtime } from '../dead-properties.js';
+import { clientMtimeOf } from '../dead-properties.js';
+import { nodeHeaders } from '../commit.js';
 import type { BridgeUser } from '../sessions.js';
 import { isDerivedViewEntry, isFixedPath, revisesInPlace, segmentsOf, type DavPath, type Resource } from '../store-tree.js';
 import type { DavContext } from '../request/context.js';
@@ -153,12 +154,18 @@ function assertSourceChecksum(ctx: DavContext, source: Resource): void {
 /**
  * After the store changed: a replaced destination was deleted (its locks go; in trash, its dead
  * properties too; never called when the store refused, so a refused transfer keeps them), and a client's X-OC-Mtime (rclone: docs/client-quirks.md §3) becomes the mtime of
- * the resource now at the destination. Returns the headers to answer with.
+ * the resource now at the destination. Returns the headers to answer with: what names the node now
+ * at the destination (commit.ts nodeHeaders: ETag, OC-ETag, OC-FileId; `moved`: the source, when
+ * that node itself is now at the destination) and `X-OC-Mtime: accepted`.
  */
-export async function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined): Promise<Record<string, string>> {
+export async function finishTransfer(ctx: DavContext, transfer: Transfer, replaced: boolean, newKey: string | undefined, moved?: Resource): Promise<Record<string, string>> {
   if (replaced && transfer.replacing) await forgetDeleted(ctx, transfer.replacing);
-  const mtimeMs = parseOcMtime(headerValue(ctx.req.headers['x-oc-mtime']));
-  if (mtimeMs === undefined || newKey === undefined) return {};
+  // A file renamed or moved keeps its id and revision, so its ETag: no listing of the destination for it.
+  const unchanged = moved?.entry.kind === 'file' && moved.entry.revision !== undefined ? { ...moved, path: transfer.destination.path } : undefined;
+  const now = unchanged ?? (await ctx.services.tree.tryStat(transfer.user, transfer.destination.path));
+  const headers = now ? await nodeHeaders(ctx, now) : {};
+  const mtimeMs = clientMtimeOf(headerValue(ctx.req.headers['x-oc-mtime']), ctx.services.clock.now());
+  if (mtimeMs === undefined || newKey === undefined) return headers;
   await ctx.services.props.setMtime(newKey, mtimeMs);
-  return { 'X-OC-Mtime': 'accepted' };
+  return { ...headers, 'X-OC-Mtime': 'accepted' };
 }

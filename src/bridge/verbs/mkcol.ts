@@ -9,6 +9,7 @@ import { isFixedPath } from '../store-tree.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { DAV_METHODS } from './options.js';
 import { sendEmpty, sendSabreError } from '../request/respond.js';
+import { nodeHeaders } from '../commit.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS, writeTargetOf } from '../request/preconditions.js';
 
 /**
@@ -33,7 +34,8 @@ async function hasBody(ctx: DavContext): Promise<boolean> {
  * mkcol_with_body); 405 (with Allow) when something exists at the URL, the root and the
  * top-level folders included; 403 for a new name directly under `/`; 409 when the parent is
  * missing or is not a collection (rclone then creates the parents: docs/client-quirks.md §3); 412/423
- * from the If header and locks (a depth-infinity lock on the parent needs its token).
+ * from the If header and locks (a depth-infinity lock on the parent needs its token). The 201
+ * carries the new folder's ETag, OC-ETag and OC-FileId (commit.ts nodeHeaders).
  */
 export const mkcol: VerbHandler = async (ctx) => {
   const user = ctx.user();
@@ -52,5 +54,6 @@ export const mkcol: VerbHandler = async (ctx) => {
   }
   if (isFixedPath(ctx.path)) throw new DavStatusError(403, 'top-level folders are fixed');
   await ctx.services.tree.mkdir(user, ctx.path);
-  sendEmpty(ctx, 201);
+  const made = await ctx.services.tree.tryStat(user, ctx.path);
+  sendEmpty(ctx, 201, made ? await nodeHeaders(ctx, made) : {});
 };

@@ -55,7 +55,7 @@ export const move: VerbHandler = async (ctx: DavContext) => {
     return;
   }
   if (!replaced) await rememberRenameAway(ctx, transfer);
-  sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, key));
+  sendEmpty(ctx, replaced ? 204 : 201, await finishTransfer(ctx, transfer, replaced, key, source));
 };
 
 function keyOf(resource: Resource): string {

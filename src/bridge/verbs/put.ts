@@ -19,7 +19,7 @@
  * answered by Node itself before this handler runs (no `checkContinue` listener), and an error is
  * answered without waiting for the body (litmus http/expect100).
  *
- * Client mtimes: `X-OC-Mtime: <unix seconds>` (rclone, docs/client-quirks.md §3) is kept for the node and
+ * Client mtimes: a sane `X-OC-Mtime: <unix seconds>` (rclone, docs/client-quirks.md §3, §3b) is kept for the node and
  * answered with `X-OC-Mtime: accepted`; a PUT without it forgets a kept mtime (the content changed,
  * so the store's time is the right one again). The answer carries ETag, OC-ETag, OC-FileId,
  * OC-Checksum and Last-Modified of what was written (commit.ts).
