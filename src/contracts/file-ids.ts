@@ -22,7 +22,7 @@ export interface FileIdRepository {
   instance(): Promise<{ instanceId: string; dataFingerprint: string }>;
 }
 
-/** Nextcloud's oc:id: the number zero-padded to 8 digits, then the instance id (its FileInfo::getId and OC_Util::getInstanceId). */
+/** Nextcloud's oc:id: the number zero-padded to 8 digits, then the instance id (its DavUtil::getDavFileId: `sprintf('%08d', $id) . instanceid`). */
 export function ocIdOf(fileId: number, instanceId: string): string {
   return `${String(fileId).padStart(8, '0')}${instanceId}`;
 }

@@ -141,7 +141,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     expect(res.body).toEqual({
       status: 'success',
       msg: expect.any(String),
-      data: { uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'notes.txt', revision: 1, size: 12, checksums: checksumsOf('hello, world') },
+      data: { uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'notes.txt', revision: 1, size: 12, checksums: checksumsOf('hello, world'), file_id: expect.any(Number) },
     });
     const { uuid } = (res.body as { data: { uuid: string } }).data;
     expect(await nodeRow(store, uuid)).toMatchObject({ name: 'notes.txt', type: 'File', owner_uuid: ann.uuid, owner_type: 'User', parent_uuid: ann.home, revision: 1, size: 12 });
@@ -184,7 +184,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     const { uuid } = (first.body as { data: { uuid: string } }).data;
     const second = await uploadAs(ann, uuid, 'ignored-name.bin', 'version two, longer');
     expect(second.status).toBe(200);
-    expect((second.body as { data: unknown }).data).toEqual({ uuid, name: 'report.txt', revision: 2, size: 19, checksums: checksumsOf('version two, longer') });
+    expect((second.body as { data: unknown }).data).toEqual({ uuid, name: 'report.txt', revision: 2, size: 19, checksums: checksumsOf('version two, longer'), file_id: (await nodeRow(store, uuid))?.file_id });
     expect(await nodeRow(store, uuid)).toMatchObject({ name: 'report.txt', revision: 2, size: 19 });
     expect((await revisions(uuid)).map((r) => [r.revision, r.size, r.blob_hash])).toEqual([
       [1, 11, blobHashOf('version one')],
@@ -200,7 +200,7 @@ describe('POST /upload/{token}: files and revisions', () => {
     const again = await uploadAs(ann, 'home', 'same.txt', 'two!');
     expect(again.status).toBe(200);
     const firstData = (first.body as { data: { uuid: string } }).data;
-    expect((again.body as { data: unknown }).data).toEqual({ uuid: firstData.uuid, name: 'same.txt', revision: 2, size: 4, checksums: checksumsOf('two!') });
+    expect((again.body as { data: unknown }).data).toEqual({ uuid: firstData.uuid, name: 'same.txt', revision: 2, size: 4, checksums: checksumsOf('two!'), file_id: (await nodeRow(store, firstData.uuid))?.file_id });
     expect(await childrenOf(ann.home)).toHaveLength(1);
     expect(await readDiskUsed(store, ann.uuid)).toBe(3 + 4);
   });
