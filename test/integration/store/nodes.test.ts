@@ -566,6 +566,9 @@ describe('GET dirlist', () => {
       comment_count: 0,
       size: 0,
       updated: (await nodeRow(store, folder.uuid as string))?.updated,
+      // The tree version extension (docs/extensions.md "Tree versions and sizes").
+      tree_etag: expect.any(String),
+      tree_size: 0,
     });
     expect('revision' in folder).toBe(false);
     expect(data[5]).toEqual({
