@@ -89,7 +89,9 @@ export class Resolver {
       if (current.entry.kind !== 'folder') return undefined;
       const kind = this.kindOf(current);
       const through = index < segments.length - 1;
-      const entry = await kind.child(user, current.entry.id, segment, through, through || !fresh);
+      let entry = await kind.child(user, current.entry.id, segment, through, true);
+      // Only a folder's entry carries a tree version: a file is as listed.
+      if (entry?.kind === 'folder' && !through && fresh) entry = await kind.child(user, current.entry.id, segment, through, false);
       if (!entry || hiddenFrom(user, entry) || !inClientView(user, current, entry.name)) return undefined;
       current = kind.members(user, current, [entry])[0] as Resource;
     }

@@ -568,6 +568,9 @@ describe('GET dirlist', () => {
       size: 0,
       updated: (await nodeRow(store, folder.uuid as string))?.updated,
       file_id: (await nodeRow(store, folder.uuid as string))?.file_id,
+      // The tree version extension (docs/extensions.md "Tree versions and sizes").
+      tree_etag: expect.any(String),
+      tree_size: 0,
     });
     expect('revision' in folder).toBe(false);
     expect(data[5]).toEqual({
