@@ -122,6 +122,15 @@ export function bridgeRequests(fixture: () => BridgeFixture, user?: () => DavUse
     return entry;
   }
 
+  /** A resource's oc:id as PROPFIND answers it: the form OC-FileId headers carry (Nextcloud's FilesPlugin). */
+  async function ocId(path: string, as: DavUser = me()): Promise<string> {
+    const body = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:id/></d:prop></d:propfind>';
+    const answer = await dav('PROPFIND', path, { depth: '0' }, body, as);
+    const id = parseMultistatus(answer.text)[0]?.props.get('{http://owncloud.org/ns}id');
+    if (id?.status !== 200) throw new Error(`no oc:id for ${path}: ${answer.status}`);
+    return id.text;
+  }
+
   /** PUT of a text body, created (201) or replaced (204). */
   async function put(path: string, body: string, as: DavUser = me()): Promise<void> {
     const res = await dav('PUT', path, {}, body, as);
@@ -170,7 +179,7 @@ export function bridgeRequests(fixture: () => BridgeFixture, user?: () => DavUse
     return token;
   }
 
-  return { dav, davAs, copy, move, storeEntries, entryIn, mustFind, put, mkcol, get, davNames, setColor, lock };
+  return { dav, davAs, copy, move, storeEntries, entryIn, mustFind, ocId, put, mkcol, get, davNames, setColor, lock };
 }
 
 export interface RawAnswer {

@@ -23,7 +23,7 @@ describe('answers the sync clients read', () => {
     await f.close();
   });
 
-  const { dav, storeEntries, move, copy } = bridgeRequests(() => f, () => alice);
+  const { dav, storeEntries, move, copy, ocId } = bridgeRequests(() => f, () => alice);
   const files = (): string => `/remote.php/dav/files/${encodeURIComponent(alice.email)}`;
   const uploads = (): string => `/remote.php/dav/uploads/${encodeURIComponent(alice.email)}`;
 
@@ -31,6 +31,12 @@ describe('answers the sync clients read', () => {
     const entry = (await storeEntries(folder)).find((e) => e.name === name);
     if (!entry) throw new Error(`${name} is not in ${folder}`);
     return entry.id;
+  }
+
+  /** The node's oc:id as PROPFIND answers it, after checking the store lists it. */
+  async function ocIdOf(name: string, folder = 'home'): Promise<string> {
+    await idOf(name, folder);
+    return ocId(`${files()}/${folder}/${encodeURIComponent(name)}`);
   }
 
   /** The getetag PROPFIND answers for a path: what the answer headers must agree with. */
@@ -42,7 +48,7 @@ describe('answers the sync clients read', () => {
   async function expectNamed(answer: { headers: Record<string, unknown> }, path: string, name: string, folder = 'home'): Promise<void> {
     expect(answer.headers.etag).toMatch(/^".+"$/);
     expect(answer.headers['oc-etag']).toBe(answer.headers.etag);
-    expect(answer.headers['oc-fileid']).toBe(await idOf(name, folder));
+    expect(answer.headers['oc-fileid']).toBe(await ocIdOf(name, folder));
     expect(answer.headers.etag).toBe(await propfindEtag(path));
   }
 
@@ -73,7 +79,7 @@ describe('answers the sync clients read', () => {
 
     it('MOVE: the moved node keeps its id; onto an existing file, that file’s id and new ETag', async () => {
       await dav('PUT', `${files()}/home/h-move.txt`, {}, 'moving');
-      const id = await idOf('h-move.txt');
+      const id = await ocIdOf('h-move.txt');
       f.proxy?.reset();
       const moved = await move(`${files()}/home/h-move.txt`, `${files()}/home/h-moved.txt`);
       expect(moved.status).toBe(201);
@@ -93,7 +99,7 @@ describe('answers the sync clients read', () => {
       const copied = await copy(`${files()}/home/h-copy.txt`, `${files()}/home/h-copy-2.txt`);
       expect(copied.status).toBe(201);
       await expectNamed(copied, `${files()}/home/h-copy-2.txt`, 'h-copy-2.txt');
-      expect(copied.headers['oc-fileid']).not.toBe(await idOf('h-copy.txt'));
+      expect(copied.headers['oc-fileid']).not.toBe(await ocIdOf('h-copy.txt'));
       const folder = await copy(`${files()}/home/h-folder`, `${files()}/home/h-folder-2`);
       expect(folder.status).toBe(201);
       await expectNamed(folder, `${files()}/home/h-folder-2`, 'h-folder-2');

@@ -56,7 +56,7 @@ describe('a read-only private share with a user', () => {
     const s = await shared([bob.uuid]);
     const entries = await dataOf<Array<Record<string, unknown>>>(get(bob, '/api/nodes/shared_with_you/dirlist'));
     expect(entries).toEqual([
-      { uuid: s.folder, name: 'Plans', type: 'Dir', is_starred: false, public_shares: 0, private_shares: 1, comment_count: 0, size: 0, updated: expect.any(Number), file_id: expect.any(Number) },
+      { uuid: s.folder, name: 'Plans', type: 'Dir', is_starred: false, public_shares: 0, private_shares: 1, comment_count: 0, size: 0, updated: expect.any(Number), file_id: expect.any(Number), tree_etag: expect.any(String), tree_size: 6 },
     ]);
     expect(await listedIn(bob, s.folder)).toEqual([s.file]);
     expect(await dataOf(get(bob, `/api/nodes/${s.file}`))).toMatchObject({ name: 'plan.txt', owner_uuid: alice.uuid, owner_fullname: 'Alice Owner' });
