@@ -21,6 +21,7 @@ import { makePrivateDirSync } from '../../common/private-files.js';
 import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
 import { SqlUploadSessionRepository } from './upload-sessions.js';
+import { SqlLoginFlowRepository } from './login-flows.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
@@ -51,6 +52,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
       properties: new SqlPropertyRepository(storage.sql, options.properties),
       renamedAway: new SqlRenameAwayRepository(storage.sql),
       uploads: new SqlUploadSessionRepository(storage.sql),
+      loginFlows: new SqlLoginFlowRepository(storage.sql),
       // The storage is the store's: it closes it.
       close: async () => undefined,
     };
@@ -62,6 +64,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
     properties: new SqlPropertyRepository(file.sql, options.properties),
     renamedAway: new SqlRenameAwayRepository(file.sql),
     uploads: new SqlUploadSessionRepository(file.sql),
+    loginFlows: new SqlLoginFlowRepository(file.sql),
     probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
     close: () => file.close(),
   };
@@ -75,15 +78,17 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
  * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions), 6
- * migration 024's (their quota reservations). A later migration that changes these tables must
+ * migration 024's (their quota reservations), 8 migration 027's (the client login flows; 7 is
+ * another branch's). A later migration that changes these tables must
  * add a step here too.
  */
-export const STATE_FILE_VERSION = 6;
+export const STATE_FILE_VERSION = 8;
 const STATE_MIGRATIONS = [
   { fileVersion: 3, migration: 12 },
   { fileVersion: 4, migration: 20 },
   { fileVersion: 5, migration: 21 },
   { fileVersion: 6, migration: 24 },
+  { fileVersion: 8, migration: 27 },
 ] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
