@@ -56,6 +56,8 @@ import { UploadService } from './upload-service.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './request/respond.js';
+import { webAppPageUrl } from './verbs/index-page.js';
+import { LoginFlows } from './nextcloud/login-flow.js';
 
 export type { WebAppLocation };
 
@@ -351,6 +353,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     options.metrics.counter('driveway_bridge_cache_hits_total', 'Folder listings answered from the metadata cache', () => cache.hits);
     options.metrics.counter('driveway_bridge_cache_misses_total', 'Folder listings fetched from the store', () => cache.misses);
   }
+  const loginFlows = new LoginFlows({ repository: options.state.loginFlows, client, clock: services.clock, log, serverUrl: services.absoluteBase, webAppPage: (req, page) => webAppPageUrl(options.webApp, req.headers.host, page) });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const health = healthPathOf(req);
     accessLog.watch(req, res, req, health !== undefined);
@@ -375,6 +378,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       // Stopping: a request arriving on a kept-alive connection is refused before any work.
       res.writeHead(503, { 'Retry-After': String(RETRY_AFTER_SEC), Connection: 'close', 'Content-Length': '0' }).end();
       req.resume();
+      return;
+    }
+    // The Nextcloud clients' login flows (nextcloud/login-flow.ts): unauthenticated, never DAV.
+    if (loginFlows.serves(req)) {
+      void loginFlows.serve(req, res, clientAddress(req.socket.remoteAddress) ?? '');
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
