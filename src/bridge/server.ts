@@ -249,7 +249,11 @@ export async function createBridgeServices(
     maxOpenPerUser: config.bridge.uploadMaxOpenPerUser,
     maxParts: config.bridge.uploadMaxParts,
   });
-  const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
+  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
+  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
+  const sessions = new SessionPool(client, { clock, limiter });
+  // Calls the store answers confirm the caller's session (sessions.ts: a revoked one is noticed within a second).
+  const tree = new StoreTree({ client: sessions.confirming(client), cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const feed = 'changes' in options.store ? options.store.changes : undefined;
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const scheme = bridgeTlsFiles(config) ? 'https' : 'http';
@@ -270,15 +274,13 @@ export async function createBridgeServices(
     ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
-  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
-  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const closeState = async (): Promise<void> => {
     unsubscribe?.();
     uploads.close();
     await state.close();
   };
   const probe = state.probe?.bind(state);
-  return { services, sessions: new SessionPool(client, { clock, limiter }), tokens: new TokenSessions(client, { clock }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
+  return { services, sessions, tokens: new TokenSessions(client, { clock }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
 }
 
 /**

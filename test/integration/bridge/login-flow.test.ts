@@ -4,13 +4,15 @@
  * cancel (the page's calls made here as the page makes them, with an app password made through
  * the store's API); tokens' shape and expiry on the bridge's clock; the poll answering once; the
  * bound per address; a grant that does not log in refused; Login Flow v1's redirect and `nc://`
- * address; and what the state keeps (no token, no password in the clear).
+ * address; revoking the app password stopping the client at its next request; and what the
+ * state keeps (no token, no password in the clear).
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/common/clock.js';
 import { clientNameOf, LOGIN_FLOW_LIMITS, LOGIN_FLOW_TTL_MS } from '../../../src/bridge/nextcloud/login-flow.js';
+import { SESSION_CONFIRM_MS } from '../../../src/bridge/sessions.js';
 import { openBridgeStateFile } from '../../../src/store/storage/dav-state.js';
 import { davRequest, type DavAnswer } from '../../helpers/dav-requests.js';
 import { basicAuth, bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
@@ -187,5 +189,27 @@ describe('Nextcloud login flows through the bridge', () => {
     expect(json(granted)).toEqual({ redirect: `nc://login/server:${f.davUrl}&user:${ada.email.replace('@', '%40')}&password:${made.password}` });
     expect((await pageCall('GET', 'grant', undefined, `?token=${token}`)).status).toBe(404);
     expect((await flowRows()).length).toBe(0);
+  });
+
+  it('stops the client at its next request once its app password is revoked, even at the made-up root and with its listing cached', async () => {
+    const flow = await started();
+    const made = await newAppPassword(DESKTOP_NAME);
+    expect((await grant(flow, made.password)).status).toBe(200);
+    const { loginName, appPassword } = json(await poll(flow.poll.token)) as { loginName: string; appPassword: string };
+    const auth = basicAuth(loginName, appPassword);
+    expect((await propfind(auth)).status).toBe(207);
+    expect((await davRequest(f.davUrl, 'PROPFIND', '/home/', { auth, headers: { ...DEPTH0, depth: '1' } })).status).toBe(207);
+    const listed = dataOf<Array<{ uuid: string; name: string }>>(await apiCall(f.client, ada.session, 'GET', '/api/user/app_passwords'));
+    expect(listed.some((p) => p.uuid === made.uuid && p.name === DESKTOP_NAME)).toBe(true);
+
+    expect((await davRequest(f.davUrl, 'PROPFIND', '/', { auth, headers: DEPTH0 })).status).toBe(207);
+
+    expect((await apiCall(f.client, ada.session, 'DELETE', `/api/user/app_passwords/${made.uuid}`)).status).toBe(200);
+    // A sync client's next request comes seconds later; the bridge asks the store once its session stood a second unconfirmed.
+    clock.advance(SESSION_CONFIRM_MS);
+    expect((await davRequest(f.davUrl, 'PROPFIND', '/', { auth, headers: DEPTH0 })).status).toBe(401);
+    expect((await propfind(auth)).status).toBe(401);
+    expect((await davRequest(f.davUrl, 'PROPFIND', '/home/', { auth, headers: { ...DEPTH0, depth: '1' } })).status).toBe(401);
+    expect((await davRequest(f.davUrl, 'GET', '/home/', { auth })).status).toBe(401);
   });
 });
