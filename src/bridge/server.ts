@@ -251,10 +251,10 @@ export async function createBridgeServices(
   });
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
   const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
-  const sessions = new SessionPool(client, { clock, limiter });
+  const feed = 'changes' in options.store ? options.store.changes : undefined;
+  const sessions = new SessionPool(client, { clock, limiter, ...(feed ? { settled: () => feed.settled() } : {}) });
   // Calls the store answers confirm the caller's session (sessions.ts: a revoked one is noticed within a second).
   const tree = new StoreTree({ client: sessions.confirming(client), cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
-  const feed = 'changes' in options.store ? options.store.changes : undefined;
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const scheme = bridgeTlsFiles(config) ? 'https' : 'http';
   const services: BridgeServices = {

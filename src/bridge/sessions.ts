@@ -119,6 +119,12 @@ export interface SessionPoolOptions {
   limiter?: LoginLimiter;
   /** How long a session stands unconfirmed by the store before a request asks it (default 1 s). */
   confirmEveryMs?: number;
+  /**
+   * Several instances (BridgeServices.changesSettled): resolves once every change committed
+   * anywhere has reached this process, so the store's answer to a confirmation knows of a
+   * revocation made through another instance or its REST API.
+   */
+  settled?: () => Promise<void>;
 }
 
 /** The default of SessionPoolOptions.confirmEveryMs. */
@@ -191,6 +197,7 @@ export class SessionPool {
   private readonly renewBeforeMs: number;
   private readonly limiter?: LoginLimiter;
   private readonly confirmEveryMs: number;
+  private readonly settled?: () => Promise<void>;
   /** When the store last answered a call with each of the pool's sessions (a login, or any call through confirming()). */
   private readonly confirmedAt = new WeakMap<StoreSession, number>();
 
@@ -204,6 +211,7 @@ export class SessionPool {
     this.rejected = new LRUCache({ max: 10_000, ttl: options.negativeTtlMs ?? 5_000 });
     this.limiter = options.limiter;
     this.confirmEveryMs = options.confirmEveryMs ?? SESSION_CONFIRM_MS;
+    this.settled = options.settled;
   }
 
   /**
@@ -238,6 +246,7 @@ export class SessionPool {
     const session = entry.session;
     if (!session || this.clock.now() - (this.confirmedAt.get(session) ?? 0) < this.confirmEveryMs) return;
     try {
+      await this.settled?.();
       await this.client.currentUser(session);
       this.confirmedAt.set(session, this.clock.now());
     } catch (err) {

@@ -15,7 +15,9 @@ import { clientNameOf, LOGIN_FLOW_LIMITS, LOGIN_FLOW_TTL_MS } from '../../../src
 import { SESSION_CONFIRM_MS } from '../../../src/bridge/sessions.js';
 import { openBridgeStateFile } from '../../../src/store/storage/dav-state.js';
 import { davRequest, type DavAnswer } from '../../helpers/dav-requests.js';
-import { basicAuth, bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
+import { createLogger } from '../../../src/common/logger.js';
+import { startBridge } from '../../../src/bridge/server.js';
+import { basicAuth, bridgeFixture, bridgeStateFor, bridgeStoreFor, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { apiCall, dataOf } from '../../helpers/user-api.js';
 
 const DESKTOP = 'Mozilla/5.0 (Linux) mirall/3.7.3 (Nextcloud, debian-6.1.0 ClientArchitecture: x86_64 OsArchitecture: x86_64)';
@@ -172,6 +174,37 @@ describe('Nextcloud login flows through the bridge', () => {
     clock.advance(LOGIN_FLOW_TTL_MS + 1);
     expect((await start()).status).toBe(200);
     clock.advance(LOGIN_FLOW_TTL_MS + 1);
+  });
+
+  // Over HTTP each bridge keeps its own bridge.sqlite: only bridges over the store's database share flows.
+  it.skipIf(TEST_TRANSPORT === 'http')('shares a flow between two bridges over one database: opened on one, granted and polled on the other', async () => {
+    const other = await startBridge({
+      config: f.store.config,
+      logger: createLogger('silent'),
+      store: bridgeStoreFor(f.store, 'local'),
+      state: await bridgeStateFor(f.store, 'local'),
+      port: 0,
+      webApp: { port: Number(new URL(f.store.url).port), https: false },
+      clock,
+    });
+    try {
+      const flow = await started();
+      const made = await newAppPassword(DESKTOP_NAME);
+      const details = await davRequest(other.url, 'GET', `/index.php/login/v2/grant?token=${loginTokenOf(flow)}`);
+      expect(json(details)).toMatchObject({ client: DESKTOP_NAME, kind: 'v2' });
+      const granted = await davRequest(other.url, 'POST', '/index.php/login/v2/grant', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: loginTokenOf(flow), loginName: ada.email, appPassword: made.password }),
+      });
+      expect(granted.status, granted.text).toBe(200);
+      const polled = await davRequest(other.url, 'POST', '/index.php/login/v2/poll', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${flow.poll.token}` });
+      expect(polled.status, polled.text).toBe(200);
+      expect(json(polled)).toMatchObject({ loginName: ada.email, appPassword: made.password });
+      // Taken once, whichever bridge is asked.
+      expect((await poll(flow.poll.token)).status).toBe(404);
+    } finally {
+      await other.close();
+    }
   });
 
   it('v1: redirects the app\'s web view to the grant page, and the grant answers the nc:// address; the flow is gone', async () => {
