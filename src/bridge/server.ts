@@ -40,7 +40,7 @@ import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './hre
 import { LockStore } from './locks.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
-import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
+import { AuthenticationFailed, parseBasic, SESSION_CONFIRM_MS, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
 import { parseBearer, TokenSessions } from './token-sessions.js';
 import { CorsPolicy } from './cors.js';
 import { requestOrigin } from '../common/request-origin.js';
@@ -252,8 +252,9 @@ export async function createBridgeServices(
   const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
   const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const feed = 'changes' in options.store ? options.store.changes : undefined;
-  const sessions = new SessionPool(client, { clock, limiter, ...(feed ? { settled: () => feed.settled() } : {}) });
-  // Calls the store answers confirm the caller's session (sessions.ts: a revoked one is noticed within a second).
+  // A session no store call confirmed for the listing cache's TTL (a second at least) is confirmed
+  // before a request (sessions.ts): a revoked app password is refused as soon as a cached answer would be stale.
+  const sessions = new SessionPool(client, { clock, limiter, confirmEveryMs: Math.max(SESSION_CONFIRM_MS, config.bridge.cacheTtlMs), ...(feed ? { settled: () => feed.settled() } : {}) });
   const tree = new StoreTree({ client: sessions.confirming(client), cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const scheme = bridgeTlsFiles(config) ? 'https' : 'http';

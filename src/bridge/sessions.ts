@@ -8,7 +8,8 @@
  * (common/login-limiter.ts) before the store is asked, so parallel guesses through the bridge
  * never reach the store more than the limit, whatever store it fronts (ours counts again).
  * A session the store ended (its app password revoked, a logout elsewhere) is noticed within
- * `confirmEveryMs`: a request of credentials none of whose store calls succeeded for that long
+ * `confirmEveryMs` (server.ts: the listing cache's TTL, a second at least): a request of
+ * credentials none of whose store calls succeeded for that long
  * asks the store first (GET /api/user), so answers from the bridge's caches or its made-up
  * folders, which call no store, do not keep a revoked client going.
  */

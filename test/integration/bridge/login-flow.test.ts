@@ -238,8 +238,8 @@ describe('Nextcloud login flows through the bridge', () => {
     expect((await davRequest(f.davUrl, 'PROPFIND', '/', { auth, headers: DEPTH0 })).status).toBe(207);
 
     expect((await apiCall(f.client, ada.session, 'DELETE', `/api/user/app_passwords/${made.uuid}`)).status).toBe(200);
-    // A sync client's next request comes seconds later; the bridge asks the store once its session stood a second unconfirmed.
-    clock.advance(SESSION_CONFIRM_MS);
+    // A sync client's next request comes seconds later; the bridge asks the store once its session stood unconfirmed for the cache's TTL.
+    clock.advance(Math.max(SESSION_CONFIRM_MS, f.store.config.bridge.cacheTtlMs));
     expect((await davRequest(f.davUrl, 'PROPFIND', '/', { auth, headers: DEPTH0 })).status).toBe(401);
     expect((await propfind(auth)).status).toBe(401);
     expect((await davRequest(f.davUrl, 'PROPFIND', '/home/', { auth, headers: { ...DEPTH0, depth: '1' } })).status).toBe(401);
