@@ -75,7 +75,7 @@ function routeOf(req: IncomingMessage): { route: Route; prefix: string } | undef
   const method = req.method ?? 'GET';
   if (method === 'POST' && rest === '/login/v2') return { route: 'start-v2', prefix };
   if (method === 'POST' && rest === '/login/v2/poll') return { route: 'poll', prefix };
-  if ((method === 'GET' || method === 'HEAD') && rest === '/login/flow') return { route: 'start-v1', prefix };
+  if (method === 'GET' && rest === '/login/flow') return { route: 'start-v1', prefix };
   if (prefix === '' || (method !== 'GET' && method !== 'POST')) return undefined;
   if (path === GRANT_PATH) return { route: method === 'GET' ? 'details' : 'grant', prefix };
   if (path === CANCEL_PATH && method === 'POST') return { route: 'cancel', prefix };

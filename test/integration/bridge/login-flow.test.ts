@@ -221,6 +221,8 @@ describe('Nextcloud login flows through the bridge', () => {
     // Nextcloud's format: the server as is, the login name and password as PHP's urlencode writes them.
     expect(json(granted)).toEqual({ redirect: `nc://login/server:${f.davUrl}&user:${ada.email.replace('@', '%40')}&password:${made.password}` });
     expect((await pageCall('GET', 'grant', undefined, `?token=${token}`)).status).toBe(404);
+    // A HEAD opens nothing (it is no flow's start).
+    expect((await davRequest(f.davUrl, 'HEAD', '/index.php/login/flow', { headers: { 'user-agent': ANDROID } })).status).not.toBe(302);
     expect((await flowRows()).length).toBe(0);
   });
 
