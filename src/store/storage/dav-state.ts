@@ -78,7 +78,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
  * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions), 6
- * migration 024's (their quota reservations), 8 migration 027's (the client login flows; 7 is
+ * migration 024's (their quota reservations), 8 migration 028's (the client login flows; 7 is
  * another branch's). A later migration that changes these tables must
  * add a step here too.
  */
@@ -88,7 +88,7 @@ const STATE_MIGRATIONS = [
   { fileVersion: 4, migration: 20 },
   { fileVersion: 5, migration: 21 },
   { fileVersion: 6, migration: 24 },
-  { fileVersion: 8, migration: 27 },
+  { fileVersion: 8, migration: 28 },
 ] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */

@@ -1,6 +1,6 @@
 /**
  * The storage layer's LoginFlowRepository (contracts/login-flows.ts) over the `dav_login_flows`
- * table (migration 027), through one `Sql` handle, SQLite or PostgreSQL, in the store's database or
+ * table (migration 028), through one `Sql` handle, SQLite or PostgreSQL, in the store's database or
  * a bridge's own bridge.sqlite. Owns that table only.
  *
  * The bound per address: the count and the insert are one transaction; on PostgreSQL those naming
