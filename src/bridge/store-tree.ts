@@ -95,8 +95,8 @@ export class StoreTree {
   }
 
   /** Like stat, but undefined when the path is unmapped (a parent missing included). */
-  tryStat(user: BridgeUser, path: DavPath): Promise<Resource | undefined> {
-    return this.resolver.tryStat(user, path);
+  tryStat(user: BridgeUser, path: DavPath, fresh = false): Promise<Resource | undefined> {
+    return this.resolver.tryStat(user, path, fresh);
   }
 
   /** Children of a collection. */
@@ -107,6 +107,11 @@ export class StoreTree {
   /** What the user may do to `resource` (Grants.privileges). */
   privileges(user: BridgeUser, resource: Resource, options: { exact?: boolean; passedToStore?: boolean } = {}): Promise<ReadonlySet<Privilege>> {
     return this.grants.privileges(user, resource, options);
+  }
+
+  /** Whether the user may share `resource` on (Grants.mayShare). */
+  mayShare(user: BridgeUser, resource: Resource): Promise<boolean> {
+    return this.grants.mayShare(user, resource);
   }
 
   /** Every remembered myaccess answer is stale (shares or memberships changed elsewhere). */

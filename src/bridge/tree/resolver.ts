@@ -11,6 +11,7 @@ import type { Listing } from '../metadata-cache.js';
 import { GROUP_PREFIX, GROUPS, GROUPS_PREFIX, groupCollectionId, groupOfTop, topLevelOfId, WEBDRIVE_PREFIX } from '../namespace.js';
 import type { BridgeUser } from '../sessions.js';
 import { REVISION_PREFIX } from '../versions-view.js';
+import { clientViewOf, inClientView } from './client-view.js';
 import type { Collection } from './collection.js';
 import { withSession, type TreeContext } from './context.js';
 import { Group, Groups } from './groups.js';
@@ -36,7 +37,7 @@ export class Resolver {
   constructor(private readonly ctx: TreeContext) {
     this.store = new StoreFolder(ctx);
     this.groups = new Groups(ctx);
-    this.root = new Root(ctx, (id) => this.isMadeUp(id));
+    this.root = new Root(ctx, (id) => this.isMadeUp(id), (user) => this.groups.children(user));
     this.kinds = new Map<string, Collection>([
       [WEBDRIVE_PREFIX, new Webdrive(ctx)],
       [GROUPS_PREFIX, this.groups],
@@ -74,17 +75,22 @@ export class Resolver {
     return found;
   }
 
-  /** Like stat, but undefined when the path is unmapped (a parent missing included). */
-  async tryStat(user: BridgeUser, path: DavPath): Promise<Resource | undefined> {
+  /**
+   * Like stat, but undefined when the path is unmapped (a parent missing included). `fresh`: the
+   * resource's tree version and size as they are now (PROPFIND); otherwise they may be outdated
+   * by a change below it (a walk to write: ids and names are what counts).
+   */
+  async tryStat(user: BridgeUser, path: DavPath, fresh = false): Promise<Resource | undefined> {
     await user.session();
     const segments = segmentsOf(path);
-    if (segments.length === 0) return this.root.resource(user);
+    if (segments.length === 0) return this.root.resource(user, !fresh);
     let current = this.root.base(user);
     for (const [index, segment] of segments.entries()) {
       if (current.entry.kind !== 'folder') return undefined;
       const kind = this.kindOf(current);
-      const entry = await kind.child(user, current.entry.id, segment, index < segments.length - 1);
-      if (!entry || hiddenFrom(user, entry)) return undefined;
+      const through = index < segments.length - 1;
+      const entry = await kind.child(user, current.entry.id, segment, through, through || !fresh);
+      if (!entry || hiddenFrom(user, entry) || !inClientView(user, current, entry.name)) return undefined;
       current = kind.members(user, current, [entry])[0] as Resource;
     }
     return current;
@@ -95,7 +101,8 @@ export class Resolver {
     if (folder.entry.kind !== 'folder') return [];
     const kind = this.kindOf(folder);
     const listing = await kind.children(user, folder.entry.id);
-    const entries = user.hidesMacSideFiles ? listing.entries.filter((e) => !hiddenFrom(user, e)) : listing.entries;
+    const shown = clientViewOf(user, folder, listing.entries);
+    const entries = user.hidesMacSideFiles ? shown.filter((e) => !hiddenFrom(user, e)) : shown;
     return kind.members(user, folder, folder.kind === 'root' ? [...entries, ...this.root.alsoListed(user, folder)] : entries);
   }
 

@@ -3,24 +3,28 @@
  * none of them) and `groups` when the server has groups. `/webdrive/` and `/versions/` are there
  * for everyone, but `/webdrive/` is never listed (it would show every drive twice to a sync
  * tool) and `/versions/` only to Finder and Explorer (BridgeUser.listsVersions). The root holds
- * only fixed names, so a child's id follows from its name and nothing else is there.
+ * only fixed names, so a child's id follows from its name and nothing else is there. In the
+ * client's view (client-view.ts) it shows `home`, `incoming` and `groups` only.
  */
 import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { Listing } from '../metadata-cache.js';
 import { folder, GROUPS, groupsId, isTopLevelName, rootKey, TOP_LEVEL, WEBDRIVE, webdriveId } from '../namespace.js';
 import type { BridgeUser } from '../sessions.js';
 import { VERSIONS, versionsRootId } from '../versions-view.js';
+import { clientViewOf } from './client-view.js';
 import { madeUpMember, topMember, type Collection } from './collection.js';
 import type { TreeContext } from './context.js';
 import type { DavPath } from './paths.js';
 import type { Resource } from './resource.js';
-import { groupsOf, topFolders } from './top-folders.js';
+import { derivedTreeFields, groupsOf, topFolders } from './top-folders.js';
 
 export class Root implements Collection {
   /** `isMadeUp`: whether an id is a made-up collection's (the resolver's kinds know). */
   constructor(
     private readonly ctx: TreeContext,
     private readonly isMadeUp: (id: string) => boolean,
+    /** `/groups/`'s listing (its tree version is derived from it). */
+    private readonly groupsListing: (user: BridgeUser) => Promise<Listing>,
   ) {}
 
   /** The root as the walk starts from it, before anything is listed. */
@@ -28,24 +32,30 @@ export class Root implements Collection {
     return { path: '/' as DavPath, kind: 'root', entry: folder('', ''), chain: [rootKey(user.userId)] };
   }
 
-  /** The root stated: the bridge's own, it changes when a top-level folder does. */
-  async resource(user: BridgeUser): Promise<Resource> {
+  /** The root stated: the bridge's own, it changes when a top-level folder does (its tree version derived from theirs). */
+  async resource(user: BridgeUser, anyTree = false): Promise<Resource> {
     const base = this.base(user);
-    const tops = await this.children(user);
-    const updatedMs = tops.entries.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
-    return { ...base, entry: { ...base.entry, updatedMs } };
+    const tops = clientViewOf(user, base, (await this.children(user, undefined, anyTree)).entries);
+    const updatedMs = tops.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
+    return { ...base, entry: { ...base.entry, updatedMs, ...derivedTreeFields(tops) } };
   }
 
-  children(user: BridgeUser): Promise<Listing> {
-    return this.ctx.cache.load(user.userId, rootKey(user.userId), async () => {
-      const [tops, groups] = await Promise.all([topFolders(this.ctx, user, TOP_LEVEL.map((t) => [t, t as NodeId])), groupsOf(this.ctx, user)]);
-      if (groups === undefined) return tops;
-      const latest = tops.reduce((max, e) => Math.max(max, e.updatedMs), 0);
-      return [...tops, folder(groupsId(user.userId), GROUPS, latest)];
-    });
+  children(user: BridgeUser, _id?: NodeId, anyTree = false): Promise<Listing> {
+    return this.ctx.cache.load(
+      user.userId,
+      rootKey(user.userId),
+      async () => {
+        const [tops, groups] = await Promise.all([topFolders(this.ctx, user, TOP_LEVEL.map((t) => [t, t as NodeId])), groupsOf(this.ctx, user)]);
+        if (groups === undefined) return tops;
+        const latest = tops.reduce((max, e) => Math.max(max, e.updatedMs), 0);
+        const groupsTree = derivedTreeFields((await this.groupsListing(user)).entries);
+        return [...tops, { ...folder(groupsId(user.userId), GROUPS, latest), ...groupsTree }];
+      },
+      anyTree,
+    );
   }
 
-  async child(user: BridgeUser, _id: NodeId, name: string, through: boolean): Promise<NodeEntry | undefined> {
+  async child(user: BridgeUser, _id: NodeId, name: string, through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
     if (name === VERSIONS) return folder(versionsRootId(user.userId), VERSIONS);
     if (name === WEBDRIVE) return folder(webdriveId(user.userId), WEBDRIVE);
     if (name === GROUPS && through) return folder(groupsId(user.userId), GROUPS);
@@ -53,8 +63,8 @@ export class Root implements Collection {
     // answered without building the root listing.
     if (!isTopLevelName(name) && name !== GROUPS) return undefined;
     // Walking through, a top-level folder is not asked for, unless the root's listing is cached anyway.
-    if (through && isTopLevelName(name) && !this.ctx.cache.listing(user.userId, rootKey(user.userId))) return folder(name, name);
-    return (await this.children(user)).byName.get(name);
+    if (through && isTopLevelName(name) && !this.ctx.cache.listing(user.userId, rootKey(user.userId), true)) return folder(name, name);
+    return (await this.children(user, undefined, anyTree)).byName.get(name);
   }
 
   members(user: BridgeUser, parent: Resource, entries: readonly NodeEntry[]): Resource[] {
@@ -63,6 +73,6 @@ export class Root implements Collection {
 
   /** What list() shows beside the listing: `/versions/` to Finder and Explorer. */
   alsoListed(user: BridgeUser, root: Resource): NodeEntry[] {
-    return user.listsVersions === true ? [folder(versionsRootId(user.userId), VERSIONS, root.entry.updatedMs)] : [];
+    return user.listsVersions === true && user.clientView !== true ? [folder(versionsRootId(user.userId), VERSIONS, root.entry.updatedMs)] : [];
   }
 }

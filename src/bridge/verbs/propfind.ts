@@ -11,6 +11,7 @@
  * docs/client-quirks.md §3); WebDAVFS gets NFD (§1). DAV:displayname is always the href's last segment,
  * never anything else (older Windows clients take it as the name: §2).
  */
+import { ocIdOf } from '../../contracts/file-ids.js';
 import { LRUCache } from 'lru-cache';
 import { DavStatusError } from '../dav-errors.js';
 import {
@@ -31,8 +32,10 @@ import { remainingSec, type LockView } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
 import type { NodeEntry } from '../../store-client/contract.js';
 import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
+import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { contentTypeOf } from './get.js';
+import { DERIVED_VIEWS } from '../namespace.js';
 import { etagOf } from '../request/preconditions.js';
 import { formatOcChecksums } from '../../common/oc-checksum.js';
 import { XML_TYPE } from '../request/respond.js';
@@ -69,7 +72,11 @@ export const NC_NS = 'http://nextcloud.org/ns';
 const CLIENT_PROPERTIES = {
   'oc:checksums': { ns: OC_NS, local: 'checksums' },
   'oc:fileid': { ns: OC_NS, local: 'fileid' },
+  'oc:id': { ns: OC_NS, local: 'id' },
+  'oc:data-fingerprint': { ns: OC_NS, local: 'data-fingerprint' },
   'oc:permissions': { ns: OC_NS, local: 'permissions' },
+  'nc:is-mount-root': { ns: NC_NS, local: 'is-mount-root' },
+  'oc:size': { ns: OC_NS, local: 'size' },
   'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
   'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
@@ -142,11 +149,7 @@ function readOnlyAttributes(stored: string | undefined, isCollection: boolean): 
   return ((base | FILE_ATTRIBUTE_READONLY) >>> 0).toString(16).toUpperCase().padStart(8, '0');
 }
 
-/**
- * Reported as available space when the store sets no limit (disk_quota 0): a large real number
- * (1 PiB), because 0 free makes Finder and other file managers refuse every copy (docs/client-quirks.md §6b).
- */
-export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
+export { UNLIMITED_AVAILABLE_BYTES };
 
 /** One requested property, classified once per request instead of once per resource. */
 type Wanted = { live: LiveProperty; name: PropName } | { live: undefined; name: PropName; key: string };
@@ -171,6 +174,10 @@ interface Sources {
   locks: LockView | undefined;
   /** Privileges by resource (its tree's), when the request needs them. */
   privileges: Map<string, ReadonlySet<Privilege>> | undefined;
+  /** Whether the caller may share the resource on (ownCloud's R), when oc:permissions is shown. */
+  sharing: Map<string, boolean> | undefined;
+  /** Numeric file ids by resource key (file-ids.ts) and the instance's names, when the request shows them. */
+  fileIds: { numbers: Map<string, number>; instanceId: string; dataFingerprint: string } | undefined;
   ctx: DavContext;
   nowMs: number;
 }
@@ -181,7 +188,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const request: PropfindRequest = hasBody(ctx) ? parsePropfind(await readBody(ctx.req)) : { kind: 'allprop', include: [] };
   const { tree, props, locks, clock } = ctx.services;
 
-  const resource = await tree.tryStat(user, ctx.path);
+  const resource = await tree.tryStat(user, ctx.path, true);
   // A plain 404, not a 207 holding one: Windows probes every name before creating it (docs/client-quirks.md §2).
   if (!resource) throw new DavStatusError(404, 'no such resource');
   const isCollection = resource.entry.kind === 'folder';
@@ -202,12 +209,16 @@ export const propfind: VerbHandler = async (ctx) => {
   const rawSegments = ctx.target.rawSegments;
   const selfHref = ctx.hrefBase + encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
 
+  const showsLetters = request.kind !== 'prop' || asks('oc:permissions');
   let cacheKey: string | undefined;
   let keyedListing: { listing: Listing; changes: number } | undefined;
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
-    const granted = [...(await tree.privileges(user, resource))].sort().join(',');
-    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}`;
+    // What the members' oc:permissions follow from: the folder's privileges, and whether its
+    // nodes may be shared on (a member's share permission changes without the listing changing).
+    const [privileges, sharesOn] = await Promise.all([tree.privileges(user, resource), showsLetters && tree.mayShare(user, { ...resource, kind: 'node' })]);
+    const granted = `${[...privileges].sort().join(',')}${sharesOn ? '+R' : ''}`;
+    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}${user.clientView ? '\0view' : ''}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
     if (cached !== undefined) {
@@ -219,16 +230,21 @@ export const propfind: VerbHandler = async (ctx) => {
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
   const needsPrivileges =
     request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
-  const privileges = needsPrivileges ? await privilegesByTree(ctx, [resource, ...children]) : undefined;
+  const [privileges, sharing] = await Promise.all([
+    needsPrivileges ? privilegesByTree(ctx, [resource, ...children]) : undefined,
+    showsLetters ? sharingByTree(ctx, [resource, ...children]) : undefined,
+  ]);
   let keys: string[] | undefined;
   if (needsDead || needsMtimes) {
     keys = new Array<string>(children.length + 1);
     keys[0] = keyOf(resource);
     for (let i = 0; i < children.length; i++) keys[i + 1] = keyOf(children[i] as Resource);
   }
-  const [dead, mtimes] = await Promise.all([
+  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
+  const [dead, mtimes, fileIds] = await Promise.all([
     needsDead ? props.listMany(keys as string[]) : undefined,
     needsMtimes ? props.getMtimes(keys as string[]) : undefined,
+    needsFileIds ? fileIdsOf(ctx, [resource, ...children]) : undefined,
   ]);
   const sources: Sources = {
     dead,
@@ -236,6 +252,8 @@ export const propfind: VerbHandler = async (ctx) => {
     quota,
     locks: needsLocks ? lockView : undefined,
     privileges,
+    sharing,
+    fileIds,
     ctx,
     nowMs: clock.now(),
   };
@@ -365,8 +383,34 @@ async function privilegesByTree(ctx: DavContext, resources: readonly Resource[])
   return out;
 }
 
+/**
+ * Whether the caller may share each resource on: one answer per tree and kind of resource (a
+ * top-level folder or the trash's entries never: Grants.mayShare), so a Depth 1 answer costs at
+ * most a listGroups, remembered briefly.
+ */
+async function sharingByTree(ctx: DavContext, resources: readonly Resource[]): Promise<Map<string, boolean>> {
+  const user = ctx.user();
+  const lookups = new Map<string, Promise<boolean>>();
+  const trees = resources.map((resource) => {
+    const tree = `${treeOf(resource)}\0${resource.kind}`;
+    if (!lookups.has(tree)) lookups.set(tree, ctx.services.tree.mayShare(user, resource));
+    return tree;
+  });
+  const byTree = new Map<string, boolean>();
+  await Promise.all([...lookups].map(async ([tree, lookup]) => byTree.set(tree, await lookup)));
+  const out = new Map<string, boolean>();
+  resources.forEach((resource, i) => out.set(keyOf(resource), byTree.get(trees[i] as string) === true));
+  return out;
+}
+
 function treeOf(resource: Resource): string {
   return resource.kind === 'root' || resource.kind === 'virtual' ? `${resource.kind}` : (resource.shareRoot ?? resource.top?.id ?? 'none');
+}
+
+/** The numbers of the answer's resources and the instance's names (one read of the bridge's map at most). */
+async function fileIdsOf(ctx: DavContext, resources: readonly Resource[]): Promise<NonNullable<Sources['fileIds']>> {
+  const [numbers, names] = await Promise.all([ctx.services.fileIds.of(resources), ctx.services.fileIds.instance()]);
+  return { numbers, ...names };
 }
 
 /** The key dead properties, mtimes and locks hang on: the last of the resource's chain. */
@@ -494,14 +538,30 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       // and dav-xml.ts gives that prefix to OC_NS only (its well-known prefixes).
       return value === undefined ? undefined : { name: nameOf(prop), innerXml: `<oc:checksum>${value}</oc:checksum>` };
     }
+    case 'oc:size': {
+      // A folder's recursive size where the store publishes it (docs/extensions.md "Tree versions and sizes").
+      const size = isFile ? entry.sizeBytes : entry.treeSizeBytes;
+      return size === undefined ? undefined : { name: nameOf(prop), text: String(size) };
+    }
     case 'ME:sha1hex':
       return entry.checksums ? { name: nameOf(prop), text: entry.checksums.sha1 } : undefined;
-    case 'oc:fileid':
-      return resource.kind === 'node' || resource.kind === 'top' ? { name: nameOf(prop), text: entry.id } : undefined;
+    case 'oc:fileid': {
+      // Numeric: Nextcloud's Android library reads it as a 64-bit integer (docs/extensions.md "Numeric file ids").
+      const n = sources.fileIds?.numbers.get(keyOf(resource));
+      return n === undefined ? undefined : { name: nameOf(prop), text: String(n) };
+    }
+    case 'oc:id': {
+      const n = sources.fileIds?.numbers.get(keyOf(resource));
+      return n === undefined || sources.fileIds === undefined ? undefined : { name: nameOf(prop), text: ocIdOf(n, sources.fileIds.instanceId) };
+    }
+    case 'oc:data-fingerprint':
+      return resource.kind === 'root' && sources.fileIds ? { name: nameOf(prop), text: sources.fileIds.dataFingerprint } : undefined;
     case 'oc:permissions': {
       const granted = sources.privileges?.get(keyOf(resource));
-      return granted && (resource.kind === 'node' || resource.kind === 'top') ? { name: nameOf(prop), text: ocPermissions(resource, granted) } : undefined;
+      return granted ? { name: nameOf(prop), text: ocPermissions(resource, granted, sources.sharing?.get(keyOf(resource)) === true) } : undefined;
     }
+    case 'nc:is-mount-root':
+      return isMountRoot(resource) ? { name: nameOf(prop), text: 'true' } : undefined;
     case 'nc:trashbin-filename': {
       const trashed = trashedOf(resource);
       return trashed ? { name: nameOf(prop), text: trashed.originalName } : undefined;
@@ -538,21 +598,36 @@ export function originalLocationOf(resource: Resource): string | undefined {
 }
 
 /**
- * ownCloud's permission letters for what the caller may do (ownCloud's and Nextcloud's WebDAV
- * docs): S reached through a share, M in a group's drive, R may share it on (not what reached
- * the caller through a share), D delete, N rename and V move (both need `write` here),
- * W write a file's content, C and K create files and folders in a folder.
+ * ownCloud's permission letters for what the caller may do, with Nextcloud's meanings (its
+ * DavUtil::getDavPermissions; the desktop's RemotePermissions reads them): S reached through a
+ * share (what was shared with the caller: Nextcloud's isShared), R may share it on (Grants.mayShare),
+ * M mounted (a drive's root, and everything in a group's drive: not the caller's own storage), D
+ * delete, N rename and V move (both need `write` here), W write a file's content, C and K create
+ * files and folders in a folder. A drive's root is never deleted, renamed or moved (no D, N, V);
+ * the root and the made-up collections above the drives hold no letter at all, so a sync client
+ * creates nothing there (docs/client-quirks.md "The client's view").
  */
-export function ocPermissions(resource: Resource, granted: ReadonlySet<Privilege>): string {
+export function ocPermissions(resource: Resource, granted: ReadonlySet<Privilege>, mayShare: boolean): string {
+  if (resource.kind === 'root' || resource.kind === 'virtual') return '';
   let letters = '';
   if (resource.shareRoot !== undefined) letters += 'S';
-  if (resource.top?.id.includes(':') === true && resource.top.name !== 'shared_with_you') letters += 'M';
-  if (resource.shareRoot === undefined && granted.has('read')) letters += 'R';
+  if (mayShare) letters += 'R';
+  if (isMountRoot(resource) || (resource.top?.id.includes(':') === true && !isDerivedViewTop(resource))) letters += 'M';
   const top = resource.kind === 'top';
   if (granted.has('delete') && !top) letters += 'D';
   if (granted.has('write') && !top) letters += 'NV';
   if (granted.has('write')) letters += resource.entry.kind === 'file' ? 'W' : 'CK';
   return letters;
+}
+
+/** A resource in a derived view (favorites, link lists, shared_with_you): its entries live in other drives. */
+function isDerivedViewTop(resource: Resource): boolean {
+  return resource.top !== undefined && DERIVED_VIEWS.has(resource.top.name);
+}
+
+/** A drive's root (a top-level folder that holds what it lists: not a derived view): nc:is-mount-root. */
+export function isMountRoot(resource: Resource): boolean {
+  return resource.kind === 'top' && !isDerivedViewTop(resource);
 }
 
 /** A resource in a tree the user may not write (the root and virtual collections are not: nothing to mark). */

@@ -10,7 +10,7 @@
 import type { StoreContext } from '../context.js';
 import type { Sql } from '../storage/sql.js';
 import { filterInOrder } from '../in-order.js';
-import { assertMayLeaveOwner, mayActAsOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
+import { assertMayLeaveOwner, mayActAsOwner, permissionsOn, resolveNode, resolveNodeAccess, resolveNodeByFileId, type Permission } from '../access.js';
 import {
   ancestry,
   publicId,
@@ -33,6 +33,7 @@ import { removeBlobFiles } from './blob-files.js';
 import { shareCopyWith } from './share-copy.js';
 import { skipsTrash, trashFactsOf } from './trash.js';
 import { deletesSkipTrash } from '../storage/trash.js';
+import { treeStatesOf } from '../storage/tree-changes.js';
 
 function writeOf(ctx: StoreContext, caller: AuthenticatedUser, tx: Sql): TreeWrite {
   return { sql: tx, now: ctx.clock.now(), callerUuid: caller.userUuid };
@@ -53,10 +54,24 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
     comment_count: 0,
     size: isFile ? node.size : 0,
     updated: node.updated,
+    file_id: node.file_id,
   };
   if (isFile && node.revision !== null) entry.revision = node.revision;
   if (isFile && node.sha1 !== null && node.md5 !== null) entry.checksums = { sha1: node.sha1, md5: node.md5 };
   return entry;
+}
+
+/** Puts each folder's tree version and recursive size on its entry (one query for the whole listing; none without folders). */
+async function withTreeStates(sql: Sql, nodes: ReadonlyArray<Pick<NodeRow, 'uuid' | 'type'>>, entries: DirEntry[]): Promise<DirEntry[]> {
+  const folders = nodes.filter((node) => node.type === 'Dir').map((node) => node.uuid);
+  if (folders.length === 0) return entries;
+  const states = await treeStatesOf(sql, folders);
+  nodes.forEach((node, index) => {
+    const state = node.type === 'Dir' ? states.get(node.uuid) : undefined;
+    const entry = entries[index];
+    if (state && entry) Object.assign(entry, { tree_etag: state.etag, tree_size: state.bytes });
+  });
+  return entries;
 }
 
 /** Listed nodes the caller may read, with the caller's stars and the share counts (one query each, whatever the count). */
@@ -66,10 +81,11 @@ async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: No
   const counts = await shareCountsOf(ctx.storage.sql, uuids);
   const starred = await starredAmong(ctx.storage.sql, caller.userUuid, uuids);
   const checksums = await checksumsOfNodes(ctx.storage.sql, readable.filter((node) => node.type === 'File').map((node) => node.uuid));
-  return readable.map((node) => {
+  const entries = readable.map((node) => {
     const sums = checksums.get(node.uuid);
     return toDirEntry({ ...node, sha1: sums?.sha1 ?? null, md5: sums?.md5 ?? null, is_starred: starred.has(node.uuid) }, caller.userUuid, counts);
   });
+  return withTreeStates(ctx.storage.sql, readable, entries);
 }
 
 /** What an operation that may wait for an approver answers: the request's UUID when it does. */
@@ -143,9 +159,19 @@ export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, i
 }
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {
-  const node = await resolveNode(ctx.storage.sql, caller, id, 'read');
+  return detailsOf(ctx, caller, await resolveNode(ctx.storage.sql, caller, id, 'read'));
+}
+
+/** Node details by the numeric id (docs/extensions.md "Numeric file ids"); 404 where the caller may not read the node. */
+export async function nodeDetailsByFileId(ctx: StoreContext, caller: AuthenticatedUser, fileId: number): Promise<NodeDetails> {
+  return detailsOf(ctx, caller, (await resolveNodeByFileId(ctx.storage.sql, caller, fileId)).node);
+}
+
+async function detailsOf(ctx: StoreContext, caller: AuthenticatedUser, node: NodeRow): Promise<NodeDetails> {
   const checksums = node.type === 'File' ? (await checksumsOfNodes(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
+  const tree = node.type === 'Dir' ? (await treeStatesOf(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
   return {
+    ...(tree ? { tree_etag: tree.etag, tree_size: tree.bytes } : {}),
     ...(checksums ? { checksums } : {}),
     ...((await skipsTrash(ctx, node)) ? { skip_trash: true as const } : {}),
     name: node.name,
@@ -156,6 +182,7 @@ export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, 
     owner_fullname: await ownerName(ctx.storage.sql, { type: node.owner_type, uuid: node.owner_uuid }),
     created: node.created,
     updated: node.updated,
+    file_id: node.file_id,
   };
 }
 
@@ -207,7 +234,8 @@ export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, i
       return shown(await entriesOf(ctx, caller, await nodesSharedWith(sql, folder.owner_uuid)), false);
     default: {
       const counts = await shareCountsIn(sql, folder.uuid);
-      const entries = (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
+      const nodes = await listChildrenWithStars(sql, folder.uuid, caller.userUuid);
+      const entries = await withTreeStates(sql, nodes, nodes.map((node) => toDirEntry(node, caller.userUuid, counts)));
       if (folder.top_kind === 'trash') {
         const facts = await trashFactsOf(sql, folder, caller.userUuid);
         for (const entry of entries) {

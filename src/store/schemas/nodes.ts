@@ -58,6 +58,14 @@ export function parseNodeOperation(body: unknown): BodyParse {
 }
 
 export const nodeParamsSchema = z.object({ id: z.string().min(1) });
+/** A numeric file id in a path (docs/extensions.md "Numeric file ids"): decimal digits, no sign, within a safe integer. */
+export const fileIdParamsSchema = z.object({
+  file_id: z
+    .string()
+    .regex(/^[1-9]\d{0,15}$/)
+    .transform(Number)
+    .pipe(z.number().int().positive().max(Number.MAX_SAFE_INTEGER)),
+});
 
 const nodeType = z.enum(['Dir', 'File']);
 const epochMs = z.number().int();
@@ -65,6 +73,9 @@ const epochMs = z.number().int();
 /** SHA-1 and MD5 (hex) of a file's latest revision: an extension (docs/extensions.md "Checksums"). */
 export const checksumsSchema = z.object({ sha1: z.string(), md5: z.string() });
 export type Checksums = z.infer<typeof checksumsSchema>;
+
+/** Folders: a version of everything below that changes with any change there, and the recursive size (docs/extensions.md "Tree versions and sizes"). */
+const treeFields = { tree_etag: z.string().optional(), tree_size: z.number().int().optional() };
 
 /** docs/api.md "Node details". */
 export const nodeDetailsSchema = z.object({
@@ -79,6 +90,9 @@ export const nodeDetailsSchema = z.object({
   checksums: checksumsSchema.optional(),
   /** A folder marked "delete for good" (docs/extensions.md "Trash and revisions from a client"); absent otherwise. */
   skip_trash: z.literal(true).optional(),
+  /** The node's numeric id, stable and never reused (docs/extensions.md "Numeric file ids"). */
+  file_id: z.number().int().positive().optional(),
+  ...treeFields,
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
@@ -99,10 +113,13 @@ export const dirEntrySchema = z.object({
   updated: epochMs,
   revision: z.number().int().optional(),
   checksums: checksumsSchema.optional(),
+  /** The node's numeric id, stable and never reused (docs/extensions.md "Numeric file ids"). */
+  file_id: z.number().int().positive().optional(),
   /** An entry of a trash folder: where it came from and when it was deleted (docs/extensions.md "Trash and revisions from a client"). */
   trashed: z
     .object({ from: z.string().nullable(), from_path: z.string().nullable(), name: z.string(), at: epochMs.nullable() })
     .optional(),
+  ...treeFields,
 });
 export type DirEntry = z.infer<typeof dirEntrySchema>;
 
