@@ -6,16 +6,14 @@
  * a database of the run's throwaway cluster: skipped with a warning without it, failed when CI=true.
  */
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openBridgeStateFile } from '../../../src/store/storage/dav-state.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
-import { PostgresStorage } from '../../../src/store/storage/dialects/postgres.js';
 import { SqlLoginFlowRepository } from '../../../src/store/storage/login-flows.js';
-import { migrate } from '../../../src/store/storage/migrations.js';
-import type { Storage } from '../../../src/store/storage/sql.js';
 import { describeLoginFlowRepository, flow, LIMITS, T0 } from '../../contract/login-flow-repository.js';
-import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
+import { requirePostgres } from '../../helpers/postgres.js';
+import { migratedPostgresPools } from '../../helpers/postgres-pools.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 describeLoginFlowRepository('the store’s SQLite database', async () => {
@@ -45,19 +43,7 @@ describeLoginFlowRepository('the bridge’s state file', async () => {
 const postgres = requirePostgres();
 
 postgres.describe('on PostgreSQL', () => {
-  const storages: Storage[] = [];
-  let url: string | undefined;
-  const pool = async (): Promise<PostgresStorage> => {
-    url ??= await freshPostgresDatabase();
-    const storage = new PostgresStorage(url, { maxConnections: 8 });
-    storages.push(storage);
-    await migrate(storage, 'the test database');
-    await storage.sql.exec('TRUNCATE dav_login_flows');
-    return storage;
-  };
-  afterAll(async () => {
-    await Promise.all(storages.map((s) => s.close()));
-  });
+  const pool = migratedPostgresPools('dav_login_flows');
 
   describeLoginFlowRepository('PostgreSQL', async () => ({ repository: new SqlLoginFlowRepository((await pool()).sql), close: async () => undefined }));
 
