@@ -44,7 +44,7 @@ import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './hre
 import { LockStore } from './locks.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
-import { AuthenticationFailed, parseBasic, SessionPool, withClientView, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
+import { AuthenticationFailed, parseBasic, SESSION_CONFIRM_MS, SessionPool, withClientView, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
 import { parseBearer, TokenSessions } from './token-sessions.js';
 import { CorsPolicy } from './cors.js';
 import { requestOrigin } from '../common/request-origin.js';
@@ -61,6 +61,8 @@ import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './request/respond.js';
 import { answerNextcloud, nextcloudRouteOf, type NextcloudDoorOptions } from './nextcloud/ocs.js';
+import { webAppPageUrl } from './verbs/index-page.js';
+import { LoginFlows } from './nextcloud/login-flow.js';
 
 export type { WebAppLocation };
 
@@ -259,8 +261,13 @@ export async function createBridgeServices(
     maxOpenPerUser: config.bridge.uploadMaxOpenPerUser,
     maxParts: config.bridge.uploadMaxParts,
   });
-  const tree = new StoreTree({ client, cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
+  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
+  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const feed = 'changes' in options.store ? options.store.changes : undefined;
+  // A session no store call confirmed for the listing cache's TTL (a second at least) is confirmed
+  // before a request (sessions.ts): a revoked app password is refused as soon as a cached answer would be stale.
+  const sessions = new SessionPool(client, { clock, limiter, confirmEveryMs: Math.max(SESSION_CONFIRM_MS, config.bridge.cacheTtlMs), ...(feed ? { settled: () => feed.settled() } : {}) });
+  const tree = new StoreTree({ client: sessions.confirming(client), cache, log: options.logger, privilegesTtlMs: config.bridge.cacheTtlMs, followsAppleDouble: config.bridge.hideMacSideFiles });
   const unsubscribe = feed?.subscribe((change) => applyStoreChange(change, cache, tree, state.properties));
   const scheme = bridgeTlsFiles(config) ? 'https' : 'http';
   const services: BridgeServices = {
@@ -281,15 +288,13 @@ export async function createBridgeServices(
     ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };
-  const limits = { clock, maxFailures: config.bridge.loginMaxFailures, windowSec: config.bridge.loginWindowSec };
-  const limiter = ('limiter' in options.store ? options.store.limiter?.(limits) : undefined) ?? new MemoryLoginLimiter(limits);
   const closeState = async (): Promise<void> => {
     unsubscribe?.();
     uploads.close();
     await state.close();
   };
   const probe = state.probe?.bind(state);
-  return { services, sessions: new SessionPool(client, { clock, limiter }), tokens: new TokenSessions(client, { clock }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
+  return { services, sessions, tokens: new TokenSessions(client, { clock }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
 }
 
 /**
@@ -382,6 +387,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     options.metrics.counter('driveway_bridge_cache_hits_total', 'Folder listings answered from the metadata cache', () => cache.hits);
     options.metrics.counter('driveway_bridge_cache_misses_total', 'Folder listings fetched from the store', () => cache.misses);
   }
+  const loginFlows = new LoginFlows({ repository: options.state.loginFlows, client, clock: services.clock, log, serverUrl: services.absoluteBase, webAppPage: (req, page) => webAppPageUrl(options.webApp, req.headers.host, page) });
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const health = healthPathOf(req);
     accessLog.watch(req, res, req, health !== undefined);
@@ -416,6 +422,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
         res.end();
       });
+      return;
+    }
+    // The Nextcloud clients' login flows (nextcloud/login-flow.ts): unauthenticated, never DAV.
+    if (loginFlows.serves(req)) {
+      void loginFlows.serve(req, res, clientAddress(req.socket.remoteAddress) ?? '');
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.

@@ -7,6 +7,11 @@
  * First logins of credentials never seen to work are counted by the bridge's own limiter
  * (common/login-limiter.ts) before the store is asked, so parallel guesses through the bridge
  * never reach the store more than the limit, whatever store it fronts (ours counts again).
+ * A session the store ended (its app password revoked, a logout elsewhere) is noticed within
+ * `confirmEveryMs` (server.ts: the listing cache's TTL, a second at least): a request of
+ * credentials none of whose store calls succeeded for that long
+ * asks the store first (GET /api/user), so answers from the bridge's caches or its made-up
+ * folders, which call no store, do not keep a revoked client going.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -134,7 +139,18 @@ export interface SessionPoolOptions {
   maxUsers?: number;
   /** Counts first logins per username and per client address (none: only the store limits). */
   limiter?: LoginLimiter;
+  /** How long a session stands unconfirmed by the store before a request asks it (default 1 s). */
+  confirmEveryMs?: number;
+  /**
+   * Several instances (BridgeServices.changesSettled): resolves once every change committed
+   * anywhere has reached this process, so the store's answer to a confirmation knows of a
+   * revocation made through another instance or its REST API.
+   */
+  settled?: () => Promise<void>;
 }
+
+/** The default of SessionPoolOptions.confirmEveryMs. */
+export const SESSION_CONFIRM_MS = 1_000;
 
 class PooledUser implements BridgeUser {
   userId = '';
@@ -202,6 +218,10 @@ export class SessionPool {
   private readonly clock: Clock;
   private readonly renewBeforeMs: number;
   private readonly limiter?: LoginLimiter;
+  private readonly confirmEveryMs: number;
+  private readonly settled?: () => Promise<void>;
+  /** When the store last answered a call with each of the pool's sessions (a login, or any call through confirming()). */
+  private readonly confirmedAt = new WeakMap<StoreSession, number>();
 
   constructor(
     private readonly client: StoreClient,
@@ -212,6 +232,50 @@ export class SessionPool {
     this.entries = new LRUCache({ max: options.maxUsers ?? 10_000 });
     this.rejected = new LRUCache({ max: 10_000, ttl: options.negativeTtlMs ?? 5_000 });
     this.limiter = options.limiter;
+    this.confirmEveryMs = options.confirmEveryMs ?? SESSION_CONFIRM_MS;
+    this.settled = options.settled;
+  }
+
+  /**
+   * `client` as the bridge's requests call it: every call with one of the pool's sessions that the
+   * store answers confirms that session (no store call of authenticate's own is then needed).
+   */
+  confirming(client: StoreClient): StoreClient {
+    const { confirmedAt, clock } = this;
+    return new Proxy(client, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          const result: unknown = value.apply(target, args);
+          const session = args[0] as StoreSession;
+          if (!(result instanceof Promise) || typeof session !== 'object' || session === null || !confirmedAt.has(session)) return result;
+          return result.then((answer: unknown) => {
+            confirmedAt.set(session, clock.now());
+            return answer;
+          });
+        };
+      },
+    });
+  }
+
+  /**
+   * Asks the store whether the entry's session still stands when nothing confirmed it for
+   * confirmEveryMs; one it ended is dropped and the credentials log in again (a revoked app
+   * password: refused, 401). Any other failure leaves the answer to the request's own calls.
+   */
+  private async confirm(key: string, entry: Entry, credentials: Credentials, client: RelayedClient | undefined): Promise<void> {
+    const session = entry.session;
+    if (!session || this.clock.now() - (this.confirmedAt.get(session) ?? 0) < this.confirmEveryMs) return;
+    try {
+      await this.settled?.();
+      await this.client.currentUser(session);
+      this.confirmedAt.set(session, this.clock.now());
+    } catch (err) {
+      if (!(err instanceof StoreError && err.kind === 'unauthenticated')) return;
+      if (entry.session === session) entry.session = undefined;
+      await this.sessionFor(key, entry, credentials, client);
+    }
   }
 
   private keyOf(credentials: Credentials): string {
@@ -229,6 +293,7 @@ export class SessionPool {
     const existing = this.entries.get(key);
     if (existing) {
       await this.sessionFor(key, existing, credentials, client);
+      await this.confirm(key, existing, credentials, client);
       return this.forRequest(key, existing, credentials, client);
     }
     const entry = this.newEntry(key, credentials);
@@ -298,6 +363,7 @@ export class SessionPool {
       throw new AuthenticationFailed('unavailable', { cause: err });
     }
     await attempt?.succeeded();
+    this.confirmedAt.set(session, this.clock.now());
     entry.session = session;
     entry.proven = true;
     // The token's end is on the store's clock; measure its lifetime and renew on ours, so a

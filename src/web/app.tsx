@@ -9,6 +9,7 @@ import { Account } from './pages/account.js';
 import { Admin, isAdminPath } from './pages/admin.js';
 import { GroupAdmin, isGroupPath } from './pages/group-admin.js';
 import { Groups } from './pages/groups.js';
+import { ClientLogin } from './pages/client-login.js';
 import { Connect } from './pages/connect.js';
 import { Files, isFilesPath } from './pages/files.js';
 import { Favorites } from './pages/favorites.js';
@@ -42,6 +43,7 @@ const PAGES: Record<string, () => JSX.Element> = {
   '/groups': Groups,
   '/shares': Shares,
   '/requests': Requests,
+  '/client-login': ClientLogin,
 };
 
 export function App() {

@@ -8,6 +8,7 @@ import { files } from './strings/files.js';
 import { item } from './strings/item.js';
 import { admin } from './strings/admin.js';
 import { sharing } from './strings/sharing.js';
+import { clientLogin } from './strings/client-login.js';
 
 export const en = {
   appName: 'driveway',
@@ -214,6 +215,7 @@ export const en = {
   item,
   admin,
   sharing,
+  clientLogin,
 } as const;
 
 export type Strings = typeof en;

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Clock } from '../../src/common/clock.js';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { launchChromium } from './chromium.js';
 import { freeLoopbackPort } from './free-port.js';
@@ -39,11 +40,11 @@ export interface WatchedPage {
 }
 
 /** A store serving the app (and with `bridge`, a WebDAV bridge in-process, as `npm start` runs both), and Chromium. */
-export async function webFixture(browserPath: string, options: StoreFixtureOptions & { bridge?: boolean } = {}): Promise<WebFixture> {
-  const { bridge: withBridge, ...rest } = options;
+export async function webFixture(browserPath: string, options: StoreFixtureOptions & { bridge?: boolean; bridgeClock?: Clock } = {}): Promise<WebFixture> {
+  const { bridge: withBridge, bridgeClock, ...rest } = options;
   const bridgePort = withBridge ? await freeLoopbackPort() : undefined;
   const storeOptions = { ...rest, flags: { 'store.webDir': inject('webDir'), ...(bridgePort ? { 'bridge.port': bridgePort } : {}), ...rest.flags } };
-  const f = bridgePort ? await bridgeFixture({ ...storeOptions, bridgePort }) : await storeFixture(storeOptions);
+  const f = bridgePort ? await bridgeFixture({ ...storeOptions, bridgePort, ...(bridgeClock ? { clock: bridgeClock } : {}) }) : await storeFixture(storeOptions);
   const browser = await launchChromium(browserPath);
   const base = f.store.url;
   const contexts: BrowserContext[] = [];

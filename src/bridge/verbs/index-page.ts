@@ -17,11 +17,16 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /** The URL of the web app's Connect page, or undefined when the web app's place is not known. */
 export function connectPageUrl(web: WebAppLocation | undefined, hostHeader: string | undefined): string | undefined {
+  return webAppPageUrl(web, hostHeader, '/connect');
+}
+
+/** The URL of the web app's page at `page` (an absolute path), or undefined when the web app's place is not known. */
+export function webAppPageUrl(web: WebAppLocation | undefined, hostHeader: string | undefined, page: string): string | undefined {
   if (!web) return undefined;
-  if ('url' in web) return `${web.url.replace(/\/+$/, '')}/connect`;
+  if ('url' in web) return `${web.url.replace(/\/+$/, '')}${page}`;
   if (!hostHeader || !HOST.test(hostHeader)) return undefined;
   const name = hostHeader.startsWith('[') ? hostHeader.slice(0, hostHeader.indexOf(']') + 1) : (hostHeader.split(':')[0] as string);
-  return `${web.https ? 'https' : 'http'}://${name}:${web.port}/connect`;
+  return `${web.https ? 'https' : 'http'}://${name}:${web.port}${page}`;
 }
 
 type SortKey = 'name' | 'size' | 'modified';

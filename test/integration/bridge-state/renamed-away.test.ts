@@ -7,16 +7,14 @@
  * throwaway cluster: skipped with a warning without it, failed when CI=true.
  */
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { openBridgeStateFile, STATE_FILE_VERSION } from '../../../src/store/storage/dav-state.js';
 import { openDatabase } from '../../../src/store/storage/dialects/sqlite-open.js';
 import { SqliteStorage } from '../../../src/store/storage/dialects/sqlite.js';
-import { PostgresStorage } from '../../../src/store/storage/dialects/postgres.js';
-import { migrate } from '../../../src/store/storage/migrations.js';
 import { SqlRenameAwayRepository } from '../../../src/store/storage/renamed-away.js';
-import type { Storage } from '../../../src/store/storage/sql.js';
 import { away, describeRenameAwayRepository, T0 } from '../../contract/rename-away-repository.js';
-import { freshPostgresDatabase, requirePostgres } from '../../helpers/postgres.js';
+import { requirePostgres } from '../../helpers/postgres.js';
+import { migratedPostgresPools } from '../../helpers/postgres-pools.js';
 import { makeTmpDir } from '../../helpers/tmp-dir.js';
 
 describeRenameAwayRepository('the store’s SQLite database', async () => {
@@ -41,6 +39,7 @@ describeRenameAwayRepository('the bridge’s state file, upgraded from version 3
   await old.sql.exec('DROP TABLE dav_uploads');
   await old.sql.exec('DROP TABLE dav_file_ids');
   await old.sql.exec('DROP TABLE dav_instance');
+  await old.sql.exec('DROP TABLE dav_login_flows');
   await old.sql.exec('PRAGMA user_version = 3');
   await old.close();
   const state = openBridgeStateFile(file);
@@ -57,19 +56,7 @@ describeRenameAwayRepository('the bridge’s state file, upgraded from version 3
 const postgres = requirePostgres();
 
 postgres.describe('on PostgreSQL', () => {
-  const storages: Storage[] = [];
-  let url: string | undefined;
-  const pool = async (): Promise<PostgresStorage> => {
-    url ??= await freshPostgresDatabase();
-    const storage = new PostgresStorage(url, { maxConnections: 8 });
-    storages.push(storage);
-    await migrate(storage, 'the test database');
-    await storage.sql.exec('TRUNCATE dav_renamed_away');
-    return storage;
-  };
-  afterAll(async () => {
-    await Promise.all(storages.map((s) => s.close()));
-  });
+  const pool = migratedPostgresPools('dav_renamed_away');
 
   describeRenameAwayRepository('PostgreSQL', async () => ({ repository: new SqlRenameAwayRepository((await pool()).sql), close: async () => undefined }));
 

@@ -1,0 +1,91 @@
+/**
+ * /client-login?token=…: the browser step of the Nextcloud and ownCloud clients' login flows
+ * (src/bridge/nextcloud/login-flow.ts). The person is signed in first (the app's sign-in, with
+ * its two-factor step), then sees which client asks and from where, and grants or cancels.
+ * Granting makes an app password named after the client (listed and revocable on the Account
+ * page) and hands it to the flow; a mobile app's flow (v1) then goes back to the app by its
+ * `nc://` address.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, errorText } from '../api.js';
+import { bridgeBase, cancelFlow, flowDetails, grantFlow, type ClientFlow } from '../api/client-login.js';
+import { FormError } from '../components/field.js';
+import { Page } from '../components/page.js';
+import { useLocation } from '../router.js';
+import { currentSession } from '../session.js';
+import { t } from '../strings.js';
+
+type State = { kind: 'loading' } | { kind: 'asking'; base: string; flow: ClientFlow } | { kind: 'done'; text: string } | { kind: 'failed'; text: string };
+
+export function ClientLogin() {
+  const c = t.clientLogin;
+  const token = useLocation().search.get('token') ?? '';
+  const [state, setState] = useState<State>({ kind: 'loading' });
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | undefined>();
+  const over = (error: unknown): State => ({ kind: 'failed', text: error instanceof ApiError && error.status === 404 ? c.over : errorText(error) });
+
+  useEffect(() => {
+    if (!token) return setState({ kind: 'failed', text: c.over });
+    void (async () => {
+      try {
+        const base = await bridgeBase();
+        if (!base) return setState({ kind: 'failed', text: c.noBridge });
+        setState({ kind: 'asking', base, flow: await flowDetails(base, token) });
+      } catch (error) {
+        setState(over(error));
+      }
+    })();
+  }, [token]);
+
+  const decide = async (grant: boolean) => {
+    if (state.kind !== 'asking') return;
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      if (!grant) {
+        await cancelFlow(state.base, token);
+        return setState({ kind: 'done', text: c.cancelled });
+      }
+      const redirect = await grantFlow(state.base, token, state.flow, currentSession()?.username ?? '');
+      setState({ kind: 'done', text: redirect ? c.grantedRedirect : c.granted });
+      if (redirect) window.location.assign(redirect);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) setState(over(error));
+      else setProblem(errorText(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Page title={c.title}>
+      {state.kind === 'loading' && <p>{t.loading}</p>}
+      {(state.kind === 'done' || state.kind === 'failed') && (
+        <p class="notice" role="status">
+          {state.text}
+        </p>
+      )}
+      {state.kind === 'asking' && (
+        <div class="panel client-login">
+          <p>{c.intro}</p>
+          <p class="client-name">
+            <strong>{state.flow.client}</strong>
+          </p>
+          <p>{c.from(state.flow.address)}</p>
+          <p>{c.as(currentSession()?.username ?? '')}</p>
+          <p class="notice">{c.warning}</p>
+          <FormError text={problem} />
+          <div class="actions">
+            <button type="button" disabled={busy} onClick={() => void decide(true)}>
+              {busy ? c.granting : c.grant}
+            </button>
+            <button type="button" class="secondary" disabled={busy} onClick={() => void decide(false)}>
+              {c.cancel}
+            </button>
+          </div>
+        </div>
+      )}
+    </Page>
+  );
+}
