@@ -5,11 +5,14 @@
  * server.ts picks the handlers of a space (remote-spaces.ts), the verbs map Destination and If
  * hrefs through `filesPathOf`.
  *
- * `files/<user>/` is the caller's drive root under another name (the same tree as `/`: home,
- * groups, shares), because rclone's `nextcloud` vendor needs its URL to end in
- * `/remote.php/dav/files/<user>` to find the upload space (docs/client-quirks.md §8). `<user>` is
- * the caller's login name compared as the store compares usernames (ASCII case-insensitively,
- * SQLite's NOCASE); any other name is 404, whether that user exists or not.
+ * `files/<user>/` is the caller's drive as a sync client sees it (the client's view:
+ * tree/client-view.ts; `/` keeps the whole tree): rclone's `nextcloud` vendor needs its URL to end
+ * in `/remote.php/dav/files/<user>` to find the upload space (docs/client-quirks.md §8), and the
+ * Nextcloud and ownCloud clients sync it. `/remote.php/webdav/` is the same view without the
+ * `<user>` segment (ownCloud's older URL: owncloudcmd's fallback, GNOME Online Accounts' mount),
+ * routed as the `files` space of the caller. `<user>` is the caller's login name compared as the
+ * store compares usernames (ASCII case-insensitively, SQLite's NOCASE); any other name is 404,
+ * whether that user exists or not.
  *
  * Why the root of `/` cannot collide: it is made up (namespace.ts) and holds no `remote.php`.
  */
@@ -17,6 +20,8 @@ import { encodeHref, type DavPathParts } from './href.js';
 
 /** The segments every Nextcloud DAV URL starts with. */
 const PREFIX = ['remote.php', 'dav'] as const;
+/** ownCloud's older single-space URL: the `files` space of whoever asks. */
+const WEBDAV_PREFIX = ['remote.php', 'webdav'] as const;
 
 /** A request inside one space of one user. */
 export interface SpaceRoute {
@@ -41,8 +46,19 @@ export function isSameUsername(a: string, b: string): boolean {
   return a.length === b.length && a.replace(/[A-Z]/g, (c) => c.toLowerCase()) === b.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
-function isUnderPrefix(parts: DavPathParts): boolean {
-  return parts.segments.length >= PREFIX.length && PREFIX.every((s, i) => parts.segments[i] === s);
+function isUnder(parts: DavPathParts, prefix: readonly string[]): boolean {
+  return parts.segments.length >= prefix.length && prefix.every((s, i) => parts.segments[i] === s);
+}
+
+/** `parts` below its first `cut` segments. */
+function restOf(parts: DavPathParts, cut: number): DavPathParts {
+  const segments = parts.segments.slice(cut);
+  return {
+    segments,
+    rawSegments: parts.rawSegments.slice(cut),
+    trailingSlash: segments.length === 0 ? true : parts.trailingSlash,
+    path: '/' + segments.join('/'),
+  };
 }
 
 /**
@@ -51,26 +67,24 @@ function isUnderPrefix(parts: DavPathParts): boolean {
  * verb answers 401 before it reads anything).
  */
 export function routeRemoteDav(parts: DavPathParts, caller: string | undefined, spaces: ReadonlySet<string>): RemoteRoute {
-  if (!isUnderPrefix(parts)) return { kind: 'plain' };
+  if (isUnder(parts, WEBDAV_PREFIX)) {
+    if (!spaces.has('files')) return { kind: 'not-found', reason: 'no such DAV space' };
+    const cut = WEBDAV_PREFIX.length;
+    return { kind: 'space', route: { space: 'files', owner: caller ?? '', rest: restOf(parts, cut), hrefBase: encodeHref(parts.rawSegments.slice(0, cut)) } };
+  }
+  if (!isUnder(parts, PREFIX)) return { kind: 'plain' };
   const space = parts.segments[2];
   const owner = parts.rawSegments[3];
   if (space === undefined || !spaces.has(space)) return { kind: 'not-found', reason: 'no such DAV space' };
   if (owner === undefined) return { kind: 'not-found', reason: 'a DAV space is per user' };
   if (caller !== undefined && !isSameUsername(owner, caller)) return { kind: 'not-found', reason: "another user's DAV space" };
   const cut = PREFIX.length + 2;
-  const segments = parts.segments.slice(cut);
-  const rest: DavPathParts = {
-    segments,
-    rawSegments: parts.rawSegments.slice(cut),
-    trailingSlash: segments.length === 0 ? true : parts.trailingSlash,
-    path: '/' + segments.join('/'),
-  };
-  return { kind: 'space', route: { space, owner, rest, hrefBase: encodeHref(parts.rawSegments.slice(0, cut)) } };
+  return { kind: 'space', route: { space, owner, rest: restOf(parts, cut), hrefBase: encodeHref(parts.rawSegments.slice(0, cut)) } };
 }
 
 /**
  * A Destination or If href inside the drive: a plain path is the drive itself, and
- * `/remote.php/dav/files/<caller>/...` is the same drive. Undefined for anything else under
+ * `/remote.php/dav/files/<caller>/...` and `/remote.php/webdav/...` the same drive. Undefined for anything else under
  * `/remote.php/dav/` (another space, another user's files): no resource of the drive.
  */
 export function filesPathOf(parts: DavPathParts, caller: string): DavPathParts | undefined {

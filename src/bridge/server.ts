@@ -7,6 +7,8 @@
  *
  * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
  * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
+ * `/status.php` and `/ocs/v{1,2}.php/` are the Nextcloud clients' discovery (nextcloud/ocs.ts):
+ * answered beside DAV, with the same authentication.
  * Callers are Basic credentials (sessions.ts) or a store session token as Bearer (token-sessions.ts,
  * the web app's); a CORS preflight is answered before either (cors.ts), never as DAV.
  *
@@ -40,7 +42,7 @@ import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './hre
 import { LockStore } from './locks.js';
 import { MetadataCache } from './metadata-cache.js';
 import { forgetBodiesOf } from './verbs/propfind.js';
-import { AuthenticationFailed, parseBasic, SessionPool, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
+import { AuthenticationFailed, parseBasic, SessionPool, withClientView, withoutMacSideFiles, withVersionsListed, type BridgeUser } from './sessions.js';
 import { parseBearer, TokenSessions } from './token-sessions.js';
 import { CorsPolicy } from './cors.js';
 import { requestOrigin } from '../common/request-origin.js';
@@ -56,6 +58,7 @@ import { UploadService } from './upload-service.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './request/respond.js';
+import { answerNextcloud, nextcloudRouteOf, type NextcloudDoorOptions } from './nextcloud/ocs.js';
 
 export type { WebAppLocation };
 
@@ -187,34 +190,40 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
   }
 
   getUser(ctx: webdav.HTTPRequestContext, callback: (error: Error, user?: webdav.IUser) => void): void {
-    const done = (outcome: AuthOutcome, user: webdav.IUser) => {
-      authOutcomes.set(ctx.request, outcome);
-      callback(null as unknown as Error, user);
+    void this.authenticate(ctx.request).then((outcome) => {
+      callback(null as unknown as Error, outcome.user ? { uid: outcome.user.userId, username: outcome.user.name } : this.anonymous);
+    });
+  }
+
+  /**
+   * The caller of a request, remembered for the access log and the verb (authOutcomes). Never
+   * rejects: a refusal is the outcome's `failure`, logged here once.
+   */
+  authenticate(req: IncomingMessage): Promise<AuthOutcome> {
+    const done = (outcome: AuthOutcome): AuthOutcome => {
+      authOutcomes.set(req, outcome);
+      return outcome;
     };
-    const ip = clientAddress(ctx.request.socket.remoteAddress);
-    const token = parseBearer(ctx.request.headers.authorization);
+    const ip = clientAddress(req.socket.remoteAddress);
+    const token = parseBearer(req.headers.authorization);
     if (token !== undefined) {
-      this.tokens.authenticate(token).then(
-        (user) => done({ user }, { uid: user.userId, username: user.name }),
+      return this.tokens.authenticate(token).then(
+        (user) => done({ user }),
         (failure: unknown) => {
           if (failure instanceof AuthenticationFailed) logRefusedLogin(this.log, failure, '', ip);
-          done({ failure }, this.anonymous);
+          return done({ failure });
         },
       );
-      return;
     }
-    const credentials = parseBasic(ctx.request.headers.authorization);
-    if (!credentials) {
-      done(ctx.request.headers.authorization ? { failure: new AuthenticationFailed('bad-credentials') } : {}, this.anonymous);
-      return;
-    }
-    const client = { ip, userAgent: ctx.request.headers['user-agent'] };
-    this.sessions.authenticate(credentials, client).then(
-      (user) => done({ user }, { uid: user.userId, username: user.name }),
+    const credentials = parseBasic(req.headers.authorization);
+    if (!credentials) return Promise.resolve(done(req.headers.authorization ? { failure: new AuthenticationFailed('bad-credentials') } : {}));
+    const client = { ip, userAgent: req.headers['user-agent'] };
+    return this.sessions.authenticate(credentials, client).then(
+      (user) => done({ user }),
       (failure: unknown) => {
         // Logged here; the verb then answers it without logging it again.
         if (failure instanceof AuthenticationFailed) logRefusedLogin(this.log, failure, credentials.username, ip);
-        done({ failure }, this.anonymous);
+        return done({ failure });
       },
     );
   }
@@ -327,8 +336,9 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const cors = new CorsPolicy(config.bridge.corsOrigins, options.webApp);
   const readiness = new Readiness([...storeChecks, ...(stateCheck ? [stateCheck] : [])], { log });
 
+  const authentication = new StoreAuthentication(sessions, tokens, log);
   const dav = new webdav.WebDAVServer({
-    httpAuthentication: new StoreAuthentication(sessions, tokens, log),
+    httpAuthentication: authentication,
     requireAuthentification: false,
     respondWithPaths: true,
     enableLocationTag: false,
@@ -342,6 +352,16 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   }
   dav.onUnknownMethod(notAllowed);
 
+  const nextcloudDoor: NextcloudDoorOptions = {
+    client,
+    log,
+    absoluteBase: (req) => services.absoluteBase(req),
+    authenticate: async (req) => {
+      const outcome = await authentication.authenticate(req);
+      if (outcome.failure !== undefined) throw outcome.failure;
+      return outcome.user;
+    },
+  };
   // Every request gets its line (common/access-log.ts): refused, health and DAV alike.
   const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name, metrics: options.metrics, part: 'bridge' });
   if (options.metrics) {
@@ -375,6 +395,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       // Stopping: a request arriving on a kept-alive connection is refused before any work.
       res.writeHead(503, { 'Retry-After': String(RETRY_AFTER_SEC), Connection: 'close', 'Content-Length': '0' }).end();
       req.resume();
+      return;
+    }
+    // status.php and the OCS API (nextcloud/): not DAV, answered beside it.
+    const nextcloud = nextcloudRouteOf(req);
+    if (nextcloud) {
+      void answerNextcloud(req, res, nextcloud, nextcloudDoor);
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
@@ -496,7 +522,9 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, c
       // One view per request: clients other than Finder never meet its side files (common/side-files.ts).
       const hidingUser = outcome.user && services.hideMacSideFiles && !isFinderAgent(req.headers['user-agent']) ? withoutMacSideFiles(outcome.user) : outcome.user;
       // Finder and Explorer see `/versions/` in the root; sync tools do not (versions-view.ts).
-      const requestUser = hidingUser && listsVersionsTo(req.headers['user-agent']) ? withVersionsListed(hidingUser) : hidingUser;
+      const listingUser = hidingUser && listsVersionsTo(req.headers['user-agent']) ? withVersionsListed(hidingUser) : hidingUser;
+      // Through /remote.php/dav/files/<user>/ and /remote.php/webdav/: the client's view (tree/client-view.ts).
+      const requestUser = listingUser && route?.space === 'files' ? withClientView(listingUser) : listingUser;
       const ctx: DavContext = {
         req,
         res,

@@ -37,6 +37,22 @@ export interface BridgeUser {
   readonly hidesMacSideFiles?: boolean;
   /** This request's client is Finder or Explorer: the root lists `/versions/` (versions-view.ts listsVersionsTo). */
   readonly listsVersions?: boolean;
+  /**
+   * This request came through `/remote.php/dav/files/<user>/` or `/remote.php/webdav/`: the
+   * tree shows the client's view of the drive (tree/client-view.ts), what a sync client syncs.
+   */
+  readonly clientView?: boolean;
+}
+
+type ViewFlags = Pick<BridgeUser, 'hidesMacSideFiles' | 'listsVersions' | 'clientView'>;
+
+/** The view flags `user` carries, only those set. */
+function flagsOf(user: BridgeUser): ViewFlags {
+  return {
+    ...(user.hidesMacSideFiles === true ? { hidesMacSideFiles: true } : {}),
+    ...(user.listsVersions === true ? { listsVersions: true } : {}),
+    ...(user.clientView === true ? { clientView: true } : {}),
+  };
 }
 
 /** Each hiding view's user, for the bridge's own work on side files (withMacSideFiles). */
@@ -46,7 +62,7 @@ const hidingViews = new WeakMap<BridgeUser, BridgeUser>();
  * `user` as one request's client sees the drive (`flags`): the same account, session and
  * re-login; withMacSideFiles finds the account behind it.
  */
-function viewOf(user: BridgeUser, flags: Pick<BridgeUser, 'hidesMacSideFiles' | 'listsVersions'>): BridgeUser {
+function viewOf(user: BridgeUser, flags: ViewFlags): BridgeUser {
   const view: BridgeUser = {
     get name() {
       return user.name;
@@ -64,12 +80,17 @@ function viewOf(user: BridgeUser, flags: Pick<BridgeUser, 'hidesMacSideFiles' | 
 
 /** `user` as a request from a client other than Finder sees the drive: without macOS side files. */
 export function withoutMacSideFiles(user: BridgeUser): BridgeUser {
-  return viewOf(user, { hidesMacSideFiles: true, ...(user.listsVersions === true ? { listsVersions: true } : {}) });
+  return viewOf(user, { ...flagsOf(user), hidesMacSideFiles: true });
 }
 
 /** `user` (or a hiding view of it) with `/versions/` listed in the root, for Finder and Explorer. */
 export function withVersionsListed(user: BridgeUser): BridgeUser {
-  return viewOf(user, { ...(user.hidesMacSideFiles === true ? { hidesMacSideFiles: true } : {}), listsVersions: true });
+  return viewOf(user, { ...flagsOf(user), listsVersions: true });
+}
+
+/** `user` (or a view of it) seeing the client's view of the drive (BridgeUser.clientView). */
+export function withClientView(user: BridgeUser): BridgeUser {
+  return viewOf(user, { ...flagsOf(user), clientView: true });
 }
 
 /** The user behind a hiding view (itself otherwise): a twin the bridge moves must be found whoever asked. */

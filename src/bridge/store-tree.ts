@@ -109,6 +109,11 @@ export class StoreTree {
     return this.grants.privileges(user, resource, options);
   }
 
+  /** Whether the user may share `resource` on (Grants.mayShare). */
+  mayShare(user: BridgeUser, resource: Resource): Promise<boolean> {
+    return this.grants.mayShare(user, resource);
+  }
+
   /** Every remembered myaccess answer is stale (shares or memberships changed elsewhere). */
   forgetPrivileges(): void {
     this.grants.forget();

@@ -86,7 +86,17 @@ export const en = {
     groupDrivesIntro: 'Groups you belong to that have a WebDrive URL of their own:',
     copyGroup: (group: string) => `Copy the address of ${group}`,
     guides: 'Set up a client',
-    guidesIntro: (url: string) => `Each guide uses ${url}.`,
+    guidesIntro: (url: string) => `Each guide uses ${url}, but for the sync apps.`,
+    syncApps: 'Sync apps: Nextcloud and ownCloud',
+    syncIntro:
+      'driveway works with the Nextcloud apps (desktop for Windows, macOS and Linux, Android, iOS) and with the ownCloud desktop client: a folder on your computer or phone that stays in sync both ways, offline edits and conflicts included.',
+    syncSteps: [
+      'Install the app and choose Log in (or Add account).',
+      'Enter this server address:',
+      'A Nextcloud app opens this web app in your browser: sign in (with your code if two-factor authentication is on) and choose Grant access; the app gets an app password of its own, which you can revoke on your Account page. The ownCloud desktop client asks for your username and password instead: with two-factor authentication on, give it an app password.',
+      'Choose what to sync: home is your own folder, groups holds your group drives, incoming the copies you accepted. Trash and versions stay here, in the web app.',
+    ],
+    syncDavPath: 'This address has /dav or /webdav in its path, and the Nextcloud desktop app refuses such an address. Ask your administrator to serve the drive at an address without it.',
     finder: 'macOS Finder',
     finderSteps: [
       'In Finder, choose Go, then Connect to Server (Command-K).',

@@ -81,12 +81,16 @@ chromiumBinary.describe('the Connect your drive page', () => {
     const watched = await signedIn(ada, { clipboard: true });
     const { page } = watched;
     const url = `${DAV}/webdrive/adaweb/`;
-    for (const client of ['macOS Finder', 'Windows Explorer', 'rclone', 'Linux (davfs2)', 'Cyberduck and WinSCP', 'Phone or tablet']) {
+    for (const client of ['Sync apps: Nextcloud and ownCloud', 'macOS Finder', 'Windows Explorer', 'rclone', 'Linux (davfs2)', 'Cyberduck and WinSCP', 'Phone or tablet']) {
       await page.getByText(client, { exact: true }).click();
     }
     const main = page.getByRole('main');
     const text = (await main.textContent()) ?? '';
     expect(text).toContain(`Enter this address as Server Address: ${url}`);
+    // The sync apps take the bridge's root, not the WebDrive URL: they find home/ and groups/ there.
+    expect(text).toContain(`Enter this server address: ${DAV}A Nextcloud app opens`);
+    expect(text).toContain('choose Grant access');
+    expect(text).not.toContain('refuses such an address');
     expect(text).toContain('FileSizeLimitInBytes');
     expect(text).toContain(`/home/you/driveway davfs user,noauto,uid=you 0 0`);
     expect(text).toContain(`${url} ${ada.email} YOUR-PASSWORD`);
@@ -155,7 +159,7 @@ chromiumBinary.describe('the Connect your drive page', () => {
   it('fits a 360 px wide screen with every guide open', async () => {
     const watched = await signedIn(ada, { width: 360 });
     const { page } = watched;
-    for (const client of ['macOS Finder', 'Windows Explorer', 'rclone', 'Linux (davfs2)', 'Cyberduck and WinSCP', 'Phone or tablet']) {
+    for (const client of ['Sync apps: Nextcloud and ownCloud', 'macOS Finder', 'Windows Explorer', 'rclone', 'Linux (davfs2)', 'Cyberduck and WinSCP', 'Phone or tablet']) {
       await page.getByText(client, { exact: true }).click();
     }
     expect(await sidewaysOverflow(page)).toEqual([]);

@@ -16,6 +16,8 @@ import type { Resource } from './resource.js';
 /** The node permissions (docs/api.md), as myaccess reports them. */
 export type Privilege = 'read' | 'write' | 'delete' | 'download';
 export const ALL_PRIVILEGES: ReadonlySet<Privilege> = new Set(['read', 'write', 'delete', 'download']);
+/** The group share permissions that create a share (store access.ts SharePermission): holding one, a member may share on. */
+const CREATES_SHARE: ReadonlySet<string> = new Set(['public_create', 'private_create', 'upload_link_create']);
 const READ_ONLY: ReadonlySet<Privilege> = new Set(['read']);
 const NONE: ReadonlySet<Privilege> = new Set();
 
@@ -35,6 +37,13 @@ const NOTHING: Granted = { confirmed: NONE, passed: NONE };
 /** A store without myaccess, where nothing else tells: the store decides what it guards, the bridge allows nothing of its own. */
 const UNCONFIRMED: Granted = { confirmed: NONE, passed: ALL_PRIVILEGES };
 
+/**
+ * Reported as available space when the store sets no limit (disk_quota 0): a large real number
+ * (1 PiB), because 0 free makes Finder and other file managers refuse every copy
+ * (docs/client-quirks.md §6b). PROPFIND's quota properties and OCS cloud/user both say it.
+ */
+export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
+
 export interface Quota {
   usedBytes: number;
   /** Infinity when the store reports no limit. */
@@ -51,6 +60,8 @@ export interface GrantsOptions {
 export class Grants {
   private readonly quotas: LRUCache<string, Quota | 'none'>;
   private readonly granted: LRUCache<string, Promise<Granted>>;
+  /** The caller's Group entries by user, for mayShare, remembered as long as myaccess answers. */
+  private readonly groupSharing: LRUCache<string, Promise<GroupEntry[]>>;
   /** Whether the store answers myaccess (hasMyAccess). */
   private readonly myAccessRoute = new ExtensionRoute(() =>
     this.ctx.log?.warn('the store has no myaccess: LOCK and PROPPATCH are allowed only where ownership or a Group entry confirms write (docs/bridge-design.md)'),
@@ -62,6 +73,7 @@ export class Grants {
   ) {
     this.quotas = new LRUCache({ max: 10_000, ttl: options.quotaTtlMs ?? 5_000 });
     this.granted = new LRUCache({ max: 10_000, ttl: Math.max(1, options.privilegesTtlMs ?? 2_000) });
+    this.groupSharing = new LRUCache({ max: 10_000, ttl: Math.max(1, options.privilegesTtlMs ?? 2_000) });
   }
 
   /**
@@ -96,6 +108,33 @@ export class Grants {
   /** Every remembered myaccess answer is stale (shares or memberships changed elsewhere). */
   forget(): void {
     this.granted.clear();
+    this.groupSharing.clear();
+  }
+
+  /**
+   * Whether the user may share `resource` on (ownCloud's R): a node of their own tree, as its
+   * owner (the store lets only a user's node's owner manage its shares); a node of a group's tree,
+   * as the group's administrator or a member holding a share permission that creates a link or a
+   * private share (the caller's Group entry, one listGroups per TTL); never what reached them
+   * through a private share, a top-level folder, the trash's entries (the store shares none of
+   * those), the root or the made-up collections.
+   */
+  async mayShare(user: BridgeUser, resource: Resource): Promise<boolean> {
+    if (resource.kind !== 'node' || !resource.top || resource.top.name === 'trash' || resource.shareRoot !== undefined) return false;
+    const groupId = groupOfTop(resource.top.id);
+    if (groupId === undefined) return true;
+    const key = user.userId;
+    let groups = this.groupSharing.get(key);
+    if (!groups) {
+      groups = withSession(user, (s) => this.ctx.client.listGroups(s)).catch((err: unknown) => {
+        this.groupSharing.delete(key);
+        if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'forbidden' || err.kind === 'invalid')) return [];
+        throw err;
+      });
+      this.groupSharing.set(key, groups);
+    }
+    const entry = (await groups).find((g) => g.id === groupId);
+    return entry !== undefined && (entry.isAdmin || entry.sharePermissions.some((p) => CREATES_SHARE.has(p)));
   }
 
   /**

@@ -11,6 +11,7 @@ import type { Listing } from '../metadata-cache.js';
 import { GROUP_PREFIX, GROUPS, GROUPS_PREFIX, groupCollectionId, groupOfTop, topLevelOfId, WEBDRIVE_PREFIX } from '../namespace.js';
 import type { BridgeUser } from '../sessions.js';
 import { REVISION_PREFIX } from '../versions-view.js';
+import { clientViewOf, inClientView } from './client-view.js';
 import type { Collection } from './collection.js';
 import { withSession, type TreeContext } from './context.js';
 import { Group, Groups } from './groups.js';
@@ -84,7 +85,7 @@ export class Resolver {
       if (current.entry.kind !== 'folder') return undefined;
       const kind = this.kindOf(current);
       const entry = await kind.child(user, current.entry.id, segment, index < segments.length - 1);
-      if (!entry || hiddenFrom(user, entry)) return undefined;
+      if (!entry || hiddenFrom(user, entry) || !inClientView(user, current, entry.name)) return undefined;
       current = kind.members(user, current, [entry])[0] as Resource;
     }
     return current;
@@ -95,7 +96,8 @@ export class Resolver {
     if (folder.entry.kind !== 'folder') return [];
     const kind = this.kindOf(folder);
     const listing = await kind.children(user, folder.entry.id);
-    const entries = user.hidesMacSideFiles ? listing.entries.filter((e) => !hiddenFrom(user, e)) : listing.entries;
+    const shown = clientViewOf(user, folder, listing.entries);
+    const entries = user.hidesMacSideFiles ? shown.filter((e) => !hiddenFrom(user, e)) : shown;
     return kind.members(user, folder, folder.kind === 'root' ? [...entries, ...this.root.alsoListed(user, folder)] : entries);
   }
 

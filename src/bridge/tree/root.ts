@@ -3,13 +3,15 @@
  * none of them) and `groups` when the server has groups. `/webdrive/` and `/versions/` are there
  * for everyone, but `/webdrive/` is never listed (it would show every drive twice to a sync
  * tool) and `/versions/` only to Finder and Explorer (BridgeUser.listsVersions). The root holds
- * only fixed names, so a child's id follows from its name and nothing else is there.
+ * only fixed names, so a child's id follows from its name and nothing else is there. In the
+ * client's view (client-view.ts) it shows `home`, `incoming` and `groups` only.
  */
 import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { Listing } from '../metadata-cache.js';
 import { folder, GROUPS, groupsId, isTopLevelName, rootKey, TOP_LEVEL, WEBDRIVE, webdriveId } from '../namespace.js';
 import type { BridgeUser } from '../sessions.js';
 import { VERSIONS, versionsRootId } from '../versions-view.js';
+import { clientViewOf } from './client-view.js';
 import { madeUpMember, topMember, type Collection } from './collection.js';
 import type { TreeContext } from './context.js';
 import type { DavPath } from './paths.js';
@@ -31,8 +33,8 @@ export class Root implements Collection {
   /** The root stated: the bridge's own, it changes when a top-level folder does. */
   async resource(user: BridgeUser): Promise<Resource> {
     const base = this.base(user);
-    const tops = await this.children(user);
-    const updatedMs = tops.entries.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
+    const tops = clientViewOf(user, base, (await this.children(user)).entries);
+    const updatedMs = tops.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
     return { ...base, entry: { ...base.entry, updatedMs } };
   }
 
@@ -63,6 +65,6 @@ export class Root implements Collection {
 
   /** What list() shows beside the listing: `/versions/` to Finder and Explorer. */
   alsoListed(user: BridgeUser, root: Resource): NodeEntry[] {
-    return user.listsVersions === true ? [folder(versionsRootId(user.userId), VERSIONS, root.entry.updatedMs)] : [];
+    return user.listsVersions === true && user.clientView !== true ? [folder(versionsRootId(user.userId), VERSIONS, root.entry.updatedMs)] : [];
   }
 }

@@ -31,8 +31,10 @@ import { remainingSec, type LockView } from '../locks.js';
 import type { Listing } from '../metadata-cache.js';
 import type { NodeEntry } from '../../store-client/contract.js';
 import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../store-tree.js';
+import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { contentTypeOf } from './get.js';
+import { DERIVED_VIEWS } from '../namespace.js';
 import { etagOf } from '../request/preconditions.js';
 import { formatOcChecksums } from '../../common/oc-checksum.js';
 import { XML_TYPE } from '../request/respond.js';
@@ -70,6 +72,7 @@ const CLIENT_PROPERTIES = {
   'oc:checksums': { ns: OC_NS, local: 'checksums' },
   'oc:fileid': { ns: OC_NS, local: 'fileid' },
   'oc:permissions': { ns: OC_NS, local: 'permissions' },
+  'nc:is-mount-root': { ns: NC_NS, local: 'is-mount-root' },
   'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
   'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
@@ -142,11 +145,7 @@ function readOnlyAttributes(stored: string | undefined, isCollection: boolean): 
   return ((base | FILE_ATTRIBUTE_READONLY) >>> 0).toString(16).toUpperCase().padStart(8, '0');
 }
 
-/**
- * Reported as available space when the store sets no limit (disk_quota 0): a large real number
- * (1 PiB), because 0 free makes Finder and other file managers refuse every copy (docs/client-quirks.md §6b).
- */
-export const UNLIMITED_AVAILABLE_BYTES = 2 ** 50;
+export { UNLIMITED_AVAILABLE_BYTES };
 
 /** One requested property, classified once per request instead of once per resource. */
 type Wanted = { live: LiveProperty; name: PropName } | { live: undefined; name: PropName; key: string };
@@ -171,6 +170,8 @@ interface Sources {
   locks: LockView | undefined;
   /** Privileges by resource (its tree's), when the request needs them. */
   privileges: Map<string, ReadonlySet<Privilege>> | undefined;
+  /** Whether the caller may share the resource on (ownCloud's R), when oc:permissions is shown. */
+  sharing: Map<string, boolean> | undefined;
   ctx: DavContext;
   nowMs: number;
 }
@@ -207,7 +208,7 @@ export const propfind: VerbHandler = async (ctx) => {
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
     const granted = [...(await tree.privileges(user, resource))].sort().join(',');
-    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}`;
+    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}${user.clientView ? '\0view' : ''}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
     if (cached !== undefined) {
@@ -219,7 +220,11 @@ export const propfind: VerbHandler = async (ctx) => {
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
   const needsPrivileges =
     request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
-  const privileges = needsPrivileges ? await privilegesByTree(ctx, [resource, ...children]) : undefined;
+  const needsSharing = request.kind !== 'prop' || asks('oc:permissions');
+  const [privileges, sharing] = await Promise.all([
+    needsPrivileges ? privilegesByTree(ctx, [resource, ...children]) : undefined,
+    needsSharing ? sharingByTree(ctx, [resource, ...children]) : undefined,
+  ]);
   let keys: string[] | undefined;
   if (needsDead || needsMtimes) {
     keys = new Array<string>(children.length + 1);
@@ -236,6 +241,7 @@ export const propfind: VerbHandler = async (ctx) => {
     quota,
     locks: needsLocks ? lockView : undefined,
     privileges,
+    sharing,
     ctx,
     nowMs: clock.now(),
   };
@@ -362,6 +368,26 @@ async function privilegesByTree(ctx: DavContext, resources: readonly Resource[])
   await Promise.all([...lookups].map(async ([tree, lookup]) => byTree.set(tree, await lookup)));
   const out = new Map<string, ReadonlySet<Privilege>>();
   resources.forEach((resource, i) => out.set(keyOf(resource), byTree.get(trees[i] as string) as ReadonlySet<Privilege>));
+  return out;
+}
+
+/**
+ * Whether the caller may share each resource on: one answer per tree and kind of resource (a
+ * top-level folder or the trash's entries never: Grants.mayShare), so a Depth 1 answer costs at
+ * most a listGroups, remembered briefly.
+ */
+async function sharingByTree(ctx: DavContext, resources: readonly Resource[]): Promise<Map<string, boolean>> {
+  const user = ctx.user();
+  const lookups = new Map<string, Promise<boolean>>();
+  const trees = resources.map((resource) => {
+    const tree = `${treeOf(resource)}\0${resource.kind}`;
+    if (!lookups.has(tree)) lookups.set(tree, ctx.services.tree.mayShare(user, resource));
+    return tree;
+  });
+  const byTree = new Map<string, boolean>();
+  await Promise.all([...lookups].map(async ([tree, lookup]) => byTree.set(tree, await lookup)));
+  const out = new Map<string, boolean>();
+  resources.forEach((resource, i) => out.set(keyOf(resource), byTree.get(trees[i] as string) === true));
   return out;
 }
 
@@ -500,8 +526,10 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       return resource.kind === 'node' || resource.kind === 'top' ? { name: nameOf(prop), text: entry.id } : undefined;
     case 'oc:permissions': {
       const granted = sources.privileges?.get(keyOf(resource));
-      return granted && (resource.kind === 'node' || resource.kind === 'top') ? { name: nameOf(prop), text: ocPermissions(resource, granted) } : undefined;
+      return granted ? { name: nameOf(prop), text: ocPermissions(resource, granted, sources.sharing?.get(keyOf(resource)) === true) } : undefined;
     }
+    case 'nc:is-mount-root':
+      return isMountRoot(resource) ? { name: nameOf(prop), text: 'true' } : undefined;
     case 'nc:trashbin-filename': {
       const trashed = trashedOf(resource);
       return trashed ? { name: nameOf(prop), text: trashed.originalName } : undefined;
@@ -538,21 +566,36 @@ export function originalLocationOf(resource: Resource): string | undefined {
 }
 
 /**
- * ownCloud's permission letters for what the caller may do (ownCloud's and Nextcloud's WebDAV
- * docs): S reached through a share, M in a group's drive, R may share it on (not what reached
- * the caller through a share), D delete, N rename and V move (both need `write` here),
- * W write a file's content, C and K create files and folders in a folder.
+ * ownCloud's permission letters for what the caller may do, with Nextcloud's meanings (its
+ * DavUtil::getDavPermissions; the desktop's RemotePermissions reads them): S reached through a
+ * share (what was shared with the caller: Nextcloud's isShared), R may share it on (Grants.mayShare),
+ * M mounted (a drive's root, and everything in a group's drive: not the caller's own storage), D
+ * delete, N rename and V move (both need `write` here), W write a file's content, C and K create
+ * files and folders in a folder. A drive's root is never deleted, renamed or moved (no D, N, V);
+ * the root and the made-up collections above the drives hold no letter at all, so a sync client
+ * creates nothing there (docs/client-quirks.md "The client's view").
  */
-export function ocPermissions(resource: Resource, granted: ReadonlySet<Privilege>): string {
+export function ocPermissions(resource: Resource, granted: ReadonlySet<Privilege>, mayShare: boolean): string {
+  if (resource.kind === 'root' || resource.kind === 'virtual') return '';
   let letters = '';
   if (resource.shareRoot !== undefined) letters += 'S';
-  if (resource.top?.id.includes(':') === true && resource.top.name !== 'shared_with_you') letters += 'M';
-  if (resource.shareRoot === undefined && granted.has('read')) letters += 'R';
+  if (mayShare) letters += 'R';
+  if (isMountRoot(resource) || (resource.top?.id.includes(':') === true && !isDerivedViewTop(resource))) letters += 'M';
   const top = resource.kind === 'top';
   if (granted.has('delete') && !top) letters += 'D';
   if (granted.has('write') && !top) letters += 'NV';
   if (granted.has('write')) letters += resource.entry.kind === 'file' ? 'W' : 'CK';
   return letters;
+}
+
+/** A resource in a derived view (favorites, link lists, shared_with_you): its entries live in other drives. */
+function isDerivedViewTop(resource: Resource): boolean {
+  return resource.top !== undefined && DERIVED_VIEWS.has(resource.top.name);
+}
+
+/** A drive's root (a top-level folder that holds what it lists: not a derived view): nc:is-mount-root. */
+export function isMountRoot(resource: Resource): boolean {
+  return resource.kind === 'top' && !isDerivedViewTop(resource);
 }
 
 /** A resource in a tree the user may not write (the root and virtual collections are not: nothing to mark). */

@@ -81,7 +81,37 @@ function ChooseEndpoint({ onSaved }: { onSaved: (webdrive: UserWebdrive) => void
   );
 }
 
-function Guides({ url, username }: { url: string; username: string }) {
+/** The server address a sync app wants: the bridge's root without its trailing slash. */
+function syncAddressOf(rootUrl: string): string {
+  return rootUrl.replace(/\/+$/, '');
+}
+
+/** Whether the Nextcloud desktop would refuse the address: it takes any `/dav` or `/webdav` in it for a WebDAV URL. */
+function looksLikeDavUrl(address: string): boolean {
+  return /\/(web)?dav(\/|$)/i.test(new URL(address).pathname);
+}
+
+function SyncApps({ rootUrl }: { rootUrl: string }) {
+  const c = t.connect;
+  const address = syncAddressOf(rootUrl);
+  return (
+    <details>
+      <summary>{c.syncApps}</summary>
+      <p>{c.syncIntro}</p>
+      <ol>
+        <li>{c.syncSteps[0]}</li>
+        <li>
+          {c.syncSteps[1]} <code>{address}</code>
+        </li>
+        <li>{c.syncSteps[2]}</li>
+        <li>{c.syncSteps[3]}</li>
+      </ol>
+      {looksLikeDavUrl(address) && <p class="warning">{c.syncDavPath}</p>}
+    </details>
+  );
+}
+
+function Guides({ url, rootUrl, username }: { url: string; rootUrl: string; username: string }) {
   const c = t.connect;
   const parsed = new URL(url);
   const https = parsed.protocol === 'https:';
@@ -94,6 +124,7 @@ function Guides({ url, username }: { url: string; username: string }) {
     <section aria-labelledby="guides">
       <h2 id="guides">{c.guides}</h2>
       <p>{c.guidesIntro(url)}</p>
+      <SyncApps rootUrl={rootUrl} />
       <details>
         <summary>{c.finder}</summary>
         <ol>
@@ -232,7 +263,7 @@ export function Connect() {
               </>
             )}
           </section>
-          <Guides url={loaded.webdrive.url ?? loaded.webdrive.root_url} username={username} />
+          <Guides url={loaded.webdrive.url ?? loaded.webdrive.root_url} rootUrl={loaded.webdrive.root_url} username={username} />
         </>
       )}
     </Page>

@@ -64,13 +64,13 @@ describe('group drives through the bridge', () => {
     await f.close();
   });
 
-  it('shows ownCloud permission letters: M in a group drive, and only what the member may do', async () => {
+  it('shows ownCloud permission letters: M in a group drive, only what the member may do, and no R without a share permission', async () => {
     const body = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns"><D:prop><oc:permissions/></D:prop></D:propfind>';
     const letters = async (as: DavUser, path: string) => /<oc:permissions>([A-Z]*)<\/oc:permissions>/.exec((await dav(as, 'PROPFIND', path, { depth: '0' }, body)).text)?.[1];
-    expect(await letters(writer, `${TEAM_PATH}/home/plan.txt`)).toBe('MRDNVW');
-    expect(await letters(writer, `${TEAM_PATH}/home/docs/`)).toBe('MRDNVCK');
-    expect(await letters(reader, `${TEAM_PATH}/home/plan.txt`)).toBe('MR');
-    expect(await letters(noDelete, `${TEAM_PATH}/home/plan.txt`)).toBe('MRNVW');
+    expect(await letters(writer, `${TEAM_PATH}/home/plan.txt`)).toBe('MDNVW');
+    expect(await letters(writer, `${TEAM_PATH}/home/docs/`)).toBe('MDNVCK');
+    expect(await letters(reader, `${TEAM_PATH}/home/plan.txt`)).toBe('M');
+    expect(await letters(noDelete, `${TEAM_PATH}/home/plan.txt`)).toBe('MNVW');
   });
 
   it('lists the caller’s groups at /groups/ and the group’s top-level folders below it', async () => {
