@@ -172,7 +172,7 @@ async function answerHeaders(ctx: DavContext, user: BridgeUser, write: ContentWr
     headers.ETag = etagOf(written);
     // Nextcloud's clients read the ETag and the file id of what they uploaded from these.
     headers['OC-ETag'] = headers.ETag;
-    headers['OC-FileId'] = entry.id;
+    headers['OC-FileId'] = await ctx.services.fileIds.ocIdOf(written);
     if (entry.checksums) headers['OC-Checksum'] = `SHA1:${entry.checksums.sha1}`;
     headers['Last-Modified'] = new Date(ocMtime ?? entry.updatedMs).toUTCString();
   }

@@ -3,7 +3,7 @@
  * Nextcloud's files_versions and files_trashbin Sabre trees): two spaces of
  * `/remote.php/dav/<space>/<user>/`, each a method -> handler table a router registers.
  *
- * - `versions`: `versions/<fileid>` is the file's revisions (PROPFIND Depth 0/1), each child a
+ * - `versions`: `versions/<fileid>` (the numeric id, or the node's UUID) is the file's revisions (PROPFIND Depth 0/1), each child a
  *   revision (PROPFIND, GET, HEAD); MOVE of a child to `/remote.php/dav/versions/<user>/restore/
  *   <any name>` makes it the file's newest revision (201; Nextcloud's RestoreFolder). Served by
  *   the `/versions/` view at the file's drive path (versions-view.ts), so names, properties and
@@ -29,7 +29,6 @@ import { options } from './verbs/options.js';
 import { restoreFromTrash } from './verbs/move.js';
 import { sendEmpty } from './request/respond.js';
 import { checkLocks, requirePrivilege, STORE_GUARDS } from './request/preconditions.js';
-import type { NodeId } from '../store-client/contract.js';
 
 const PREFIX = ['remote.php', 'dav'] as const;
 
@@ -83,7 +82,9 @@ function delegate(ctx: DavContext, path: DavPath): Promise<void> {
 /** `versions/<fileid>[/<revision name>]` -> `/versions/<file's drive path>[/<name>]`; 404 for anything else. */
 async function versionsPath(ctx: DavContext, rest: readonly string[]): Promise<DavPath> {
   if (rest[0] !== 'versions' || rest.length < 2 || rest.length > 3) throw notFound();
-  const file = await ctx.services.tree.pathOfNode(ctx.user(), rest[1] as NodeId);
+  // The number Nextcloud's clients know the file by (oc:fileid, or its oc:id), or the UUID earlier releases showed.
+  const node = await ctx.services.fileIds.nodeOf(ctx.user(), rest[1] as string);
+  const file = node === undefined ? undefined : await ctx.services.tree.pathOfNode(ctx.user(), node);
   if (file === undefined) throw notFound();
   return toDavPath(['versions', ...file.slice(1).split('/'), ...rest.slice(2)]);
 }

@@ -37,6 +37,7 @@ import type { StoreClient } from '../store-client/contract.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
+import { FileIds } from './file-ids.js';
 import type { BridgeState } from '../contracts/bridge-state.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
@@ -266,6 +267,7 @@ export async function createBridgeServices(
     locks,
     props: state.properties,
     renamedAway: state.renamedAway,
+    fileIds: new FileIds(state.fileIds, client),
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
@@ -400,7 +402,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     // status.php and the OCS API (nextcloud/): not DAV, answered beside it.
     const nextcloud = nextcloudRouteOf(req);
     if (nextcloud) {
-      void answerNextcloud(req, res, nextcloud, nextcloudDoor);
+      answerNextcloud(req, res, nextcloud, nextcloudDoor).catch((err: unknown) => {
+        log.error({ err, url: redactUrl(req.url ?? '') }, 'OCS answer failed');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
+        res.end();
+      });
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.

@@ -7,6 +7,7 @@
  */
 import type { LockRepository } from './dav-locks.js';
 import type { PropertyRepository } from './dav-properties.js';
+import type { FileIdRepository } from './file-ids.js';
 import type { RenameAwayRepository } from './renamed-away.js';
 import type { UploadSessionRepository } from './upload-sessions.js';
 
@@ -18,6 +19,8 @@ export interface BridgeState {
   readonly renamedAway: RenameAwayRepository;
   /** Resumable-upload sessions (bridge/uploads/), where every instance over the store sees them. */
   readonly uploads: UploadSessionRepository;
+  /** Numeric file ids for what the store numbers not (made-up collections; a store without `file_id`), and the instance's names. */
+  readonly fileIds: FileIdRepository;
   /** For /readyz: resolves when the bridge's own state file answers; absent when the state is the store's (its checks cover it). */
   probe?(): Promise<void>;
   close(): Promise<void>;

@@ -37,6 +37,11 @@ export interface StoreClient {
   logout(s: StoreSession): Promise<void>;
   listFolder(s: StoreSession, folder: NodeId, signal?: AbortSignal, options?: ListFolderOptions): Promise<NodeEntry[]>;
   details(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails>;
+  /**
+   * An extension (docs/extensions.md "Numeric file ids"): the details of the node with numeric
+   * id `fileId`, when the caller may read it. Not-found otherwise, and from a server without it.
+   */
+  detailsByFileId(s: StoreSession, fileId: number, signal?: AbortSignal): Promise<NodeDetails>;
   path(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<PathEntry[]>;
   myAccess(s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<string[]>;
   /** 204: no id returned; re-list the parent to learn it. */

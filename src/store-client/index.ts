@@ -38,6 +38,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     logout: (s) => auth.logout(http, s),
     listFolder: (s, folder, signal, options) => nodes.listFolder(http, s, folder, signal, options),
     details: (s, node, signal) => nodes.details(http, s, node, signal),
+    detailsByFileId: (s, fileId, signal) => nodes.detailsByFileId(http, s, fileId, signal),
     path: (s, node, signal) => nodes.path(http, s, node, signal),
     myAccess: (s, node, signal) => nodes.myAccess(http, s, node, signal),
     createFolder: (s, parent, name, signal) => nodes.createFolder(http, s, parent, name, signal),

@@ -26,6 +26,7 @@ export function toNodeEntry(row: {
   revision?: number | undefined;
   checksums?: { sha1: string; md5: string } | undefined;
   trashed?: { from_path?: string | null | undefined; name: string; at?: number | null | undefined } | undefined;
+  file_id?: number | undefined;
 }): NodeEntry {
   const kind = kindOf(row.type);
   const entry: NodeEntry = {
@@ -39,6 +40,7 @@ export function toNodeEntry(row: {
   if (kind === 'file' && row.revision !== undefined) entry.revision = row.revision;
   const checksums = kind === 'file' ? checksumsOf(row.checksums) : undefined;
   if (checksums) entry.checksums = checksums;
+  if (row.file_id !== undefined) entry.fileId = row.file_id;
   if (row.trashed) {
     const { from_path: fromPath, at } = row.trashed;
     entry.trashed = {
@@ -62,10 +64,12 @@ export function toNodeDetails(d: {
   updated?: number | undefined;
   checksums?: { sha1: string; md5: string } | undefined;
   skip_trash?: boolean | undefined;
+  file_id?: number | undefined;
 }): NodeDetails {
   const checksums = checksumsOf(d.checksums);
   return {
     ...(checksums ? { checksums } : {}),
+    ...(d.file_id !== undefined ? { fileId: d.file_id } : {}),
     ...(d.skip_trash === true ? { skipTrash: true } : {}),
     id: d.uuid as NodeId,
     name: d.name,
@@ -94,6 +98,12 @@ export async function listFolder(http: StoreHttp, s: StoreSession, folder: NodeI
 export async function details(http: StoreHttp, s: StoreSession, node: NodeId, signal?: AbortSignal): Promise<NodeDetails> {
   const operation = 'nodes.details';
   const res = await http.call({ method: 'GET', path: `/api/nodes/${seg(node)}`, token: s.token, signal }, operation);
+  return toNodeDetails(parseWith(dataEnvelope(nodeDetailsSchema), res.body, operation, res.status).data);
+}
+
+export async function detailsByFileId(http: StoreHttp, s: StoreSession, fileId: number, signal?: AbortSignal): Promise<NodeDetails> {
+  const operation = 'nodes.detailsByFileId';
+  const res = await http.call({ method: 'GET', path: `/api/nodes/by-file-id/${fileId}`, token: s.token, signal }, operation);
   return toNodeDetails(parseWith(dataEnvelope(nodeDetailsSchema), res.body, operation, res.status).data);
 }
 

@@ -27,6 +27,9 @@ export const sessionSchema = z
 /** The checksums extension (docs/extensions.md "Checksums"); a store without it sends none. */
 const checksumsSchema = z.object({ sha1: z.string().regex(/^[0-9a-fA-F]{40}$/), md5: z.string().regex(/^[0-9a-fA-F]{32}$/) }).loose().optional().catch(undefined);
 
+/** The numeric file id extension (docs/extensions.md "Numeric file ids"); anything but a positive safe integer is as if absent. */
+const fileIdSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined);
+
 /** A trash entry's facts; anything malformed is as if absent (a foreign store's field of that name means nothing here). */
 const trashedSchema = z
   .object({ from_path: z.string().nullable().optional(), name: z.string(), at: z.number().nullable().optional() })
@@ -46,6 +49,7 @@ export const nodeDetailsSchema = z
     updated: optionalNum,
     checksums: checksumsSchema,
     skip_trash: z.boolean().optional().catch(undefined),
+    file_id: fileIdSchema,
   })
   .loose();
 
@@ -65,6 +69,7 @@ export const dirEntrySchema = z
     revision: optionalNum,
     checksums: checksumsSchema,
     trashed: trashedSchema,
+    file_id: fileIdSchema,
   })
   .loose();
 

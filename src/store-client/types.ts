@@ -20,6 +20,8 @@ export interface NodeEntry {
   checksums?: FileChecksums;
   /** An entry of a trash folder, when the store tells (docs/extensions.md "Trash and revisions from a client"). */
   trashed?: TrashFacts;
+  /** The node's stable numeric id, when the store publishes one (docs/extensions.md "Numeric file ids"). */
+  fileId?: number;
 }
 
 /** Where a trash entry came from and when it went (all optional: a store may know some). */
@@ -74,6 +76,8 @@ export interface NodeDetails {
   checksums?: FileChecksums;
   /** A folder marked "delete for good" (an extension). */
   skipTrash?: boolean;
+  /** As NodeEntry's. */
+  fileId?: number;
 }
 
 export interface PathEntry {
@@ -153,6 +157,8 @@ export interface UploadResult {
   sizeBytes?: number;
   /** The new revision's checksums, when the store publishes them. */
   checksums?: FileChecksums;
+  /** The file's numeric id, when the store publishes them (docs/extensions.md "Numeric file ids"). */
+  fileId?: number;
 }
 
 export interface NewUser {

@@ -156,7 +156,7 @@ async function sendMultipart(
   } catch {
     parsed = undefined;
   }
-  const envelope = parsed as { status?: unknown; msg?: unknown; data?: { uuid?: unknown; revision?: unknown; size?: unknown; checksums?: unknown } } | undefined;
+  const envelope = parsed as { status?: unknown; msg?: unknown; data?: { uuid?: unknown; revision?: unknown; size?: unknown; checksums?: unknown; file_id?: unknown } } | undefined;
   if (envelope?.status === 'error') {
     return new StoreError('invalid', operation, res.status, typeof envelope.msg === 'string' ? envelope.msg : undefined);
   }
@@ -171,6 +171,7 @@ async function sendMultipart(
     revision: typeof data?.revision === 'number' ? data.revision : undefined,
     sizeBytes: typeof data?.size === 'number' ? data.size : undefined,
     ...(checksums ? { checksums } : {}),
+    ...(Number.isSafeInteger(data?.file_id) && (data?.file_id as number) > 0 ? { fileId: data?.file_id as number } : {}),
   };
 }
 

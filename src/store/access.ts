@@ -30,7 +30,7 @@
 import type { AuthenticatedUser } from './sessions.js';
 import type { Sql } from './storage/sql.js';
 import { getGroup, membershipOf, type GroupRow, type Membership } from './storage/groups.js';
-import { findNode, isUuid, locatorOf, type NodeRow } from './storage/nodes.js';
+import { findNode, getNodeByFileId, isUuid, locatorOf, type NodeRow } from './storage/nodes.js';
 import { privateSharesReaching } from './storage/shares.js';
 import { getUserByUuid } from './storage/users.js';
 import { forbidden, notFound, StoreHttpError } from './envelope.js';
@@ -161,6 +161,18 @@ export async function resolveNodeAccess(
   const where = locatorOf(identifier, caller.userUuid);
   if (!where) throw notFound();
   return admitNode(sql, caller, await findNode(sql, where), permission);
+}
+
+/**
+ * A node by its numeric id (docs/extensions.md "Numeric file ids") that the caller may read: 404
+ * for a number no node has and for a node the caller may not read alike, so numbers, which are
+ * easy to guess, tell nothing about other users' and groups' nodes.
+ */
+export async function resolveNodeByFileId(sql: Sql, caller: Holder, fileId: number): Promise<{ node: NodeRow; access: NodeAccess }> {
+  const node = await getNodeByFileId(sql, fileId);
+  const access = node && (await accessTo(sql, caller, node));
+  if (!node || !access?.visible || !access.granted.includes('read')) throw notFound();
+  return { node, access };
 }
 
 /**

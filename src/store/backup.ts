@@ -46,6 +46,8 @@ import { createBlobBackend } from './blobs/create-blob-backend.js';
 import { LocalBlobBackend } from './blobs/local.js';
 import { snapshotDatabaseFile } from './storage/dialects/sqlite-open.js';
 import { EmbeddedSource } from './storage/embedded-copy.js';
+import { FORGET_DATA_FINGERPRINT } from './storage/dav-file-ids.js';
+import Database from 'better-sqlite3';
 import { lockDataDir } from './storage/instance-lock.js';
 import { migrationsOf } from './storage/migrations.js';
 import type { Storage } from './storage/sql.js';
@@ -301,6 +303,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<Manifest> 
     // source's mode whatever the umask (a backup of an earlier release is 0644): made 0600.
     const temp = `${dbFile}.restoring`;
     await fs.copyFile(path.join(dir, DATABASE_FILE), temp);
+    forgetDataFingerprint(temp);
     const handle = await fs.open(temp, 'r+');
     await handle.chmod(PRIVATE_FILE_MODE);
     await handle.sync();
@@ -313,6 +316,20 @@ export async function restoreBackup(options: RestoreOptions): Promise<Manifest> 
     lock.release();
   }
   return manifest;
+}
+
+/**
+ * oc:data-fingerprint (docs/extensions.md "Numeric file ids") made anew at the next start: the
+ * Nextcloud clients then know the server's data may be older than what they saw, and keep their
+ * local changes instead of taking the server's as deletions. A backup older than migration 027 has none.
+ */
+function forgetDataFingerprint(file: string): void {
+  const db = new Database(file);
+  try {
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dav_instance'").get()) db.exec(FORGET_DATA_FINGERPRINT);
+  } finally {
+    db.close();
+  }
 }
 
 /** Copies the backup's blobs into the configured backend (each read back and verified there). */
@@ -354,6 +371,13 @@ async function restoreIntoPostgres(options: RestoreOptions, manifest: Manifest):
       log: options.log,
       report: () => undefined,
     });
+    const { PostgresStorage } = await import('./storage/dialects/postgres.js');
+    const restored = new PostgresStorage(config.database.url as string);
+    try {
+      await restored.sql.run(FORGET_DATA_FINGERPRINT);
+    } finally {
+      await restored.close();
+    }
   } catch (err) {
     if (err instanceof MigrationRefusedError) throw new BackupRefusedError(err.message);
     throw err;

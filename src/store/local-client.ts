@@ -23,7 +23,7 @@ import { StoreHttpError, unauthenticated, unavailableOf } from './envelope.js';
 import { fileVersion, openBlob, sendRevision, streamOf } from './ops/download.js';
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
-import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from './ops/nodes.js';
+import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
 import { listRevisionsOf, restoreRevision, reviseFrom } from './ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from './ops/trash.js';
@@ -99,6 +99,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     logout: (s) => as('logout', 'auth.logout', s, (caller) => logout(ctx, caller, {}, { ip: defaultIp })),
     listFolder: (s, folder, _signal, options) => as('listFolder', 'nodes.listFolder', s, async (caller) => (await listFolder(ctx, caller, folder, options)).map(toNodeEntry)),
     details: (s, node) => as('details', 'nodes.details', s, async (caller) => toNodeDetails(await nodeDetails(ctx, caller, node))),
+    detailsByFileId: (s, fileId) => as('detailsByFileId', 'nodes.detailsByFileId', s, async (caller) => toNodeDetails(await nodeDetailsByFileId(ctx, caller, fileId))),
     path: (s, node) => as('path', 'nodes.path', s, async (caller) => (await nodePath(ctx, caller, node)).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
     myAccess: (s, node) => as('myAccess', 'nodes.myAccess', s, (caller) => myAccess(ctx, caller, node)),
     createFolder: (s, parent, name) => nodeOp('createFolder', 'nodes.createFolder', s, parent, { new_dir: name }),
@@ -165,7 +166,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
       const checked = await uploadTarget(ctx, caller, id);
       stored = await storeFile(ctx, caller, checked, uploadName(checked.target, target.name), body, { ...(signal ? { signal } : {}), checksum });
     }
-    return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size, checksums: stored.checksums };
+    return { id: stored.uuid as NodeId, revision: stored.revision, sizeBytes: stored.size, checksums: stored.checksums, ...(stored.file_id !== undefined ? { fileId: stored.file_id } : {}) };
   }
 
   /** The bytes of a revision, a range of it when asked (a range past the end fails as a 416 would). */

@@ -167,6 +167,7 @@ const OPERATIONS: Record<Method, string> = {
   logout: 'auth.logout',
   listFolder: 'nodes.listFolder',
   details: 'nodes.details',
+  detailsByFileId: 'nodes.detailsByFileId',
   path: 'nodes.path',
   myAccess: 'nodes.myAccess',
   createFolder: 'nodes.createFolder',
@@ -601,6 +602,10 @@ export class MemoryStore {
           createdMs: node.createdMs,
           updatedMs: node.updatedMs,
         };
+      }),
+      // A store without numeric file ids (docs/extensions.md "Numeric file ids"): the bridge keeps its own.
+      detailsByFileId: as('detailsByFileId', (): NodeDetails => {
+        throw notFound();
       }),
       path: as('path', (caller, id: NodeId) => this.ancestry(this.resolve(caller, id, 'read').node).map((n) => ({ id: this.publicId(n, caller), name: n.name }))),
       myAccess: as('myAccess', (caller, id: NodeId) => [...this.resolve(caller, id, 'visible').granted]),

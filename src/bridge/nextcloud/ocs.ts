@@ -2,7 +2,7 @@
  * The Nextcloud client protocol's discovery on the bridge's own address: `GET /status.php`
  * (status.ts) and the OCS API under `/ocs/v1.php/` and `/ocs/v2.php/` (the envelope:
  * ocs-envelope.ts). These answers are not DAV: plain JSON or XML with nosniff, no `DAV` header.
- * What each endpoint is for, and which client asks it, is docs/client-quirks.md §11.
+ * What each endpoint is for, and which client asks it, is docs/client-quirks.md §7.
  *
  * Authentication is the bridge's own, exactly as for a DAV request (server.ts hands it in: Basic
  * with a password or an app password, or a store token as Bearer; a refused login counts against
@@ -148,6 +148,8 @@ const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map<string, Endpoint>([
   ['/apps/activity/api/v2/activity', EMPTY_LIST],
   ['/apps/activity/api/v2/activity/all', EMPTY_LIST],
   ['/apps/activity/api/v2/activity/filter', EMPTY_LIST],
+  // The desktop's apps menu (OcsNavigationAppsJob), asked at every connection: no web apps here.
+  ['/core/navigation/apps', EMPTY_LIST],
 ]);
 
 const OCS_PATH = /^\/ocs\/v([12])\.php(\/[^?]*)?$/;

@@ -6,7 +6,7 @@
  * ignores a refusal; Nextcloud answers it whatever they are), so it costs no store call and no
  * login attempt. Only `/status.php`: the clients' fallbacks (`/nextcloud/status.php`,
  * `/owncloud/status.php`) are asked only after a 404 there, and answering them would move the
- * client's base URL under a prefix where nothing else is served (docs/client-quirks.md §11).
+ * client's base URL under a prefix where nothing else is served (docs/client-quirks.md §7).
  */
 import type { OcsValue } from './ocs-envelope.js';
 

@@ -3,6 +3,7 @@
  * response; they throw (StoreError, DavStatusError, HrefError, DavXmlError, LockError) and the
  * wrapper in server.ts answers with the status dav-errors.ts decides.
  */
+import type { FileIds } from '../file-ids.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
@@ -30,6 +31,8 @@ export interface BridgeServices {
   props: PropertyRepository;
   /** Saves by rename-away (rename-away.ts). */
   renamedAway: RenameAwayRepository;
+  /** Numeric file ids: the store's, else the bridge's own (file-ids.ts). */
+  fileIds: FileIds;
   clock: Clock;
   log: Logger;
   /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */

@@ -78,6 +78,7 @@ export class Files {
         ...(result.revision !== undefined ? { revision: result.revision } : {}),
         isStarred: existing?.isStarred ?? false,
         ...(result.checksums ? { checksums: result.checksums } : {}),
+        ...(result.fileId !== undefined ? { fileId: result.fileId } : existing?.fileId !== undefined ? { fileId: existing.fileId } : {}),
       };
       this.ctx.cache.upsert(key, entry);
       return { created: !existing, entry };

@@ -11,6 +11,7 @@
  * docs/client-quirks.md §3); WebDAVFS gets NFD (§1). DAV:displayname is always the href's last segment,
  * never anything else (older Windows clients take it as the name: §2).
  */
+import { ocIdOf } from '../../contracts/file-ids.js';
 import { LRUCache } from 'lru-cache';
 import { DavStatusError } from '../dav-errors.js';
 import {
@@ -71,6 +72,8 @@ export const NC_NS = 'http://nextcloud.org/ns';
 const CLIENT_PROPERTIES = {
   'oc:checksums': { ns: OC_NS, local: 'checksums' },
   'oc:fileid': { ns: OC_NS, local: 'fileid' },
+  'oc:id': { ns: OC_NS, local: 'id' },
+  'oc:data-fingerprint': { ns: OC_NS, local: 'data-fingerprint' },
   'oc:permissions': { ns: OC_NS, local: 'permissions' },
   'nc:is-mount-root': { ns: NC_NS, local: 'is-mount-root' },
   'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
@@ -172,6 +175,8 @@ interface Sources {
   privileges: Map<string, ReadonlySet<Privilege>> | undefined;
   /** Whether the caller may share the resource on (ownCloud's R), when oc:permissions is shown. */
   sharing: Map<string, boolean> | undefined;
+  /** Numeric file ids by resource key (file-ids.ts) and the instance's names, when the request shows them. */
+  fileIds: { numbers: Map<string, number>; instanceId: string; dataFingerprint: string } | undefined;
   ctx: DavContext;
   nowMs: number;
 }
@@ -231,9 +236,11 @@ export const propfind: VerbHandler = async (ctx) => {
     keys[0] = keyOf(resource);
     for (let i = 0; i < children.length; i++) keys[i + 1] = keyOf(children[i] as Resource);
   }
-  const [dead, mtimes] = await Promise.all([
+  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
+  const [dead, mtimes, fileIds] = await Promise.all([
     needsDead ? props.listMany(keys as string[]) : undefined,
     needsMtimes ? props.getMtimes(keys as string[]) : undefined,
+    needsFileIds ? fileIdsOf(ctx, [resource, ...children]) : undefined,
   ]);
   const sources: Sources = {
     dead,
@@ -242,6 +249,7 @@ export const propfind: VerbHandler = async (ctx) => {
     locks: needsLocks ? lockView : undefined,
     privileges,
     sharing,
+    fileIds,
     ctx,
     nowMs: clock.now(),
   };
@@ -395,6 +403,12 @@ function treeOf(resource: Resource): string {
   return resource.kind === 'root' || resource.kind === 'virtual' ? `${resource.kind}` : (resource.shareRoot ?? resource.top?.id ?? 'none');
 }
 
+/** The numbers of the answer's resources and the instance's names (one read of the bridge's map at most). */
+async function fileIdsOf(ctx: DavContext, resources: readonly Resource[]): Promise<NonNullable<Sources['fileIds']>> {
+  const [numbers, names] = await Promise.all([ctx.services.fileIds.of(resources), ctx.services.fileIds.instance()]);
+  return { numbers, ...names };
+}
+
 /** The key dead properties, mtimes and locks hang on: the last of the resource's chain. */
 function keyOf(resource: Resource): string {
   return resource.chain[resource.chain.length - 1] as string;
@@ -522,8 +536,17 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
     }
     case 'ME:sha1hex':
       return entry.checksums ? { name: nameOf(prop), text: entry.checksums.sha1 } : undefined;
-    case 'oc:fileid':
-      return resource.kind === 'node' || resource.kind === 'top' ? { name: nameOf(prop), text: entry.id } : undefined;
+    case 'oc:fileid': {
+      // Numeric: Nextcloud's Android library reads it as a 64-bit integer (docs/extensions.md "Numeric file ids").
+      const n = sources.fileIds?.numbers.get(keyOf(resource));
+      return n === undefined ? undefined : { name: nameOf(prop), text: String(n) };
+    }
+    case 'oc:id': {
+      const n = sources.fileIds?.numbers.get(keyOf(resource));
+      return n === undefined || sources.fileIds === undefined ? undefined : { name: nameOf(prop), text: ocIdOf(n, sources.fileIds.instanceId) };
+    }
+    case 'oc:data-fingerprint':
+      return resource.kind === 'root' && sources.fileIds ? { name: nameOf(prop), text: sources.fileIds.dataFingerprint } : undefined;
     case 'oc:permissions': {
       const granted = sources.privileges?.get(keyOf(resource));
       return granted ? { name: nameOf(prop), text: ocPermissions(resource, granted, sources.sharing?.get(keyOf(resource)) === true) } : undefined;

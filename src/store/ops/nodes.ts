@@ -10,7 +10,7 @@
 import type { StoreContext } from '../context.js';
 import type { Sql } from '../storage/sql.js';
 import { filterInOrder } from '../in-order.js';
-import { assertMayLeaveOwner, mayActAsOwner, permissionsOn, resolveNode, resolveNodeAccess, type Permission } from '../access.js';
+import { assertMayLeaveOwner, mayActAsOwner, permissionsOn, resolveNode, resolveNodeAccess, resolveNodeByFileId, type Permission } from '../access.js';
 import {
   ancestry,
   publicId,
@@ -53,6 +53,7 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
     comment_count: 0,
     size: isFile ? node.size : 0,
     updated: node.updated,
+    file_id: node.file_id,
   };
   if (isFile && node.revision !== null) entry.revision = node.revision;
   if (isFile && node.sha1 !== null && node.md5 !== null) entry.checksums = { sha1: node.sha1, md5: node.md5 };
@@ -143,7 +144,15 @@ export async function deleteNode(ctx: StoreContext, caller: AuthenticatedUser, i
 }
 
 export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, id: string): Promise<NodeDetails> {
-  const node = await resolveNode(ctx.storage.sql, caller, id, 'read');
+  return detailsOf(ctx, caller, await resolveNode(ctx.storage.sql, caller, id, 'read'));
+}
+
+/** Node details by the numeric id (docs/extensions.md "Numeric file ids"); 404 where the caller may not read the node. */
+export async function nodeDetailsByFileId(ctx: StoreContext, caller: AuthenticatedUser, fileId: number): Promise<NodeDetails> {
+  return detailsOf(ctx, caller, (await resolveNodeByFileId(ctx.storage.sql, caller, fileId)).node);
+}
+
+async function detailsOf(ctx: StoreContext, caller: AuthenticatedUser, node: NodeRow): Promise<NodeDetails> {
   const checksums = node.type === 'File' ? (await checksumsOfNodes(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
   return {
     ...(checksums ? { checksums } : {}),
@@ -156,6 +165,7 @@ export async function nodeDetails(ctx: StoreContext, caller: AuthenticatedUser, 
     owner_fullname: await ownerName(ctx.storage.sql, { type: node.owner_type, uuid: node.owner_uuid }),
     created: node.created,
     updated: node.updated,
+    file_id: node.file_id,
   };
 }
 

@@ -110,7 +110,7 @@ export async function createFolder(w: TreeWrite, parent: NodeRow, name: string):
   return await sql.transaction(async (tx) => {
     await assertWritableFolder(tx, parent);
     await assertNameFree(tx, parent.uuid, name);
-    const row: NodeRow = {
+    const row: Omit<NodeRow, 'file_id'> = {
       uuid: randomUUID(),
       owner_uuid: parent.owner_uuid,
       owner_type: parent.owner_type,
@@ -125,9 +125,9 @@ export async function createFolder(w: TreeWrite, parent: NodeRow, name: string):
       trashed_from: null,
       trashed_name: null,
     };
-    await insertNode(tx, row);
+    const fileId = await insertNode(tx, row);
     await touch(tx, parent.uuid, now);
-    return row;
+    return { ...row, file_id: fileId };
   }, writesOf(w.callerUuid));
 }
 

@@ -9,10 +9,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { StoreContext } from '../context.js';
 import { callerOf } from '../request-context.js';
 import { invalid, success } from '../envelope.js';
-import { deleteNode, listFolder, myAccess, nodeDetails, nodeOperation, nodePath } from '../ops/nodes.js';
+import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from '../ops/nodes.js';
 import { listRevisionsOf, reviseFrom } from '../ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from '../ops/trash.js';
-import { nodeParamsSchema } from '../schemas/nodes.js';
+import { fileIdParamsSchema, nodeParamsSchema } from '../schemas/nodes.js';
 import { MAC_SIDE_FILES_HEADER } from '../../common/side-files.js';
 import { DELETED_HEADER } from '../../store-client/nodes.js';
 
@@ -36,6 +36,13 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
   });
 
   app.get('/api/nodes/:id', async (request) => success('node details', await nodeDetails(ctx, callerOf(request), nodeIdOf(request))));
+
+  // An extension (docs/extensions.md "Numeric file ids"): node details by the numeric id.
+  app.get('/api/nodes/by-file-id/:file_id', async (request) => {
+    const parsed = fileIdParamsSchema.safeParse(request.params);
+    if (!parsed.success) throw invalid('the file id must be a positive integer');
+    return success('node details', await nodeDetailsByFileId(ctx, callerOf(request), parsed.data.file_id));
+  });
 
   app.get('/api/nodes/:id/path', async (request) => success('node path', await nodePath(ctx, callerOf(request), nodeIdOf(request))));
 

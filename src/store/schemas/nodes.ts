@@ -58,6 +58,14 @@ export function parseNodeOperation(body: unknown): BodyParse {
 }
 
 export const nodeParamsSchema = z.object({ id: z.string().min(1) });
+/** A numeric file id in a path (docs/extensions.md "Numeric file ids"): decimal digits, no sign, within a safe integer. */
+export const fileIdParamsSchema = z.object({
+  file_id: z
+    .string()
+    .regex(/^[1-9]\d{0,15}$/)
+    .transform(Number)
+    .pipe(z.number().int().positive().max(Number.MAX_SAFE_INTEGER)),
+});
 
 const nodeType = z.enum(['Dir', 'File']);
 const epochMs = z.number().int();
@@ -79,6 +87,8 @@ export const nodeDetailsSchema = z.object({
   checksums: checksumsSchema.optional(),
   /** A folder marked "delete for good" (docs/extensions.md "Trash and revisions from a client"); absent otherwise. */
   skip_trash: z.literal(true).optional(),
+  /** The node's numeric id, stable and never reused (docs/extensions.md "Numeric file ids"). */
+  file_id: z.number().int().positive().optional(),
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
@@ -99,6 +109,8 @@ export const dirEntrySchema = z.object({
   updated: epochMs,
   revision: z.number().int().optional(),
   checksums: checksumsSchema.optional(),
+  /** The node's numeric id, stable and never reused (docs/extensions.md "Numeric file ids"). */
+  file_id: z.number().int().positive().optional(),
   /** An entry of a trash folder: where it came from and when it was deleted (docs/extensions.md "Trash and revisions from a client"). */
   trashed: z
     .object({ from: z.string().nullable(), from_path: z.string().nullable(), name: z.string(), at: epochMs.nullable() })

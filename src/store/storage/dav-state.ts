@@ -25,6 +25,7 @@ import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
 import { SqlRenameAwayRepository } from './renamed-away.js';
+import { SqlFileIdRepository } from './dav-file-ids.js';
 import type { Sql, Storage } from './sql.js';
 
 export interface DavStateOptions {
@@ -51,6 +52,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
       properties: new SqlPropertyRepository(storage.sql, options.properties),
       renamedAway: new SqlRenameAwayRepository(storage.sql),
       uploads: new SqlUploadSessionRepository(storage.sql),
+      fileIds: new SqlFileIdRepository(storage.sql),
       // The storage is the store's: it closes it.
       close: async () => undefined,
     };
@@ -62,6 +64,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
     properties: new SqlPropertyRepository(file.sql, options.properties),
     renamedAway: new SqlRenameAwayRepository(file.sql),
     uploads: new SqlUploadSessionRepository(file.sql),
+    fileIds: new SqlFileIdRepository(file.sql),
     probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
     close: () => file.close(),
   };
@@ -75,15 +78,17 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
  * dead_properties, client_mtimes and, from 2, dead_property_usage); 3 holds the tables of the
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
  * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions), 6
- * migration 024's (their quota reservations). A later migration that changes these tables must
+ * migration 024's (their quota reservations), 7 migration 027's (the bridge's numeric file ids
+ * and instance names). A later migration that changes these tables must
  * add a step here too.
  */
-export const STATE_FILE_VERSION = 6;
+export const STATE_FILE_VERSION = 7;
 const STATE_MIGRATIONS = [
   { fileVersion: 3, migration: 12 },
   { fileVersion: 4, migration: 20 },
   { fileVersion: 5, migration: 21 },
   { fileVersion: 6, migration: 24 },
+  { fileVersion: 7, migration: 27 },
 ] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */

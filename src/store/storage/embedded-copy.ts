@@ -43,7 +43,14 @@ export const NOT_COPIED = new Set([
   // Attempts of the database limiters (PostgreSQL only; an embedded store counts in memory).
   'limit_marks',
   'migration_progress',
+  // SQLite's counter of numeric file ids (migration 025): PostgreSQL numbers nodes by a
+  // sequence, set past the counter at the end of a copy (autoincrementMark), and the reverse
+  // copy (postgres-snapshot.ts) sets the counter from the sequence.
+  'node_file_id_counter',
 ]);
+
+/** SQLite's counter of the numeric file ids given so far (migration 025): the high-water mark of `nodes`. */
+export const FILE_ID_COUNTER = 'SELECT last FROM node_file_id_counter';
 
 export const PROGRESS_TABLE = 'migration_progress';
 
@@ -157,6 +164,10 @@ export class EmbeddedSource {
 
   /** SQLite's AUTOINCREMENT high-water mark of a table (0 when none). */
   autoincrementMark(table: string): bigint {
+    if (table === 'nodes') {
+      const counted = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'node_file_id_counter'").get();
+      if (counted) return (this.db.prepare(FILE_ID_COUNTER).safeIntegers(true).get() as { last: bigint } | undefined)?.last ?? 0n;
+    }
     const exists = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'").get();
     if (!exists) return 0n;
     const row = this.db.prepare('SELECT seq FROM sqlite_sequence WHERE name = ?').safeIntegers(true).get(table) as { seq: bigint } | undefined;

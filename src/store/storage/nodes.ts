@@ -45,6 +45,8 @@ export interface NodeRow {
   size: number;
   trashed_from: string | null;
   trashed_name: string | null;
+  /** The node's numeric id (migration 025): never reused, kept across renames, moves and restores. */
+  file_id: number;
 }
 
 export function isTopLevelKind(value: string): value is TopLevelKind {
@@ -109,6 +111,11 @@ export function findNode(sql: Sql, where: NodeLocator): Promise<NodeRow | undefi
 
 export async function getNode(sql: Sql, uuid: string): Promise<NodeRow | undefined> {
   return (await sql.get('SELECT * FROM nodes WHERE uuid = ?', [uuid])) as NodeRow | undefined;
+}
+
+/** A node by its numeric id (migration 025). */
+export async function getNodeByFileId(sql: Sql, fileId: number): Promise<NodeRow | undefined> {
+  return (await sql.get('SELECT * FROM nodes WHERE file_id = ?', [fileId])) as NodeRow | undefined;
 }
 
 export async function getTopLevel(sql: Sql, ownerUuid: string, kind: TopLevelKind): Promise<NodeRow | undefined> {
@@ -262,13 +269,14 @@ export async function deleteSubtree(sql: Sql, nodeUuid: string): Promise<void> {
   await sql.run(`${SUBTREE} DELETE FROM nodes WHERE uuid IN (SELECT uuid FROM sub)`, [nodeUuid]);
 }
 
-/** Inserts a folder row (a file row comes with its revision: storage/revisions.ts). */
-export async function insertNode(sql: Sql, row: NodeRow): Promise<void> {
+/** Inserts a folder row (a file row comes with its revision: storage/revisions.ts); the numeric id it got. */
+export async function insertNode(sql: Sql, row: Omit<NodeRow, 'file_id'>): Promise<number> {
   await sql.run(
     `INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, name, type, created, updated)
      VALUES (?, ?, ?, ?, ?, 'Dir', ?, ?)`,
     [row.uuid, row.owner_uuid, row.owner_type, row.parent_uuid, row.name, row.created, row.updated],
   );
+  return ((await sql.get('SELECT file_id FROM nodes WHERE uuid = ?', [row.uuid])) as { file_id: number }).file_id;
 }
 
 export async function renameNode(sql: Sql, uuid: string, name: string): Promise<void> {
@@ -375,6 +383,7 @@ export async function insertTree(
 /** A folder entry as dirlist needs it, with the caller's star. */
 export interface ListedNode {
   uuid: string;
+  file_id: number;
   owner_uuid: string;
   top_kind: NodeRow['top_kind'];
   name: string;
@@ -389,7 +398,7 @@ export interface ListedNode {
 }
 
 type ListedRow = Omit<ListedNode, 'is_starred'>;
-const LISTED_COLUMNS = 'n.uuid, n.owner_uuid, n.top_kind, n.name, n.type, n.updated, n.revision, n.size, b.sha1, b.md5';
+const LISTED_COLUMNS = 'n.uuid, n.file_id, n.owner_uuid, n.top_kind, n.name, n.type, n.updated, n.revision, n.size, b.sha1, b.md5';
 /** The latest revision's blob of each listed node `n` (none for folders): by primary keys, no scan. */
 const LATEST_BLOB_JOIN = 'LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision LEFT JOIN blobs b ON b.hash = r.blob_hash';
 

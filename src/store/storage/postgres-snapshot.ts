@@ -42,6 +42,7 @@ export async function snapshotPostgres(pool: pg.Pool, file: string): Promise<Sna
     for (const name of tables) db.exec(`DELETE FROM ${quote(name)}`);
 
     let rows = 0;
+    let fileIdsIssued = '0';
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     try {
       const { rows: pgVersion } = await client.query<{ v: number }>('SELECT MAX(version)::int AS v FROM schema_migrations');
@@ -74,12 +75,18 @@ export async function snapshotPostgres(pool: pg.Pool, file: string): Promise<Sna
         if (Number(counted[0]?.n) !== copied) throw new Error(`${name}: ${counted[0]?.n} rows in the database, ${copied} copied`);
         rows += copied;
       }
+      // The numeric file ids given so far (migration 025), deleted nodes' included: never given twice.
+      const { rows: issued } = await client.query<{ last: string }>(
+        "SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('nodes', 'file_id')::regclass), 0)::text AS last",
+      );
+      fileIdsIssued = issued[0]?.last ?? '0';
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     }
     for (const t of triggers) db.exec(t.sql);
+    db.prepare('UPDATE node_file_id_counter SET last = MAX(CAST(? AS INTEGER), (SELECT COALESCE(MAX(file_id), 0) FROM nodes))').run(fileIdsIssued);
     const broken = db.prepare('PRAGMA foreign_key_check').all();
     if (broken.length > 0) throw new Error(`the copy breaks ${broken.length} foreign key(s), e.g. ${JSON.stringify(broken[0])}`);
     db.pragma('journal_mode = DELETE');

@@ -26,6 +26,8 @@ export interface UploadResult {
   name: string;
   revision: number;
   size: number;
+  /** The file's numeric id (migration 025; docs/extensions.md "Numeric file ids"). */
+  file_id?: number;
 }
 
 /** A blob already referenced (addBlobRef), to record at `now`. */
@@ -104,17 +106,17 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
   const uuid = randomUUID();
   const result = { uuid, name, revision: 1, size: blob.sizeBytes };
   if (sql.dialect === 'postgres') {
-    await sql.run(
+    const made = await sql.get<{ file_id: number }>(
       `WITH blob AS (${ADD_BLOB_REF}),
             node AS (INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
-                     VALUES (@uuid, @owner, @ownerType, @folder, NULL, @name, 'File', @now, @now, 1, @size)),
+                     VALUES (@uuid, @owner, @ownerType, @folder, NULL, @name, 'File', @now, @now, 1, @size) RETURNING file_id),
             revision AS (${INSERT_REVISION}),
             usage AS (UPDATE ${OWNER_TABLE[folder.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
             touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
-       SELECT 1`,
+       SELECT file_id FROM node`,
       { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, sha1: blob.sha1 ?? null, md5: blob.md5 ?? null, uuid, revision: 1, owner: folder.owner_uuid, ownerType: folder.owner_type, folder: folder.uuid, name, now: blob.now, uploader: uploaderUuid },
     );
-    return result;
+    return { ...result, file_id: made?.file_id as number };
   }
   await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline, blob);
   await sql.run(
@@ -125,7 +127,7 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
   await insertRevision(sql, uuid, 1, blob, uploaderUuid);
   await adjustUsage(sql, folder.owner_type, folder.owner_uuid, blob.sizeBytes);
   await touch(sql, folder.uuid, blob.now);
-  return result;
+  return { ...result, file_id: (await sql.get<{ file_id: number }>('SELECT file_id FROM nodes WHERE uuid = ?', [uuid]))?.file_id as number };
 }
 
 /**
@@ -136,7 +138,7 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
  */
 export async function insertNextRevision(sql: Sql, file: NodeRow, blob: UploadedBlob, uploaderUuid: string | null): Promise<UploadResult> {
   const revision = (file.revision ?? 0) + 1;
-  const result = { uuid: file.uuid, name: file.name, revision, size: blob.sizeBytes };
+  const result = { uuid: file.uuid, name: file.name, revision, size: blob.sizeBytes, file_id: file.file_id };
   if (sql.dialect === 'postgres') {
     await sql.run(
       `WITH blob AS (${ADD_BLOB_REF}),

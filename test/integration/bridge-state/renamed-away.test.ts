@@ -39,6 +39,8 @@ describeRenameAwayRepository('the bridge’s state file, upgraded from version 3
   await old.sql.exec('DROP TABLE dav_renamed_away');
   await old.sql.exec('DROP TABLE dav_upload_parts');
   await old.sql.exec('DROP TABLE dav_uploads');
+  await old.sql.exec('DROP TABLE dav_file_ids');
+  await old.sql.exec('DROP TABLE dav_instance');
   await old.sql.exec('PRAGMA user_version = 3');
   await old.close();
   const state = openBridgeStateFile(file);

@@ -58,7 +58,7 @@ describe('checksums over WebDAV', () => {
       expect(asked.status).toBe(207);
       expect(asked.text).toMatch(new RegExp(`<oc:checksums><oc:checksum[^>]*>SHA1:${sha1} MD5:${md5}</oc:checksum></oc:checksums>`));
       expect(asked.text).toContain(`<ME:sha1hex>${sha1}</ME:sha1hex>`);
-      expect(asked.text).toContain(`<oc:fileid>${node?.id}</oc:fileid>`);
+      expect(asked.text).toContain(`<oc:fileid>${node?.fileId}</oc:fileid>`);
       expect(asked.text).toContain('<oc:permissions>RDNVW</oc:permissions>');
       expect(asked.text).toContain('xmlns:oc="http://owncloud.org/ns"');
       expect(asked.text).toContain('xmlns:ME="ME:"');

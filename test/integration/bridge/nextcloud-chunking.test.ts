@@ -153,7 +153,8 @@ describe('Nextcloud chunked upload', () => {
       expect(moved.headers.etag).toMatch(/^".+"$/);
       expect(moved.headers['oc-etag']).toBe(moved.headers.etag);
       const entry = (await storeEntries()).find((e) => e.name === 'big.bin');
-      expect(moved.headers['oc-fileid']).toBe(entry?.id);
+      // Nextcloud's oc:id form: the numeric id zero-padded to 8 digits, then the instance id.
+      expect(moved.headers['oc-fileid']).toMatch(new RegExp(`^0*${entry?.fileId}oc[a-z0-9]{10}$`));
       expect(sha1(await storedBytes('big.bin'))).toBe(sha1(content));
       // rclone then reads the file back at Depth 0: size and mtime as sent.
       const [stat] = await multistatusOf(await dav('PROPFIND', `${files()}/home/big.bin`, { depth: '0' }));

@@ -169,7 +169,7 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
   it('answers config to anyone, and the polled apps empty to their user', async () => {
     const config = await ocs('/ocs/v1.php/config?format=json');
     expect(config.json.ocs.data).toEqual({ version: '1.7', website: 'driveway', host: new URL(f.davUrl).host, contact: '', ssl: 'false' });
-    for (const path of ['/ocs/v2.php/apps/notifications/api/v2/notifications', '/ocs/v2.php/apps/activity/api/v2/activity', '/ocs/v2.php/apps/user_status/api/v1/predefined_statuses']) {
+    for (const path of ['/ocs/v2.php/apps/notifications/api/v2/notifications', '/ocs/v2.php/apps/activity/api/v2/activity', '/ocs/v2.php/apps/user_status/api/v1/predefined_statuses', '/ocs/v2.php/core/navigation/apps']) {
       expect((await ocs(`${path}?format=json`)).answer.status).toBe(401);
       const answered = await ocs(`${path}?format=json`, ada.auth);
       expect(answered.answer.status).toBe(200);

@@ -493,8 +493,9 @@ describe('GET details', () => {
         owner_fullname: 'Alice Example',
         created: row?.created,
         updated: row?.updated,
-        // An extension (docs/extensions.md "Checksums").
+        // Extensions (docs/extensions.md "Checksums", "Numeric file ids").
         checksums: checksumsOf('d'),
+        file_id: row?.file_id,
       },
     });
   });
@@ -566,6 +567,7 @@ describe('GET dirlist', () => {
       comment_count: 0,
       size: 0,
       updated: (await nodeRow(store, folder.uuid as string))?.updated,
+      file_id: (await nodeRow(store, folder.uuid as string))?.file_id,
     });
     expect('revision' in folder).toBe(false);
     expect(data[5]).toEqual({
@@ -580,6 +582,7 @@ describe('GET dirlist', () => {
       updated: expect.any(Number),
       revision: 1,
       checksums: checksumsOf('\u00e9.txt'),
+      file_id: (await nodeRow(store, data[5]?.uuid as string))?.file_id,
     });
   });
 
