@@ -342,6 +342,9 @@ export function syncScenarios(clientName: SyncClientName, binary: RequiredBinary
     expect(methods(run, 'MOVE').filter((e) => /\/uploads\//.test(e.path))).toEqual([]);
     expect((await server('GET', ['groups', groups.ro, 'home', 'handbook.txt'], {}, groupOwner)).text).toBe('read, do not edit\n');
     expect(readFileSync(path.join(dir, 'handbook.txt'), 'utf8'), explainSync(run, recorder)).toBe('read, do not edit\n');
+    // The member's edit is not lost: it stays beside the restored file, on this side only.
+    const copies = readdirSync(dir).filter((name) => /^handbook.*(\(conflicted copy|_conflict-)/.test(name));
+    expect(copies.map((name) => readFileSync(path.join(dir, name), 'utf8')), explainSync(run, recorder)).toEqual(['an edit the member may not make\n']);
   });
 
   it('the view\'s root syncs home and the group drives, and never the trash', async () => {
