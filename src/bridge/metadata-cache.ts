@@ -6,6 +6,13 @@
  * directly on the store show after the TTL, or at once when the store announces them (a change
  * feed over PostgreSQL: forget() per folder, forgetAll() when anything may have changed). No
  * store calls here.
+ *
+ * Tree versions (docs/extensions.md "Tree versions and sizes"): a folder entry carries the
+ * version and size of everything below it, so a change in a folder outdates those entries in the
+ * listing of every folder above it, up to the root and `/groups/` (the parents the cache learnt
+ * from the listings it was given). Those listings are marked tree-stale, not dropped: a path
+ * walk (every write's) still uses them, since ids and names are unchanged; what shows a folder's
+ * ETag or size (PROPFIND) asks for a tree-fresh listing and lists again.
  */
 import { LRUCache } from 'lru-cache';
 import type { NodeEntry } from '../store-client/contract.js';
@@ -23,6 +30,8 @@ interface Cached extends Listing {
   readonly byName: Map<string, NodeEntry>;
   readonly indexById: Map<string, number>;
   generation: number;
+  /** The folder's tree generation when it was fetched: below it, older means its folder entries' tree versions may be outdated. */
+  treeGeneration: number;
   changes: number;
   /** listingBytes() of it, kept up to date by upsert(). */
   bytes: number;
@@ -41,6 +50,8 @@ export interface MetadataCacheOptions {
   onStale?: (listing: Listing) => void;
   /** Time source of the TTL in ms (tests); default `performance.now()`. */
   now?: () => number;
+  /** The key of a listed folder entry's own listing, as the caller keys folders (by default its id). */
+  keyOf?: (userId: string, id: string) => FolderKey;
 }
 
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
@@ -71,6 +82,11 @@ export class MetadataCache {
   hits = 0;
   misses = 0;
   private readonly generations = new Map<FolderKey, number>();
+  /** Per folder: moved when something below one of its folder entries changed (their tree versions). */
+  private readonly treeGenerations = new Map<FolderKey, number>();
+  /** The folders whose listings hold an entry for a folder (several for a group's top-level folder: each member's `/groups/`). */
+  private readonly parents = new Map<FolderKey, Set<FolderKey>>();
+  private readonly keyOf: (userId: string, id: string) => FolderKey;
   /** Added to every folder's generation: forgetAll() outdates every listing and fetch at once. */
   private epoch = 0;
   /** Users who have (or had) a listing of a folder cached: the ones a patch must reach. */
@@ -85,6 +101,7 @@ export class MetadataCache {
 
   constructor(options: MetadataCacheOptions) {
     this.onStale = options.onStale;
+    this.keyOf = options.keyOf ?? ((_userId, id) => id);
     this.listings = new LRUCache({
       max: options.maxEntries,
       ttl: Math.max(1, options.ttlMs),
@@ -115,10 +132,18 @@ export class MetadataCache {
     return this.epoch + (this.generations.get(folder) ?? 0);
   }
 
-  /** The listing when cached, fresh and not outdated by a write; undefined otherwise. */
-  listing(userId: string, folder: FolderKey): Listing | undefined {
+  private treeGeneration(folder: FolderKey): number {
+    return this.epoch + (this.treeGenerations.get(folder) ?? 0);
+  }
+
+  /**
+   * The listing when cached, fresh and not outdated by a write; undefined otherwise. `anyTree`:
+   * one whose folder entries' tree versions a change below outdated will do (a path walk).
+   */
+  listing(userId: string, folder: FolderKey, anyTree = false): Listing | undefined {
     const cached = this.listings.get(`${userId}\0${folder}`);
     if (!cached || cached.generation !== this.generation(folder)) return undefined;
+    if (!anyTree && cached.treeGeneration !== this.treeGeneration(folder)) return undefined;
     return cached;
   }
 
@@ -127,19 +152,20 @@ export class MetadataCache {
    * concurrent callers. A fetch that started before the latest write into the folder is not
    * shared: its answer may lack what that write did.
    */
-  load(userId: string, folder: FolderKey, fetch: () => Promise<readonly NodeEntry[]>): Promise<Listing> {
-    const hit = this.listing(userId, folder);
+  load(userId: string, folder: FolderKey, fetch: () => Promise<readonly NodeEntry[]>, anyTree = false): Promise<Listing> {
+    const hit = this.listing(userId, folder, anyTree);
     if (hit) {
       this.hits += 1;
       return Promise.resolve(hit);
     }
     this.misses += 1;
     const generation = this.generation(folder);
-    const flightKey = `${userId}\0${folder}\0${generation}`;
+    const treeGeneration = this.treeGeneration(folder);
+    const flightKey = `${userId}\0${folder}\0${generation}\0${treeGeneration}`;
     const pending = this.inflight.get(flightKey);
     if (pending) return pending;
     const run = fetch()
-      .then((entries) => this.remember(userId, folder, entries, generation))
+      .then((entries) => this.remember(userId, folder, entries, generation, treeGeneration))
       .finally(() => this.inflight.delete(flightKey));
     this.inflight.set(flightKey, run);
     return run;
@@ -155,21 +181,24 @@ export class MetadataCache {
    * while it was being fetched is handed back to its caller but does not replace a current
    * (patched) one in the cache.
    */
-  remember(userId: string, folder: FolderKey, entries: readonly NodeEntry[], generation = this.generation(folder)): Listing {
+  remember(userId: string, folder: FolderKey, entries: readonly NodeEntry[], generation = this.generation(folder), treeGeneration = this.treeGeneration(folder)): Listing {
     const unique = uniqueNames(entries);
     const listing: Cached = {
       entries: unique,
       byName: new Map(unique.map((e) => [e.name.normalize('NFC'), e])),
       indexById: new Map(unique.map((e, i) => [e.id, i])),
       generation,
+      treeGeneration,
       changes: 0,
       bytes: 0,
     };
     listing.bytes = listingBytes(listing);
+    this.learnParents(userId, folder, unique);
     const key = `${userId}\0${folder}`;
     const existing = this.listings.get(key);
     const current = this.generation(folder);
     if (generation !== current && existing?.generation === current) return listing;
+    if (existing?.generation === generation && existing.treeGeneration > treeGeneration) return listing;
     this.listings.set(key, listing);
     let users = this.holders.get(folder);
     if (!users) {
@@ -181,9 +210,54 @@ export class MetadataCache {
     return listing;
   }
 
-  /** After a write into `folder` whose outcome is unknown: every user's listing of it is stale. */
+  /** Remembers `folder` as a parent of each folder among `entries`. */
+  private learnParents(userId: string, folder: FolderKey, entries: readonly NodeEntry[]): void {
+    for (const entry of entries) {
+      if (entry.kind !== 'folder') continue;
+      this.addParent(this.keyOf(userId, entry.id), folder);
+    }
+  }
+
+  /** Declares `parent`'s listing outdated by a change below `child` although it lists no entry of it (a made-up collection showing a derived version). */
+  addParent(child: FolderKey, parent: FolderKey): void {
+    let parents = this.parents.get(child);
+    if (!parents) {
+      if (this.parents.size > 100_000) this.parents.clear();
+      parents = new Set();
+      this.parents.set(child, parents);
+    }
+    parents.add(parent);
+  }
+
+  /**
+   * Something below `folder` changed: the listings of every folder above it (as far as the cache
+   * knows them) hold entries whose tree versions are outdated. `folder`'s own listing is not
+   * touched (forget() or upsert() decide about it).
+   */
+  forgetTreeAbove(folder: FolderKey): void {
+    const seen = new Set<FolderKey>([folder]);
+    const queue = [folder];
+    while (queue.length > 0) {
+      for (const parent of this.parents.get(queue.pop() as FolderKey) ?? []) {
+        if (seen.has(parent)) continue;
+        seen.add(parent);
+        this.treeGenerations.set(parent, (this.treeGenerations.get(parent) ?? 0) + 1);
+        queue.push(parent);
+      }
+    }
+    if (this.treeGenerations.size > 100_000) this.forgetAll();
+  }
+
+  /** The tree versions of `folder`'s entries moved (a change below one of them): its listing is tree-stale, and those above it. */
+  forgetTree(folder: FolderKey): void {
+    this.treeGenerations.set(folder, (this.treeGenerations.get(folder) ?? 0) + 1);
+    this.forgetTreeAbove(folder);
+  }
+
+  /** After a write into `folder` whose outcome is unknown: every user's listing of it is stale, and the tree versions above it. */
   forget(folder: FolderKey): void {
     this.generations.set(folder, (this.generations.get(folder) ?? 0) + 1);
+    this.forgetTreeAbove(folder);
     if (this.generations.size > 100_000) this.forgetAll();
   }
 
@@ -194,8 +268,10 @@ export class MetadataCache {
   forgetAll(): void {
     let highest = 0;
     for (const generation of this.generations.values()) highest = Math.max(highest, generation);
+    for (const generation of this.treeGenerations.values()) highest = Math.max(highest, generation);
     this.epoch += highest + 1;
     this.generations.clear();
+    this.treeGenerations.clear();
     this.listings.clear();
     this.holders.clear();
   }
@@ -211,6 +287,7 @@ export class MetadataCache {
   upsert(folder: FolderKey, entry: NodeEntry): void {
     const before = this.generation(folder);
     this.forget(folder);
+    if (entry.kind === 'folder') for (const userId of this.holders.get(folder) ?? []) this.learnParents(userId, folder, [entry]);
     const generation = this.generation(folder);
     const name = entry.name.normalize('NFC');
     for (const userId of this.holders.get(folder) ?? []) {
@@ -250,6 +327,8 @@ export class MetadataCache {
   clear(): void {
     this.listings.clear();
     this.generations.clear();
+    this.treeGenerations.clear();
+    this.parents.clear();
     this.holders.clear();
   }
 }

@@ -33,7 +33,8 @@ import { livenessAnswer, Readiness, readinessAnswer, RETRY_AFTER_SEC, type Healt
 import { drainWhile } from '../common/drain.js';
 import { logFailedLogin } from '../common/login-log.js';
 import { MemoryLoginLimiter, type LoginLimiter, type LoginLimiterOptions } from '../common/login-limiter.js';
-import type { StoreClient } from '../store-client/contract.js';
+import type { NodeId, StoreClient } from '../store-client/contract.js';
+import { folderKeyOf } from './tree/paths.js';
 import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
@@ -241,6 +242,7 @@ export async function createBridgeServices(
     maxEntries: config.bridge.cacheMaxEntries,
     maxBytes: config.bridge.cacheMaxBytes,
     onStale: forgetBodiesOf,
+    keyOf: (userId, id) => folderKeyOf({ userId }, id as NodeId),
   });
   const { state } = options;
   const locks = new LockStore({
@@ -306,7 +308,14 @@ export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree
     return;
   }
   if (change.properties && !change.local) props.noteOutsideChange();
-  if (!change.local) for (const folder of change.folders) cache.forget(folder);
+  // Tree versions above a changed folder are outdated whoever changed it (this process's own
+  // REST API included: the bridge patched nothing then). The store names those folders itself
+  // (`trees`): this bridge may never have listed the levels between.
+  for (const folder of change.folders) {
+    if (change.local) cache.forgetTreeAbove(folder);
+    else cache.forget(folder);
+  }
+  for (const folder of change.trees ?? []) cache.forgetTree(folder);
 }
 
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {

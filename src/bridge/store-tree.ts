@@ -95,8 +95,8 @@ export class StoreTree {
   }
 
   /** Like stat, but undefined when the path is unmapped (a parent missing included). */
-  tryStat(user: BridgeUser, path: DavPath): Promise<Resource | undefined> {
-    return this.resolver.tryStat(user, path);
+  tryStat(user: BridgeUser, path: DavPath, fresh = false): Promise<Resource | undefined> {
+    return this.resolver.tryStat(user, path, fresh);
   }
 
   /** Children of a collection. */

@@ -12,6 +12,12 @@ export interface StoreChange {
    * top-level folder (`home:…`, `trash:…`, `favorites:…`).
    */
   readonly folders: readonly string[];
+  /**
+   * Folders whose listing holds an entry whose tree version moved (a change further below;
+   * docs/extensions.md "Tree versions and sizes"), named as `folders` are: their children did
+   * not change. Absent from a store without tree versions.
+   */
+  readonly trees?: readonly string[];
   /** Anything may have changed (notifications were missed, or too many folders to name): drop every cache. */
   readonly everything: boolean;
   /** Dead properties or client mtimes changed. */
@@ -52,10 +58,13 @@ export const EVERYTHING = '*';
 export const PROPERTIES = '!props';
 export const LOCKS = '!locks';
 export const SESSIONS = '!sessions';
+/** The prefix of a folder whose listing's tree versions moved (migration 026). */
+export const TREE = '^';
 
 /** A payload as the triggers write it: words separated by spaces. */
 export function parseChange(payload: string, local: boolean): StoreChange {
   const folders: string[] = [];
+  const trees: string[] = [];
   let everything = false;
   let properties = false;
   let locks = false;
@@ -66,7 +75,8 @@ export function parseChange(payload: string, local: boolean): StoreChange {
     else if (word === PROPERTIES) properties = true;
     else if (word === LOCKS) locks = true;
     else if (word === SESSIONS) sessions = true;
+    else if (word.startsWith(TREE)) trees.push(word.slice(TREE.length));
     else folders.push(word);
   }
-  return { folders, everything, properties, locks, sessions, local };
+  return { folders, ...(trees.length > 0 ? { trees } : {}), everything, properties, locks, sessions, local };
 }

@@ -11,6 +11,11 @@ function checksumsOf(sums: { sha1: string; md5: string } | undefined): FileCheck
   return sums ? { sha1: sums.sha1.toLowerCase(), md5: sums.md5.toLowerCase() } : undefined;
 }
 
+/** A folder's tree version and recursive size, when the store sends them. */
+function treeOf(row: { tree_etag?: string | undefined; tree_size?: number | undefined }): Pick<NodeEntry, 'treeEtag' | 'treeSizeBytes'> {
+  return { ...(row.tree_etag !== undefined ? { treeEtag: row.tree_etag } : {}), ...(row.tree_size !== undefined ? { treeSizeBytes: Math.max(0, row.tree_size) } : {}) };
+}
+
 async function postOperation(http: StoreHttp, s: StoreSession, node: NodeId, body: Record<string, unknown>, operation: string, signal?: AbortSignal): Promise<void> {
   await http.call({ method: 'POST', path: `/api/nodes/${seg(node)}`, token: s.token, json: body, signal }, operation);
 }
@@ -27,6 +32,8 @@ export function toNodeEntry(row: {
   checksums?: { sha1: string; md5: string } | undefined;
   trashed?: { from_path?: string | null | undefined; name: string; at?: number | null | undefined } | undefined;
   file_id?: number | undefined;
+  tree_etag?: string | undefined;
+  tree_size?: number | undefined;
 }): NodeEntry {
   const kind = kindOf(row.type);
   const entry: NodeEntry = {
@@ -41,6 +48,7 @@ export function toNodeEntry(row: {
   const checksums = kind === 'file' ? checksumsOf(row.checksums) : undefined;
   if (checksums) entry.checksums = checksums;
   if (row.file_id !== undefined) entry.fileId = row.file_id;
+  if (kind === 'folder') Object.assign(entry, treeOf(row));
   if (row.trashed) {
     const { from_path: fromPath, at } = row.trashed;
     entry.trashed = {
@@ -65,9 +73,12 @@ export function toNodeDetails(d: {
   checksums?: { sha1: string; md5: string } | undefined;
   skip_trash?: boolean | undefined;
   file_id?: number | undefined;
+  tree_etag?: string | undefined;
+  tree_size?: number | undefined;
 }): NodeDetails {
   const checksums = checksumsOf(d.checksums);
   return {
+    ...(kindOf(d.type) === 'folder' ? treeOf(d) : {}),
     ...(checksums ? { checksums } : {}),
     ...(d.file_id !== undefined ? { fileId: d.file_id } : {}),
     ...(d.skip_trash === true ? { skipTrash: true } : {}),

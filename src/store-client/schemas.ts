@@ -37,6 +37,10 @@ const trashedSchema = z
   .optional()
   .catch(undefined);
 
+/** The tree version extension (docs/extensions.md "Tree versions and sizes"); malformed is as if absent. */
+const treeEtagSchema = z.string().min(1).max(200).optional().catch(undefined);
+const treeSizeSchema = z.number().int().nonnegative().optional().catch(undefined);
+
 export const nodeDetailsSchema = z
   .object({
     name: z.string(),
@@ -50,6 +54,8 @@ export const nodeDetailsSchema = z
     checksums: checksumsSchema,
     skip_trash: z.boolean().optional().catch(undefined),
     file_id: fileIdSchema,
+    tree_etag: treeEtagSchema,
+    tree_size: treeSizeSchema,
   })
   .loose();
 
@@ -70,6 +76,8 @@ export const dirEntrySchema = z
     checksums: checksumsSchema,
     trashed: trashedSchema,
     file_id: fileIdSchema,
+    tree_etag: treeEtagSchema,
+    tree_size: treeSizeSchema,
   })
   .loose();
 

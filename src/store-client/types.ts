@@ -22,6 +22,9 @@ export interface NodeEntry {
   trashed?: TrashFacts;
   /** The node's stable numeric id, when the store publishes one (docs/extensions.md "Numeric file ids"). */
   fileId?: number;
+  /** Folders, from driveway's store: a version that changes with any change below, and the recursive size (docs/extensions.md "Tree versions and sizes"). */
+  treeEtag?: string;
+  treeSizeBytes?: number;
 }
 
 /** Where a trash entry came from and when it went (all optional: a store may know some). */
@@ -78,6 +81,9 @@ export interface NodeDetails {
   skipTrash?: boolean;
   /** As NodeEntry's. */
   fileId?: number;
+  /** As NodeEntry's (folders). */
+  treeEtag?: string;
+  treeSizeBytes?: number;
 }
 
 export interface PathEntry {

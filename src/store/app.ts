@@ -59,6 +59,7 @@ import { shareRoutes } from './routes/shares.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { incomingRoutes } from './routes/incoming.js';
 import { registerWebApp } from './web-app.js';
+import { compactTreeChanges } from './storage/tree-changes.js';
 
 export interface StoreAppOptions {
   config: Config;
@@ -347,6 +348,16 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
         }, retention.intervalSec * 1000).unref()
       : undefined;
 
+  // Tree versions' compaction (storage/tree-changes.ts): each minute, the folders with many
+  // rows get theirs merged into one; what a folder's version and size read stays short.
+  let compacting: Promise<void> | undefined;
+  const compactor = setInterval(() => {
+    compacting ??= compactTreeChanges(storage.sql)
+      .then((merged) => void (merged > 0 && log.debug({ merged }, 'tree versions compacted')))
+      .catch((err: unknown) => log.warn({ err }, 'tree version compaction failed; the next run tries again'))
+      .finally(() => (compacting = undefined));
+  }, 60_000).unref();
+
   // The checksum backfill (ops/checksum-backfill.ts): in the background at its bounded rate
   // until every blob has SHA-1 and MD5, then a look each minute for claims a crashed instance left.
   const stopBackfill = new AbortController();
@@ -361,6 +372,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     clearInterval(stagingSweeper);
     clearInterval(rotator);
     clearInterval(pruner);
+    clearInterval(compactor);
+    await compacting;
     stopPruning.abort();
     await pruning;
     await collecting;

@@ -20,13 +20,14 @@ import type { StoreContext } from './context.js';
 import { createLocalClient } from './local-client.js';
 import { sharedLoginLimiter } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
+import { sqliteFolderFeed } from './storage/dialects/sqlite-changes.js';
 
 export interface InProcessStore {
   client: StoreClient;
   name: string;
   storage: Storage;
   limiter: (options: LoginLimiterOptions) => ReturnType<typeof sharedLoginLimiter>;
-  /** Over PostgreSQL: what other instances changed (storage/dialects/postgres-changes.ts). */
+  /** Over PostgreSQL: what other instances changed (storage/dialects/postgres-changes.ts); over SQLite, the folders this process changed (storage/dialects/sqlite-changes.ts). */
   changes?: ChangeFeed;
   /** Chunked uploads' parts: in the S3 bucket (every instance reaches them), or in the local backend's `uploads/` at their place in the assembled file. */
   parts?: PartStore;
@@ -34,13 +35,15 @@ export interface InProcessStore {
 
 export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process'): InProcessStore {
   const { storage } = ctx;
+  // SQLite: the folders this process changes (its REST API's writes too), for the tree versions above them.
+  const changes = storage.changes ?? sqliteFolderFeed(storage.sql);
   return {
     // The bridge waits for the change feed at the start of every request (bridge/server.ts).
     client: createLocalClient(ctx, { behindFeedBarrier: true }),
     name,
     storage,
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),
-    ...(storage.changes ? { changes: storage.changes } : {}),
+    ...(changes ? { changes } : {}),
     ...(ctx.blobs instanceof S3BlobBackend ? { parts: ctx.blobs.partStore(ctx.config.bridge.uploadExpirySec * 1000) } : {}),
     // On the local backend, parts are written where the assembled file will lie (no second copy).
     ...(ctx.blobs instanceof LocalBlobBackend ? { parts: new StagedPartStore(path.join(ctx.blobs.root, 'uploads'), ctx.blobs) } : {}),

@@ -126,8 +126,52 @@ describe.each(['http', 'local', 'memory'] as const)('StoreClient contract (%s)',
     expect(s.expiresAtMs - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000 + 5000);
   });
 
+  it("carries driveway's numeric file ids, kept across rename and move, a copy's its own; a store without them has none", async () => {
+    const s = u.session;
+    await client.createFolder(s, home, 'numbered');
+    const folder = find(await client.listFolder(s, home), 'numbered');
+    await client.upload(s, { folder: folder.id, name: 'n.txt' }, Buffer.from('n'));
+    const file = find(await client.listFolder(s, folder.id), 'n.txt');
+    if (transport === 'memory') {
+      expect([folder.fileId, file.fileId, (await client.details(s, file.id)).fileId]).toEqual([undefined, undefined, undefined]);
+      await expect(client.detailsByFileId(s, 1)).rejects.toMatchObject({ kind: 'not-found' });
+      return;
+    }
+    expect(Number.isSafeInteger(file.fileId) && (file.fileId as number) > 0).toBe(true);
+    expect(folder.fileId).not.toBe(file.fileId);
+    expect((await client.details(s, file.id)).fileId).toBe(file.fileId);
+    expect(await client.detailsByFileId(s, file.fileId as number)).toMatchObject({ id: file.id, name: 'n.txt', fileId: file.fileId });
+    await client.rename(s, file.id, 'm.txt');
+    await client.moveInto(s, file.id, home);
+    expect(find(await client.listFolder(s, home), 'm.txt').fileId).toBe(file.fileId);
+    await client.copyInto(s, file.id, folder.id);
+    expect(find(await client.listFolder(s, folder.id), 'm.txt').fileId).toBeGreaterThan(file.fileId as number);
+    const other = await f.newUser();
+    await expect(client.detailsByFileId(other.session, file.fileId as number)).rejects.toMatchObject({ kind: 'not-found' });
+  });
+
   it('refuses wrong credentials as unauthenticated', async () => {
     await expect(client.login(u.email, 'Wrong-Passw0rd')).rejects.toMatchObject({ kind: 'unauthenticated', httpStatus: 401 });
+  });
+
+  it('gives folders a tree version and recursive size that move with a change below them (driveway’s store; none from the in-memory one)', async () => {
+    const s = u.session;
+    await client.createFolder(s, home, 'tree-outer');
+    const outer = find(await client.listFolder(s, home), 'tree-outer');
+    await client.createFolder(s, outer.id, 'inner');
+    const inner = find(await client.listFolder(s, outer.id), 'inner');
+    const before = find(await client.listFolder(s, home), 'tree-outer');
+    await client.upload(s, { folder: inner.id, name: 'deep.txt' }, Readable.from([Buffer.from('twelve bytes')]), 12);
+    const after = find(await client.listFolder(s, home), 'tree-outer');
+    const details = await client.details(s, outer.id);
+    if (transport === 'memory') {
+      expect([after.treeEtag, after.treeSizeBytes, details.treeEtag]).toEqual([undefined, undefined, undefined]);
+      return;
+    }
+    expect(after).toMatchObject({ treeEtag: expect.any(String), treeSizeBytes: 12 });
+    expect(after.treeEtag).not.toBe(before.treeEtag);
+    expect(details).toMatchObject({ treeEtag: after.treeEtag, treeSizeBytes: 12 });
+    expect(find(await client.listFolder(s, inner.id), 'deep.txt')).not.toHaveProperty('treeEtag');
   });
 
   it('creates, lists, renames, moves, copies, stars and deletes with normalised entries', async () => {
@@ -143,7 +187,7 @@ describe.each(['http', 'local', 'memory'] as const)('StoreClient contract (%s)',
     const file = find(await client.listFolder(s, folder.id), 'a b#c?.txt');
     const checksums = { sha1: createHash('sha1').update(body).digest('hex'), md5: createHash('md5').update(body).digest('hex') };
     expect(file).toMatchObject({ kind: 'file', sizeBytes: body.length, revision: 1, checksums });
-    expect(uploaded).toEqual({ id: file.id, revision: 1, sizeBytes: body.length, checksums });
+    expect(uploaded).toEqual({ id: file.id, revision: 1, sizeBytes: body.length, checksums, ...(transport === 'memory' ? {} : { fileId: file.fileId }) });
     expect((await client.details(s, file.id)).checksums).toEqual(checksums);
 
     // A claim the bytes contradict is refused before anything is recorded; a right one passes.

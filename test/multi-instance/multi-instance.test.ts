@@ -152,6 +152,42 @@ postgres.describe('driveway instances over one PostgreSQL and one S3 bucket', ()
       for (const ms of [created, renamed, deleted, topLevel]) expect(ms).toBeLessThan(BOUND_MS);
     });
 
+    it('a write five folders down through one instance’s REST API changes the ETag of the drive root on every instance within the bound', async () => {
+      const { email, auth } = await newUser();
+      let path = '/home';
+      for (const name of ['t1', 't2', 't3', 't4', 't5']) {
+        path += `/${name}`;
+        expect((await davRequest(a().davUrl, 'MKCOL', `${path}/`, { auth })).status).toBe(201);
+      }
+      const etagOf = async (instance: Instance, folder: string): Promise<string> => {
+        const answer = await davRequest(instance.davUrl, 'PROPFIND', folder, { auth, headers: { depth: '0' } });
+        expect(answer.status, answer.text).toBe(207);
+        return parseMultistatus(answer.text)[0]?.props.get('{DAV:}getetag')?.text ?? '';
+      };
+      // Both bridges have every level listed (cached for 60 s), as a sync client's last run leaves them.
+      const before = new Map<string, string>();
+      for (const instance of [a(), b()]) {
+        await namesIn(instance.davUrl, auth, '/');
+        for (const folder of ['/', '/home/', '/home/t1/']) before.set(`${instance.davUrl}${folder}`, await etagOf(instance, folder));
+      }
+      const rest = createStoreClient(a().storeUrl, { retries: 0 });
+      try {
+        const session = await rest.login(email, USER_PASSWORD);
+        let id = 'home';
+        for (const name of ['t1', 't2', 't3', 't4', 't5']) id = (await rest.listFolder(session, id as never)).find((e) => e.name === name)?.id as string;
+        await rest.upload(session, { folder: id as never, name: 'deep.txt' }, Buffer.from('five folders down'), 17);
+      } finally {
+        await rest.close();
+      }
+      for (const instance of [a(), b()]) {
+        const which = instance === a() ? 'a' : 'b';
+        for (const folder of ['/', '/home/', '/home/t1/']) {
+          const ms = await within(`tree etag of ${folder} on ${which}`, async () => (await etagOf(instance, folder)) !== before.get(`${instance.davUrl}${folder}`));
+          expect(ms).toBeLessThan(BOUND_MS);
+        }
+      }
+    });
+
     it('after the LISTEN connections were cut, the instances reconnect and changes show within the bound again', async () => {
       const { auth } = await newUser();
       expect((await davRequest(a().davUrl, 'MKCOL', '/home/cut/', { auth })).status).toBe(201);

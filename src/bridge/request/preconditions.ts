@@ -18,11 +18,17 @@ import { isDerivedView, parentOf, type DavPath, type Privilege, type Resource } 
 import type { DavContext } from './context.js';
 import { headerValue } from './headers.js';
 
-/** Strong entity tag: files change it with every revision, folders with every listing change. */
+/**
+ * Strong entity tag: files change it with every revision; folders with any change anywhere below
+ * them when the store publishes tree versions (driveway's: docs/extensions.md "Tree versions and
+ * sizes"; the made-up collections derive theirs from their members'), else with every change of
+ * their own listing.
+ */
 export function etagOf(resource: Resource): string {
   const { entry } = resource;
   if (entry.kind === 'file') return `"${entry.id}-${entry.revision ?? `${entry.sizeBytes}-${entry.updatedMs}`}"`;
-  return `"${resource.kind === 'root' ? 'root' : entry.id}-${entry.updatedMs}"`;
+  const id = resource.kind === 'root' ? 'root' : entry.id;
+  return entry.treeEtag !== undefined ? `"${id}-t${entry.treeEtag}"` : `"${id}-${entry.updatedMs}"`;
 }
 
 const parsedIf = new WeakMap<DavContext, IfHeader | undefined>();

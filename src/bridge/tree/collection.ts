@@ -14,14 +14,17 @@ import { childPath, folderKeyOf } from './paths.js';
 import type { Resource } from './resource.js';
 
 export interface Collection {
-  /** What the collection `id` of this kind holds, as listed (cached as its source allows). */
-  children(user: BridgeUser, id: NodeId): Promise<Listing>;
+  /**
+   * What the collection `id` of this kind holds, as listed (cached as its source allows).
+   * `anyTree`: a listing whose folder entries' tree versions are outdated will do (metadata-cache.ts).
+   */
+  children(user: BridgeUser, id: NodeId, anyTree?: boolean): Promise<Listing>;
   /**
    * Its child named `name` (NFC), undefined when none. `through`: the walk goes on below it, so a
    * child whose id follows from its name alone may be answered without listing: a path deep in
    * `/home` costs no call for the levels above it.
    */
-  child(user: BridgeUser, id: NodeId, name: string, through: boolean): Promise<NodeEntry | undefined>;
+  child(user: BridgeUser, id: NodeId, name: string, through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined>;
   /**
    * The resources of `entries`, members of `parent` (a collection of this kind). A Depth 1
    * PROPFIND builds one per entry, 10,000 in a big folder: a plain loop, no work per entry
@@ -31,8 +34,8 @@ export interface Collection {
 }
 
 /** A child as its collection lists it (what child() is for most kinds). */
-export async function listedChild(collection: Pick<Collection, 'children'>, user: BridgeUser, id: NodeId, name: string): Promise<NodeEntry | undefined> {
-  return (await collection.children(user, id)).byName.get(name);
+export async function listedChild(collection: Pick<Collection, 'children'>, user: BridgeUser, id: NodeId, name: string, anyTree?: boolean): Promise<NodeEntry | undefined> {
+  return (await collection.children(user, id, anyTree)).byName.get(name);
 }
 
 /** A member the bridge makes up (a collection of its own kind, a revision). */

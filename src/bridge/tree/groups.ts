@@ -11,23 +11,33 @@ import type { BridgeUser } from '../sessions.js';
 import { listedChild, madeUpMember, topMember, type Collection } from './collection.js';
 import type { TreeContext } from './context.js';
 import type { Resource } from './resource.js';
-import { groupsOf, topFolders } from './top-folders.js';
+import { groupsOf, topFolders, treeFieldsOf } from './top-folders.js';
 
 /** `/groups/`. */
 export class Groups implements Collection {
   constructor(private readonly ctx: TreeContext) {}
 
-  children(user: BridgeUser): Promise<Listing> {
-    return this.ctx.cache.load(user.userId, groupsId(user.userId), async () => {
-      const named = [...groupSegments((await groupsOf(this.ctx, user)) ?? [])];
-      const homes = await topFolders(this.ctx, user, named.map(([, g]) => [g.id, `home:${g.id}` as NodeId]));
-      const updated = new Map(homes.map((h) => [h.name, h.updatedMs]));
-      return named.map(([name, g]) => folder(groupCollectionId(g.id), name, updated.get(g.id) ?? 0));
-    });
+  children(user: BridgeUser, _id?: NodeId, anyTree = false): Promise<Listing> {
+    const key = groupsId(user.userId);
+    return this.ctx.cache.load(
+      user.userId,
+      key,
+      async () => {
+        const named = [...groupSegments((await groupsOf(this.ctx, user)) ?? [])];
+        const homes = new Map((await topFolders(this.ctx, user, named.map(([, g]) => [g.id, `home:${g.id}` as NodeId]))).map((h) => [h.name, h]));
+        // A group's collection shows its home's tree version: a change there outdates this listing too.
+        for (const [, g] of named) this.ctx.cache.addParent(`home:${g.id}`, key);
+        return named.map(([name, g]) => {
+          const home = homes.get(g.id);
+          return { ...folder(groupCollectionId(g.id), name, home?.updatedMs ?? 0), ...treeFieldsOf(home) };
+        });
+      },
+      anyTree,
+    );
   }
 
-  child(user: BridgeUser, id: NodeId, name: string): Promise<NodeEntry | undefined> {
-    return listedChild(this, user, id, name);
+  child(user: BridgeUser, id: NodeId, name: string, _through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
+    return listedChild(this, user, id, name, anyTree);
   }
 
   members(user: BridgeUser, parent: Resource, entries: readonly NodeEntry[]): Resource[] {
@@ -39,15 +49,15 @@ export class Groups implements Collection {
 export class Group implements Collection {
   constructor(private readonly ctx: TreeContext) {}
 
-  children(user: BridgeUser, id: NodeId): Promise<Listing> {
+  children(user: BridgeUser, id: NodeId, anyTree = false): Promise<Listing> {
     const groupId = id.slice(GROUP_PREFIX.length);
-    return this.ctx.cache.load(user.userId, id, () => topFolders(this.ctx, user, TOP_LEVEL.map((t) => [t, `${t}:${groupId}` as NodeId])));
+    return this.ctx.cache.load(user.userId, id, () => topFolders(this.ctx, user, TOP_LEVEL.map((t) => [t, `${t}:${groupId}` as NodeId])), anyTree);
   }
 
-  async child(user: BridgeUser, id: NodeId, name: string, through: boolean): Promise<NodeEntry | undefined> {
+  async child(user: BridgeUser, id: NodeId, name: string, through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
     // Walking through, a top-level folder is not asked for, unless the group's listing is cached anyway.
-    if (through && isTopLevelName(name) && !this.ctx.cache.listing(user.userId, id)) return folder(`${name}:${id.slice(GROUP_PREFIX.length)}`, name);
-    return listedChild(this, user, id, name);
+    if (through && isTopLevelName(name) && !this.ctx.cache.listing(user.userId, id, true)) return folder(`${name}:${id.slice(GROUP_PREFIX.length)}`, name);
+    return listedChild(this, user, id, name, anyTree);
   }
 
   members(user: BridgeUser, parent: Resource, entries: readonly NodeEntry[]): Resource[] {

@@ -37,7 +37,7 @@ export class Resolver {
   constructor(private readonly ctx: TreeContext) {
     this.store = new StoreFolder(ctx);
     this.groups = new Groups(ctx);
-    this.root = new Root(ctx, (id) => this.isMadeUp(id));
+    this.root = new Root(ctx, (id) => this.isMadeUp(id), (user) => this.groups.children(user));
     this.kinds = new Map<string, Collection>([
       [WEBDRIVE_PREFIX, new Webdrive(ctx)],
       [GROUPS_PREFIX, this.groups],
@@ -75,16 +75,21 @@ export class Resolver {
     return found;
   }
 
-  /** Like stat, but undefined when the path is unmapped (a parent missing included). */
-  async tryStat(user: BridgeUser, path: DavPath): Promise<Resource | undefined> {
+  /**
+   * Like stat, but undefined when the path is unmapped (a parent missing included). `fresh`: the
+   * resource's tree version and size as they are now (PROPFIND); otherwise they may be outdated
+   * by a change below it (a walk to write: ids and names are what counts).
+   */
+  async tryStat(user: BridgeUser, path: DavPath, fresh = false): Promise<Resource | undefined> {
     await user.session();
     const segments = segmentsOf(path);
-    if (segments.length === 0) return this.root.resource(user);
+    if (segments.length === 0) return this.root.resource(user, !fresh);
     let current = this.root.base(user);
     for (const [index, segment] of segments.entries()) {
       if (current.entry.kind !== 'folder') return undefined;
       const kind = this.kindOf(current);
-      const entry = await kind.child(user, current.entry.id, segment, index < segments.length - 1);
+      const through = index < segments.length - 1;
+      const entry = await kind.child(user, current.entry.id, segment, through, through || !fresh);
       if (!entry || hiddenFrom(user, entry) || !inClientView(user, current, entry.name)) return undefined;
       current = kind.members(user, current, [entry])[0] as Resource;
     }

@@ -16,13 +16,15 @@ import { madeUpMember, topMember, type Collection } from './collection.js';
 import type { TreeContext } from './context.js';
 import type { DavPath } from './paths.js';
 import type { Resource } from './resource.js';
-import { groupsOf, topFolders } from './top-folders.js';
+import { derivedTreeFields, groupsOf, topFolders } from './top-folders.js';
 
 export class Root implements Collection {
   /** `isMadeUp`: whether an id is a made-up collection's (the resolver's kinds know). */
   constructor(
     private readonly ctx: TreeContext,
     private readonly isMadeUp: (id: string) => boolean,
+    /** `/groups/`'s listing (its tree version is derived from it). */
+    private readonly groupsListing: (user: BridgeUser) => Promise<Listing>,
   ) {}
 
   /** The root as the walk starts from it, before anything is listed. */
@@ -30,24 +32,30 @@ export class Root implements Collection {
     return { path: '/' as DavPath, kind: 'root', entry: folder('', ''), chain: [rootKey(user.userId)] };
   }
 
-  /** The root stated: the bridge's own, it changes when a top-level folder does. */
-  async resource(user: BridgeUser): Promise<Resource> {
+  /** The root stated: the bridge's own, it changes when a top-level folder does (its tree version derived from theirs). */
+  async resource(user: BridgeUser, anyTree = false): Promise<Resource> {
     const base = this.base(user);
-    const tops = clientViewOf(user, base, (await this.children(user)).entries);
+    const tops = clientViewOf(user, base, (await this.children(user, undefined, anyTree)).entries);
     const updatedMs = tops.reduce((latest, e) => Math.max(latest, e.updatedMs), 0);
-    return { ...base, entry: { ...base.entry, updatedMs } };
+    return { ...base, entry: { ...base.entry, updatedMs, ...derivedTreeFields(tops) } };
   }
 
-  children(user: BridgeUser): Promise<Listing> {
-    return this.ctx.cache.load(user.userId, rootKey(user.userId), async () => {
-      const [tops, groups] = await Promise.all([topFolders(this.ctx, user, TOP_LEVEL.map((t) => [t, t as NodeId])), groupsOf(this.ctx, user)]);
-      if (groups === undefined) return tops;
-      const latest = tops.reduce((max, e) => Math.max(max, e.updatedMs), 0);
-      return [...tops, folder(groupsId(user.userId), GROUPS, latest)];
-    });
+  children(user: BridgeUser, _id?: NodeId, anyTree = false): Promise<Listing> {
+    return this.ctx.cache.load(
+      user.userId,
+      rootKey(user.userId),
+      async () => {
+        const [tops, groups] = await Promise.all([topFolders(this.ctx, user, TOP_LEVEL.map((t) => [t, t as NodeId])), groupsOf(this.ctx, user)]);
+        if (groups === undefined) return tops;
+        const latest = tops.reduce((max, e) => Math.max(max, e.updatedMs), 0);
+        const groupsTree = derivedTreeFields((await this.groupsListing(user)).entries);
+        return [...tops, { ...folder(groupsId(user.userId), GROUPS, latest), ...groupsTree }];
+      },
+      anyTree,
+    );
   }
 
-  async child(user: BridgeUser, _id: NodeId, name: string, through: boolean): Promise<NodeEntry | undefined> {
+  async child(user: BridgeUser, _id: NodeId, name: string, through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
     if (name === VERSIONS) return folder(versionsRootId(user.userId), VERSIONS);
     if (name === WEBDRIVE) return folder(webdriveId(user.userId), WEBDRIVE);
     if (name === GROUPS && through) return folder(groupsId(user.userId), GROUPS);
@@ -55,8 +63,8 @@ export class Root implements Collection {
     // answered without building the root listing.
     if (!isTopLevelName(name) && name !== GROUPS) return undefined;
     // Walking through, a top-level folder is not asked for, unless the root's listing is cached anyway.
-    if (through && isTopLevelName(name) && !this.ctx.cache.listing(user.userId, rootKey(user.userId))) return folder(name, name);
-    return (await this.children(user)).byName.get(name);
+    if (through && isTopLevelName(name) && !this.ctx.cache.listing(user.userId, rootKey(user.userId), true)) return folder(name, name);
+    return (await this.children(user, undefined, anyTree)).byName.get(name);
   }
 
   members(user: BridgeUser, parent: Resource, entries: readonly NodeEntry[]): Resource[] {

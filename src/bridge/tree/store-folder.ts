@@ -24,15 +24,18 @@ export const ALL_ENTRIES = { macSideFiles: true } as const;
 export class StoreFolder implements Collection {
   constructor(private readonly ctx: TreeContext) {}
 
-  children(user: BridgeUser, id: NodeId): Promise<Listing> {
+  children(user: BridgeUser, id: NodeId, anyTree = false): Promise<Listing> {
     const { client } = this.ctx;
-    return this.ctx.cache.load(user.userId, folderKeyOf(user, id), async () =>
-      (await withSession(user, (s) => client.listFolder(s, id, undefined, ALL_ENTRIES))).filter((e) => !e.name.startsWith(STAGING_PREFIX)),
+    return this.ctx.cache.load(
+      user.userId,
+      folderKeyOf(user, id),
+      async () => (await withSession(user, (s) => client.listFolder(s, id, undefined, ALL_ENTRIES))).filter((e) => !e.name.startsWith(STAGING_PREFIX)),
+      anyTree,
     );
   }
 
-  child(user: BridgeUser, id: NodeId, name: string): Promise<NodeEntry | undefined> {
-    return listedChild(this, user, id, name);
+  child(user: BridgeUser, id: NodeId, name: string, _through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
+    return listedChild(this, user, id, name, anyTree);
   }
 
   members(user: BridgeUser, parent: Resource, entries: readonly NodeEntry[]): Resource[] {

@@ -76,6 +76,7 @@ const CLIENT_PROPERTIES = {
   'oc:data-fingerprint': { ns: OC_NS, local: 'data-fingerprint' },
   'oc:permissions': { ns: OC_NS, local: 'permissions' },
   'nc:is-mount-root': { ns: NC_NS, local: 'is-mount-root' },
+  'oc:size': { ns: OC_NS, local: 'size' },
   'ME:sha1hex': { ns: FASTMAIL_NS, local: 'sha1hex' },
   'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
@@ -187,7 +188,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const request: PropfindRequest = hasBody(ctx) ? parsePropfind(await readBody(ctx.req)) : { kind: 'allprop', include: [] };
   const { tree, props, locks, clock } = ctx.services;
 
-  const resource = await tree.tryStat(user, ctx.path);
+  const resource = await tree.tryStat(user, ctx.path, true);
   // A plain 404, not a 207 holding one: Windows probes every name before creating it (docs/client-quirks.md §2).
   if (!resource) throw new DavStatusError(404, 'no such resource');
   const isCollection = resource.entry.kind === 'folder';
@@ -208,11 +209,15 @@ export const propfind: VerbHandler = async (ctx) => {
   const rawSegments = ctx.target.rawSegments;
   const selfHref = ctx.hrefBase + encodeHref(rawSegments, { collection: isCollection, nfd: ctx.nfd });
 
+  const showsLetters = request.kind !== 'prop' || asks('oc:permissions');
   let cacheKey: string | undefined;
   let keyedListing: { listing: Listing; changes: number } | undefined;
   if (depth === 1 && isCollection && resource.kind !== 'root' && !needsLocks) {
     const listing = await tree.listing(user, resource.entry.id);
-    const granted = [...(await tree.privileges(user, resource))].sort().join(',');
+    // What the members' oc:permissions follow from: the folder's privileges, and whether its
+    // nodes may be shared on (a member's share permission changes without the listing changing).
+    const [privileges, sharesOn] = await Promise.all([tree.privileges(user, resource), showsLetters && tree.mayShare(user, { ...resource, kind: 'node' })]);
+    const granted = `${[...privileges].sort().join(',')}${sharesOn ? '+R' : ''}`;
     cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}${user.clientView ? '\0view' : ''}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
@@ -225,10 +230,9 @@ export const propfind: VerbHandler = async (ctx) => {
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
   const needsPrivileges =
     request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
-  const needsSharing = request.kind !== 'prop' || asks('oc:permissions');
   const [privileges, sharing] = await Promise.all([
     needsPrivileges ? privilegesByTree(ctx, [resource, ...children]) : undefined,
-    needsSharing ? sharingByTree(ctx, [resource, ...children]) : undefined,
+    showsLetters ? sharingByTree(ctx, [resource, ...children]) : undefined,
   ]);
   let keys: string[] | undefined;
   if (needsDead || needsMtimes) {
@@ -533,6 +537,11 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       // `oc` is declared on the root: writing this property's own name declares OC_NS there,
       // and dav-xml.ts gives that prefix to OC_NS only (its well-known prefixes).
       return value === undefined ? undefined : { name: nameOf(prop), innerXml: `<oc:checksum>${value}</oc:checksum>` };
+    }
+    case 'oc:size': {
+      // A folder's recursive size where the store publishes it (docs/extensions.md "Tree versions and sizes").
+      const size = isFile ? entry.sizeBytes : entry.treeSizeBytes;
+      return size === undefined ? undefined : { name: nameOf(prop), text: String(size) };
     }
     case 'ME:sha1hex':
       return entry.checksums ? { name: nameOf(prop), text: entry.checksums.sha1 } : undefined;

@@ -33,6 +33,7 @@ import { removeBlobFiles } from './blob-files.js';
 import { shareCopyWith } from './share-copy.js';
 import { skipsTrash, trashFactsOf } from './trash.js';
 import { deletesSkipTrash } from '../storage/trash.js';
+import { treeStatesOf } from '../storage/tree-changes.js';
 
 function writeOf(ctx: StoreContext, caller: AuthenticatedUser, tx: Sql): TreeWrite {
   return { sql: tx, now: ctx.clock.now(), callerUuid: caller.userUuid };
@@ -60,6 +61,19 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
   return entry;
 }
 
+/** Puts each folder's tree version and recursive size on its entry (one query for the whole listing; none without folders). */
+async function withTreeStates(sql: Sql, nodes: ReadonlyArray<Pick<NodeRow, 'uuid' | 'type'>>, entries: DirEntry[]): Promise<DirEntry[]> {
+  const folders = nodes.filter((node) => node.type === 'Dir').map((node) => node.uuid);
+  if (folders.length === 0) return entries;
+  const states = await treeStatesOf(sql, folders);
+  nodes.forEach((node, index) => {
+    const state = node.type === 'Dir' ? states.get(node.uuid) : undefined;
+    const entry = entries[index];
+    if (state && entry) Object.assign(entry, { tree_etag: state.etag, tree_size: state.bytes });
+  });
+  return entries;
+}
+
 /** Listed nodes the caller may read, with the caller's stars and the share counts (one query each, whatever the count). */
 async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): Promise<DirEntry[]> {
   const readable = await filterInOrder(nodes, async (node) => (await permissionsOn(ctx.storage.sql, caller, node)).includes('read'));
@@ -67,10 +81,11 @@ async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: No
   const counts = await shareCountsOf(ctx.storage.sql, uuids);
   const starred = await starredAmong(ctx.storage.sql, caller.userUuid, uuids);
   const checksums = await checksumsOfNodes(ctx.storage.sql, readable.filter((node) => node.type === 'File').map((node) => node.uuid));
-  return readable.map((node) => {
+  const entries = readable.map((node) => {
     const sums = checksums.get(node.uuid);
     return toDirEntry({ ...node, sha1: sums?.sha1 ?? null, md5: sums?.md5 ?? null, is_starred: starred.has(node.uuid) }, caller.userUuid, counts);
   });
+  return withTreeStates(ctx.storage.sql, readable, entries);
 }
 
 /** What an operation that may wait for an approver answers: the request's UUID when it does. */
@@ -154,7 +169,9 @@ export async function nodeDetailsByFileId(ctx: StoreContext, caller: Authenticat
 
 async function detailsOf(ctx: StoreContext, caller: AuthenticatedUser, node: NodeRow): Promise<NodeDetails> {
   const checksums = node.type === 'File' ? (await checksumsOfNodes(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
+  const tree = node.type === 'Dir' ? (await treeStatesOf(ctx.storage.sql, [node.uuid])).get(node.uuid) : undefined;
   return {
+    ...(tree ? { tree_etag: tree.etag, tree_size: tree.bytes } : {}),
     ...(checksums ? { checksums } : {}),
     ...((await skipsTrash(ctx, node)) ? { skip_trash: true as const } : {}),
     name: node.name,
@@ -217,7 +234,8 @@ export async function listFolder(ctx: StoreContext, caller: AuthenticatedUser, i
       return shown(await entriesOf(ctx, caller, await nodesSharedWith(sql, folder.owner_uuid)), false);
     default: {
       const counts = await shareCountsIn(sql, folder.uuid);
-      const entries = (await listChildrenWithStars(sql, folder.uuid, caller.userUuid)).map((node) => toDirEntry(node, caller.userUuid, counts));
+      const nodes = await listChildrenWithStars(sql, folder.uuid, caller.userUuid);
+      const entries = await withTreeStates(sql, nodes, nodes.map((node) => toDirEntry(node, caller.userUuid, counts)));
       if (folder.top_kind === 'trash') {
         const facts = await trashFactsOf(sql, folder, caller.userUuid);
         for (const entry of entries) {

@@ -14,6 +14,7 @@
 import { withSql, type StoreContext } from '../context.js';
 import { creatorAccess, holderOf } from '../access.js';
 import { getGroup, releaseEndpoint } from '../storage/groups.js';
+import { propagateChange, treeBytesOf } from '../storage/tree-changes.js';
 import { isUuid, handOverNodes, moveChildren, nonEmptyTopLevels, ownerBytes, purgeOwnerNodes, type Owner, getTopLevel } from '../storage/nodes.js';
 import { adjustUsage, remainingBytes } from '../storage/revisions.js';
 import { clearSkipTrashOf } from '../storage/trash.js';
@@ -151,7 +152,9 @@ async function transferOwnerNodes(sql: Sql, from: Owner & { name: string }, to: 
   const folder = await createFolder(write, home, name);
   for (const top of await nonEmptyTopLevels(sql, from.uuid)) {
     const holder = await createFolder(write, folder, top.top_kind);
+    const moved = await treeBytesOf(sql, { uuid: top.uuid, type: 'Dir', size: 0 });
     await moveChildren(sql, top.uuid, holder.uuid);
+    await propagateChange(sql, holder.uuid, moved);
   }
   // Whether deletes skip a trash is its owner's decision: the receiver's trash keeps what they delete.
   await clearSkipTrashOf(sql, from.uuid);

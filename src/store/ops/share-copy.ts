@@ -26,6 +26,7 @@ import {
 } from '../storage/shares.js';
 import { adjustUsage } from '../storage/revisions.js';
 import { getTopLevel, insertTree, touch, type NodeRow } from '../storage/nodes.js';
+import { propagateChange } from '../storage/tree-changes.js';
 import { assertRoom, freeName, type TreeWrite } from './tree.js';
 import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -112,6 +113,7 @@ export async function materialiseSnapshot(w: TreeWrite, uuid: string, folder: No
   const rootUuid = await insertTree(sql, await entriesOf(sql, uuid), folder, await freeName(sql, folder.uuid, head.name, head.type), { now, uploaderUuid: w.callerUuid });
   await adjustUsage(sql, folder.owner_type, folder.owner_uuid, head.bytes);
   await touch(sql, folder.uuid, now);
+  await propagateChange(sql, folder.uuid, head.bytes);
   await deleteSnapshotRows(sql, uuid);
   return rootUuid;
 }

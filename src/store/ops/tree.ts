@@ -37,6 +37,7 @@ import {
 } from '../storage/nodes.js';
 import { conflict, forbidden, quotaExceeded } from '../envelope.js';
 import { clearSkipTrashIn, restoreNode } from '../storage/trash.js';
+import { bumpFolder, propagateChange, treeBytesOf } from '../storage/tree-changes.js';
 
 /** Who changes the tree, and when. */
 export interface TreeWrite {
@@ -96,6 +97,26 @@ async function giveToOwner(sql: Sql, node: NodeRow, receiver: Pick<NodeRow, 'own
   await adjustUsage(sql, receiver.owner_type, receiver.owner_uuid, bytes);
 }
 
+/**
+ * After `node` moved from folder `fromUuid` into `toUuid` (a move, a restore, a delete into
+ * trash): both folders changed, and both chains above them, by what the node holds; a folder
+ * moved gets a new version of its own (its ETag moves, as its path did).
+ */
+async function movedBetween(sql: Sql, node: NodeRow, fromUuid: string, toUuid: string, now: number): Promise<void> {
+  const bytes = await treeBytesOf(sql, node);
+  await touch(sql, fromUuid, now);
+  await touch(sql, toUuid, now);
+  await propagateChange(sql, fromUuid, -bytes);
+  await propagateChange(sql, toUuid, bytes);
+  if (node.type === 'Dir') await touchFolder(sql, node.uuid, now);
+}
+
+/** A folder's own change (renamed, moved): its time and its own tree version. */
+async function touchFolder(sql: Sql, uuid: string, now: number): Promise<void> {
+  await touch(sql, uuid, now);
+  await bumpFolder(sql, uuid);
+}
+
 async function assertNameFree(sql: Sql, folderUuid: string, name: string): Promise<void> {
   if (await getChildByName(sql, folderUuid, name)) throw conflict(`"${name}" exists in the target folder`);
 }
@@ -127,6 +148,7 @@ export async function createFolder(w: TreeWrite, parent: NodeRow, name: string):
     };
     const fileId = await insertNode(tx, row);
     await touch(tx, parent.uuid, now);
+    await propagateChange(tx, parent.uuid, 0);
     return { ...row, file_id: fileId };
   }, writesOf(w.callerUuid));
 }
@@ -141,7 +163,8 @@ export async function rename(w: TreeWrite, node: NodeRow, newName: string): Prom
     await assertNameFree(tx, parentUuid, newName);
     await renameNode(tx, node.uuid, newName);
     await touch(tx, parentUuid, now);
-    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+    await propagateChange(tx, parentUuid, 0);
+    if (node.type === 'Dir') await touchFolder(tx, node.uuid, now);
   }, writesOf(w.callerUuid));
 }
 
@@ -164,9 +187,7 @@ export async function moveInto(w: TreeWrite, node: NodeRow, target: NodeRow): Pr
     await assertNameFree(tx, target.uuid, node.name);
     if (node.owner_uuid !== target.owner_uuid) await giveToOwner(tx, node, target);
     await reparentNode(tx, node.uuid, target.uuid);
-    await touch(tx, fromUuid, now);
-    await touch(tx, target.uuid, now);
-    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+    await movedBetween(tx, node, fromUuid, target.uuid, now);
   }, writesOf(w.callerUuid));
 }
 
@@ -185,9 +206,7 @@ export async function restoreInto(w: TreeWrite, node: NodeRow, target: NodeRow, 
     const fromUuid = node.parent_uuid as string;
     if (node.owner_uuid !== target.owner_uuid) await giveToOwner(tx, node, target);
     await restoreNode(tx, node.uuid, target.uuid, placed);
-    await touch(tx, fromUuid, now);
-    await touch(tx, target.uuid, now);
-    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+    await movedBetween(tx, node, fromUuid, target.uuid, now);
     return placed;
   }, writesOf(w.callerUuid));
 }
@@ -215,6 +234,7 @@ export async function copyInto(w: TreeWrite, node: NodeRow, target: NodeRow): Pr
     await addEntryRefs(tx, entries);
     await adjustUsage(tx, target.owner_type, target.owner_uuid, totalBytes);
     await touch(tx, target.uuid, now);
+    await propagateChange(tx, target.uuid, totalBytes);
     return copyUuid;
   }, writesOf(w.callerUuid));
 }
@@ -254,9 +274,7 @@ export async function trash(w: TreeWrite, node: NodeRow): Promise<string> {
     const name = await freeName(tx, trashFolder.uuid, node.name, node.type);
     const fromUuid = node.parent_uuid as string;
     await moveNodeToTrash(tx, node, trashFolder.uuid, name, now);
-    await touch(tx, fromUuid, now);
-    await touch(tx, trashFolder.uuid, now);
-    if (node.type === 'Dir') await touch(tx, node.uuid, now);
+    await movedBetween(tx, node, fromUuid, trashFolder.uuid, now);
     return name;
   }, writesOf(w.callerUuid));
 }
@@ -272,6 +290,7 @@ export async function purge(w: TreeWrite, node: NodeRow): Promise<string[]> {
   return await sql.transaction(async (tx) => {
     assertNotTopLevel(node, 'deleted');
     const revisions = await subtreeRevisions(tx, node.uuid);
+    const treeBytes = await treeBytesOf(tx, node);
     await deleteSubtree(tx, node.uuid);
     const unreferenced = new Set<string>();
     let freedBytes = 0;
@@ -280,7 +299,10 @@ export async function purge(w: TreeWrite, node: NodeRow): Promise<string[]> {
       if (await releaseBlobRef(tx, revision.hash)) unreferenced.add(revision.hash);
     }
     await adjustUsage(tx, node.owner_type, node.owner_uuid, -freedBytes);
-    if (node.parent_uuid !== null) await touch(tx, node.parent_uuid, now);
+    if (node.parent_uuid !== null) {
+      await touch(tx, node.parent_uuid, now);
+      await propagateChange(tx, node.parent_uuid, -treeBytes);
+    }
     return [...unreferenced];
   }, writesOf(w.callerUuid));
 }

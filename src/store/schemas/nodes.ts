@@ -74,6 +74,9 @@ const epochMs = z.number().int();
 export const checksumsSchema = z.object({ sha1: z.string(), md5: z.string() });
 export type Checksums = z.infer<typeof checksumsSchema>;
 
+/** Folders: a version of everything below that changes with any change there, and the recursive size (docs/extensions.md "Tree versions and sizes"). */
+const treeFields = { tree_etag: z.string().optional(), tree_size: z.number().int().optional() };
+
 /** docs/api.md "Node details". */
 export const nodeDetailsSchema = z.object({
   name: z.string(),
@@ -89,6 +92,7 @@ export const nodeDetailsSchema = z.object({
   skip_trash: z.literal(true).optional(),
   /** The node's numeric id, stable and never reused (docs/extensions.md "Numeric file ids"). */
   file_id: z.number().int().positive().optional(),
+  ...treeFields,
 });
 export type NodeDetails = z.infer<typeof nodeDetailsSchema>;
 
@@ -115,6 +119,7 @@ export const dirEntrySchema = z.object({
   trashed: z
     .object({ from: z.string().nullable(), from_path: z.string().nullable(), name: z.string(), at: epochMs.nullable() })
     .optional(),
+  ...treeFields,
 });
 export type DirEntry = z.infer<typeof dirEntrySchema>;
 

@@ -11,6 +11,7 @@ import { sqliteConnectionOf } from './dialects/sqlite.js';
 import type { Sql } from './sql.js';
 import { binaryOrder, jsonValues } from './portable.js';
 import { releaseBlobRef } from './blob-refs.js';
+import { startFolder } from './tree-changes.js';
 
 export const TOP_LEVEL_KINDS = [
   'home',
@@ -93,6 +94,7 @@ export async function createTopLevelFolders(sql: Sql, ownerType: OwnerType, owne
       [randomUUID(), ownerUuid, ownerType, kind, kind, now, now],
     );
   }
+  await sql.run("INSERT INTO tree_changes (folder_uuid, changes, bytes) SELECT uuid, 1, 0 FROM nodes WHERE owner_uuid = ? AND top_kind IS NOT NULL", [ownerUuid]);
 }
 
 /** A node by its UUID, or an owner's top-level folder (a parsed identifier: locatorOf). */
@@ -276,6 +278,7 @@ export async function insertNode(sql: Sql, row: Omit<NodeRow, 'file_id'>): Promi
      VALUES (?, ?, ?, ?, ?, 'Dir', ?, ?)`,
     [row.uuid, row.owner_uuid, row.owner_type, row.parent_uuid, row.name, row.created, row.updated],
   );
+  await startFolder(sql, row.uuid, 0);
   return ((await sql.get('SELECT file_id FROM nodes WHERE uuid = ?', [row.uuid])) as { file_id: number }).file_id;
 }
 
@@ -376,6 +379,14 @@ export async function insertTree(
         uploaderUuid,
       ]);
     }
+  }
+  // Each new folder starts holding what its copied subtree holds (its first tree_changes row).
+  const bytesBelow = new Map<string | number, number>();
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index] as TreeEntry;
+    const bytes = entry.type === 'File' ? entry.size : (bytesBelow.get(entry.key) ?? 0);
+    if (entry.type === 'Dir') await startFolder(sql, newUuidOf.get(entry.key) as string, bytes);
+    if (index > 0 && entry.parentKey !== null) bytesBelow.set(entry.parentKey, (bytesBelow.get(entry.parentKey) ?? 0) + bytes);
   }
   return newUuidOf.get(entries[0]?.key ?? '') as string;
 }

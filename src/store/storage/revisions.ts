@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from './sql.js';
 import { ADD_BLOB_REF, addBlobRef, isBlobReferenced } from './blob-refs.js';
+import { propagateChange, propagateCte } from './tree-changes.js';
 import { findNode, getChildByName, OWNER_TABLE, topKindOf, touch, type NodeLocator, type NodeRow, type OwnerType, type TopLevelKind, type TreeEntry } from './nodes.js';
 import type { AdoptedObjects, BlobLedger, UploadIntent } from '../blobs/blob-backend.js';
 
@@ -107,12 +108,13 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
   const result = { uuid, name, revision: 1, size: blob.sizeBytes };
   if (sql.dialect === 'postgres') {
     const made = await sql.get<{ file_id: number }>(
-      `WITH blob AS (${ADD_BLOB_REF}),
+      `WITH RECURSIVE blob AS (${ADD_BLOB_REF}),
             node AS (INSERT INTO nodes (uuid, owner_uuid, owner_type, parent_uuid, top_kind, name, type, created, updated, revision, size)
                      VALUES (@uuid, @owner, @ownerType, @folder, NULL, @name, 'File', @now, @now, 1, @size) RETURNING file_id),
             revision AS (${INSERT_REVISION}),
             usage AS (UPDATE ${OWNER_TABLE[folder.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
-            touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
+            touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder),
+            ${propagateCte('@size')}
        SELECT file_id FROM node`,
       { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, sha1: blob.sha1 ?? null, md5: blob.md5 ?? null, uuid, revision: 1, owner: folder.owner_uuid, ownerType: folder.owner_type, folder: folder.uuid, name, now: blob.now, uploader: uploaderUuid },
     );
@@ -127,6 +129,7 @@ export async function insertNewFile(sql: Sql, folder: NodeRow, name: string, blo
   await insertRevision(sql, uuid, 1, blob, uploaderUuid);
   await adjustUsage(sql, folder.owner_type, folder.owner_uuid, blob.sizeBytes);
   await touch(sql, folder.uuid, blob.now);
+  await propagateChange(sql, folder.uuid, blob.sizeBytes);
   return { ...result, file_id: (await sql.get<{ file_id: number }>('SELECT file_id FROM nodes WHERE uuid = ?', [uuid]))?.file_id as number };
 }
 
@@ -141,21 +144,26 @@ export async function insertNextRevision(sql: Sql, file: NodeRow, blob: Uploaded
   const result = { uuid: file.uuid, name: file.name, revision, size: blob.sizeBytes, file_id: file.file_id };
   if (sql.dialect === 'postgres') {
     await sql.run(
-      `WITH blob AS (${ADD_BLOB_REF}),
+      `WITH RECURSIVE blob AS (${ADD_BLOB_REF}),
             file AS (UPDATE nodes SET revision = @revision, size = @size, updated = @now WHERE uuid = @uuid),
             revision AS (${INSERT_REVISION}),
             usage AS (UPDATE ${OWNER_TABLE[file.owner_type]} SET disk_used = disk_used + @size WHERE uuid = @owner),
-            touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder)
+            touched AS (UPDATE nodes SET updated = @now WHERE uuid = @folder),
+            ${propagateCte('@size - (SELECT size FROM nodes WHERE uuid = @uuid)')}
        SELECT 1`,
       { hash: blob.hash, size: blob.sizeBytes, count: 1, inline: blob.inline ?? null, sha1: blob.sha1 ?? null, md5: blob.md5 ?? null, uuid: file.uuid, revision, owner: file.owner_uuid, folder: file.parent_uuid, now: blob.now, uploader: uploaderUuid },
     );
     return result;
   }
   await addBlobRef(sql, blob.hash, blob.sizeBytes, 1, blob.inline, blob);
+  const before = (await sql.get<{ size: number }>('SELECT size FROM nodes WHERE uuid = ?', [file.uuid]))?.size ?? 0;
   await sql.run('UPDATE nodes SET revision = ?, size = ?, updated = ? WHERE uuid = ?', [revision, blob.sizeBytes, blob.now, file.uuid]);
   await insertRevision(sql, file.uuid, revision, blob, uploaderUuid);
   await adjustUsage(sql, file.owner_type, file.owner_uuid, blob.sizeBytes);
-  if (file.parent_uuid !== null) await touch(sql, file.parent_uuid, blob.now);
+  if (file.parent_uuid !== null) {
+    await touch(sql, file.parent_uuid, blob.now);
+    await propagateChange(sql, file.parent_uuid, blob.sizeBytes - Number(before));
+  }
   return result;
 }
 

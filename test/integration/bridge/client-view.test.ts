@@ -153,6 +153,14 @@ describe("the client's view of the drive under /remote.php/", () => {
     });
   }
 
+  it('gives each member their own R in a listing of the same group folder (the answer cache keeps them apart)', async () => {
+    const folder = `/remote.php/webdav/${team}/home/`;
+    for (const [who, expected] of [[reader, 'M'], [sharer, 'RM'], [reader, 'M'], [sharer, 'RM']] as const) {
+      const listing = await listed(who, folder, PERMISSIONS_BODY);
+      expect(permissionOf(responseFor(listing, `${folder}plan.txt`)), who.email).toBe(expected);
+    }
+  });
+
   it('answers /remote.php/webdav/ only with credentials, and for the caller alone', async () => {
     expect((await davAs(undefined, 'PROPFIND', '/remote.php/webdav/', { depth: '0' })).status).toBe(401);
     const mine = await listed(reader, '/remote.php/webdav/home/');

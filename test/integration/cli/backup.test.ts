@@ -213,6 +213,23 @@ describe('driveway backup and restore', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/backup verified: database SHA-256 and \d+ blob file\(s\)/);
     expect(existsSync(path.join(dataDir, 'driveway.sqlite.restoring'))).toBe(false);
+    // oc:data-fingerprint (docs/extensions.md "Numeric file ids"): the PUTs' OC-FileId made one
+    // in the source; the restored database has none, so its first start makes a new one. The
+    // numeric file ids go on from where the source's counter stood.
+    const fingerprints = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return {
+          fingerprints: (db.prepare("SELECT COUNT(*) AS n FROM dav_instance WHERE name = 'data_fingerprint'").get() as { n: number }).n,
+          counter: (db.prepare('SELECT last FROM node_file_id_counter').get() as { last: number }).last,
+        };
+      } finally {
+        db.close();
+      }
+    };
+    const before = fingerprints(path.join(backupDir, 'driveway.sqlite'));
+    expect(before.fingerprints).toBe(1);
+    expect(fingerprints(path.join(dataDir, 'driveway.sqlite'))).toEqual({ fingerprints: 0, counter: before.counter });
 
     const check = await driveway(['check'], { DRIVEWAY_DATA_DIR: dataDir });
     expect(check.stdout, check.stderr).toMatch(/\nclean\n$/);

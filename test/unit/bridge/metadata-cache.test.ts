@@ -229,3 +229,34 @@ describe('uniqueNames', () => {
     expect(uniqueNames([b, a, c]).map((e) => e.name)).toEqual(['report.pdf', 'report (b2c3d4e5).pdf', 'Report.pdf']);
   });
 });
+
+describe('tree versions above a change', () => {
+  const dir = (id: string, name: string): NodeEntry => ({ id: id as NodeId, name, kind: 'folder', sizeBytes: 0, updatedMs: 1, isStarred: false, treeEtag: `${id}-1` });
+
+  it('a change in a folder makes every listing above it tree-stale: a walk still uses them, a tree-fresh read does not', () => {
+    const cache = newCache();
+    cache.remember('u', 'root', [dir('top', 'home')]);
+    cache.remember('u', 'top', [dir('a', 'a')]);
+    cache.remember('u', 'a', [dir('b', 'b')]);
+    cache.remember('u', 'b', [file('f', 'f.txt')]);
+    cache.upsert('b', file('g', 'g.txt'));
+    for (const folder of ['root', 'top', 'a']) {
+      expect(cache.listing('u', folder), folder).toBeUndefined();
+      expect(cache.listing('u', folder, true), folder).toBeDefined();
+    }
+    expect(cache.listing('u', 'b')?.entries.map((e) => e.name)).toEqual(['f.txt', 'g.txt']);
+  });
+
+  it('forgetTree marks the folder named and those above; folders beside keep fresh listings', () => {
+    const cache = newCache();
+    cache.remember('u', 'root', [dir('top', 'home')]);
+    cache.remember('u', 'top', [dir('a', 'a'), dir('other', 'other')]);
+    cache.remember('u', 'other', [file('x', 'x.txt')]);
+    cache.remember('u', 'a', []);
+    cache.forgetTree('top');
+    expect(cache.listing('u', 'top')).toBeUndefined();
+    expect(cache.listing('u', 'root')).toBeUndefined();
+    expect(cache.listing('u', 'other')).toBeDefined();
+    expect(cache.listing('u', 'a')).toBeDefined();
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The embedded store's folder announcements for the bridge in the same process (bridge-store.ts):
+ * which folders' listings changed, as PostgreSQL's triggers announce them across instances
+ * (migration 014), so a write through the store's REST API reaches the bridge's listings at once
+ * (the tree versions above the folder: metadata-cache.ts forgetTreeAbove). TEMP triggers of the
+ * connection call a function that collects the parent of every node row inserted, updated or
+ * deleted; the collected folders are handed over once the connection is out of its transaction
+ * (committed, or rolled back: an announcement too many costs a listing, never a stale answer).
+ * Only folders: no sessions, locks or properties (those caches are the process's own here).
+ */
+import type Database from 'better-sqlite3';
+import type { ChangeFeed, StoreChange, StoreChangeListener } from '../../../common/change-feed.js';
+import type { Sql } from '../sql.js';
+import { sqliteConnectionOf } from './sqlite.js';
+
+/** The folders strictly above the folders of a JSON array. */
+const ABOVE = `WITH RECURSIVE up(uuid) AS (
+    SELECT n.parent_uuid FROM nodes n WHERE n.uuid IN (SELECT value FROM json_each(?)) AND n.parent_uuid IS NOT NULL
+    UNION
+    SELECT n.parent_uuid FROM nodes n JOIN up ON n.uuid = up.uuid WHERE n.parent_uuid IS NOT NULL
+  ) SELECT uuid FROM up`;
+
+const feeds = new WeakMap<Database.Database, SqliteFolderFeed>();
+
+class SqliteFolderFeed implements ChangeFeed {
+  private readonly listeners = new Set<StoreChangeListener>();
+  private readonly pending = new Set<string>();
+  private scheduled = false;
+  readonly listening = true;
+
+  constructor(private readonly db: Database.Database) {
+    db.function('driveway_folder_changed', { deterministic: false, varargs: true }, (...parents: unknown[]) => {
+      for (const parent of parents) if (typeof parent === 'string') this.pending.add(parent);
+      this.schedule();
+      return null;
+    });
+    for (const [event, parents] of [
+      ['INSERT', 'NEW.parent_uuid'],
+      ['UPDATE', 'NEW.parent_uuid, OLD.parent_uuid'],
+      ['DELETE', 'OLD.parent_uuid'],
+    ] as const) {
+      db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS driveway_folder_feed_${event.toLowerCase()} AFTER ${event} ON main.nodes
+               BEGIN SELECT driveway_folder_changed(${parents}); END`);
+    }
+  }
+
+  /** Top-level folders among `uuids` as the bridge keys them too: `<kind>:<owner>`. */
+  private topKeys(uuids: readonly string[]): string[] {
+    if (uuids.length === 0) return [];
+    const tops = this.db.prepare('SELECT top_kind, owner_uuid FROM nodes WHERE uuid IN (SELECT value FROM json_each(?)) AND top_kind IS NOT NULL').all(JSON.stringify(uuids)) as Array<{ top_kind: string; owner_uuid: string }>;
+    return tops.map((t) => `${t.top_kind}:${t.owner_uuid}`);
+  }
+
+  subscribe(listener: StoreChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Hands over what committed so far (a request after a REST write sees it without waiting for the next turn). */
+  settled(): Promise<void> {
+    this.flush();
+    return Promise.resolve();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.pending.size === 0) return;
+    if (this.db.inTransaction) {
+      this.schedule();
+      return;
+    }
+    const uuids = [...this.pending];
+    this.pending.clear();
+    const json = JSON.stringify(uuids);
+    // The folders above them: their listings hold an entry whose tree version moved.
+    const above = (this.db.prepare(ABOVE).all(json) as Array<{ uuid: string }>).map((row) => row.uuid);
+    const change: StoreChange = {
+      folders: [...uuids, ...this.topKeys(uuids)],
+      trees: [...above, ...this.topKeys(above)],
+      everything: false,
+      properties: false,
+      locks: false,
+      sessions: false,
+      local: true,
+    };
+    for (const listener of this.listeners) listener(change);
+  }
+}
+
+/** The folder feed of a SQLite storage's connection (one per connection); undefined for another dialect. */
+export function sqliteFolderFeed(sql: Sql): ChangeFeed | undefined {
+  const db = sqliteConnectionOf(sql);
+  if (!db) return undefined;
+  let feed = feeds.get(db);
+  if (!feed) {
+    feed = new SqliteFolderFeed(db);
+    feeds.set(db, feed);
+  }
+  return feed;
+}
