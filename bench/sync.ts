@@ -146,6 +146,9 @@ async function main(): Promise<void> {
     ];
     printTable(['sync', 'wall s', 'PROPFINDs', 'requests', 'target'], rows);
     console.log(`no-change requests besides PROPFIND: ${others(noChange[0]?.requests ?? []).join(', ') || 'none'}`);
+    for (const [round, list] of noChangePropfinds.entries()) {
+      if (list.length !== 1) console.log(`no-change round ${round + 1} PROPFINDs: ${list.map((r) => `${decodeURIComponent(r.path)} (Depth ${r.depth ?? '-'})`).join(', ')}`);
+    }
     console.log(`PROPFINDs after the change ${DEPTH} down: ${deepPropfinds.map((r) => decodeURIComponent(r.path)).join(', ')}`);
 
     const misses: string[] = [];
