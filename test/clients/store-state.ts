@@ -7,8 +7,11 @@ import { nodeId, type NodeEntry } from '../../src/store-client/index.js';
 import type { BridgeFixture } from '../helpers/start-bridge.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 
+/** What the readers need of a fixture: its store client (an embedded fixture, or a client of several instances). */
+export type StoreReader = Pick<BridgeFixture, 'client'>;
+
 /** The entries of the folder at `segments` below the user's home ([] = home itself). */
-export async function storeList(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<NodeEntry[]> {
+export async function storeList(f: StoreReader, user: TestUser, segments: readonly string[]): Promise<NodeEntry[]> {
   let folder = nodeId('home');
   for (const name of segments) {
     const entry = (await f.client.listFolder(user.session, folder)).find((e) => e.name === name);
@@ -19,7 +22,7 @@ export async function storeList(f: BridgeFixture, user: TestUser, segments: read
 }
 
 /** The entry at `segments` below home, or undefined. */
-export async function storeEntry(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<NodeEntry | undefined> {
+export async function storeEntry(f: StoreReader, user: TestUser, segments: readonly string[]): Promise<NodeEntry | undefined> {
   const name = segments[segments.length - 1];
   if (name === undefined) throw new Error('storeEntry needs at least one segment');
   const entries = await storeList(f, user, segments.slice(0, -1)).catch(() => []);
@@ -27,7 +30,7 @@ export async function storeEntry(f: BridgeFixture, user: TestUser, segments: rea
 }
 
 /** The bytes of a stored file (small files only). */
-export async function storeRead(f: BridgeFixture, user: TestUser, entry: NodeEntry): Promise<Buffer> {
+export async function storeRead(f: StoreReader, user: TestUser, entry: NodeEntry): Promise<Buffer> {
   const download = await f.client.download(user.session, entry.id, entry.name);
   const chunks: Buffer[] = [];
   for await (const chunk of download.body) chunks.push(chunk as Buffer);
@@ -35,7 +38,7 @@ export async function storeRead(f: BridgeFixture, user: TestUser, entry: NodeEnt
 }
 
 /** Calls `visit` with the relative path of every file below the folder at `segments`, walking the store tree. */
-async function walkStoreFiles(f: BridgeFixture, user: TestUser, segments: readonly string[], visit: (relative: string, entry: NodeEntry) => Promise<void> | void): Promise<void> {
+async function walkStoreFiles(f: StoreReader, user: TestUser, segments: readonly string[], visit: (relative: string, entry: NodeEntry) => Promise<void> | void): Promise<void> {
   const walk = async (folderSegments: readonly string[], prefix: string): Promise<void> => {
     for (const entry of await storeList(f, user, folderSegments)) {
       const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
@@ -47,7 +50,7 @@ async function walkStoreFiles(f: BridgeFixture, user: TestUser, segments: readon
 }
 
 /** `relative path -> sha256` of every file below the folder at `segments`, walking the store tree. */
-export async function storeTreeSha256(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
+export async function storeTreeSha256(f: StoreReader, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   await walkStoreFiles(f, user, segments, async (relative, entry) => {
     const hash = createHash('sha256');
@@ -59,7 +62,7 @@ export async function storeTreeSha256(f: BridgeFixture, user: TestUser, segments
 }
 
 /** `relative path (NFC) -> "<uuid> <revision>"` of every file below the folder at `segments`: what a run uploaded changes exactly those. */
-export async function storeTreeRevisions(f: BridgeFixture, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
+export async function storeTreeRevisions(f: StoreReader, user: TestUser, segments: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   await walkStoreFiles(f, user, segments, (relative, entry) => {
     out.set(relative.normalize('NFC'), `${entry.id} ${entry.revision}`);

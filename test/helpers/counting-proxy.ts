@@ -13,6 +13,8 @@ export interface ProxiedRequest {
   method: string;
   /** Path and query as the bridge sent them. */
   path: string;
+  /** The Depth header, when there was one (a PROPFIND's). */
+  depth?: string;
   /** Undefined until the store answered. */
   status?: number;
   requestBytes: number;
@@ -64,6 +66,7 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
 
   const server = http.createServer((req, res) => {
     const record: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', requestBytes: 0, responseBytes: 0, settled: false };
+    if (typeof req.headers.depth === 'string') record.depth = req.headers.depth;
     requests.push(record);
     const answer = answers.find((a) => a.path.test(record.path));
     if (answer) {
