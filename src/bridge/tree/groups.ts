@@ -4,6 +4,7 @@
  * A group's top-level folder has an id that follows from its name, so a walk through one costs
  * no call (Group.child).
  */
+import { LRUCache } from 'lru-cache';
 import type { NodeEntry, NodeId } from '../../store-client/contract.js';
 import type { Listing } from '../metadata-cache.js';
 import { folder, GROUP_PREFIX, groupCollectionId, groupSegments, groupsId, isTopLevelName, TOP_LEVEL } from '../namespace.js';
@@ -13,9 +14,18 @@ import type { TreeContext } from './context.js';
 import type { Resource } from './resource.js';
 import { groupsOf, topFolders, treeFieldsOf } from './top-folders.js';
 
+/** How often a miss in a cached `/groups/` listing may list the caller's groups again. */
+const RELIST_AFTER_MISS_MS = 1000;
+
 /** `/groups/`. */
 export class Groups implements Collection {
-  constructor(private readonly ctx: TreeContext) {}
+  /** When a miss last listed a user's groups again (bounded: a few bytes per recent user). */
+  private readonly relisted = new LRUCache<string, number>({ max: 10_000 });
+
+  constructor(
+    private readonly ctx: TreeContext,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   children(user: BridgeUser, _id?: NodeId, anyTree = false): Promise<Listing> {
     const key = groupsId(user.userId);
@@ -36,7 +46,20 @@ export class Groups implements Collection {
     );
   }
 
-  child(user: BridgeUser, id: NodeId, name: string, _through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
+  /**
+   * A name the cached listing lacks may be a group the caller joined since it was cached (the
+   * store announces no membership): the groups are listed again, at most once a second per user,
+   * so a person added to a group reaches its drive at once, and probes of names that are no group
+   * cost at most one listing a second.
+   */
+  async child(user: BridgeUser, id: NodeId, name: string, _through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
+    const found = await listedChild(this, user, id, name, anyTree);
+    if (found) return found;
+    const now = this.now();
+    const last = this.relisted.get(user.userId);
+    if (last !== undefined && now - last < RELIST_AFTER_MISS_MS) return undefined;
+    this.relisted.set(user.userId, now);
+    this.ctx.cache.forget(id);
     return listedChild(this, user, id, name, anyTree);
   }
 

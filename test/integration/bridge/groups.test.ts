@@ -30,7 +30,7 @@ describe('group drives through the bridge', () => {
   let noDownload: DavUser;
   let noDelete: DavUser;
   let outsider: DavUser;
-  const { davAs } = bridgeRequests(() => f);
+  const { davAs, storeEntries } = bridgeRequests(() => f);
   const dav = (as: DavUser, method: string, path: string, headers: Record<string, string> = {}, body?: string) => davAs(as, method, path, headers, body);
 
   /** The privileges current-user-privilege-set reports for `as` on `path`. */
@@ -71,6 +71,18 @@ describe('group drives through the bridge', () => {
     expect(await letters(writer, `${TEAM_PATH}/home/docs/`)).toBe('MDNVCK');
     expect(await letters(reader, `${TEAM_PATH}/home/plan.txt`)).toBe('M');
     expect(await letters(noDelete, `${TEAM_PATH}/home/plan.txt`)).toBe('MNVW');
+  });
+
+  it('lets a person added to a group write into its drive at once, though their root and /groups/ were listed just before', async () => {
+    const joiner = await f.newDavUser();
+    const late = await ga.group('Late Group');
+    expect((await dav(joiner, 'PROPFIND', '/', { depth: '1' })).status).toBe(207);
+    expect((await dav(joiner, 'PROPFIND', '/groups/', { depth: '1' })).status).toBe(207);
+    await ga.member(late, joiner.uuid, { node_permissions: ALL });
+    expect((await dav(joiner, 'PUT', '/groups/Late%20Group/home/first.txt', {}, 'at once')).status).toBe(201);
+    expect((await storeEntries(`home:${late}`, joiner)).map((e) => e.name)).toEqual(['first.txt']);
+    // A name that is no group: 404, and another miss within the second costs no listing.
+    expect((await dav(joiner, 'PROPFIND', '/groups/No%20Such%20Group/', { depth: '0' })).status).toBe(404);
   });
 
   it('lists the caller’s groups at /groups/ and the group’s top-level folders below it', async () => {
