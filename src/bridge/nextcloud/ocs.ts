@@ -59,7 +59,9 @@ const POLL_INTERVAL_MS = 30_000;
  * `cloud/capabilities`, what driveway does (Nextcloud desktop src/libsync/capabilities.cpp and
  * ownCloud's read these keys): chunking NG (`dav.chunking` >= "1.0": uploads/nextcloud.ts) over
  * the legacy chunking, SHA1 and MD5 checksums the store verifies (common/oc-checksum.ts; SHA1
- * preferred), trash (`undelete`) and versions, conflict copies uploaded like any file.
+ * preferred), trash (`undelete`) and versions. `uploadConflictFiles` false, as Nextcloud's own
+ * default: a conflict copy stays on the device that made it (uploaded, a copy made in a read-only
+ * drive would be refused at every sync, and the client would never finish one cleanly).
  * `core.status` is ownCloud's (owncloudcmd takes its server version from it).
  */
 export function capabilities(): OcsValue {
@@ -70,7 +72,7 @@ export function capabilities(): OcsValue {
       dav: { chunking: '1.0' },
       files: { bigfilechunking: true, undelete: true, versioning: true },
       checksums: { supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' },
-      uploadConflictFiles: true,
+      uploadConflictFiles: false,
     },
   };
 }

@@ -82,7 +82,7 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
     expect(caps.files).toEqual({ bigfilechunking: true, undelete: true, versioning: true });
     expect(caps.checksums).toEqual({ supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' });
     expect(caps.core).toMatchObject({ pollinterval: 30_000, 'webdav-root': 'remote.php/webdav', status: { installed: true, version: '30.0.0.0' } });
-    expect(caps.uploadConflictFiles).toBe(true);
+    expect(caps.uploadConflictFiles).toBe(false);
     for (const absent of ['notify_push', 'notifications', 'files_sharing', 'user_status', 'activity', 'end-to-end-encryption']) expect(caps).not.toHaveProperty(absent);
     expect(caps.dav).not.toHaveProperty('bulkupload');
 
