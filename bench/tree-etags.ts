@@ -2,12 +2,12 @@
  * The propagation bench of issue 30, item 4 (folder ETags that change with anything below):
  * `npm run bench:tree` (`npx tsx bench/tree-etags.ts`). Embedded (`npm start`: one process, SQLite,
  * local blobs), this checkout's build beside BENCH_BASELINE_REF's (default e46c362, main before
- * tree versions; "none" skips it), each started fresh in a temp folder:
+ * tree versions; "none" skips it), each started fresh in a temp folder and run side by side:
  *
  *   1. BENCH_SMALL_FILES (2,000) × 4 KiB PUT through the bridge into a folder 8 levels below
  *      /home and into one directly in /home: `curl --parallel --parallel-max 4` with a config
- *      file (folders made first with MKCOL, outside the timing), BENCH_ROUNDS rounds, the order
- *      of the two depths alternating per round; seconds, median with min–max. Target: depth 8
+ *      file (folders made first with MKCOL, outside the timing), BENCH_ROUNDS rounds, each round
+ *      every build at both depths in an order that rotates per round; seconds, median with min–max. Target: depth 8
  *      costs at most 5 % more than depth 1 (this build's ratio; the baseline's for reference).
  *   2. PROPFIND Depth 1 (allprop) of a folder of BENCH_DIR_ENTRIES (10,000) entries: curl's
  *      time_total, the first request after the start (cold) and the median of 5 more (warm);
@@ -93,10 +93,17 @@ async function propfind(base: string, folder: string, entries: number): Promise<
   return Number(result.stdout.slice(cut + 1)) * 1000;
 }
 
-async function measure(run: BenchRun, label: string, root: string | undefined, sources: string[]): Promise<Figures> {
+interface Served {
+  label: string;
+  base: string;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A build started fresh (`npm start`), its bench user made and its 10,000-entry folder seeded. */
+async function serve(run: BenchRun, label: string, root: string | undefined): Promise<Served> {
   const [storePort, davPort] = [await freePort(), await freePort()];
   const storeUrl = `http://127.0.0.1:${storePort}`;
-  const base = `http://127.0.0.1:${davPort}`;
   const start = () =>
     startDriveway({
       part: 'all',
@@ -111,32 +118,15 @@ async function measure(run: BenchRun, label: string, root: string | undefined, s
   console.log(`${LABEL}: ${label}: seeding ${ENTRIES} entries`);
   const big = await storeMkdir(agent, storeUrl, session.token, 'home', 'big');
   await runBounded(ENTRIES, 8, (i) => storeUpload(agent, storeUrl, session.token, big, `entry-${String(i).padStart(5, '0')}.txt`, Buffer.from(`entry ${i}`)));
-
-  const figures: Figures = { depth1: [], depth8: [], cold: 0, warm: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const shallow = [`flat${round}`];
-    const deep = [`deep${round}`, ...DEEP];
-    await mkcols(base, shallow);
-    await mkcols(base, deep);
-    const order: Array<[keyof Pick<Figures, 'depth1' | 'depth8'>, string[]]> = [
-      ['depth1', shallow],
-      ['depth8', deep],
-    ];
-    if (round % 2 === 1) order.reverse();
-    for (const [key, folders] of order) {
-      const seconds = await uploads(run, base, sources, `/home/${folders.join('/')}/`, `${label}-${key}-${round}`);
-      figures[key].push(seconds);
-      console.log(`${LABEL}: ${label}: round ${round + 1} ${key}: ${fmt(seconds, 2)} s`);
-    }
-  }
-
-  // A restart empties the bridge's caches: the first PROPFIND is cold.
-  await stopChild(server.child);
-  server = await start();
-  figures.cold = await propfind(base, '/home/big/', ENTRIES);
-  for (let i = 0; i < 5; i++) figures.warm.push(await propfind(base, '/home/big/', ENTRIES));
-  await stopChild(server.child);
-  return figures;
+  return {
+    label,
+    base: `http://127.0.0.1:${davPort}`,
+    async restart() {
+      await stopChild(server.child);
+      server = await start();
+    },
+    stop: () => stopChild(server.child),
+  };
 }
 
 await withBenchRun(LABEL, 90 * 60_000, async (run) => {
@@ -151,8 +141,33 @@ await withBenchRun(LABEL, 90 * 60_000, async (run) => {
     writeFileSync(file, bytes);
     return file;
   });
-  const results: Array<[string, Figures]> = [['this build', await measure(run, 'this', undefined, sources)]];
-  if (baseline) results.push([`baseline ${baseline.commit}`, await measure(run, 'baseline', baseline.root, sources)]);
+  const systems = [await serve(run, 'this', undefined)];
+  if (baseline) systems.push(await serve(run, `baseline ${baseline.commit}`, baseline.root));
+  const figures = new Map<Served, Figures>(systems.map((s) => [s, { depth1: [], depth8: [], cold: 0, warm: [] }]));
+  // Both builds run side by side; each round measures every build at both depths, the order rotating.
+  for (let round = 0; round < ROUNDS; round++) {
+    const shallow = [`flat${round}`];
+    const deep = [`deep${round}`, ...DEEP];
+    const steps: Array<[Served, 'depth1' | 'depth8', string[]]> = systems.flatMap((s) => [[s, 'depth1', shallow] as [Served, 'depth1', string[]], [s, 'depth8', deep] as [Served, 'depth8', string[]]]);
+    for (const s of systems) {
+      await mkcols(s.base, shallow);
+      await mkcols(s.base, deep);
+    }
+    for (let i = 0; i < round; i++) steps.push(steps.shift() as (typeof steps)[number]);
+    for (const [s, key, folders] of steps) {
+      const seconds = await uploads(run, s.base, sources, `/home/${folders.join('/')}/`, `${s.label}-${key}-${round}`.replace(/\W/g, '_'));
+      (figures.get(s) as Figures)[key].push(seconds);
+      console.log(`${LABEL}: ${s.label}: round ${round + 1} ${key}: ${fmt(seconds, 2)} s`);
+    }
+  }
+  // A restart empties the bridge's caches: the first PROPFIND is cold; then 5 warm, the builds alternating.
+  for (const s of systems) {
+    await s.restart();
+    (figures.get(s) as Figures).cold = await propfind(s.base, '/home/big/', ENTRIES);
+  }
+  for (let i = 0; i < 5; i++) for (const s of systems) (figures.get(s) as Figures).warm.push(await propfind(s.base, '/home/big/', ENTRIES));
+  for (const s of systems) await s.stop();
+  const results: Array<[string, Figures]> = systems.map((s) => [s.label, figures.get(s) as Figures]);
 
   const rows = results.map(([label, f]) => {
     const ratio = median(f.depth8) / median(f.depth1);
