@@ -2,20 +2,27 @@
  * Login Flow v2 end to end in Debian's Chromium (issue 30 item 2): a client opens a flow on the
  * bridge; the person opens its login address in the web app at 360 px, signs in with 2FA, sees
  * which client asks and grants it; the client's poll then yields an app password once, a PROPFIND
- * with it works; the person revokes it on the Account page and the client's next request gets 401.
+ * with it works and Debian's nextcloudcmd syncs the home with it; the person revokes it on the
+ * Account page, the client's next request gets 401 and its next sync fails, bringing nothing down.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/common/clock.js';
 import { SESSION_CONFIRM_MS } from '../../src/bridge/sessions.js';
+import { runProgram } from '../clients/run-program.js';
+import { syncInvocation } from '../clients/sync-args.js';
 import { davRequest } from '../helpers/dav-requests.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { basicAuth } from '../helpers/start-bridge.js';
+import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { totpCode } from '../helpers/totp.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
 import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
+const nextcloudcmd = requireBinary('nextcloudcmd');
 const CLIENT = 'Nextcloud desktop (Linux)';
 
 chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow v2)', () => {
@@ -30,6 +37,13 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
   });
 
   const davUrl = (): string => f.davUrl ?? '';
+
+  /** One nextcloudcmd sync of the account's home into `local` with the granted password: its exit code and log. */
+  async function syncHome(account: { server: string; loginName: string; appPassword: string }, local: string, home: string): Promise<{ code: number | null; log: string }> {
+    const { args, env } = syncInvocation('nextcloudcmd', { serverUrl: account.server, login: account.loginName, password: account.appPassword }, '/home', local, home, { debug: false });
+    const run = await runProgram(nextcloudcmd.path, args, { cwd: home, env, timeoutMs: 60_000 });
+    return { code: run.code, log: `${run.stdout}\n${run.stderr}` };
+  }
   async function poll(token: string): Promise<{ status: number; body: unknown }> {
     const res = await request(`${davUrl()}/index.php/login/v2/poll`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${token}` });
     return { status: res.statusCode, body: await res.body.json() };
@@ -71,6 +85,21 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     const auth = basicAuth(loginName, appPassword);
     expect((await davRequest(davUrl(), 'PROPFIND', '/home/', { auth, headers: { depth: '1' } })).status).toBe(207);
 
+    // The client syncs with what the poll gave it: a file made on the server comes down.
+    const tmp = makeTmpDir('driveway-login-flow-sync-');
+    const local = path.join(tmp.dir, 'local');
+    const syncing = nextcloudcmd.path !== '';
+    if (syncing) {
+      expect((await davRequest(davUrl(), 'PUT', '/home/granted.txt', { auth, body: 'synced with the granted password\n' })).status).toBe(201);
+      const first = await syncHome(answered.body as { server: string; loginName: string; appPassword: string }, local, path.join(tmp.dir, 'home-1'));
+      expect(first.code, first.log).toBe(0);
+      expect(readFileSync(path.join(local, 'granted.txt'), 'utf8')).toBe('synced with the granted password\n');
+      // Made before the revoke, for the client's next sync to miss.
+      expect((await davRequest(davUrl(), 'PUT', '/home/after-revoke.txt', { auth, body: 'not for the client\n' })).status).toBe(201);
+    } else {
+      console.warn('SKIPPED: nextcloudcmd is not installed (Debian: nextcloud-desktop-cmd): the sync with the granted app password was not tried');
+    }
+
     // The grant is an app password named after the client, revoked on the Account page.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
     const apps = page.getByRole('region', { name: 'App passwords' });
@@ -79,6 +108,13 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     await apps.getByText('You have no app passwords.').waitFor();
     clock.advance(Math.max(SESSION_CONFIRM_MS, f.store.config.bridge.cacheTtlMs));
     expect((await davRequest(davUrl(), 'PROPFIND', '/home/', { auth, headers: { depth: '1' } })).status).toBe(401);
+    if (syncing) {
+      // Revoked, the client stops: its next sync is refused and brings nothing new down.
+      const after = await syncHome(answered.body as { server: string; loginName: string; appPassword: string }, local, path.join(tmp.dir, 'home-2'));
+      expect(after.code, after.log).not.toBe(0);
+      expect(existsSync(path.join(local, 'after-revoke.txt'))).toBe(false);
+    }
+    tmp.remove();
 
     expect(watched.problems).toEqual([]);
     // Nothing left the app's origin but the page's calls to the bridge's login flow.
