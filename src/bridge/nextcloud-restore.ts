@@ -1,5 +1,5 @@
 /**
- * Nextcloud's restore endpoints, for Cyberduck and Mountain Duck (docs/client-quirks.md §8;
+ * Nextcloud's restore endpoints, for Cyberduck and Mountain Duck (docs/client-quirks.md §5;
  * Nextcloud's files_versions and files_trashbin Sabre trees): two spaces of
  * `/remote.php/dav/<space>/<user>/`, each a method -> handler table a router registers.
  *

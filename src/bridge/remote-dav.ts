@@ -7,7 +7,7 @@
  *
  * `files/<user>/` is the caller's drive as a sync client sees it (the client's view:
  * tree/client-view.ts; `/` keeps the whole tree): rclone's `nextcloud` vendor needs its URL to end
- * in `/remote.php/dav/files/<user>` to find the upload space (docs/client-quirks.md §8), and the
+ * in `/remote.php/dav/files/<user>` to find the upload space (docs/client-quirks.md §3), and the
  * Nextcloud and ownCloud clients sync it. `/remote.php/webdav/` is the same view without the
  * `<user>` segment (ownCloud's older URL: owncloudcmd's fallback, GNOME Online Accounts' mount),
  * routed as the `files` space of the caller. `<user>` is the caller's login name compared as the

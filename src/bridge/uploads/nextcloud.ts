@@ -1,6 +1,6 @@
 /**
  * Nextcloud chunked upload, v1 and v2 (docs.nextcloud.com "Chunked file upload"; rclone's
- * backend/webdav/chunking.go; docs/client-quirks.md §8), as the `uploads` space of
+ * backend/webdav/chunking.go; docs/client-quirks.md §3), as the `uploads` space of
  * remote-dav.ts: `/remote.php/dav/uploads/<user>/<id>/...`, one front door over the
  * upload-session store (upload-service.ts). What each request answers, as Nextcloud does:
  *
