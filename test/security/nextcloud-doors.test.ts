@@ -1,0 +1,217 @@
+/**
+ * Issue 30's new doors, tried as an attacker (docs/security.md "Nextcloud client doors"): the
+ * numeric file ids (the store's by-file-id lookup, `versions/<n>`, the bridge's own numbers of
+ * made-up collections), the OCS API, the login flows (the `server` a grant hands a client, CORS
+ * on the page's calls), the client's view of `/remote.php/dav/files/<user>/` and
+ * `/remote.php/webdav/` (path tricks, MOVE and COPY out of it), and legacy OC-Chunked names.
+ * Real store and bridge over HTTP; every refusal is checked to have changed nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeId } from '../../src/store-client/index.js';
+import { bridgeRequests, davRequest, multistatusOf } from '../helpers/dav-requests.js';
+import { groupAdmin } from '../helpers/groups.js';
+import { createFolder, uploadFile } from '../helpers/seed.js';
+import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
+import { apiCall, dataOf } from '../helpers/user-api.js';
+
+const OC = 'http://owncloud.org/ns';
+const FILEID_PROPFIND = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop><oc:fileid/></d:prop></d:propfind>`;
+
+describe('issue 30’s doors reach nothing that is not the caller’s', () => {
+  let f: BridgeFixture;
+  let alice: DavUser;
+  let bob: DavUser;
+  let mallory: DavUser;
+  const { davAs } = bridgeRequests(() => f);
+  const files = (u: DavUser): string => `/remote.php/dav/files/${encodeURIComponent(u.email)}`;
+  /** node id -> numeric file id, as the store lists it to `as`. */
+  const fileIdOf = async (as: DavUser, folder: string, name: string): Promise<number> => {
+    const entry = (await f.client.listFolder(as.session, nodeId(folder))).find((e) => e.name === name);
+    expect(entry?.fileId, `${name} in ${folder}`).toBeTypeOf('number');
+    return entry!.fileId!;
+  };
+  const byFileId = (as: DavUser, n: string | number) => f.client.http.requestRaw({ method: 'GET', path: `/api/nodes/by-file-id/${n}`, token: as.session.token });
+  const names = async (as: DavUser, folder: string): Promise<string[]> => (await f.client.listFolder(as.session, nodeId(folder))).map((e) => e.name).sort();
+
+  let secretId: number;
+  let sharedId: number;
+  let teamId: number;
+
+  beforeAll(async () => {
+    f = await bridgeFixture();
+    [alice, bob, mallory] = await Promise.all([f.newDavUser(), f.newDavUser(), f.newDavUser()]);
+    await uploadFile(f.client, alice.session, 'home', 'secret.txt', 'alice only');
+    secretId = await fileIdOf(alice, 'home', 'secret.txt');
+    const shared = await createFolder(f.client, alice.session, 'home', 'Shared');
+    await uploadFile(f.client, alice.session, shared, 'plan.txt', 'for bob');
+    sharedId = await fileIdOf(alice, shared, 'plan.txt');
+    dataOf(await apiCall(f.client, alice.session, 'POST', `/api/nodes/${shared}/shares`, { type: 'private', recipients: [bob.uuid] }));
+    const ga = groupAdmin(f.client, f.admin);
+    const team = await ga.group('Vault', { quotaBytes: 1_000_000 });
+    await ga.member(team, alice.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
+    await uploadFile(f.client, alice.session, `home:${team}`, 'team.txt', 'team only');
+    teamId = await fileIdOf(alice, `home:${team}`, 'team.txt');
+    const trashed = await uploadFile(f.client, alice.session, 'home', 'trashed-secret.txt', 'in the trash');
+    await f.client.http.requestRaw({ method: 'DELETE', path: `/api/nodes/${trashed}`, token: alice.session.token });
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  describe('numeric ids', () => {
+    it('by-file-id answers another user’s, a group’s and a missing number alike: 404, the same body, in parallel too', async () => {
+      const missing = await byFileId(mallory, 9_000_000_000);
+      expect(missing.status).toBe(404);
+      const tries = await Promise.all([secretId, sharedId, teamId, secretId, teamId].flatMap((n) => [byFileId(mallory, n), byFileId(mallory, n)]));
+      for (const answer of tries) expect({ status: answer.status, body: answer.body }).toEqual({ status: missing.status, body: missing.body });
+      // Bob reaches the shared file, and only it.
+      expect((await byFileId(bob, sharedId)).status).toBe(200);
+      expect((await byFileId(bob, secretId)).body).toEqual(missing.body);
+    });
+
+    it('by-file-id refuses what is no positive integer with 400', async () => {
+      for (const bad of ['abc', '0', '-1', '1e3', '1.5', '99999999999999999999', '%20']) {
+        const answer = await byFileId(alice, bad);
+        expect(answer.status, bad).toBe(400);
+        expect(answer.body).toMatchObject({ status: 'error' });
+      }
+    });
+
+    it('versions/<n> of another user’s, a group’s, a shared file or a made-up collection’s number is 404 in the caller’s own space', async () => {
+      const root = multistatusOf(await davAs(alice, 'PROPFIND', `${files(alice)}/`, { depth: '0', 'content-type': 'application/xml' }, FILEID_PROPFIND));
+      const madeUp = root[0]!.props.get(`{${OC}}fileid`)?.text ?? '';
+      expect(Number(madeUp)).toBeGreaterThan(2 ** 52);
+      const base = `/remote.php/dav/versions/${encodeURIComponent(bob.email)}/versions`;
+      for (const n of [secretId, teamId, sharedId, madeUp, '9999999999999999', '00000001']) {
+        const answer = await davAs(bob, 'PROPFIND', `${base}/${n}`, { depth: '1' });
+        expect(answer.status, String(n)).toBe(404);
+      }
+      // Nor to the one whose root it numbers.
+      expect((await davAs(alice, 'PROPFIND', `/remote.php/dav/versions/${encodeURIComponent(alice.email)}/versions/${madeUp}`, { depth: '1' })).status).toBe(404);
+      // Nor another user's versions or trash space, whatever the number.
+      expect((await davAs(bob, 'PROPFIND', `/remote.php/dav/versions/${encodeURIComponent(alice.email)}/versions/${secretId}`, { depth: '1' })).status).toBe(404);
+      expect((await davAs(bob, 'PROPFIND', `/remote.php/dav/trashbin/${encodeURIComponent(alice.email)}/trash/`, { depth: '1' })).status).toBe(404);
+    });
+  });
+
+  describe('the client’s view', () => {
+    const tricks = (u: DavUser): string[] => [
+      `${files(u)}/home/../trash/`,
+      `${files(u)}/home/%2e%2e/trash/`,
+      `${files(u)}/home%2F..%2Ftrash/`,
+      `${files(u)}//trash/`,
+      `${files(u)}/Trash/`,
+      `/REMOTE.PHP/dav/files/${encodeURIComponent(u.email)}/trash/`,
+      `/remote.php/dav/FILES/${encodeURIComponent(u.email)}/trash/`,
+      `/remote.php/webdav/trash/`,
+      `/remote.php/webdav/./trash/`,
+      `/remote.php/webdav/versions/`,
+      `/remote.php/webdav/shared_with_you/`,
+      `${files(u)}/../../trash/`,
+    ];
+
+    it('path tricks never list the trash, versions or derived views through the view', async () => {
+      for (const path of tricks(alice)) {
+        const answer = await davAs(alice, 'PROPFIND', path, { depth: '1' });
+        expect(answer.text, path).not.toContain('trashed-secret');
+        expect(answer.status, path).not.toBe(500);
+      }
+    });
+
+    it('another user’s files space is 404, whichever case or encoding names them', async () => {
+      for (const name of [alice.email, alice.email.toUpperCase(), encodeURIComponent(alice.email), alice.uuid]) {
+        const answer = await davAs(mallory, 'PROPFIND', `/remote.php/dav/files/${name}/home/`, { depth: '1' });
+        expect(answer.text, name).not.toContain('secret.txt');
+        expect(answer.status, name).toBe(404);
+      }
+    });
+
+    it('MOVE and COPY from the view into the trash, versions, another user’s space or a share’s copy are refused; the file stays', async () => {
+      await uploadFile(f.client, alice.session, 'home', 'keep.txt', 'stay here');
+      const destinations = [
+        '/trash/keep.txt',
+        `${files(alice)}/trash/keep.txt`,
+        `${files(alice)}/versions/keep.txt`,
+        `${files(bob)}/home/keep.txt`,
+        `/remote.php/dav/trashbin/${encodeURIComponent(alice.email)}/trash/keep.txt`,
+        `${files(alice)}/home/../trash/keep.txt`,
+        '/favorites/keep.txt',
+      ];
+      for (const method of ['MOVE', 'COPY']) {
+        for (const to of destinations) {
+          const answer = await davAs(alice, method, `${files(alice)}/home/keep.txt`, { destination: `${f.davUrl}${to}` });
+          expect(answer.status, `${method} -> ${to}`).toBeGreaterThanOrEqual(400);
+          expect(answer.status, `${method} -> ${to}`).toBeLessThan(500);
+        }
+      }
+      expect(await names(alice, 'home')).toContain('keep.txt');
+      expect(await names(alice, 'trash')).toEqual(['trashed-secret.txt']);
+      expect(await names(bob, 'home')).not.toContain('keep.txt');
+    });
+  });
+
+  describe('legacy OC-Chunked names', () => {
+    const chunk = (as: DavUser, name: string, body = 'x'): Promise<import('../helpers/dav-requests.js').DavAnswer> =>
+      davAs(as, 'PUT', `${files(as)}/home/${name}`, { 'oc-chunked': '1', 'content-length': String(body.length) }, body);
+
+    it('refuses chunk names that would make `.`, `..` or an empty name; nothing stored', async () => {
+      const before = await names(alice, 'home');
+      for (const name of ['..-chunking-41-1-0', '.-chunking-42-1-0', '%2E%2E-chunking-43-1-0', '-chunking-44-1-0']) {
+        const answer = await chunk(alice, name);
+        expect(answer.status, name).toBeGreaterThanOrEqual(400);
+        expect(answer.status, name).toBeLessThan(500);
+      }
+      expect(await names(alice, 'home')).toEqual(before);
+    });
+
+    it('keeps two users’ transfers with the same transfer id apart', async () => {
+      expect((await chunk(alice, 'same.txt-chunking-777-2-0', 'alice-0 ')).status).toBe(201);
+      expect((await chunk(bob, 'same.txt-chunking-777-2-0', 'bob-0 ')).status).toBe(201);
+      expect((await chunk(bob, 'same.txt-chunking-777-2-1', 'bob-1')).status).toBe(201);
+      expect((await chunk(alice, 'same.txt-chunking-777-2-1', 'alice-1')).status).toBe(201);
+      expect((await davAs(alice, 'GET', '/home/same.txt')).text).toBe('alice-0 alice-1');
+      expect((await davAs(bob, 'GET', '/home/same.txt')).text).toBe('bob-0 bob-1');
+    });
+  });
+
+  describe('OCS', () => {
+    it('has no door to another user: users/<id> is not found, cloud/user answers the caller only; other methods 405', async () => {
+      const other = await davAs(mallory, 'GET', `/ocs/v2.php/cloud/users/${encodeURIComponent(alice.email)}?format=json`);
+      expect(other.status).toBe(404);
+      expect(other.text).not.toContain(alice.email);
+      const me = await davAs(mallory, 'GET', `/ocs/v2.php/cloud/user?format=json&userid=${encodeURIComponent(alice.email)}`);
+      expect(JSON.parse(me.text).ocs.data.id).toBe(mallory.email);
+      for (const method of ['POST', 'PUT', 'DELETE', 'PROPFIND']) expect((await davAs(mallory, method, '/ocs/v2.php/cloud/user')).status, method).toBe(405);
+      for (const format of ['jsonx', 'JSON', '', 'xml&format=json', '%00']) {
+        expect((await davAs(mallory, 'GET', `/ocs/v1.php/cloud/user?format=${format}`)).status, format).toBe(200);
+      }
+      expect((await davAs(undefined, 'GET', `/ocs/v1.php/cloud/user/${'a/'.repeat(2000)}`)).status).toBeLessThan(500);
+    });
+  });
+
+  describe('login flows', () => {
+    it('v1: the nc:// address names the bridge the page reached, not the Host the flow was opened with', async () => {
+      const opened = await davRequest(f.davUrl, 'GET', '/index.php/login/flow', { headers: { host: 'evil.example:8443', 'user-agent': 'Nextcloud-android' } });
+      expect(opened.status).toBe(302);
+      const token = new URL(String(opened.headers.location)).searchParams.get('token') ?? '';
+      const made = dataOf(await apiCall(f.client, alice.session, 'POST', '/api/user/app_passwords', { name: 'Nextcloud-android' })) as { password: string };
+      const granted = await davRequest(f.davUrl, 'POST', '/index.php/login/v2/grant', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token, loginName: alice.email, appPassword: made.password }),
+      });
+      expect(granted.status, granted.text).toBe(200);
+      const redirect = (JSON.parse(granted.text) as { redirect: string }).redirect;
+      expect(redirect).not.toContain('evil.example');
+      expect(redirect.startsWith(`nc://login/server:${f.davUrl}&`)).toBe(true);
+    });
+
+    it('lets no other origin read the page’s calls (no CORS grant for it)', async () => {
+      const preflight = await davRequest(f.davUrl, 'OPTIONS', '/index.php/login/v2/grant', {
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+      expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+      const simple = await davRequest(f.davUrl, 'GET', '/index.php/login/v2/grant?token=x', { headers: { origin: 'https://evil.example' } });
+      expect(simple.headers['access-control-allow-origin']).toBeUndefined();
+    });
+  });
+});
