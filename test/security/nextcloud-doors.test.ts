@@ -8,10 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../src/store-client/index.js';
-import { bridgeRequests, davRequest, multistatusOf } from '../helpers/dav-requests.js';
+import { LOGIN_FLOW_LIMITS } from '../../src/bridge/nextcloud/login-flow.js';
+import { startBridge } from '../../src/bridge/server.js';
+import { createLogger } from '../../src/common/logger.js';
+import { bridgeRequests, davRequest, multistatusOf, type DavAnswer } from '../helpers/dav-requests.js';
 import { groupAdmin } from '../helpers/groups.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
-import { bridgeFixture, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
+import { bridgeFixture, bridgeStateFor, bridgeStoreFor, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
 
 const OC = 'http://owncloud.org/ns';
@@ -94,6 +97,20 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
     });
   });
 
+  describe('tree sizes', () => {
+    it('a share’s recipient sees the shared folder’s own tree size and ETag, nothing of the owner’s above it', async () => {
+      const shared = (await f.client.listFolder(bob.session, nodeId('shared_with_you'))).find((e) => e.name === 'Shared');
+      expect(shared?.treeSizeBytes).toBe('for bob'.length);
+      const own = (await f.client.listFolder(alice.session, nodeId('home'))).find((e) => e.name === 'Shared');
+      expect(own?.treeEtag).toBe(shared?.treeEtag);
+      const sizes = multistatusOf(
+        await davAs(bob, 'PROPFIND', '/shared_with_you/', { depth: '1', 'content-type': 'application/xml' }, `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop><oc:size/></d:prop></d:propfind>`),
+      ).map((r) => Number(r.props.get(`{${OC}}size`)?.text));
+      // Its one entry: the shared file's bytes, not alice's home (secret.txt and all); the derived view sums nothing.
+      expect(sizes).toEqual([0, 'for bob'.length]);
+    });
+  });
+
   describe('the client’s view', () => {
     const tricks = (u: DavUser): string[] => [
       `${files(u)}/home/../trash/`,
@@ -151,7 +168,7 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
   });
 
   describe('legacy OC-Chunked names', () => {
-    const chunk = (as: DavUser, name: string, body = 'x'): Promise<import('../helpers/dav-requests.js').DavAnswer> =>
+    const chunk = (as: DavUser, name: string, body = 'x'): Promise<DavAnswer> =>
       davAs(as, 'PUT', `${files(as)}/home/${name}`, { 'oc-chunked': '1', 'content-length': String(body.length) }, body);
 
     it('refuses chunk names that would make `.`, `..` or an empty name; nothing stored', async () => {
@@ -203,6 +220,35 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       const redirect = (JSON.parse(granted.text) as { redirect: string }).redirect;
       expect(redirect).not.toContain('evil.example');
       expect(redirect.startsWith(`nc://login/server:${f.davUrl}&`)).toBe(true);
+    });
+
+    it('bounds and shows flows per client behind a trusted proxy (its X-Forwarded-For), and believes no one else’s', async () => {
+      const config = structuredClone(f.store.config);
+      config.store.trustedProxies = ['127.0.0.1'];
+      const proxied = await startBridge({
+        config,
+        logger: createLogger('silent'),
+        store: bridgeStoreFor(f.store, TEST_TRANSPORT),
+        state: await bridgeStateFor(f.store, TEST_TRANSPORT, { config }),
+        port: 0,
+        webApp: { port: Number(new URL(f.store.url).port), https: false },
+      });
+      try {
+        const open = (url: string, from?: string) => davRequest(url, 'POST', '/index.php/login/v2', { headers: from ? { 'x-forwarded-for': from } : {} });
+        const addressOf = async (url: string, answer: DavAnswer): Promise<string> => {
+          expect(answer.status, answer.text).toBe(200);
+          const token = new URL((JSON.parse(answer.text) as { login: string }).login).searchParams.get('token') ?? '';
+          return (JSON.parse((await davRequest(url, 'GET', `/index.php/login/v2/grant?token=${token}`)).text) as { address: string }).address;
+        };
+        for (let i = 0; i < LOGIN_FLOW_LIMITS.maxPerAddress; i++) expect((await open(proxied.url, '198.51.100.7, 203.0.113.5')).status).toBe(200);
+        expect((await open(proxied.url, '203.0.113.5')).status).toBe(429);
+        // Another client behind the same proxy still signs in, and the page names its address.
+        expect(await addressOf(proxied.url, await open(proxied.url, '203.0.113.6'))).toBe('203.0.113.6');
+        // A bridge that trusts no proxy counts the peer, whatever it forwards.
+        expect(await addressOf(f.davUrl, await open(f.davUrl, '203.0.113.9'))).toBe('127.0.0.1');
+      } finally {
+        await proxied.close();
+      }
     });
 
     it('lets no other origin read the page’s calls (no CORS grant for it)', async () => {
