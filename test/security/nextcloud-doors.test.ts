@@ -173,7 +173,8 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
 
     it('refuses chunk names that would make `.`, `..` or an empty name; nothing stored', async () => {
       const before = await names(alice, 'home');
-      for (const name of ['..-chunking-41-1-0', '.-chunking-42-1-0', '%2E%2E-chunking-43-1-0', '-chunking-44-1-0']) {
+      const chunkNames = ['..-chunking-41-1-0', '.-chunking-42-1-0', '%2E%2E-chunking-43-1-0', '-chunking-44-1-0', 'x%2F..%2F..%2Ftrash%2Fout.txt-chunking-45-1-0', 'sub%2Fin.txt-chunking-46-1-0'];
+      for (const name of chunkNames) {
         const answer = await chunk(alice, name);
         expect(answer.status, name).toBeGreaterThanOrEqual(400);
         expect(answer.status, name).toBeLessThan(500);
@@ -203,6 +204,10 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
         expect((await davAs(mallory, 'GET', `/ocs/v1.php/cloud/user?format=${format}`)).status, format).toBe(200);
       }
       expect((await davAs(undefined, 'GET', `/ocs/v1.php/cloud/user/${'a/'.repeat(2000)}`)).status).toBeLessThan(500);
+      // Nothing but the capabilities and config without credentials.
+      for (const endpoint of ['cloud/user', 'apps/user_status/api/v1/user_status', 'apps/notifications/api/v2/notifications', 'core/navigation/apps']) {
+        expect((await davAs(undefined, 'GET', `/ocs/v2.php/${endpoint}?format=json`)).status, endpoint).toBe(401);
+      }
     });
   });
 
@@ -249,6 +254,24 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       } finally {
         await proxied.close();
       }
+    });
+
+    it('grants a flow once and answers its poll once, however many ask at once; bad bodies are 4xx', async () => {
+      const opened = JSON.parse((await davRequest(f.davUrl, 'POST', '/index.php/login/v2')).text) as { poll: { token: string }; login: string };
+      const token = new URL(opened.login).searchParams.get('token') ?? '';
+      const passwords = await Promise.all([alice, mallory].map(async (u) => (dataOf(await apiCall(f.client, u.session, 'POST', '/api/user/app_passwords', { name: 'race' })) as { password: string }).password));
+      const grant = (loginName: string, appPassword: string) =>
+        davRequest(f.davUrl, 'POST', '/index.php/login/v2/grant', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, loginName, appPassword }) });
+      const grants = await Promise.all([grant(alice.email, passwords[0]!), grant(mallory.email, passwords[1]!), grant(alice.email, passwords[0]!), grant(mallory.email, passwords[1]!)]);
+      expect(grants.map((g) => g.status).sort()).toEqual([200, 404, 404, 404]);
+      const polls = await Promise.all(Array.from({ length: 8 }, () => davRequest(f.davUrl, 'POST', '/index.php/login/v2/poll', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${opened.poll.token}` })));
+      expect(polls.map((p) => p.status).sort()).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
+      const poll = (body: string, type = 'application/json') => davRequest(f.davUrl, 'POST', '/index.php/login/v2/poll', { headers: { 'content-type': type }, body });
+      expect((await poll('{"token":')).status).toBe(400);
+      expect((await poll('{"token":["a"]}')).status).toBe(400);
+      expect((await poll('[]')).status).toBe(400);
+      expect((await poll(`token=${'a'.repeat(20_000)}`, 'application/x-www-form-urlencoded')).status).toBe(413);
+      expect((await poll(`token=${'a'.repeat(2000)}`, 'application/x-www-form-urlencoded')).status).toBe(400);
     });
 
     it('lets no other origin read the page’s calls (no CORS grant for it)', async () => {
