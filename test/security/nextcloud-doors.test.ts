@@ -11,6 +11,7 @@ import { nodeId } from '../../src/store-client/index.js';
 import { LOGIN_FLOW_LIMITS } from '../../src/bridge/nextcloud/login-flow.js';
 import { startBridge } from '../../src/bridge/server.js';
 import { createLogger } from '../../src/common/logger.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { bridgeRequests, davRequest, multistatusOf, type DavAnswer } from '../helpers/dav-requests.js';
 import { groupAdmin } from '../helpers/groups.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
@@ -36,12 +37,15 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
   const byFileId = (as: DavUser, n: string | number) => f.client.http.requestRaw({ method: 'GET', path: `/api/nodes/by-file-id/${n}`, token: as.session.token });
   const names = async (as: DavUser, folder: string): Promise<string[]> => (await f.client.listFolder(as.session, nodeId(folder))).map((e) => e.name).sort();
 
+  /** Tokens and app passwords the login-flow tests saw: none may reach the bridge's log (debug level, access log on). */
+  const capture = captureLog('debug');
+  const secrets: string[] = [];
   let secretId: number;
   let sharedId: number;
   let teamId: number;
 
   beforeAll(async () => {
-    f = await bridgeFixture();
+    f = await bridgeFixture({ bridgeLogger: capture.logger });
     [alice, bob, mallory] = await Promise.all([f.newDavUser(), f.newDavUser(), f.newDavUser()]);
     await uploadFile(f.client, alice.session, 'home', 'secret.txt', 'alice only');
     secretId = await fileIdOf(alice, 'home', 'secret.txt');
@@ -217,6 +221,7 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       expect(opened.status).toBe(302);
       const token = new URL(String(opened.headers.location)).searchParams.get('token') ?? '';
       const made = dataOf(await apiCall(f.client, alice.session, 'POST', '/api/user/app_passwords', { name: 'Nextcloud-android' })) as { password: string };
+      secrets.push(token, made.password);
       const granted = await davRequest(f.davUrl, 'POST', '/index.php/login/v2/grant', {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token, loginName: alice.email, appPassword: made.password }),
@@ -262,10 +267,13 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       const passwords = await Promise.all([alice, mallory].map(async (u) => (dataOf(await apiCall(f.client, u.session, 'POST', '/api/user/app_passwords', { name: 'race' })) as { password: string }).password));
       const grant = (loginName: string, appPassword: string) =>
         davRequest(f.davUrl, 'POST', '/index.php/login/v2/grant', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, loginName, appPassword }) });
+      secrets.push(token, opened.poll.token, ...passwords);
       const grants = await Promise.all([grant(alice.email, passwords[0]!), grant(mallory.email, passwords[1]!), grant(alice.email, passwords[0]!), grant(mallory.email, passwords[1]!)]);
       expect(grants.map((g) => g.status).sort()).toEqual([200, 404, 404, 404]);
       const polls = await Promise.all(Array.from({ length: 8 }, () => davRequest(f.davUrl, 'POST', '/index.php/login/v2/poll', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${opened.poll.token}` })));
       expect(polls.map((p) => p.status).sort()).toEqual([200, 404, 404, 404, 404, 404, 404, 404]);
+      // A token in the query (the fields merge it) is no less secret.
+      expect((await davRequest(f.davUrl, 'POST', `/index.php/login/v2/poll?token=${opened.poll.token}`)).status).toBe(404);
       const poll = (body: string, type = 'application/json') => davRequest(f.davUrl, 'POST', '/index.php/login/v2/poll', { headers: { 'content-type': type }, body });
       expect((await poll('{"token":')).status).toBe(400);
       expect((await poll('{"token":["a"]}')).status).toBe(400);
@@ -282,5 +290,13 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       const simple = await davRequest(f.davUrl, 'GET', '/index.php/login/v2/grant?token=x', { headers: { origin: 'https://evil.example' } });
       expect(simple.headers['access-control-allow-origin']).toBeUndefined();
     });
+  });
+
+  it('logs no login token, poll token or app password, in the access log or anywhere', async () => {
+    await capture.waitFor((line) => line.msg === 'request' && typeof line.url === 'string' && line.url.startsWith('/index.php/login/v2/poll?'));
+    expect(secrets.length).toBeGreaterThanOrEqual(6);
+    const logged = capture.text();
+    for (const secret of secrets) expect(logged).not.toContain(secret);
+    expect(logged).toContain('/index.php/login/v2/grant?token=[redacted]');
   });
 });
