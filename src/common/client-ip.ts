@@ -22,3 +22,18 @@ export function clientIp(peer: string, forwardedFor: string | string[] | undefin
   }
   return client;
 }
+
+/**
+ * The block a per-address bound counts: an IPv4 address itself, an IPv6 address's /64 (one
+ * subscriber's network: whoever holds one holds all 2^64 of its addresses), written
+ * `2001:db8:0:1::/64`. Anything else as it is.
+ */
+export function addressBlock(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  // An IPv4 tail (::ffff:1.2.3.4 and kin) fills two groups.
+  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length - (right.at(-1)?.includes('.') ? 1 : 0))).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}

@@ -232,7 +232,7 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       expect(redirect.startsWith(`nc://login/server:${f.davUrl}&`)).toBe(true);
     });
 
-    it('bounds and shows flows per client behind a trusted proxy (its X-Forwarded-For), and believes no one else’s', async () => {
+    it('bounds and shows flows per client behind a trusted proxy (its X-Forwarded-For; an IPv6 client by its /64), and believes no one else’s', async () => {
       const config = structuredClone(f.store.config);
       config.store.trustedProxies = ['127.0.0.1'];
       const proxied = await startBridge({
@@ -254,6 +254,10 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
         expect((await open(proxied.url, '203.0.113.5')).status).toBe(429);
         // Another client behind the same proxy still signs in, and the page names its address.
         expect(await addressOf(proxied.url, await open(proxied.url, '203.0.113.6'))).toBe('203.0.113.6');
+        // An IPv6 client counts by its /64: its network's other addresses share its places.
+        for (let i = 1; i <= LOGIN_FLOW_LIMITS.maxPerAddress; i++) expect((await open(proxied.url, `2001:db8:0:1::${i.toString(16)}`)).status).toBe(200);
+        expect((await open(proxied.url, '2001:db8:0:1:ffff:ffff:ffff:ffff')).status).toBe(429);
+        expect(await addressOf(proxied.url, await open(proxied.url, '2001:0db8:0000:0002::1'))).toBe('2001:db8:0:2::/64');
         // A bridge that trusts no proxy counts the peer, whatever it forwards.
         expect(await addressOf(f.davUrl, await open(f.davUrl, '203.0.113.9'))).toBe('127.0.0.1');
       } finally {

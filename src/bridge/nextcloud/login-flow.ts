@@ -23,6 +23,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { addressBlock } from '../../common/client-ip.js';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
 import type { LoginFlow, LoginFlowKind, LoginFlowLimits, LoginFlowRepository } from '../../contracts/login-flows.js';
@@ -264,7 +265,8 @@ export class LoginFlows {
       loginKey: keyOf(loginToken),
       kind,
       client: clientNameOf(req.headers['user-agent']),
-      address,
+      // Counted (and shown) by block: an IPv6 client's /64, or one network would have 2^64 places.
+      address: addressBlock(address),
       server,
       ...flowKeys(pollToken),
       createdMs: now,
