@@ -115,6 +115,21 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
     });
   });
 
+  it('a membership without read shows none of the group’s drive, and refuses none of the member’s own tree', async () => {
+    const ga = groupAdmin(f.client, f.admin);
+    const blind = await ga.group('Blind', { quotaBytes: 1_000_000 });
+    await ga.member(blind, alice.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
+    await ga.member(blind, mallory.uuid, { node_permissions: [] });
+    await uploadFile(f.client, alice.session, `home:${blind}`, 'unseen.txt', 'x'.repeat(4321));
+    const sizeProp = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="${OC}"><d:prop><oc:size/></d:prop></d:propfind>`;
+    for (const path of ['/', '/groups/', `${files(mallory)}/`, `${files(mallory)}/groups/`]) {
+      const listed = multistatusOf(await davAs(mallory, 'PROPFIND', path, { depth: '1', 'content-type': 'application/xml' }, sizeProp));
+      expect(listed.map((r) => Number(r.props.get(`{${OC}}size`)?.text ?? 0)).every((n) => n < 4321), path).toBe(true);
+    }
+    const group = multistatusOf(await davAs(mallory, 'PROPFIND', '/groups/Blind/', { depth: '1' }));
+    expect(group.map((r) => decodeURIComponent(r.href))).toEqual(['/groups/Blind/']);
+  });
+
   describe('the client’s view', () => {
     const tricks = (u: DavUser): string[] => [
       `${files(u)}/home/../trash/`,
