@@ -10,12 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../src/store-client/index.js';
 import { LOGIN_FLOW_LIMITS } from '../../src/bridge/nextcloud/login-flow.js';
 import { startBridge } from '../../src/bridge/server.js';
+import { SESSION_CONFIRM_MS } from '../../src/bridge/sessions.js';
 import { createLogger } from '../../src/common/logger.js';
 import { captureLog } from '../helpers/log-capture.js';
 import { bridgeRequests, davRequest, multistatusOf, type DavAnswer } from '../helpers/dav-requests.js';
 import { groupAdmin } from '../helpers/groups.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
-import { bridgeFixture, bridgeStateFor, bridgeStoreFor, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
+import { basicAuth, bridgeFixture, bridgeStateFor, bridgeStoreFor, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../helpers/start-bridge.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
 
 const OC = 'http://owncloud.org/ns';
@@ -228,6 +229,17 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
         expect((await davAs(undefined, 'GET', `/ocs/v2.php/${endpoint}?format=json`)).status, endpoint).toBe(401);
       }
     });
+  });
+
+  it('stops a revoked app password at OCS too, even at the endpoints answered without the store', async () => {
+    const made = dataOf(await apiCall(f.client, mallory.session, 'POST', '/api/user/app_passwords', { name: 'ocs' })) as { uuid: string; password: string };
+    const auth = basicAuth(mallory.email, made.password);
+    const ask = (endpoint: string) => davRequest(f.davUrl, 'GET', `/ocs/v2.php/${endpoint}?format=json`, { auth });
+    const endpoints = ['apps/user_status/api/v1/user_status', 'core/navigation/apps', 'cloud/user'];
+    for (const endpoint of endpoints) expect((await ask(endpoint)).status, endpoint).toBe(200);
+    expect((await apiCall(f.client, mallory.session, 'DELETE', `/api/user/app_passwords/${made.uuid}`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(SESSION_CONFIRM_MS, f.store.config.bridge.cacheTtlMs) + 100));
+    for (const endpoint of endpoints) expect((await ask(endpoint)).status, endpoint).toBe(401);
   });
 
   describe('login flows', () => {
