@@ -202,6 +202,12 @@ describe('issue 30’s doors reach nothing that is not the caller’s', () => {
       expect(await names(alice, 'home')).toEqual(before);
     });
 
+    it('sends no chunk into another user’s space (404), nothing kept there', async () => {
+      const answer = await davAs(alice, 'PUT', `${files(bob)}/home/planted.txt-chunking-47-1-0`, { 'oc-chunked': '1', 'content-length': '1' }, 'x');
+      expect(answer.status).toBe(404);
+      expect(await names(bob, 'home')).not.toContain('planted.txt');
+    });
+
     it('keeps two users’ transfers with the same transfer id apart', async () => {
       expect((await chunk(alice, 'same.txt-chunking-777-2-0', 'alice-0 ')).status).toBe(201);
       expect((await chunk(bob, 'same.txt-chunking-777-2-0', 'bob-0 ')).status).toBe(201);
