@@ -1,10 +1,11 @@
 /**
- * Issue 30's new doors, tried as an attacker (docs/security.md "Nextcloud client doors"): the
- * numeric file ids (the store's by-file-id lookup, `versions/<n>`, the bridge's own numbers of
- * made-up collections), the OCS API, the login flows (the `server` a grant hands a client, CORS
- * on the page's calls), the client's view of `/remote.php/dav/files/<user>/` and
- * `/remote.php/webdav/` (path tricks, MOVE and COPY out of it), and legacy OC-Chunked names.
- * Real store and bridge over HTTP; every refusal is checked to have changed nothing.
+ * Issue 30's new doors, tried as an attacker (docs/security.md "Doors", the Nextcloud clients'
+ * part, and "Client login flows"): the numeric file ids (the store's by-file-id lookup,
+ * `versions/<n>`, the bridge's own numbers of made-up collections), tree sizes seen through a
+ * share or a membership without read, the client's view of `/remote.php/dav/files/<user>/` and
+ * `/remote.php/webdav/` (path tricks, MOVE and COPY out of it), legacy OC-Chunked names, the OCS
+ * API, and the login flows (the `server` a v1 grant hands the app, the bound per client behind a
+ * proxy, races, CORS, what is logged). Real store and bridge over HTTP; refusals change nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId } from '../../src/store-client/index.js';
