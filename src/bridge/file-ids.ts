@@ -8,7 +8,7 @@
  * chain: a node's UUID, `root:<user>`, `home:<group>`), so the same for every request and instance.
  */
 import { ocIdOf, parseFileId, BRIDGE_FILE_ID_BASE, type FileIdRepository } from '../contracts/file-ids.js';
-import { StoreError, type NodeId, type StoreClient } from '../store-client/contract.js';
+import { StoreError, type NodeDetails, type NodeId, type StoreClient, type StoreSession } from '../store-client/contract.js';
 import type { BridgeUser } from './sessions.js';
 import type { Resource } from './tree/resource.js';
 import { withSession } from './tree/context.js';
@@ -55,12 +55,21 @@ export class FileIds {
    */
   async nodeOf(user: BridgeUser, segment: string): Promise<NodeId | undefined> {
     const n = parseFileId(segment);
-    if (n === undefined) return segment as NodeId;
-    if (n > BRIDGE_FILE_ID_BASE) return (await this.repository.keyOf(n)) as NodeId | undefined;
+    // The bridge's map and the UUID form name any node of anyone's: the store says whether this
+    // caller may read it (one rule for every number, as the store's own lookup applies it).
+    if (n === undefined) return this.readable(user, (s) => this.client.details(s, segment as NodeId));
+    if (n > BRIDGE_FILE_ID_BASE) {
+      const key = await this.repository.keyOf(n);
+      return key === undefined ? undefined : this.readable(user, (s) => this.client.details(s, key as NodeId));
+    }
+    return this.readable(user, (s) => this.client.detailsByFileId(s, n));
+  }
+
+  private async readable(user: BridgeUser, details: (s: StoreSession) => Promise<NodeDetails>): Promise<NodeId | undefined> {
     try {
-      return (await withSession(user, (s) => this.client.detailsByFileId(s, n))).id;
+      return (await withSession(user, details)).id;
     } catch (err) {
-      // A store without the lookup may take the path for something else: no node either way.
+      // Not the caller's to read, or (a store without the lookup, a made-up collection's key) no node at all.
       if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid' || err.kind === 'forbidden')) return undefined;
       throw err;
     }

@@ -28,6 +28,7 @@ import { systemClock, type Clock } from '../common/clock.js';
 import { applyHttpLimits } from '../common/http-limits.js';
 import { listenFailure } from '../common/startup-error.js';
 import { createListenerServer, readTlsFiles, type TlsFiles } from '../common/tls.js';
+import { clientIp } from '../common/client-ip.js';
 import { redactUrl, type Logger } from '../common/logger.js';
 import { livenessAnswer, Readiness, readinessAnswer, RETRY_AFTER_SEC, type HealthAnswer, type ReadinessCheck } from '../common/readiness.js';
 import { drainWhile } from '../common/drain.js';
@@ -426,7 +427,9 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     }
     // The Nextcloud clients' login flows (nextcloud/login-flow.ts): unauthenticated, never DAV.
     if (loginFlows.serves(req)) {
-      void loginFlows.serve(req, res, clientAddress(req.socket.remoteAddress) ?? '');
+      // Counted and shown per client: behind a trusted proxy, the address it forwards (else one
+      // proxy's address would hold every client's flows, and ten of them would lock all out).
+      void loginFlows.serve(req, res, clientIp(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], config.store.trustedProxies));
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.

@@ -6,10 +6,10 @@
  * proxy stands for is the client. Anyone else's `X-Forwarded-For` is ignored, or any caller
  * could pick the address the rate limit counts. Knows nothing of fastify.
  */
-import { isIP } from 'node:net';
 import { normaliseIp } from '../common/normalise-ip.js';
 
 export { normaliseIp };
+export { clientIp } from '../common/client-ip.js';
 
 export interface ClientInfo {
   ip: string;
@@ -17,21 +17,6 @@ export interface ClientInfo {
   userAgent?: string;
   /** An in-process relay (the bridge) logs in for this client and logs a refusal itself. */
   relayed?: boolean;
-}
-
-export function clientIp(peer: string, forwardedFor: string | string[] | undefined, trustedProxies: readonly string[]): string {
-  const trusted = new Set(trustedProxies.map(normaliseIp));
-  let client = normaliseIp(peer);
-  if (!trusted.has(client) || forwardedFor === undefined) return client;
-  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',').map(normaliseIp);
-  for (let i = hops.length - 1; i >= 0; i -= 1) {
-    const hop = hops[i] as string;
-    // A hop that is no address was not written by a proxy we trust: stop at the last one we do.
-    if (isIP(hop) === 0) return client;
-    client = hop;
-    if (!trusted.has(hop)) return client;
-  }
-  return client;
 }
 
 /** Keeps what a login history line may show of a `User-Agent`: printable, at most 100 characters. */

@@ -23,6 +23,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { addressBlock } from '../../common/client-ip.js';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
 import type { LoginFlow, LoginFlowKind, LoginFlowLimits, LoginFlowRepository } from '../../contracts/login-flows.js';
@@ -231,7 +232,7 @@ export class LoginFlows {
         case 'details':
           return await this.details(res, field(fields, 'token'));
         case 'grant':
-          return await this.grant(res, address, field(fields, 'token'), field(fields, 'loginName'), field(fields, 'appPassword'));
+          return await this.grant(req, res, address, field(fields, 'token'), field(fields, 'loginName'), field(fields, 'appPassword'));
         case 'cancel':
           return await this.cancel(res, field(fields, 'token'));
       }
@@ -264,7 +265,8 @@ export class LoginFlows {
       loginKey: keyOf(loginToken),
       kind,
       client: clientNameOf(req.headers['user-agent']),
-      address,
+      // Counted (and shown) by block: an IPv6 client's /64, or one network would have 2^64 places.
+      address: addressBlock(address),
       server,
       ...flowKeys(pollToken),
       createdMs: now,
@@ -296,7 +298,7 @@ export class LoginFlows {
     sendJson(res, 200, { client: flow.client, address: flow.address, kind: flow.kind, expires: flow.expiresMs });
   }
 
-  private async grant(res: ServerResponse, address: string, loginToken: string, loginName: string, appPassword: string): Promise<void> {
+  private async grant(req: IncomingMessage, res: ServerResponse, address: string, loginToken: string, loginName: string, appPassword: string): Promise<void> {
     const { repository, clock, client } = this.options;
     const key = keyOf(loginToken);
     const flow = await repository.find(key, clock.now());
@@ -315,9 +317,12 @@ export class LoginFlows {
       throw err;
     }
     if (flow.kind === 'v1') {
-      // The app's web view takes the address; nothing waits here.
+      // The app's web view takes the address; nothing waits here. Its server is the bridge as the
+      // person's own web app reached it for this grant (as Nextcloud takes the grant request's
+      // host), never the Host the flow was opened with: anyone may open a flow with any Host and
+      // hand its login link to a victim, whose app would then send the password there.
       if (!(await repository.cancel(key))) throw new FlowRequestError(404, FLOW_OVER);
-      return sendJson(res, 200, { redirect: ncLoginUrl(flow.server, loginName, appPassword) });
+      return sendJson(res, 200, { redirect: ncLoginUrl(this.options.serverUrl(req), loginName, appPassword) });
     }
     if (!(await repository.grant(key, loginName, sealTo(flow.publicKey, appPassword), clock.now()))) {
       throw new FlowRequestError(404, FLOW_OVER);

@@ -17,8 +17,10 @@ export async function topFolders(ctx: TreeContext, user: BridgeUser, ids: Array<
         const d = await withSession(user, (s) => ctx.client.details(s, id));
         return { ...folder(id, name, d.updatedMs ?? 0), ...treeFieldsOf(d) };
       } catch (err) {
-        // A server without this top-level folder simply does not show it.
-        if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
+        // A server without this top-level folder simply does not show it, nor is one shown whose
+        // details the caller may not read (a group membership without `read`): the collections
+        // above derive their ETags from these, and one refusal must not refuse them all.
+        if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid' || err.kind === 'forbidden')) return undefined;
         throw err;
       }
     }),

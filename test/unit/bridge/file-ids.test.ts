@@ -111,6 +111,14 @@ describe('numeric file ids over a store without them', () => {
     expect(await ids.nodeOf(alice, report.entry.id)).toBe(report.entry.id);
   });
 
+  it("leads another user's number, or a made-up collection's, nowhere: a number names only what the caller may read", async () => {
+    const [report, root] = await numbersOf(['/home/docs/report.txt', '/']);
+    const bob = bridgeUserOf(store, store.admin.addUser());
+    expect(await ids.nodeOf(bob, String(report))).toBeUndefined();
+    expect(await ids.nodeOf(bob, String(root))).toBeUndefined();
+    expect(await ids.nodeOf(bob, (await tree.stat(alice, '/home/docs/report.txt' as DavPath)).entry.id)).toBeUndefined();
+  });
+
   it("makes the instance's names once, in Nextcloud's shapes, kept across a restart (bridge.sqlite format 7)", async () => {
     const first = await ids.instance();
     expect(first.instanceId).toMatch(/^oc[a-z0-9]{10}$/);
@@ -121,6 +129,7 @@ describe('numeric file ids over a store without them', () => {
     await state.close();
     await open();
     expect(await ids.instance()).toEqual(first);
-    expect(STATE_FILE_VERSION).toBe(7);
+    // 7 brought the numbers; 8 (the login flows) keeps them.
+    expect(STATE_FILE_VERSION).toBe(8);
   });
 });
