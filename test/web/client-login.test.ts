@@ -88,7 +88,7 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     // The client syncs with what the poll gave it: a file made on the server comes down.
     const tmp = makeTmpDir('driveway-login-flow-sync-');
     const local = path.join(tmp.dir, 'local');
-    const syncing = nextcloudcmd.path !== '';
+    const syncing = nextcloudcmd.isAvailable;
     if (syncing) {
       expect((await davRequest(davUrl(), 'PUT', '/home/granted.txt', { auth, body: 'synced with the granted password\n' })).status).toBe(201);
       const first = await syncHome(answered.body as { server: string; loginName: string; appPassword: string }, local, path.join(tmp.dir, 'home-1'));
