@@ -21,7 +21,7 @@ import { SignIn } from './pages/sign-in.js';
 import { Trash } from './pages/trash.js';
 import { Link, navigate, pathRest, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
-import { t } from './strings.js';
+import { t } from './strings/index.js';
 
 function NotFound() {
   return (

@@ -4,8 +4,8 @@
  * approvers (/api/admin/...), and the server's edition and version (/api/admin/about). Records as
  * docs/api.md "Records" gives them; every call through api(), so refusals arrive as ApiError.
  */
-import { api, ApiError, errorText } from '../api.js';
-import { t } from '../strings.js';
+import { api, ApiError, errorText } from './client.js';
+import { t } from '../strings/index.js';
 
 export const NODE_PERMISSIONS = ['read', 'write', 'delete', 'download'] as const;
 export const TAG_PERMISSIONS = ['create', 'delete'] as const;

@@ -5,8 +5,8 @@
  * there), and the store's app passwords. No credential goes to the bridge but the app password
  * granted, and only once it was made for this flow.
  */
-import { api, ApiError } from '../api.js';
-import { t } from '../strings.js';
+import { api, ApiError } from './client.js';
+import { t } from '../strings/index.js';
 import { webdrive } from './files.js';
 
 export interface ClientFlow {

@@ -7,9 +7,9 @@
  * progress. A folder's path on the bridge comes from its breadcrumb (src/bridge/namespace.ts:
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
  */
-import { api, ApiError, endSession, errorText } from '../api.js';
+import { api, ApiError, endSession, errorText } from './client.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 export interface Entry {
   uuid: string;

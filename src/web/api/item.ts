@@ -4,7 +4,7 @@
  * revisions from a client"). View and download URLs carry the session's fileaccesskey in SPEC's
  * path, the one place a credential may be in a URL; everything else sends the bearer token.
  */
-import { api } from '../api.js';
+import { api } from './client.js';
 import { currentSession } from '../session.js';
 
 export interface Checksums {

@@ -5,8 +5,8 @@
  * requests for approvers and requesters ("Share approval"). A share the workspace's approver must
  * first approve answers 202 with `pending_uuid`: that is a Made.pending here, not an error.
  */
-import { api, ApiError, errorText } from '../api.js';
-import { t } from '../strings.js';
+import { api, ApiError, errorText } from './client.js';
+import { t } from '../strings/index.js';
 
 export type ShareKind = 'public' | 'private' | 'upload';
 

@@ -6,7 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { adminApi, type Organization } from '../api/admin.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 /** A note on a control only the built-in admin has. */
 export function BuiltinOnly({ children }: { children?: ComponentChildren }) {

@@ -4,7 +4,7 @@
  * on a LAN). "Copied" is announced through a live region next to the button.
  */
 import { useState } from 'preact/hooks';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 async function copyText(text: string): Promise<boolean> {
   if (window.isSecureContext && navigator.clipboard) {

@@ -5,7 +5,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 let made = 0;
 

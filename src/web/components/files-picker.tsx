@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { filesErrorText, listFolder, type Entry, type GroupEntry } from '../api/files.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { FilesDialog } from './files-dialog.js';
 
 interface Place {

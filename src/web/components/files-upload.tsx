@@ -7,9 +7,9 @@
  * shows all of them together.
  */
 import { useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { ApiError } from '../api/client.js';
 import { bridgeFolderUrl, filesErrorText, listFolder, newFolder, offersTus, uploadTus, uploadTwoStep, webdrive, type GroupEntry, type PathEntry } from '../api/files.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 export interface Picked {
   file: File;

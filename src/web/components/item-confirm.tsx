@@ -7,7 +7,7 @@
  * (`opener`, its id: it is drawn again once the step is gone).
  */
 import { useEffect, useRef } from 'preact/hooks';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 export function ItemConfirm(props: { label: string; text: string; yes: string; danger?: boolean; busy: boolean; opener: string; onYes: () => void; onCancel: () => void }) {
   const cancelButton = useRef<HTMLButtonElement>(null);

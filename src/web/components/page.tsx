@@ -5,10 +5,10 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { signOut } from '../api.js';
+import { signOut } from '../api/client.js';
 import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> = [
   { href: '/files', label: t.files.nav },

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { people as listPeople, shareableGroups, sharingErrorText, type Group, type Person } from '../api/sharing.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 export interface Choices {
   people: Person[];

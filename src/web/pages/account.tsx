@@ -15,13 +15,13 @@
  * WebDrive endpoint (GET/POST/DELETE /api/user/webdrive): made, renamed (POST replaces) or deleted.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, errorText, postAuth } from '../api.js';
+import { api, ApiError, errorText, postAuth } from '../api/client.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { QrCode } from '../components/qr-code.js';
 import { Page } from '../components/page.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 interface Profile {
   fullname: string;

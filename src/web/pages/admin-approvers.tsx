@@ -3,10 +3,10 @@
  * per share type (docs/api.md "Share approval"): choose the workspace, then add or remove.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { errorText } from '../api/client.js';
 import { adminApi, type About, type AdminGroup, type AdminUser, type DirectoryUser } from '../api/admin.js';
 import { FormError } from '../components/field.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { ApproverEditor } from './group-admin.js';
 
 export function AdminApprovers({ about: _about }: { about: About }) {

@@ -6,12 +6,12 @@
  * in the receiver's home), or without one after a confirmation.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText } from '../api/client.js';
 import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
 import { OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { Link } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { PermissionBoxes } from './group-admin.js';
 
 const s = () => t.admin.adminGroups;

@@ -4,11 +4,11 @@
  * and the note that only the built-in admin manages them.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText } from '../api/client.js';
 import { adminApi, type About, type Organization } from '../api/admin.js';
 import { BuiltinOnly } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 const s = () => t.admin.organizations;
 

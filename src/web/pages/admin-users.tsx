@@ -6,12 +6,12 @@
  * row without controls, with the note.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText } from '../api/client.js';
 import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminUser } from '../api/admin.js';
 import { BuiltinOnly, OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 const s = () => t.admin.users;
 

@@ -6,13 +6,13 @@
  * which the others do not get (the store refuses them: docs/extensions.md "Organizations").
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { errorText } from '../api/client.js';
 import { adminApi, type About } from '../api/admin.js';
 import { FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { AdminApprovers } from './admin-approvers.js';
 import { AdminGroups } from './admin-groups.js';
 import { AdminOrganizations } from './admin-organizations.js';

@@ -7,13 +7,13 @@
  * `nc://` address.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText } from '../api/client.js';
 import { bridgeBase, cancelFlow, flowDetails, grantFlow, type ClientFlow } from '../api/client-login.js';
 import { FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { useLocation } from '../router.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 type State = { kind: 'loading' } | { kind: 'asking'; base: string; flow: ClientFlow } | { kind: 'done'; text: string } | { kind: 'failed'; text: string };
 

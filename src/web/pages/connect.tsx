@@ -6,12 +6,12 @@
  * person may choose one here (POST /api/user/webdrive).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, errorText } from '../api.js';
+import { api, ApiError, errorText } from '../api/client.js';
 import { CopyBlock, CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 interface UserWebdrive {
   endpoint: string | null;

@@ -4,13 +4,14 @@
  * stars among that owner's nodes, docs/store-semantics.md "Nodes"); folders link to the file
  * browser, files to their details; unstar is POST {starred: false}.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { useState } from 'preact/hooks';
+import { errorText } from '../api/client.js';
 import { listFolder, myGroups, setStar, type Entry } from '../api/item.js';
+import { useResource } from '../api/use-resource.js';
 import { FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { folderHref } from './item.js';
 
 interface Shelf {
@@ -28,19 +29,18 @@ async function loadShelves(): Promise<Shelf[]> {
 }
 
 export function Favorites() {
-  const [shelves, setShelves] = useState<Shelf[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { data: shelves, error: loadError, refresh } = useResource(loadShelves, []);
+  const [actionError, setError] = useState<string | undefined>();
   const [status, setStatus] = useState('');
   const [busy, setBusy] = useState(false);
-  const load = () => loadShelves().then(setShelves, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), []);
+  const error = actionError ?? loadError;
   const unstar = async (entry: Entry) => {
     setBusy(true);
     setError(undefined);
     try {
       await setStar(entry.uuid, false);
       setStatus(t.item.unstarred(entry.name));
-      await load();
+      await refresh();
     } catch (err) {
       setError(errorText(err));
     } finally {

@@ -13,7 +13,7 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { ApiError } from '../api/client.js';
 import { copyTo, downloadUrl, filesErrorText, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry } from '../api/files.js';
 import { Field } from '../components/field.js';
 import { FilesDialog } from '../components/files-dialog.js';
@@ -22,7 +22,7 @@ import { fromDrop, fromInput, UploadList, useUploads } from '../components/files
 import { FilesWindow } from '../components/files-window.js';
 import { Page } from '../components/page.js';
 import { Link, pathRest, useLocation } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 const DERIVED = new Set(['favorites', 'public_shares', 'private_shares', 'shared_with_you']);
 

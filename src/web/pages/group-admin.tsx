@@ -9,14 +9,14 @@
  * is the store's 404: "not found", nothing else.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText } from '../api/client.js';
 import { adminApi, groupsApi, NODE_PERMISSIONS, SHARE_PERMISSIONS, SHARE_TYPES, TAG_PERMISSIONS, type Approver, type DirectoryUser, type GroupDetails, type GroupWebdrive, type Member, type Permissions, type ShareType, type Tag } from '../api/admin.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
 import { currentSession } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 const s = () => t.admin.group;
 

@@ -3,12 +3,12 @@
  * group's name leads to /groups/<uuid>, its administration (group-admin.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { errorText } from '../api/client.js';
 import { groupsApi, type GroupEntry } from '../api/admin.js';
 import { FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 export function Groups() {
   const [groups, setGroups] = useState<GroupEntry[] | undefined>();

@@ -9,13 +9,13 @@
  * the parent folder's listing: node details carry neither.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText } from '../api/client.js';
 import { accessOf, details, fileUrl, listFolder, pathOf, previewKind, restoreRevision, revisionsOf, setStar, type Access, type Details, type Entry, type PathEntry, type Revision } from '../api/item.js';
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
 import { Link, pathRest, useLocation } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 export const isItemPath = (path: string): boolean => path.startsWith('/item/') && path.length > '/item/'.length;
 

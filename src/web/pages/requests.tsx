@@ -9,11 +9,11 @@
  * request stays as it was.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { errorText } from '../api/client.js';
 import { decide, myRequests, pendingRequests, withdraw, type ShareRequest } from '../api/sharing.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { when } from './share.js';
 
 const s = t.sharing;

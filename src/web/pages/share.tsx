@@ -7,14 +7,14 @@
  * A node the caller may not see is "not found", whatever the store's reason, and shows nothing.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { ApiError } from '../api/client.js';
 import { makeShare, nodeDetails, nodeShares, refusedField, removeShare, shareCopy, sharingErrorText, type Made, type NodeDetails, type Share } from '../api/sharing.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { SharingRecipients, useChoices, type Choices } from '../components/sharing-recipients.js';
 import { Link, pathRest, useLocation } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 const s = t.sharing;
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });

@@ -9,7 +9,7 @@ import { listFolder, type Entry } from '../api/files.js';
 import { answerIncoming, groupProfile, incoming, myGroups, myShares, removeShare, sharingErrorText, type Incoming, type Share } from '../api/sharing.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { when } from './share.js';
 
 const s = t.sharing;

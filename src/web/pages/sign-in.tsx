@@ -6,12 +6,12 @@
  * The session is kept only once it can be used, then the person goes where they were headed.
  */
 import { useState } from 'preact/hooks';
-import { api, ApiError, errorText, postAuth, takeSignInNotice, waitText } from '../api.js';
+import { api, ApiError, errorText, postAuth, takeSignInNotice, waitText } from '../api/client.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { navigate, safeNext, useLocation } from '../router.js';
 import { saveSession, type Session } from '../session.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 
 type Step = 'password' | 'code' | 'expired';
 

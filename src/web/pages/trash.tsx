@@ -9,13 +9,13 @@
  * first.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api.js';
+import { errorText } from '../api/client.js';
 import { accessOf, listFolder, myGroups, remove, restoreFromTrash, type Access, type Entry } from '../api/item.js';
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
-import { t } from '../strings.js';
+import { t } from '../strings/index.js';
 import { folderHref, when } from './item.js';
 
 interface Bin {

@@ -4,11 +4,11 @@
  * src/web writes text a person reads, except what the store answers (names, URLs, its `msg` for
  * an error this file has no words of its own for).
  */
-import { files } from './strings/files.js';
-import { item } from './strings/item.js';
-import { admin } from './strings/admin.js';
-import { sharing } from './strings/sharing.js';
-import { clientLogin } from './strings/client-login.js';
+import { files } from './files.js';
+import { item } from './item.js';
+import { admin } from './admin.js';
+import { sharing } from './sharing.js';
+import { clientLogin } from './client-login.js';
 
 export const en = {
   appName: 'driveway',

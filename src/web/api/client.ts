@@ -4,9 +4,9 @@
  * and words for a person (errorText). A 401 on a signed-in call means the session ended: the
  * session is dropped and the person goes to sign-in, and comes back here afterwards.
  */
-import { navigate } from './router.js';
-import { clearSession, currentSession } from './session.js';
-import { t } from './strings.js';
+import { navigate } from '../router.js';
+import { clearSession, currentSession } from '../session.js';
+import { t } from '../strings/index.js';
 
 export class ApiError extends Error {
   constructor(
