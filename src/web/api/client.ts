@@ -130,3 +130,18 @@ export function errorText(error: unknown): string {
 export function waitText(seconds: number): string {
   return seconds < 120 ? t.wait.seconds(Math.ceil(seconds)) : t.wait.minutes(Math.ceil(seconds / 60));
 }
+
+/**
+ * The Authorization header the app's calls to the WebDAV bridge carry (tus uploads, OPTIONS, the
+ * bridge's upload URL): every caller asks here, so how the app proves itself to the bridge is
+ * decided in this one place. Empty when there is no session.
+ */
+export async function bridgeAuthorization(): Promise<string> {
+  const token = currentSession()?.token;
+  return token ? `Bearer ${token}` : '';
+}
+
+/** The session's key for SPEC's view/download paths (and the app's zip and thumbnail paths beside them). */
+export function fileAccessKey(): string | undefined {
+  return currentSession()?.fileaccesskey;
+}

@@ -7,7 +7,7 @@
  * progress. A folder's path on the bridge comes from its breadcrumb (src/bridge/namespace.ts:
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
  */
-import { api, ApiError, endSession, errorText } from './client.js';
+import { api, ApiError, bridgeAuthorization, endSession, errorText, fileAccessKey } from './client.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
 
@@ -58,7 +58,7 @@ export const webdrive = () => api<{ root_url?: string }>('GET', '/api/user/webdr
 
 /** The latest revision's bytes as an attachment: SPEC's download path, the one URL a key may be in. */
 export function downloadUrl(entry: Entry): string | undefined {
-  const key = currentSession()?.fileaccesskey;
+  const key = fileAccessKey();
   if (!key) return undefined;
   return `/resources/auth/download/${encodeURIComponent(key)}/${entry.uuid}/999999999999999/${encodeURIComponent(entry.name)}`;
 }
@@ -186,7 +186,7 @@ export async function offersTus(folderUrl: string): Promise<boolean> {
   const session = currentSession();
   if (!session || !(await policyAllows(folderUrl))) return false;
   try {
-    const response = await fetch(folderUrl, { method: 'OPTIONS', headers: { authorization: `Bearer ${session.token}` }, credentials: 'omit', cache: 'no-store' });
+    const response = await fetch(folderUrl, { method: 'OPTIONS', headers: { authorization: await bridgeAuthorization() }, credentials: 'omit', cache: 'no-store' });
     return response.ok && (response.headers.get('tus-version') ?? '').split(',').some((v) => v.trim() === '1.0.0');
   } catch {
     return false;
@@ -199,12 +199,12 @@ export async function offersTus(folderUrl: string): Promise<boolean> {
  * kept in localStorage so a reload resumes it (removed on success).
  */
 export async function uploadTus(folderUrl: string, file: File, onProgress: Progress): Promise<void> {
-  const session = currentSession();
+  const authorization = await bridgeAuthorization();
   const { Upload } = await import('tus-js-client');
   await new Promise<void>((resolve, reject) => {
     const upload = new Upload(file, {
       endpoint: folderUrl,
-      headers: { Authorization: `Bearer ${session?.token ?? ''}` },
+      headers: { Authorization: authorization },
       metadata: { filename: file.name, mtime: String(Math.floor(file.lastModified / 1000)) },
       retryDelays: [0, 1000, 3000, 5000],
       storeFingerprintForResuming: true,

@@ -4,7 +4,7 @@
  * revisions from a client"). View and download URLs carry the session's fileaccesskey in SPEC's
  * path, the one place a credential may be in a URL; everything else sends the bearer token.
  */
-import { api } from './client.js';
+import { api, fileAccessKey } from './client.js';
 import { currentSession } from '../session.js';
 
 export interface Checksums {
@@ -76,7 +76,7 @@ export const myGroups = () => api<GroupEntry[]>('GET', '/api/groups');
 
 /** SPEC's view or download path of a file's revision (the latest by default); undefined without a key. */
 export function fileUrl(kind: 'view' | 'download', file: { uuid: string; name: string }, revision: number = LATEST): string | undefined {
-  const key = currentSession()?.fileaccesskey;
+  const key = fileAccessKey();
   if (!key) return undefined;
   return `/resources/auth/${kind}/${encodeURIComponent(key)}/${encodeURIComponent(file.uuid)}/${revision}/${encodeURIComponent(file.name)}`;
 }
