@@ -16,11 +16,13 @@ export type ErrorCode =
   | 'invalid_password'     // 400: password rule broken
   | 'unauthenticated'      // 401: no, malformed, expired or revoked token / bad credentials
   | 'twofa_required'       // 401: right password, 2FA on, no `code` in the login body
-  | 'twofa_invalid'        // 401: right password, wrong or already used `code`
+  | 'twofa_invalid'        // 401: right password, wrong or already used `code` (400 when confirming a set-up)
   | 'forbidden'            // 403: caller may see the node but not do this
   | 'top_level_immutable'  // 403: rename/move/delete of a top-level folder
   | 'virtual_folder'       // 403: writing into favorites / shares listings
   | 'password_expired'     // 403: the session's password is past store.passwordMaxAgeDays; set a new one
+  | 'reauth_required'      // 403: a change that asks for the password (or a code) again, none sent, session older than the grace
+  | 'reauth_invalid'       // 403: the `password` or `code` sent to confirm such a change is wrong
   | 'not_found'            // 404: unknown node, or one the caller may not see
   | 'not_a_folder'         // 409: folder operation on a file (or the reverse)
   | 'name_conflict'        // 409: the name exists in the target folder
@@ -28,6 +30,8 @@ export type ErrorCode =
   | 'email_taken'          // 409: email not unique
   | 'endpoint_taken'       // 409: WebDrive endpoint held by another user or group
   | 'twofa_enabled'        // 409: enabling 2FA that is already on
+  | 'twofa_not_set_up'     // 409: confirming a 2FA set-up that was never started or has expired
+  | 'twofa_disabled'       // 409: making recovery codes while 2FA is off
   | 'too_many_app_passwords' // 409: the user holds the maximum number of app passwords
   | 'group_name_taken'     // 409: the organization has a group of that name
   | 'already_member'       // 409: the user is a member of the group already

@@ -5,9 +5,10 @@
  * a fast hash cannot be searched backwards, and a login finds one by the hash of what was typed
  * (the lookup's timing depends on that hash, never on a stored secret). A session opened with
  * one may not make or delete app passwords, change the password or toggle 2FA: a leaked app
- * password must not become the account.
+ * password must not become the account. Making and revoking ask for the password (or a code)
+ * again (reauth.ts).
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
 import {
@@ -24,9 +25,11 @@ import type { Sql } from '../storage/sql.js';
 import { conflict, forbidden, StoreHttpError } from '../envelope.js';
 import { revokeAppPasswordSessions, type AuthenticatedUser } from '../sessions.js';
 import { parseInput, textLine } from './input.js';
+import { reauthFields, requireReauth } from './reauth.js';
+import { canonicalCode, randomCode, sha256Hex } from './secret-codes.js';
+import type { ClientInfo } from '../client-ip.js';
 
 export const MAX_APP_PASSWORDS = 50;
-const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 const GROUPS = 4;
 const GROUP_CHARS = 6;
 
@@ -43,24 +46,12 @@ export interface CreatedAppPassword extends AppPasswordRecord {
   password: string;
 }
 
-const createSchema = z.strictObject({ name: textLine(1, 100) });
+const createSchema = z.strictObject({ name: textLine(1, 100), ...reauthFields });
+const deleteSchema = z.strictObject(reauthFields);
 
 /** 15 random bytes (120 bits) as 24 base32 letters in groups: `xxxxxx-xxxxxx-xxxxxx-xxxxxx`. */
 export function generateAppPassword(): string {
-  const bytes = randomBytes((GROUPS * GROUP_CHARS * 5) / 8);
-  let bits = 0;
-  let value = 0;
-  let letters = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      letters += ALPHABET[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    value &= (1 << bits) - 1;
-  }
-  return (letters.match(new RegExp(`.{${GROUP_CHARS}}`, 'g')) as string[]).join('-');
+  return randomCode(GROUPS, GROUP_CHARS);
 }
 
 /**
@@ -68,13 +59,10 @@ export function generateAppPassword(): string {
  * matter), or undefined when it cannot be one.
  */
 export function canonicalAppPassword(typed: string): string | undefined {
-  const letters = typed.replace(/[\s-]/g, '').toLowerCase();
-  return new RegExp(`^[${ALPHABET}]{${GROUPS * GROUP_CHARS}}$`).test(letters) ? letters : undefined;
+  return canonicalCode(typed, GROUPS * GROUP_CHARS);
 }
 
-function hashOf(canonical: string): string {
-  return createHash('sha256').update(canonical).digest('hex');
-}
+const hashOf = sha256Hex;
 
 /** The user's app password that `typed` is, if any. */
 export async function matchAppPassword(sql: Sql, userUuid: string, typed: string): Promise<AppPasswordRow | undefined> {
@@ -100,10 +88,11 @@ export async function listUserAppPasswords(ctx: StoreContext, caller: Authentica
   return (await listAppPasswords(ctx.storage.sql, caller.userUuid)).map(recordOf);
 }
 
-/** Makes an app password; 409 `too_many_app_passwords` at the bound. */
-export async function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<CreatedAppPassword> {
-  const { name } = parseInput(createSchema, body);
+/** Makes an app password, asking again (reauth.ts); 409 `too_many_app_passwords` at the bound. */
+export async function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, body: unknown, client: ClientInfo): Promise<CreatedAppPassword> {
+  const { name, ...proof } = parseInput(createSchema, body);
   const { storage: { sql }, clock } = ctx;
+  await requireReauth(ctx, caller, proof, client, 'make an app password');
   const password = generateAppPassword();
   const row = { uuid: randomUUID(), user_uuid: caller.userUuid, name, secret_hash: hashOf(canonicalAppPassword(password) as string), created: clock.now() };
   await sql.transaction(async (tx) => {
@@ -115,11 +104,16 @@ export async function createAppPassword(ctx: StoreContext, caller: Authenticated
   return { ...recordOf({ ...row, last_used: null }), password };
 }
 
-/** Deletes one of the caller's app passwords and ends the sessions it opened; 404 when not theirs. */
-export async function deleteUserAppPassword(ctx: StoreContext, caller: AuthenticatedUser, uuid: string): Promise<void> {
+/**
+ * Deletes one of the caller's app passwords and ends the sessions it opened, asking again
+ * (reauth.ts; the proof in the body); 404 when not theirs.
+ */
+export async function deleteUserAppPassword(ctx: StoreContext, caller: AuthenticatedUser, uuid: string, body: unknown, client: ClientInfo): Promise<void> {
   const { storage: { sql }, clock } = ctx;
+  const proof = parseInput(deleteSchema, body);
   const notFound = new StoreHttpError(404, 'not_found', 'app password not found');
-  if (!isUuid(uuid)) throw notFound;
+  if (!isUuid(uuid) || !(await appPasswordOf(sql, caller.userUuid, uuid.toLowerCase()))) throw notFound;
+  await requireReauth(ctx, caller, proof, client, 'revoke an app password');
   await sql.transaction(async (tx) => {
     const row = await appPasswordOf(tx, caller.userUuid, uuid.toLowerCase());
     if (!row) throw notFound;

@@ -18,6 +18,9 @@ import {
   getUserByUsername,
   getUserByUuid,
   setTwofaLastStep,
+  countUnusedRecoveryCodes,
+  hasUnusedRecoveryCode,
+  useRecoveryCode,
 } from '../storage/users.js';
 import { StoreHttpError, unauthenticated } from '../envelope.js';
 import type { ClientInfo } from '../client-ip.js';
@@ -28,7 +31,8 @@ import { avatarUrl } from './avatars.js';
 import { matchAppPassword } from './app-passwords.js';
 import { parseInput } from './input.js';
 import { isPasswordExpired } from './password-age.js';
-import { checkTwofaCode } from './twofa.js';
+import { recoveryCodeHash } from './recovery-codes.js';
+import { checkTwofaCode } from './totp.js';
 
 const BAD_CREDENTIALS = 'wrong username or password';
 
@@ -103,8 +107,9 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
     if (user.is_active !== 1) throw await refuse(user.uuid, 'inactive account');
     const signed = await signSession(ctx.keys, clock, user.uuid, config.store.sessionTtlSec);
 
-    // Nothing awaits from here on: the state read now (2FA, replay guard, the app password) is
-    // the state the session is stored against, with no other request in between.
+    // Nothing awaits from here on but a recovery code's lookup: the state read now (2FA, replay
+    // guard, the app password) is the state the session is stored against, with no other request
+    // in between; a recovery code is spent in the transaction below, where a race has one winner.
     const fresh = await getUserByUuid(sql, user.uuid);
     if (!fresh || fresh.is_active !== 1) throw await refuse(user.uuid, 'inactive account');
     const stillValid = app ? (await appPasswordOf(sql, user.uuid, app.uuid)) !== undefined : fresh.password_hash === user.password_hash;
@@ -112,33 +117,48 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
 
     let how = app ? `app password "${app.name}"` : 'password';
     let step: number | undefined;
+    let recovery: string | undefined;
+    const refuseCode = async (error: string): Promise<StoreHttpError> => {
+      await attempt.failed();
+      await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error });
+      logRefusal(error);
+      return new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code (or an unused recovery code) is needed');
+    };
     if (!app && fresh.twofa === 1 && fresh.twofa_secret !== null) {
       if (code === undefined || code.trim() === '') {
         // Not counted as a failure: the password was right, the client only has to ask for the code.
         await attempt.released();
         await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error: 'two-factor code required' });
-        throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app in the field "code" of the login body');
+        throw new StoreHttpError(401, 'twofa_required', 'a two-factor code is needed: send the 6-digit code of your authenticator app (or an unused recovery code) in the field "code" of the login body');
       }
-      how = 'password and two-factor code';
-      const checked = checkTwofaCode(fresh.twofa_secret, code, clock.now(), fresh.twofa_last_step);
-      if (!checked.ok) {
-        const error = checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code';
-        await attempt.failed();
-        await record(ctx, client, { userUuid: user.uuid, status: 'failure', how, error });
-        logRefusal(error);
-        throw new StoreHttpError(401, 'twofa_invalid', 'the two-factor code in the field "code" is wrong or was already used; a new code is needed');
+      // A recovery code (16 letters) in place of the TOTP code (6 digits): used once, counted when wrong.
+      recovery = recoveryCodeHash(code);
+      if (recovery !== undefined) {
+        how = 'password and recovery code';
+        if (!(await hasUnusedRecoveryCode(sql, user.uuid, recovery))) throw await refuseCode('wrong or used recovery code');
+      } else {
+        how = 'password and two-factor code';
+        const checked = checkTwofaCode(fresh.twofa_secret, code, clock.now(), fresh.twofa_last_step);
+        if (!checked.ok) throw await refuseCode(checked.reason === 'replayed' ? 'two-factor code already used' : 'wrong two-factor code');
+        step = checked.step;
       }
-      step = checked.step;
     }
     const expired = !app && isPasswordExpired(ctx, fresh.password_changed);
 
-    await sql.transaction(async (tx) => {
+    const stored = await sql.transaction(async (tx) => {
       const txCtx = withSql(ctx, tx);
       if (step !== undefined) await setTwofaLastStep(tx, user.uuid, step);
+      // The one place a recovery code is spent: of two logins racing with it, one changes the row.
+      if (recovery !== undefined) {
+        if (!(await useRecoveryCode(tx, user.uuid, recovery, clock.now()))) return false;
+        how = `${how} (${await countUnusedRecoveryCodes(tx, user.uuid)} left)`;
+      }
       await insertSession(tx, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
       if (app) await touchAppPassword(tx, app.uuid, clock.now());
       await record(txCtx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
+      return true;
     });
+    if (!stored) throw await refuseCode('wrong or used recovery code');
     await attempt.succeeded();
 
     const session: SessionBody = {

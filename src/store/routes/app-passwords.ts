@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { callerOf } from '../request-context.js';
+import { callerOf, clientOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import { createAppPassword, deleteUserAppPassword, listUserAppPasswords } from '../ops/app-passwords.js';
@@ -18,12 +18,12 @@ export async function appPasswordRoutes(app: FastifyInstance, ctx: StoreContext)
   app.get('/api/user/app_passwords', async (request) => success('app passwords', await listUserAppPasswords(ctx, callerOf(request))));
 
   app.post('/api/user/app_passwords', async (request) =>
-    success('app password created; it is shown only now', await createAppPassword(ctx, callerOf(request), request.body)),
+    success('app password created; it is shown only now', await createAppPassword(ctx, callerOf(request), request.body, clientOf(ctx, request))),
   );
 
   app.delete('/api/user/app_passwords/:uuid', async (request) => {
     const parsed = params.safeParse(request.params);
-    await deleteUserAppPassword(ctx, callerOf(request), parsed.success ? parsed.data.uuid : '');
+    await deleteUserAppPassword(ctx, callerOf(request), parsed.success ? parsed.data.uuid : '', request.body, clientOf(ctx, request));
     return success('app password deleted; the sessions it opened are ended');
   });
 }

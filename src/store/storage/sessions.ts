@@ -70,6 +70,12 @@ export async function revokeSessions(
 }
 
 /** How many sessions of the user are live (not revoked, not expired). */
+/** When session `id` was opened (ms), if it exists. */
+export async function sessionCreated(sql: Sql, id: string): Promise<number | undefined> {
+  const row = await sql.get<{ created: number | string }>('SELECT created FROM sessions WHERE id = ?', [id]);
+  return row && Number(row.created);
+}
+
 export async function countLiveSessions(sql: Sql, userUuid: string, nowMs: number): Promise<number> {
   const row = await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM sessions WHERE user_uuid = ? AND revoked IS NULL AND expires > ?', [userUuid, nowMs]);
   return Number(row?.n ?? 0);

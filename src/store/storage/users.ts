@@ -24,6 +24,9 @@ export interface UserRow {
   twofa_secret: string | null;
   /** RFC 6238 time step of the last accepted code (replay guard). */
   twofa_last_step: number | null;
+  /** Base32 secret of a two-factor set-up not yet confirmed (migration 029), and when it expires. */
+  twofa_pending_secret: string | null;
+  twofa_pending_expires: number | null;
   comment: string;
   created: number;
   updated: number;
@@ -127,15 +130,57 @@ export async function updateUser(sql: Sql, uuid: string, patch: UserPatch, nowMs
     set('twofa', 0);
     set('twofa_secret', null);
     set('twofa_last_step', null);
+    set('twofa_pending_secret', null);
+    set('twofa_pending_expires', null);
   }
   if (patch.comment !== undefined) set('comment', patch.comment);
   set('updated', nowMs);
   await sql.run(`UPDATE users SET ${sets.join(', ')} WHERE uuid = ?`, [...values, uuid]);
+  if (patch.disableTwofa) await deleteRecoveryCodes(sql, uuid);
 }
 
-/** Turns 2FA on with a new secret (the replay guard starts over), or off forgetting both. */
-export async function setTwofa(sql: Sql, uuid: string, secret: string | null, nowMs: number): Promise<void> {
-  await sql.run('UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = NULL, updated = ? WHERE uuid = ?', [secret === null ? 0 : 1, secret, nowMs, uuid]);
+/**
+ * Turns 2FA on with a new secret (the replay guard starts at `lastStep`: the step of the code
+ * that confirmed it, if any), or off forgetting it and the recovery codes. Either way a pending
+ * set-up is forgotten.
+ */
+export async function setTwofa(sql: Sql, uuid: string, secret: string | null, nowMs: number, lastStep: number | null = null): Promise<void> {
+  await sql.run(
+    'UPDATE users SET twofa = ?, twofa_secret = ?, twofa_last_step = ?, twofa_pending_secret = NULL, twofa_pending_expires = NULL, updated = ? WHERE uuid = ?',
+    [secret === null ? 0 : 1, secret, lastStep, nowMs, uuid],
+  );
+  if (secret === null) await deleteRecoveryCodes(sql, uuid);
+}
+
+/** Keeps the secret of a set-up until `expiresMs` (replacing any earlier one). */
+export async function setTwofaPending(sql: Sql, uuid: string, secret: string, expiresMs: number): Promise<void> {
+  await sql.run('UPDATE users SET twofa_pending_secret = ?, twofa_pending_expires = ? WHERE uuid = ?', [secret, expiresMs, uuid]);
+}
+
+// ---- recovery codes (migration 029): only their SHA-256 is kept, each used once
+
+/** Replaces the user's recovery codes with these hashes. */
+export async function replaceRecoveryCodes(sql: Sql, userUuid: string, hashes: readonly string[], nowMs: number): Promise<void> {
+  await deleteRecoveryCodes(sql, userUuid);
+  for (const hash of hashes) await sql.run('INSERT INTO twofa_recovery_codes (user_uuid, code_hash, created) VALUES (?, ?, ?)', [userUuid, hash, nowMs]);
+}
+
+export async function deleteRecoveryCodes(sql: Sql, userUuid: string): Promise<void> {
+  await sql.run('DELETE FROM twofa_recovery_codes WHERE user_uuid = ?', [userUuid]);
+}
+
+/** Marks the unused code `hash` used; false when the user has no such unused code (a second use loses). */
+export async function useRecoveryCode(sql: Sql, userUuid: string, hash: string, nowMs: number): Promise<boolean> {
+  const { changes } = await sql.run('UPDATE twofa_recovery_codes SET used = ? WHERE user_uuid = ? AND code_hash = ? AND used IS NULL', [nowMs, userUuid, hash]);
+  return changes === 1;
+}
+
+export async function hasUnusedRecoveryCode(sql: Sql, userUuid: string, hash: string): Promise<boolean> {
+  return (await sql.get('SELECT 1 AS one FROM twofa_recovery_codes WHERE user_uuid = ? AND code_hash = ? AND used IS NULL', [userUuid, hash])) !== undefined;
+}
+
+export async function countUnusedRecoveryCodes(sql: Sql, userUuid: string): Promise<number> {
+  return Number(((await sql.get('SELECT COUNT(*) AS n FROM twofa_recovery_codes WHERE user_uuid = ? AND used IS NULL', [userUuid])) as { n: number | string }).n);
 }
 
 /** Remembers the time step of an accepted TOTP code. */

@@ -45,12 +45,13 @@ describe('GET/POST /api/user/2fa', () => {
     expect((await twofa(user.session)).body).toStrictEqual({ status: 'success', msg: 'two-factor status', data: { twofa: false } });
   });
 
-  it('enables 2FA and shows the base32 secret and an otpauth URI once, never again', async () => {
+  it('enables 2FA and shows the base32 secret, an otpauth URI and the recovery codes once, never again', async () => {
     const user = await f.newUser();
     const res = await twofa(user.session, { twofa: true });
     expect(res.status).toBe(200);
-    const data = dataOf<{ twofa: boolean; secret_twofa: string; otpauth_uri: string }>(res);
-    expect(Object.keys(data).sort()).toEqual(['otpauth_uri', 'secret_twofa', 'twofa']);
+    const data = dataOf<{ twofa: boolean; secret_twofa: string; otpauth_uri: string; recovery_codes: string[] }>(res);
+    expect(Object.keys(data).sort()).toEqual(['otpauth_uri', 'recovery_codes', 'secret_twofa', 'twofa']);
+    expect(data.recovery_codes).toHaveLength(10);
     expect(data.twofa).toBe(true);
     expect(data.secret_twofa).toMatch(/^[A-Z2-7]{32}$/);
     expect(base32Decode(data.secret_twofa)).toHaveLength(20);
@@ -62,10 +63,11 @@ describe('GET/POST /api/user/2fa', () => {
     expect(decodeURIComponent(uri.pathname)).toContain(user.email);
 
     expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 1, twofa_secret: data.secret_twofa, twofa_last_step: null });
-    expect((await twofa(user.session)).body).toStrictEqual({ status: 'success', msg: 'two-factor status', data: { twofa: true } });
+    expect((await twofa(user.session)).body).toStrictEqual({ status: 'success', msg: 'two-factor status', data: { twofa: true, recovery_codes_left: 10 } });
     const profile = await apiCall(f.client, user.session, 'GET', '/api/user');
     expect(dataOf(profile)).toMatchObject({ twofa: true });
     expect(JSON.stringify(profile.body)).not.toContain(data.secret_twofa);
+    expect(JSON.stringify(profile.body)).not.toContain(data.recovery_codes[0]);
   });
 
   it('ends the user’s other sessions on enabling, keeping the caller’s', async () => {
@@ -98,7 +100,7 @@ describe('GET/POST /api/user/2fa', () => {
     expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null });
   });
 
-  it('disables with the session alone and forgets the secret; disabling when off changes nothing', async () => {
+  it('disables with a session signed in minutes ago alone and forgets the secret; disabling when off changes nothing', async () => {
     const user = await withTwofa();
     expect((await twofa(user.session, { twofa: false })).body).toStrictEqual({ status: 'success', msg: 'two-factor authentication disabled', data: { twofa: false } });
     expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_last_step: null });
