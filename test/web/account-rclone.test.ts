@@ -29,13 +29,14 @@ const bash = requireBinary('bash');
     await twofa.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
     await twofa.getByRole('button', { name: 'Copy the secret' }).click();
     const secret = await clipboardText(page);
-    await twofa.getByLabel('Your password').fill(ada.password);
     await twofa.getByLabel('Code from your authenticator app').fill(totpCode(secret, Date.now()));
-    await twofa.getByRole('button', { name: 'Check the code' }).click();
-    await twofa.getByRole('status').filter({ hasText: 'The code is right' }).waitFor();
+    await twofa.getByRole('button', { name: 'Check the code and turn on' }).click();
+    await twofa.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
+    await twofa.getByRole('button', { name: 'I have stored them' }).click();
 
     const apps = page.getByRole('region', { name: 'App passwords' });
     await apps.getByLabel('Name of the new app password').fill('rclone');
+    await apps.getByLabel('Your password').fill(ada.password);
     await apps.getByRole('button', { name: 'Create app password' }).click();
     await apps.getByRole('button', { name: 'Copy the app password rclone' }).click();
     const appPassword = await clipboardText(page);

@@ -139,7 +139,7 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     expectClean(watched);
   });
 
-  it('turns two-factor on, shows the secret to copy, checks a code, and turns it off', async () => {
+  it('sets two-factor up: the secret to copy and its QR code, on only after a right code, then off with the password', async () => {
     const dee = await f.newUser({ fullname: 'Dee Dijkstra' });
     const watched = await f.openPage({ clipboard: true, width: 360 });
     const { page } = watched;
@@ -149,9 +149,9 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     const twofa = page.getByRole('region', { name: 'Two-factor authentication' });
     await twofa.getByText('Two-factor authentication is off.').waitFor();
     await twofa.getByRole('button', { name: 'Turn on two-factor authentication' }).click();
-    await twofa.getByText('Two-factor authentication is on').waitFor();
-    const status = dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`));
-    expect(status.twofa).toBe(true);
+    await twofa.getByText('Two-factor authentication is still off').waitFor();
+    // The set-up alone turns nothing on.
+    expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`)).twofa).toBe(false);
     await twofa.getByRole('button', { name: 'Copy the secret' }).click();
     const secret = await clipboardText(page);
     expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
@@ -167,16 +167,27 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     await keepScreenshot(page, 'account-twofa-360');
     await expectAccessible(page);
 
-    await twofa.getByLabel('Your password').fill(dee.password);
     await twofa.getByLabel('Code from your authenticator app').fill('000000' === totpCode(secret, Date.now()) ? '111111' : '000000');
-    await twofa.getByRole('button', { name: 'Check the code' }).click();
-    await page.locator('#check-code-error').getByText('This code is wrong or was already used.').waitFor();
+    await twofa.getByRole('button', { name: 'Check the code and turn on' }).click();
+    await page.locator('#setup-code-error').getByText('This code is wrong: two-factor authentication is still off.').waitFor();
+    expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`)).twofa).toBe(false);
     await twofa.getByLabel('Code from your authenticator app').fill(totpCode(secret, Date.now()));
-    await twofa.getByRole('button', { name: 'Check the code' }).click();
-    await twofa.getByRole('status').filter({ hasText: 'The code is right' }).waitFor();
+    await twofa.getByRole('button', { name: 'Check the code and turn on' }).click();
+    await twofa.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
+    await expect(twofa.getByRole('listitem').count()).resolves.toBe(10);
+    await twofa.getByRole('button', { name: 'I have stored them' }).click();
+    await twofa.getByText('Two-factor authentication is on').waitFor();
+    await twofa.getByText('You have 10 unused recovery codes.').waitFor();
     // The store wants the code now, and the page's session still works.
     expect((await postAuth(f.client, { username: dee.email, password: dee.password })).status).toBe(401);
 
+    await twofa.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
+    await page.locator('#off-password-error').getByText('Enter your password.').waitFor();
+    await twofa.getByLabel('Your password, to turn two-factor authentication off').fill('Wrong-Passw0rd');
+    await twofa.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
+    await page.locator('#off-password-error').getByText('This password is wrong.').waitFor();
+    expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`)).twofa).toBe(true);
+    await twofa.getByLabel('Your password, to turn two-factor authentication off').fill(dee.password);
     await twofa.getByRole('button', { name: 'Turn off two-factor authentication' }).click();
     await twofa.getByText('Two-factor authentication is off.').waitFor();
     expect(dataOf<{ twofa: boolean }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${dee.uuid}`)).twofa).toBe(false);
@@ -197,6 +208,13 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     await page.locator('#app-name-error').getByText('Enter a name.').waitFor();
     await apps.getByLabel('Name of the new app password').fill('laptop rclone');
     await apps.getByRole('button', { name: 'Create app password' }).click();
+    // The password is asked again in the page (docs/security.md "Asking for the password again").
+    await page.locator('#app-password-error').getByText('Enter your password').waitFor();
+    await apps.getByLabel('Your password').fill('Wrong-Passw0rd');
+    await apps.getByRole('button', { name: 'Create app password' }).click();
+    await page.locator('#app-password-error').getByText('This password is wrong.').waitFor();
+    await apps.getByLabel('Your password').fill(eve.password);
+    await apps.getByRole('button', { name: 'Create app password' }).click();
     await apps.getByText('The app password laptop rclone is shown only now').waitFor();
     await apps.getByRole('button', { name: 'Copy the app password laptop rclone' }).click();
     const secret = await clipboardText(page);
@@ -211,6 +229,7 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     expect(await page.getByRole('main').textContent()).not.toContain(secret);
     await expectAccessible(page);
 
+    await apps.getByLabel('Your password').fill(eve.password);
     await apps.getByRole('button', { name: 'Revoke the app password laptop rclone' }).click();
     await apps.getByText('You have no app passwords.').waitFor();
     expect(dataOf<unknown[]>(await apiCall(f.client, eve.session, 'GET', '/api/user/app_passwords'))).toEqual([]);

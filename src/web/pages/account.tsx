@@ -3,24 +3,28 @@
  * store holds them (GET /api/user), the name changed through PUT /api/user `{fullname}`, and a
  * new password through PUT /api/user `{password}` with the store's password rule shown before
  * and its refusal in words next to the field. Inputs stay as typed when the store refuses.
- * Two-factor (POST /api/user/2fa): the store turns it on at once and answers the secret once;
- * the otpauth address is drawn as a QR code here (components/qr-code.tsx, nothing fetched), beside
- * the secret and the address with Copy buttons. The check with a code signs in once more (POST /auth with the code) and
- * ends that extra session at once: the store has no endpoint that only checks a code.
- * App passwords (GET/POST/DELETE /api/user/app_passwords): made with a name and shown once with a
- * Copy button, listed with their last use, revoked; the list is read again after a password
- * change or 2FA turned on, which delete them all in the store. Login history
+ * Two-factor, set up in two steps (docs/extensions.md "Two-factor set-up and recovery codes"):
+ * POST /api/user/2fa/setup answers a pending secret, drawn as a QR code here
+ * (components/qr-code.tsx, nothing fetched) beside the secret and the otpauth address with Copy
+ * buttons; a code from the app (POST /api/user/2fa/confirm) turns it on, a wrong one leaves it
+ * off and says so; then the recovery codes are shown once (copy, download as text). While on:
+ * the codes left, new codes and turning off, each with the password asked again in the page
+ * (docs/security.md "Asking for the password again").
+ * App passwords (GET/POST/DELETE /api/user/app_passwords): made with a name and the password,
+ * shown once with a Copy button, listed with their last use, revoked with the password; the list
+ * is read again after a password change or 2FA turned on, which delete them all in the store.
+ * Every load goes through useResource. Login history
  * (GET /api/user/login_history): the newest entries as a list (a table would not fit 360 px).
  * Notification settings (GET/PUT /api/user/notifications): eight check boxes, saved together.
  * WebDrive endpoint (GET/POST/DELETE /api/user/webdrive): made, renamed (POST replaces) or deleted.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, errorText, postAuth } from '../api/client.js';
-import { CopyValue } from '../components/copy-button.js';
+import { useState } from 'preact/hooks';
+import { api, ApiError, errorText } from '../api/client.js';
+import { useResource } from '../api/use-resource.js';
+import { CopyButton, CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { QrCode } from '../components/qr-code.js';
 import { Page } from '../components/page.js';
-import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
 
 interface Profile {
@@ -109,81 +113,194 @@ function PasswordForm({ onChanged }: { onChanged: () => void }) {
   );
 }
 
-interface Enabled {
+/** GET /api/user/2fa; `recovery_codes_left` while on. */
+interface TwofaStatus {
+  twofa: boolean;
+  recovery_codes_left?: number;
+}
+
+interface Setup {
   secret_twofa: string;
   otpauth_uri: string;
 }
 
-function TwoFactor({ on, onChange }: { on: boolean; onChange: (on: boolean) => void }) {
-  const [enabled, setEnabled] = useState<Enabled | undefined>();
-  const [password, setPassword] = useState('');
+/** The proof a change that asks again carries (docs/security.md "Asking for the password again"). */
+function reauthProblem(err: unknown): { password?: string; form?: string } {
+  if (err instanceof ApiError && (err.code === 'reauth_invalid' || err.code === 'reauth_required')) return { password: t.account.twofaWrongPassword };
+  return { form: errorText(err) };
+}
+
+/** The recovery codes, shown once: as a list, to copy, and to download as a text file. */
+function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void }) {
+  const text = `${t.account.recoveryFileHeader}\n\n${codes.join('\n')}\n`;
+  return (
+    <div class="notice recovery-codes">
+      <h3 id="recovery-heading">{t.account.recoveryTitle}</h3>
+      <p>{t.account.recoveryStore}</p>
+      <ul aria-labelledby="recovery-heading">
+        {codes.map((code) => (
+          <li key={code}>
+            <code>{code}</code>
+          </li>
+        ))}
+      </ul>
+      <div class="actions">
+        <CopyButton text={codes.join('\n')} label={t.account.recoveryCopy} />
+        <a class="button-link secondary" href={`data:text/plain;charset=utf-8,${encodeURIComponent(text)}`} download="driveway-recovery-codes.txt">
+          {t.account.recoveryDownload}
+        </a>
+      </div>
+      <button type="button" onClick={onDone}>
+        {t.account.recoveryDone}
+      </button>
+    </div>
+  );
+}
+
+/**
+ * Two-factor: off, a set-up under way (QR, secret, a code asked; on only with a valid code), the
+ * recovery codes shown once, or on (codes left, new codes and turning off with the password).
+ */
+function TwoFactor({ onChange }: { onChange: (on: boolean) => void }) {
+  const status = useResource(() => api<TwofaStatus>('GET', '/api/user/2fa'), []);
+  const [setup, setSetup] = useState<Setup | undefined>();
+  const [codes, setCodes] = useState<string[] | undefined>();
   const [code, setCode] = useState('');
-  const [problems, setProblems] = useState<{ password?: string | undefined; code?: string | undefined; form?: string | undefined }>({});
-  const [verified, setVerified] = useState(false);
+  const [password, setPassword] = useState('');
+  const [renewPassword, setRenewPassword] = useState('');
+  const [problems, setProblems] = useState<{ code?: string | undefined; password?: string | undefined; renew?: string | undefined; form?: string | undefined }>({});
   const [busy, setBusy] = useState(false);
-  const turn = async (twofa: boolean) => {
+  const on = status.data?.twofa === true;
+
+  const run = async (work: () => Promise<void>, refusal: (err: unknown) => typeof problems) => {
     setBusy(true);
     setProblems({});
     try {
-      const answer = await api<Enabled>('POST', '/api/user/2fa', { twofa });
-      setEnabled(twofa ? answer : undefined);
-      setVerified(false);
-      onChange(twofa);
+      await work();
     } catch (err) {
-      setProblems({ form: errorText(err) });
+      setProblems(refusal(err));
     } finally {
       setBusy(false);
     }
   };
-  const check = async (event: Event) => {
+  const start = () =>
+    run(async () => {
+      setSetup(await api<Setup>('POST', '/api/user/2fa/setup', {}));
+      setCode('');
+    }, (err) => ({ form: errorText(err) }));
+  const confirm = (event: Event) => {
     event.preventDefault();
-    const session = currentSession();
-    if (!session) return;
-    if (password === '' || code.trim() === '') return setProblems({ password: password === '' ? t.signIn.passwordMissing : undefined, code: code.trim() === '' ? t.signIn.codeMissing : undefined });
-    setBusy(true);
-    setProblems({});
-    try {
-      const body = await postAuth({ username: session.username, password, code: code.trim() });
-      // The check's own session is not wanted: end it at once.
-      await api('GET', '/api/user/logout', undefined, String(body.token ?? '')).catch(() => undefined);
-      setVerified(true);
-    } catch (err) {
-      if (err instanceof ApiError && err.code === 'twofa_invalid') setProblems({ code: t.signIn.codeWrong });
-      else if (err instanceof ApiError && err.code === 'unauthenticated') setProblems({ password: t.account.twofaWrongPassword });
-      else setProblems({ form: errorText(err) });
-    } finally {
-      setBusy(false);
-    }
+    if (code.trim() === '') return setProblems({ code: t.signIn.codeMissing });
+    return run(
+      async () => {
+        const answer = await api<{ recovery_codes: string[] }>('POST', '/api/user/2fa/confirm', { code: code.trim() });
+        setSetup(undefined);
+        setCodes(answer.recovery_codes);
+        status.set({ twofa: true, recovery_codes_left: answer.recovery_codes.length });
+        onChange(true);
+      },
+      (err) =>
+        err instanceof ApiError && err.code === 'twofa_invalid'
+          ? { code: t.account.twofaSetupWrong }
+          : err instanceof ApiError && err.code === 'twofa_not_set_up'
+            ? (setSetup(undefined), { form: t.account.twofaSetupExpired })
+            : { form: errorText(err) },
+    );
   };
+  const turnOff = (event: Event) => {
+    event.preventDefault();
+    if (password === '') return setProblems({ password: t.signIn.passwordMissing });
+    return run(async () => {
+      await api('POST', '/api/user/2fa', { twofa: false, password });
+      setPassword('');
+      setCodes(undefined);
+      status.set({ twofa: false });
+      onChange(false);
+    }, reauthProblem);
+  };
+  const renew = (event: Event) => {
+    event.preventDefault();
+    if (renewPassword === '') return setProblems({ renew: t.signIn.passwordMissing });
+    return run(
+      async () => {
+        const answer = await api<{ recovery_codes: string[] }>('POST', '/api/user/2fa/recovery_codes', { password: renewPassword });
+        setRenewPassword('');
+        setCodes(answer.recovery_codes);
+        status.set({ twofa: true, recovery_codes_left: answer.recovery_codes.length });
+      },
+      (err) => {
+        const problem = reauthProblem(err);
+        return problem.password ? { renew: problem.password } : problem;
+      },
+    );
+  };
+
   return (
     <section aria-labelledby="twofa-heading">
       <h2 id="twofa-heading">{t.account.twofa}</h2>
       <div class="panel">
-        <p>{on ? t.account.twofaOn : t.account.twofaOff}</p>
-        {enabled && (
+        {status.data === undefined ? (
           <>
+            <FormError text={status.error} />
+            {!status.error && <p>{t.loading}</p>}
+          </>
+        ) : codes ? (
+          <RecoveryCodes codes={codes} onDone={() => setCodes(undefined)} />
+        ) : setup ? (
+          <>
+            <p>{t.account.twofaSetupOff}</p>
             <p>{t.account.twofaScan}</p>
-            <QrCode text={enabled.otpauth_uri} label={t.account.twofaQr} />
+            <QrCode text={setup.otpauth_uri} label={t.account.twofaQr} />
             <p>{t.account.twofaSecret}</p>
-            <CopyValue text={enabled.secret_twofa} label={t.account.copySecret} />
+            <CopyValue text={setup.secret_twofa} label={t.account.copySecret} />
             <p>{t.account.twofaUri}</p>
-            <CopyValue text={enabled.otpauth_uri} label={t.account.copyUri} />
-            <form onSubmit={check} noValidate>
-              <p>{t.account.twofaCheckIntro}</p>
-              <Field id="check-password" label={t.account.currentPassword} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={problems.password} />
-              <Field id="check-code" label={t.signIn.code} inputMode="numeric" autoComplete="one-time-code" maxLength={10} required value={code} onValue={setCode} error={problems.code} />
-              <button type="submit" disabled={busy}>
-                {t.account.twofaCheck}
-              </button>
-              <p role="status">{verified ? t.account.twofaVerified : ''}</p>
+            <CopyValue text={setup.otpauth_uri} label={t.account.copyUri} />
+            <form onSubmit={confirm} noValidate>
+              <p>{t.account.twofaConfirmIntro}</p>
+              <Field id="setup-code" label={t.signIn.code} inputMode="numeric" autoComplete="one-time-code" maxLength={10} required value={code} onValue={setCode} error={problems.code} />
+              <FormError text={problems.form} />
+              <div class="actions">
+                <button type="submit" disabled={busy}>
+                  {t.account.twofaConfirm}
+                </button>
+                <button type="button" class="secondary" disabled={busy} onClick={() => (setSetup(undefined), setProblems({}))}>
+                  {t.account.twofaCancel}
+                </button>
+              </div>
             </form>
           </>
+        ) : on ? (
+          <>
+            <p>{t.account.twofaOn}</p>
+            <p>{t.account.recoveryLeft(status.data.recovery_codes_left ?? 0)}</p>
+            <form onSubmit={renew} noValidate>
+              <h3 id="renew-heading">{t.account.recoveryRenewTitle}</h3>
+              <p>{t.account.recoveryRenewIntro}</p>
+              <Field id="renew-password" label={t.account.renewPassword} type="password" autoComplete="current-password" required value={renewPassword} onValue={setRenewPassword} error={problems.renew} />
+              <button type="submit" disabled={busy}>
+                {t.account.recoveryRenew}
+              </button>
+            </form>
+            <form onSubmit={turnOff} noValidate>
+              <h3 id="off-heading">{t.account.twofaTurnOff}</h3>
+              <p>{t.account.twofaOffWarning}</p>
+              <Field id="off-password" label={t.account.offPassword} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={problems.password} />
+              <FormError text={problems.form} />
+              <button type="submit" class="secondary" disabled={busy}>
+                {t.account.twofaTurnOff}
+              </button>
+            </form>
+          </>
+        ) : (
+          <>
+            <p>{t.account.twofaOff}</p>
+            <p>{t.account.twofaOnWarning}</p>
+            <FormError text={problems.form} />
+            <button type="button" disabled={busy} onClick={() => void start()}>
+              {t.account.twofaTurnOn}
+            </button>
+          </>
         )}
-        <FormError text={problems.form} />
-        <p>{on ? t.account.twofaOffWarning : t.account.twofaOnWarning}</p>
-        <button type="button" class={on ? 'secondary' : undefined} disabled={busy} onClick={() => void turn(!on)}>
-          {on ? t.account.twofaTurnOff : t.account.twofaTurnOn}
-        </button>
       </div>
     </section>
   );
@@ -201,46 +318,46 @@ function when(ms: number): string {
 }
 
 function AppPasswords() {
-  const [list, setList] = useState<AppPassword[] | undefined>();
+  const list = useResource(() => api<AppPassword[]>('GET', '/api/user/app_passwords'), []);
   const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
   const [made, setMade] = useState<{ name: string; password: string } | undefined>();
-  const [problems, setProblems] = useState<{ name?: string | undefined; form?: string | undefined; list?: string | undefined }>({});
+  const [problems, setProblems] = useState<{ name?: string | undefined; password?: string | undefined; form?: string | undefined; list?: string | undefined }>({});
   const [busy, setBusy] = useState(false);
-  const load = () =>
-    api<AppPassword[]>('GET', '/api/user/app_passwords').then(
-      (items) => setList(items),
-      (err: unknown) => setProblems({ list: errorText(err) }),
-    );
-  useEffect(() => void load(), []);
-  const create = async (event: Event) => {
+  /** Runs a change that asks for the password again; `where` says where other refusals show. */
+  const change = async (work: () => Promise<void>, where: 'form' | 'list') => {
+    if (password === '') return setProblems({ password: t.account.appPasswordMissing });
+    setBusy(true);
+    setProblems({});
+    try {
+      await work();
+      setPassword('');
+      await list.refresh();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 400 && where === 'form') setProblems({ name: errorText(err) });
+      else {
+        const problem = reauthProblem(err);
+        setProblems(problem.password ? problem : { [where]: problem.form });
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  const create = (event: Event) => {
     event.preventDefault();
     if (name.trim() === '') return setProblems({ name: t.account.appNameMissing });
-    setBusy(true);
-    setProblems({});
-    try {
-      const answer = await api<AppPassword & { password: string }>('POST', '/api/user/app_passwords', { name: name.trim() });
+    return change(async () => {
+      const answer = await api<AppPassword & { password: string }>('POST', '/api/user/app_passwords', { name: name.trim(), password });
       setMade({ name: answer.name, password: answer.password });
       setName('');
-      await load();
-    } catch (err) {
-      setProblems(err instanceof ApiError && err.status === 400 ? { name: errorText(err) } : { form: errorText(err) });
-    } finally {
-      setBusy(false);
-    }
+    }, 'form');
   };
-  const revoke = async (item: AppPassword) => {
-    setBusy(true);
-    setProblems({});
-    try {
-      await api('DELETE', `/api/user/app_passwords/${encodeURIComponent(item.uuid)}`);
+  const revoke = (item: AppPassword) =>
+    change(async () => {
+      await api('DELETE', `/api/user/app_passwords/${encodeURIComponent(item.uuid)}`, { password });
       if (made?.name === item.name) setMade(undefined);
-      await load();
-    } catch (err) {
-      setProblems({ list: errorText(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
+    }, 'list');
+  const items = list.data;
   return (
     <section aria-labelledby="apppasswords-heading">
       <h2 id="apppasswords-heading">{t.account.appPasswords}</h2>
@@ -248,6 +365,7 @@ function AppPasswords() {
         <p>{t.account.appPasswordsIntro}</p>
         <form onSubmit={create} noValidate>
           <Field id="app-name" label={t.account.appName} hint={t.account.appNameHint} maxLength={100} required value={name} onValue={setName} error={problems.name} />
+          <Field id="app-password" label={t.account.currentPassword} hint={t.account.appPasswordHint} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={problems.password} />
           <FormError text={problems.form} />
           <button type="submit" disabled={busy}>
             {t.account.appCreate}
@@ -259,14 +377,14 @@ function AppPasswords() {
             <CopyValue text={made.password} label={t.account.appCopy(made.name)} />
           </div>
         )}
-        <FormError text={problems.list} />
-        {list === undefined ? (
-          <p>{t.loading}</p>
-        ) : list.length === 0 ? (
+        <FormError text={problems.list ?? list.error} />
+        {items === undefined ? (
+          !list.error && <p>{t.loading}</p>
+        ) : items.length === 0 ? (
           <p>{t.account.appNone}</p>
         ) : (
           <ul class="app-passwords">
-            {list.map((item) => (
+            {items.map((item) => (
               <li key={item.uuid}>
                 <strong>{item.name}</strong> <span>{t.account.appCreated(when(item.created))}</span> <span>{item.last_used === null ? t.account.appNeverUsed : t.account.appLastUsed(when(item.last_used))}</span>{' '}
                 <button type="button" class="secondary" disabled={busy} aria-label={t.account.appRevoke(item.name)} onClick={() => void revoke(item)}>
@@ -293,11 +411,7 @@ interface HistoryEntry {
 const HISTORY_SHOWN = 50;
 
 function LoginHistory() {
-  const [entries, setEntries] = useState<HistoryEntry[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    api<HistoryEntry[]>('GET', '/api/user/login_history').then(setEntries, (err: unknown) => setError(errorText(err)));
-  }, []);
+  const { data: entries, error } = useResource(() => api<HistoryEntry[]>('GET', '/api/user/login_history'), []);
   return (
     <section aria-labelledby="history-heading">
       <h2 id="history-heading">{t.account.history}</h2>
@@ -332,13 +446,11 @@ type Notifications = Record<string, boolean>;
 const SUBJECTS = ['owned', 'group_owned', 'shared_with_me', 'shared_with_my_groups'] as const;
 
 function NotificationSettings() {
-  const [settings, setSettings] = useState<Notifications | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { data: settings, error: loadError, set: setSettings } = useResource(() => api<Notifications>('GET', '/api/user/notifications'), []);
+  const [saveError, setError] = useState<string | undefined>();
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    api<Notifications>('GET', '/api/user/notifications').then(setSettings, (err: unknown) => setError(errorText(err)));
-  }, []);
+  const error = saveError ?? loadError;
   const save = async (event: Event) => {
     event.preventDefault();
     if (!settings) return;
@@ -399,25 +511,21 @@ interface Webdrive {
 }
 
 function WebdriveEndpoint() {
-  const [current, setCurrent] = useState<Webdrive | undefined>();
   const [name, setName] = useState('');
+  const webdrive = useResource(async () => {
+    const answer = await api<Webdrive>('GET', '/api/user/webdrive');
+    setName(answer.endpoint ?? '');
+    return answer;
+  }, []);
+  const current = webdrive.data;
   const [problems, setProblems] = useState<{ field?: string | undefined; form?: string | undefined }>({});
   const [busy, setBusy] = useState(false);
-  const load = () =>
-    api<Webdrive>('GET', '/api/user/webdrive').then(
-      (answer) => {
-        setCurrent(answer);
-        setName(answer.endpoint ?? '');
-      },
-      (err: unknown) => setProblems({ form: errorText(err) }),
-    );
-  useEffect(() => void load(), []);
   const run = async (call: () => Promise<unknown>) => {
     setBusy(true);
     setProblems({});
     try {
       await call();
-      await load();
+      await webdrive.refresh();
     } catch (err) {
       if (err instanceof ApiError && err.code === 'endpoint_taken') setProblems({ field: t.connect.endpointTaken });
       else if (err instanceof ApiError && err.status === 400) setProblems({ field: errorText(err) });
@@ -436,7 +544,7 @@ function WebdriveEndpoint() {
       <form class="panel" onSubmit={save} noValidate>
         {current?.url ? <CopyValue text={current.url} label={t.connect.copyWebdrive} /> : current && <p>{t.account.webdriveNone}</p>}
         <Field id="webdrive-name" label={t.connect.endpointLabel} hint={t.connect.endpointHint} autoCapitalize="none" spellcheck={false} required value={name} onValue={setName} error={problems.field} />
-        <FormError text={problems.form} />
+        <FormError text={problems.form ?? webdrive.error} />
         <div class="actions">
           <button type="submit" disabled={busy || !current}>
             {current?.endpoint ? t.account.webdriveRename : t.connect.endpointSave}
@@ -453,20 +561,14 @@ function WebdriveEndpoint() {
 }
 
 export function Account() {
-  const [profile, setProfile] = useState<Profile | undefined>();
-  const [loadError, setLoadError] = useState<string | undefined>();
-  const [attempt, setAttempt] = useState(0);
+  const { data: profile, error: loadError, refresh, set: setProfile } = useResource(() => api<Profile>('GET', '/api/user'), []);
   const [generation, setGeneration] = useState(0);
-  useEffect(() => {
-    setLoadError(undefined);
-    api<Profile>('GET', '/api/user').then(setProfile, (err: unknown) => setLoadError(errorText(err)));
-  }, [attempt]);
   return (
     <Page title={t.account.title}>
-      {loadError ? (
+      {loadError && !profile ? (
         <div role="alert">
           <p>{loadError}</p>
-          <button type="button" onClick={() => setAttempt(attempt + 1)}>
+          <button type="button" onClick={() => void refresh()}>
             {t.retry}
           </button>
         </div>
@@ -477,7 +579,6 @@ export function Account() {
           <ProfileForm profile={profile} onSaved={setProfile} />
           <PasswordForm onChanged={() => setGeneration(generation + 1)} />
           <TwoFactor
-            on={profile.twofa}
             onChange={(twofa) => {
               setProfile({ ...profile, twofa });
               setGeneration(generation + 1);

@@ -1,6 +1,7 @@
 /**
  * Sign in (docs/api.md "POST /auth"): username or email and password; then, when the store asks
- * for it (401 `twofa_required`), the authenticator's code; then, when the session says the
+ * for it (401 `twofa_required`), the authenticator's code, or with "Use a recovery code" one of
+ * the recovery codes in the same `code` field (good once; docs/api.md "POST /auth"); then, when the session says the
  * password expired, a new password (PUT /api/user) before going on. Each refusal in words next
  * to the field that caused it, the wait of a 429 from its Retry-After; the inputs stay as typed.
  * The session is kept only once it can be used, then the person goes where they were headed.
@@ -43,6 +44,7 @@ export function SignIn() {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
+  const [recovery, setRecovery] = useState(false);
   const [newPassword, setNewPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const [pending, setPending] = useState<Session | undefined>();
@@ -60,7 +62,7 @@ export function SignIn() {
       case 'unauthenticated':
         return { password: t.signIn.wrongCredentials };
       case 'twofa_invalid':
-        return { code: t.signIn.codeWrong };
+        return { code: recovery ? t.signIn.recoveryWrong : t.signIn.codeWrong };
       case 'rate_limited':
         return { form: error.retryAfterSec ? t.signIn.tooManyAttempts(waitText(error.retryAfterSec)) : t.signIn.tooManyAttemptsLater };
       default:
@@ -70,7 +72,7 @@ export function SignIn() {
 
   const signIn = async (event: Event) => {
     event.preventDefault();
-    if (step === 'code' && code.trim() === '') return setProblems({ code: t.signIn.codeMissing });
+    if (step === 'code' && code.trim() === '') return setProblems({ code: recovery ? t.signIn.recoveryMissing : t.signIn.codeMissing });
     if (username.trim() === '' || password === '') {
       return setProblems({ username: username.trim() === '' ? t.signIn.usernameMissing : undefined, password: password === '' ? t.signIn.passwordMissing : undefined });
     }
@@ -125,10 +127,27 @@ export function SignIn() {
 
   if (step === 'code') {
     return (
-      <Page title={t.signIn.codeTitle}>
+      <Page title={recovery ? t.signIn.recoveryTitle : t.signIn.codeTitle}>
         <form class="panel" onSubmit={signIn} noValidate>
-          <p>{t.signIn.codeIntro}</p>
-          <Field id="code" label={t.signIn.code} inputMode="numeric" autoComplete="one-time-code" maxLength={10} required value={code} onValue={setCode} error={problems.code} />
+          <p>{recovery ? t.signIn.recoveryIntro : t.signIn.codeIntro}</p>
+          {recovery ? (
+            <Field id="code" key="recovery" label={t.signIn.recovery} autoComplete="off" autoCapitalize="none" spellcheck={false} maxLength={40} required value={code} onValue={setCode} error={problems.code} />
+          ) : (
+            <Field id="code" key="totp" label={t.signIn.code} inputMode="numeric" autoComplete="one-time-code" maxLength={10} required value={code} onValue={setCode} error={problems.code} />
+          )}
+          <p>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setRecovery(!recovery);
+                setCode('');
+                setProblems({});
+              }}
+            >
+              {recovery ? t.signIn.useApp : t.signIn.useRecovery}
+            </button>
+          </p>
           <FormError text={problems.form} />
           <div class="actions">
             <button type="submit" disabled={busy}>
@@ -140,6 +159,7 @@ export function SignIn() {
               onClick={() => {
                 setStep('password');
                 setCode('');
+                setRecovery(false);
                 setProblems({});
               }}
             >
