@@ -104,6 +104,7 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
     const apps = page.getByRole('region', { name: 'App passwords' });
     await apps.getByText(CLIENT, { exact: true }).waitFor();
+    await apps.getByLabel('Your password').fill(ada.password);
     await apps.getByRole('button', { name: `Revoke the app password ${CLIENT}` }).click();
     await apps.getByText('You have no app passwords.').waitFor();
     clock.advance(Math.max(SESSION_CONFIRM_MS, f.store.config.bridge.cacheTtlMs));
@@ -119,6 +120,32 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     expect(watched.problems).toEqual([]);
     // Nothing left the app's origin but the page's calls to the bridge's login flow.
     expect(watched.foreign.filter((url) => !url.startsWith(`${davUrl()}/index.php/login/v2/`))).toEqual([]);
+  });
+
+  it('asks for the password again when the session is older than 10 minutes, then grants', async () => {
+    const cy = await f.newUser({ fullname: 'Cy Clement' });
+    const opened = await request(`${davUrl()}/index.php/login/v2`, { method: 'POST', headers: { 'user-agent': CLIENT } });
+    const flow = (await opened.body.json()) as { poll: { token: string }; login: string };
+    const watched = await f.openPage({ width: 360, height: 740 });
+    const { page } = watched;
+    await page.goto(flow.login);
+    await signInThroughForm(page, cy.email, cy.password);
+    await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
+    // The page's session was opened 11 minutes ago, as far as the store knows.
+    await f.store.ctx.storage.sql.run('UPDATE sessions SET created = created - 660000 WHERE user_uuid = ?', [cy.uuid]);
+    await page.getByRole('button', { name: 'Grant access' }).click();
+    await page.locator('#grant-password-error').getByText('enter your password to grant access').waitFor();
+    expect((await poll(flow.poll.token)).status).toBe(404);
+    await expectAccessible(page);
+    await page.getByLabel('Your password').fill('Wrong-Passw0rd');
+    await page.getByRole('button', { name: 'Grant access' }).click();
+    await page.locator('#grant-password-error').getByText('This password is wrong.').waitFor();
+    expect(dataOf<unknown[]>(await apiCall(f.client, cy.session, 'GET', '/api/user/app_passwords'))).toEqual([]);
+    await page.getByLabel('Your password').fill(cy.password);
+    await page.getByRole('button', { name: 'Grant access' }).click();
+    await page.getByText('Access granted: the app is signing in.').waitFor();
+    expect((await poll(flow.poll.token)).status).toBe(200);
+    expect(watched.problems).toEqual([]);
   });
 
   it('cancels: the client\'s poll never yields anything and the page says so', async () => {

@@ -9,7 +9,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
 import { bridgeBase, cancelFlow, flowDetails, grantFlow, type ClientFlow } from '../api/client-login.js';
-import { FormError } from '../components/field.js';
+import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { useLocation } from '../router.js';
 import { currentSession } from '../session.js';
@@ -23,6 +23,9 @@ export function ClientLogin() {
   const [state, setState] = useState<State>({ kind: 'loading' });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | undefined>();
+  // Asked only when the store wants the password again (docs/security.md "Asking for the password again").
+  const [password, setPassword] = useState<string | undefined>();
+  const [passwordProblem, setPasswordProblem] = useState<string | undefined>();
   const over = (error: unknown): State => ({ kind: 'failed', text: error instanceof ApiError && error.status === 404 ? c.over : errorText(error) });
 
   useEffect(() => {
@@ -40,18 +43,24 @@ export function ClientLogin() {
 
   const decide = async (grant: boolean) => {
     if (state.kind !== 'asking') return;
+    if (grant && password === '') return setPasswordProblem(t.signIn.passwordMissing);
     setBusy(true);
     setProblem(undefined);
+    setPasswordProblem(undefined);
     try {
       if (!grant) {
         await cancelFlow(state.base, token);
         return setState({ kind: 'done', text: c.cancelled });
       }
-      const redirect = await grantFlow(state.base, token, state.flow, currentSession()?.username ?? '');
+      const redirect = await grantFlow(state.base, token, state.flow, currentSession()?.username ?? '', password);
       setState({ kind: 'done', text: redirect ? c.grantedRedirect : c.granted });
       if (redirect) window.location.assign(redirect);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) setState(over(error));
+      else if (error instanceof ApiError && error.code === 'reauth_required') {
+        setPassword('');
+        setPasswordProblem(c.passwordAgain);
+      } else if (error instanceof ApiError && error.code === 'reauth_invalid') setPasswordProblem(t.account.twofaWrongPassword);
       else setProblem(errorText(error));
     } finally {
       setBusy(false);
@@ -75,6 +84,7 @@ export function ClientLogin() {
           <p>{c.from(state.flow.address)}</p>
           <p>{c.as(currentSession()?.username ?? '')}</p>
           <p class="notice">{c.warning}</p>
+          {password !== undefined && <Field id="grant-password" label={t.account.currentPassword} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={passwordProblem} />}
           <FormError text={problem} />
           <div class="actions">
             <button type="button" disabled={busy} onClick={() => void decide(true)}>

@@ -12,5 +12,6 @@ export const clientLogin = {
   grantedRedirect: 'Access granted: returning to the app…',
   cancelled: 'Cancelled: the app was not given access. You can close this window.',
   over: 'This sign-in request is over: it expired, was cancelled or was already granted. Start signing in from the app again.',
+  passwordAgain: 'You signed in more than 10 minutes ago: enter your password to grant access.',
   noBridge: 'The WebDAV address of this server is not known, so no app can be connected here.',
 };
