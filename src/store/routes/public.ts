@@ -4,6 +4,9 @@
  *   GET|HEAD /public/{token}            a file: its bytes (Range, ETag, conditional headers);
  *                                       a folder: a JSON listing
  *   GET|HEAD /public/{token}/{path...}  a file or folder below a shared folder, by names
+ *   GET|HEAD /public/{token}[/{path...}]?download=zip
+ *                                       the node (a folder with all it holds) as a streamed
+ *                                       zip (ops/zip.ts), behind the same password
  *   POST     /public/{token}/upload     an upload link: multipart, part `file`, a new file
  * Passwords come as HTTP Basic (any username). Thin: ops/public-links.ts decides.
  */
@@ -11,10 +14,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { notFound, success } from '../envelope.js';
-import { commitLinkUpload, linkFileVersion, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
+import { commitLinkUpload, linkFileVersion, linkChildren, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
+import { planZip, zipStream } from '../ops/zip.js';
 import { receiveFilePart } from './receive-file.js';
 import { commitStaged } from '../ops/upload.js';
-import { sendFileVersion } from './send-file.js';
+import { sendFileVersion, sendZip } from './send-file.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{20,128}$/;
 
@@ -31,6 +35,10 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     const link = await open(ctx, request);
     const rest = (request.params as { '*'?: string })['*'] ?? '';
     const node = await nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== ''));
+    if ((request.query as { download?: unknown }).download === 'zip') {
+      const items = await planZip([node], (folder) => linkChildren(ctx, folder));
+      return sendZip(request, reply, node.name, () => zipStream(ctx, items, (file) => linkFileVersion(ctx, file)));
+    }
     if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', await listLinkFolder(ctx, node)));
     return sendFileVersion(ctx, request, reply, await linkFileVersion(ctx, node), 'download');
   };
