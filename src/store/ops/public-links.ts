@@ -134,10 +134,14 @@ function hidesSideFile(ctx: StoreContext, node: NodeRow): boolean {
   return ctx.config.store.hideMacSideFiles && isMacSideEntry({ name: node.name, isFile: node.type === 'File' });
 }
 
+/** What a folder behind a public link shows: its children, folders first, by name, macOS side files left out. */
+export async function linkChildren(ctx: StoreContext, folder: NodeRow): Promise<NodeRow[]> {
+  return (await listChildren(ctx.storage.sql, folder.uuid)).filter((n) => !hidesSideFile(ctx, n));
+}
+
 /** A folder behind a public link: its entries, folders first, by name, macOS side files left out. No UUIDs. */
 export async function listLinkFolder(ctx: StoreContext, folder: NodeRow): Promise<LinkListing> {
-  const children = (await listChildren(ctx.storage.sql, folder.uuid)).filter((n) => !hidesSideFile(ctx, n));
-  const entries = children.map((n) => {
+  const entries = (await linkChildren(ctx, folder)).map((n) => {
     const entry: LinkListing['entries'][number] = { name: n.name, type: n.type, size: n.type === 'File' ? n.size : 0, updated: n.updated };
     if (n.type === 'File' && n.revision !== null) entry.revision = n.revision;
     return entry;

@@ -6,6 +6,9 @@
  *   GET|HEAD /public/{token}/{path...}  a file or folder below a shared folder, by names
  *     ?info     what the link's page shows (ops/public-links.ts linkInfo), any kind of link
  *     ?preview  a file's bytes inline where content-security.ts allows it (the page's preview)
+ *   GET|HEAD /public/{token}[/{path...}]?download=zip
+ *                                       the node (a folder with all it holds) as a streamed
+ *                                       zip (ops/zip.ts), behind the same password
  *   POST     /public/{token}/upload     an upload link: multipart, part `file`, a new file
  *   POST     /public/{token}/unlock     `{password}`: the unlock cookie of a password link (ops/link-unlock.ts)
  * A browser's navigation (a GET without query asking for HTML as a document) gets the web app's
@@ -17,12 +20,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientOf, requestOrigin } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { invalid, notFound, StoreHttpError, success } from '../envelope.js';
-import { checkLinkPassword, commitLinkUpload, findLink, linkFileVersion, linkInfo, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
+import { checkLinkPassword, commitLinkUpload, findLink, linkChildren, linkFileVersion, linkInfo, listLinkFolder, nodeInLink, openLink, uploadRoom, type OpenedLink } from '../ops/public-links.js';
 import { isUnlocked, unlockCookieHeader, unlockCookieValue } from '../ops/link-unlock.js';
+import { planZip, zipStream } from '../ops/zip.js';
 import type { SendAppPage } from '../web-app.js';
 import { receiveFilePart } from './receive-file.js';
 import { commitStaged } from '../ops/upload.js';
-import { sendFileVersion } from './send-file.js';
+import { sendFileVersion, sendZip } from './send-file.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{20,128}$/;
 
@@ -90,6 +94,10 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext, page
     const query = queryOf(request);
     if (query.info !== undefined) return reply.header('cache-control', 'no-store').send(success('link', await linkInfo(ctx, link, segments)));
     const node = await nodeInLink(ctx, link, segments);
+    if (query.download === 'zip') {
+      const items = await planZip([node], (folder) => linkChildren(ctx, folder));
+      return sendZip(request, reply, node.name, () => zipStream(ctx, items, (file) => linkFileVersion(ctx, file)));
+    }
     if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', await listLinkFolder(ctx, node)));
     return sendFileVersion(ctx, request, reply, await linkFileVersion(ctx, node), query.preview !== undefined ? 'view' : 'download');
   };

@@ -68,7 +68,7 @@ describe('a link opened in a browser', () => {
     // A browser that sends no Sec-Fetch-* (older ones) is still a navigation when it asks for HTML.
     expect((await fetchRaw(store, made.url, { headers: { accept: 'text/html' } })).body.toString()).toBe(PAGE);
 
-    for (const headers of [CURL, {}, { accept: 'text/html', 'sec-fetch-dest': 'iframe' }]) {
+    for (const headers of [CURL, {}, { accept: 'text/html', 'sec-fetch-dest': 'iframe' }] as Array<Record<string, string>>) {
       const bytes = await fetchRaw(store, made.url, { headers });
       expect({ status: bytes.status, body: bytes.body.toString(), disposition: bytes.headers['content-disposition'] }).toMatchObject({ status: 200, body: 'flyer bytes', disposition: expect.stringMatching(/^attachment/) });
     }
