@@ -3,15 +3,19 @@
  * was sent to: no account, a fresh browser. A file link shows its name, size, a preview and
  * Download (bytes compared); a password folder link asks in the page (a wrong password in words,
  * the right one opens that link only, not another with the same password), lists its tree,
- * goes into a folder and downloads from it; an upload link takes files from the picker and from
+ * downloads it all as a zip (unzipped, compared byte for byte), goes into a folder and downloads
+ * from it; an upload link takes files from the picker and from
  * a drop (stored bytes compared) and lists only what this page sent; expired and unknown links
  * say so in words. axe-core and no sideways scroll at 360 and 1,920 px on every state
  * (screenshots kept as link-*.png).
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
+import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
@@ -80,7 +84,7 @@ chromiumBinary.describe('a link\'s page for its recipient', () => {
     expectClean(watched);
   });
 
-  it('a password folder link: asked in the page, a wrong password in words, the tree navigable, a file downloaded; another password link stays shut', async () => {
+  it('a password folder link: asked in the page, a wrong password in words, the tree navigable, all of it as a zip and a file downloaded; another password link stays shut', async () => {
     const folder = await createFolder(f.client, ada.session, 'home', 'Engine drawings');
     const inner = await createFolder(f.client, ada.session, folder, 'Mill');
     const drawing = Buffer.from('gear train, sheet 7\n');
@@ -112,6 +116,18 @@ chromiumBinary.describe('a link\'s page for its recipient', () => {
     expect(await rows.count()).toBe(2);
     await page.getByRole('link', { name: 'Download all of Engine drawings as a zip file' }).waitFor();
     await checkState(page, 'folder');
+
+    // Download all: the folder as a zip, streamed by the store (its zip route), unzipped and compared byte for byte.
+    const [zip] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download all of Engine drawings as a zip file' }).click()]);
+    expect(zip.suggestedFilename()).toBe('Engine drawings.zip');
+    const unpacked = makeTmpDir('driveway-link-zip-');
+    try {
+      execFileSync('unzip', ['-q', await zip.path(), '-d', unpacked.dir]);
+      expect(readFileSync(path.join(unpacked.dir, 'Engine drawings/Mill/sheet 7.txt'))).toEqual(drawing);
+      expect(readFileSync(path.join(unpacked.dir, 'Engine drawings/index.txt'), 'utf8')).toBe('the index\n');
+    } finally {
+      unpacked.remove();
+    }
 
     await page.getByRole('link', { name: 'Open folder Mill' }).click();
     await page.getByRole('heading', { name: 'Mill', level: 1 }).waitFor();
