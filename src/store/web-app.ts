@@ -4,9 +4,10 @@
  * names) and its one page, index.html, for any GET that asks for HTML outside the REST API's own
  * namespaces (/auth, /api, /upload, /resources, /public, ...: the first path segments of every
  * route registered), so the app's routes (/sign-in, /connect, ...) load it and the app's router
- * takes over. The app's pages get their own strict policy (docs/content-security.md "The web
- * app"). Everything is read once at start, gzipped once, and served from memory. Must never
- * serve a file outside the build folder, nor a page for an API path.
+ * takes over; and, through `page`, for a share link a browser opens (routes/public.ts decides
+ * when). The app's pages get their own strict policy (docs/content-security.md "The web app").
+ * Everything is read once at start, gzipped once, and served from memory. Must never serve a
+ * file outside the build folder, nor a page for an API path other than a link's.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
