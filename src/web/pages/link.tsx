@@ -87,11 +87,13 @@ export function LinkPage() {
   return <FolderLink place={place} info={info} />;
 }
 
-function Expiry({ expires }: { expires: number | null }) {
+function Expiry({ expires, shared = true }: { expires: number | null; shared?: boolean }) {
+  if (!shared && expires === null) return null;
   return (
     <p class="hint">
-      {s().sharedWithYou}
-      {expires !== null && ` ${s().expiresOn(expires)}`}
+      {shared && s().sharedWithYou}
+      {shared && expires !== null && ' '}
+      {expires !== null && s().expiresOn(expires)}
     </p>
   );
 }
@@ -102,7 +104,7 @@ function PasswordForm({ token, onOpened }: { token: string; onOpened: () => void
   const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
-    if (password === '') return setError(s().wrongPassword);
+    if (password === '') return setError(s().passwordEmpty);
     setBusy(true);
     setError(undefined);
     try {
@@ -312,8 +314,8 @@ function UploadLink({ token, expires }: { token: string; expires: number | null 
   const done = items.filter((item) => item.state === 'done').length;
   return (
     <Page title={s().uploadTitle}>
-      <Expiry expires={expires} />
       <p>{s().uploadIntro}</p>
+      <Expiry expires={expires} shared={false} />
       <section class={`link-drop${dragging ? ' link-dragging' : ''}`} aria-label={s().dropZone} {...dragProps}>
         <p>{dragging ? s().dropNow : s().dropZone}</p>
         <button type="button" onClick={() => (document.getElementById('link-pick') as HTMLInputElement | null)?.click()}>

@@ -2,8 +2,6 @@
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 export const link = {
-  fileTitle: (name: string) => name,
-  folderTitle: (name: string) => name,
   uploadTitle: 'Send files',
   passwordTitle: 'This link has a password',
   goneTitle: 'This link does not work',
@@ -17,9 +15,9 @@ export const link = {
   password: 'Password',
   open: 'Open',
   opening: 'Opening…',
+  passwordEmpty: 'Type the password first.',
   wrongPassword: 'That password is not right. Check it and try again.',
   tooManyTries: (wait: string) => `Too many wrong passwords for this link. Try again in ${wait}.`,
-  needPasswordAgain: 'The link asks for its password again (an hour has passed, or its password was changed).',
 
   // Gone or unknown.
   expired: 'This link has expired. Ask the person who sent it for a new one.',
