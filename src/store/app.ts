@@ -257,7 +257,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   });
 
   // The web app: its assets, and its page for a browser's GET outside the API (web-app.ts).
-  sendAppPage = registerWebApp(app, config, routes, log);
+  const webApp = registerWebApp(app, config, routes, log);
+  sendAppPage = webApp.outsideApi;
   app.setNotFoundHandler((request, reply) => {
     if (sendAppPage?.(request, reply)) return;
     void reply.code(404).send(errorEnvelope(`no such endpoint: ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`, 'not_implemented'));
@@ -278,7 +279,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await userDirectoryRoutes(app, ctx);
   await twofaRoutes(app, ctx);
   await appPasswordRoutes(app, ctx);
-  await publicRoutes(app, ctx);
+  await publicRoutes(app, ctx, webApp.page);
   await shareRoutes(app, ctx);
   await approvalRoutes(app, ctx);
   await incomingRoutes(app, ctx);

@@ -63,9 +63,11 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /public/:token': open('link', 'link-holder', true),
   'GET /public/:token/*': open('link', 'link-holder', true),
   'POST /public/:token/upload': open('link', 'link-holder', true),
+  'POST /public/:token/unlock': open('link', 'link-holder', true),
   'POST /upload/:token': { ...user('user', false), credential: 'upload-token' },
   'GET /resources/auth/view/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
   'GET /resources/auth/download/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
+  'GET /resources/auth/zip/:key/*': { ...user(), credential: 'fileaccesskey' },
 
   // The current user. An expired password may read the profile, set a new one and log out.
   'GET /api/user': { ...user(), expiredPassword: true },

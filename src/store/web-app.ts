@@ -4,9 +4,10 @@
  * names) and its one page, index.html, for any GET that asks for HTML outside the REST API's own
  * namespaces (/auth, /api, /upload, /resources, /public, ...: the first path segments of every
  * route registered), so the app's routes (/sign-in, /connect, ...) load it and the app's router
- * takes over. The app's pages get their own strict policy (docs/content-security.md "The web
- * app"). Everything is read once at start, gzipped once, and served from memory. Must never
- * serve a file outside the build folder, nor a page for an API path.
+ * takes over; and, through `page`, for a share link a browser opens (routes/public.ts decides
+ * when). The app's pages get their own strict policy (docs/content-security.md "The web app").
+ * Everything is read once at start, gzipped once, and served from memory. Must never serve a
+ * file outside the build folder, nor a page for an API path other than a link's.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -72,10 +73,10 @@ export function loadWebApp(dir: string): WebApp {
   return { dir, page: asset('text/html; charset=utf-8', readFileSync(indexFile)), assets };
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, item: Asset, headers: Record<string, string>): FastifyReply {
+function send(request: FastifyRequest, reply: FastifyReply, item: Asset, headers: Record<string, string>, status = 200): FastifyReply {
   const gzip = item.gzip !== undefined && /\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''));
   void reply
-    .code(200)
+    .code(status)
     .headers({
       ...headers,
       'content-type': item.type,
@@ -87,12 +88,18 @@ function send(request: FastifyRequest, reply: FastifyReply, item: Asset, headers
   return reply.send(gzip ? item.gzip : item.body);
 }
 
-/**
- * Registers GET /app/assets/:name and answers what the not-found handler passes on: returns a
- * function that sends the app's page for a browser's GET outside the API, or false (then the
- * caller answers its 404 envelope).
- */
-export function registerWebApp(app: FastifyInstance, config: Config, routes: readonly string[], log: Logger): (request: FastifyRequest, reply: FastifyReply) => boolean {
+/** The app's page, sent with `status` (a link's page: 404 or 410 for a gone link, so a program reading the status learns it too). */
+export type SendAppPage = (request: FastifyRequest, reply: FastifyReply, status?: number) => FastifyReply;
+
+export interface RegisteredWebApp {
+  /** Sends the page for a browser's GET outside the API and answers true, or answers false (then the caller answers its 404 envelope). */
+  outsideApi: (request: FastifyRequest, reply: FastifyReply) => boolean;
+  /** Sends the page (or, unbuilt, the 404 saying so): for an API path that has a page for browsers (/public/{token}). */
+  page: SendAppPage;
+}
+
+/** Registers GET /app/assets/:name; answers how to send the app's page. */
+export function registerWebApp(app: FastifyInstance, config: Config, routes: readonly string[], log: Logger): RegisteredWebApp {
   const web = loadWebApp(webAppDir(config));
   const csp = appCsp(config);
   if (!web.page) log.warn({ dir: web.dir }, 'the web app is not built (no index.html there): run npm run build; the REST API works without it');
@@ -103,19 +110,21 @@ export function registerWebApp(app: FastifyInstance, config: Config, routes: rea
     return send(request, reply, item, { 'cache-control': 'public, max-age=31536000, immutable', 'content-security-policy': csp });
   });
 
+  const page: SendAppPage = (request, reply, status = 200) => {
+    if (!web.page) return reply.code(404).send(errorEnvelope('the web app is not built on this server: run npm run build (the REST API works without it)', 'not_implemented'));
+    return send(request, reply, web.page, { 'cache-control': 'no-cache', 'content-security-policy': csp, 'x-frame-options': 'DENY' }, status);
+  };
+
   let apiSegments: Set<string> | undefined;
-  return (request, reply) => {
+  const outsideApi = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
     if (!/\btext\/html\b/i.test(String(request.headers.accept ?? ''))) return false;
     const pathname = request.url.split('?')[0] ?? '/';
     // Learned at the first such request, when every route is registered.
     apiSegments ??= new Set(routes.map((route) => route.split(' ')[1]?.split('/')[1] ?? '').filter((segment) => segment !== '' && !segment.startsWith(':')));
     if (apiSegments.has(pathname.split('/')[1] ?? '')) return false;
-    if (!web.page) {
-      void reply.code(404).send(errorEnvelope('the web app is not built on this server: run npm run build (the REST API works without it)', 'not_implemented'));
-      return true;
-    }
-    send(request, reply, web.page, { 'cache-control': 'no-cache', 'content-security-policy': csp, 'x-frame-options': 'DENY' });
+    page(request, reply);
     return true;
   };
+  return { outsideApi, page };
 }

@@ -1,5 +1,5 @@
 /**
- * The app's routes: sign-in is open to all; every other page needs a session, and without one
+ * The app's routes: sign-in and a link's page (/public/...) are open to all; every other page needs a session, and without one
  * the person is sent to sign-in and brought back afterwards. `/` is the file browser (`/files`).
  */
 import type { JSX } from 'preact';
@@ -14,6 +14,7 @@ import { Connect } from './pages/connect.js';
 import { Files, isFilesPath } from './pages/files.js';
 import { Favorites } from './pages/favorites.js';
 import { isItemPath, Item } from './pages/item.js';
+import { isLinkPath, LinkPage } from './pages/link.js';
 import { Requests } from './pages/requests.js';
 import { isSharePath, ShareNode } from './pages/share.js';
 import { Shares } from './pages/shares.js';
@@ -50,7 +51,8 @@ export function App() {
   const location = useLocation();
   const [session, setSession] = useState(currentSession);
   useEffect(() => onSessionChange(() => setSession(currentSession())), []);
-  const needsSignIn = location.path !== '/sign-in' && !session;
+  // A link's page is for anyone with the link: no session needed (pages/link.tsx).
+  const needsSignIn = location.path !== '/sign-in' && !isLinkPath(location.path) && !session;
   useEffect(() => {
     if (needsSignIn) {
       const here = `${location.path}${location.search.size > 0 ? `?${location.search}` : ''}`;
@@ -59,6 +61,7 @@ export function App() {
   }, [needsSignIn, session, location]);
 
   if (location.path === '/sign-in') return <SignIn key="sign-in" />;
+  if (isLinkPath(location.path)) return <LinkPage key="link" />;
   if (!session || location.path === '/') return null;
   // One Administration page across its sections; a group's page by its uuid.
   if (isAdminPath(location.path)) return <Admin key="/admin" />;

@@ -9,7 +9,11 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { StoreContext } from '../context.js';
 import { notFound, unauthenticated } from '../envelope.js';
+import { resolveNodeAccess } from '../access.js';
 import { fileVersion } from '../ops/download.js';
+import { planZip, zipNodeList, zipStream } from '../ops/zip.js';
+import { listChildren } from '../storage/nodes.js';
+import { sendZip } from './send-file.js';
 import { admitCaller, requirePolicy } from '../policy.js';
 import { authenticateFileAccessKey } from '../sessions.js';
 import { sendFileVersion, type Disposition } from './send-file.js';
@@ -43,4 +47,18 @@ export async function resourceRoutes(app: FastifyInstance, ctx: StoreContext): P
 
   serve('view');
   serve('download');
+
+  app.get('/resources/auth/zip/:key/*', async (request, reply) => {
+    const { key, '*': tail } = request.params as { key: string; '*': string };
+    const caller = await authenticateFileAccessKey(sql, clock, key);
+    if (!caller) throw unauthenticated('invalid, expired or revoked file access key');
+    admitCaller(ctx, caller, requirePolicy(request.method, request.routeOptions.url));
+    const uuids = zipNodeList((request.query as { node?: unknown }).node);
+    // Every node as a download of it would be admitted (404 unknown or not yours, 403 without `download`), before any byte.
+    const roots = [];
+    for (const uuid of uuids) roots.push((await resolveNodeAccess(sql, caller, uuid, 'download')).node);
+    const items = await planZip(roots, (folder) => listChildren(sql, folder.uuid));
+    // Each file asked again when its turn comes, for the revision planned: the download's decision, never more.
+    return sendZip(request, reply, tail.split('/').pop() ?? '', () => zipStream(ctx, items, (file) => fileVersion(ctx, caller, file.uuid, String(file.revision))));
+  });
 }

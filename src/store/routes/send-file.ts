@@ -10,6 +10,7 @@ import { userContentHeaders } from '../../common/content-security.js';
 import { evaluateConditionalRequest } from '../../common/http-conditional.js';
 import type { StoreContext } from '../context.js';
 import { StoreHttpError } from '../envelope.js';
+import type { Readable } from 'node:stream';
 import { openRevision, type FileVersion } from '../ops/download.js';
 
 export type Disposition = 'view' | 'download';
@@ -35,4 +36,14 @@ export async function sendFileVersion(ctx: StoreContext, request: FastifyRequest
     // Type from the name, nosniff, the sandbox; only passive types inline (docs/content-security.md).
     .headers(userContentHeaders(node.name, disposition === 'view' ? 'inline' : 'attachment'));
   return body ? reply.send(body) : reply.send();
+}
+
+/**
+ * Answers a zip archive (ops/zip.ts) as an attachment named `name` (`.zip` added when missing),
+ * never cached; a HEAD gets the headers only (the archive is not made).
+ */
+export function sendZip(request: FastifyRequest, reply: FastifyReply, name: string, archive: () => Readable): FastifyReply {
+  const base = name.replace(/\.zip$/i, '').trim() || 'download';
+  void reply.code(200).header('cache-control', 'no-store').headers(userContentHeaders(`${base}.zip`, 'attachment'));
+  return request.method === 'HEAD' ? reply.send() : reply.send(archive());
 }

@@ -9,6 +9,7 @@ import { item } from './item.js';
 import { admin } from './admin.js';
 import { sharing } from './sharing.js';
 import { clientLogin } from './client-login.js';
+import { link } from './link.js';
 
 export const en = {
   appName: 'driveway',
@@ -241,6 +242,7 @@ export const en = {
   admin,
   sharing,
   clientLogin,
+  link,
 } as const;
 
 export type Strings = typeof en;

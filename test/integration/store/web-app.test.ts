@@ -83,7 +83,8 @@ describe('the web app on the store\'s listener', () => {
     expect(api.json()).toMatchObject({ status: 'error', code: 'unauthenticated' });
     const unknownApi = await store.app.inject({ method: 'GET', url: '/api/no-such-thing', headers: HTML });
     expect(unknownApi.statusCode).toBe(401);
-    for (const url of ['/public/not-a-token', '/resources/auth/view/x/y/1/z.txt', '/resources/nope', '/upload', '/avatars/x', '/auth', '/healthz/x']) {
+    // (A link, /public/{token}, has a page for a browser: test/integration/store/link-pages.test.ts.)
+    for (const url of ['/resources/auth/view/x/y/1/z.txt', '/resources/nope', '/upload', '/avatars/x', '/auth', '/healthz/x']) {
       const res = await store.app.inject({ method: 'GET', url, headers: HTML });
       expect(res.body, url).not.toBe(PAGE);
     }
