@@ -14,12 +14,20 @@
  * archives are unpacked on) get ` (2)`, ` (3)` before their extension. Folders are entries of
  * their own, so empty ones are kept; every entry carries its node's modification time.
  */
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { ZipFile } from 'yazl';
 import type { StoreContext } from '../context.js';
 import { invalid } from '../envelope.js';
 import type { NodeRow } from '../storage/nodes.js';
 import { openRevision, type FileVersion } from './download.js';
+
+// yazl computes each entry's CRC-32 with buffer-crc32, a byte-at-a-time loop in JavaScript
+// (~45 MiB/s here, a third of a plain download's rate); zlib's native crc32 gives the same
+// numbers several times faster. Swapped in on the one module object yazl itself requires.
+const yazlRequire = createRequire(createRequire(import.meta.url).resolve('yazl'));
+(yazlRequire('buffer-crc32') as { unsigned: (data: Buffer, previous?: number) => number }).unsigned = (data, previous) => crc32(data, previous ?? 0);
 
 /** Nodes one request may name (the URL's `node` values): ~300 UUIDs fit Node's 16 KiB header limit. */
 export const MAX_ZIP_NODES = 300;

@@ -1,7 +1,7 @@
 /**
  * The folder picker of Move and Copy: a drive (Home or a group drive the caller may write to),
  * then folders opened one by one from its root; "Move here" / "Copy here" acts on the folder
- * open now. The node being moved is not offered as a folder to open (the store refuses moving
+ * open now. The nodes being moved are not offered as folders to open (the store refuses moving
  * a folder into itself anyway, said in words under the button).
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -17,13 +17,14 @@ interface Place {
 export function FilesPicker(props: {
   title: string;
   action: string;
-  moving: Entry;
+  /** What is moved or copied: one entry, or several (bulk work). */
+  moving: Entry | readonly Entry[];
   startDrive: string;
   groups: readonly GroupEntry[];
   onPick: (folder: string, where: string) => Promise<void>;
   onClose: () => void;
 }) {
-  const { title, action, moving, groups, onPick, onClose } = props;
+  const { title, action, groups, onPick, onClose } = props;
   const drives: Place[] = [{ id: 'home', name: t.files.home }, ...groups.filter((g) => g.node_permissions.includes('write')).map((g) => ({ id: `home:${g.group_uuid}`, name: g.group_name }))];
   const first = drives.find((d) => d.id === props.startDrive) ?? drives[0] ?? { id: 'home', name: t.files.home };
   const [trail, setTrail] = useState<Place[]>([first]);
@@ -31,17 +32,18 @@ export function FilesPicker(props: {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const here = trail[trail.length - 1] ?? first;
+  const away = (Array.isArray(props.moving) ? (props.moving as readonly Entry[]) : [props.moving as Entry]).map((e) => e.uuid).join(' ');
   const where = trail.map((p) => p.name).join(' / ');
 
   useEffect(() => {
     let live = true;
     setFolders(undefined);
     listFolder(here.id).then(
-      (entries) => live && setFolders(entries.filter((e) => e.type === 'Dir' && e.uuid !== moving.uuid)),
+      (entries) => live && setFolders(entries.filter((e) => e.type === 'Dir' && !away.split(' ').includes(e.uuid))),
       (err: unknown) => live && setError(filesErrorText(err)),
     );
     return () => void (live = false);
-  }, [here.id, moving.uuid]);
+  }, [here.id, away]);
 
   const pick = async () => {
     setBusy(true);

@@ -1,5 +1,6 @@
 /**
- * A table that renders only the rows in view (a folder may hold 10,000 entries): rows have one
+ * A table of a folder's rows. Up to WINDOW_PAST rows it draws them all, so the browser's Find
+ * sees every name; past that (a folder may hold 10,000 entries) only the rows in view: rows have one
  * fixed height (3rem, from the style sheet), two spacer rows stand for the rows above and below,
  * and a scroll reads scrollTop once per animation frame (no layout is forced between writes).
  * The header stays a real table header (sortable by its buttons), each row keeps its
@@ -11,6 +12,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 /** Rows drawn beyond each edge of the view, so a fast scroll or a Tab never meets a blank. */
 const OVERSCAN = 8;
+/** Up to this many rows all are drawn (Find finds every name); past it, only those in view (the page says so). */
+export const WINDOW_PAST = 2000;
 
 export function FilesWindow<T>(props: {
   rows: readonly T[];
@@ -50,7 +53,7 @@ export function FilesWindow<T>(props: {
   }, [rows]);
 
   const onScroll = () => {
-    if (frame.current) return;
+    if (frame.current || rows.length <= WINDOW_PAST) return;
     frame.current = requestAnimationFrame(() => {
       frame.current = 0;
       const element = scroller.current;
@@ -58,8 +61,9 @@ export function FilesWindow<T>(props: {
     });
   };
 
-  const start = Math.max(0, Math.min(first, rows.length) - OVERSCAN);
-  const end = Math.min(rows.length, first + Math.ceil(viewHeight / rowHeight) + OVERSCAN);
+  const whole = rows.length <= WINDOW_PAST;
+  const start = whole ? 0 : Math.max(0, Math.min(first, rows.length) - OVERSCAN);
+  const end = whole ? rows.length : Math.min(rows.length, first + Math.ceil(viewHeight / rowHeight) + OVERSCAN);
   const above = start * rowHeight;
   const below = (rows.length - end) * rowHeight;
   return (

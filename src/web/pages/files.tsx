@@ -10,16 +10,23 @@
  * shared with me, ...) nothing is written into the folder itself.
  * Details, revisions and previews live on `/item/<uuid>`, sharing on `/share/<uuid>`, the trash
  * on `/trash`: this page links there.
+ * Bulk work (issue 31 item 8): a checkbox per row (Shift+click selects a range, the header's box
+ * all rows shown), and from the keyboard Space toggles, Shift+Up/Down extend, Ctrl/Cmd+A selects
+ * all (focus in the list), Escape clears; the selection's toolbar moves, copies, trashes (one
+ * action, api/bulk.ts runs its requests, then says what worked and what failed) or downloads
+ * it as one zip. A filter box narrows the rows shown by name.
  */
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import { eachLimited, zipUrl, ZIP_MAX_NODES } from '../api/bulk.js';
 import { ApiError } from '../api/client.js';
+import { useResource } from '../api/use-resource.js';
 import { copyTo, downloadUrl, filesErrorText, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry } from '../api/files.js';
 import { Field } from '../components/field.js';
 import { FilesDialog } from '../components/files-dialog.js';
 import { FilesPicker } from '../components/files-picker.js';
 import { fromDrop, fromInput, UploadList, useUploads } from '../components/files-upload.js';
-import { FilesWindow } from '../components/files-window.js';
+import { FilesWindow, WINDOW_PAST } from '../components/files-window.js';
 import { Page } from '../components/page.js';
 import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings/index.js';
@@ -33,6 +40,20 @@ interface Loaded {
   crumbs: PathEntry[];
   access: Access;
 }
+
+/** A folder's listing, path and access; `missing` for one that is not there or not the caller's to see. */
+async function loadFolder(folder: string): Promise<Loaded | { missing: true }> {
+  try {
+    const [entries, crumbs, access] = await Promise.all([listFolder(folder), folderPath(folder), myAccess(folder).catch(() => ['read'] as Access)]);
+    return { entries, crumbs, access };
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 404 || err.status === 403 || err.code === 'not_a_folder')) return { missing: true };
+    throw err;
+  }
+}
+
+/** What bulk work the selection toolbar started: a verb for the summary. */
+type BulkVerb = 'moved' | 'copied' | 'trashed';
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
@@ -57,7 +78,7 @@ function topLevelName(crumb: PathEntry, groups: readonly GroupEntry[]): string {
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const when = (ms: number) => dateFormat.format(ms);
 
-type Dialog = { kind: 'actions' | 'rename' | 'move' | 'copy'; entry: Entry } | undefined;
+type Dialog = { kind: 'actions' | 'rename' | 'move' | 'copy'; entry: Entry } | { kind: 'bulk-move' | 'bulk-copy'; entries: Entry[] } | undefined;
 
 function RenameForm({ entry, onDone, onClose }: { entry: Entry; onDone: (name: string) => void; onClose: () => void }) {
   const [name, setName] = useState(entry.name);
@@ -138,42 +159,38 @@ function NewFolderForm({ parent, onDone }: { parent: string; onDone: (name: stri
 export function Files() {
   const { path } = useLocation();
   const folder = path === '/files' || path === '/files/' ? 'home' : pathRest(path, '/files/');
-  const [loaded, setLoaded] = useState<Loaded | undefined>();
-  const [failure, setFailure] = useState<{ notFound: boolean; text: string } | undefined>();
-  const [groups, setGroups] = useState<GroupEntry[]>([]);
+  const listing = useResource(() => loadFolder(folder), [folder]);
+  const groups = useResource(() => myGroups().catch((): GroupEntry[] => []), []).data ?? [];
+  const loaded = listing.data && !('missing' in listing.data) ? listing.data : undefined;
+  const failure = listing.error ? { notFound: false, text: listing.error } : listing.data && 'missing' in listing.data ? { notFound: true, text: t.files.notFound } : undefined;
   const [sort, setSort] = useState<{ key: SortKey; ascending: boolean }>({ key: 'name', ascending: true });
   const [dialog, setDialog] = useState<Dialog>();
   const [message, setMessage] = useState<{ text: string; trash?: boolean } | undefined>();
   const [rowError, setRowError] = useState<{ name: string; text: string } | undefined>();
   const [deleteError, setDeleteError] = useState<string | undefined>();
   const [dragging, setDragging] = useState(false);
-  const [reloads, setReloads] = useState(0);
-  const reload = () => setReloads((n) => n + 1);
+  const reload = () => void listing.refresh();
   const uploads = useUploads(reload);
+  const [filter, setFilter] = useState('');
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [anchor, setAnchor] = useState<number | undefined>();
+  const [progress, setProgress] = useState<string | undefined>();
+  const [failures, setFailures] = useState<Array<{ name: string; why: string }>>([]);
 
+  // Another folder: nothing selected, no filter, no report of the last one's work.
   useEffect(() => {
-    myGroups().then(setGroups, () => setGroups([]));
-  }, []);
+    setSelected(new Set());
+    setAnchor(undefined);
+    setFilter('');
+    setFailures([]);
+  }, [folder]);
 
-  useEffect(() => {
-    let live = true;
-    Promise.all([listFolder(folder), folderPath(folder), myAccess(folder).catch(() => ['read'] as Access)]).then(
-      ([entries, crumbs, access]) => {
-        if (!live) return;
-        setLoaded({ entries, crumbs, access });
-        setFailure(undefined);
-      },
-      (err: unknown) => {
-        if (!live) return;
-        const notFound = err instanceof ApiError && (err.status === 404 || err.status === 403 || err.code === 'not_a_folder');
-        setLoaded(undefined);
-        setFailure({ notFound, text: notFound ? t.files.notFound : filesErrorText(err) });
-      },
-    );
-    return () => void (live = false);
-  }, [folder, reloads]);
-
-  const rows = useMemo(() => (loaded ? sorted(loaded.entries, sort.key, sort.ascending) : []), [loaded, sort]);
+  const all = useMemo(() => (loaded ? sorted(loaded.entries, sort.key, sort.ascending) : []), [loaded, sort]);
+  const rows = useMemo(() => {
+    const needle = filter.trim().toLocaleLowerCase();
+    return needle === '' ? all : all.filter((e) => e.name.toLocaleLowerCase().includes(needle));
+  }, [all, filter]);
+  const chosen = rows.filter((e) => selected.has(e.uuid));
   const top = loaded?.crumbs[0]?.uuid ?? folder;
   const topName = top.split(':', 1)[0] ?? '';
   const derived = DERIVED.has(topName) && loaded?.crumbs.length === 1;
@@ -187,6 +204,58 @@ export function Files() {
   const here = loaded?.crumbs[loaded.crumbs.length - 1];
   const title = here ? (loaded.crumbs.length === 1 ? topLevelName(here, groups) : here.name) : t.files.title;
   const drive = ownerOf(top) ? top : topName === 'shared_with_you' ? 'shared_with_you' : 'home';
+
+  /** A row's box chosen: toggles it (the anchor of a range), or with Shift selects from the anchor to it. */
+  const choose = (index: number, range: boolean) => {
+    const entry = rows[index];
+    if (!entry) return;
+    const next = new Set(selected);
+    if (range && anchor !== undefined) {
+      for (let i = Math.min(anchor, index); i <= Math.max(anchor, index); i += 1) next.add((rows[i] as Entry).uuid);
+    } else {
+      if (next.has(entry.uuid)) next.delete(entry.uuid);
+      else next.add(entry.uuid);
+      setAnchor(index);
+    }
+    setSelected(next);
+  };
+  const selectAll = (on: boolean) => setSelected(on ? new Set(rows.map((e) => e.uuid)) : new Set());
+  const onListKey = (event: KeyboardEvent) => {
+    const target = event.target as HTMLElement;
+    const index = Number(target.dataset.index ?? NaN);
+    if ((event.key === 'a' || event.key === 'A') && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      selectAll(true);
+    } else if (event.key === 'Escape' && selected.size > 0) {
+      selectAll(false);
+    } else if ((event.key === 'ArrowDown' || event.key === 'ArrowUp') && Number.isInteger(index)) {
+      event.preventDefault();
+      const to = Math.max(0, Math.min(rows.length - 1, index + (event.key === 'ArrowDown' ? 1 : -1)));
+      if (event.shiftKey) {
+        const from = anchor ?? index;
+        if (anchor === undefined) setAnchor(index);
+        const next = new Set(selected);
+        for (let i = Math.min(from, to); i <= Math.max(from, to); i += 1) next.add((rows[i] as Entry).uuid);
+        setSelected(next);
+      }
+      document.getElementById(`files-select-${to}`)?.focus();
+    }
+  };
+
+  /** One action over several entries: their requests (api/bulk.ts), then what worked and what failed, in words. */
+  const runBulk = async (entries: readonly Entry[], verb: BulkVerb, work: (entry: Entry) => Promise<unknown>, where?: string) => {
+    setFailures([]);
+    setMessage(undefined);
+    setProgress(t.bulk.working(0, entries.length));
+    const outcome = await eachLimited(entries, work, (done) => setProgress(t.bulk.working(done, entries.length)), filesErrorText);
+    setProgress(undefined);
+    setMessage({ text: t.bulk.summary(verb, outcome.ok.length, outcome.failed.length, where), trash: verb === 'trashed' && outcome.ok.length > 0 });
+    setFailures(outcome.failed.map((f) => ({ name: f.item.name, why: f.why })));
+    // What failed stays selected, to try again.
+    setSelected(new Set(outcome.failed.map((f) => f.item.uuid)));
+    setAnchor(undefined);
+    reload();
+  };
 
   const star = async (entry: Entry) => {
     setRowError(undefined);
@@ -228,8 +297,20 @@ export function Files() {
     input.value = '';
   };
 
+  const everyShown = rows.length > 0 && chosen.length === rows.length;
   const header = (
     <>
+      <th scope="col" class="files-col-select">
+        <input
+          type="checkbox"
+          aria-label={t.bulk.selectAll}
+          checked={everyShown}
+          ref={(box) => {
+            if (box) box.indeterminate = chosen.length > 0 && !everyShown;
+          }}
+          onClick={() => selectAll(!everyShown)}
+        />
+      </th>
       {(['name', 'size', 'updated'] as const).map((key) => {
         const label = key === 'name' ? t.files.name : key === 'size' ? t.files.size : t.files.modified;
         const active = sort.key === key;
@@ -249,8 +330,11 @@ export function Files() {
     </>
   );
 
-  const renderRow = (entry: Entry) => (
+  const renderRow = (entry: Entry, index: number) => (
     <>
+      <td class="files-col-select">
+        <input type="checkbox" id={`files-select-${index}`} data-index={index} aria-label={t.bulk.selectNamed(entry.name)} checked={selected.has(entry.uuid)} onClick={(event) => choose(index, event.shiftKey)} />
+      </td>
       <th scope="row" class="files-col-name">
         <Link href={entry.type === 'Dir' ? `/files/${encodeURIComponent(entry.uuid)}` : `/item/${entry.uuid}`} class={entry.type === 'Dir' ? 'files-dir' : 'files-file'}>
           {entry.name}
@@ -273,6 +357,7 @@ export function Files() {
 
   const actionsDialog = (entry: Entry) => {
     const url = entry.type === 'File' && canDownload ? downloadUrl(entry) : undefined;
+    const zip = entry.type === 'Dir' && canDownload ? zipUrl([entry.uuid], entry.name) : undefined;
     const close = () => {
       setDeleteError(undefined);
       setDialog(undefined);
@@ -284,6 +369,13 @@ export function Files() {
             <li>
               <a href={url} download={entry.name} onClick={close}>
                 {t.files.download}
+              </a>
+            </li>
+          )}
+          {zip && (
+            <li>
+              <a href={zip} download={`${entry.name}.zip`} onClick={close}>
+                {t.bulk.zipFolder}
               </a>
             </li>
           )}
@@ -354,8 +446,26 @@ export function Files() {
 
   const renderDialog = () => {
     if (!dialog) return null;
-    const { entry } = dialog;
     const close = () => setDialog(undefined);
+    if ('entries' in dialog) {
+      const { entries } = dialog;
+      const moving = dialog.kind === 'bulk-move';
+      return (
+        <FilesPicker
+          title={moving ? t.bulk.moveTitle(entries.length) : t.bulk.copyTitle(entries.length)}
+          action={moving ? t.files.moveHere : t.files.copyHere}
+          moving={entries}
+          startDrive={ownerOf(top) ? top : 'home'}
+          groups={groups}
+          onClose={close}
+          onPick={async (to, where) => {
+            close();
+            await runBulk(entries, moving ? 'moved' : 'copied', (e) => (moving ? moveTo(e.uuid, to) : copyTo(e.uuid, to)), where);
+          }}
+        />
+      );
+    }
+    const { entry } = dialog;
     if (dialog.kind === 'actions') return actionsDialog(entry);
     if (dialog.kind === 'rename')
       return (
@@ -473,6 +583,17 @@ export function Files() {
               </>
             )}
           </p>
+          {progress && <p class="hint">{progress}</p>}
+          {failures.length > 0 && (
+            <div class="error files-failures" role="alert">
+              <p>{t.bulk.failures}</p>
+              <ul>
+                {failures.map((f) => (
+                  <li key={f.name}>{t.bulk.failedItem(f.name, f.why)}</li>
+                ))}
+              </ul>
+            </div>
+          )}
           {rowError && (
             <p class="error" role="alert">
               {t.files.rowFailed(rowError.name, rowError.text)}
@@ -481,11 +602,55 @@ export function Files() {
           <UploadList tasks={uploads.tasks} summary={uploads.summary} onClear={uploads.clear} />
           <section class={dragging ? 'files-drop files-dragging' : 'files-drop'} aria-label={canWrite ? t.files.dropZone : t.files.listLabel(title)} {...dragProps}>
             {canWrite && <p class="hint">{dragging ? t.files.dropNow : t.files.dropHint}</p>}
-            <p class="files-count">{t.files.count(rows.length)}</p>
-            {rows.length === 0 ? (
+            {all.length > 0 && (
+              <div class="field files-filter">
+                <label for="files-filter">{t.bulk.filter}</label>
+                <input id="files-filter" type="search" value={filter} onInput={(event) => setFilter((event.currentTarget as HTMLInputElement).value)} />
+              </div>
+            )}
+            <p class="files-count" role="status">
+              {filter.trim() === '' ? t.files.count(all.length) : t.bulk.filterCount(rows.length, all.length)}
+            </p>
+            {chosen.length > 0 && (
+              <div class="files-selection" role="group" aria-label={t.bulk.selectionBar}>
+                <p>{t.bulk.selected(chosen.length)}</p>
+                {canDownload &&
+                  (chosen.length <= ZIP_MAX_NODES ? (
+                    <a class="button-link secondary" href={zipUrl(chosen.map((e) => e.uuid), title)} download={`${title}.zip`}>
+                      {t.bulk.zip}
+                    </a>
+                  ) : (
+                    <p class="hint">{t.bulk.zipTooMany(ZIP_MAX_NODES)}</p>
+                  ))}
+                {canWrite && (
+                  <button type="button" class="secondary" disabled={progress !== undefined} onClick={() => setDialog({ kind: 'bulk-move', entries: chosen })}>
+                    {t.bulk.move}
+                  </button>
+                )}
+                {canDownload && (
+                  <button type="button" class="secondary" disabled={progress !== undefined} onClick={() => setDialog({ kind: 'bulk-copy', entries: chosen })}>
+                    {t.bulk.copy}
+                  </button>
+                )}
+                {canDelete && (
+                  <button type="button" class="secondary" disabled={progress !== undefined} onClick={() => void runBulk(chosen, 'trashed', (e) => toTrash(e.uuid))}>
+                    {t.bulk.trash}
+                  </button>
+                )}
+                <button type="button" class="secondary" onClick={() => selectAll(false)}>
+                  {t.bulk.clear}
+                </button>
+              </div>
+            )}
+            {rows.length > WINDOW_PAST && <p class="hint">{t.bulk.windowed}</p>}
+            {all.length === 0 ? (
               <p>{t.files.empty}</p>
+            ) : rows.length === 0 ? (
+              <p>{t.bulk.filterNone}</p>
             ) : (
-              <FilesWindow rows={rows} label={t.files.listLabel(title)} header={header} columns={4} rowKey={(e) => e.uuid} renderRow={renderRow} />
+              <div onKeyDown={onListKey}>
+                <FilesWindow rows={rows} label={t.files.listLabel(title)} header={header} columns={5} rowKey={(e) => e.uuid} renderRow={renderRow} />
+              </div>
             )}
           </section>
         </>

@@ -6,10 +6,13 @@
  * docs/extensions.md "Trash and revisions from a client"); restore puts it back there (POST
  * /api/nodes/{id}/restore), delete for good is DELETE inside trash, and emptying the trash is
  * that for every entry, one by one with progress (the API has no single call for it). Both ask
- * first.
+ * first. Several entries may be ticked and restored in one action (issue 31 item 8; requests as
+ * api/bulk.ts runs them), which then says what came back and what did not.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { eachLimited } from '../api/bulk.js';
 import { errorText } from '../api/client.js';
+import { useResource } from '../api/use-resource.js';
 import { accessOf, listFolder, myGroups, remove, restoreFromTrash, type Access, type Entry } from '../api/item.js';
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
@@ -33,16 +36,19 @@ function pathInWords(fromPath: string, owner: string | undefined): string {
 }
 
 function TrashBin({ bin }: { bin: Bin }) {
-  const [entries, setEntries] = useState<Entry[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const listing = useResource(() => listFolder(bin.id), [bin.id]);
+  const entries = listing.data;
+  const [actionError, setError] = useState<string | undefined>();
+  const error = actionError ?? listing.error;
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
+  const [failures, setFailures] = useState<Array<{ name: string; why: string }>>([]);
   const [status, setStatus] = useState<{ text: string; href?: string; where?: string }>({ text: '' });
   const [asking, setAsking] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const { group } = bin;
   const mayRestore = bin.access.includes('write');
   const mayDelete = bin.access.includes('delete');
-  const load = () => listFolder(bin.id).then(setEntries, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), [bin.id]);
+  const load = () => listing.refresh();
 
   const act = async (work: () => Promise<void>) => {
     setBusy(true);
@@ -62,6 +68,21 @@ function TrashBin({ bin }: { bin: Bin }) {
       const where = pathInWords(answer.parent_path, group);
       setStatus({ text: t.item.trash.restored(answer.name, where), href: folderHref(answer.parent), where });
     });
+  const restoreChosen = (all: readonly Entry[]) =>
+    act(async () => {
+      const picked = all.filter((e) => chosen.has(e.uuid));
+      setFailures([]);
+      const outcome = await eachLimited(picked, (e) => restoreFromTrash(e.uuid), (done) => setStatus({ text: t.bulk.working(done, picked.length) }));
+      setStatus({ text: t.bulk.summary('restored', outcome.ok.length, outcome.failed.length) });
+      setFailures(outcome.failed.map((f) => ({ name: f.item.trashed?.name ?? f.item.name, why: f.why })));
+      setChosen(new Set(outcome.failed.map((f) => f.item.uuid)));
+    });
+  const toggle = (uuid: string) => {
+    const next = new Set(chosen);
+    if (next.has(uuid)) next.delete(uuid);
+    else next.add(uuid);
+    setChosen(next);
+  };
   const purge = (entry: Entry) =>
     act(async () => {
       await remove(entry.uuid);
@@ -92,14 +113,44 @@ function TrashBin({ bin }: { bin: Bin }) {
         )}
       </p>
       <FormError text={error} />
+      {failures.length > 0 && (
+        <div class="error files-failures" role="alert">
+          <p>{t.bulk.failures}</p>
+          <ul>
+            {failures.map((f) => (
+              <li key={f.name}>{t.bulk.failedItem(f.name, f.why)}</li>
+            ))}
+          </ul>
+        </div>
+      )}
       {entries === undefined && !error && <p>{t.loading}</p>}
       {entries?.length === 0 && <p>{t.item.trash.empty}</p>}
       {entries && entries.length > 0 && (
         <>
+          {mayRestore && (
+            <div class="actions">
+              <label class="trash-select">
+                <input type="checkbox" checked={entries.every((e) => chosen.has(e.uuid))} onClick={() => setChosen(entries.every((e) => chosen.has(e.uuid)) ? new Set() : new Set(entries.map((e) => e.uuid)))} />
+                {t.bulk.selectAll}
+              </label>
+              {entries.some((e) => chosen.has(e.uuid)) && (
+                <button type="button" disabled={busy} onClick={() => void restoreChosen(entries)}>
+                  {t.bulk.restoreSelected(entries.filter((e) => chosen.has(e.uuid)).length)}
+                </button>
+              )}
+            </div>
+          )}
           <ul class="item-list">
             {entries.map((entry) => (
               <li key={entry.uuid}>
-                <p class="item-name">{entry.trashed?.name ?? entry.name}</p>
+                {mayRestore ? (
+                  <label class="trash-select item-name">
+                    <input type="checkbox" checked={chosen.has(entry.uuid)} onClick={() => toggle(entry.uuid)} aria-label={t.bulk.selectTrash(entry.trashed?.name ?? entry.name)} />
+                    {entry.trashed?.name ?? entry.name}
+                  </label>
+                ) : (
+                  <p class="item-name">{entry.trashed?.name ?? entry.name}</p>
+                )}
                 <p class="item-meta">
                   {entry.type === 'Dir' ? t.item.folder : t.item.bytes(entry.size)}
                   {' · '}
@@ -139,23 +190,17 @@ function TrashBin({ bin }: { bin: Bin }) {
   );
 }
 
+async function loadBins(): Promise<Bin[]> {
+  const [mine, groups] = await Promise.all([accessOf('trash'), myGroups().catch(() => [])]);
+  // A group's trash is shown to whoever may list it; the store says who (myaccess).
+  const theirs = await Promise.all(
+    groups.map(async (g) => ({ id: `trash:${g.group_uuid}`, title: t.item.trash.ofGroup(g.group_name), group: g.group_name, access: await accessOf(`trash:${g.group_uuid}`).catch((): Access => []) })),
+  );
+  return [{ id: 'trash', title: t.item.trash.mine, access: mine }, ...theirs.filter((b) => b.access.includes('read'))];
+}
+
 export function Trash() {
-  const [bins, setBins] = useState<Bin[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    void (async () => {
-      try {
-        const [mine, groups] = await Promise.all([accessOf('trash'), myGroups().catch(() => [])]);
-        // A group's trash is shown to whoever may list it; the store says who (myaccess).
-        const theirs = await Promise.all(
-          groups.map(async (g) => ({ id: `trash:${g.group_uuid}`, title: t.item.trash.ofGroup(g.group_name), group: g.group_name, access: await accessOf(`trash:${g.group_uuid}`).catch((): Access => []) })),
-        );
-        setBins([{ id: 'trash', title: t.item.trash.mine, access: mine }, ...theirs.filter((b) => b.access.includes('read'))]);
-      } catch (err) {
-        setError(errorText(err));
-      }
-    })();
-  }, []);
+  const { data: bins, error } = useResource(loadBins, []);
   return (
     <Page title={t.item.trash.title}>
       <p>{t.item.trash.intro}</p>

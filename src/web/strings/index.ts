@@ -5,6 +5,7 @@
  * an error this file has no words of its own for).
  */
 import { files } from './files.js';
+import { bulk } from './bulk.js';
 import { item } from './item.js';
 import { admin } from './admin.js';
 import { sharing } from './sharing.js';
@@ -238,6 +239,7 @@ export const en = {
   },
 
   files,
+  bulk,
   item,
   admin,
   sharing,
