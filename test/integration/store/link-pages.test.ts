@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUnlocked, UNLOCK_SEC } from '../../../src/store/ops/link-unlock.js';
+import { isUnlocked, unlockCookieHeader, UNLOCK_SEC } from '../../../src/store/ops/link-unlock.js';
 import { findLink } from '../../../src/store/ops/public-links.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import { createFolder, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
@@ -179,6 +179,8 @@ describe('a password link', () => {
     expect(expires - store.clock.now()).toBeLessThanOrEqual(UNLOCK_SEC * 1000);
     const setCookie = String(right.headers['set-cookie']);
     expect(setCookie).toMatch(new RegExp(`^driveway_link=v1\\.[^;]+; Path=/public/${made.token}; Max-Age=3600; HttpOnly; SameSite=Strict$`));
+    // Over TLS (the request's origin is https, directly or through a trusted proxy): Secure too.
+    expect(unlockCookieHeader(made.token, 'v', true)).toBe(`driveway_link=v; Path=/public/${made.token}; Max-Age=3600; HttpOnly; SameSite=Strict; Secure`);
     const cookie = { cookie: cookieOf(right) };
     expect((await fetchRaw(store, `${made.url}?info`, { headers: { ...PAGE_FETCH, ...cookie } })).json()).toMatchObject({ data: { type: 'Dir', entries: [{ name: 'inside.txt' }] } });
     expect((await fetchRaw(store, `${made.url}/inside.txt?download=1`, { headers: { ...PAGE_FETCH, ...cookie } })).body.toString()).toBe('inside bytes');
