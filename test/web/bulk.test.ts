@@ -76,7 +76,7 @@ chromiumBinary.describe('bulk work on the Files page', () => {
     const { page } = watched;
     await box(page, 'item 01.txt').waitFor();
     // Every row is in the page (the browser's Find sees every name).
-    expect(await page.getByRole('row').count()).toBe(51);
+    await expect.poll(() => page.getByRole('row').count()).toBe(51);
     // Pointer: one box, then Shift+click on the last selects the range.
     await box(page, 'item 01.txt').click();
     await page.getByText('1 item selected').waitFor();

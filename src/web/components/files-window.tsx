@@ -1,6 +1,8 @@
 /**
  * A table of a folder's rows. Up to WINDOW_PAST rows it draws them all, so the browser's Find
- * sees every name; past that (a folder may hold 10,000 entries) only the rows in view: rows have one
+ * sees every name: the first view's rows at once, the rest DRAW_STEP at a time between frames (so
+ * the first rows come as fast as a window's). Past that (a folder may hold 10,000 entries) only
+ * the rows in view: rows have one
  * fixed height (3rem, from the style sheet), two spacer rows stand for the rows above and below,
  * and a scroll reads scrollTop once per animation frame (no layout is forced between writes).
  * The header stays a real table header (sortable by its buttons), each row keeps its
@@ -13,7 +15,9 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 /** Rows drawn beyond each edge of the view, so a fast scroll or a Tab never meets a blank. */
 const OVERSCAN = 8;
 /** Up to this many rows all are drawn (Find finds every name); past it, only those in view (the page says so). */
-export const WINDOW_PAST = 2000;
+export const WINDOW_PAST = 500;
+/** Rows added per turn while a short folder is drawn whole. */
+const DRAW_STEP = 100;
 
 export function FilesWindow<T>(props: {
   rows: readonly T[];
@@ -28,6 +32,7 @@ export function FilesWindow<T>(props: {
   const [rowHeight, setRowHeight] = useState(48);
   const [viewHeight, setViewHeight] = useState(800);
   const [first, setFirst] = useState(0);
+  const [drawn, setDrawn] = useState(0);
   const frame = useRef(0);
 
   useLayoutEffect(() => {
@@ -52,6 +57,23 @@ export function FilesWindow<T>(props: {
     setFirst(0);
   }, [rows]);
 
+  // A short folder: the rest of its rows, a step at a time, each in a turn of its own. What was
+  // drawn stays (a filter narrowing the rows redraws none); another folder mounts a new table.
+  const inView = Math.ceil(viewHeight / rowHeight) + OVERSCAN;
+  useEffect(() => {
+    if (rows.length > WINDOW_PAST) return;
+    let count = Math.min(rows.length, Math.max(drawn, inView));
+    setDrawn(count);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const more = () => {
+      count = Math.min(rows.length, count + DRAW_STEP);
+      setDrawn(count);
+      if (count < rows.length) timer = setTimeout(more, 0);
+    };
+    if (count < rows.length) timer = setTimeout(more, 0);
+    return () => clearTimeout(timer);
+  }, [rows, inView]);
+
   const onScroll = () => {
     if (frame.current || rows.length <= WINDOW_PAST) return;
     frame.current = requestAnimationFrame(() => {
@@ -63,7 +85,7 @@ export function FilesWindow<T>(props: {
 
   const whole = rows.length <= WINDOW_PAST;
   const start = whole ? 0 : Math.max(0, Math.min(first, rows.length) - OVERSCAN);
-  const end = whole ? rows.length : Math.min(rows.length, first + Math.ceil(viewHeight / rowHeight) + OVERSCAN);
+  const end = whole ? Math.min(rows.length, Math.max(drawn, inView)) : Math.min(rows.length, first + inView);
   const above = start * rowHeight;
   const below = (rows.length - end) * rowHeight;
   return (

@@ -649,7 +649,7 @@ export function Files() {
               <p>{t.bulk.filterNone}</p>
             ) : (
               <div onKeyDown={onListKey}>
-                <FilesWindow rows={rows} label={t.files.listLabel(title)} header={header} columns={5} rowKey={(e) => e.uuid} renderRow={renderRow} />
+                <FilesWindow key={folder} rows={rows} label={t.files.listLabel(title)} header={header} columns={5} rowKey={(e) => e.uuid} renderRow={renderRow} />
               </div>
             )}
           </section>

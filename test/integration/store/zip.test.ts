@@ -6,7 +6,7 @@
  * a link's password and an upload link; and a blob lost mid-archive cutting the connection.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +160,35 @@ describe('GET /resources/auth/zip/{key}/{name}.zip?node=...', () => {
       for await (const chunk of res.body) received += (chunk as Buffer).length;
     })()).rejects.toThrow();
     expect(received).toBeGreaterThan(0);
+  });
+});
+
+/** Files of the blob folder this process holds open. */
+function openBlobFiles(): number {
+  const blobDir = localBlobs(store).blobDir;
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(blobDir);
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+describe('a client that goes away mid-archive', () => {
+  it('closes the file being read, and reads no further', async () => {
+    const folder = await createFolder(seeder.client, ann.session, 'home', 'Abandoned');
+    await uploadFile(seeder.client, ann.session, folder, 'one.bin', patternBytes(3, 8 * MiB));
+    await uploadFile(seeder.client, ann.session, folder, 'two.bin', patternBytes(4, 8 * MiB));
+    const before = openBlobFiles();
+    const res = await request(store.url + zipPath(ann, [folder]), { reset: true });
+    expect(res.statusCode).toBe(200);
+    for await (const chunk of res.body) {
+      expect((chunk as Buffer).length).toBeGreaterThan(0);
+      break;
+    }
+    res.body.destroy();
+    await expect.poll(openBlobFiles, { timeout: 5_000 }).toBe(before);
   });
 });
 
