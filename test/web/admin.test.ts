@@ -75,14 +75,15 @@ chromiumBinary.describe('the group and Administration pages', () => {
     const grace = users.find((u) => u.email === 'grace@example.test');
     expect(grace).toBeDefined();
 
-    // Search, then the quota: 0.001 MB = 1,000 bytes.
+    // Search, then the quota: 0.001 MiB = 1,049 bytes (binary units, as every size the app shows).
     await page.getByLabel('Search by name or email').fill('grace');
     await expect(page.locator('.admin-list > li').count()).resolves.toBe(1);
     await page.locator('summary').filter({ hasText: 'Grace Hopper' }).click();
-    await page.getByLabel('Quota of Grace Hopper in MB').fill('0.001');
+    await page.getByLabel('Quota of Grace Hopper in MiB').fill('0.001');
     await page.getByRole('button', { name: 'Set quota' }).click();
     await page.getByRole('status').filter({ hasText: 'The quota is set.' }).waitFor();
-    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1000);
+    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1049);
+    await page.locator('summary').filter({ hasText: 'Grace Hopper' }).getByText('Uses 0 bytes of 1 KiB.').waitFor();
     await checkLayout(page, 'admin-users');
 
     // A group, and Grace in it.
@@ -105,10 +106,10 @@ chromiumBinary.describe('the group and Administration pages', () => {
     // A quota below what Grace stores now is refused in words, next to the field.
     await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name: 'Users' }).click();
     await page.locator('summary').filter({ hasText: 'Grace Hopper' }).click();
-    await page.getByLabel('Quota of Grace Hopper in MB').fill('0.0005');
+    await page.getByLabel('Quota of Grace Hopper in MiB').fill('0.0005');
     await page.getByRole('button', { name: 'Set quota' }).click();
-    await page.locator(`#quota-${grace?.uuid}-error`).getByText('The quota must be more than what is stored now (600 B), or 0.').waitFor();
-    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1000);
+    await page.locator(`#quota-${grace?.uuid}-error`).getByText('The quota must be more than what is stored now (600 bytes), or 0.').waitFor();
+    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1049);
 
     for (const name of ['Organizations', 'Approvers'] as const) {
       await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name }).click();

@@ -6,6 +6,7 @@
  */
 import { api, ApiError, errorText } from './client.js';
 import { t } from '../strings/index.js';
+import { sizeText } from '../strings/units.js';
 
 export const NODE_PERMISSIONS = ['read', 'write', 'delete', 'download'] as const;
 export const TAG_PERMISSIONS = ['create', 'delete'] as const;
@@ -148,25 +149,6 @@ export const adminApi = {
   removeApprover: (kind: 'users' | 'groups', uuid: string, approver: string, type: ShareType) =>
     api('DELETE', `/api/admin/${kind}/${encodeURIComponent(uuid)}/approvers/${encodeURIComponent(approver)}/${type}`),
 };
-
-/** Bytes from a number of megabytes typed (1 MB = 1,000,000 bytes); NaN when it is not one. */
-export function megabytesToBytes(text: string): number {
-  const value = Number(text.trim().replace(',', '.'));
-  return text.trim() === '' || !Number.isFinite(value) || value < 0 ? Number.NaN : Math.round(value * 1_000_000);
-}
-
-/** A size for people: bytes, KB, MB or GB (decimal, as the quota is typed). */
-export function sizeText(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1000;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit += 1;
-  }
-  return `${value.toLocaleString('en', { maximumFractionDigits: 1 })} ${units[unit]}`;
-}
 
 /** errorText, with a quota below what is stored said in sizes a person reads (the store says bytes). */
 export function quotaErrorText(error: unknown): string {

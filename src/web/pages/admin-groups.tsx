@@ -7,17 +7,18 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
+import { adminApi, quotaErrorText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
 import { OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
+import { bytesToMebibytes, mebibytesToBytes, sizeText } from '../strings/units.js';
 import { PermissionBoxes } from './group-admin.js';
 
 const s = () => t.admin.adminGroups;
 
 function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: AdminGroup; groups: AdminGroup[]; users: AdminUser[]; onChanged: () => void; onDeleted: (message: string) => void }) {
-  const [quota, setQuota] = useState(group.disk_quota > 0 ? String(group.disk_quota / 1_000_000) : '0');
+  const [quota, setQuota] = useState(group.disk_quota > 0 ? bytesToMebibytes(group.disk_quota) : '0');
   const [members, setMembers] = useState<Member[] | undefined>();
   const [adding, setAdding] = useState('');
   const [perms, setPerms] = useState<Permissions>({ is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] });
@@ -40,7 +41,7 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
   };
   const setQuotaNow = (event: Event) => {
     event.preventDefault();
-    const bytes = megabytesToBytes(quota);
+    const bytes = mebibytesToBytes(quota);
     if (Number.isNaN(bytes)) return setProblems({ quota: t.admin.users.quotaInvalid });
     void run(() => adminApi.updateGroup(id, { disk_quota: bytes }), t.admin.users.quotaSaved, 'quota');
   };
@@ -169,7 +170,7 @@ export function AdminGroups({ about }: { about: About }) {
   const create = async (event: Event) => {
     event.preventDefault();
     setDone('');
-    const disk_quota = megabytesToBytes(form.quota);
+    const disk_quota = mebibytesToBytes(form.quota);
     if (Number.isNaN(disk_quota)) return setProblems({ quota: t.admin.users.quotaInvalid });
     setProblems({});
     try {

@@ -7,11 +7,12 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminUser } from '../api/admin.js';
+import { adminApi, quotaErrorText, type About, type AdminUser } from '../api/admin.js';
 import { BuiltinOnly, OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
+import { bytesToMebibytes, mebibytesToBytes, sizeText } from '../strings/units.js';
 
 const s = () => t.admin.users;
 
@@ -21,7 +22,7 @@ function quotaText(user: AdminUser): string {
 
 function UserRow({ user, about, onChanged }: { user: AdminUser; about: About; onChanged: () => void }) {
   const [password, setPassword] = useState('');
-  const [quota, setQuota] = useState(user.disk_quota > 0 ? String(user.disk_quota / 1_000_000) : '0');
+  const [quota, setQuota] = useState(user.disk_quota > 0 ? bytesToMebibytes(user.disk_quota) : '0');
   const [problems, setProblems] = useState<{ password?: string | undefined; quota?: string | undefined; form?: string | undefined }>({});
   const [done, setDone] = useState('');
   const [busy, setBusy] = useState(false);
@@ -43,7 +44,7 @@ function UserRow({ user, about, onChanged }: { user: AdminUser; about: About; on
   };
   const setQuotaNow = (event: Event) => {
     event.preventDefault();
-    const bytes = megabytesToBytes(quota);
+    const bytes = mebibytesToBytes(quota);
     if (Number.isNaN(bytes)) return setProblems({ quota: s().quotaInvalid });
     void run(() => adminApi.updateUser(user.uuid, { disk_quota: bytes }), s().quotaSaved, 'quota');
   };
@@ -118,7 +119,7 @@ function CreateUser({ orgId, onCreated }: { orgId: string | undefined; onCreated
   const create = async (event: Event) => {
     event.preventDefault();
     setDone('');
-    const disk_quota = megabytesToBytes(form.quota);
+    const disk_quota = mebibytesToBytes(form.quota);
     if (Number.isNaN(disk_quota)) return setProblems({ quota: s().quotaInvalid });
     setBusy(true);
     setProblems({});

@@ -1,3 +1,5 @@
+import { count } from './units.js';
+
 /** Every word of sharing (issue 24, item 5): pages/share.tsx, shares.tsx and requests.tsx. */
 export const sharing = {
   navShares: 'Shares',
@@ -45,7 +47,7 @@ export const sharing = {
   copyIntro: 'Each person or group gets their own copy of it as it is now; later changes are not sent. They accept or decline it.',
   copyFormTitle: 'Who gets a copy',
   sendCopy: 'Send copy',
-  copySent: (n: number) => `Copy offered to ${n} recipient${n === 1 ? '' : 's'}.`,
+  copySent: (n: number) => `Copy offered to ${count(n, 'recipient')}.`,
 
   privateTitle: 'Private shares',
   privateIntro: 'The people and groups chosen see this itself (not a copy) under “Shared with me”.',
