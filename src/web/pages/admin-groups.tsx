@@ -13,7 +13,7 @@ import { Field, FormError } from '../components/field.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
 import { bytesToMebibytes, mebibytesToBytes, sizeText } from '../strings/units.js';
-import { PermissionBoxes } from './group-admin.js';
+import { NEW_MEMBER, PermissionBoxes, permissionSummary } from './group-admin.js';
 
 const s = () => t.admin.adminGroups;
 
@@ -21,7 +21,7 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
   const [quota, setQuota] = useState(group.disk_quota > 0 ? bytesToMebibytes(group.disk_quota) : '0');
   const [members, setMembers] = useState<Member[] | undefined>();
   const [adding, setAdding] = useState('');
-  const [perms, setPerms] = useState<Permissions>({ is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] });
+  const [perms, setPerms] = useState<Permissions>({ ...NEW_MEMBER });
   const [transfer, setTransfer] = useState('');
   const [confirm, setConfirm] = useState(false);
   const [problems, setProblems] = useState<{ quota?: string | undefined; member?: string | undefined; delete?: string | undefined }>({});
@@ -48,7 +48,7 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
   const add = (event: Event) => {
     event.preventDefault();
     if (!adding) return setProblems({ member: t.admin.group.chooseUser });
-    void run(() => adminApi.addGroupMember(id, adding, perms).then(() => (setAdding(''), loadMembers())), s().memberAdded, 'member');
+    void run(() => adminApi.addGroupMember(id, adding, perms).then(() => (setAdding(''), setPerms({ ...NEW_MEMBER }), loadMembers())), s().memberAdded, 'member');
   };
   const remove = (event: Event) => {
     event.preventDefault();
@@ -82,7 +82,7 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
           <ul class="admin-list">
             {members.map((member) => (
               <li key={member.user_uuid}>
-                {member.fullname} <span class="muted">{member.is_admin ? t.admin.groups.roleAdmin : t.admin.groups.roleMember}</span>{' '}
+                {member.fullname} <span class="muted">{permissionSummary(member)}</span>{' '}
                 <button
                   type="button"
                   class="secondary"

@@ -66,13 +66,18 @@ export function PermissionBoxes({ id, value, onChange, disabled }: { id: string;
   );
 }
 
+/** What a new member starts with on every add: read only, whatever the previous member was given. */
+export const NEW_MEMBER: Readonly<Permissions> = { is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] };
+
 function permissionsOf(member: Permissions): Permissions {
   return { is_admin: member.is_admin, node_permissions: [...member.node_permissions], tag_permissions: [...member.tag_permissions], share_permissions: [...member.share_permissions] };
 }
 
-function permissionSummary(member: Permissions): string {
-  const all = SETS.flatMap(([set]) => member[set].map((p) => permissionName(set, p)));
-  return `${member.is_admin ? `${s().isAdmin}; ` : ''}${all.length > 0 ? all.join(', ') : s().noPermissions}`;
+/** Who may do what, in words: "Group administrator", or the permissions held ("Read, Write, Create tags"). */
+export function permissionSummary(member: Permissions): string {
+  if (member.is_admin) return s().adminMayAll;
+  const held = SETS.filter(([set]) => member[set].length > 0).map(([set]) => `${s().sets[set]}: ${member[set].map((p) => permissionName(set, p).toLowerCase()).join(', ')}`);
+  return held.length > 0 ? held.join(' · ') : s().noPermissions;
 }
 
 function MemberRow({ group, member, admin, onChanged }: { group: string; member: Member; admin: boolean; onChanged: () => void }) {
@@ -108,7 +113,7 @@ function MemberRow({ group, member, admin, onChanged }: { group: string; member:
     <li>
       <details>
         <summary>
-          {label} <span class="muted">{member.is_admin ? t.admin.groups.roleAdmin : t.admin.groups.roleMember}</span>
+          {label} <span class="muted">{permissionSummary(member)}</span>
         </summary>
         <form onSubmit={(e) => (e.preventDefault(), void run(() => groupsApi.setMember(group, member.user_uuid, value)))}>
           <PermissionBoxes id={`m-${member.user_uuid}`} value={value} onChange={setValue} />
@@ -151,7 +156,7 @@ function Members({ group, admin }: { group: string; admin: boolean }) {
   const [members, setMembers] = useState<Member[] | undefined>();
   const [users, setUsers] = useState<DirectoryUser[]>([]);
   const [adding, setAdding] = useState('');
-  const [perms, setPerms] = useState<Permissions>({ is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] });
+  const [perms, setPerms] = useState<Permissions>(permissionsOf(NEW_MEMBER));
   const [error, setError] = useState<string | undefined>();
   const [addError, setAddError] = useState<string | undefined>();
   const load = () => groupsApi.members(group).then(setMembers, (err: unknown) => setError(errorText(err)));
@@ -166,6 +171,7 @@ function Members({ group, admin }: { group: string; admin: boolean }) {
     try {
       await groupsApi.addMember(group, adding, perms);
       setAdding('');
+      setPerms(permissionsOf(NEW_MEMBER));
       await load();
     } catch (err) {
       setAddError(errorText(err));

@@ -58,6 +58,7 @@ export const admin = {
       },
     },
     noPermissions: 'no permissions',
+    adminMayAll: 'Group administrator: may do everything',
     saveMember: 'Save permissions',
     saveMemberOf: (name: string) => `Save permissions of ${name}`,
     removeMember: 'Remove',
