@@ -237,6 +237,15 @@ chromiumBinary.describe('the sharing pages', () => {
     expect((await listing(carol, `incoming:${observatory}`)).map((e) => e.name)).toEqual(['plans.txt']);
     expect((await listing(carol, 'incoming')).map((e) => e.name)).toEqual(['plans.txt']);
     expect(dataOf<unknown[]>(await apiCall(f.client, carol.session, 'GET', '/api/user/pending_incoming'))).toEqual([]);
+    // The copy she accepted is a drive of hers in the Files page's switcher.
+    await cp.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Files' }).click();
+    await cp.getByRole('navigation', { name: 'Drives' }).getByRole('link', { name: 'Incoming copies' }).click();
+    await cp.waitForURL((url) => url.pathname === '/files/incoming');
+    await cp.getByRole('main').getByText('plans.txt', { exact: true }).first().waitFor();
+    expect(await cp.getByRole('navigation', { name: 'Drives' }).getByRole('link', { name: 'Incoming copies' }).getAttribute('aria-current')).toBe('page');
+    await expectAccessible(cp);
+    await fits(cp, 360, 'files-incoming');
+    await fits(cp, 1920, 'files-incoming');
     expectClean(carolPage);
 
     // Ada's own links and shares on /shares, revoked there.

@@ -7,6 +7,7 @@ export const files = {
   drives: 'Drives',
   home: 'Home',
   sharedWithMe: 'Shared with me',
+  incomingCopies: 'Incoming copies',
   topLevel: {
     home: 'Home',
     incoming: 'Incoming',
