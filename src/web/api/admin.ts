@@ -2,8 +2,13 @@
  * The calls of the group and administration pages (issue 24 items 6 and 7): groups for members
  * and their administrators (/api/groups/...), administrators' users, groups, organizations and
  * approvers (/api/admin/...), and the server's edition and version (/api/admin/about). Records as
- * docs/api.md "Records" gives them; every call through api(), so refusals arrive as ApiError.
+ * docs/api.md "Records" gives them, typed from the store's own record types (type-only imports:
+ * nothing of the store is bundled); every call through api(), so refusals arrive as ApiError.
  */
+import type { AdminUserRecord } from '../../store/schemas/admin.js';
+import type { AdminGroupRecord, GroupDetails, GroupEntry, MemberRecord, TagRecord } from '../../store/schemas/groups.js';
+import type { OrganizationRecord } from '../../store/schemas/organizations.js';
+import type { ApproverRecord } from '../../store/schemas/shares.js';
 import { api, ApiError, errorText } from './client.js';
 import { t } from '../strings/index.js';
 import { sizeText } from '../strings/units.js';
@@ -14,38 +19,12 @@ export const SHARE_PERMISSIONS = ['public_create', 'public_delete', 'private_cre
 export const SHARE_TYPES = ['public', 'private', 'upload', 'share_copy'] as const;
 export type ShareType = (typeof SHARE_TYPES)[number];
 
-export interface Permissions {
-  is_admin: boolean;
-  node_permissions: string[];
-  tag_permissions: string[];
-  share_permissions: string[];
-}
-
-export interface GroupEntry extends Permissions {
-  group_uuid: string;
-  group_name: string;
-}
-
-export interface GroupDetails extends Permissions {
-  group_uuid: string;
-  group_name: string;
-  description: string;
-  disk_quota: number;
-  disk_used: number;
-  member_count: number;
-}
-
-export interface Member extends Permissions {
-  user_uuid: string;
-  fullname: string;
-  email: string;
-  is_active: boolean;
-}
-
-export interface Tag {
-  name: string;
-  class: string;
-}
+/** A membership's permissions, as the member records and Group entries carry them. */
+export type Permissions = Pick<MemberRecord, 'is_admin' | 'node_permissions' | 'tag_permissions' | 'share_permissions'>;
+export type { GroupEntry, GroupDetails };
+export type Member = MemberRecord;
+/** A tag as it is added (name and class); the store's record adds who made it and when. */
+export type Tag = Pick<TagRecord, 'name' | 'class'>;
 
 export interface GroupWebdrive {
   endpoint: string | null;
@@ -59,43 +38,10 @@ export interface DirectoryUser {
   email: string;
 }
 
-export interface AdminUser {
-  uuid: string;
-  fullname: string;
-  email: string;
-  org_id: string;
-  is_active: boolean;
-  is_admin: boolean;
-  disk_quota: number;
-  disk_used: number;
-  twofa: boolean;
-  groups: GroupEntry[];
-}
-
-export interface AdminGroup {
-  group_uuid: string;
-  group_name: string;
-  description: string;
-  disk_quota: number;
-  disk_used: number;
-  member_count: number;
-  org_id: string;
-}
-
-export interface Organization {
-  id: string;
-  name: string;
-  allow_unlimited_quota: boolean;
-  user_count: number;
-  group_count: number;
-}
-
-export interface Approver {
-  approver_id: string;
-  share_type: ShareType;
-  fullname: string;
-  email: string;
-}
+export type AdminUser = AdminUserRecord;
+export type AdminGroup = AdminGroupRecord;
+export type Organization = OrganizationRecord;
+export type Approver = ApproverRecord & { share_type: ShareType };
 
 export interface About {
   edition: string;

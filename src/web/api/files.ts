@@ -7,6 +7,7 @@
  * progress. A folder's path on the bridge comes from its breadcrumb (src/bridge/namespace.ts:
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
  */
+import type { GroupEntry } from '../../store/schemas/groups.js';
 import { api, ApiError, bridgeAuthorization, endSession, errorText, fileAccessKey } from './client.js';
 import { groupFolderName } from './group-folder.js';
 import { currentSession } from '../session.js';
@@ -27,13 +28,7 @@ export interface PathEntry {
   uuid: string;
 }
 
-export interface GroupEntry {
-  group_uuid: string;
-  group_name: string;
-  is_admin: boolean;
-  node_permissions: string[];
-  share_permissions: string[];
-}
+export type { GroupEntry };
 
 export type Access = ReadonlyArray<'read' | 'write' | 'delete' | 'download'>;
 
