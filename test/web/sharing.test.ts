@@ -198,7 +198,7 @@ chromiumBinary.describe('the sharing pages', () => {
     await expectAccessible(page);
     // The whole Share page at 1,920 px, with a private share and a link listed (issue 31: 2,756 px, the people listed twice).
     await page.setViewportSize({ width: 1920, height: 1080 });
-    const height = await page.evaluate(() => globalThis.document.documentElement.scrollHeight);
+    const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
     console.log(`Share page height at 1,920 px: ${height} px`);
     await fits(page, 1920, 'share-people');
     await fits(page, 360, 'share-people');
