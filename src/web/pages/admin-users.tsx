@@ -5,9 +5,10 @@
  * the only one who may change the built-in admin's own record: other administrators see that
  * row without controls, with the note.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
 import { adminApi, quotaErrorText, type About, type AdminUser } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { BuiltinOnly, OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { currentSession } from '../session.js';
@@ -158,11 +159,9 @@ function CreateUser({ orgId, onCreated }: { orgId: string | undefined; onCreated
 
 export function AdminUsers({ about }: { about: About }) {
   const [orgId, setOrgId] = useState<string | undefined>();
-  const [users, setUsers] = useState<AdminUser[] | undefined>();
+  const { data: users, error, refresh } = useResource(() => adminApi.users(orgId), [orgId]);
+  const load = refresh;
   const [query, setQuery] = useState('');
-  const [error, setError] = useState<string | undefined>();
-  const load = () => adminApi.users(orgId).then(setUsers, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), [orgId]);
   const q = query.trim().toLowerCase();
   const shown = users?.filter((user) => q === '' || user.fullname.toLowerCase().includes(q) || user.email.toLowerCase().includes(q));
   return (

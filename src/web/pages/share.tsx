@@ -265,7 +265,10 @@ async function loadSharing(id: string): Promise<Loaded> {
 export function ShareNode() {
   const { path } = useLocation();
   const id = pathRest(path, '/share/');
-  const { data, error, refresh } = useResource(() => loadSharing(id), [id]);
+  const resource = useResource(async () => ({ id, result: await loadSharing(id) }), [id]);
+  const { error, refresh } = resource;
+  // What was loaded for another node (kept while this one loads) is not shown.
+  const data = resource.data?.id === id ? resource.data.result : undefined;
   const reload = () => void refresh();
   const loaded = data && !data.missing ? data : undefined;
   const ownerGroup = loaded?.node.owner_type === 'Group' ? loaded.node.owner_uuid : undefined;
