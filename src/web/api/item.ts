@@ -7,7 +7,6 @@
 import type { GroupEntry } from '../../store/schemas/groups.js';
 import type { Checksums, DirEntry, NodeDetails, PathEntry } from '../../store/schemas/nodes.js';
 import { api, fileAccessKey } from './client.js';
-import { currentSession } from '../session.js';
 
 export type { Checksums, PathEntry, GroupEntry };
 /** A node's details (docs/api.md "Node details"). */

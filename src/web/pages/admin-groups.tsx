@@ -7,7 +7,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, quotaErrorText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
+import { adminApi, quotaErrorText, type About, type AdminGroup, type AdminUser, type Permissions } from '../api/admin.js';
 import { useResource } from '../api/use-resource.js';
 import { OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';

@@ -11,7 +11,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useResource } from '../api/use-resource.js';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, groupsApi, NODE_PERMISSIONS, SHARE_PERMISSIONS, SHARE_TYPES, TAG_PERMISSIONS, type Approver, type DirectoryUser, type GroupDetails, type GroupWebdrive, type Member, type Permissions, type ShareType, type Tag } from '../api/admin.js';
+import { adminApi, groupsApi, NODE_PERMISSIONS, SHARE_PERMISSIONS, SHARE_TYPES, TAG_PERMISSIONS, type DirectoryUser, type GroupDetails, type GroupWebdrive, type Member, type Permissions, type ShareType } from '../api/admin.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
