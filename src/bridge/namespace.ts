@@ -22,7 +22,7 @@
  *   Nextcloud's names for the same two things.
  */
 import type { GroupEntry, NodeEntry, NodeId } from '../store-client/contract.js';
-import { normalizeName } from './href.js';
+import { groupFolderNames } from '../shared/group-folder-names.js';
 
 export const TOP_LEVEL = ['home', 'incoming', 'trash', 'public_shares', 'private_shares', 'favorites', 'shared_with_you'] as const;
 export type TopLevelName = (typeof TOP_LEVEL)[number];
@@ -94,30 +94,10 @@ export function folder(id: string, name: string, updatedMs = 0): NodeEntry {
 }
 
 /**
- * A group name as a path segment: no `/`, no control characters, not `.` or `..`, NFC, at most
- * 255 bytes. Names equal after this, compared case-insensitively (Finder and Explorer do), get
- * the group UUID's first 8 characters appended, so every group keeps a stable, distinct name.
+ * Each group's collection name under `/groups/` (src/shared/group-folder-names.ts, which the web
+ * app calls too): a safe path segment of at most 240 bytes; names equal ignoring case get the
+ * group UUID's first 8 characters appended, so every group keeps a stable, distinct name.
  */
 export function groupSegments(groups: readonly GroupEntry[]): Map<string, GroupEntry> {
-  const safe = (name: string): string => {
-    let s = normalizeName(name).replace(/[\u0000-\u001f\u007f/\\]/g, '_').trim();
-    if (s === '' || s === '.' || s === '..') s = `group ${s}`.trim();
-    while (Buffer.byteLength(s, 'utf8') > 240) s = Array.from(s).slice(0, -1).join('');
-    return s;
-  };
-  const byFolded = new Map<string, GroupEntry[]>();
-  for (const group of [...groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    const key = safe(group.name).toLowerCase();
-    const same = byFolded.get(key);
-    if (same) same.push(group);
-    else byFolded.set(key, [group]);
-  }
-  const out = new Map<string, GroupEntry>();
-  for (const same of byFolded.values()) {
-    same.forEach((group, index) => {
-      const base = safe(group.name);
-      out.set(index === 0 ? base : `${base} (${group.id.replace(/[^0-9a-zA-Z]/g, '').slice(0, 8)})`, group);
-    });
-  }
-  return out;
+  return groupFolderNames(groups, (g) => ({ id: g.id, name: g.name }));
 }

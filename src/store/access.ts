@@ -24,14 +24,18 @@
  * The owner's side (mayActAsOwner): what no share gives, whatever it grants: whether deletes
  * skip the trash, and revisions other than the current one (issue 29).
  *
+ * Approvers (issue 31): an approver reads the file of a share request waiting for their decision,
+ * and nothing else of it (resolveApproverPreview): no listing, no details, no old revision, no
+ * write; the door shuts when the request is decided or withdrawn, or they stop approving.
+ *
  * Groups: members may read a group's member endpoints, group administrators (and the built-in
  * admin) may change it; non-members get 404, members who are not administrators 403.
  */
 import type { AuthenticatedUser } from './sessions.js';
 import type { Sql } from './storage/sql.js';
 import { getGroup, membershipOf, type GroupRow, type Membership } from './storage/groups.js';
-import { findNode, getNodeByFileId, isUuid, locatorOf, type NodeRow } from './storage/nodes.js';
-import { privateSharesReaching } from './storage/shares.js';
+import { findNode, getNode, getNodeByFileId, isUuid, locatorOf, type NodeRow } from './storage/nodes.js';
+import { getShareRequest, isApprover, privateSharesReaching } from './storage/shares.js';
 import { getUserByUuid } from './storage/users.js';
 import { forbidden, notFound, StoreHttpError } from './envelope.js';
 
@@ -255,6 +259,26 @@ export async function assertSharePermission(sql: Sql, caller: Holder, node: Pick
   if (!membership) throw forbidden("only the group's members manage the shares of its nodes");
   if (membership.isAdmin || needed === 'list' || membership.sharePermissions.includes(needed)) return;
   throw forbidden(`${needed} share permission required`);
+}
+
+/**
+ * The one door an approver has to a node they may not otherwise see: the file of a share request
+ * that waits for their decision (state `pending`, the caller an approver of its workspace and
+ * share type now, not its requester), to read its current content before deciding. Folders have
+ * no preview here. 404 `pending share not found` alike for an unknown request, one decided or
+ * withdrawn, another approver's and a requester's own, so nothing is learnt of requests one does
+ * not decide; 404 when the node is gone or is not a file. Read-only: callers send its bytes and
+ * nothing else.
+ */
+export async function resolveApproverPreview(sql: Sql, caller: Holder, pendingUuid: string): Promise<NodeRow> {
+  const refused = () => notFound('pending share not found');
+  if (!isUuid(pendingUuid)) throw refused();
+  const request = await getShareRequest(sql, pendingUuid.toLowerCase());
+  if (!request || request.state !== 'pending' || request.node_uuid === null || request.requester_uuid === caller.userUuid) throw refused();
+  if (!(await isApprover(sql, request.workspace_uuid, request.share_type, caller.userUuid))) throw refused();
+  const node = await getNode(sql, request.node_uuid);
+  if (!node || node.type !== 'File' || node.revision === null) throw notFound('the request is not for a file, or the file is gone');
+  return node;
 }
 
 export type GroupRole = 'member' | 'admin';

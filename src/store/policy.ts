@@ -68,6 +68,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /resources/auth/view/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
   'GET /resources/auth/download/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
   'GET /resources/auth/zip/:key/*': { ...user(), credential: 'fileaccesskey' },
+  'GET /resources/auth/pending/:key/:pending/*': { ...user('approver'), credential: 'fileaccesskey' },
 
   // The current user. An expired password may read the profile, set a new one and log out.
   'GET /api/user': { ...user(), expiredPassword: true },
@@ -109,6 +110,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/shares': user(),
   'DELETE /api/shares/:share_uuid': guarded('member', SHARES),
   'GET /api/pending_shares': user('approver'),
+  'GET /api/nodes/:id/approvals': user(),
   'PUT /api/pending_shares/:pending_uuid/approval': guarded('approver', SHARES),
   'GET /api/my_pending_shares': user(),
   'DELETE /api/my_pending_shares/:pending_uuid': guarded('user', SHARES),

@@ -106,7 +106,8 @@ function breachOf(map: FloorPlan, from: string, to: string, typeOnly: boolean): 
       continue;
     }
     if (typeOnly && a.typesFrom.some((p) => covers(p, to))) return undefined;
-    if (a.floor === 'apart') return `${nameOf(a)} stands apart: it imports nothing of ${nameOf(b)}`;
+    // Floor 0 is the ground everything may stand on, a room apart included (browser-safe pure code).
+    if (a.floor === 'apart') return b.floor === 0 ? undefined : `${nameOf(a)} stands apart: it imports nothing of ${nameOf(b)}`;
     if (b.floor === 'apart') return `${nameOf(b)} stands apart: ${nameOf(a)} may not import it`;
     if (b.floor < a.floor) return undefined;
     return b.floor === a.floor
@@ -276,6 +277,13 @@ describe(`${DOC} says what issue 29 asks of the floors`, () => {
     expect(refused('src/web/api/admin.ts', 'src/store/ops/login.ts', true)).toBe(true);
     expect(refused('src/web/api/admin.ts', 'src/common/config.ts', true)).toBe(true);
     expect(refused('src/store/web-app.ts', 'src/web/app.tsx', true)).toBe(true);
+  });
+
+  it('lets the web app and the bridge share floor 0, browser-safe code that imports nothing', () => {
+    expect(refused('src/web/api/files.ts', 'src/shared/group-folder-names.ts')).toBe(false);
+    expect(refused('src/bridge/namespace.ts', 'src/shared/group-folder-names.ts')).toBe(false);
+    expect(refused('src/shared/group-folder-names.ts', 'src/common/config.ts', true)).toBe(true);
+    expect(refused('src/shared/group-folder-names.ts', 'src/web/api/files.ts', true)).toBe(true);
   });
 
   it('orders the bridge inside: doors, then verbs beside uploads, then commit.ts, then request/, then the rest', () => {

@@ -75,14 +75,15 @@ chromiumBinary.describe('the group and Administration pages', () => {
     const grace = users.find((u) => u.email === 'grace@example.test');
     expect(grace).toBeDefined();
 
-    // Search, then the quota: 0.001 MB = 1,000 bytes.
+    // Search, then the quota: 0.001 MiB = 1,049 bytes (binary units, as every size the app shows).
     await page.getByLabel('Search by name or email').fill('grace');
     await expect(page.locator('.admin-list > li').count()).resolves.toBe(1);
     await page.locator('summary').filter({ hasText: 'Grace Hopper' }).click();
-    await page.getByLabel('Quota of Grace Hopper in MB').fill('0.001');
+    await page.getByLabel('Quota of Grace Hopper in MiB').fill('0.001');
     await page.getByRole('button', { name: 'Set quota' }).click();
     await page.getByRole('status').filter({ hasText: 'The quota is set.' }).waitFor();
-    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1000);
+    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1049);
+    await page.locator('li').filter({ has: page.locator('summary', { hasText: 'Grace Hopper' }) }).getByText('Uses 0 bytes of 1 KiB.').waitFor();
     await checkLayout(page, 'admin-users');
 
     // A group, and Grace in it.
@@ -105,10 +106,10 @@ chromiumBinary.describe('the group and Administration pages', () => {
     // A quota below what Grace stores now is refused in words, next to the field.
     await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name: 'Users' }).click();
     await page.locator('summary').filter({ hasText: 'Grace Hopper' }).click();
-    await page.getByLabel('Quota of Grace Hopper in MB').fill('0.0005');
+    await page.getByLabel('Quota of Grace Hopper in MiB').fill('0.0005');
     await page.getByRole('button', { name: 'Set quota' }).click();
-    await page.locator(`#quota-${grace?.uuid}-error`).getByText('The quota must be more than what is stored now (600 B), or 0.').waitFor();
-    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1000);
+    await page.locator(`#quota-${grace?.uuid}-error`).getByText('The quota must be more than what is stored now (600 bytes), or 0.').waitFor();
+    expect(dataOf<{ disk_quota: number }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/users/${grace?.uuid}`)).disk_quota).toBe(1049);
 
     for (const name of ['Organizations', 'Approvers'] as const) {
       await page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name }).click();
@@ -176,6 +177,9 @@ chromiumBinary.describe('the group and Administration pages', () => {
     await page.getByRole('button', { name: 'Save permissions of Bob Babbage' }).click();
     await bobs.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     expect(await bobsAccess()).toEqual(['read', 'write', 'download']);
+    // The member list says who may do what, in words.
+    await page.locator('summary').filter({ hasText: 'Bob Babbage' }).getByText('Files: read, write, download').waitFor();
+    await page.locator('summary').filter({ hasText: 'Ada Lovelace' }).getByText('Group administrator: may do everything').waitFor();
     await uploadFile(f.client, bob.session, `home:${group}`, 'notes.txt', 'hello');
 
     // The WebDrive endpoint, shown to members or not.
@@ -206,6 +210,54 @@ chromiumBinary.describe('the group and Administration pages', () => {
     expect((await apiCall(f.client, bob.session, 'GET', `/api/nodes/home:${group}/myaccess`)).status).toBe(404);
     expectClean(watched);
     expectClean(bobsPage);
+  });
+
+  it('Add member starts every member afresh at read only, on the group page and in Administration, and the lists say who may do what', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Reset' });
+    const cleo = await f.newUser({ fullname: 'Cleo Writer' });
+    const dan = await f.newUser({ fullname: 'Dan Reader' });
+    const eve = await f.newUser({ fullname: 'Eve Writer' });
+    const fay = await f.newUser({ fullname: 'Fay Reader' });
+    const group = await ga.group('Looms');
+    await ga.member(group, ada.uuid, { is_admin: true, node_permissions: ['read', 'write'] });
+    const permissionsOf = async (user: string) => dataOf<{ node_permissions: string[] }>(await apiCall(f.client, f.admin, 'GET', `/api/admin/groups/${group}/users/${user}`)).node_permissions;
+
+    // The group page: Cleo gets write; the boxes then stand at read only again, so Dan gets read only.
+    const watched = await signedIn(ada.email, ada.password, `/groups/${group}`);
+    const { page } = watched;
+    const add = page.locator('form').filter({ has: page.getByRole('heading', { name: 'Add member' }) });
+    await add.getByLabel('User').selectOption({ label: `Cleo Writer (${cleo.email})` });
+    await add.getByLabel('Write', { exact: true }).check();
+    await add.getByRole('button', { name: 'Add member' }).click();
+    await page.locator('summary').filter({ hasText: 'Cleo Writer' }).getByText('Files: read, write').waitFor();
+    expect(await add.getByLabel('Write', { exact: true }).isChecked()).toBe(false);
+    expect(await add.getByLabel('Read', { exact: true }).isChecked()).toBe(true);
+    await add.getByLabel('User').selectOption({ label: `Dan Reader (${dan.email})` });
+    await add.getByRole('button', { name: 'Add member' }).click();
+    await page.locator('summary').filter({ hasText: 'Dan Reader' }).getByText('Files: read', { exact: true }).waitFor();
+    expect(await permissionsOf(cleo.uuid)).toEqual(['read', 'write']);
+    expect(await permissionsOf(dan.uuid)).toEqual(['read']);
+    await checkLayout(page, 'group-add-member');
+    expectClean(watched);
+
+    // Administration > Groups: the same for Eve, then Fay.
+    const admins = await signedIn('admin', f.store.adminPassword, '/admin/groups');
+    const ap = admins.page;
+    await ap.locator('summary').filter({ hasText: 'Looms' }).click();
+    const row = ap.locator('li').filter({ has: ap.locator('summary', { hasText: 'Looms' }) });
+    await row.locator('li').filter({ hasText: 'Cleo Writer' }).getByText('Files: read, write').waitFor();
+    await row.getByLabel('User to add to Looms').selectOption({ label: `Eve Writer (${eve.email})` });
+    await row.getByLabel('Write', { exact: true }).check();
+    await row.getByRole('button', { name: 'Add member' }).click();
+    await row.locator('li').filter({ hasText: 'Eve Writer' }).getByText('Files: read, write').waitFor();
+    expect(await row.getByLabel('Write', { exact: true }).isChecked()).toBe(false);
+    await row.getByLabel('User to add to Looms').selectOption({ label: `Fay Reader (${fay.email})` });
+    await row.getByRole('button', { name: 'Add member' }).click();
+    await row.locator('li').filter({ hasText: 'Fay Reader' }).getByText('Files: read', { exact: true }).waitFor();
+    expect(await permissionsOf(eve.uuid)).toEqual(['read', 'write']);
+    expect(await permissionsOf(fay.uuid)).toEqual(['read']);
+    await checkLayout(ap, 'admin-groups-add-member');
+    expectClean(admins);
   });
 
   it('another administrator gets no built-in admin controls; 2FA off; a group deleted with its files given to a user', async () => {

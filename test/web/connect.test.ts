@@ -167,4 +167,35 @@ chromiumBinary.describe('the Connect your drive page', () => {
     await expectAccessible(page);
     expectClean(watched);
   });
+
+  it('puts an app password in the rclone and davfs2 guides when 2FA is on, and links to making one', async () => {
+    // Bob signs in, then 2FA is on for him (as after he turned it on): drive clients cannot ask for a code.
+    const watched = await f.openPage({ clipboard: true });
+    const { page } = watched;
+    await page.goto(`${f.base}/account`);
+    await signInThroughForm(page, bob.email, bob.password);
+    await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
+    await f.store.ctx.storage.sql.run('UPDATE users SET twofa = 1 WHERE uuid = ?', [bob.uuid]);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Connect your drive' }).click();
+    await page.getByRole('heading', { name: 'Your drive', exact: true }).waitFor();
+    for (const client of ['rclone', 'Linux (davfs2)']) await page.getByText(client, { exact: true }).click();
+    const main = page.getByRole('main');
+    const text = (await main.textContent()) ?? '';
+    expect(text).not.toContain('YOUR-PASSWORD');
+    expect(text).toContain('run rclone obscure YOUR-APP-PASSWORD');
+    expect(text).toContain(` ${bob.email} YOUR-APP-PASSWORD`);
+    await page.getByRole('button', { name: 'Copy the rclone command' }).click();
+    expect(await clipboardText(page)).toContain(`pass="$(rclone obscure 'YOUR-APP-PASSWORD')"`);
+    const links = main.getByRole('link', { name: 'Make an app password in Account' });
+    expect(await links.count()).toBe(3);
+    for (const width of [360, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await sidewaysOverflow(page)).toEqual([]);
+      await keepScreenshot(page, `connect-twofa-${width}`);
+      await expectAccessible(page);
+    }
+    await links.first().click();
+    await page.waitForURL((url) => url.pathname === '/account');
+    expectClean(watched);
+  });
 });

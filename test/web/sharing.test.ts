@@ -143,7 +143,10 @@ chromiumBinary.describe('the sharing pages', () => {
     await groups.member(observatory, ada.uuid, { node_permissions: ['read'] });
     const watched = await signedIn(ada, `/share/${plans}`, 'Share plans.txt');
     const { page } = watched;
-    const copy = page.getByRole('form', { name: 'Who gets a copy' });
+    const copy = page.getByRole('form', { name: 'Share with people' });
+    // The people are listed once, for either kind of share; with no approver, no note for one.
+    expect(await page.getByRole('group', { name: 'Recipients' }).count()).toBe(1);
+    expect(await page.getByLabel('Note for the approver (optional)').count()).toBe(0);
     // Nobody chosen: said beside the recipients, nothing sent.
     await copy.getByRole('button', { name: 'Send copy' }).click();
     await copy.getByText('Choose at least one person or group.').waitFor();
@@ -157,7 +160,8 @@ chromiumBinary.describe('the sharing pages', () => {
     expect((await apiCall(f.client, ada.session, 'POST', `/api/nodes/${letters}`, { share_copy_with: [carol.uuid] })).status).toBe(204);
     await page.goto(`${f.base}/share/${folder}`);
     await page.getByRole('heading', { name: 'Share Engine', level: 1 }).waitFor();
-    const privately = page.getByRole('form', { name: 'Share privately' });
+    const privately = page.getByRole('form', { name: 'Share with people' });
+    await privately.getByRole('radio', { name: /^This one, shared privately/ }).check();
     // The filter narrows the choices to who matches.
     await privately.getByLabel('Find by name or email').fill('herschel');
     const recipients = privately.getByRole('group', { name: 'Recipients' });
@@ -175,6 +179,13 @@ chromiumBinary.describe('the sharing pages', () => {
     await page.getByText('Link made. Copy it now: it is shown only this once.').waitFor();
     await page.getByText(/Upload link · no password · never expires/).waitFor();
     await expectAccessible(page);
+    // The whole Share page at 1,920 px, with a private share and a link listed (issue 31: 2,756 px, the people listed twice).
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
+    console.log(`Share page height at 1,920 px: ${height} px`);
+    await fits(page, 1920, 'share-people');
+    await fits(page, 360, 'share-people');
+    await expectAccessible(page);
     expectClean(watched);
 
     const carolPage = await signedIn(carol, '/shares', 'Shares');
@@ -188,7 +199,8 @@ chromiumBinary.describe('the sharing pages', () => {
     await cp.goto(`${f.base}/share/${folder}`);
     await cp.getByRole('heading', { name: 'Share Engine', level: 1 }).waitFor();
     await cp.getByText('Only its owner manages its links and private shares; you may send a copy.').waitFor();
-    await cp.getByRole('form', { name: 'Who gets a copy' }).waitFor();
+    await cp.getByRole('form', { name: 'Share with people' }).getByRole('button', { name: 'Send copy' }).waitFor();
+    expect(await cp.getByRole('radio').count()).toBe(0);
     expect(await cp.getByRole('button', { name: 'Make link' }).count()).toBe(0);
     await expectAccessible(cp);
     await cp.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shares' }).click();
@@ -208,6 +220,15 @@ chromiumBinary.describe('the sharing pages', () => {
     expect((await listing(carol, `incoming:${observatory}`)).map((e) => e.name)).toEqual(['plans.txt']);
     expect((await listing(carol, 'incoming')).map((e) => e.name)).toEqual(['plans.txt']);
     expect(dataOf<unknown[]>(await apiCall(f.client, carol.session, 'GET', '/api/user/pending_incoming'))).toEqual([]);
+    // The copy she accepted is a drive of hers in the Files page's switcher.
+    await cp.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Files' }).click();
+    await cp.getByRole('navigation', { name: 'Drives' }).getByRole('link', { name: 'Incoming copies' }).click();
+    await cp.waitForURL((url) => url.pathname === '/files/incoming');
+    await cp.getByRole('main').getByText('plans.txt', { exact: true }).first().waitFor();
+    expect(await cp.getByRole('navigation', { name: 'Drives' }).getByRole('link', { name: 'Incoming copies' }).getAttribute('aria-current')).toBe('page');
+    await expectAccessible(cp);
+    await fits(cp, 360, 'files-incoming');
+    await fits(cp, 1920, 'files-incoming');
     expectClean(carolPage);
 
     // Ada's own links and shares on /shares, revoked there.
@@ -244,7 +265,12 @@ chromiumBinary.describe('the sharing pages', () => {
     // A copy of the draft becomes a request too.
     await page.goto(`${f.base}/share/${draft}`);
     await page.getByRole('heading', { name: 'Share draft.txt', level: 1 }).waitFor();
-    const copy = page.getByRole('form', { name: 'Who gets a copy' });
+    const copy = page.getByRole('form', { name: 'Share with people' });
+    // The drive has an approver for copies, none for private shares: the note is asked for a copy only.
+    await copy.getByLabel('Note for the approver (optional)').waitFor();
+    await copy.getByRole('radio', { name: /^This one, shared privately/ }).check();
+    expect(await copy.getByLabel('Note for the approver (optional)').count()).toBe(0);
+    await copy.getByRole('radio', { name: /^A copy of their own/ }).check();
     await copy.getByRole('checkbox', { name: /Carol Herschel/ }).check();
     await copy.getByRole('button', { name: 'Send copy' }).click();
     await copy.getByText('A request was made: the share is made once an approver approves it.').waitFor();
@@ -271,6 +297,15 @@ chromiumBinary.describe('the sharing pages', () => {
     await toDecide.getByText('Drive: Bob Babbage').waitFor();
     await toDecide.getByText('no password, never expires').waitFor();
     await toDecide.getByText('Note: for the website').waitFor();
+    // The navigation counts what waits for Dave; he previews the file before deciding.
+    const requestsLink = dp.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /^Requests/ });
+    await requestsLink.getByText('1', { exact: true }).waitFor();
+    expect(await requestsLink.evaluate((a) => a.textContent)).toBe('Requests1, 1 request waiting for you');
+    await toDecide.getByText('Preview report.txt').click();
+    const frame = toDecide.getByTitle('Preview of report.txt');
+    await frame.waitFor();
+    expect(await frame.getAttribute('src')).toMatch(/^\/resources\/auth\/pending\//);
+    expect(await (await frame.elementHandle())?.contentFrame().then((f) => f?.textContent('body'))).toContain('difference engine report');
     await expectAccessible(dp);
     await fits(dp, 360, 'requests-approver');
     await fits(dp, 1920, 'requests-approver');
@@ -278,6 +313,7 @@ chromiumBinary.describe('the sharing pages', () => {
     await dp.getByRole('button', { name: 'Approve the request for report.txt' }).click();
     await dp.getByRole('status').filter({ hasText: 'The request for report.txt was approved.' }).waitFor();
     await toDecide.getByText('No request waits for you.').waitFor();
+    await requestsLink.getByText('1', { exact: true }).waitFor({ state: 'detached' });
     expectClean(davePage);
 
     // A link of the draft, asked for and then trashed: the approver's Approve is refused in words

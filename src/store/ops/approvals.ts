@@ -19,6 +19,8 @@ import {
   getShareRequest,
   insertApprover,
   isApprover,
+  needsApproval,
+  SHARE_TYPES,
   pendingForApprover,
   requestsOf,
   type ShareRequestRow,
@@ -29,7 +31,7 @@ import {
 import { getNode, isUuid, orgOfOwner, ownerName, type NodeRow } from '../storage/nodes.js';
 import type { Sql } from '../storage/sql.js';
 import { getUserByUuid } from '../storage/users.js';
-import { holderOf } from '../access.js';
+import { holderOf, resolveNode } from '../access.js';
 import { conflict, forbidden, invalid, notFound, StoreHttpError } from '../envelope.js';
 import { approverBodySchema, decisionBodySchema, shareTypeParam, type ApproverRecord, type PendingShareRecord } from '../schemas/shares.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -145,6 +147,17 @@ async function pendingRecord(ctx: StoreContext, row: ShareRequestRow): Promise<P
     decided_at: row.decided_at,
     approval_comment: row.decision_comment,
   };
+}
+
+/**
+ * GET /api/nodes/{id}/approvals: which share types of a node the caller sees wait for an
+ * approver (its workspace has one for that type), so a form asks for a note to the approver
+ * only where one will read it. Names no approver. 404 for a node the caller does not see.
+ */
+export async function approvalsOf(ctx: StoreContext, caller: AuthenticatedUser, nodeId: string): Promise<{ needs_approval: string[] }> {
+  const node = await resolveNode(ctx.storage.sql, caller, nodeId, 'visible');
+  const needed = await mapInOrder([...SHARE_TYPES], async (type) => ((await needsApproval(ctx.storage.sql, node.owner_uuid, type)) ? [type] : []));
+  return { needs_approval: needed.flat() };
 }
 
 /** GET /api/pending_shares: the pending requests the caller approves. */

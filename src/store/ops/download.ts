@@ -6,7 +6,7 @@
  * pieces into reused buffers, an S3 object as its body streams in; a range reads only its bytes.
  */
 import { Readable, type Writable } from 'node:stream';
-import { assertMayActAsOwner, resolveNodeAccess } from '../access.js';
+import { assertMayActAsOwner, resolveApproverPreview, resolveNodeAccess } from '../access.js';
 import type { BlobRange, BlobReader } from '../blobs/blob-backend.js';
 import type { StoreContext } from '../context.js';
 import { inlineBlob } from '../storage/blob-refs.js';
@@ -40,6 +40,17 @@ export async function fileVersion(ctx: StoreContext, caller: AuthenticatedUser, 
   const wanted = version === LATEST_VERSION ? node.revision : Number(version);
   if (wanted !== node.revision) assertMayActAsOwner(access, 'download-old-revision');
   const revision = Number.isSafeInteger(wanted) ? (await getRevision(ctx.storage.sql, node.uuid, wanted)) : undefined;
+  if (!revision) throw notFound('no such revision');
+  return { node, revision, etag: `"${node.uuid}-${revision.revision}"` };
+}
+
+/**
+ * The latest revision of the file of a share request waiting for the caller's decision
+ * (access.ts resolveApproverPreview): what an approver previews before deciding.
+ */
+export async function pendingFileVersion(ctx: StoreContext, caller: AuthenticatedUser, pendingUuid: string): Promise<FileVersion> {
+  const node = await resolveApproverPreview(ctx.storage.sql, caller, pendingUuid);
+  const revision = await getRevision(ctx.storage.sql, node.uuid, node.revision as number);
   if (!revision) throw notFound('no such revision');
   return { node, revision, etag: `"${node.uuid}-${revision.revision}"` };
 }

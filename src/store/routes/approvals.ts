@@ -9,6 +9,7 @@ import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
 import {
   addApprover,
+  approvalsOf,
   decideShare,
   listApprovers,
   listMyPendingShares,
@@ -25,6 +26,7 @@ export async function approvalRoutes(app: FastifyInstance, ctx: StoreContext): P
   const approver = pathParam('approver_uuid');
   const type = pathParam('type');
   const pending = pathParam('pending_uuid');
+  const node = pathParam('id');
 
   for (const door of ['users', 'groups'] as WorkspaceDoor[]) {
     const base = `/api/admin/${door}/:workspace_uuid/approvers`;
@@ -35,6 +37,8 @@ export async function approvalRoutes(app: FastifyInstance, ctx: StoreContext): P
       return success('approver removed');
     });
   }
+
+  app.get('/api/nodes/:id/approvals', async (request) => success('approvals', await approvalsOf(ctx, callerOf(request), node(request))));
 
   app.get('/api/pending_shares', async (request) => success('pending share requests', await listPendingShares(ctx, callerOf(request))));
 

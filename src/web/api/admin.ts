@@ -2,10 +2,16 @@
  * The calls of the group and administration pages (issue 24 items 6 and 7): groups for members
  * and their administrators (/api/groups/...), administrators' users, groups, organizations and
  * approvers (/api/admin/...), and the server's edition and version (/api/admin/about). Records as
- * docs/api.md "Records" gives them; every call through api(), so refusals arrive as ApiError.
+ * docs/api.md "Records" gives them, typed from the store's own record types (type-only imports:
+ * nothing of the store is bundled); every call through api(), so refusals arrive as ApiError.
  */
+import type { AdminUserRecord } from '../../store/schemas/admin.js';
+import type { AdminGroupRecord, GroupDetails, GroupEntry, MemberRecord, TagRecord } from '../../store/schemas/groups.js';
+import type { OrganizationRecord } from '../../store/schemas/organizations.js';
+import type { ApproverRecord } from '../../store/schemas/shares.js';
 import { api, ApiError, errorText } from './client.js';
 import { t } from '../strings/index.js';
+import { sizeText } from '../strings/units.js';
 
 export const NODE_PERMISSIONS = ['read', 'write', 'delete', 'download'] as const;
 export const TAG_PERMISSIONS = ['create', 'delete'] as const;
@@ -13,38 +19,12 @@ export const SHARE_PERMISSIONS = ['public_create', 'public_delete', 'private_cre
 export const SHARE_TYPES = ['public', 'private', 'upload', 'share_copy'] as const;
 export type ShareType = (typeof SHARE_TYPES)[number];
 
-export interface Permissions {
-  is_admin: boolean;
-  node_permissions: string[];
-  tag_permissions: string[];
-  share_permissions: string[];
-}
-
-export interface GroupEntry extends Permissions {
-  group_uuid: string;
-  group_name: string;
-}
-
-export interface GroupDetails extends Permissions {
-  group_uuid: string;
-  group_name: string;
-  description: string;
-  disk_quota: number;
-  disk_used: number;
-  member_count: number;
-}
-
-export interface Member extends Permissions {
-  user_uuid: string;
-  fullname: string;
-  email: string;
-  is_active: boolean;
-}
-
-export interface Tag {
-  name: string;
-  class: string;
-}
+/** A membership's permissions, as the member records and Group entries carry them. */
+export type Permissions = Pick<MemberRecord, 'is_admin' | 'node_permissions' | 'tag_permissions' | 'share_permissions'>;
+export type { GroupEntry, GroupDetails };
+export type Member = MemberRecord;
+/** A tag as it is added (name and class); the store's record adds who made it and when. */
+export type Tag = Pick<TagRecord, 'name' | 'class'>;
 
 export interface GroupWebdrive {
   endpoint: string | null;
@@ -58,43 +38,10 @@ export interface DirectoryUser {
   email: string;
 }
 
-export interface AdminUser {
-  uuid: string;
-  fullname: string;
-  email: string;
-  org_id: string;
-  is_active: boolean;
-  is_admin: boolean;
-  disk_quota: number;
-  disk_used: number;
-  twofa: boolean;
-  groups: GroupEntry[];
-}
-
-export interface AdminGroup {
-  group_uuid: string;
-  group_name: string;
-  description: string;
-  disk_quota: number;
-  disk_used: number;
-  member_count: number;
-  org_id: string;
-}
-
-export interface Organization {
-  id: string;
-  name: string;
-  allow_unlimited_quota: boolean;
-  user_count: number;
-  group_count: number;
-}
-
-export interface Approver {
-  approver_id: string;
-  share_type: ShareType;
-  fullname: string;
-  email: string;
-}
+export type AdminUser = AdminUserRecord;
+export type AdminGroup = AdminGroupRecord;
+export type Organization = OrganizationRecord;
+export type Approver = ApproverRecord & { share_type: ShareType };
 
 export interface About {
   edition: string;
@@ -148,25 +95,6 @@ export const adminApi = {
   removeApprover: (kind: 'users' | 'groups', uuid: string, approver: string, type: ShareType) =>
     api('DELETE', `/api/admin/${kind}/${encodeURIComponent(uuid)}/approvers/${encodeURIComponent(approver)}/${type}`),
 };
-
-/** Bytes from a number of megabytes typed (1 MB = 1,000,000 bytes); NaN when it is not one. */
-export function megabytesToBytes(text: string): number {
-  const value = Number(text.trim().replace(',', '.'));
-  return text.trim() === '' || !Number.isFinite(value) || value < 0 ? Number.NaN : Math.round(value * 1_000_000);
-}
-
-/** A size for people: bytes, KB, MB or GB (decimal, as the quota is typed). */
-export function sizeText(bytes: number): string {
-  if (bytes < 1000) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1000;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit += 1;
-  }
-  return `${value.toLocaleString('en', { maximumFractionDigits: 1 })} ${units[unit]}`;
-}
 
 /** errorText, with a quota below what is stored said in sizes a person reads (the store says bytes). */
 export function quotaErrorText(error: unknown): string {

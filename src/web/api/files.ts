@@ -7,7 +7,9 @@
  * progress. A folder's path on the bridge comes from its breadcrumb (src/bridge/namespace.ts:
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
  */
+import type { GroupEntry } from '../../store/schemas/groups.js';
 import { api, ApiError, bridgeAuthorization, endSession, errorText, fileAccessKey } from './client.js';
+import { groupFolderName } from './group-folder.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
 
@@ -26,13 +28,7 @@ export interface PathEntry {
   uuid: string;
 }
 
-export interface GroupEntry {
-  group_uuid: string;
-  group_name: string;
-  is_admin: boolean;
-  node_permissions: string[];
-  share_permissions: string[];
-}
+export type { GroupEntry };
 
 export type Access = ReadonlyArray<'read' | 'write' | 'delete' | 'download'>;
 
@@ -69,24 +65,6 @@ export function ownerOf(topId: string): string | undefined {
   return colon === -1 ? undefined : topId.slice(colon + 1);
 }
 
-/**
- * The bridge's name for a group (namespace.ts groupSegments): the name made safe as a path
- * segment; groups whose names are equal ignoring case get their UUID's first 8 characters.
- */
-function groupSegment(group: GroupEntry, groups: readonly GroupEntry[]): string {
-  const safe = (name: string): string => {
-    let s = name.normalize('NFC').replace(/[\u0000-\u001f\u007f/\\]/g, '_').trim();
-    if (s === '' || s === '.' || s === '..') s = `group ${s}`.trim();
-    return s;
-  };
-  const folded = safe(group.group_name).toLowerCase();
-  const same = groups
-    .filter((g) => safe(g.group_name).toLowerCase() === folded)
-    .sort((a, b) => (a.group_uuid < b.group_uuid ? -1 : a.group_uuid > b.group_uuid ? 1 : 0));
-  const base = safe(group.group_name);
-  return same[0]?.group_uuid === group.group_uuid ? base : `${base} (${group.group_uuid.replace(/[^0-9a-zA-Z]/g, '').slice(0, 8)})`;
-}
-
 /** The folder's URL on the bridge, from its breadcrumb; undefined where the bridge has no such path. */
 export function bridgeFolderUrl(rootUrl: string, crumbs: readonly PathEntry[], groups: readonly GroupEntry[]): string | undefined {
   const top = crumbs[0];
@@ -96,8 +74,9 @@ export function bridgeFolderUrl(rootUrl: string, crumbs: readonly PathEntry[], g
   const segments: string[] = [];
   if (owner && owner !== currentSession()?.uuid) {
     const group = groups.find((g) => g.group_uuid === owner);
-    if (!group) return undefined;
-    segments.push('groups', groupSegment(group, groups));
+    const name = group && groupFolderName(group, groups);
+    if (name === undefined) return undefined;
+    segments.push('groups', name);
   }
   segments.push(topName, ...crumbs.slice(1).map((c) => c.name));
   return `${rootUrl.replace(/\/+$/, '')}/${segments.map(encodeURIComponent).join('/')}/`;

@@ -4,43 +4,15 @@
  * revisions from a client"). View and download URLs carry the session's fileaccesskey in SPEC's
  * path, the one place a credential may be in a URL; everything else sends the bearer token.
  */
+import type { GroupEntry } from '../../store/schemas/groups.js';
+import type { Checksums, DirEntry, NodeDetails, PathEntry } from '../../store/schemas/nodes.js';
 import { api, fileAccessKey } from './client.js';
-import { currentSession } from '../session.js';
 
-export interface Checksums {
-  sha1: string;
-  md5: string;
-}
-
-export interface Details {
-  name: string;
-  type: 'Dir' | 'File';
-  uuid: string;
-  owner_type: 'User' | 'Group';
-  owner_uuid: string;
-  owner_fullname: string;
-  created: number;
-  updated: number;
-  checksums?: Checksums;
-}
-
-export interface PathEntry {
-  name: string;
-  uuid: string;
-}
-
-export interface Entry {
-  uuid: string;
-  name: string;
-  type: 'Dir' | 'File';
-  is_starred: boolean;
-  size: number;
-  updated: number;
-  revision?: number;
-  checksums?: Checksums;
-  /** In a trash folder's listing (docs/extensions.md): where it came from and when it left. */
-  trashed?: { from: string | null; from_path: string | null; name: string; at: number | null };
-}
+export type { Checksums, PathEntry, GroupEntry };
+/** A node's details (docs/api.md "Node details"). */
+export type Details = NodeDetails;
+/** A folder's entry (docs/api.md "Directory entry"), with where a trash entry came from. */
+export type Entry = DirEntry;
 
 export interface Revision {
   revision: number;
@@ -49,11 +21,6 @@ export interface Revision {
   uploader_uuid: string | null;
   uploader_fullname: string | null;
   checksums?: Checksums;
-}
-
-export interface GroupEntry {
-  group_uuid: string;
-  group_name: string;
 }
 
 export type Access = ReadonlyArray<'read' | 'write' | 'delete' | 'download'>;

@@ -5,43 +5,15 @@
  * requests for approvers and requesters ("Share approval"). A share the workspace's approver must
  * first approve answers 202 with `pending_uuid`: that is a Made.pending here, not an error.
  */
-import { api, ApiError, errorText } from './client.js';
+import type { NodeDetails } from '../../store/schemas/nodes.js';
+import type { PendingShareRecord, ShareRecord } from '../../store/schemas/shares.js';
+import { api, ApiError, errorText, fileAccessKey } from './client.js';
 import { t } from '../strings/index.js';
 
-export type ShareKind = 'public' | 'private' | 'upload';
-
-export interface Recipient {
-  uuid: string;
-  type: string;
-  name: string;
-}
-
-export interface Share {
-  share_uuid: string;
-  type: ShareKind;
-  node_uuid: string;
-  node_name: string;
-  node_type: 'Dir' | 'File';
-  owner_type: string;
-  owner_uuid: string;
-  creator_uuid: string | null;
-  created: number;
-  expires: number | null;
-  password_protected?: boolean;
-  writable?: boolean;
-  recipients?: Recipient[];
-  token?: string;
-  url?: string;
-}
-
-export interface NodeDetails {
-  name: string;
-  type: 'Dir' | 'File';
-  uuid: string;
-  owner_type: 'User' | 'Group';
-  owner_uuid: string;
-  owner_fullname: string;
-}
+export type ShareKind = ShareRecord['type'];
+export type Recipient = NonNullable<ShareRecord['recipients']>[number];
+export type Share = ShareRecord;
+export type { NodeDetails };
 
 export interface Person {
   uuid: string;
@@ -65,13 +37,9 @@ export interface Incoming {
   shared_at: number;
 }
 
-export interface ShareRequest {
-  pending_uuid: string;
-  workspace_type: 'User' | 'Group';
-  workspace_name: string;
+/** A request record (docs/api.md "Pending share approval request"), its `share_info` as each type fills it. */
+export interface ShareRequest extends Omit<PendingShareRecord, 'share_type' | 'share_info' | 'state' | 'requester_uuid'> {
   share_type: ShareKind | 'share_copy';
-  requested_at: number;
-  comment: string;
   share_info: {
     node_uuid: string;
     node_name: string;
@@ -82,10 +50,7 @@ export interface ShareRequest {
     expires?: number | null;
   };
   requester_uuid: string;
-  requester_fullname: string;
   state: 'pending' | 'approved' | 'rejected' | 'withdrawn';
-  decided_at: number | null;
-  approval_comment: string;
 }
 
 /** What making a share answered: the share, or a request awaiting an approver. */
@@ -104,6 +69,22 @@ export const pendingRequests = () => api<ShareRequest[]>('GET', '/api/pending_sh
 export const myRequests = () => api<ShareRequest[]>('GET', '/api/my_pending_shares');
 export const decide = (id: string, status: 'approved' | 'rejected', comment: string) =>
   api<ShareRequest>('PUT', `/api/pending_shares/${encodeURIComponent(id)}/approval`, comment ? { status, comment } : { status });
+/** The share types of a node that wait for an approver; none where the store has no approvals (edition 1.0: 404). */
+export async function approvalsOf(id: string): Promise<string[]> {
+  try {
+    return (await api<{ needs_approval: string[] }>('GET', `${node(id)}/approvals`)).needs_approval;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return [];
+    throw err;
+  }
+}
+
+/** The approver's preview of a pending request's file (its key in SPEC's style of path); undefined without a key. */
+export function pendingFileUrl(request: ShareRequest): string | undefined {
+  const key = fileAccessKey();
+  return key ? `/resources/auth/pending/${encodeURIComponent(key)}/${encodeURIComponent(request.pending_uuid)}/${encodeURIComponent(request.share_info.node_name)}` : undefined;
+}
+
 export const withdraw = (id: string) => api<ShareRequest>('DELETE', `/api/my_pending_shares/${encodeURIComponent(id)}`);
 
 /** The groups a copy or a private share may go to: all of the organization's where the store allows listing them, else the caller's own. */

@@ -9,6 +9,7 @@ import { signOut } from '../api/client.js';
 import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
+import { WaitingCount } from './waiting-count.js';
 
 const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> = [
   { href: '/files', label: t.files.nav },
@@ -43,6 +44,7 @@ function Header() {
                 <li key={item.href}>
                   <Link href={item.href} aria-current={path === item.href || path.startsWith(`${item.href}/`) ? 'page' : undefined}>
                     {item.label}
+                    {item.href === '/requests' && <WaitingCount />}
                   </Link>
                 </li>
               ))}

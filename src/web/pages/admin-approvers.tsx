@@ -2,22 +2,21 @@
  * /admin/approvers (issue 24 item 7): who approves the shares of a user's or a group's workspace,
  * per share type (docs/api.md "Share approval"): choose the workspace, then add or remove.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api/client.js';
-import { adminApi, type About, type AdminGroup, type AdminUser, type DirectoryUser } from '../api/admin.js';
+import { useState } from 'preact/hooks';
+import { adminApi, type About, type DirectoryUser } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { FormError } from '../components/field.js';
 import { t } from '../strings/index.js';
 import { ApproverEditor } from './group-admin.js';
 
 export function AdminApprovers({ about: _about }: { about: About }) {
-  const [users, setUsers] = useState<AdminUser[]>([]);
-  const [groups, setGroups] = useState<AdminGroup[]>([]);
-  const [workspace, setWorkspace] = useState('');
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    adminApi.users().then(setUsers, (err: unknown) => setError(errorText(err)));
-    adminApi.groups().then(setGroups, (err: unknown) => setError(errorText(err)));
+  const { data, error } = useResource(async () => {
+    const [users, groups] = await Promise.all([adminApi.users(), adminApi.groups()]);
+    return { users, groups };
   }, []);
+  const users = data?.users ?? [];
+  const groups = data?.groups ?? [];
+  const [workspace, setWorkspace] = useState('');
   const [kind, uuid] = workspace.split(':') as ['users' | 'groups' | '', string | undefined];
   const directory: DirectoryUser[] = users.filter((user) => user.is_active);
   return (

@@ -5,28 +5,31 @@
  * user or group the administrator chooses (the store puts them in a folder named after the group
  * in the receiver's home), or without one after a confirmation.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminGroup, type AdminUser, type Member, type Permissions } from '../api/admin.js';
+import { adminApi, quotaErrorText, type About, type AdminGroup, type AdminUser, type Permissions } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
-import { PermissionBoxes } from './group-admin.js';
+import { bytesToMebibytes, mebibytesToBytes, sizeText } from '../strings/units.js';
+import { NEW_MEMBER, PermissionBoxes, permissionSummary } from './group-admin.js';
 
 const s = () => t.admin.adminGroups;
 
 function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: AdminGroup; groups: AdminGroup[]; users: AdminUser[]; onChanged: () => void; onDeleted: (message: string) => void }) {
-  const [quota, setQuota] = useState(group.disk_quota > 0 ? String(group.disk_quota / 1_000_000) : '0');
-  const [members, setMembers] = useState<Member[] | undefined>();
+  const [quota, setQuota] = useState(group.disk_quota > 0 ? bytesToMebibytes(group.disk_quota) : '0');
+  // The members load when the row is first opened, then after each change.
+  const [opened, setOpened] = useState(false);
+  const { data: members, error: membersError, refresh: loadMembers } = useResource(() => (opened ? adminApi.groupMembers(group.group_uuid) : Promise.resolve(undefined)), [opened, group.group_uuid]);
   const [adding, setAdding] = useState('');
-  const [perms, setPerms] = useState<Permissions>({ is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] });
+  const [perms, setPerms] = useState<Permissions>({ ...NEW_MEMBER });
   const [transfer, setTransfer] = useState('');
   const [confirm, setConfirm] = useState(false);
   const [problems, setProblems] = useState<{ quota?: string | undefined; member?: string | undefined; delete?: string | undefined }>({});
   const [done, setDone] = useState('');
   const id = group.group_uuid;
-  const loadMembers = () => adminApi.groupMembers(id).then(setMembers, (err: unknown) => setProblems({ member: errorText(err) }));
   const run = async (work: () => Promise<unknown>, message: string, field: 'quota' | 'member' | 'delete') => {
     setProblems({});
     setDone('');
@@ -40,14 +43,14 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
   };
   const setQuotaNow = (event: Event) => {
     event.preventDefault();
-    const bytes = megabytesToBytes(quota);
+    const bytes = mebibytesToBytes(quota);
     if (Number.isNaN(bytes)) return setProblems({ quota: t.admin.users.quotaInvalid });
     void run(() => adminApi.updateGroup(id, { disk_quota: bytes }), t.admin.users.quotaSaved, 'quota');
   };
   const add = (event: Event) => {
     event.preventDefault();
     if (!adding) return setProblems({ member: t.admin.group.chooseUser });
-    void run(() => adminApi.addGroupMember(id, adding, perms).then(() => (setAdding(''), loadMembers())), s().memberAdded, 'member');
+    void run(() => adminApi.addGroupMember(id, adding, perms).then(() => (setAdding(''), setPerms({ ...NEW_MEMBER }), loadMembers())), s().memberAdded, 'member');
   };
   const remove = (event: Event) => {
     event.preventDefault();
@@ -61,7 +64,7 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
   };
   return (
     <li>
-      <details onToggle={(e) => (e.currentTarget as HTMLDetailsElement).open && members === undefined && void loadMembers()}>
+      <details onToggle={(e) => (e.currentTarget as HTMLDetailsElement).open && setOpened(true)}>
         <summary>
           {group.group_name} <span class="muted">{s().summary(group.member_count, group.disk_quota > 0 ? t.admin.users.usedOf(sizeText(group.disk_used), sizeText(group.disk_quota)) : t.admin.users.usedUnlimited(sizeText(group.disk_used)))}</span>
         </summary>
@@ -73,15 +76,16 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
           <button type="submit">{t.admin.users.setQuota}</button>
         </form>
         <h3>{t.admin.group.members}</h3>
+        <FormError text={membersError} />
         {members === undefined ? (
-          <p>{t.loading}</p>
+          !membersError && <p>{t.loading}</p>
         ) : members.length === 0 ? (
           <p>{s().noMembers}</p>
         ) : (
           <ul class="admin-list">
             {members.map((member) => (
               <li key={member.user_uuid}>
-                {member.fullname} <span class="muted">{member.is_admin ? t.admin.groups.roleAdmin : t.admin.groups.roleMember}</span>{' '}
+                {member.fullname} <span class="muted">{permissionSummary(member)}</span>{' '}
                 <button
                   type="button"
                   class="secondary"
@@ -155,21 +159,20 @@ function GroupRow({ group, groups, users, onChanged, onDeleted }: { group: Admin
 
 export function AdminGroups({ about }: { about: About }) {
   const [orgId, setOrgId] = useState<string | undefined>();
-  const [groups, setGroups] = useState<AdminGroup[] | undefined>();
-  const [users, setUsers] = useState<AdminUser[]>([]);
+  const { data, error: listError, refresh: load } = useResource(async () => {
+    const [groups, users] = await Promise.all([adminApi.groups(orgId), adminApi.users(orgId).catch(() => [] as AdminUser[])]);
+    return { groups, users };
+  }, [orgId]);
+  const groups = data?.groups;
+  const users = data?.users ?? [];
   const [form, setForm] = useState({ name: '', quota: '0' });
-  const [problems, setProblems] = useState<{ name?: string | undefined; quota?: string | undefined; form?: string | undefined; list?: string | undefined }>({});
+  const [problems, setProblems] = useState<{ name?: string | undefined; quota?: string | undefined; form?: string | undefined }>({});
   const [done, setDone] = useState('');
   const [deleted, setDeleted] = useState('');
-  const load = () => {
-    void adminApi.users(orgId).then(setUsers, () => undefined);
-    return adminApi.groups(orgId).then(setGroups, (err: unknown) => setProblems({ list: errorText(err) }));
-  };
-  useEffect(() => void load(), [orgId]);
   const create = async (event: Event) => {
     event.preventDefault();
     setDone('');
-    const disk_quota = megabytesToBytes(form.quota);
+    const disk_quota = mebibytesToBytes(form.quota);
     if (Number.isNaN(disk_quota)) return setProblems({ quota: t.admin.users.quotaInvalid });
     setProblems({});
     try {
@@ -195,9 +198,9 @@ export function AdminGroups({ about }: { about: About }) {
       </form>
       <h2>{s().list}</h2>
       <p role="status">{deleted}</p>
-      <FormError text={problems.list} />
+      <FormError text={listError} />
       {groups === undefined ? (
-        !problems.list && <p>{t.loading}</p>
+        !listError && <p>{t.loading}</p>
       ) : groups.length === 0 ? (
         <p>{s().none}</p>
       ) : (

@@ -3,9 +3,10 @@
  * lists, creates and deletes organizations; another administrator sees their own organization
  * and the note that only the built-in admin manages them.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, type About, type Organization } from '../api/admin.js';
+import { adminApi, type About } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { BuiltinOnly } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { t } from '../strings/index.js';
@@ -13,15 +14,16 @@ import { t } from '../strings/index.js';
 const s = () => t.admin.organizations;
 
 export function AdminOrganizations({ about }: { about: About }) {
-  const [list, setList] = useState<Organization[] | undefined>();
+  const { data: list, error: loadError, refresh: load } = useResource(
+    () => (about.builtin_admin ? adminApi.organizations() : adminApi.organization(about.org_id).then((one) => [one])),
+    [about.builtin_admin, about.org_id],
+  );
   const [form, setForm] = useState({ id: '', name: '', unlimited: false });
-  const [error, setError] = useState<string | undefined>();
+  const [actionError, setError] = useState<string | undefined>();
+  const error = actionError ?? loadError;
   const [formError, setFormError] = useState<string | undefined>();
   // A refusal the store names a field of (`id: ...`, `name: ...`) is said at that field.
   const [fieldError, setFieldError] = useState<{ id?: string; name?: string }>({});
-  const load = () =>
-    (about.builtin_admin ? adminApi.organizations() : adminApi.organization(about.org_id).then((one) => [one])).then(setList, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), []);
   const create = async (event: Event) => {
     event.preventDefault();
     setFormError(undefined);

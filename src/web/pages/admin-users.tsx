@@ -5,13 +5,15 @@
  * the only one who may change the built-in admin's own record: other administrators see that
  * row without controls, with the note.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, megabytesToBytes, quotaErrorText, sizeText, type About, type AdminUser } from '../api/admin.js';
+import { adminApi, quotaErrorText, type About, type AdminUser } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { BuiltinOnly, OrganizationPicker } from '../components/builtin-admin.js';
 import { Field, FormError } from '../components/field.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
+import { bytesToMebibytes, mebibytesToBytes, sizeText } from '../strings/units.js';
 
 const s = () => t.admin.users;
 
@@ -21,7 +23,7 @@ function quotaText(user: AdminUser): string {
 
 function UserRow({ user, about, onChanged }: { user: AdminUser; about: About; onChanged: () => void }) {
   const [password, setPassword] = useState('');
-  const [quota, setQuota] = useState(user.disk_quota > 0 ? String(user.disk_quota / 1_000_000) : '0');
+  const [quota, setQuota] = useState(user.disk_quota > 0 ? bytesToMebibytes(user.disk_quota) : '0');
   const [problems, setProblems] = useState<{ password?: string | undefined; quota?: string | undefined; form?: string | undefined }>({});
   const [done, setDone] = useState('');
   const [busy, setBusy] = useState(false);
@@ -43,7 +45,7 @@ function UserRow({ user, about, onChanged }: { user: AdminUser; about: About; on
   };
   const setQuotaNow = (event: Event) => {
     event.preventDefault();
-    const bytes = megabytesToBytes(quota);
+    const bytes = mebibytesToBytes(quota);
     if (Number.isNaN(bytes)) return setProblems({ quota: s().quotaInvalid });
     void run(() => adminApi.updateUser(user.uuid, { disk_quota: bytes }), s().quotaSaved, 'quota');
   };
@@ -118,7 +120,7 @@ function CreateUser({ orgId, onCreated }: { orgId: string | undefined; onCreated
   const create = async (event: Event) => {
     event.preventDefault();
     setDone('');
-    const disk_quota = megabytesToBytes(form.quota);
+    const disk_quota = mebibytesToBytes(form.quota);
     if (Number.isNaN(disk_quota)) return setProblems({ quota: s().quotaInvalid });
     setBusy(true);
     setProblems({});
@@ -157,11 +159,9 @@ function CreateUser({ orgId, onCreated }: { orgId: string | undefined; onCreated
 
 export function AdminUsers({ about }: { about: About }) {
   const [orgId, setOrgId] = useState<string | undefined>();
-  const [users, setUsers] = useState<AdminUser[] | undefined>();
+  const { data: users, error, refresh } = useResource(() => adminApi.users(orgId), [orgId]);
+  const load = refresh;
   const [query, setQuery] = useState('');
-  const [error, setError] = useState<string | undefined>();
-  const load = () => adminApi.users(orgId).then(setUsers, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), [orgId]);
   const q = query.trim().toLowerCase();
   const shown = users?.filter((user) => q === '' || user.fullname.toLowerCase().includes(q) || user.email.toLowerCase().includes(q));
   return (

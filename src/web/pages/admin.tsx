@@ -5,9 +5,8 @@
  * groups, organizations, approvers. What only the built-in admin may do is said on those controls,
  * which the others do not get (the store refuses them: docs/extensions.md "Organizations").
  */
-import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api/client.js';
-import { adminApi, type About } from '../api/admin.js';
+import { adminApi } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { Link, useLocation } from '../router.js';
@@ -29,11 +28,8 @@ export function Admin() {
   const { path } = useLocation();
   const section = path.split('/')[2] as Section | undefined;
   const allowed = currentSession()?.isAdmin === true;
-  const [about, setAbout] = useState<About | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    if (allowed) void adminApi.about().then(setAbout, (err: unknown) => setError(errorText(err)));
-  }, [allowed]);
+  // Another person's page makes no call for data at all.
+  const { data: about, error } = useResource(() => (allowed ? adminApi.about() : Promise.resolve(undefined)), [allowed]);
   const title = section ? t.admin.sections[section] : t.admin.title;
   if (!allowed) {
     return (

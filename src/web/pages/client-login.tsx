@@ -6,7 +6,8 @@
  * page) and hands it to the flow; a mobile app's flow (v1) then goes back to the app by its
  * `nc://` address.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { useResource } from '../api/use-resource.js';
 import { ApiError, errorText } from '../api/client.js';
 import { bridgeBase, cancelFlow, flowDetails, grantFlow, type ClientFlow } from '../api/client-login.js';
 import { Field, FormError } from '../components/field.js';
@@ -20,26 +21,24 @@ type State = { kind: 'loading' } | { kind: 'asking'; base: string; flow: ClientF
 export function ClientLogin() {
   const c = t.clientLogin;
   const token = useLocation().search.get('token') ?? '';
-  const [state, setState] = useState<State>({ kind: 'loading' });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | undefined>();
   // Asked only when the store wants the password again (docs/security.md "Asking for the password again").
   const [password, setPassword] = useState<string | undefined>();
   const [passwordProblem, setPasswordProblem] = useState<string | undefined>();
   const over = (error: unknown): State => ({ kind: 'failed', text: error instanceof ApiError && error.status === 404 ? c.over : errorText(error) });
-
-  useEffect(() => {
-    if (!token) return setState({ kind: 'failed', text: c.over });
-    void (async () => {
-      try {
-        const base = await bridgeBase();
-        if (!base) return setState({ kind: 'failed', text: c.noBridge });
-        setState({ kind: 'asking', base, flow: await flowDetails(base, token) });
-      } catch (error) {
-        setState(over(error));
-      }
-    })();
+  // The flow's state is the page: loading it never fails, it ends in words (over, no bridge).
+  const { data, set: setState } = useResource(async (): Promise<State> => {
+    if (!token) return { kind: 'failed', text: c.over };
+    try {
+      const base = await bridgeBase();
+      if (!base) return { kind: 'failed', text: c.noBridge };
+      return { kind: 'asking', base, flow: await flowDetails(base, token) };
+    } catch (error) {
+      return over(error);
+    }
   }, [token]);
+  const state: State = data ?? { kind: 'loading' };
 
   const decide = async (grant: boolean) => {
     if (state.kind !== 'asking') return;

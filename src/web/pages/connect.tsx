@@ -3,13 +3,17 @@
  * `root_url` and the person's WebDrive `url`; GET /api/groups and each group's
  * /api/groups/{uuid}/webdrive the group drives they may see), each with a Copy button, and a
  * guide per client with the real address and username filled in. Without a WebDrive URL the
- * person may choose one here (POST /api/user/webdrive).
+ * person may choose one here (POST /api/user/webdrive). With two-factor authentication on, the
+ * guides put an app password where a password goes (drive clients cannot ask for a code) and
+ * link to Account, where one is made.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ApiError, errorText } from '../api/client.js';
+import { useResource } from '../api/use-resource.js';
 import { CopyBlock, CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
+import { Link } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
 
@@ -111,15 +115,22 @@ function SyncApps({ rootUrl }: { rootUrl: string }) {
   );
 }
 
-function Guides({ url, rootUrl, username }: { url: string; rootUrl: string; username: string }) {
+function Guides({ url, rootUrl, username, twofa }: { url: string; rootUrl: string; username: string; twofa: boolean }) {
   const c = t.connect;
+  // With 2FA on, a drive client signs in with an app password: the guides say so where a password goes.
+  const secret = twofa ? c.appPasswordPlaceholder : c.passwordPlaceholder;
+  const makeOne = twofa && (
+    <p class="warning">
+      {c.useAppPassword} <Link href="/account">{c.makeAppPassword}</Link>
+    </p>
+  );
   const parsed = new URL(url);
   const https = parsed.protocol === 'https:';
   const port = parsed.port || (https ? '443' : '80');
   const rcloneBlock = `[driveway]\ntype = webdav\nurl = ${url}\nvendor = owncloud\nuser = ${username}\npass = ${c.rclonePassPlaceholder}`;
-  const rcloneCommand = `rclone config create driveway webdav url='${url}' vendor=owncloud user='${username}' pass="$(rclone obscure '${c.passwordPlaceholder}')"`;
+  const rcloneCommand = `rclone config create driveway webdav url='${url}' vendor=owncloud user='${username}' pass="$(rclone obscure '${secret}')"`;
   const fstab = `${url} /home/you/driveway davfs user,noauto,uid=you 0 0`;
-  const secrets = `${url} ${username} ${c.passwordPlaceholder}`;
+  const secrets = `${url} ${username} ${secret}`;
   return (
     <section aria-labelledby="guides">
       <h2 id="guides">{c.guides}</h2>
@@ -150,8 +161,9 @@ function Guides({ url, rootUrl, username }: { url: string; rootUrl: string; user
       <details>
         <summary>{c.rclone}</summary>
         <p>{c.rcloneIntro}</p>
+        {makeOne}
         <CopyBlock text={rcloneBlock} label={c.copyBlock(c.blockRclone)} />
-        <p>{c.rcloneObscure}</p>
+        <p>{c.rcloneObscure(secret)}</p>
         <CopyBlock text={rcloneCommand} label={c.copyBlock(c.blockRcloneCommand)} />
         <p>{c.rcloneUse}</p>
       </details>
@@ -159,6 +171,7 @@ function Guides({ url, rootUrl, username }: { url: string; rootUrl: string; user
         <summary>{c.davfs2}</summary>
         <p>{c.davfs2Fstab}</p>
         <CopyBlock text={fstab} label={c.copyBlock(c.blockFstab)} />
+        {makeOne}
         <p>{c.davfs2Secrets}</p>
         <CopyBlock text={secrets} label={c.copyBlock(c.blockSecrets)} />
         <p>{c.davfs2Mount}</p>
@@ -203,27 +216,16 @@ function Guides({ url, rootUrl, username }: { url: string; rootUrl: string; user
 
 export function Connect() {
   const username = currentSession()?.username ?? '';
-  const [loaded, setLoaded] = useState<Loaded | undefined>();
-  const [problem, setProblem] = useState<string | undefined>();
-  const [attempt, setAttempt] = useState(0);
-  useEffect(() => {
-    let live = true;
-    setProblem(undefined);
-    load().then(
-      (result) => live && setLoaded(result),
-      (error: unknown) => live && setProblem(errorText(error)),
-    );
-    return () => void (live = false);
-  }, [attempt]);
+  const { data: loaded, error: problem, refresh, set: setLoaded } = useResource(load, []);
 
   const c = t.connect;
   return (
     <Page title={c.title}>
       <p>{c.intro}</p>
-      {problem && (
+      {problem && !loaded && (
         <div class="panel">
           <p role="alert">{problem}</p>
-          <button type="button" onClick={() => setAttempt(attempt + 1)}>
+          <button type="button" onClick={() => void refresh()}>
             {t.retry}
           </button>
         </div>
@@ -242,7 +244,11 @@ export function Connect() {
             <h3>{c.rootLabel}</h3>
             <CopyValue text={loaded.webdrive.root_url} label={c.copyRoot} />
             <p>{c.signInWith(username)}</p>
-            {loaded.twofa && <p class="warning">{c.twofaOn}</p>}
+            {loaded.twofa && (
+              <p class="warning">
+                {c.twofaOn} <Link href="/account">{c.makeAppPassword}</Link>
+              </p>
+            )}
             {!loaded.webdrive.url && <ChooseEndpoint onSaved={(webdrive) => setLoaded({ ...loaded, webdrive })} />}
           </section>
           <section aria-labelledby="group-drives">
@@ -263,7 +269,7 @@ export function Connect() {
               </>
             )}
           </section>
-          <Guides url={loaded.webdrive.url ?? loaded.webdrive.root_url} rootUrl={loaded.webdrive.root_url} username={username} />
+          <Guides url={loaded.webdrive.url ?? loaded.webdrive.root_url} rootUrl={loaded.webdrive.root_url} username={username} twofa={loaded.twofa} />
         </>
       )}
     </Page>

@@ -2,7 +2,7 @@
  * Files (issue 24, item 4): `/files` is the caller's home, `/files/<id>` any folder they may list
  * (a node UUID, or a top-level id such as `home:<group>` for a group drive or `shared_with_you`).
  * A drive switcher (Home, each group drive the caller may read: GET /api/groups, "Shared with
- * me"), the breadcrumb (GET .../path), the listing (GET .../dirlist) sorted by name, size or
+ * me", the copies accepted from others in Incoming), the breadcrumb (GET .../path), the listing (GET .../dirlist) sorted by name, size or
  * modification time with folders first, drawn as a windowed table (components/files-window.tsx).
  * What may be done follows GET .../myaccess of the folder open: a read-only group member gets no
  * upload, new folder, rename, move or delete (the store would refuse them anyway), and Share only
@@ -203,7 +203,7 @@ export function Files() {
   const canShare = !derived && (driveGroup ? driveGroup.share_permissions.some((p) => p.endsWith('_create')) : true);
   const here = loaded?.crumbs[loaded.crumbs.length - 1];
   const title = here ? (loaded.crumbs.length === 1 ? topLevelName(here, groups) : here.name) : t.files.title;
-  const drive = ownerOf(top) ? top : topName === 'shared_with_you' ? 'shared_with_you' : 'home';
+  const drive = ownerOf(top) ? top : topName === 'shared_with_you' || topName === 'incoming' ? topName : 'home';
 
   /** A row's box chosen: toggles it (the anchor of a range), or with Shift selects from the anchor to it. */
   const choose = (index: number, range: boolean) => {
@@ -519,6 +519,11 @@ export function Files() {
           <li>
             <Link href="/files/shared_with_you" aria-current={drive === 'shared_with_you' ? 'page' : undefined}>
               {t.files.sharedWithMe}
+            </Link>
+          </li>
+          <li>
+            <Link href="/files/incoming" aria-current={drive === 'incoming' ? 'page' : undefined}>
+              {t.files.incomingCopies}
             </Link>
           </li>
         </ul>

@@ -9,8 +9,9 @@
  * is the store's 404: "not found", nothing else.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { useResource } from '../api/use-resource.js';
 import { ApiError, errorText } from '../api/client.js';
-import { adminApi, groupsApi, NODE_PERMISSIONS, SHARE_PERMISSIONS, SHARE_TYPES, TAG_PERMISSIONS, type Approver, type DirectoryUser, type GroupDetails, type GroupWebdrive, type Member, type Permissions, type ShareType, type Tag } from '../api/admin.js';
+import { adminApi, groupsApi, NODE_PERMISSIONS, SHARE_PERMISSIONS, SHARE_TYPES, TAG_PERMISSIONS, type DirectoryUser, type GroupDetails, type GroupWebdrive, type Member, type Permissions, type ShareType } from '../api/admin.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
@@ -66,13 +67,18 @@ export function PermissionBoxes({ id, value, onChange, disabled }: { id: string;
   );
 }
 
+/** What a new member starts with on every add: read only, whatever the previous member was given. */
+export const NEW_MEMBER: Readonly<Permissions> = { is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] };
+
 function permissionsOf(member: Permissions): Permissions {
   return { is_admin: member.is_admin, node_permissions: [...member.node_permissions], tag_permissions: [...member.tag_permissions], share_permissions: [...member.share_permissions] };
 }
 
-function permissionSummary(member: Permissions): string {
-  const all = SETS.flatMap(([set]) => member[set].map((p) => permissionName(set, p)));
-  return `${member.is_admin ? `${s().isAdmin}; ` : ''}${all.length > 0 ? all.join(', ') : s().noPermissions}`;
+/** Who may do what, in words: "Group administrator", or the permissions held ("Read, Write, Create tags"). */
+export function permissionSummary(member: Permissions): string {
+  if (member.is_admin) return s().adminMayAll;
+  const held = SETS.filter(([set]) => member[set].length > 0).map(([set]) => `${s().sets[set]}: ${member[set].map((p) => permissionName(set, p).toLowerCase()).join(', ')}`);
+  return held.length > 0 ? held.join(' · ') : s().noPermissions;
 }
 
 function MemberRow({ group, member, admin, onChanged }: { group: string; member: Member; admin: boolean; onChanged: () => void }) {
@@ -108,7 +114,7 @@ function MemberRow({ group, member, admin, onChanged }: { group: string; member:
     <li>
       <details>
         <summary>
-          {label} <span class="muted">{member.is_admin ? t.admin.groups.roleAdmin : t.admin.groups.roleMember}</span>
+          {label} <span class="muted">{permissionSummary(member)}</span>
         </summary>
         <form onSubmit={(e) => (e.preventDefault(), void run(() => groupsApi.setMember(group, member.user_uuid, value)))}>
           <PermissionBoxes id={`m-${member.user_uuid}`} value={value} onChange={setValue} />
@@ -148,17 +154,13 @@ export function UserSelect({ id, label, users, value, onValue, exclude = [] }: {
 }
 
 function Members({ group, admin }: { group: string; admin: boolean }) {
-  const [members, setMembers] = useState<Member[] | undefined>();
-  const [users, setUsers] = useState<DirectoryUser[]>([]);
+  const { data: members, error, refresh: load } = useResource(() => groupsApi.members(group), [group]);
+  const directory = useResource(() => (admin ? groupsApi.directory() : Promise.resolve([] as DirectoryUser[])), [admin]);
+  const users = directory.data ?? [];
   const [adding, setAdding] = useState('');
-  const [perms, setPerms] = useState<Permissions>({ is_admin: false, node_permissions: ['read'], tag_permissions: [], share_permissions: [] });
-  const [error, setError] = useState<string | undefined>();
-  const [addError, setAddError] = useState<string | undefined>();
-  const load = () => groupsApi.members(group).then(setMembers, (err: unknown) => setError(errorText(err)));
-  useEffect(() => {
-    void load();
-    if (admin) void groupsApi.directory().then(setUsers, (err: unknown) => setAddError(errorText(err)));
-  }, [group, admin]);
+  const [perms, setPerms] = useState<Permissions>(permissionsOf(NEW_MEMBER));
+  const [actionError, setAddError] = useState<string | undefined>();
+  const addError = actionError ?? directory.error;
   const add = async (event: Event) => {
     event.preventDefault();
     if (!adding) return setAddError(s().chooseUser);
@@ -166,6 +168,7 @@ function Members({ group, admin }: { group: string; admin: boolean }) {
     try {
       await groupsApi.addMember(group, adding, perms);
       setAdding('');
+      setPerms(permissionsOf(NEW_MEMBER));
       await load();
     } catch (err) {
       setAddError(errorText(err));
@@ -199,14 +202,13 @@ function Members({ group, admin }: { group: string; admin: boolean }) {
 }
 
 function Tags({ group, canCreate }: { group: string; canCreate: boolean }) {
-  const [tags, setTags] = useState<Tag[] | undefined>();
+  const { data: tags, error: loadError, refresh: load } = useResource(() => groupsApi.tags(group), [group]);
   const [name, setName] = useState('');
   const [tagClass, setTagClass] = useState('general');
-  const [error, setError] = useState<string | undefined>();
+  const [actionError, setError] = useState<string | undefined>();
+  const error = actionError ?? loadError;
   // A refusal the store names a field of (`name: ...`, `class: ...`) is said at that field.
   const [fieldError, setFieldError] = useState<{ name?: string; class?: string }>({});
-  const load = () => groupsApi.tags(group).then(setTags, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), [group]);
   const add = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
@@ -255,22 +257,29 @@ function Tags({ group, canCreate }: { group: string; canCreate: boolean }) {
 }
 
 function Webdrive({ group, admin }: { group: string; admin: boolean }) {
-  const [current, setCurrent] = useState<GroupWebdrive | undefined>();
-  const [hidden, setHidden] = useState(false);
+  // 403: the group's administrators do not show its URL to members (a state, not an error).
+  const resource = useResource(
+    () => groupsApi.webdrive(group).catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 403) return 'hidden' as const;
+      throw err;
+    }),
+    [group],
+  );
+  const hidden = resource.data === 'hidden';
+  const current: GroupWebdrive | undefined = resource.data === 'hidden' ? undefined : resource.data;
+  const setCurrent = (answer: GroupWebdrive) => resource.set(answer);
+  const load = resource.refresh;
   const [endpoint, setEndpoint] = useState('');
   const [show, setShow] = useState(true);
-  const [error, setError] = useState<string | undefined>();
+  // The form starts from what the store holds, each time it is loaded again.
+  useEffect(() => {
+    if (!current) return;
+    setEndpoint(current.endpoint ?? '');
+    setShow(current.show_url_to_group_members);
+  }, [current]);
+  const [actionError, setError] = useState<string | undefined>();
+  const error = actionError ?? resource.error;
   const [saved, setSaved] = useState<string>('');
-  const load = () =>
-    groupsApi.webdrive(group).then(
-      (answer) => {
-        setCurrent(answer);
-        setEndpoint(answer.endpoint ?? '');
-        setShow(answer.show_url_to_group_members);
-      },
-      (err: unknown) => (err instanceof ApiError && err.status === 403 ? setHidden(true) : setError(errorText(err))),
-    );
-  useEffect(() => void load(), [group]);
   const save = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
@@ -339,12 +348,11 @@ function Webdrive({ group, admin }: { group: string; admin: boolean }) {
 
 /** Approvers of the group's workspace: administrators only (the store has no group-admin call for them). */
 export function ApproverEditor({ kind, uuid, users }: { kind: 'users' | 'groups'; uuid: string; users: DirectoryUser[] }) {
-  const [list, setList] = useState<Approver[] | undefined>();
+  const { data: list, error: loadError, refresh: load } = useResource(() => adminApi.approvers(kind, uuid), [kind, uuid]);
   const [who, setWho] = useState('');
   const [type, setType] = useState<ShareType>('public');
-  const [error, setError] = useState<string | undefined>();
-  const load = () => adminApi.approvers(kind, uuid).then(setList, (err: unknown) => setError(errorText(err)));
-  useEffect(() => void load(), [kind, uuid]);
+  const [actionError, setError] = useState<string | undefined>();
+  const error = actionError ?? loadError;
   const run = async (work: () => Promise<unknown>) => {
     setError(undefined);
     try {
@@ -398,10 +406,7 @@ export function ApproverEditor({ kind, uuid, users }: { kind: 'users' | 'groups'
 
 function GroupApprovers({ group }: { group: string }) {
   const isAdministrator = currentSession()?.isAdmin === true;
-  const [users, setUsers] = useState<DirectoryUser[]>([]);
-  useEffect(() => {
-    if (isAdministrator) void groupsApi.directory().then(setUsers, () => undefined);
-  }, [isAdministrator]);
+  const users = useResource(() => (isAdministrator ? groupsApi.directory().catch(() => [] as DirectoryUser[]) : Promise.resolve([] as DirectoryUser[])), [isAdministrator]).data ?? [];
   return (
     <section aria-labelledby="approvers-heading">
       <h2 id="approvers-heading">{t.admin.approvers.title}</h2>
@@ -411,13 +416,16 @@ function GroupApprovers({ group }: { group: string }) {
 }
 
 export function GroupAdmin({ uuid }: { uuid: string }) {
-  const [group, setGroup] = useState<GroupDetails | undefined>();
-  const [missing, setMissing] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    groupsApi.details(uuid).then(setGroup, (err: unknown) => (err instanceof ApiError && err.status === 404 ? setMissing(true) : setError(errorText(err))));
-  }, [uuid]);
-  if (missing) {
+  // A group the person is not in is the store's 404: a state of the page, not an error.
+  const { data, error } = useResource(
+    () => groupsApi.details(uuid).catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 404) return 'missing' as const;
+      throw err;
+    }),
+    [uuid],
+  );
+  const group: GroupDetails | undefined = data === 'missing' ? undefined : data;
+  if (data === 'missing') {
     return (
       <Page title={s().notFoundTitle}>
         <p>{s().notFound}</p>

@@ -2,18 +2,15 @@
  * /groups (issue 24 item 6): the person's groups (GET /api/groups) with their role in each; a
  * group's name leads to /groups/<uuid>, its administration (group-admin.tsx).
  */
-import { useEffect, useState } from 'preact/hooks';
-import { errorText } from '../api/client.js';
-import { groupsApi, type GroupEntry } from '../api/admin.js';
+import { groupsApi } from '../api/admin.js';
+import { useResource } from '../api/use-resource.js';
 import { FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
 
 export function Groups() {
-  const [groups, setGroups] = useState<GroupEntry[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => void groupsApi.mine().then(setGroups, (err: unknown) => setError(errorText(err))), []);
+  const { data: groups, error } = useResource(groupsApi.mine, []);
   return (
     <Page title={t.admin.groups.title}>
       <FormError text={error} />

@@ -10,7 +10,9 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { accessOf, details, fileUrl, listFolder, pathOf, previewKind, restoreRevision, revisionsOf, setStar, type Access, type Details, type Entry, type PathEntry, type Revision } from '../api/item.js';
+import { accessOf, details, fileUrl, listFolder, pathOf, restoreRevision, revisionsOf, setStar, type Access, type Details, type Entry, type PathEntry, type Revision } from '../api/item.js';
+import { useResource } from '../api/use-resource.js';
+import { FilePreview } from '../components/file-preview.js';
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
@@ -54,18 +56,15 @@ async function load(id: string): Promise<Loaded> {
   return { node, path, access, entry: entries.find((e) => e.uuid === node.uuid), revisions };
 }
 
-function Preview({ node, revision }: { node: Details; revision: number }) {
-  const url = fileUrl('view', node, revision);
-  const [kind, setKind] = useState<'image' | 'text' | 'none' | undefined>();
-  useEffect(() => {
-    setKind(undefined);
-    if (url) void previewKind(url).then((found) => setKind(found ?? 'none'));
-  }, [url]);
-  if (!url) return <p>{t.item.noKey}</p>;
-  if (kind === undefined) return <p>{t.item.previewLoading}</p>;
-  if (kind === 'none') return <p>{t.item.noPreview}</p>;
-  // sandbox="" (no allow-token): no script, no same-origin, no form, no popup, no download.
-  return <iframe class={`item-preview item-preview-${kind}`} sandbox="" src={url} title={t.item.previewOf(node.name)} referrerpolicy="no-referrer" />;
+/** Loaded, or why not in the page's words: not found (404, 400) or not allowed (403) are states, not failures. */
+async function loadItem(id: string): Promise<Loaded | { refused: string }> {
+  try {
+    return await load(id);
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 404 || err.status === 400)) return { refused: t.item.notFound };
+    if (err instanceof ApiError && err.status === 403) return { refused: t.item.forbidden };
+    throw err;
+  }
 }
 
 function Revisions({ node, revisions, mayWrite, mayDownload, onRestored }: { node: Details; revisions: Revision[]; mayWrite: boolean; mayDownload: boolean; onRestored: (from: number, to: number) => Promise<void> }) {
@@ -127,22 +126,16 @@ function Revisions({ node, revisions, mayWrite, mayDownload, onRestored }: { nod
 export function Item() {
   const { path: route } = useLocation();
   const id = pathRest(route, '/item/');
-  const [loaded, setLoaded] = useState<Loaded | undefined>();
-  const [failure, setFailure] = useState<string | undefined>();
+  const resource = useResource(async () => ({ id, result: await loadItem(id) }), [id]);
+  const reload = resource.refresh;
+  // What was loaded for another item (kept while this one loads) is not shown.
+  const data = resource.data?.id === id ? resource.data.result : undefined;
+  const loaded = data && 'node' in data ? data : undefined;
+  const failure = data && 'refused' in data ? data.refused : loaded ? undefined : resource.error;
   const [status, setStatus] = useState('');
   const [starError, setStarError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
-  const reload = () =>
-    load(id).then(setLoaded, (err: unknown) => {
-      setLoaded(undefined);
-      setFailure(err instanceof ApiError && (err.status === 404 || err.status === 400) ? t.item.notFound : err instanceof ApiError && err.status === 403 ? t.item.forbidden : errorText(err));
-    });
-  useEffect(() => {
-    setLoaded(undefined);
-    setFailure(undefined);
-    setStatus('');
-    void reload();
-  }, [id]);
+  useEffect(() => setStatus(''), [id]);
 
   if (failure) {
     return (
@@ -264,7 +257,7 @@ export function Item() {
       {isFile && latest && (
         <section aria-labelledby="preview-heading">
           <h2 id="preview-heading">{t.item.preview}</h2>
-          {mayDownload ? <Preview node={node} revision={latest.revision} /> : <p>{t.item.noDownload}</p>}
+          {mayDownload ? <FilePreview url={fileUrl('view', node, latest.revision)} name={node.name} /> : <p>{t.item.noDownload}</p>}
         </section>
       )}
 

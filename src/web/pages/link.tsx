@@ -9,7 +9,7 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { sizeText } from '../api/admin.js';
+import { sizeText } from '../strings/units.js';
 import { ApiError, errorText, waitText } from '../api/client.js';
 import { downloadUrl, linkInfo, linkPath, linkPreviewKind, placeOf, previewUrl, sendToLink, unlockLink, zipUrl, type LinkInfo, type LinkPlace } from '../api/link.js';
 import { useResource } from '../api/use-resource.js';

@@ -6,12 +6,17 @@
  * and withdraw while pending. A refusal (a request decided meanwhile, a node gone or in trash) is
  * said in the store's words beside the request, which tell the approver what to do (not the
  * requester's words of the share page: "restore it first" is not the approver's to do); the
- * request stays as it was.
+ * request stays as it was. An approver previews the file a request is for (an image or plain
+ * text, through the store's approver door: GET /resources/auth/pending/...), so they see what
+ * they decide on without being given the file.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { errorText } from '../api/client.js';
-import { decide, myRequests, pendingRequests, withdraw, type ShareRequest } from '../api/sharing.js';
+import { decide, myRequests, pendingFileUrl, pendingRequests, withdraw, type ShareRequest } from '../api/sharing.js';
+import { useResource } from '../api/use-resource.js';
+import { FilePreview } from '../components/file-preview.js';
 import { Page } from '../components/page.js';
+import { requestsChanged } from '../components/waiting-count.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
 import { when } from './share.js';
@@ -54,6 +59,12 @@ function ToDecide({ request, onDone }: { request: ShareRequest; onDone: (text: s
           <li key={fact}>{fact}</li>
         ))}
       </ul>
+      {request.share_info.node_type === 'File' && (
+        <details class="sharing-preview">
+          <summary>{s.previewOf(name)}</summary>
+          <FilePreview url={pendingFileUrl(request)} name={name} />
+        </details>
+      )}
       <div class="field">
         <label for={id}>{s.decisionCommentFor(name)}</label>
         <input id={id} value={note} onInput={(event) => setNote((event.currentTarget as HTMLInputElement).value)} />
@@ -123,29 +134,21 @@ function Mine({ request, onDone }: { request: ShareRequest; onDone: (text: strin
   );
 }
 
+async function loadRequests(): Promise<{ toDecide: ShareRequest[]; mine: ShareRequest[] }> {
+  const [toDecide, mine] = await Promise.all([pendingRequests(), myRequests()]);
+  return { toDecide, mine };
+}
+
 export function Requests() {
-  const [toDecide, setToDecide] = useState<ShareRequest[] | undefined>();
-  const [mine, setMine] = useState<ShareRequest[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { data, error, refresh } = useResource(loadRequests, []);
   const [message, setMessage] = useState<string | undefined>();
-  const [reloads, setReloads] = useState(0);
   const done = (text: string) => {
     setMessage(text);
-    setReloads((n) => n + 1);
+    requestsChanged();
+    void refresh();
   };
-  useEffect(() => {
-    let live = true;
-    Promise.all([pendingRequests(), myRequests()]).then(
-      ([pending, own]) => {
-        if (!live) return;
-        setToDecide(pending);
-        setMine(own);
-        setError(undefined);
-      },
-      (err: unknown) => live && setError(errorText(err)),
-    );
-    return () => void (live = false);
-  }, [reloads]);
+  const toDecide = data?.toDecide;
+  const mine = data?.mine;
 
   return (
     <Page title={s.requestsTitle}>
@@ -157,7 +160,7 @@ export function Requests() {
           <p class="error" role="alert">
             {error}
           </p>
-          <button type="button" onClick={() => setReloads((n) => n + 1)}>
+          <button type="button" onClick={() => void refresh()}>
             {t.retry}
           </button>
         </>

@@ -5,10 +5,14 @@
  * new link is shown once, with a Copy button (the store keeps only its hash). Where the drive has
  * an approver the store answers 202: the page says a request was made and links to /requests.
  * A node the caller may not see is "not found", whatever the store's reason, and shows nothing.
+ * People are chosen once, in one form, for either a copy of their own or a private share of this
+ * one; a note for the approver is asked only for the kinds of share the drive has an approver for
+ * (GET /api/nodes/{uuid}/approvals).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client.js';
-import { makeShare, nodeDetails, nodeShares, refusedField, removeShare, shareCopy, sharingErrorText, type Made, type NodeDetails, type Share } from '../api/sharing.js';
+import { approvalsOf, makeShare, nodeDetails, nodeShares, refusedField, removeShare, shareCopy, sharingErrorText, type Made, type NodeDetails, type Share } from '../api/sharing.js';
+import { useResource } from '../api/use-resource.js';
 import { CopyValue } from '../components/copy-button.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
@@ -42,7 +46,7 @@ function Requested() {
 /** The new link's address: in the answer that made it, or in the request's while it awaits approval. */
 const url = (made: Made): string | undefined => ('share' in made ? made.share.url : made.url);
 
-function LinkForm({ node, onMade }: { node: NodeDetails; onMade: () => void }) {
+function LinkForm({ node, approvals, onMade }: { node: NodeDetails; approvals: readonly string[]; onMade: () => void }) {
   const [kind, setKind] = useState<'public' | 'upload'>('public');
   const [password, setPassword] = useState('');
   const [expires, setExpires] = useState('');
@@ -50,6 +54,7 @@ function LinkForm({ node, onMade }: { node: NodeDetails; onMade: () => void }) {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [made, setMade] = useState<Made | undefined>();
   const [busy, setBusy] = useState(false);
+  const asksNote = approvals.includes(kind);
   const submit = async (event: Event) => {
     event.preventDefault();
     setMade(undefined);
@@ -61,7 +66,7 @@ function LinkForm({ node, onMade }: { node: NodeDetails; onMade: () => void }) {
       const body: Record<string, unknown> = { type: kind };
       if (password) body.password = password;
       if (end !== undefined) body.expires = end;
-      if (comment.trim()) body.comment = comment.trim();
+      if (asksNote && comment.trim()) body.comment = comment.trim();
       const answer = await makeShare(node.uuid, body);
       setMade(answer);
       // The link is made: its form starts afresh (its token is shown once, below).
@@ -99,7 +104,7 @@ function LinkForm({ node, onMade }: { node: NodeDetails; onMade: () => void }) {
       </fieldset>
       <Field id="sharing-password" label={s.password} hint={s.passwordHint} type="password" autoComplete="new-password" value={password} onValue={setPassword} error={errors.password} />
       <Field id="sharing-expires" label={s.expires} hint={s.expiresHint} type="date" value={expires} onValue={setExpires} error={errors.expires} />
-      <Field id="sharing-link-comment" label={s.comment} hint={s.commentHint} value={comment} onValue={setComment} error={errors.comment} />
+      {asksNote && <Field id="sharing-link-comment" label={s.comment} hint={s.commentHint} value={comment} onValue={setComment} error={errors.comment} />}
       <div class="actions">
         <button type="submit" disabled={busy}>
           {s.makeLink}
@@ -118,29 +123,36 @@ function LinkForm({ node, onMade }: { node: NodeDetails; onMade: () => void }) {
   );
 }
 
-function RecipientsForm(props: { node: NodeDetails; kind: 'copy' | 'private'; choices: Choices | undefined; loadError: string | undefined; onMade: () => void }) {
-  const { node, kind, choices, loadError, onMade } = props;
-  const id = `sharing-${kind}`;
+/**
+ * People and groups, chosen once, for either kind of share: a copy of their own (`share_copy_with`)
+ * or this one, privately (a private share; only where the caller manages its shares).
+ */
+function PeopleForm(props: { node: NodeDetails; mayShare: boolean; approvals: readonly string[]; choices: Choices | undefined; loadError: string | undefined; onMade: () => void }) {
+  const { node, mayShare, approvals, choices, loadError, onMade } = props;
+  const id = 'sharing-people';
+  const [kind, setKind] = useState<'copy' | 'private'>('copy');
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [writable, setWritable] = useState(false);
   const [comment, setComment] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [done, setDone] = useState<{ pending: boolean; text?: string } | undefined>();
   const [busy, setBusy] = useState(false);
+  const asksNote = approvals.includes(kind === 'copy' ? 'share_copy' : 'private');
   const submit = async (event: Event) => {
     event.preventDefault();
     setDone(undefined);
     if (chosen.size === 0) return setErrors({ recipients: s.nobodyChosen });
     setErrors({});
     setBusy(true);
+    const note = asksNote ? comment.trim() : '';
     try {
       const recipients = [...chosen];
       if (kind === 'copy') {
-        const pending = await shareCopy(node.uuid, recipients, comment.trim());
+        const pending = await shareCopy(node.uuid, recipients, note);
         setDone(pending ? { pending: true } : { pending: false, text: s.copySent(recipients.length) });
       } else {
         const body: Record<string, unknown> = { type: 'private', recipients, writable };
-        if (comment.trim()) body.comment = comment.trim();
+        if (note) body.comment = note;
         const made = await makeShare(node.uuid, body);
         setDone('pending' in made ? { pending: true } : { pending: false, text: s.privateMade });
       }
@@ -158,8 +170,22 @@ function RecipientsForm(props: { node: NodeDetails; kind: 'copy' | 'private'; ch
   };
   return (
     <form class="panel sharing-form" onSubmit={submit} noValidate aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`}>{kind === 'copy' ? s.copyFormTitle : s.privateFormTitle}</h3>
-      <p class="hint">{kind === 'copy' ? s.copyIntro : s.privateIntro}</p>
+      <h3 id={`${id}-title`}>{s.peopleFormTitle}</h3>
+      {mayShare ? (
+        <fieldset>
+          <legend>{s.peopleGet}</legend>
+          <label class="sharing-choice">
+            <input type="radio" name={`${id}-kind`} value="copy" checked={kind === 'copy'} onChange={() => setKind('copy')} />
+            {s.getCopy}
+          </label>
+          <label class="sharing-choice">
+            <input type="radio" name={`${id}-kind`} value="private" checked={kind === 'private'} onChange={() => setKind('private')} />
+            {s.getPrivate}
+          </label>
+        </fieldset>
+      ) : (
+        <p class="hint">{s.copyIntro}</p>
+      )}
       <SharingRecipients id={`${id}-recipients`} choices={choices} loadError={loadError} chosen={chosen} onChange={setChosen} error={errors.recipients} />
       {kind === 'private' && (
         <label class="sharing-choice">
@@ -167,7 +193,7 @@ function RecipientsForm(props: { node: NodeDetails; kind: 'copy' | 'private'; ch
           {s.writable}
         </label>
       )}
-      <Field id={`${id}-comment`} label={s.comment} hint={s.commentHint} value={comment} onValue={setComment} error={errors.comment} />
+      {asksNote && <Field id={`${id}-comment`} label={s.comment} hint={s.commentHint} value={comment} onValue={setComment} error={errors.comment} />}
       <div class="actions">
         <button type="submit" disabled={busy}>
           {kind === 'copy' ? s.sendCopy : s.makePrivate}
@@ -219,48 +245,42 @@ function ShareRow({ share, onRemoved }: { share: Share; onRemoved: () => void })
   );
 }
 
-export function ShareNode() {
-  const { path } = useLocation();
-  const id = pathRest(path, '/share/');
-  const [node, setNode] = useState<NodeDetails | undefined>();
-  /** null: the caller may not see the node's shares (not its owner, nor a member of its group). */
-  const [shares, setShares] = useState<Share[] | null | undefined>();
-  const [failure, setFailure] = useState<{ notFound: boolean; text: string } | undefined>();
-  const [reloads, setReloads] = useState(0);
-  const reload = () => setReloads((n) => n + 1);
-  const ownerGroup = node?.owner_type === 'Group' ? node.owner_uuid : undefined;
-  const { choices, error: choicesError } = useChoices(node !== undefined, ownerGroup);
+type Loaded = { missing: true } | { missing: false; node: NodeDetails; shares: Share[] | null; approvals: string[] };
 
-  useEffect(() => {
-    let live = true;
+async function loadSharing(id: string): Promise<Loaded> {
+  try {
     // Someone a node is shared with privately sees it but not its shares (403): they may still send a copy.
     const sharesOf = nodeShares(id).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 403) return null;
       throw err;
     });
-    Promise.all([nodeDetails(id), sharesOf]).then(
-      ([details, list]) => {
-        if (!live) return;
-        setNode(details);
-        setShares(list);
-        setFailure(undefined);
-      },
-      (err: unknown) => {
-        if (!live) return;
-        const notFound = err instanceof ApiError && (err.status === 404 || err.status === 403 || err.status === 400);
-        setFailure({ notFound, text: notFound ? s.notFound : sharingErrorText(err) });
-      },
-    );
-    return () => void (live = false);
-  }, [id, reloads]);
+    const [node, shares, approvals] = await Promise.all([nodeDetails(id), sharesOf, approvalsOf(id)]);
+    return { missing: false, node, shares, approvals };
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 404 || err.status === 403 || err.status === 400)) return { missing: true };
+    throw err;
+  }
+}
 
-  if (failure)
+export function ShareNode() {
+  const { path } = useLocation();
+  const id = pathRest(path, '/share/');
+  const resource = useResource(async () => ({ id, result: await loadSharing(id) }), [id]);
+  const { error, refresh } = resource;
+  // What was loaded for another node (kept while this one loads) is not shown.
+  const data = resource.data?.id === id ? resource.data.result : undefined;
+  const reload = () => void refresh();
+  const loaded = data && !data.missing ? data : undefined;
+  const ownerGroup = loaded?.node.owner_type === 'Group' ? loaded.node.owner_uuid : undefined;
+  const { choices, error: choicesError } = useChoices(loaded !== undefined, ownerGroup);
+
+  if (data?.missing || (error && !loaded))
     return (
       <Page title={s.titleLoading}>
-        <p class={failure.notFound ? undefined : 'error'} role="alert">
-          {failure.text}
+        <p class={data?.missing ? undefined : 'error'} role="alert">
+          {data?.missing ? s.notFound : error}
         </p>
-        {failure.notFound ? (
+        {data?.missing ? (
           <p>
             <Link href="/files">{s.backToFiles}</Link>
           </p>
@@ -271,27 +291,26 @@ export function ShareNode() {
         )}
       </Page>
     );
-  if (!node || shares === undefined)
+  if (!loaded)
     return (
       <Page title={s.titleLoading}>
         <p>{t.loading}</p>
       </Page>
     );
+  const { node, shares, approvals } = loaded;
   const links = shares?.filter((x) => x.type !== 'private') ?? [];
   const privates = shares?.filter((x) => x.type === 'private') ?? [];
-  const copy = (
-    <section aria-labelledby="sharing-copy">
-      <h2 id="sharing-copy">{s.copyTitle}</h2>
-      <RecipientsForm node={node} kind="copy" choices={choices} loadError={choicesError} onMade={() => undefined} />
-    </section>
-  );
+  const people = <PeopleForm node={node} mayShare={shares !== null} approvals={approvals} choices={choices} loadError={choicesError} onMade={reload} />;
   if (shares === null)
     return (
       <Page title={s.title(node.name)}>
         <p>
           {s.ownedBy(node.owner_fullname)} {s.ownerManages} <Link href={`/item/${node.uuid}`}>{s.details}</Link>
         </p>
-        {copy}
+        <section aria-labelledby="sharing-copy">
+          <h2 id="sharing-copy">{s.copyTitle}</h2>
+          {people}
+        </section>
       </Page>
     );
   return (
@@ -311,10 +330,11 @@ export function ShareNode() {
             ))}
           </ul>
         )}
-        <LinkForm node={node} onMade={reload} />
+        <LinkForm node={node} approvals={approvals} onMade={reload} />
       </section>
-      <section aria-labelledby="sharing-private">
-        <h2 id="sharing-private">{s.privateTitle}</h2>
+      <section aria-labelledby="sharing-people-section">
+        <h2 id="sharing-people-section">{s.peopleTitle}</h2>
+        <p class="hint">{s.peopleIntro}</p>
         {privates.length === 0 ? (
           <p>{s.noPrivate}</p>
         ) : (
@@ -324,9 +344,8 @@ export function ShareNode() {
             ))}
           </ul>
         )}
-        <RecipientsForm node={node} kind="private" choices={choices} loadError={choicesError} onMade={reload} />
+        {people}
       </section>
-      {copy}
     </Page>
   );
 }

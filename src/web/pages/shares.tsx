@@ -4,7 +4,8 @@
  * shares they may answer (a group admin, or any member where the group's `accept_incoming` is
  * `members`) to accept or decline, and the caller's own links and private shares to revoke.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { useResource } from '../api/use-resource.js';
 import { listFolder, type Entry } from '../api/files.js';
 import { answerIncoming, groupProfile, incoming, myGroups, myShares, removeShare, sharingErrorText, type Incoming, type Share } from '../api/sharing.js';
 import { Page } from '../components/page.js';
@@ -89,40 +90,26 @@ function MyShareRow({ share, onRevoked }: { share: Share; onRevoked: (text: stri
   );
 }
 
+async function groupInboxes(): Promise<Inbox[]> {
+  const groups = await myGroups();
+  // Only the groups whose incoming shares the caller may answer (the store refuses the others).
+  const answerable = await Promise.all(groups.map(async (g) => (g.is_admin || (await groupProfile(g.group_uuid)).accept_incoming === 'members' ? g : undefined)));
+  return Promise.all(answerable.filter((g) => g !== undefined).map(async (g) => ({ group: { uuid: g.group_uuid, name: g.group_name }, items: await incoming(g.group_uuid) })));
+}
+
+async function loadShares(): Promise<{ shared: Entry[]; inboxes: Inbox[]; mine: Share[] }> {
+  const [shared, own, groups, mine] = await Promise.all([listFolder('shared_with_you'), incoming(), groupInboxes(), myShares()]);
+  return { shared, inboxes: [{ items: own }, ...groups], mine };
+}
+
 export function Shares() {
-  const [shared, setShared] = useState<Entry[] | undefined>();
-  const [inboxes, setInboxes] = useState<Inbox[] | undefined>();
-  const [mine, setMine] = useState<Share[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { data, error, refresh } = useResource(loadShares, []);
+  const { shared, inboxes, mine } = data ?? {};
   const [message, setMessage] = useState<string | undefined>();
-  const [reloads, setReloads] = useState(0);
   const done = (text: string) => {
     setMessage(text);
-    setReloads((n) => n + 1);
+    void refresh();
   };
-
-  useEffect(() => {
-    let live = true;
-    const groupInboxes = async (): Promise<Inbox[]> => {
-      const groups = await myGroups();
-      // Only the groups whose incoming shares the caller may answer (the store refuses the others).
-      const answerable = await Promise.all(groups.map(async (g) => (g.is_admin || (await groupProfile(g.group_uuid)).accept_incoming === 'members' ? g : undefined)));
-      return Promise.all(
-        answerable.filter((g) => g !== undefined).map(async (g) => ({ group: { uuid: g.group_uuid, name: g.group_name }, items: await incoming(g.group_uuid) })),
-      );
-    };
-    Promise.all([listFolder('shared_with_you'), incoming(), groupInboxes(), myShares()]).then(
-      ([entries, own, groups, shares]) => {
-        if (!live) return;
-        setShared(entries);
-        setInboxes([{ items: own }, ...groups]);
-        setMine(shares);
-        setError(undefined);
-      },
-      (err: unknown) => live && setError(sharingErrorText(err)),
-    );
-    return () => void (live = false);
-  }, [reloads]);
 
   return (
     <Page title={s.sharesTitle}>
@@ -134,7 +121,7 @@ export function Shares() {
           <p class="error" role="alert">
             {error}
           </p>
-          <button type="button" onClick={() => setReloads((n) => n + 1)}>
+          <button type="button" onClick={() => void refresh()}>
             {t.retry}
           </button>
         </>

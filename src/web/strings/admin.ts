@@ -1,3 +1,5 @@
+import { count } from './units.js';
+
 /**
  * The words of the group pages (/groups, /groups/<uuid>) and of Administration (/admin/...),
  * issue 24 items 6 and 7.
@@ -56,6 +58,7 @@ export const admin = {
       },
     },
     noPermissions: 'no permissions',
+    adminMayAll: 'Group administrator: may do everything',
     saveMember: 'Save permissions',
     saveMemberOf: (name: string) => `Save permissions of ${name}`,
     removeMember: 'Remove',
@@ -97,10 +100,10 @@ export const admin = {
     fullnameHint: '3 to 255 characters, no digits.',
     email: 'Email address (the user signs in with it)',
     password: 'Password',
-    quota: 'Quota in MB',
-    quotaHint: '1 MB is 1,000,000 bytes; decimals are allowed. 0 means no limit where the organization allows it.',
-    quotaInvalid: 'Enter a number of megabytes, 0 or more.',
-    quotaOf: (name: string) => `Quota of ${name} in MB`,
+    quota: 'Quota in MiB',
+    quotaHint: '1 MiB is 1,048,576 bytes (1,024 MiB make 1 GiB); decimals are allowed. 0 means no limit where the organization allows it.',
+    quotaInvalid: 'Enter a number of mebibytes (MiB), 0 or more.',
+    quotaOf: (name: string) => `Quota of ${name} in MiB`,
     setQuota: 'Set quota',
     quotaSaved: 'The quota is set.',
     quotaBelowUsage: (used: string) => `The quota must be more than what is stored now (${used}), or 0.`,
@@ -130,8 +133,8 @@ export const admin = {
     created: (name: string) => `The group ${name} is created.`,
     name: 'Group name',
     nameHint: '3 to 100 characters.',
-    quotaHint: '1 MB is 1,000,000 bytes; decimals are allowed. 0 means no limit.',
-    summary: (members: number, usage: string) => `${members} member${members === 1 ? '' : 's'}. ${usage}`,
+    quotaHint: '1 MiB is 1,048,576 bytes (1,024 MiB make 1 GiB); decimals are allowed. 0 means no limit.',
+    summary: (members: number, usage: string) => `${count(members, 'member')}. ${usage}`,
     open: (name: string) => `Open ${name}’s page (tags, WebDrive URL, member permissions)`,
     noMembers: 'The group has no members.',
     addMemberTo: (name: string) => `User to add to ${name}`,
@@ -153,7 +156,7 @@ export const admin = {
     intro: 'organizations are created and deleted by the built-in admin; other administrators see their own.',
     pick: 'Organization',
     yours: 'Your own (default)',
-    counts: (users: number, groups: number) => `${users} user${users === 1 ? '' : 's'}, ${groups} group${groups === 1 ? '' : 's'}.`,
+    counts: (users: number, groups: number) => `${count(users, 'user')}, ${count(groups, 'group')}.`,
     unlimitedAllowed: 'Unlimited quotas allowed.',
     create: 'Create organization',
     id: 'Identifier',

@@ -1,3 +1,5 @@
+import { sizeText } from './units.js';
+
 /** Every word of the file browser (issue 24, item 4): pages/files.tsx and its components. */
 export const files = {
   nav: 'Files',
@@ -5,6 +7,7 @@ export const files = {
   drives: 'Drives',
   home: 'Home',
   sharedWithMe: 'Shared with me',
+  incomingCopies: 'Incoming copies',
   topLevel: {
     home: 'Home',
     incoming: 'Incoming',
@@ -27,17 +30,7 @@ export const files = {
   sortBy: (column: string, direction: 'ascending' | 'descending' | undefined) =>
     `Sort by ${column}${direction ? ` (now ${direction}; choose to reverse)` : ''}`,
   folderKind: 'Folder',
-  bytes: (n: number) => {
-    if (n < 1024) return `${n} B`;
-    const units = ['KB', 'MB', 'GB', 'TB'];
-    let value = n / 1024;
-    let unit = 0;
-    while (value >= 1024 && unit < units.length - 1) {
-      value /= 1024;
-      unit += 1;
-    }
-    return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
-  },
+  bytes: (n: number) => sizeText(n),
   star: (name: string) => `Star ${name}`,
   unstar: (name: string) => `Remove the star from ${name}`,
   actionsFor: (name: string) => `Actions for ${name}`,

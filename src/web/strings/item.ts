@@ -1,3 +1,5 @@
+import { count, sizeText } from './units.js';
+
 /** Every word of the details, trash and favorites pages (issue 24, item 4): pages/item.tsx, trash.tsx, favorites.tsx. */
 const topLevel: Record<string, string> = {
   home: 'Home',
@@ -54,17 +56,7 @@ export const item = {
   confirmRestoreYes: (n: number) => `Yes, restore revision ${n}`,
   cancel: 'Cancel',
   restored: (n: number, next: number) => `Revision ${n} is restored: it is now revision ${next}.`,
-  bytes: (n: number): string => {
-    if (n < 1024) return `${n.toLocaleString()} byte${n === 1 ? '' : 's'}`;
-    const units = ['KB', 'MB', 'GB', 'TB'];
-    let value = n / 1024;
-    let unit = 0;
-    while (value >= 1024 && unit < units.length - 1) {
-      value /= 1024;
-      unit += 1;
-    }
-    return `${value.toLocaleString(undefined, { maximumFractionDigits: 1 })} ${units[unit]} (${n.toLocaleString()} bytes)`;
-  },
+  bytes: (n: number): string => (n < 1024 ? sizeText(n) : `${sizeText(n)} (${count(n, 'byte')})`),
 
   trash: {
     nav: 'Trash',
@@ -88,7 +80,7 @@ export const item = {
     deleted: (name: string) => `${name} is deleted for good.`,
     emptyTrash: 'Empty trash',
     emptyTrashOf: (trash: string) => `Empty trash (${trash})`,
-    confirmEmpty: (count: number) => `Delete all ${count} item${count === 1 ? '' : 's'} in this trash for good? They cannot be restored afterwards.`,
+    confirmEmpty: (n: number) => `Delete all ${count(n, 'item')} in this trash for good? They cannot be restored afterwards.`,
     confirmEmptyYes: 'Yes, empty the trash',
     emptying: (done: number, all: number) => `Deleting ${done} of ${all}…`,
     emptied: 'The trash is empty now.',

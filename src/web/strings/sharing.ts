@@ -1,7 +1,11 @@
+import { count } from './units.js';
+
 /** Every word of sharing (issue 24, item 5): pages/share.tsx, shares.tsx and requests.tsx. */
 export const sharing = {
   navShares: 'Shares',
   navRequests: 'Requests',
+  /** Read after Requests in the navigation: how many wait for the person's decision. */
+  waitingCount: (n: number) => `, ${count(n, 'request')} waiting for you`,
 
   // /share/<uuid>
   title: (name: string) => `Share ${name}`,
@@ -26,7 +30,7 @@ export const sharing = {
   expiresHint: 'The link stops working at the start of this day.',
   expiresInPast: 'Choose a day after today.',
   comment: 'Note for the approver (optional)',
-  commentHint: 'Read by whoever approves shares of this drive, if it has one.',
+  commentHint: 'This drive’s shares of this kind wait for an approver, who reads it.',
   makeLink: 'Make link',
   linkMade: 'Link made. Copy it now: it is shown only this once.',
   linkMadePending: 'Copy the link now: it is shown only this once, and works once the request is approved.',
@@ -43,15 +47,17 @@ export const sharing = {
 
   copyTitle: 'Send a copy',
   copyIntro: 'Each person or group gets their own copy of it as it is now; later changes are not sent. They accept or decline it.',
-  copyFormTitle: 'Who gets a copy',
   sendCopy: 'Send copy',
-  copySent: (n: number) => `Copy offered to ${n} recipient${n === 1 ? '' : 's'}.`,
+  copySent: (n: number) => `Copy offered to ${count(n, 'recipient')}.`,
 
-  privateTitle: 'Private shares',
-  privateIntro: 'The people and groups chosen see this itself (not a copy) under “Shared with me”.',
+  peopleTitle: 'People and groups',
+  peopleIntro: 'Send them a copy of their own, or share this one with them privately: they see it under “Shared with me”.',
+  peopleFormTitle: 'Share with people',
+  peopleGet: 'What they get',
+  getCopy: 'A copy of their own, as it is now (they accept or decline it)',
+  getPrivate: 'This one, shared privately (they see later changes)',
   noPrivate: 'This has no private shares.',
   writable: 'They may also change and delete what is in it',
-  privateFormTitle: 'Share privately',
   makePrivate: 'Share',
   privateMade: 'Shared.',
   readOnly: 'read only',
@@ -117,6 +123,7 @@ export const sharing = {
   theirComment: (comment: string) => `Note: ${comment}`,
   askedOn: (when: string) => `Asked ${when}`,
   decisionComment: 'Note to the requester (optional)',
+  previewOf: (name: string) => `Preview ${name}`,
   decisionCommentFor: (name: string) => `Note to the requester about ${name} (optional)`,
   approve: 'Approve',
   reject: 'Reject',
