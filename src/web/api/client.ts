@@ -48,7 +48,7 @@ export function endSession(message: string, returnHere: boolean): void {
 
 // Another tab signed out: this one follows at once, saying so.
 onSessionEndedElsewhere(() => {
-  notice = t.signIn.signedOut;
+  notice = t.signIn.signedOutElsewhere;
   navigate('/sign-in', { replace: true });
 });
 
