@@ -179,6 +179,13 @@ chromiumBinary.describe('one session per browser', () => {
     await other.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     await page.getByRole('heading', { name: 'Connect your drive' }).waitFor({ timeout: 2000 });
     expect(page.url()).toBe(`${f.base}/connect`);
+    // It learned the session's file access key from the store (a file's Download link has it), without a reload.
+    const token = (await tokenOf(page)) ?? '';
+    const key = dataOf<{ fileaccesskey: string }>(await apiCall(f.client, token, 'GET', '/api/session')).fileaccesskey;
+    const minutes = dataOf<Array<{ uuid: string; name: string }>>(await apiCall(f.client, ada.session, 'GET', '/api/nodes/home/dirlist')).find((e) => e.name === 'minutes.txt');
+    await page.evaluate(`history.pushState(null, '', '/item/${minutes?.uuid ?? ''}'); dispatchEvent(new PopStateEvent('popstate'))`);
+    await page.getByRole('heading', { name: 'minutes.txt', level: 1 }).waitFor();
+    await expect.poll(() => page.getByRole('link', { name: 'Download' }).first().getAttribute('href')).toContain(`/resources/auth/download/${encodeURIComponent(key)}/`);
     expectClean(watched);
   });
 });

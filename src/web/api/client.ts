@@ -122,17 +122,27 @@ export async function signIn(body: { username: string; password: string; code?: 
  * the answer: run at every load, so what localStorage says is confirmed (and the file access
  * key learned), or the session found ended (a 401: to sign-in).
  */
-export async function confirmSession(): Promise<void> {
-  try {
-    const record = await api<SessionRecord>('GET', '/api/session');
-    // A session waiting for its new password is not one the app works with: sign-in again.
-    if (record.password_expired === true) {
-      if (currentSession()) clearSession();
-    } else saveSession(sessionOf(record));
-  } catch {
-    // A 401 ended the session already (api); anything else leaves it as it is until the next call.
-  }
+let confirming: Promise<void> | undefined;
+export function confirmSession(): Promise<void> {
+  confirming ??= (async () => {
+    try {
+      const record = await api<SessionRecord>('GET', '/api/session');
+      // A session waiting for its new password is not one the app works with: sign-in again.
+      if (record.password_expired === true) {
+        if (currentSession()) clearSession();
+      } else saveSession(sessionOf(record));
+    } catch {
+      // A 401 ended the session already (api); anything else leaves it as it is until the next call.
+    }
+  })().finally(() => (confirming = undefined));
+  return confirming;
 }
+
+// Signed in in another tab: this tab learns the session's file access key from the store.
+onSessionChange(() => {
+  const session = currentSession();
+  if (session && session.fileaccesskey === undefined) void confirmSession();
+});
 
 /** POST /auth: the flat Session object, or an ApiError (never ends a session: there is none yet). */
 export async function postAuth(body: { username: string; password: string; code?: string }): Promise<Record<string, unknown>> {
