@@ -191,6 +191,29 @@ describe('the web app\'s session cookie', () => {
   });
 });
 
+describe('the web session behind a TLS proxy (store.publicUrl of https)', () => {
+  let f: StoreFixture;
+  let person: TestUser;
+
+  beforeAll(async () => {
+    f = await storeFixture({ flags: { 'store.publicUrl': 'https://files.example.test' } });
+    person = await f.newUser();
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  it('sets the cookie Secure and takes calls from the public origin, still none from another', async () => {
+    const answer = await call(f.store.url, 'POST', '/api/session', { ...CSRF, origin: 'https://files.example.test' }, { username: person.email, password: person.password });
+    expect(answer.status).toBe(200);
+    expect(answer.setCookie).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    const cookie = `driveway_session=${cookieToken(answer.setCookie)}`;
+    expect((await call(f.store.url, 'POST', '/api/nodes/home', { cookie, ...CSRF, origin: 'https://files.example.test' }, { new_dir: 'public-origin' })).status).toBe(204);
+    expect((await call(f.store.url, 'POST', '/api/nodes/home', { cookie, ...CSRF, origin: 'https://evil.example.test' }, { new_dir: 'other-origin' })).status).toBe(403);
+    expect((await f.client.listFolder(person.session, 'home' as never)).map((e) => e.name)).toEqual(['public-origin']);
+  });
+});
+
 describe('the web session\'s lifetimes', () => {
   let f: StoreFixture;
   let store: TestStore;
