@@ -17,22 +17,12 @@ import { callerOf, clientOf } from '../request-context.js';
 import { signSessionToken, type AuthenticatedUser } from '../sessions.js';
 import { sessionKeyOf } from '../storage/sessions.js';
 import { getUserByUuid } from '../storage/users.js';
+import type { WebSessionBody } from '../schemas/users.js';
 import { refuseCrossSite, setSessionCookie } from '../web-session.js';
 import { avatarUrl } from '../ops/avatars.js';
 
 /** How long a bridge token lives (never past its session, and refused the moment it ends). */
 export const BRIDGE_TOKEN_TTL_SEC = 600;
-
-/** docs/api.md "Sessions of the web app": who the session is, never its token. */
-export interface WebSessionBody {
-  uuid: string;
-  username: string;
-  fullname: string;
-  is_admin: boolean;
-  fileaccesskey: string;
-  avatar: string;
-  password_expired?: true;
-}
 
 async function sessionRecord(ctx: StoreContext, caller: AuthenticatedUser): Promise<WebSessionBody> {
   const [user, session] = await Promise.all([getUserByUuid(ctx.storage.sql, caller.userUuid), sessionKeyOf(ctx.storage.sql, caller.sessionId)]);

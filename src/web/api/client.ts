@@ -7,6 +7,8 @@
  * A 401 on a signed-in call means the session ended: the session is dropped and the person goes
  * to sign-in, and comes back here afterwards.
  */
+// The store's record of the web session (POST and GET /api/session): a type only, no bundle cost.
+import type { WebSessionBody } from '../../store/schemas/users.js';
 import { navigate } from '../router.js';
 import { clearSession, currentSession, onSessionChange, onSessionEndedElsewhere, saveSession, type Session } from '../session.js';
 import { t } from '../strings/index.js';
@@ -88,17 +90,7 @@ function failure(answer: RawAnswer): ApiError {
   return new ApiError(answer.status, code, msg, Number.isFinite(retry) && retry > 0 ? retry : undefined);
 }
 
-/** The store's record of the web session (POST and GET /api/session). */
-interface SessionRecord {
-  uuid: string;
-  username: string;
-  fullname: string;
-  is_admin: boolean;
-  fileaccesskey: string;
-  password_expired?: boolean;
-}
-
-const sessionOf = (record: SessionRecord): Session => ({
+const sessionOf = (record: WebSessionBody): Session => ({
   uuid: record.uuid,
   fullname: record.fullname || record.username,
   isAdmin: record.is_admin,
@@ -113,7 +105,7 @@ const sessionOf = (record: SessionRecord): Session => ({
 export async function signIn(body: { username: string; password: string; code?: string }): Promise<{ session: Session; passwordExpired: boolean }> {
   const answer = await send('POST', '/api/session', body, undefined);
   if (answer.status !== 200) throw failure(answer);
-  const record = (answer.body as { data: SessionRecord }).data;
+  const record = (answer.body as { data: WebSessionBody }).data;
   return { session: sessionOf(record), passwordExpired: record.password_expired === true };
 }
 
@@ -126,7 +118,7 @@ let confirming: Promise<void> | undefined;
 export function confirmSession(): Promise<void> {
   confirming ??= (async () => {
     try {
-      const record = await api<SessionRecord>('GET', '/api/session');
+      const record = await api<WebSessionBody>('GET', '/api/session');
       // A session waiting for its new password is not one the app works with: sign-in again.
       if (record.password_expired === true) {
         if (currentSession()) clearSession();
