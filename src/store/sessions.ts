@@ -5,7 +5,8 @@
  * rotate while every instance over the database verifies every live token; DRIVEWAY_JWT_SECRET,
  * when set, is the one key instead (openSessionKeys, docs/scale-out.md "Shared state").
  * A session remembers the app password it was opened with, so revoking that ends it and the
- * operations a leaked app password must not reach can refuse it.
+ * operations a leaked app password must not reach can refuse it. A web app session (its cookie:
+ * web-session.ts) also ends after its idle lifetime unused: every use marks it (touchSession).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
