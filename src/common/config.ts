@@ -109,6 +109,8 @@ export const configSchema = z.strictObject({
       /** Days between rotations of the session signing key (the database key ring); 0: never. */
       jwtRotateDays: z.coerce.number().min(0).default(30),
       sessionTtlSec: z.coerce.number().int().positive().default(86_400),
+      /** A web app session (its cookie) also ends after this long without a call (docs/security.md "Sessions of the web app"). */
+      webSessionIdleSec: z.coerce.number().int().positive().default(28_800),
       uploadTokenTtlMs: z.coerce.number().int().positive().default(5_000),
       /**
        * Blobs written before checksums existed (migration 019) hashed per second by the

@@ -40,6 +40,8 @@ import { Durability } from './durability.js';
 import { authenticateToken, openSessionKeys, rotateSessionKeys } from './sessions.js';
 import { admitCaller, requirePolicy } from './policy.js';
 import { authRoutes } from './routes/auth.js';
+import { webSessionRoutes } from './routes/web-session.js';
+import { clearSessionCookie, refuseCrossSite, sessionCookieOf } from './web-session.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { uploadRoutes } from './routes/upload.js';
 import { resourceRoutes } from './routes/resources.js';
@@ -152,6 +154,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     ...(tls ? { serverFactory: (handler: Parameters<typeof createListenerServer>[2]) => createListenerServer(tls, {}, handler) } : {}),
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('viaCookie', false);
   const routes: string[] = [];
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
@@ -217,20 +220,28 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   });
 
   // Who may call what is the table's (policy.ts); bearer routes are admitted here, the routes
-  // with another credential (file access key, upload token, link) admit theirs themselves.
-  app.addHook('onRequest', async (request) => {
+  // with another credential (file access key, upload token, link) admit theirs themselves. The
+  // web app's session cookie counts as the bearer token of its session (web-session.ts).
+  app.addHook('onRequest', async (request, reply) => {
     const route = request.routeOptions.url;
     if (isHealthRoute(request)) return;
     // An unknown /api endpoint still wants a token first (401 before 404), as before the table.
     if (route === undefined && !request.url.startsWith('/api/')) return;
     const policy = route === undefined ? undefined : requirePolicy(request.method, route);
     if (policy && policy.credential !== 'bearer') return;
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw unauthenticated('missing bearer token');
-    const caller = await authenticateToken(storage.sql, keys, clock, match[1] as string);
-    if (!caller) throw unauthenticated('invalid, expired or revoked token');
+    // The web app's calls carry its session cookie instead, under the CSRF rule (web-session.ts).
+    const cookie = sessionCookieOf(request);
+    if (cookie !== undefined) refuseCrossSite(ctx, request);
+    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    if (!match && cookie === undefined) throw unauthenticated('missing bearer token');
+    const caller = await authenticateToken(storage.sql, keys, clock, match ? (match[1] as string) : (cookie as string));
+    if (!caller) {
+      // A cookie of a session that ended is of no more use: the browser drops it.
+      if (!match) clearSessionCookie(ctx, request, reply);
+      throw unauthenticated('invalid, expired or revoked token');
+    }
     request.caller = caller;
+    request.viaCookie = !match;
     if (policy) admitCaller(ctx, caller, policy);
     else refuseExpiredPassword(ctx, caller);
   });
@@ -265,6 +276,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   });
 
   await authRoutes(app, ctx);
+  await webSessionRoutes(app, ctx);
   await nodeRoutes(app, ctx);
   await uploadRoutes(app, ctx);
   await resourceRoutes(app, ctx);

@@ -74,6 +74,10 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/user': { ...user(), expiredPassword: true },
   'PUT /api/user': { ...user(), expiredPassword: true, appPassword: 'some-fields' }, // not `password`
   'GET /api/user/logout': { ...user(), expiredPassword: true },
+  // The web app's session (routes/web-session.ts): sign-in as POST /auth, who it is, a bridge token.
+  'POST /api/session': open('none', 'anyone', true),
+  'GET /api/session': { ...user(), expiredPassword: true },
+  'POST /api/session/bridge_token': user(),
   'GET /api/user/login_history': user(),
   'GET /api/user/notifications': user(),
   'PUT /api/user/notifications': user(),

@@ -5,7 +5,8 @@
  * rotate while every instance over the database verifies every live token; DRIVEWAY_JWT_SECRET,
  * when set, is the one key instead (openSessionKeys, docs/scale-out.md "Shared state").
  * A session remembers the app password it was opened with, so revoking that ends it and the
- * operations a leaked app password must not reach can refuse it.
+ * operations a leaked app password must not reach can refuse it. A web app session (its cookie:
+ * web-session.ts) also ends after its idle lifetime unused: every use marks it (touchSession).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { LRUCache } from 'lru-cache';
 import type { ChangeFeed } from '../common/change-feed.js';
 import type { Clock } from '../common/clock.js';
 import { FeedMemo } from '../common/feed-memo.js';
-import { activeSession, insertSessionRow, revokeSessions, sqliteSessionMemo, type ActiveSessionRow } from './storage/sessions.js';
+import { activeSession, insertSessionRow, liveAt as rowLiveAt, revokeSessions, sqliteSessionMemo, touchSession, type ActiveSessionRow } from './storage/sessions.js';
 import { insertSessionKey, liveSessionKeys, newestSessionKeyCreated, retireReplacedSessionKeys } from './storage/session-keys.js';
 import type { Sql } from './storage/sql.js';
 
@@ -174,24 +175,40 @@ export interface SignedSession {
   expiresMs: number;
 }
 
+async function signToken(keys: SessionKeys, userUuid: string, sessionId: string, nowMs: number, expiresMs: number): Promise<string> {
+  const key = await keys.signing();
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.kid })
+    .setSubject(userUuid)
+    .setJti(sessionId)
+    .setIssuedAt(Math.floor(nowMs / 1000))
+    .setExpirationTime(Math.floor(expiresMs / 1000))
+    .sign(key.secret);
+}
+
 export async function signSession(keys: SessionKeys, clock: Clock, userUuid: string, ttlSec: number): Promise<SignedSession> {
   const now = clock.now();
   const sessionId = randomUUID();
   const expiresMs = now + ttlSec * 1000;
-  const key = await keys.signing();
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.kid })
-    .setSubject(userUuid)
-    .setJti(sessionId)
-    .setIssuedAt(Math.floor(now / 1000))
-    .setExpirationTime(Math.floor(expiresMs / 1000))
-    .sign(key.secret);
+  const token = await signToken(keys, userUuid, sessionId, now, expiresMs);
   return { token, fileaccesskey: randomBytes(24).toString('base64url'), sessionId, userUuid, createdMs: now, expiresMs };
 }
 
-/** Stores a signed session; until then its token is refused (no row). */
-export async function insertSession(sql: Sql, session: SignedSession, origin: { ip: string; appPasswordUuid?: string }): Promise<void> {
-  await insertSessionRow(sql, { ...session, ip: origin.ip, appPasswordUuid: origin.appPasswordUuid ?? null });
+/**
+ * A short-lived token of an existing session (the web app's bridge token: routes/web-session.ts):
+ * the same `jti`, so it is refused the moment its session ends (logout, idle or absolute expiry,
+ * revocation), and its own `exp`, `ttlSec` from now and never past the session's. Answers the
+ * token and its expiry (ms).
+ */
+export async function signSessionToken(keys: SessionKeys, clock: Clock, caller: AuthenticatedUser, sessionExpiresMs: number, ttlSec: number): Promise<{ token: string; expiresMs: number }> {
+  const now = clock.now();
+  const expiresMs = Math.min(sessionExpiresMs, now + ttlSec * 1000);
+  return { token: await signToken(keys, caller.userUuid, caller.sessionId, now, expiresMs), expiresMs };
+}
+
+/** Stores a signed session; until then its token is refused (no row). `idleSec`: a web app session's idle lifetime. */
+export async function insertSession(sql: Sql, session: SignedSession, origin: { ip: string; appPasswordUuid?: string; idleSec?: number }): Promise<void> {
+  await insertSessionRow(sql, { ...session, ip: origin.ip, appPasswordUuid: origin.appPasswordUuid ?? null, idleSec: origin.idleSec ?? null });
 }
 
 export interface AuthenticatedUser {
@@ -228,8 +245,10 @@ export async function authenticateToken(sql: Sql, keys: SessionKeys, clock: Cloc
   const claims = await verifiedClaims(keys, clock, token);
   if (!claims) return undefined;
   const now = clock.now();
-  const user = memo ? toUser(liveAt(await memo.get(claims.jti, () => activeSession(sql, 'id', claims.jti, now)), now)) : await sessionUser(sql, now, claims.jti);
-  return user?.userUuid === claims.sub ? user : undefined;
+  const row = memo ? liveAt(await memo.get(claims.jti, () => activeSession(sql, 'id', claims.jti, now)), now) : await activeSession(sql, 'id', claims.jti, now);
+  if (row?.user_uuid !== claims.sub) return undefined;
+  await touchSession(sql, row, now);
+  return toUser(row);
 }
 
 /** Live sessions kept in memory by session id: behind a change feed (common/feed-memo.ts) or on SQLite (storage/sessions.ts SqliteSessionMemo). */
@@ -261,7 +280,7 @@ export function clientSessionMemo(sql: Sql, feed: ChangeFeed | undefined, behind
 }
 
 function liveAt(row: ActiveSessionRow | undefined, nowMs: number): ActiveSessionRow | undefined {
-  return row && Number(row.expires) > nowMs ? row : undefined;
+  return row && rowLiveAt(row, nowMs) ? row : undefined;
 }
 
 export interface Claims {
@@ -314,7 +333,10 @@ export async function sessionUser(sql: Sql, nowMs: number, sessionId: string): P
 
 /** Resolves a fileaccesskey from a view/download URL to its live session. */
 export async function authenticateFileAccessKey(sql: Sql, clock: Clock, key: string): Promise<AuthenticatedUser | undefined> {
-  return toUser(await activeSession(sql, 'fileaccesskey', key, clock.now()));
+  const now = clock.now();
+  const row = await activeSession(sql, 'fileaccesskey', key, now);
+  if (row) await touchSession(sql, row, now);
+  return toUser(row);
 }
 
 export async function revokeSession(sql: Sql, clock: Clock, sessionId: string): Promise<void> {

@@ -1,6 +1,8 @@
 /**
- * The app's routes: sign-in and a link's page (/public/...) are open to all; every other page needs a session, and without one
- * the person is sent to sign-in and brought back afterwards. `/` is the file browser (`/files`).
+ * The app's routes: sign-in and a link's page (/public/...) are open to all; every other page
+ * needs a session, and without one the person is sent to sign-in and brought back afterwards. The
+ * session is the browser's, shared by its tabs (session.ts), and confirmed with the store at every
+ * load. `/` is the file browser (`/files`).
  */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -20,6 +22,7 @@ import { isSharePath, ShareNode } from './pages/share.js';
 import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/sign-in.js';
 import { Trash } from './pages/trash.js';
+import { confirmSession } from './api/client.js';
 import { Link, navigate, pathRest, useLocation } from './router.js';
 import { currentSession, onSessionChange } from './session.js';
 import { t } from './strings/index.js';
@@ -50,7 +53,12 @@ const PAGES: Record<string, () => JSX.Element> = {
 export function App() {
   const location = useLocation();
   const [session, setSession] = useState(currentSession);
-  useEffect(() => onSessionChange(() => setSession(currentSession())), []);
+  useEffect(() => {
+    const stop = onSessionChange(() => setSession(currentSession()));
+    // Whatever this browser remembers of the session, the store's cookie decides: asked at every load.
+    void confirmSession();
+    return stop;
+  }, []);
   // A link's page is for anyone with the link: no session needed (pages/link.tsx).
   const needsSignIn = location.path !== '/sign-in' && !isLinkPath(location.path) && !session;
   useEffect(() => {

@@ -26,7 +26,7 @@ export interface WebFixture extends StoreFixture {
   base: string;
   /** The bridge's URL, when started with `bridge: true` (the store's WebDrive URLs point at it). */
   davUrl?: string;
-  /** A fresh browser context (its own sessionStorage) with one page, watched. */
+  /** A fresh browser context (its own cookies and storage: another browser) with one page, watched. */
   openPage(options?: { width?: number; height?: number; clipboard?: boolean }): Promise<WatchedPage>;
 }
 
@@ -135,12 +135,16 @@ export async function signInThroughForm(page: Page, username: string, password: 
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** The session token the app keeps (sessionStorage), to check it against the store. */
-export function tokenOf(page: Page): Promise<string | undefined> {
-  return page.evaluate(() => {
-    const raw = sessionStorage.getItem('driveway.session');
-    return raw ? (JSON.parse(raw) as { token?: string }).token : undefined;
-  });
+/** The name of the store's session cookie (src/store/web-session.ts). */
+export const SESSION_COOKIE = 'driveway_session';
+
+/**
+ * The session token of the page's browser (the store's HttpOnly cookie, which only the browser
+ * itself reads: no page script can), to check it against the store as a bearer token.
+ */
+export async function tokenOf(page: Page): Promise<string | undefined> {
+  const cookies = await page.context().cookies();
+  return cookies.find((c) => c.name === SESSION_COOKIE)?.value;
 }
 
 /**

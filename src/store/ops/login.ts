@@ -67,9 +67,10 @@ async function record(
  * 401 `twofa_required` (not counted) and `twofa_invalid` (counted) for the second factor.
  * The attempt is counted before the password is checked (login-limiter.ts), so parallel
  * guesses never get more checks than the limit; a refusal is logged as one info line
- * (login-log.ts) unless an in-process relay logs it itself.
+ * (login-log.ts) unless an in-process relay logs it itself. `idleSec`: the session is the web
+ * app's (routes/web-session.ts) and also ends after that long unused.
  */
-export async function login(ctx: StoreContext, body: unknown, client: ClientInfo): Promise<SessionBody> {
+export async function login(ctx: StoreContext, body: unknown, client: ClientInfo, options: { idleSec?: number } = {}): Promise<SessionBody> {
   const { username, password, code } = parseInput(loginBodySchema, body);
   const { storage: { sql }, clock, config, loginLimiter: limiter } = ctx;
   const logRefusal = (reason: string): void => {
@@ -153,7 +154,7 @@ export async function login(ctx: StoreContext, body: unknown, client: ClientInfo
         if (!(await useRecoveryCode(tx, user.uuid, recovery, clock.now()))) return false;
         how = `${how} (${await countUnusedRecoveryCodes(tx, user.uuid)} left)`;
       }
-      await insertSession(tx, signed, { ip: client.ip, appPasswordUuid: app?.uuid });
+      await insertSession(tx, signed, { ip: client.ip, ...(app ? { appPasswordUuid: app.uuid } : {}), ...(options.idleSec === undefined ? {} : { idleSec: options.idleSec }) });
       if (app) await touchAppPassword(tx, app.uuid, clock.now());
       await record(txCtx, client, { userUuid: user.uuid, status: 'success', how: expired ? `${how} (expired)` : how });
       return true;

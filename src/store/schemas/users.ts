@@ -38,6 +38,17 @@ export interface SessionBody {
   password_expired?: true;
 }
 
+/** docs/api.md "Sessions of the web app" (`data` of POST and GET /api/session): who the session is, never its token. */
+export interface WebSessionBody {
+  uuid: string;
+  username: string;
+  fullname: string;
+  is_admin: boolean;
+  fileaccesskey: string;
+  avatar: string;
+  password_expired?: true;
+}
+
 /** docs/api.md "User profile" (`data` of GET /api/user). */
 export interface UserProfileBody {
   uuid: string;

@@ -15,10 +15,12 @@ export interface SessionInsert {
   expiresMs: number;
   ip: string;
   appPasswordUuid: string | null;
+  /** A web app session's idle lifetime (migration 030); null for every other session. */
+  idleSec: number | null;
 }
 
 export async function insertSessionRow(sql: Sql, row: SessionInsert): Promise<void> {
-  await sql.run('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip, app_password_uuid) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+  await sql.run('INSERT INTO sessions (id, user_uuid, fileaccesskey, created, expires, ip, app_password_uuid, idle_sec, seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
     row.sessionId,
     row.userUuid,
     row.fileaccesskey,
@@ -26,6 +28,8 @@ export async function insertSessionRow(sql: Sql, row: SessionInsert): Promise<vo
     row.expiresMs,
     row.ip,
     row.appPasswordUuid,
+    row.idleSec,
+    row.idleSec === null ? null : row.createdMs,
   ]);
 }
 
@@ -39,17 +43,39 @@ export interface ActiveSessionRow {
   password_changed: number;
   /** When the session expires (ms). */
   expires: number;
+  /** A web app session's idle lifetime (s) and when it was last used (ms); null for others (migration 030). */
+  idle_sec: number | null;
+  seen: number | null;
 }
 
-const ACTIVE_SESSION_BY = (column: 'id' | 'fileaccesskey') => `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed, s.expires
+const ACTIVE_SESSION_BY = (column: 'id' | 'fileaccesskey') => `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed, s.expires, s.idle_sec, s.seen
   FROM sessions s JOIN users u ON u.uuid = s.user_uuid
-  WHERE s.${column} = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1`;
+  WHERE s.${column} = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1 AND (s.idle_sec IS NULL OR s.seen + s.idle_sec * 1000 > ?)`;
 const BY_ID = ACTIVE_SESSION_BY('id');
 const BY_KEY = ACTIVE_SESSION_BY('fileaccesskey');
 
 /** The live session with this id (or fileaccesskey) and its active user. */
 export function activeSession(sql: Sql, by: 'id' | 'fileaccesskey', value: string, nowMs: number): Promise<ActiveSessionRow | undefined> {
-  return sql.get<ActiveSessionRow>(by === 'id' ? BY_ID : BY_KEY, [value, nowMs]);
+  return sql.get<ActiveSessionRow>(by === 'id' ? BY_ID : BY_KEY, [value, nowMs, nowMs]);
+}
+
+/** Whether a session row is live at `nowMs` by its clocks (expiry, and idle expiry for a web session). */
+export function liveAt(row: Pick<ActiveSessionRow, 'expires' | 'idle_sec' | 'seen'>, nowMs: number): boolean {
+  return Number(row.expires) > nowMs && (row.idle_sec === null || Number(row.seen) + Number(row.idle_sec) * 1000 > nowMs);
+}
+
+/** How stale `seen` may get before a use writes it again: one write a minute per web session at most. */
+export const SEEN_WRITE_MS = 60_000;
+
+/** Marks a web session used now (its idle clock starts over), when `seen` is older than SEEN_WRITE_MS; nothing for other sessions. */
+export async function touchSession(sql: Sql, row: Pick<ActiveSessionRow, 'id' | 'idle_sec' | 'seen'>, nowMs: number): Promise<void> {
+  if (row.idle_sec === null || nowMs - Number(row.seen) < SEEN_WRITE_MS) return;
+  await sql.run('UPDATE sessions SET seen = ? WHERE id = ? AND revoked IS NULL', [nowMs, row.id]);
+}
+
+/** The fileaccesskey and the clocks of a live session (GET /api/session answers them). */
+export function sessionKeyOf(sql: Sql, sessionId: string): Promise<{ fileaccesskey: string; expires: number; idle_sec: number | null; seen: number | null } | undefined> {
+  return sql.get('SELECT fileaccesskey, expires, idle_sec, seen FROM sessions WHERE id = ?', [sessionId]);
 }
 
 /** Revokes the live sessions a filter names: one session, a user's (all, or all but one), an app password's. */

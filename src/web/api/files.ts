@@ -8,7 +8,7 @@
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
  */
 import type { GroupEntry } from '../../store/schemas/groups.js';
-import { api, ApiError, bridgeAuthorization, endSession, errorText, fileAccessKey } from './client.js';
+import { api, ApiError, bridgeAuthorization, endSession, errorText, fileAccessKey, SESSION_HEADERS } from './client.js';
 import { groupFolderName } from './group-folder.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
@@ -95,10 +95,9 @@ function uploadFailure(status: number, body: unknown): ApiError {
 
 /** Step 1: the upload token (a flat answer, not in `data`, so not through api()). */
 async function uploadToken(folder: string): Promise<string> {
-  const session = currentSession();
   let response: Response;
   try {
-    response = await fetch(`${node(folder)}/upload`, { headers: { accept: 'application/json', authorization: `Bearer ${session?.token ?? ''}` }, credentials: 'omit', cache: 'no-store' });
+    response = await fetch(`${node(folder)}/upload`, { headers: { accept: 'application/json', ...SESSION_HEADERS }, credentials: 'same-origin', cache: 'no-store' });
   } catch {
     throw new ApiError(0, 'network', t.networkError);
   }
@@ -178,12 +177,12 @@ export async function offersTus(folderUrl: string): Promise<boolean> {
  * kept in localStorage so a reload resumes it (removed on success).
  */
 export async function uploadTus(folderUrl: string, file: File, onProgress: Progress): Promise<void> {
-  const authorization = await bridgeAuthorization();
   const { Upload } = await import('tus-js-client');
   await new Promise<void>((resolve, reject) => {
     const upload = new Upload(file, {
       endpoint: folderUrl,
-      headers: { Authorization: authorization },
+      // Asked at every request: a long upload outlives one bridge token (bridgeAuthorization).
+      onBeforeRequest: async (request) => request.setHeader('Authorization', await bridgeAuthorization()),
       metadata: { filename: file.name, mtime: String(Math.floor(file.lastModified / 1000)) },
       retryDelays: [0, 1000, 3000, 5000],
       storeFingerprintForResuming: true,

@@ -1,17 +1,20 @@
 /**
- * Sign in (docs/api.md "POST /auth"): username or email and password; then, when the store asks
- * for it (401 `twofa_required`), the authenticator's code, or with "Use a recovery code" one of
- * the recovery codes in the same `code` field (good once; docs/api.md "POST /auth"); then, when the session says the
+ * Sign in (docs/api.md "Sessions of the web app", POST /api/session: POST /auth's body):
+ * username or email and password; then, when the store asks for it (401 `twofa_required`), the
+ * authenticator's code, or with "Use a recovery code" one of the recovery codes in the same
+ * `code` field (good once; docs/api.md "POST /auth"); then, when the session says the
  * password expired, a new password (PUT /api/user) before going on. Each refusal in words next
  * to the field that caused it, the wait of a 429 from its Retry-After; the inputs stay as typed.
- * The session is kept only once it can be used, then the person goes where they were headed.
+ * The session is the store's cookie (POST /api/session); it is kept here (session.ts) only once it
+ * can be used, then the person goes where they were headed. A sign-in in another tab of this
+ * browser takes this one along.
  */
-import { useState } from 'preact/hooks';
-import { api, ApiError, errorText, postAuth, takeSignInNotice, waitText } from '../api/client.js';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, errorText, signIn as openSession, takeSignInNotice, waitText } from '../api/client.js';
 import { Field, FormError } from '../components/field.js';
 import { Page } from '../components/page.js';
 import { navigate, safeNext, useLocation } from '../router.js';
-import { saveSession, type Session } from '../session.js';
+import { currentSession, onSessionChange, saveSession, type Session } from '../session.js';
 import { t } from '../strings/index.js';
 
 type Step = 'password' | 'code' | 'expired';
@@ -23,17 +26,6 @@ interface Problems {
   newPassword?: string | undefined;
   repeat?: string | undefined;
   form?: string | undefined;
-}
-
-function sessionOf(body: Record<string, unknown>, username: string): Session {
-  return {
-    token: String(body.token ?? ''),
-    uuid: String(body.uuid ?? ''),
-    fullname: typeof body.fullname === 'string' && body.fullname !== '' ? body.fullname : username,
-    isAdmin: body.is_admin === true,
-    username,
-    ...(typeof body.fileaccesskey === 'string' ? { fileaccesskey: body.fileaccesskey } : {}),
-  };
 }
 
 export function SignIn() {
@@ -55,6 +47,14 @@ export function SignIn() {
     saveSession(session);
     navigate(next, { replace: true });
   };
+  // Signed in meanwhile in another tab of this browser: the session is this tab's too.
+  useEffect(
+    () =>
+      onSessionChange(() => {
+        if (currentSession()) navigate(next, { replace: true });
+      }),
+    [next],
+  );
 
   const refusal = (error: unknown): Problems => {
     if (!(error instanceof ApiError)) return { form: t.serverError };
@@ -79,9 +79,8 @@ export function SignIn() {
     setBusy(true);
     setProblems({});
     try {
-      const body = await postAuth({ username: username.trim(), password, ...(step === 'code' ? { code: code.trim() } : {}) });
-      const session = sessionOf(body, username.trim());
-      if (body.password_expired === true) {
+      const { session, passwordExpired } = await openSession({ username: username.trim(), password, ...(step === 'code' ? { code: code.trim() } : {}) });
+      if (passwordExpired) {
         setPending(session);
         setStep('expired');
       } else finish(session);
@@ -100,7 +99,8 @@ export function SignIn() {
     setBusy(true);
     setProblems({});
     try {
-      await api('PUT', '/api/user', { password: newPassword }, pending.token);
+      // The cookie's session, restricted to this until the new password is set.
+      await api('PUT', '/api/user', { password: newPassword });
       finish(pending);
     } catch (error) {
       setProblems(error instanceof ApiError && error.status === 400 ? { newPassword: errorText(error) } : { form: errorText(error) });

@@ -67,6 +67,7 @@ export const en = {
     passwordsDiffer: 'The two passwords are not the same.',
     changePassword: 'Change password and continue',
     signedOut: 'You have signed out.',
+    signedOutElsewhere: 'You have signed out in another tab of this browser.',
     sessionEnded: 'Your session has ended. Sign in again to go back to where you were.',
   },
 

@@ -69,6 +69,18 @@ describe('store over HTTPS', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ status: 'error' });
   });
 
+  it('sets the web app\'s session cookie Secure (docs/security.md "Sessions of the web app")', async () => {
+    const setCookie = await new Promise<string>((resolve, reject) => {
+      const req = https.request(`${store.url}/api/session`, { method: 'POST', ca: cert, agent: false, headers: { 'content-type': 'application/json', 'x-driveway-csrf': '1' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.headers['set-cookie'] ?? '')));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ username: 'admin', password: store.adminPassword }));
+    });
+    expect(setCookie).toMatch(/^driveway_session=[\w.-]+; Path=\/; Max-Age=86400; HttpOnly; SameSite=Strict; Secure$/);
+  });
+
   it('keeps serving TLS clients after a plaintext one was turned away', async () => {
     await plaintextExchange(store.url);
     expect((await httpsGet(`${store.url}/api/user`)).status).toBe(401);
