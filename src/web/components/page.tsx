@@ -9,6 +9,7 @@ import { signOut } from '../api/client.js';
 import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
+import { Usage } from './usage.js';
 
 const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> = [
   { href: '/files', label: t.files.nav },
@@ -47,6 +48,7 @@ function Header() {
                 </li>
               ))}
             </ul>
+            <Usage />
           </nav>
           <div class="who">
             <span>{t.signedInAs(session.fullname)}</span>

@@ -9,6 +9,7 @@ import { item } from './item.js';
 import { admin } from './admin.js';
 import { sharing } from './sharing.js';
 import { clientLogin } from './client-login.js';
+import { uploads } from './uploads.js';
 
 export const en = {
   appName: 'driveway',
@@ -212,6 +213,7 @@ export const en = {
   },
 
   files,
+  uploads,
   item,
   admin,
   sharing,
