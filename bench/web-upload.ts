@@ -8,7 +8,8 @@
  * folder on the page through the DevTools protocol (as the OS gives a drag), BENCH_WEB_UPLOAD_ROUNDS
  * times, each into a fresh user's home. Prints per round the time from the drop to the batch's
  * "All n uploads finished." and the requests the page sent, then the median against the target.
- * A figure, not a timed test (`npm run bench:web-upload`).
+ * Then the floor: the same requests from Node without a page (what the server costs). A figure,
+ * not a timed test (`npm run bench:web-upload`).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,7 +19,7 @@ import { freeLoopbackPort } from '../test/helpers/free-port.js';
 import { bridgeFixture } from '../test/helpers/start-bridge.js';
 import { makeTmpDir } from '../test/helpers/tmp-dir.js';
 import { apiCall } from '../test/helpers/user-api.js';
-import { median, positiveIntEnv, printTable } from './lib.js';
+import { median, positiveIntEnv, printTable, runBounded } from './lib.js';
 
 const FILES = positiveIntEnv('BENCH_WEB_UPLOAD_FILES', 2000);
 const BYTES = positiveIntEnv('BENCH_WEB_UPLOAD_BYTES', 4096);
@@ -76,7 +77,25 @@ try {
     rows.push([String(round), (ms / 1000).toFixed(1), (FILES / (ms / 1000)).toFixed(0), [...requests].sort().map(([k, n]) => `${k} ${n}`).join(', ')]);
   }
   printTable(['round', 'seconds', 'files/s', 'requests'], rows);
+  // The floor: the same files by the same requests (one tus creation-with-upload each, six in
+  // flight) sent from Node, no page: what the server costs, so the page's share is seen.
+  const floorUser = await f.newUser({ fullname: 'Bench Floor' });
+  await apiCall(f.client, floorUser.session, 'POST', '/api/nodes/home', { new_dir: 'small files' });
+  const folderUrl = `${f.davUrl.replace(/\/+$/, '')}/home/small%20files/`;
+  const body = Buffer.alloc(BYTES, 97);
+  const floorStarted = Date.now();
+  await runBounded(FILES, 6, async (i) => {
+    const name = Buffer.from(`file ${String(i).padStart(5, '0')}.txt`).toString('base64');
+    const res = await fetch(folderUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${floorUser.session.token}`, 'tus-resumable': '1.0.0', 'upload-length': String(BYTES), 'upload-metadata': `filename ${name}`, 'content-type': 'application/offset+octet-stream' },
+      body,
+    });
+    if (res.status !== 201) throw new Error(`the tus creation answered ${res.status}`);
+  });
+  const floorMs = Date.now() - floorStarted;
   const mid = median(times);
+  console.log(`web-upload: the floor (the same ${FILES} tus creations with their bytes from Node, 6 in flight, no page): ${(floorMs / 1000).toFixed(1)} s; the page: ${(mid / floorMs).toFixed(2)}x the floor`);
   console.log(`web-upload: ${FILES} x ${BYTES} bytes dropped as a folder, median ${(mid / 1000).toFixed(1)} s (target ${TARGET_MS / 1000} s: ${mid <= TARGET_MS ? 'met' : 'missed'})`);
   if (mid > TARGET_MS) process.exitCode = 1;
 } finally {

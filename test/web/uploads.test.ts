@@ -113,8 +113,8 @@ chromiumBinary.describe('uploads on the Files page', () => {
     await refusal.waitFor();
     expect(await page.evaluate('window.refusedMs')).toBeLessThan(1000);
     await uploads.getByText('0 uploads finished, 1 failed.').waitFor();
-    // A string: this file is compiled without the DOM's types.
-    expect(await refusal.evaluate('(el) => getComputedStyle(el).color')).toBe(ERROR_COLOUR);
+    // getComputedStyle through globalThis: this file is compiled without the DOM's types.
+    expect(await refusal.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color)).toBe(ERROR_COLOUR);
     await expect(uploads.getByRole('progressbar', { name: 'Upload of big.bin' }).getAttribute('value')).resolves.toBe('0');
     await expect(uploads.getByRole('progressbar', { name: 'All uploads' }).getAttribute('value')).resolves.toBe('0');
     // No byte left the page: no upload request to the store, no tus creation at the bridge.
@@ -138,7 +138,9 @@ chromiumBinary.describe('uploads on the Files page', () => {
     const { page } = watched;
     const unthrottle = await throttleUploads(watched, 256 * 1024);
     const bytes = Buffer.alloc(8 * 1024 * 1024, 4);
-    await page.locator('#files-pick-files').setInputFiles({ name: 'slow.bin', mimeType: 'application/octet-stream', buffer: bytes });
+    // From the disk (a path, not bytes through the DevTools protocol, which the throttle would slow too).
+    writeFileSync(path.join(tmp.dir, 'slow.bin'), bytes);
+    await page.locator('#files-pick-files').setInputFiles(path.join(tmp.dir, 'slow.bin'));
     const uploads = page.getByRole('region', { name: 'Uploads' });
     const row = uploads.getByRole('listitem').filter({ hasText: 'slow.bin' });
     const bar = uploads.getByRole('progressbar', { name: 'Upload of slow.bin' });
