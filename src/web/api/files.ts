@@ -2,7 +2,7 @@
  * The file browser's calls (issue 24, item 4), all through the store's REST API (docs/api.md
  * "Nodes", "Upload", "View and download", "Groups for members") except one: a resumable upload
  * goes to the WebDAV bridge by tus (docs/bridge-design.md "tus 1.0") when the bridge answers the
- * folder's OPTIONS with Tus-Version to this origin; otherwise SPEC's two-step upload (a token,
+ * folder's OPTIONS with Tus-Version to this origin (uploader.ts chooses, once per batch); otherwise SPEC's two-step upload (a token,
  * then the multipart POST) through XMLHttpRequest, the one browser API that reports upload
  * progress. A folder's path on the bridge comes from its breadcrumb (src/bridge/namespace.ts:
  * `<top-level>/...` for the caller's own tree, `groups/<group name>/<top-level>/...` for a group's).
@@ -107,11 +107,12 @@ async function uploadToken(folder: string): Promise<string> {
   throw uploadFailure(response.status, body);
 }
 
-/** SPEC's two-step upload of one file into `folder`, reporting bytes sent. */
-export async function uploadTwoStep(folder: string, file: File, onProgress: Progress, signal?: AbortSignal): Promise<void> {
+/** SPEC's two-step upload of one file into `folder` (as `name`, else its own), reporting bytes sent. */
+export async function uploadTwoStep(folder: string, file: File, onProgress: Progress, signal?: AbortSignal, name = file.name): Promise<void> {
   const token = await uploadToken(folder);
+  if (signal?.aborted) throw new ApiError(0, 'cancelled', 'cancelled');
   const form = new FormData();
-  form.append('file', file, file.name);
+  form.append('file', file, name);
   await new Promise<void>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', `/upload/${encodeURIComponent(token)}`);
@@ -128,7 +129,7 @@ export async function uploadTwoStep(folder: string, file: File, onProgress: Prog
       } else reject(uploadFailure(xhr.status, xhr.response));
     };
     xhr.onerror = () => reject(new ApiError(0, 'network', t.networkError));
-    xhr.onabort = () => reject(new ApiError(0, 'network', t.networkError));
+    xhr.onabort = () => reject(new ApiError(0, 'cancelled', 'cancelled'));
     signal?.addEventListener('abort', () => xhr.abort());
     xhr.send(form);
   });
@@ -169,35 +170,4 @@ export async function offersTus(folderUrl: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/**
- * A resumable upload by tus to the bridge folder `folderUrl` (tus-js-client, loaded only when
- * used): a broken connection is retried from the offset the bridge has, and the upload's URL is
- * kept in localStorage so a reload resumes it (removed on success).
- */
-export async function uploadTus(folderUrl: string, file: File, onProgress: Progress): Promise<void> {
-  const { Upload } = await import('tus-js-client');
-  await new Promise<void>((resolve, reject) => {
-    const upload = new Upload(file, {
-      endpoint: folderUrl,
-      // Asked at every request: a long upload outlives one bridge token (bridgeAuthorization).
-      onBeforeRequest: async (request) => request.setHeader('Authorization', await bridgeAuthorization()),
-      metadata: { filename: file.name, mtime: String(Math.floor(file.lastModified / 1000)) },
-      retryDelays: [0, 1000, 3000, 5000],
-      storeFingerprintForResuming: true,
-      removeFingerprintOnSuccess: true,
-      chunkSize: 16 * 1024 * 1024,
-      onProgress,
-      onSuccess: () => resolve(),
-      onError: (error) => {
-        const status = (error as { originalResponse?: { getStatus(): number } | null }).originalResponse?.getStatus() ?? 0;
-        reject(status === 507 ? new ApiError(507, 'quota_exceeded', 'disk quota exceeded') : status === 0 ? new ApiError(0, 'network', t.networkError) : new ApiError(status, 'invalid_request', error.message));
-      },
-    });
-    void upload.findPreviousUploads().then((previous) => {
-      if (previous[0]) upload.resumeFromPreviousUpload(previous[0]);
-      upload.start();
-    });
-  });
 }

@@ -10,6 +10,7 @@ import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
 import { WaitingCount } from './waiting-count.js';
+import { Usage } from './usage.js';
 
 const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> = [
   { href: '/files', label: t.files.nav },
@@ -49,6 +50,7 @@ function Header() {
                 </li>
               ))}
             </ul>
+            <Usage />
           </nav>
           <div class="who">
             <span>{t.signedInAs(session.fullname)}</span>

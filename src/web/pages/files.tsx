@@ -27,6 +27,7 @@ import { FilesDialog } from '../components/files-dialog.js';
 import { FilesPicker } from '../components/files-picker.js';
 import { fromDrop, fromInput, UploadList, useUploads } from '../components/files-upload.js';
 import { FilesWindow, WINDOW_PAST } from '../components/files-window.js';
+import { usageChanged } from '../components/usage.js';
 import { Page } from '../components/page.js';
 import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings/index.js';
@@ -424,6 +425,7 @@ export function Files() {
                     () => {
                       close();
                       setMessage({ text: t.files.deleted(entry.name), trash: true });
+                      usageChanged();
                       reload();
                     },
                     (err: unknown) => setDeleteError(filesErrorText(err)),
@@ -542,6 +544,8 @@ export function Files() {
               </button>
             )}
           </p>
+          {/* The uploads stay in view when the listing cannot load (the server away): they go on. */}
+          <UploadList uploads={uploads} />
         </div>
       ) : !loaded ? (
         <p>{t.loading}</p>
@@ -604,7 +608,7 @@ export function Files() {
               {t.files.rowFailed(rowError.name, rowError.text)}
             </p>
           )}
-          <UploadList tasks={uploads.tasks} summary={uploads.summary} onClear={uploads.clear} />
+          <UploadList uploads={uploads} />
           <section class={dragging ? 'files-drop files-dragging' : 'files-drop'} aria-label={canWrite ? t.files.dropZone : t.files.listLabel(title)} {...dragProps}>
             {canWrite && <p class="hint">{dragging ? t.files.dropNow : t.files.dropHint}</p>}
             {all.length > 0 && (

@@ -17,6 +17,7 @@ import { accessOf, listFolder, myGroups, remove, restoreFromTrash, type Access, 
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
+import { usageChanged } from '../components/usage.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
 import { folderHref, when } from './item.js';
@@ -59,6 +60,7 @@ function TrashBin({ bin }: { bin: Bin }) {
       setError(errorText(err));
     } finally {
       setBusy(false);
+      usageChanged();
       await load();
     }
   };

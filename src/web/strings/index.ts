@@ -11,6 +11,7 @@ import { admin } from './admin.js';
 import { sharing } from './sharing.js';
 import { clientLogin } from './client-login.js';
 import { link } from './link.js';
+import { uploads } from './uploads.js';
 
 export const en = {
   appName: 'driveway',
@@ -244,6 +245,7 @@ export const en = {
 
   files,
   bulk,
+  uploads,
   item,
   admin,
   sharing,
