@@ -66,6 +66,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'POST /upload/:token': { ...user('user', false), credential: 'upload-token' },
   'GET /resources/auth/view/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
   'GET /resources/auth/download/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
+  'GET /resources/auth/thumbnail/:key/:uuid/:version/:px': { ...user(), credential: 'fileaccesskey' },
 
   // The current user. An expired password may read the profile, set a new one and log out.
   'GET /api/user': { ...user(), expiredPassword: true },

@@ -4,6 +4,7 @@
  *   GET|HEAD /public/{token}            a file: its bytes (Range, ETag, conditional headers);
  *                                       a folder: a JSON listing
  *   GET|HEAD /public/{token}/{path...}  a file or folder below a shared folder, by names
+ *   ...?thumbnail=<px>                  a file's thumbnail (routes/thumbnails.ts), after the same open()
  *   POST     /public/{token}/upload     an upload link: multipart, part `file`, a new file
  * Passwords come as HTTP Basic (any username). Thin: ops/public-links.ts decides.
  */
@@ -15,6 +16,7 @@ import { commitLinkUpload, linkFileVersion, listLinkFolder, nodeInLink, openLink
 import { receiveFilePart } from './receive-file.js';
 import { commitStaged } from '../ops/upload.js';
 import { sendFileVersion } from './send-file.js';
+import { sendThumbnail } from './thumbnails.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{20,128}$/;
 
@@ -31,6 +33,11 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     const link = await open(ctx, request);
     const rest = (request.params as { '*'?: string })['*'] ?? '';
     const node = await nodeInLink(ctx, link, rest.split('/').filter((segment) => segment !== ''));
+    const thumbnail = (request.query as { thumbnail?: unknown }).thumbnail;
+    if (thumbnail !== undefined) {
+      if (node.type === 'Dir') throw notFound('no thumbnail for a folder');
+      return sendThumbnail(ctx, request, reply, await linkFileVersion(ctx, node), thumbnail, true);
+    }
     if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', await listLinkFolder(ctx, node)));
     return sendFileVersion(ctx, request, reply, await linkFileVersion(ctx, node), 'download');
   };
