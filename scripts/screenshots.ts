@@ -8,7 +8,7 @@
  *
  * Nothing leaves the machine: the seed images are drawn here by sharp.
  */
-import { mkdirSync, rmSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
         const raw = await page.screenshot({ fullPage: false });
         let png = await sharp(raw).png({ palette: true, quality: 90, compressionLevel: 9, effort: 10 }).toBuffer();
         if (png.length > MAX_PNG_BYTES) png = await sharp(raw).png({ palette: true, colours: 64, compressionLevel: 9, effort: 10 }).toBuffer();
-        await sharp(png).toFile(file);
+        writeFileSync(file, png);
         console.log(`${path.relative(root, file)}  ${png.length} bytes`);
       };
       await shoot('files', '/files', () => page.getByRole('link', { name: 'Cover.jpg' }).waitFor());
