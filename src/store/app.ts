@@ -45,6 +45,7 @@ import { clearSessionCookie, refuseCrossSite, sessionCookieOf } from './web-sess
 import { nodeRoutes } from './routes/nodes.js';
 import { uploadRoutes } from './routes/upload.js';
 import { resourceRoutes } from './routes/resources.js';
+import { thumbnailRoutes } from './routes/thumbnails.js';
 import { userRoutes } from './routes/user.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { adminGroupRoutes } from './routes/admin-groups.js';
@@ -280,6 +281,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await nodeRoutes(app, ctx);
   await uploadRoutes(app, ctx);
   await resourceRoutes(app, ctx);
+  await thumbnailRoutes(app, ctx);
   await userRoutes(app, ctx);
   await adminUserRoutes(app, ctx);
   await adminGroupRoutes(app, ctx);

@@ -69,6 +69,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /resources/auth/download/:key/:uuid/:version/*': { ...user(), credential: 'fileaccesskey' },
   'GET /resources/auth/zip/:key/*': { ...user(), credential: 'fileaccesskey' },
   'GET /resources/auth/pending/:key/:pending/*': { ...user('approver'), credential: 'fileaccesskey' },
+  'GET /resources/auth/thumbnail/:key/:uuid/:version/:px': { ...user(), credential: 'fileaccesskey' },
 
   // The current user. An expired password may read the profile, set a new one and log out.
   'GET /api/user': { ...user(), expiredPassword: true },

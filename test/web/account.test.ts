@@ -66,7 +66,9 @@ chromiumBinary.describe('the Account page: profile and password', () => {
     await watched.page.goto(`${f.base}/connect`);
     await signInThroughForm(watched.page, user.email, user.password);
     await watched.page.getByRole('heading', { name: 'Connect your drive' }).waitFor();
-    // Reached through the main navigation, as a person does.
+    // Reached through the main navigation, as a person does (on a phone, behind the Menu button).
+    const menu = watched.page.getByRole('button', { name: 'Menu' });
+    if (await menu.isVisible()) await menu.click();
     await watched.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
     await watched.page.getByRole('heading', { name: 'Your account' }).waitFor();
     await watched.page.getByLabel('Full name').waitFor();

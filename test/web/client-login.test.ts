@@ -101,6 +101,8 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     }
 
     // The grant is an app password named after the client, revoked on the Account page.
+    // At 360 px the navigation is behind the Menu button.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
     const apps = page.getByRole('region', { name: 'App passwords' });
     await apps.getByText(CLIENT, { exact: true }).waitFor();

@@ -189,6 +189,8 @@ chromiumBinary.describe('the details, trash and favorites pages', () => {
 
     const watched = await signedInAt(ada, '/favorites', { width: 360 });
     const { page } = watched;
+    // At 360 px the navigation is behind the Menu button.
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
     await page.getByRole('heading', { level: 1, name: 'Trash' }).waitFor();
     const mine = page.getByRole('region', { name: 'Your trash' });

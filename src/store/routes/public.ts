@@ -9,6 +9,7 @@
  *   GET|HEAD /public/{token}[/{path...}]?download=zip
  *                                       the node (a folder with all it holds) as a streamed
  *                                       zip (ops/zip.ts), behind the same password
+ *   ...?thumbnail=<px>                  a file's thumbnail (routes/thumbnails.ts), after the same open()
  *   POST     /public/{token}/upload     an upload link: multipart, part `file`, a new file
  *   POST     /public/{token}/unlock     `{password}`: the unlock cookie of a password link (ops/link-unlock.ts)
  * A browser's navigation (a GET without query asking for HTML as a document) gets the web app's
@@ -27,6 +28,7 @@ import type { SendAppPage } from '../web-app.js';
 import { receiveFilePart } from './receive-file.js';
 import { commitStaged } from '../ops/upload.js';
 import { sendFileVersion, sendZip } from './send-file.js';
+import { sendThumbnail } from './thumbnails.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{20,128}$/;
 
@@ -97,6 +99,10 @@ export async function publicRoutes(app: FastifyInstance, ctx: StoreContext, page
     if (query.download === 'zip') {
       const items = await planZip([node], (folder) => linkChildren(ctx, folder));
       return sendZip(request, reply, node.name, () => zipStream(ctx, items, (file) => linkFileVersion(ctx, file)));
+    }
+    if (query.thumbnail !== undefined) {
+      if (node.type === 'Dir') throw notFound('no thumbnail for a folder');
+      return sendThumbnail(ctx, request, reply, await linkFileVersion(ctx, node), query.thumbnail, true);
     }
     if (node.type === 'Dir') return reply.header('cache-control', 'no-store').send(success('shared folder', await listLinkFolder(ctx, node)));
     return sendFileVersion(ctx, request, reply, await linkFileVersion(ctx, node), query.preview !== undefined ? 'view' : 'download');

@@ -48,6 +48,13 @@ export function fileUrl(kind: 'view' | 'download', file: { uuid: string; name: s
   return `/resources/auth/${kind}/${encodeURIComponent(key)}/${encodeURIComponent(file.uuid)}/${revision}/${encodeURIComponent(file.name)}`;
 }
 
+/** The store's WebP thumbnail of a file's revision (docs/api.md "Thumbnails"), `px` 64, 256 or 1024; undefined without a key. */
+export function thumbnailUrl(file: { uuid: string }, px: 64 | 256 | 1024, revision: number = LATEST): string | undefined {
+  const key = fileAccessKey();
+  if (!key) return undefined;
+  return `/resources/auth/thumbnail/${encodeURIComponent(key)}/${encodeURIComponent(file.uuid)}/${revision}/${px}`;
+}
+
 /**
  * What a preview frame can show: the store decides (content-security.ts sends only passive types
  * inline), so the page asks it with a HEAD of the view path instead of keeping a second list of

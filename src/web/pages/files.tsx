@@ -28,6 +28,7 @@ import { FilesPicker } from '../components/files-picker.js';
 import { fromDrop, fromInput, UploadList, useUploads } from '../components/files-upload.js';
 import { FilesWindow, WINDOW_PAST } from '../components/files-window.js';
 import { usageChanged } from '../components/usage.js';
+import { FileThumb } from '../components/file-thumb.js';
 import { Page } from '../components/page.js';
 import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings/index.js';
@@ -337,8 +338,9 @@ export function Files() {
         <input type="checkbox" id={`files-select-${index}`} data-index={index} aria-label={t.bulk.selectNamed(entry.name)} checked={selected.has(entry.uuid)} onClick={(event) => choose(index, event.shiftKey)} />
       </td>
       <th scope="row" class="files-col-name">
-        <Link href={entry.type === 'Dir' ? `/files/${encodeURIComponent(entry.uuid)}` : `/item/${entry.uuid}`} class={entry.type === 'Dir' ? 'files-dir' : 'files-file'}>
-          {entry.name}
+        <Link href={entry.type === 'Dir' ? `/files/${encodeURIComponent(entry.uuid)}` : `/item/${entry.uuid}`} class={entry.type === 'Dir' ? 'files-name files-dir' : 'files-name files-file'}>
+          <FileThumb node={entry} px={64} size={32} />
+          <span class="files-name-text">{entry.name}</span>
         </Link>
       </th>
       <td class="files-col-size">{entry.type === 'Dir' ? t.files.folderKind : t.files.bytes(entry.size)}</td>

@@ -15,6 +15,7 @@ import { useResource } from '../api/use-resource.js';
 import { FilePreview } from '../components/file-preview.js';
 import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
+import { FileThumb } from '../components/file-thumb.js';
 import { Page } from '../components/page.js';
 import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings/index.js';
@@ -203,6 +204,11 @@ export function Item() {
 
       <section aria-labelledby="facts-heading">
         <h2 id="facts-heading">{t.item.facts}</h2>
+        <div class="item-summary">
+        <div class="item-picture">
+          {/* A thumbnail only where the file may be downloaded: it shows the bytes. */}
+          <FileThumb node={{ uuid: node.uuid, name: node.name, type: node.type, revision: latest?.revision }} mayRead={mayDownload} px={256} size={160} alt={t.item.thumbnailOf(node.name)} />
+        </div>
         <dl class="settings item-facts">
           <dt>{t.item.kind}</dt>
           <dd>{isFile ? t.item.file : t.item.folder}</dd>
@@ -237,6 +243,7 @@ export function Item() {
             </>
           )}
         </dl>
+        </div>
         {isFile && !checksums && <p>{t.item.noChecksums}</p>}
         <div class="actions">
           {entry && (

@@ -17,6 +17,7 @@ export const en = {
   appName: 'driveway',
   skipToContent: 'Skip to content',
   mainNav: 'Main',
+  menu: 'Menu',
   signedInAs: (name: string) => `Signed in as ${name}`,
   signOut: 'Sign out',
   loading: 'Loading…',

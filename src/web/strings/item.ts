@@ -41,6 +41,7 @@ export const item = {
   noKey: 'Sign in again to download or preview: this session has no file access key.',
   preview: 'Preview',
   previewOf: (name: string) => `Preview of ${name}`,
+  thumbnailOf: (name: string) => `Thumbnail of ${name}`,
   previewLoading: 'Looking for a preview…',
   noPreview: 'No preview for this kind of file: download it to open it. Only images and plain text are shown here.',
   noDownload: 'You may not download this file, so it has no preview.',
