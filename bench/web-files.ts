@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { build } from 'vite';
 import { launchChromium } from '../test/helpers/chromium.js';
+import { SESSION_COOKIE } from '../test/helpers/web-page.js';
 import { storeFixture } from '../test/helpers/store-fixture.js';
 import { makeTmpDir } from '../test/helpers/tmp-dir.js';
 import { apiCall } from '../test/helpers/user-api.js';
@@ -55,14 +56,14 @@ try {
   console.log(`web-files: ${ENTRIES} folders made in ${Date.now() - made} ms; Chromium ${browser.version()}`);
   const last = [...names].sort((a, b) => a.localeCompare(b, undefined, { numeric: true, sensitivity: 'base' }))[ENTRIES - 1] as string;
 
-  const session = JSON.stringify({ token: login.token, uuid: login.uuid, fullname: login.fullname, isAdmin: false, username: user.email, fileaccesskey: login.fileaccesskey });
   const rows: string[][] = [];
   const firsts: number[] = [];
   const scrolls: number[] = [];
   const jumps: number[] = [];
   for (let round = 1; round <= ROUNDS; round += 1) {
     const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } });
-    await context.addInitScript(`sessionStorage.setItem('driveway.session', ${JSON.stringify(session)})`);
+    // Signed in as the app is: the store's session cookie (HttpOnly: the page never reads it).
+    await context.addCookies([{ name: SESSION_COOKIE, value: login.token as string, url: f.store.url, httpOnly: true, sameSite: 'Strict' }]);
     const page = await context.newPage();
     await page.goto(`${f.store.url}/files/${big}`, { waitUntil: 'commit' });
     await page.waitForSelector('tbody tr[aria-rowindex="2"]');

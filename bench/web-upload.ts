@@ -15,6 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'vite';
 import { launchChromium } from '../test/helpers/chromium.js';
+import { SESSION_COOKIE } from '../test/helpers/web-page.js';
 import { freeLoopbackPort } from '../test/helpers/free-port.js';
 import { bridgeFixture } from '../test/helpers/start-bridge.js';
 import { makeTmpDir } from '../test/helpers/tmp-dir.js';
@@ -44,9 +45,9 @@ try {
   for (let round = 1; round <= ROUNDS; round += 1) {
     const user = await f.newUser({ fullname: 'Bench Uploader' });
     const login = (await apiCall(f.client, undefined, 'POST', '/auth', { username: user.email, password: user.password })).body as Record<string, string>;
-    const session = JSON.stringify({ token: login.token, uuid: login.uuid, fullname: login.fullname, isAdmin: false, username: user.email, fileaccesskey: login.fileaccesskey });
     const context = await browser.newContext({ viewport: { width: 1920, height: 1080 } });
-    await context.addInitScript(`sessionStorage.setItem('driveway.session', ${JSON.stringify(session)})`);
+    // Signed in as the app is: the store's session cookie (HttpOnly: the page never reads it).
+    await context.addCookies([{ name: SESSION_COOKIE, value: login.token as string, url: f.store.url, httpOnly: true, sameSite: 'Strict' }]);
     const page = await context.newPage();
     const requests = new Map<string, number>();
     page.on('request', (request) => {
