@@ -4,8 +4,10 @@
  * administrator's own 2FA is the user's own: PUT /api/admin/users/{self} {twofa:false} on an old
  * session would skip the proof POST /api/user/2fa asks for. Also held: a recovery code is no
  * proof for the change, a replayed TOTP code neither, and a confirmed secret is never replaced by
- * a set-up.
+ * a set-up. One TOTP code is good once even when two changes race with it (the replay guard is
+ * claimed in one statement, not read and then written).
  */
+import { Client } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { StoreSession } from '../../src/store-client/index.js';
 import { REAUTH_GRACE_MS } from '../../src/store/ops/reauth.js';
@@ -65,5 +67,32 @@ describe('removing the second factor on an old session', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ status: 'error', code: 'twofa_enabled' });
     expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa_secret: user.secret, twofa_pending_secret: null });
+  });
+});
+
+describe('one TOTP code as the proof of two changes at once', () => {
+  it('is accepted once: the other change is 403 reauth_invalid', async () => {
+    const user = await withTwofa();
+    ageSessions();
+    const code = codeNow(user.secret);
+    // Each on its own connection, so the store handles them side by side.
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const client = new Client(f.store.url);
+        try {
+          const res = await client.request({
+            method: 'POST',
+            path: '/api/user/2fa/recovery_codes',
+            headers: { authorization: `Bearer ${user.session.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ code }),
+          });
+          return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+        } finally {
+          await client.close();
+        }
+      }),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 403, 403, 403, 403, 403]);
+    for (const res of answers.filter((r) => r.status === 403)) expect(res.body).toMatchObject({ status: 'error', code: 'reauth_invalid' });
   });
 });
