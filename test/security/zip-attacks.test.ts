@@ -15,8 +15,8 @@ import { planZip, zipStream } from '../../src/store/ops/zip.js';
 import { authenticateFileAccessKey } from '../../src/store/sessions.js';
 import { getNode, listChildren } from '../../src/store/storage/nodes.js';
 import { localBlobs } from '../helpers/blobs.js';
-import { dataOf, startGroupStore, stopGroupStore } from '../helpers/groups.js';
-import { createFolder, uploadFile, type Seeder, type SeededUser } from '../helpers/seed.js';
+import { dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../helpers/groups.js';
+import { createFolder, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../helpers/seed.js';
 import { as, fetchRaw } from '../helpers/sharing.js';
 import { MiB, patternBytes } from '../helpers/stream-helpers.js';
 import type { TestStore } from '../helpers/start-store.js';
@@ -24,13 +24,14 @@ import { makeTmpDir } from '../helpers/tmp-dir.js';
 
 let store: TestStore;
 let seeder: Seeder;
+let ga: GroupAdmin;
 let owner: SeededUser;
 let reader: SeededUser;
 let stranger: SeededUser;
 const tmp = makeTmpDir('driveway-zip-attacks-');
 
 beforeAll(async () => {
-  ({ store, seeder } = await startGroupStore());
+  ({ store, seeder, ga } = await startGroupStore());
   owner = await seeder.user('Olga Owner');
   reader = await seeder.user('Rita Reader');
   stranger = await seeder.user('Sam Stranger');
@@ -87,6 +88,28 @@ describe('what a zip may hold', () => {
     const trashed = await fetchRaw(store, zipPath(reader, [shared]));
     expect(trashed.status).toBe(404);
     expect(trashed.json()).toMatchObject({ status: 'error', code: 'not_found' });
+  });
+
+  it('refuses groups’ and organizations’ nodes to outsiders (404) and to a member without download (403), in parallel', async () => {
+    const group = await ga.group('Zip team');
+    await ga.member(group, reader.uuid, { node_permissions: ['read'] });
+    await ga.organization('zip-org');
+    const orgGroup = await ga.group('Zip org team', { orgId: 'zip-org' });
+    const home = (await topLevelRow(store, group, 'home')).uuid;
+    const trash = (await topLevelRow(store, group, 'trash')).uuid;
+    const orgHome = (await topLevelRow(store, orgGroup, 'home')).uuid;
+    const folder = await createFolder(seeder.client, seeder.admin, home, 'Team only');
+    const [member, ...outsiders] = await Promise.all([
+      fetchRaw(store, zipPath(reader, [folder])),
+      fetchRaw(store, zipPath(reader, [orgHome])),
+      ...[[home], [folder], [trash], [`home:${group}`], [orgHome], [folder, home, trash, orgHome]].map((nodes) => fetchRaw(store, zipPath(stranger, nodes))),
+    ]);
+    expect(member?.status).toBe(403);
+    expect(member?.json()).toMatchObject({ status: 'error', code: 'forbidden' });
+    for (const res of outsiders) {
+      expect(res.status).toBe(404);
+      expect(res.json()).toMatchObject({ status: 'error', code: 'not_found' });
+    }
   });
 
   it('keeps every entry inside the folder it is unpacked in, whatever the names', async () => {
