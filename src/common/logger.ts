@@ -9,7 +9,8 @@ const REDACTED = '[redacted]';
 
 const URL_SECRETS: Array<[RegExp, string]> = [
   [/(\/upload\/)[^/?#]+/g, `$1${REDACTED}`],
-  [/(\/resources\/auth\/(?:view|download)\/)[^/?#]+/g, `$1${REDACTED}`],
+  // Every /resources/auth/<kind>/<fileaccesskey>/... route (view, download, zip, thumbnail).
+  [/(\/resources\/auth\/[a-z]+\/)[^/?#]+/g, `$1${REDACTED}`],
   // Public and upload links: `/public/<token>...` as a URL's first path segment (a DAV path
   // like /webdrive/x/public/y is a folder name, not a link).
   [/((?:^|\/\/[^/\s]+|\s)\/public\/)[^/?#\s]+/g, `$1${REDACTED}`],

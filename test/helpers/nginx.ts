@@ -68,7 +68,7 @@ export function davProxyLocation(upstream: string, indent = '    '): string {
  * The access log format of docs/deploy.md: nginx's `combined` line without the tokens some URLs
  * carry, as driveway's own log hides them (common/logger.ts redactUrl): the link token of
  * `/public/<token>`, the upload token of `/upload/<token>`, the fileaccesskey of
- * `/resources/auth/{view|download}/<key>/...`, and any query naming token, key or password
+ * `/resources/auth/{view|download|zip|...}/<key>/...`, and any query naming token, key or password
  * (the whole query goes). No Referer: a browser sends a link's URL there. Lines of `http {}`;
  * a server logs with it by `access_log <file> redacted;`.
  */
@@ -76,7 +76,7 @@ export function redactingLogFormat(indent = '    '): string {
   return [
     '# Tokens travel in some URLs: the access log gets them as [redacted].',
     'map $request_uri $driveway_path {',
-    '    "~^(?<dw_head>/(?:public|upload|resources/auth/(?:view|download))/)[^/?]+(?<dw_tail>.*)$" "${dw_head}[redacted]${dw_tail}";',
+    '    "~^(?<dw_head>/(?:public|upload|resources/auth/[a-z]+)/)[^/?]+(?<dw_tail>.*)$" "${dw_head}[redacted]${dw_tail}";',
     '    default $request_uri;',
     '}',
     'map $driveway_path $driveway_uri {',

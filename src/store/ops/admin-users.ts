@@ -138,6 +138,11 @@ export async function updateUser(ctx: StoreContext, caller: AuthenticatedUser, u
     }
   }
   if (input.twofa === true) throw invalid('twofa can only be disabled here; users enable it themselves');
+  // An administrator's own second factor is theirs as a user's: POST /api/user/2fa asks for the
+  // password again (ops/reauth.ts), which this route would skip for a session left open.
+  if (input.twofa === false && target.uuid === caller.userUuid && target.twofa === 1) {
+    throw forbidden('turn your own two-factor authentication off with POST /api/user/2fa {twofa: false}, which asks for your password again');
+  }
   if (input.password !== undefined) assertPassword(input.password);
   await assertUnlimitedAllowed(ctx, target.org_id, input.disk_quota);
   const { storage: { sql }, clock, config } = ctx;

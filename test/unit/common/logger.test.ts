@@ -23,6 +23,7 @@ describe('redactUrl', () => {
       `http://h:1/resources/auth/download/K-e_y/${UUID}/3/report.pdf`,
       `http://h:1/resources/auth/download/[redacted]/${UUID}/3/report.pdf`,
     ],
+    ['the fileaccesskey of a zip URL and keeps its query', `/resources/auth/zip/K-e_y/a.zip?node=${UUID}`, `/resources/auth/zip/[redacted]/a.zip?node=${UUID}`],
     ['chat_token in the query', '/api/user/logout?chat_token=secret', '/api/user/logout?chat_token=[redacted]'],
     ['token= among other parameters', '/x?a=1&token=abc&b=2', '/x?a=1&token=[redacted]&b=2'],
     ['key= and keeps a fragment', '/x?key=abc#frag', '/x?key=[redacted]#frag'],
