@@ -70,6 +70,26 @@ describe('removing the second factor on an old session', () => {
   });
 });
 
+describe('turning the second factor on from a session left open', () => {
+  it('asks for the password before a set-up or SPEC\'s one-step {twofa:true}, so an open session cannot lock its owner out', async () => {
+    const user = await f.newUser();
+    ageSessions();
+    for (const [path, body] of [['/api/user/2fa/setup', {}], ['/api/user/2fa', { twofa: true }]] as const) {
+      const refused = await post(user.session, path, body);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ status: 'error', code: 'reauth_required' });
+      expect((await post(user.session, path, { ...body, password: 'not-the-password-1A' })).body).toMatchObject({ code: 'reauth_invalid' });
+    }
+    // Nothing changed: 2FA off, no secret waiting, the session and sign-in still work.
+    expect(await readUserRow(f.store, user.uuid)).toMatchObject({ twofa: 0, twofa_secret: null, twofa_pending_secret: null });
+    expect((await apiCall(f.client, undefined, 'POST', '/auth', { username: user.email, password: user.password })).status).toBe(200);
+    // With the password the set-up starts, and confirming needs only the code of its secret.
+    const { secret_twofa: secret } = dataOf<{ secret_twofa: string }>(await post(user.session, '/api/user/2fa/setup', { password: user.password }));
+    expect((await post(user.session, '/api/user/2fa/confirm', { code: codeNow(secret) })).status).toBe(200);
+    expect((await readUserRow(f.store, user.uuid)).twofa).toBe(1);
+  });
+});
+
 describe('one TOTP code as the proof of two changes at once', () => {
   it('is accepted once: the other change is 403 reauth_invalid', async () => {
     const user = await withTwofa();

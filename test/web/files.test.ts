@@ -462,7 +462,7 @@ chromiumBinary.describe('the Files page without a bridge', () => {
     const uploads = page.getByRole('region', { name: 'Uploads' });
     await uploads.getByText('1 upload finished, 1 failed.').waitFor();
     // Refused before any byte moved (issue 31), saying what is left.
-    await uploads.getByRole('listitem').filter({ hasText: 'large.bin' }).getByText('Failed: Not enough room: this file needs 3.9 KB, and 995 B is left of the 1000 B quota.').waitFor();
+    await uploads.getByRole('listitem').filter({ hasText: 'large.bin' }).getByText('Failed: Not enough room: this file needs 3.9 KiB, and 995 bytes is left of the 1,000 bytes quota.').waitFor();
     const listed = dataOf<Listed[]>(await apiCall(f.client, kim.session, 'GET', '/api/nodes/home/dirlist'));
     expect(listed.map((e) => e.name)).toEqual(['small.txt']);
     await expectAccessible(page);

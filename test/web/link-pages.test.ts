@@ -171,7 +171,7 @@ chromiumBinary.describe('a link\'s page for its recipient', () => {
     ];
     await page.locator('#link-pick').setInputFiles(picked);
     await page.getByText('2 of 2 files received.').waitFor();
-    await page.getByText('Received as earlier (2).txt (15 B)').waitFor();
+    await page.getByText('Received as earlier (2).txt (15 bytes)').waitFor();
     // A drop onto the zone.
     await page.evaluate(`(() => {
       const data = new DataTransfer();

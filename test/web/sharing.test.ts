@@ -231,7 +231,8 @@ chromiumBinary.describe('the sharing pages', () => {
     await fits(cp, 1920, 'files-incoming');
     expectClean(carolPage);
 
-    // Ada's own links and shares on /shares, revoked there.
+    // Ada's own links and shares on /shares, revoked there (her page is back at 1,920 px, where the navigation is a sidebar).
+    await page.setViewportSize({ width: 1920, height: 1080 });
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Shares' }).click();
     const mine = page.getByRole('region', { name: 'My links and shares' });
     await mine.getByRole('button', { name: 'Revoke Private share of Engine' }).waitFor();
@@ -298,9 +299,12 @@ chromiumBinary.describe('the sharing pages', () => {
     await toDecide.getByText('no password, never expires').waitFor();
     await toDecide.getByText('Note: for the website').waitFor();
     // The navigation counts what waits for Dave; he previews the file before deciding.
+    // At 360 px the navigation is behind the Menu button.
+    await dp.getByRole('button', { name: 'Menu' }).click();
     const requestsLink = dp.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /^Requests/ });
     await requestsLink.getByText('1', { exact: true }).waitFor();
     expect(await requestsLink.evaluate((a) => a.textContent)).toBe('Requests1, 1 request waiting for you');
+    await dp.keyboard.press('Escape');
     await toDecide.getByText('Preview report.txt').click();
     const frame = toDecide.getByTitle('Preview of report.txt');
     await frame.waitFor();

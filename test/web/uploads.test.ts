@@ -82,7 +82,7 @@ chromiumBinary.describe('uploads on the Files page', () => {
     const { page } = watched;
     await page.getByText('This folder is empty.').waitFor();
     // The usage bar in the navigation, on every page.
-    const usage = page.getByRole('navigation', { name: 'Main' }).getByText('0 B of 977 KB used');
+    const usage = page.getByRole('navigation', { name: 'Main' }).getByText('0 bytes of 977 KiB used');
     await usage.waitFor();
     await expect(page.getByRole('progressbar', { name: 'Storage used' }).getAttribute('max')).resolves.toBe('1000000');
     const sent: string[] = [];
@@ -109,7 +109,7 @@ chromiumBinary.describe('uploads on the Files page', () => {
     await page.locator('#files-pick-files').setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(2 * 1024 * 1024, 9) });
     const uploads = page.getByRole('region', { name: 'Uploads' });
     const row = uploads.getByRole('listitem').filter({ hasText: 'big.bin' });
-    const refusal = row.getByText('Failed: Not enough room: this file needs 2.0 MB, and 977 KB is left of the 977 KB quota.');
+    const refusal = row.getByText('Failed: Not enough room: this file needs 2 MiB, and 977 KiB is left of the 977 KiB quota.');
     await refusal.waitFor();
     expect(await page.evaluate('window.refusedMs')).toBeLessThan(1000);
     await uploads.getByText('0 uploads finished, 1 failed.').waitFor();
@@ -128,7 +128,7 @@ chromiumBinary.describe('uploads on the Files page', () => {
     await uploads.getByText('1 upload finished.').waitFor();
     await expect(row.getByText('Done (resumable)').isVisible()).resolves.toBe(true);
     expect(await named(kim, 'big.bin')).toMatchObject({ size: 2 * 1024 * 1024 });
-    await page.getByRole('navigation', { name: 'Main' }).getByText('2.0 MB of 9.5 MB used').waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByText('2 MiB of 9.5 MiB used').waitFor();
     expect(watched.problems.filter((line) => !line.includes('507'))).toEqual([]);
   });
 
@@ -239,7 +239,7 @@ chromiumBinary.describe('uploads on the Files page', () => {
       await checkLayout(page, 'uploads-batch-folded-1920');
       await uploads.getByText('Each file (25)').click();
       await expect(uploads.getByRole('listitem').count()).resolves.toBe(25);
-      await expect(uploads.getByRole('listitem').filter({ hasText: /Failed: Not enough room: this file needs 4\.0 KB, and 1\.7 KB is left of the 98 KB quota\./ }).count()).resolves.toBe(1);
+      await expect(uploads.getByRole('listitem').filter({ hasText: /Failed: Not enough room: this file needs 4 KiB, and 1\.7 KiB is left of the 98 KiB quota\./ }).count()).resolves.toBe(1);
       await checkLayout(page, 'uploads-batch-unfolded-1920');
       const batch = (await named(cy, 'batch')) as Listed;
       expect(await listing(cy, batch.uuid)).toHaveLength(24);

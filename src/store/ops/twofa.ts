@@ -44,7 +44,7 @@ export interface TwofaStatus {
 }
 
 const setSchema = z.strictObject({ twofa: z.boolean({ error: 'twofa must be true or false' }), ...reauthFields });
-const setupSchema = z.strictObject({});
+const setupSchema = z.strictObject({ ...reauthFields });
 const confirmSchema = z.strictObject({ code: z.string({ error: 'code must be a string: the 6-digit code of your authenticator app' }).max(64) });
 const proofSchema = z.strictObject(reauthFields);
 
@@ -84,6 +84,10 @@ export async function setTwofaState(ctx: StoreContext, caller: AuthenticatedUser
     });
     return { twofa: false };
   }
+  // Turning on ends every other session and app password, and the new secret then guards the
+  // account: asked again, so a session left open cannot lock its owner out (reauth.ts).
+  if ((await callerRow(ctx, caller)).twofa === 1) throw alreadyOn();
+  await requireReauth(ctx, caller, proof, client, 'turn two-factor authentication on');
   const secret = newTotpSecret();
   const { email, codes } = await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
@@ -94,9 +98,12 @@ export async function setTwofaState(ctx: StoreContext, caller: AuthenticatedUser
   return { twofa: true, secret_twofa: secret, otpauth_uri: otpauthUri(secret, email), recovery_codes: codes };
 }
 
-/** Starts a set-up: a pending secret (replacing any earlier one), 2FA still off; 409 when on. */
-export async function startTwofaSetup(ctx: StoreContext, caller: AuthenticatedUser, body: unknown): Promise<TwofaStatus> {
-  parseInput(setupSchema, body);
+/** Starts a set-up, asking again (reauth.ts): a pending secret (replacing any earlier one), 2FA still off; 409 when on. */
+export async function startTwofaSetup(ctx: StoreContext, caller: AuthenticatedUser, body: unknown, client: ClientInfo): Promise<TwofaStatus> {
+  const proof = parseInput(setupSchema, body);
+  // As turning on: the secret set up here is the one that will guard the account (reauth.ts).
+  if ((await callerRow(ctx, caller)).twofa === 1) throw alreadyOn();
+  await requireReauth(ctx, caller, proof, client, 'set up two-factor authentication');
   const secret = newTotpSecret();
   const expires = ctx.clock.now() + SETUP_TTL_MS;
   const email = await ctx.storage.sql.transaction(async (tx) => {

@@ -21,7 +21,7 @@ export async function twofaRoutes(app: FastifyInstance, ctx: StoreContext): Prom
   });
 
   app.post('/api/user/2fa/setup', async (request) =>
-    success('two-factor set-up started: send a code of this secret to /api/user/2fa/confirm; two-factor authentication stays off until then', await startTwofaSetup(ctx, callerOf(request), request.body)),
+    success('two-factor set-up started: send a code of this secret to /api/user/2fa/confirm; two-factor authentication stays off until then', await startTwofaSetup(ctx, callerOf(request), request.body, clientOf(ctx, request))),
   );
 
   app.post('/api/user/2fa/confirm', async (request) =>

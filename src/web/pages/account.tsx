@@ -168,6 +168,9 @@ function TwoFactor({ onChange }: { onChange: (on: boolean) => void }) {
   const [code, setCode] = useState('');
   const [password, setPassword] = useState('');
   const [renewPassword, setRenewPassword] = useState('');
+  /** Set once the store asked for the password before a set-up (a session older than its grace). */
+  const [onPasswordAsked, setOnPasswordAsked] = useState(false);
+  const [onPassword, setOnPassword] = useState('');
   const [problems, setProblems] = useState<{ code?: string | undefined; password?: string | undefined; renew?: string | undefined; form?: string | undefined }>({});
   const [busy, setBusy] = useState(false);
   const on = status.data?.twofa === true;
@@ -183,11 +186,25 @@ function TwoFactor({ onChange }: { onChange: (on: boolean) => void }) {
       setBusy(false);
     }
   };
-  const start = () =>
-    run(async () => {
-      setSetup(await api<Setup>('POST', '/api/user/2fa/setup', {}));
-      setCode('');
-    }, (err) => ({ form: errorText(err) }));
+  const start = () => {
+    if (onPasswordAsked && onPassword === '') return setProblems({ password: t.account.onPasswordAsked });
+    return run(
+      async () => {
+        setSetup(await api<Setup>('POST', '/api/user/2fa/setup', onPasswordAsked ? { password: onPassword } : {}));
+        setCode('');
+        setOnPassword('');
+        setOnPasswordAsked(false);
+      },
+      (err) => {
+        // Turning on ends every other session and app password: the store asks again on an older session.
+        if (err instanceof ApiError && (err.code === 'reauth_required' || err.code === 'reauth_invalid')) {
+          setOnPasswordAsked(true);
+          return { password: err.code === 'reauth_required' ? t.account.onPasswordAsked : errorText(err) };
+        }
+        return { form: errorText(err) };
+      },
+    );
+  };
   const confirm = (event: Event) => {
     event.preventDefault();
     if (code.trim() === '') return setProblems({ code: t.signIn.codeMissing });
@@ -295,6 +312,7 @@ function TwoFactor({ onChange }: { onChange: (on: boolean) => void }) {
           <>
             <p>{t.account.twofaOff}</p>
             <p>{t.account.twofaOnWarning}</p>
+            {onPasswordAsked && <Field id="on-password" label={t.account.currentPassword} type="password" autoComplete="current-password" required value={onPassword} onValue={setOnPassword} error={problems.password} />}
             <FormError text={problems.form} />
             <button type="button" disabled={busy} onClick={() => void start()}>
               {t.account.twofaTurnOn}

@@ -213,6 +213,7 @@ export const en = {
     appNameMissing: 'Enter a name.',
     appPasswordHint: 'Asked again to make or revoke an app password.',
     appPasswordMissing: 'Enter your password: it is asked again to make or revoke an app password.',
+    onPasswordAsked: 'Enter your password: it is asked again to turn two-factor authentication on, since you signed in more than 10 minutes ago.',
     appCreate: 'Create app password',
     appShownOnce: (name: string) => `The app password ${name} is shown only now: copy it into your client.`,
     appCopy: (name: string) => `Copy the app password ${name}`,
