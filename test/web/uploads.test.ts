@@ -238,7 +238,8 @@ chromiumBinary.describe('uploads on the Files page', () => {
       await expect(uploads.getByRole('listitem').count()).resolves.toBe(0);
       await checkLayout(page, 'uploads-batch-folded-1920');
       await uploads.getByText('Each file (25)').click();
-      await expect(uploads.getByRole('listitem').count()).resolves.toBe(25);
+      // The list is drawn when the <details> says it opened (its toggle event comes after the click).
+      await expect.poll(() => uploads.getByRole('listitem').count()).toBe(25);
       await expect(uploads.getByRole('listitem').filter({ hasText: /Failed: Not enough room: this file needs 4 KiB, and 1\.7 KiB is left of the 98 KiB quota\./ }).count()).resolves.toBe(1);
       await checkLayout(page, 'uploads-batch-unfolded-1920');
       const batch = (await named(cy, 'batch')) as Listed;
