@@ -350,8 +350,11 @@ export function Files() {
           <button type="button" class="files-star secondary" aria-pressed={entry.is_starred} aria-label={entry.is_starred ? t.files.unstar(entry.name) : t.files.star(entry.name)} onClick={() => void star(entry)}>
             <span aria-hidden="true">{entry.is_starred ? '★' : '☆'}</span>
           </button>
-          <button type="button" class="secondary" aria-label={t.files.actionsFor(entry.name)} onClick={() => setDialog({ kind: 'actions', entry })}>
-            {t.files.actions}
+          <button type="button" class="secondary files-actions" aria-label={t.files.actionsFor(entry.name)} onClick={() => setDialog({ kind: 'actions', entry })}>
+            <span class="files-actions-word">{t.files.actions}</span>
+            <span class="files-actions-dots" aria-hidden="true">
+              ⋯
+            </span>
           </button>
         </div>
       </td>
