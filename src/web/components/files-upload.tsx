@@ -208,6 +208,9 @@ export function useUploads(onFinished: () => void) {
       }),
     );
 
+  /** How often a file refused for room it has once the others end (see run) is sent again. */
+  const ROOM_RETRIES = 4;
+
   /** A 507 or a file that cannot fit, in words: what it needs and what the drive has left. */
   const roomText = (size: number, room: Room | undefined, left = room?.room ?? 0) => (room && room.quota > 0 ? t.uploads.noRoom(size, left, room.quota) : t.files.quotaExceeded);
 
@@ -216,24 +219,34 @@ export function useUploads(onFinished: () => void) {
     const live = lives.current.get(id);
     if (!live || stateOf(id) !== 'queued') return false;
     update(id, { state: 'uploading', sent: 0, error: undefined, tus: live.uploader.resumable });
-    try {
-      await live.uploader.send(
-        live.job,
-        {
-          progress: (sent) => update(id, { sent }),
-          waiting: (on, resend) => update(id, on ? { state: 'waiting-server', resend } : { state: 'uploading', resend: undefined }),
-        },
-        live.controller.signal,
-      );
-      update(id, { state: 'done', sent: live.job.file.size });
-      return true;
-    } catch (err) {
-      if (live.controller.signal.aborted || (err instanceof ApiError && err.code === 'cancelled')) update(id, { state: 'cancelled', sent: 0, resend: undefined });
-      else if (err instanceof ApiError && err.code === 'quota_exceeded') {
-        const room = await roomAt(live.target).catch(() => undefined);
-        update(id, { state: 'failed', sent: 0, error: roomText(live.job.file.size, room) });
-      } else update(id, { state: 'failed', error: filesErrorText(err), resend: undefined });
-      return false;
+    for (let refusals = 0; ; refusals += 1) {
+      try {
+        await live.uploader.send(
+          live.job,
+          {
+            progress: (sent) => update(id, { sent }),
+            waiting: (on, resend) => update(id, on ? { state: 'waiting-server', resend } : { state: 'uploading', resend: undefined }),
+          },
+          live.controller.signal,
+        );
+        update(id, { state: 'done', sent: live.job.file.size });
+        return true;
+      } catch (err) {
+        if (live.controller.signal.aborted || (err instanceof ApiError && err.code === 'cancelled')) update(id, { state: 'cancelled', sent: 0, resend: undefined });
+        else if (err instanceof ApiError && err.code === 'quota_exceeded') {
+          const room = await roomAt(live.target).catch(() => undefined);
+          // The store counts the bytes of uploads still under way (its reservations): near the
+          // quota, a file this page sends beside others may be refused while the drive has room
+          // for it once they end. Sent again after they had time to, a few times; then final.
+          if (room && room.room >= live.job.file.size && refusals < ROOM_RETRIES && !live.controller.signal.aborted) {
+            await new Promise((resolve) => setTimeout(resolve, 300 * (refusals + 1)));
+            update(id, { state: 'uploading', sent: 0 });
+            continue;
+          }
+          update(id, { state: 'failed', sent: 0, error: roomText(live.job.file.size, room) });
+        } else update(id, { state: 'failed', error: filesErrorText(err), resend: undefined });
+        return false;
+      }
     }
   };
 
