@@ -15,42 +15,19 @@
  * end-to-end encryption); answer another user's data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../../common/logger.js';
-import type { StoreClient, UserProfile } from '../../store-client/contract.js';
+import type { UserProfile } from '../../store-client/contract.js';
 import { davFailureOf } from '../dav-errors.js';
 import { AuthenticationFailed, type BridgeUser } from '../sessions.js';
 import { withSession } from '../tree/context.js';
 import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
+import { OcsRefusal, type EndpointCall, type NextcloudDoorOptions, type OcsEndpoint, type OcsMethod } from './ocs-endpoint.js';
 import { OCS_NOT_FOUND, OCS_NOT_LOGGED_IN, ocsFormatOf, renderOcs, type OcsResult, type OcsValue, type OcsVersion } from './ocs-envelope.js';
 import { ocsVersion, PRODUCT_NAME, serverStatus, STATUS_PATH } from './status.js';
-
-export interface NextcloudDoorOptions {
-  client: StoreClient;
-  /**
-   * The caller of a request: undefined when it sent no credentials; rejects with
-   * AuthenticationFailed when they are refused (and logs the refusal, as for DAV).
-   */
-  authenticate(req: IncomingMessage): Promise<BridgeUser | undefined>;
-  /** The bridge's absolute base URL as the caller reached it (BridgeServices.absoluteBase). */
-  absoluteBase(req: IncomingMessage): string;
-  log: Logger;
-}
 
 /** A request for this door: status.php, or an OCS endpoint of one version. */
 export type NextcloudRoute = { kind: 'status' } | { kind: 'ocs'; version: OcsVersion; endpoint: string; query: URLSearchParams };
 
-/** What an endpoint is given. */
-interface EndpointCall {
-  req: IncomingMessage;
-  /** Undefined only for public endpoints. */
-  user: BridgeUser | undefined;
-  options: NextcloudDoorOptions;
-}
-
-interface Endpoint {
-  isPublic?: boolean;
-  answer(call: EndpointCall): Promise<OcsValue> | OcsValue;
-}
+export type { NextcloudDoorOptions } from './ocs-endpoint.js';
 
 /** Nextcloud's poll interval default is 60 (read as milliseconds, under the clients' 5 s floor, so ignored); this is the desktop's own default, 30 s. */
 const POLL_INTERVAL_MS = 30_000;
@@ -135,24 +112,98 @@ function userStatus({ user }: EndpointCall): OcsValue {
   };
 }
 
-const EMPTY_LIST: Endpoint = { answer: () => [] };
+const EMPTY_LIST = (): OcsValue => [];
 
-/** GET endpoints by path below `/ocs/v{1,2}.php`. */
-const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map<string, Endpoint>([
-  ['/cloud/capabilities', { isPublic: true, answer: capabilities }],
-  ['/cloud/user', { answer: currentUser }],
-  ['/config', { isPublic: true, answer: config }],
+/** The endpoints below `/ocs/v{1,2}.php`: each app's own list joins here. */
+const ENDPOINTS: readonly OcsEndpoint[] = [
+  { path: '/cloud/capabilities', isPublic: true, answer: capabilities },
+  { path: '/cloud/user', answer: currentUser },
+  { path: '/config', isPublic: true, answer: config },
   // Not advertised in the capabilities, so the desktop does not poll them; answered empty for
   // clients that ask anyway (the mobile apps, older desktops) until they are real.
-  ['/apps/notifications/api/v2/notifications', EMPTY_LIST],
-  ['/apps/user_status/api/v1/user_status', { answer: userStatus }],
-  ['/apps/user_status/api/v1/predefined_statuses', EMPTY_LIST],
-  ['/apps/activity/api/v2/activity', EMPTY_LIST],
-  ['/apps/activity/api/v2/activity/all', EMPTY_LIST],
-  ['/apps/activity/api/v2/activity/filter', EMPTY_LIST],
+  { path: '/apps/notifications/api/v2/notifications', answer: EMPTY_LIST },
+  { path: '/apps/user_status/api/v1/user_status', answer: userStatus },
+  { path: '/apps/user_status/api/v1/predefined_statuses', answer: EMPTY_LIST },
+  { path: '/apps/activity/api/v2/activity', answer: EMPTY_LIST },
+  { path: '/apps/activity/api/v2/activity/all', answer: EMPTY_LIST },
+  { path: '/apps/activity/api/v2/activity/filter', answer: EMPTY_LIST },
   // The desktop's apps menu (OcsNavigationAppsJob), asked at every connection: no web apps here.
-  ['/core/navigation/apps', EMPTY_LIST],
-]);
+  { path: '/core/navigation/apps', answer: EMPTY_LIST },
+];
+
+interface CompiledEndpoint {
+  endpoint: OcsEndpoint;
+  method: OcsMethod;
+  pattern: RegExp;
+  names: string[];
+}
+
+const COMPILED: readonly CompiledEndpoint[] = ENDPOINTS.map((endpoint) => {
+  const names: string[] = [];
+  const source = endpoint.path
+    .split('/')
+    .map((segment) => {
+      const named = /^\{(\w+)\}$/.exec(segment);
+      if (!named) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(named[1] as string);
+      return '([^/]+)';
+    })
+    .join('/');
+  return { endpoint, method: endpoint.method ?? 'GET', pattern: new RegExp(`^${source}$`), names };
+});
+
+/** The endpoint for a path and method; `allowed` the methods of that path when none is for this one. */
+function endpointOf(path: string, method: string): { found: CompiledEndpoint; params: Record<string, string> } | { allowed: string[] } {
+  const allowed: string[] = [];
+  const asked = method === 'HEAD' ? 'GET' : method;
+  for (const compiled of COMPILED) {
+    const match = compiled.pattern.exec(path);
+    if (!match) continue;
+    if (compiled.method !== asked) {
+      allowed.push(compiled.method === 'GET' ? 'GET, HEAD' : compiled.method);
+      continue;
+    }
+    const params: Record<string, string> = {};
+    compiled.names.forEach((name, i) => {
+      params[name] = decodeURIComponent(match[i + 1] as string);
+    });
+    return { found: compiled, params };
+  }
+  return { allowed };
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** The query overridden by the body's fields (EndpointCall.fields); undefined when the body is too large or not readable. */
+async function fieldsOf(req: IncomingMessage, query: URLSearchParams): Promise<URLSearchParams | undefined> {
+  const fields = new URLSearchParams(query);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  if (size === 0) return fields;
+  const text = Buffer.concat(chunks).toString('utf8');
+  const type = String(req.headers['content-type'] ?? '').toLowerCase();
+  if (type.includes('application/json')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+    for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+      if (value === null || value === undefined) continue;
+      fields.set(key, typeof value === 'string' ? value : JSON.stringify(value));
+    }
+    return fields;
+  }
+  for (const [key, value] of new URLSearchParams(text)) fields.set(key, value);
+  return fields;
+}
 
 const OCS_PATH = /^\/ocs\/v([12])\.php(\/[^?]*)?$/;
 
@@ -176,41 +227,52 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, content
   res.end(req.method === 'HEAD' ? undefined : bytes);
 }
 
-function notAllowed(req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(405, { ...COMMON_HEADERS, Allow: 'GET, HEAD', 'Content-Length': '0' }).end();
+function notAllowed(req: IncomingMessage, res: ServerResponse, allowed: string[]): void {
+  res.writeHead(405, { ...COMMON_HEADERS, Allow: allowed.join(', '), 'Content-Length': '0' }).end();
+  req.resume();
 }
 
 /** Answers a request nextcloudRouteOf matched. Never rejects: every failure is an answer. */
 export async function answerNextcloud(req: IncomingMessage, res: ServerResponse, route: NextcloudRoute, options: NextcloudDoorOptions): Promise<void> {
-  req.resume();
   const isRead = req.method === 'GET' || req.method === 'HEAD';
   if (route.kind === 'status') {
+    req.resume();
     if (isRead) send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(serverStatus()));
-    else notAllowed(req, res);
+    else notAllowed(req, res, ['GET, HEAD']);
     return;
   }
   const format = ocsFormatOf(route.query, typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
-  const endpoint = ENDPOINTS.get(route.endpoint);
-  if (endpoint && !isRead) {
-    notAllowed(req, res);
+  const routed = endpointOf(route.endpoint, req.method ?? 'GET');
+  if ('allowed' in routed && routed.allowed.length > 0) {
+    notAllowed(req, res, routed.allowed);
     return;
   }
   let result: OcsResult;
   let headers: Record<string, string> = {};
-  if (!endpoint) {
+  if (!('found' in routed)) {
+    req.resume();
     result = { refusal: { status: OCS_NOT_FOUND, message: 'Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.' } };
   } else {
+    const { endpoint } = routed.found;
     try {
       const user = endpoint.isPublic ? undefined : await options.authenticate(req);
       if (!endpoint.isPublic && !user) throw new AuthenticationFailed('bad-credentials');
-      result = { data: await endpoint.answer({ req, user, options }) };
+      const fields = isRead ? new URLSearchParams(route.query) : await fieldsOf(req, route.query);
+      if (isRead) req.resume();
+      if (!fields) throw new OcsRefusal(400, 'The request body is not a form or a JSON object of at most 64 KiB');
+      const call: EndpointCall = { req, user, options, params: routed.params, fields };
+      result = { data: await endpoint.answer(call) };
     } catch (err) {
-      const failure = davFailureOf(err);
-      headers = failure.headers;
-      if (failure.status === 401) result = { refusal: { status: OCS_NOT_LOGGED_IN, message: 'Current user is not logged in' } };
+      req.resume();
+      if (err instanceof OcsRefusal) result = { refusal: { status: err.status, message: err.message } };
       else {
-        if (failure.status >= 500 && !(err instanceof AuthenticationFailed)) options.log.warn({ status: failure.status, endpoint: route.endpoint, cause: err instanceof Error ? err.message : String(err) }, failure.reason);
-        result = { refusal: { status: failure.status, message: failure.status >= 500 ? 'The server could not answer now' : failure.reason } };
+        const failure = davFailureOf(err);
+        headers = failure.headers;
+        if (failure.status === 401) result = { refusal: { status: OCS_NOT_LOGGED_IN, message: 'Current user is not logged in' } };
+        else {
+          if (failure.status >= 500 && !(err instanceof AuthenticationFailed)) options.log.warn({ status: failure.status, endpoint: route.endpoint, cause: err instanceof Error ? err.message : String(err) }, failure.reason);
+          result = { refusal: { status: failure.status, message: failure.status >= 500 ? 'The server could not answer now' : failure.reason } };
+        }
       }
     }
   }

@@ -71,6 +71,13 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
     expect((await get('/status.php', {}, 'PUT')).status).toBe(405);
   });
 
+  it('refuses a method an endpoint does not take with 405 and the methods it does', async () => {
+    const refused = await get('/ocs/v2.php/cloud/capabilities', {}, 'DELETE');
+    expect(refused.status).toBe(405);
+    expect(refused.headers.allow).toBe('GET, HEAD');
+    expect((await ocs('/ocs/v2.php/cloud/capabilities?format=json')).answer.status).toBe(200);
+  });
+
   it('answers the capabilities to anyone in v1 and v2, saying only what driveway does', async () => {
     const v1 = await ocs('/ocs/v1.php/cloud/capabilities?format=json');
     expect(v1.answer.status).toBe(200);
