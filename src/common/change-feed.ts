@@ -27,6 +27,11 @@ export interface StoreChange {
   /** A session ended (logout, revocation, expiry swept) or what it carries of its user changed (deactivated, role, organization, password). */
   readonly sessions: boolean;
   /**
+   * Users whose notifications changed (one added or removed: the store's notifications,
+   * docs/api.md "Notifications"), by uuid: the push door tells their sockets `notify_notification`.
+   */
+  readonly notified?: readonly string[];
+  /**
    * Made by this process's own database connections: its bridge, when the write came through
    * it, has already updated its caches (a listener may skip the folders).
    */
@@ -61,10 +66,14 @@ export const SESSIONS = '!sessions';
 /** The prefix of a folder whose listing's tree versions moved (migration 026). */
 export const TREE = '^';
 
+/** The prefix of a user whose notifications changed (StoreChange.notified). */
+export const NOTIFIED = '@';
+
 /** A payload as the triggers write it: words separated by spaces. */
 export function parseChange(payload: string, local: boolean): StoreChange {
   const folders: string[] = [];
   const trees: string[] = [];
+  const notified: string[] = [];
   let everything = false;
   let properties = false;
   let locks = false;
@@ -76,7 +85,8 @@ export function parseChange(payload: string, local: boolean): StoreChange {
     else if (word === LOCKS) locks = true;
     else if (word === SESSIONS) sessions = true;
     else if (word.startsWith(TREE)) trees.push(word.slice(TREE.length));
+    else if (word.startsWith(NOTIFIED)) notified.push(word.slice(NOTIFIED.length));
     else folders.push(word);
   }
-  return { folders, ...(trees.length > 0 ? { trees } : {}), everything, properties, locks, sessions, local };
+  return { folders, ...(trees.length > 0 ? { trees } : {}), ...(notified.length > 0 ? { notified } : {}), everything, properties, locks, sessions, local };
 }

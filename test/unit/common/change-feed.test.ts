@@ -18,4 +18,8 @@ describe('parseChange', () => {
   it('has no trees when the store sent none (a store before migration 026)', () => {
     expect(parseChange('f1 *', true)).toEqual({ folders: ['f1'], everything: true, properties: false, locks: false, sessions: false, local: true });
   });
+
+  it('reads `@` users whose notifications changed', () => {
+    expect(parseChange('@u1 f1 @u2', false)).toEqual({ folders: ['f1'], notified: ['u1', 'u2'], everything: false, properties: false, locks: false, sessions: false, local: false });
+  });
 });
