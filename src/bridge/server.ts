@@ -8,7 +8,7 @@
  * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
  * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
  * `/status.php` and `/ocs/v{1,2}.php/` are the Nextcloud clients' discovery (nextcloud/ocs.ts):
- * answered beside DAV, with the same authentication.
+ * answered beside DAV, with the same authentication; `/push/ws` their push websocket (nextcloud/push.ts).
  * Callers are Basic credentials (sessions.ts) or a store session token as Bearer (token-sessions.ts,
  * the web app's); a CORS preflight is answered before either (cors.ts), never as DAV.
  *
@@ -18,6 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { v2 as webdav } from 'webdav-server';
 import { AccessLog } from '../common/access-log.js';
@@ -64,6 +65,7 @@ import { writeFailure } from './request/respond.js';
 import { answerNextcloud, nextcloudRouteOf, type NextcloudDoorOptions } from './nextcloud/ocs.js';
 import { webAppPageUrl } from './verbs/index-page.js';
 import { LoginFlows } from './nextcloud/login-flow.js';
+import { PushDoor } from './nextcloud/push.js';
 
 export type { WebAppLocation };
 
@@ -237,7 +239,7 @@ class StoreAuthentication implements webdav.HTTPAuthentication {
 export async function createBridgeServices(
   options: BridgeOptions,
   client: StoreClient,
-): Promise<{ services: BridgeServices; sessions: SessionPool; tokens: TokenSessions; closeState: () => Promise<void>; stateCheck?: ReadinessCheck }> {
+): Promise<{ services: BridgeServices; sessions: SessionPool; tokens: TokenSessions; feed?: ChangeFeed; closeState: () => Promise<void>; stateCheck?: ReadinessCheck }> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const cache = new MetadataCache({
@@ -295,7 +297,7 @@ export async function createBridgeServices(
     await state.close();
   };
   const probe = state.probe?.bind(state);
-  return { services, sessions, tokens: new TokenSessions(client, { clock }), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
+  return { services, sessions, tokens: new TokenSessions(client, { clock }), ...(feed ? { feed } : {}), closeState, ...(probe ? { stateCheck: { name: 'state', probe: () => probe() } } : {}) };
 }
 
 /**
@@ -349,7 +351,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     ];
   }
   const storeName = 'client' in options.store ? options.store.name : options.store.url;
-  const { services, sessions, tokens, closeState, stateCheck } = await createBridgeServices({ ...options, logger: log }, client);
+  const { services, sessions, tokens, feed, closeState, stateCheck } = await createBridgeServices({ ...options, logger: log }, client);
   const cors = new CorsPolicy(config.bridge.corsOrigins, options.webApp);
   const readiness = new Readiness([...storeChecks, ...(stateCheck ? [stateCheck] : [])], { log });
 
@@ -369,15 +371,44 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   }
   dav.onUnknownMethod(notAllowed);
 
+  const authenticateRequest = async (req: IncomingMessage): Promise<BridgeUser | undefined> => {
+    const outcome = await authentication.authenticate(req);
+    if (outcome.failure !== undefined) throw outcome.failure;
+    return outcome.user;
+  };
+  const addressOf = (req: IncomingMessage): string => clientIp(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], config.store.trustedProxies);
+  // Push (nextcloud/push.ts) needs the store's change feed: without one (a foreign store) it is neither served nor advertised.
+  const push = feed
+    ? new PushDoor({
+        client,
+        feed,
+        tokens: options.state.pushTokens,
+        fileIds: options.state.fileIds,
+        clock: services.clock,
+        log,
+        limits: {
+          maxSocketsPerUser: config.bridge.pushMaxSocketsPerUser,
+          maxSocketsPerAddress: config.bridge.pushMaxSocketsPerAddress,
+          pingMs: config.bridge.pushPingSec * 1000,
+          maxDebounceSec: config.bridge.pushMaxDebounceSec,
+          sessionCheckMs: config.bridge.pushSessionCheckSec * 1000,
+        },
+        // As a DAV request's Basic credentials: the same pool and limiter, a refusal logged once.
+        login: (credentials, ip, userAgent) =>
+          sessions.authenticate(credentials, { ip, userAgent }).catch((failure: unknown) => {
+            if (failure instanceof AuthenticationFailed) logRefusedLogin(log, failure, credentials.username, ip);
+            throw failure;
+          }),
+        authenticate: authenticateRequest,
+        addressOf,
+      })
+    : undefined;
   const nextcloudDoor: NextcloudDoorOptions = {
     client,
     log,
     absoluteBase: (req) => services.absoluteBase(req),
-    authenticate: async (req) => {
-      const outcome = await authentication.authenticate(req);
-      if (outcome.failure !== undefined) throw outcome.failure;
-      return outcome.user;
-    },
+    authenticate: authenticateRequest,
+    ...(push ? { push: (req: IncomingMessage) => push.capability(services.absoluteBase(req)) } : {}),
   };
   // Every request gets its line (common/access-log.ts): refused, health and DAV alike.
   const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name, metrics: options.metrics, part: 'bridge' });
@@ -425,11 +456,20 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       });
       return;
     }
+    // notify_push's pre-auth token (nextcloud/push.ts): never DAV.
+    if (push?.servesRequest(req)) {
+      push.preAuth(req, res).catch((err: unknown) => {
+        log.error({ err }, 'push pre-auth failed');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
+        res.end();
+      });
+      return;
+    }
     // The Nextcloud clients' login flows (nextcloud/login-flow.ts): unauthenticated, never DAV.
     if (loginFlows.serves(req)) {
       // Counted and shown per client: behind a trusted proxy, the address it forwards (else one
       // proxy's address would hold every client's flows, and ten of them would lock all out).
-      void loginFlows.serve(req, res, clientIp(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], config.store.trustedProxies));
+      void loginFlows.serve(req, res, addressOf(req));
       return;
     }
     // Decode the path ourselves first: the library's Path throws on a malformed escape.
@@ -454,6 +494,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const server = createListenerServer(tls, serverOptions, onRequest);
   // store.trustedProxies: a proxy in front of both listeners speaks for many clients on either.
   applyHttpLimits(server, config.http, { log, uncappedAddresses: config.store.trustedProxies });
+  // Websockets: push's alone (nextcloud/push.ts); any other upgrade is refused.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (push?.servesUpgrade(req) && !readiness.draining) push.upgrade(req, socket, head);
+    else socket.end(`HTTP/1.1 ${readiness.draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
   server.on('clientError', (err, socket) => {
     const code = (err as { code?: string }).code;
     // As Node itself does: no status line into a response already under way (a request timeout
@@ -487,6 +532,8 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     close(graceMs = 0) {
       closing ??= (async () => {
         readiness.startDraining();
+        // Sockets never end by themselves: closed at once, the clients reconnect elsewhere.
+        push?.close();
         await drainWhile(server, graceMs, () => new Promise<void>((resolve) => server.close(() => resolve())));
         sessions.clear();
         tokens.clear();

@@ -265,6 +265,16 @@ export const configSchema = z.strictObject({
        * 10,000 chunks; rclone's v1 chunks of 10 MiB reach 100,000 at about 1 TiB (tus's largest upload).
        */
       uploadMaxParts: z.coerce.number().int().min(1).default(100_000),
+      /** Push sockets (bridge/nextcloud/push.ts) one user may hold on one instance; notify_push's own limit, 64. */
+      pushMaxSocketsPerUser: z.coerce.number().int().min(1).default(64),
+      /** Push sockets one address may hold on one instance (authenticated or not); past it 429 at the handshake. */
+      pushMaxSocketsPerAddress: z.coerce.number().int().min(1).default(256),
+      /** A push socket silent this long is pinged; one that left the last ping unanswered is closed (notify_push: 30 s). */
+      pushPingSec: z.coerce.number().int().min(1).default(30),
+      /** Longest debounce of notify_file and notify_activity, reached at 10 sockets per second (notify_push's max_debounce_time: 15). */
+      pushMaxDebounceSec: z.coerce.number().int().min(1).default(15),
+      /** How often a push socket's session is confirmed with the store (a revoked app password or changed password closes it). */
+      pushSessionCheckSec: z.coerce.number().int().min(1).default(60),
       /** Bytes of dead properties (PROPPATCH) one node may carry. */
       deadPropsMaxBytesPerNode: z.coerce.number().int().min(1024).default(64 * 1024),
       /** Bytes of dead properties all nodes of one owner (user or group) may carry together. */

@@ -63,7 +63,17 @@ export function bridgeStateFor(
 }
 
 export interface BridgeFixtureOptions extends StoreFixtureOptions {
-  bridgeFlags?: { cacheTtlMs?: number; deadPropsMaxBytesPerOwner?: number; uploadExpirySec?: number; uploadMaxOpenPerUser?: number; uploadMaxParts?: number };
+  bridgeFlags?: {
+    cacheTtlMs?: number;
+    deadPropsMaxBytesPerOwner?: number;
+    uploadExpirySec?: number;
+    uploadMaxOpenPerUser?: number;
+    uploadMaxParts?: number;
+    loginMaxFailures?: number;
+    pushMaxSocketsPerUser?: number;
+    pushMaxSocketsPerAddress?: number;
+    pushSessionCheckSec?: number;
+  };
   /** The bridge's transport to the store; DRIVEWAY_TEST_TRANSPORT by default (`viaProxy` means HTTP). */
   transport?: Transport;
   /** The bridge's clock (lock expiry, session renewal); a ManualClock lets a test move time. Default: system time. */

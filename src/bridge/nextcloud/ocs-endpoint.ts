@@ -21,6 +21,8 @@ export interface NextcloudDoorOptions {
   /** The bridge's absolute base URL as the caller reached it (BridgeServices.absoluteBase). */
   absoluteBase(req: IncomingMessage): string;
   log: Logger;
+  /** notify_push's capability for the caller (push.ts), when the bridge serves push. */
+  push?: (req: IncomingMessage) => OcsValue;
 }
 
 export type OcsMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -11,7 +11,7 @@
  * `cloud/capabilities` and `config` are public, as in Nextcloud (the desktop's wizard reads the
  * capabilities before it has credentials): they say the same to everyone and cost no store call.
  *
- * Must not: advertise what driveway does not do (no notify_push, bulk upload, sharing API,
+ * Must not: advertise what driveway does not do (no bulk upload, sharing API,
  * end-to-end encryption); answer another user's data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -41,7 +41,7 @@ const POLL_INTERVAL_MS = 30_000;
  * drive would be refused at every sync, and the client would never finish one cleanly).
  * `core.status` is ownCloud's (owncloudcmd takes its server version from it).
  */
-export function capabilities(): OcsValue {
+export function capabilities(call?: EndpointCall): OcsValue {
   return {
     version: ocsVersion(),
     capabilities: {
@@ -50,6 +50,7 @@ export function capabilities(): OcsValue {
       files: { bigfilechunking: true, undelete: true, versioning: true },
       checksums: { supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' },
       uploadConflictFiles: false,
+      ...(call?.options.push ? { notify_push: call.options.push(call.req) } : {}),
     },
   };
 }

@@ -22,6 +22,7 @@ import { SqlLockRepository } from './dav-locks.js';
 import { SqlPropertyRepository } from './dav-properties.js';
 import { SqlUploadSessionRepository } from './upload-sessions.js';
 import { SqlLoginFlowRepository } from './login-flows.js';
+import { SqlPushTokenRepository } from './push-tokens.js';
 import { openConnection, type Db } from './dialects/sqlite-open.js';
 import { SqliteStorage } from './dialects/sqlite.js';
 import { migrationsOf } from './migrations.js';
@@ -55,6 +56,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
       uploads: new SqlUploadSessionRepository(storage.sql),
       fileIds: new SqlFileIdRepository(storage.sql),
       loginFlows: new SqlLoginFlowRepository(storage.sql),
+      pushTokens: new SqlPushTokenRepository(storage.sql),
       // The storage is the store's: it closes it.
       close: async () => undefined,
     };
@@ -68,6 +70,7 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
     uploads: new SqlUploadSessionRepository(file.sql),
     fileIds: new SqlFileIdRepository(file.sql),
     loginFlows: new SqlLoginFlowRepository(file.sql),
+    pushTokens: new SqlPushTokenRepository(file.sql),
     probe: async () => void (await file.sql.get('SELECT 1 AS ok')),
     close: () => file.close(),
   };
@@ -82,10 +85,10 @@ export async function openDavState(options: DavStateOptions): Promise<BridgeStat
  * storage layer's migration 012, the same as the store's database, so one repository serves both;
  * 4 adds migration 020's (the rename-away memos), 5 migration 021's (the upload sessions), 6
  * migration 024's (their quota reservations), 7 migration 027's (the bridge's numeric file ids
- * and instance names), 8 migration 028's (the client login flows). A later migration that changes
+ * and instance names), 8 migration 028's (the client login flows), 9 migration 036's (the push door's pre-auth tokens). A later migration that changes
  * these tables must add a step here too.
  */
-export const STATE_FILE_VERSION = 8;
+export const STATE_FILE_VERSION = 9;
 const STATE_MIGRATIONS = [
   { fileVersion: 3, migration: 12 },
   { fileVersion: 4, migration: 20 },
@@ -93,6 +96,7 @@ const STATE_MIGRATIONS = [
   { fileVersion: 6, migration: 24 },
   { fileVersion: 7, migration: 27 },
   { fileVersion: 8, migration: 28 },
+  { fileVersion: 9, migration: 36 },
 ] as const;
 
 /** Opens (creating or upgrading) a bridge state file as a SqliteStorage; `:memory:` works for tests. */
