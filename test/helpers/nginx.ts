@@ -9,7 +9,8 @@
  *     const balancer = await startNginx([a.url, b.url]);   // balancer.url, balancer.stop()
  *   });
  *
- * davProxyLocation() is the proxy part (what WebDAV needs from a reverse proxy) and
+ * davProxyLocation() is the proxy part (what WebDAV needs from a reverse proxy), pushProxyLocation()
+ * the push websocket's, and
  * redactingLogFormat() the access log that keeps no token: docs/deploy.md quotes both, and its
  * nginx example for one machine is localNginxConf()'s output as a whole
  * (test/unit/docs/deploy-doc.test.ts compares them), so tests and docs cannot drift.
@@ -57,6 +58,29 @@ export function davProxyLocation(upstream: string, indent = '    '): string {
     '    proxy_redirect off;',
     '    proxy_connect_timeout 5s;',
     '    proxy_send_timeout 1h;',
+    '    proxy_read_timeout 1h;',
+    '}',
+  ]
+    .map((line) => indent + line)
+    .join('\n');
+}
+
+/**
+ * The `location` block that passes the push websocket (`/push/ws`, bridge/nextcloud/push.ts) to
+ * the bridge: nginx drops `Upgrade` and `Connection` (hop-by-hop) unless told to send them, and
+ * the socket stays open for hours (the bridge pings a silent one every 30 s, so the read timeout
+ * never strikes a live one). Beside davProxyLocation() in the bridge's `server`.
+ */
+export function pushProxyLocation(upstream: string, indent = '    '): string {
+  return [
+    'location = /push/ws {',
+    `    proxy_pass http://${upstream};`,
+    '    proxy_http_version 1.1;',
+    '    proxy_set_header Upgrade $http_upgrade;',
+    '    proxy_set_header Connection "upgrade";',
+    '    proxy_set_header Host $http_host;',
+    '    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    '    proxy_set_header X-Forwarded-Proto $scheme;',
     '    proxy_read_timeout 1h;',
     '}',
   ]
@@ -134,6 +158,7 @@ export function localNginxConf(options: { storePort: number; davPort: number; st
     '        # davfs2 sends one If header listing every lock token it holds.',
     '        large_client_header_buffers 8 64k;',
     davProxyLocation('driveway_dav', '        '),
+    pushProxyLocation('driveway_dav', '        '),
     '    }',
     '}',
     '',
@@ -179,6 +204,7 @@ function renderConfig(dir: string, port: number, backends: readonly string[], ge
     '        server_name _;',
     `        location = ${GENERATION_PATH} { default_type text/plain; return 200 "${generation}"; }`,
     davProxyLocation('driveway', '        '),
+    pushProxyLocation('driveway', '        '),
     '    }',
     '}',
     '',

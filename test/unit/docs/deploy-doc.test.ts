@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { davProxyLocation, LOCAL_NGINX_EXAMPLE, localNginxConf, redactingLogFormat } from '../../helpers/nginx.js';
+import { davProxyLocation, LOCAL_NGINX_EXAMPLE, localNginxConf, pushProxyLocation, redactingLogFormat } from '../../helpers/nginx.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const doc = readFileSync(path.join(root, 'docs/deploy.md'), 'utf8');
@@ -32,6 +32,14 @@ describe('docs/deploy.md', () => {
         expect(block[0]).toBe(davProxyLocation(upstream, block[1]));
         expect(nginx).toContain(`upstream ${upstream} {`);
       }
+    }
+  });
+
+  it('quotes pushProxyLocation() for the bridge in each', () => {
+    for (const nginx of examples) {
+      const indent = /^( *)location = \/push\/ws \{$/m.exec(nginx)?.[1];
+      expect(indent).toBeDefined();
+      expect(nginx).toContain(pushProxyLocation('driveway_dav', indent));
     }
   });
 
