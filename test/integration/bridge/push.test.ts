@@ -10,10 +10,15 @@
  * Push needs the store's change feed: over HTTP to a store (no feed) it is not advertised.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChangeFeed, StoreChange, StoreChangeListener } from '../../../src/common/change-feed.js';
+import { createLogger } from '../../../src/common/logger.js';
+import { startBridge } from '../../../src/bridge/server.js';
+import { inProcessStore } from '../../../src/store/bridge-store.js';
+import { storeFixture } from '../../helpers/store-fixture.js';
 import { bridgeRequests } from '../../helpers/dav-requests.js';
 import { groupAdmin } from '../../helpers/groups.js';
 import { connectPush, pushUrl, type PushClient } from '../../helpers/push-client.js';
-import { basicAuth, bridgeFixture, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
+import { basicAuth, bridgeFixture, bridgeStateFor, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { apiCall, dataOf } from '../../helpers/user-api.js';
 
 const LOGIN_MAX_FAILURES = 4;
@@ -158,6 +163,53 @@ describe.skipIf(TEST_TRANSPORT === 'http')('push (notify_push protocol) on the b
     // The limiter the DAV door uses holds the count: its right password is refused now, there and here.
     expect((await davAs(carol, 'PROPFIND', '/', { depth: '0' })).status).toBe(503);
     expect((await open(carol.email, carolApp.password)).answer).toMatch(/^err: /);
+  });
+});
+
+describe.skipIf(TEST_TRANSPORT === 'http')('push of notifications', () => {
+  it('sends notify_notification and notify_activity to the sockets of the users a change names as notified, and to no one else', async () => {
+    const fixture = await storeFixture();
+    const store = inProcessStore(fixture.store.ctx, 'in-process');
+    // The store's own feed, plus the announcement the notifications part makes (`@<user uuid>`,
+    // StoreChange.notified), sent here as the feed would deliver it.
+    const listeners = new Set<StoreChangeListener>();
+    const real = store.changes as ChangeFeed;
+    const feed: ChangeFeed = {
+      subscribe(listener) {
+        listeners.add(listener);
+        const stop = real.subscribe(listener);
+        return () => {
+          listeners.delete(listener);
+          stop();
+        };
+      },
+      settled: () => real.settled(),
+      get listening() {
+        return real.listening;
+      },
+    };
+    const bridge = await startBridge({
+      config: fixture.store.config,
+      logger: createLogger('silent'),
+      store: { ...store, changes: feed },
+      state: await bridgeStateFor(fixture.store, 'local'),
+      port: 0,
+    });
+    try {
+      const [ann, ben] = await Promise.all([fixture.newUser(), fixture.newUser()]);
+      const [annSocket, benSocket] = await Promise.all([connectPush(pushUrl(bridge.url), ann.email, ann.password), connectPush(pushUrl(bridge.url), ben.email, ben.password)]);
+      expect([annSocket.answer, benSocket.answer]).toEqual(['authenticated', 'authenticated']);
+      const change: StoreChange = { folders: [], notified: [ann.uuid], everything: false, properties: false, locks: false, sessions: false, local: false };
+      for (const listener of listeners) listener(change);
+      expect(await annSocket.next((m) => m === 'notify_notification', 3000)).toBe('notify_notification');
+      expect(await annSocket.next((m) => m === 'notify_activity', 3000)).toBe('notify_activity');
+      await expect(benSocket.next((m) => m.startsWith('notify_'), 1000)).rejects.toThrow(/no matching push message/);
+      annSocket.close();
+      benSocket.close();
+    } finally {
+      await bridge.close();
+      await fixture.close();
+    }
   });
 });
 
