@@ -40,6 +40,7 @@ describeRenameAwayRepository('the bridge’s state file, upgraded from version 3
   await old.sql.exec('DROP TABLE dav_file_ids');
   await old.sql.exec('DROP TABLE dav_instance');
   await old.sql.exec('DROP TABLE dav_login_flows');
+  await old.sql.exec('DROP TABLE dav_push_tokens');
   await old.sql.exec('PRAGMA user_version = 3');
   await old.close();
   const state = openBridgeStateFile(file);
