@@ -73,6 +73,7 @@ export interface BridgeFixtureOptions extends StoreFixtureOptions {
     pushMaxSocketsPerUser?: number;
     pushMaxSocketsPerAddress?: number;
     pushSessionCheckSec?: number;
+    pushPingSec?: number;
   };
   /** The bridge's transport to the store; DRIVEWAY_TEST_TRANSPORT by default (`viaProxy` means HTTP). */
   transport?: Transport;

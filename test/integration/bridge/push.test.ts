@@ -17,6 +17,7 @@ import { inProcessStore } from '../../../src/store/bridge-store.js';
 import { storeFixture } from '../../helpers/store-fixture.js';
 import { bridgeRequests } from '../../helpers/dav-requests.js';
 import { groupAdmin } from '../../helpers/groups.js';
+import { WebSocket } from 'ws';
 import { connectPush, pushUrl, type PushClient } from '../../helpers/push-client.js';
 import { basicAuth, bridgeFixture, bridgeStateFor, TEST_TRANSPORT, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { apiCall, dataOf } from '../../helpers/user-api.js';
@@ -163,6 +164,53 @@ describe.skipIf(TEST_TRANSPORT === 'http')('push (notify_push protocol) on the b
     // The limiter the DAV door uses holds the count: its right password is refused now, there and here.
     expect((await davAs(carol, 'PROPFIND', '/', { depth: '0' })).status).toBe(503);
     expect((await open(carol.email, carolApp.password)).answer).toMatch(/^err: /);
+  });
+});
+
+describe.skipIf(TEST_TRANSPORT === 'http')('push sockets: bounded per address, pinged when silent', () => {
+  let f: BridgeFixture;
+  beforeAll(async () => {
+    f = await bridgeFixture({ transport: 'local', bridgeFlags: { pushMaxSocketsPerAddress: 2, pushPingSec: 1 } });
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  /** A raw socket (no authentication sent); `autoPong: false` leaves the server's pings unanswered. */
+  const raw = (autoPong = true): Promise<{ ws: WebSocket; status?: number; pinged: Promise<void>; closed: Promise<number> }> =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(pushUrl(f.davUrl), { autoPong });
+      const pinged = new Promise<void>((done) => ws.once('ping', () => done()));
+      const closed = new Promise<number>((done) => ws.once('close', (code) => done(code)));
+      ws.once('open', () => resolve({ ws, pinged, closed }));
+      ws.once('unexpected-response', (_req, res) => resolve({ ws, status: res.statusCode, pinged, closed }));
+    });
+
+  it('refuses a third socket from one address with 429 at the handshake, and takes one again once a socket closed', async () => {
+    const [one, two] = [await raw(), await raw()];
+    expect([one.status, two.status]).toEqual([undefined, undefined]);
+    expect((await raw()).status).toBe(429);
+    one.ws.close();
+    await one.closed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await raw();
+    expect(again.status).toBeUndefined();
+    two.ws.close();
+    again.ws.close();
+    await Promise.all([two.closed, again.closed]);
+  });
+
+  it('pings an authenticated socket silent for bridge.pushPingSec and closes one that leaves the ping unanswered', async () => {
+    const user = await f.newDavUser();
+    const socket = await raw(false);
+    const answers: string[] = [];
+    socket.ws.on('message', (data) => answers.push(data.toString('utf8')));
+    socket.ws.send(user.email);
+    socket.ws.send(user.password);
+    await socket.pinged;
+    expect(answers).toEqual(['authenticated']);
+    const code = await Promise.race([socket.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000))]);
+    expect(code).toBe(1006);
   });
 });
 
