@@ -52,7 +52,7 @@ describe('bulk uploads across a kill -9 of driveway', () => {
 
   it('leaves every file at its old or new content and disk_used exact', async () => {
     for (let round = 0; round < ROUNDS; round += 1) {
-      instance = await spawnDriveway({ dataDir: tmp.dir, env });
+      instance = await spawnDriveway({ dataDir: tmp.dir, env, startupMs: 60_000 });
       const dav = instance.davUrl;
       if (round === 0) {
         expect((await fetch(`${dav}/home/crash/`, { method: 'MKCOL', headers: { authorization: ADMIN_BASIC } })).status).toBe(201);
@@ -88,7 +88,7 @@ describe('bulk uploads across a kill -9 of driveway', () => {
       // The kill came while a bulk request was under way (the sender sends one after the other).
       expect(sent.length).toBeGreaterThan(0);
 
-      instance = await spawnDriveway({ dataDir: tmp.dir, env });
+      instance = await spawnDriveway({ dataDir: tmp.dir, env, startupMs: 60_000 });
       const possible = [0, ...Array.from({ length: round * 100 }, (_, g) => g + 1), ...sent];
       for (let i = 0; i < FILES; i += 1) {
         const body = await get(instance, `/home/crash/f${i}.bin`);
@@ -107,5 +107,5 @@ describe('bulk uploads across a kill -9 of driveway', () => {
       expect(check.stdout, check.stderr).toMatch(/\nclean\n$/);
       expect(check.code, check.stdout).toBe(0);
     }
-  });
+  }, 180_000);
 });
