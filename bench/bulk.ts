@@ -75,7 +75,7 @@ async function countFiles(davUrl: string, folder: string): Promise<number> {
     for (const [, body] of responses) {
       const child = /<D:href>([^<]+)<\/D:href>/i.exec(body ?? '')?.[1] ?? '';
       if (/<D:collection\s*\/>/i.test(body ?? '')) await walk(child);
-      else total += 1;
+      else if (/\/file-\d+\.bin$/.test(child)) total += 1;
     }
   };
   await walk(folder.endsWith('/') ? folder : `${folder}/`);
@@ -124,7 +124,8 @@ async function main(): Promise<void> {
     const bulk = await firstSync(withBulk, '/home/nextcloudcmd');
     const plain = await firstSync(withoutBulk, '/home/nextcloudcmd');
 
-    // rclone copy of the same tree to the server with bulk upload (rclone has no bulk upload: one PUT per file).
+    // rclone copy of the same tree to the server with bulk upload (rclone has no bulk upload: one PUT per file);
+    // the clients' journals (.sync_*.db) left in the tree are not part of it.
     const obscured = await runClient('rclone', ['obscure', BENCH_USER.password], { PATH: process.env.PATH }, 10_000);
     const rcloneEnv = {
       PATH: process.env.PATH,
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     };
     writeFileSync(rcloneEnv.RCLONE_CONFIG, '');
     withBulk.reset();
-    const rclone = await runClient('rclone', ['copy', local, 'DW:home/rclone', '--transfers', '4', '--log-level', 'ERROR'], rcloneEnv, CLIENT_TIMEOUT_MS);
+    const rclone = await runClient('rclone', ['copy', local, 'DW:home/rclone', '--transfers', '4', '--exclude', '.sync_*', '--log-level', 'ERROR'], rcloneEnv, CLIENT_TIMEOUT_MS);
     if (rclone.code !== 0) throw new Error(`rclone copy exited ${rclone.code}: ${rclone.stderr.slice(-2000)}`);
     const rcloneRequests = withBulk.requests();
     const rcloneSeconds = rclone.wallMs / 1000;

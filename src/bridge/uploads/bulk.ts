@@ -35,7 +35,7 @@ import { normalizeName } from '../href.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { sendSabreError } from '../request/respond.js';
 import { headerValue } from '../request/headers.js';
-import { ocPermissions } from '../verbs/propfind.js';
+import { ocPermissions } from '../oc-permissions.js';
 import type { DavPath, Resource } from '../store-tree.js';
 
 /** The bounds of one bulk request (the desktop sends at most 100 parts, each under its chunk size). */
