@@ -23,6 +23,9 @@ const PREFIX = ['remote.php', 'dav'] as const;
 /** ownCloud's older single-space URL: the `files` space of whoever asks. */
 const WEBDAV_PREFIX = ['remote.php', 'webdav'] as const;
 
+/** Spaces of the caller without a `<user>` segment: Nextcloud's bulk upload (uploads/bulk.ts). */
+const OWNERLESS_SPACES: ReadonlySet<string> = new Set(['bulk']);
+
 /** A request inside one space of one user. */
 export interface SpaceRoute {
   space: string;
@@ -76,6 +79,11 @@ export function routeRemoteDav(parts: DavPathParts, caller: string | undefined, 
   const space = parts.segments[2];
   const owner = parts.rawSegments[3];
   if (space === undefined || !spaces.has(space)) return { kind: 'not-found', reason: 'no such DAV space' };
+  // `/remote.php/dav/bulk` names no user: the caller's (its parts' paths are below the caller's files root).
+  if (OWNERLESS_SPACES.has(space)) {
+    const cut = PREFIX.length + 1;
+    return { kind: 'space', route: { space, owner: caller ?? '', rest: restOf(parts, cut), hrefBase: encodeHref(parts.rawSegments.slice(0, cut)) } };
+  }
   if (owner === undefined) return { kind: 'not-found', reason: 'a DAV space is per user' };
   if (caller !== undefined && !isSameUsername(owner, caller)) return { kind: 'not-found', reason: "another user's DAV space" };
   const cut = PREFIX.length + 2;

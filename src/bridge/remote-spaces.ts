@@ -3,13 +3,15 @@
  * URL): each space is one entry, its method -> handler table. `files` is the drive in the
  * client's view (every verb, hrefs under the space's prefix, a new item at a fixed level refused
  * in Sabre's words: withDrivesOnlyRefusal below); `uploads` is Nextcloud chunking (uploads/nextcloud.ts); `tus` holds
- * tus uploads, created by a POST to a drive folder (uploads/tus.ts);
+ * tus uploads, created by a POST to a drive folder (uploads/tus.ts); `bulk` (no `<user>`
+ * segment: the caller's) takes Nextcloud's bulk upload POST (uploads/bulk.ts);
  * `versions` and `trashbin` are Nextcloud's restore endpoints (nextcloud-restore.ts).
  * A method a space lacks is 405; an unknown space 404.
  */
 import { NEXTCLOUD_RESTORE_SPACES } from './nextcloud-restore.js';
 import { nextcloudUploadHandlers } from './uploads/nextcloud.js';
 import { tusHandlers } from './uploads/tus.js';
+import { bulkHandlers } from './uploads/bulk.js';
 import { driveHandlers } from './handlers.js';
 import { DavStatusError } from './dav-errors.js';
 import { parseDestination, type DavPathParts } from './href.js';
@@ -68,6 +70,7 @@ export const REMOTE_SPACES: Readonly<Record<string, Readonly<Record<string, Verb
   files: withDrivesOnlyRefusal(driveHandlers),
   uploads: nextcloudUploadHandlers,
   tus: tusHandlers,
+  bulk: bulkHandlers,
   ...NEXTCLOUD_RESTORE_SPACES,
 };
 

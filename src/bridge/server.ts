@@ -599,8 +599,8 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, c
       const hidingUser = outcome.user && services.hideMacSideFiles && !isFinderAgent(req.headers['user-agent']) ? withoutMacSideFiles(outcome.user) : outcome.user;
       // Finder and Explorer see `/versions/` in the root; sync tools do not (versions-view.ts).
       const listingUser = hidingUser && listsVersionsTo(req.headers['user-agent']) ? withVersionsListed(hidingUser) : hidingUser;
-      // Through /remote.php/dav/files/<user>/ and /remote.php/webdav/: the client's view (tree/client-view.ts).
-      const requestUser = listingUser && route?.space === 'files' ? withClientView(listingUser) : listingUser;
+      // Through /remote.php/dav/files/<user>/, /remote.php/webdav/ and a bulk upload's paths: the client's view (tree/client-view.ts).
+      const requestUser = listingUser && (route?.space === 'files' || route?.space === 'bulk') ? withClientView(listingUser) : listingUser;
       const ctx: DavContext = {
         req,
         res,

@@ -58,8 +58,10 @@ export class StoreTree {
   readonly trash: Trash;
   readonly revisions: Revisions;
   readonly transfers: Transfers;
+  private readonly client: StoreClient;
 
   constructor(options: StoreTreeOptions) {
+    this.client = options.client;
     const ctx: TreeContext = { client: options.client, cache: options.cache, log: options.log };
     /** Works queued per key (in this process): removals of a node, transfers onto a name. */
     const queues = new KeyedQueue();
@@ -97,6 +99,16 @@ export class StoreTree {
   /** Like stat, but undefined when the path is unmapped (a parent missing included). */
   tryStat(user: BridgeUser, path: DavPath, fresh = false): Promise<Resource | undefined> {
     return this.resolver.tryStat(user, path, fresh);
+  }
+
+  /**
+   * Runs `work` (writes through this tree) as one group commit when the store can (StoreClient
+   * groupCommit: one fsync for all of them before this resolves), else as it is: each write
+   * durable on its own.
+   */
+  groupCommit<T>(work: () => Promise<T>): Promise<T> {
+    const { client } = this;
+    return client.groupCommit ? client.groupCommit(work) : work();
   }
 
   /** Children of a collection. */

@@ -81,6 +81,14 @@ export interface StoreClient {
   /** A group's quota and usage, when its details say them (the interface leaves the record open). */
   groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
   close(): Promise<void>;
+  // h32-bulk: group commit.
+  /**
+   * Runs `work`, whose calls of this client each commit as alone, and resolves once everything
+   * they wrote is durable, by one fsync for all of them rather than one per call (the in-process
+   * store's Durability.group). Absent (the HTTP transport: every request is durable before it is
+   * answered, and concurrent ones share the store's fsync): the caller runs `work` itself.
+   */
+  groupCommit?<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export { StoreError, classify, type StoreErrorKind } from './errors.js';

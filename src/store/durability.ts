@@ -14,7 +14,18 @@
  * only once that commit is on disk (blobs/blob-backend.ts BlobLedger.durable), or a power cut
  * could leave rows naming a blob that is gone. The fsync it waits for is the one the request's
  * answer would have waited for anyway: what it covered, `settle` does not fsync again.
+ *
+ * Group commit (`group`): several operations of one request (the parts of a bulk upload:
+ * bridge/uploads/bulk.ts) each commit their own transaction, as alone, and the group waits once
+ * for one WAL fsync that covers them all, before the request's answer goes out; the operations
+ * inside do not wait for theirs. The promise stays the same: a crash at any instant leaves every
+ * file at its old or new content (each commit is one SQLite transaction, whole in the WAL or
+ * absent from it) and disk_used exact (counted in the same transaction), and nothing is answered
+ * as written before it is on disk. While a group is open, a request that read nothing changed
+ * since it began still waits for the WAL when commits are not covered yet: it may have seen a
+ * group's commit, which is not durable until the group settles.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { totalChanges, type Db } from './storage/dialects/sqlite-open.js';
 import { WalSync } from './storage/dialects/wal-sync.js';
 
@@ -27,9 +38,17 @@ export interface DurabilityOptions {
   besideServer?: boolean;
 }
 
+/** An open group commit: the operations run inside it skip their own settle. */
+interface OpenGroup {
+  readonly mark: number;
+}
+
 export class Durability {
   private readonly wal: WalSync;
   private readonly besideServer: boolean;
+  private readonly groups = new AsyncLocalStorage<OpenGroup>();
+  /** Groups open now (in any request): while one is, settle checks the WAL even when its own count did not move. */
+  private openGroups = 0;
 
   /**
    * `db` is the SQLite connection, or undefined for a database whose commits are durable by
@@ -64,7 +83,7 @@ export class Durability {
     const db = this.db;
     if (!db?.open) return;
     const count = totalChanges(db);
-    if (count === mark) return;
+    if (count === mark && this.openGroups === 0) return;
     const committed = this.committed(db, count);
     if (this.wal.covered(committed)) return;
     await this.wal.sync(committed);
@@ -84,13 +103,34 @@ export class Durability {
     await this.wal.sync(committed);
   }
 
-  /** Runs `work` and answers its result only once what it wrote is durable. */
+  /** Runs `work` and answers its result only once what it wrote is durable (inside a group: once the group settles). */
   async run<T>(work: () => T | Promise<T>): Promise<T> {
+    if (this.groups.getStore()) return work();
     const mark = this.mark();
     try {
       return await work();
     } finally {
       await this.settle(mark);
+    }
+  }
+
+  /**
+   * Runs `work`, whose operations (run() calls, in its async context) commit without waiting for
+   * the disk, then waits once until all they wrote is durable: one fsync for many commits. A
+   * group inside a group is the outer one's.
+   */
+  async group<T>(work: () => Promise<T>): Promise<T> {
+    if (this.groups.getStore()) return work();
+    const open: OpenGroup = { mark: this.mark() };
+    this.openGroups += 1;
+    try {
+      return await this.groups.run(open, work);
+    } finally {
+      try {
+        await this.settle(open.mark);
+      } finally {
+        this.openGroups -= 1;
+      }
     }
   }
 

@@ -137,6 +137,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
       }),
     groupUsage: (s, groupId) => as('groupUsage', 'groups.details', s, async (caller) => usageOf(await getGroupDetails(ctx, caller, groupId))),
     close: async () => undefined,
+    groupCommit: (work) => ctx.durability.group(work),
   };
 
   /**

@@ -172,10 +172,10 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
 
 /**
  * The route each in-process operation stands for (local-client.ts): its entry is the
- * operation's. `close` is no call to the store. `upload` is the upload token's route and the
+ * operation's. `close` and `groupCommit` (a scope around calls) are no calls to the store. `upload` is the upload token's route and the
  * upload's in one; `download` the file access key's.
  */
-export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close'>, Key>> = {
+export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close' | 'groupCommit'>, Key>> = {
   login: 'POST /auth',
   logout: 'GET /api/user/logout',
   listFolder: 'GET /api/nodes/:id/dirlist',

@@ -94,7 +94,7 @@ interface MemGroup {
 /** The StoreClient methods that change what the store holds. */
 export const WRITE_METHODS = ['createFolder', 'rename', 'setStarred', 'moveInto', 'copyInto', 'remove', 'reviseFrom', 'restoreRevision', 'restoreFromTrash', 'setSkipTrash', 'upload'] as const;
 export type WriteMethod = (typeof WRITE_METHODS)[number];
-type Method = Exclude<keyof StoreClient, 'close'>;
+type Method = Exclude<keyof StoreClient, 'close' | 'groupCommit'>;
 
 /** A mutating call as `writes` records it: the method and its nth call (1-based) since the store began. */
 export interface WriteCall {

@@ -4,7 +4,8 @@
  * colour, saying the room left, and goes once the quota is raised (Retry); Cancel stops an upload
  * and Retry sends it again; a name already in the folder asks replace (a new revision), keep
  * both (`name (1).ext`) or skip, once for a batch with "apply to all"; a batch shows one line of
- * counts with its rows folded; the usage bar in the navigation says what is used of the quota.
+ * counts with its rows folded (its small files sent by the bridge's bulk upload, a few requests
+ * for the whole drop); the usage bar in the navigation says what is used of the quota.
  * Then a real driveway process (store + bridge, started and stopped by its PID) is stopped for
  * 30 s in the middle of a tus upload and started again: the uploads list stays in view and says
  * it waits for the server, and the upload finishes by itself with the right SHA-1, one revision.
@@ -230,6 +231,10 @@ chromiumBinary.describe('uploads on the Files page', () => {
         await checkLayout(page, 'uploads-batch-refused-360');
         continue;
       }
+      const posted: Array<{ url: string; status: number }> = [];
+      page.on('response', (response) => {
+        if (response.request().method() === 'POST') posted.push({ url: response.url(), status: response.status() });
+      });
       await page.locator('#files-pick-folder').setInputFiles(folder);
       const uploads = page.getByRole('region', { name: 'Uploads' });
       // 24 x 4 KiB fit in 100,000 bytes; the 25th does not.
@@ -244,6 +249,14 @@ chromiumBinary.describe('uploads on the Files page', () => {
       await checkLayout(page, 'uploads-batch-unfolded-1920');
       const batch = (await named(cy, 'batch')) as Listed;
       expect(await listing(cy, batch.uuid)).toHaveLength(24);
+      // Small files of one drop go by the bridge's bulk upload (api/uploader.ts bulkUploader), not one request each.
+      const bulk = posted.filter((p) => p.url.endsWith('/remote.php/dav/bulk'));
+      expect(bulk.length).toBeGreaterThanOrEqual(1);
+      expect(bulk.length).toBeLessThanOrEqual(3);
+      expect(bulk.every((p) => p.status === 200)).toBe(true);
+      expect(posted.filter((p) => p.url.includes('/tus/') || /\/home\/batch\/?$/.test(p.url))).toEqual([]);
+      const stored = await listing(cy, batch.uuid);
+      expect(stored.every((e) => e.size === 4096)).toBe(true);
     }
   }, 60_000);
 });

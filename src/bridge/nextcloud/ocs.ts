@@ -11,7 +11,7 @@
  * `cloud/capabilities` and `config` are public, as in Nextcloud (the desktop's wizard reads the
  * capabilities before it has credentials): they say the same to everyone and cost no store call.
  *
- * Must not: advertise what driveway does not do (no bulk upload, sharing API,
+ * Must not: advertise what driveway does not do (no sharing API,
  * end-to-end encryption); answer another user's data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -36,7 +36,7 @@ const POLL_INTERVAL_MS = 30_000;
  * `cloud/capabilities`, what driveway does (Nextcloud desktop src/libsync/capabilities.cpp and
  * ownCloud's read these keys): chunking NG (`dav.chunking` >= "1.0": uploads/nextcloud.ts) over
  * the legacy chunking, SHA1 and MD5 checksums the store verifies (common/oc-checksum.ts; SHA1
- * preferred), trash (`undelete`) and versions. `uploadConflictFiles` false, as Nextcloud's own
+ * preferred), trash (`undelete`) and versions, bulk upload (`dav.bulkupload`: uploads/bulk.ts). `uploadConflictFiles` false, as Nextcloud's own
  * default: a conflict copy stays on the device that made it (uploaded, a copy made in a read-only
  * drive would be refused at every sync, and the client would never finish one cleanly).
  * `core.status` is ownCloud's (owncloudcmd takes its server version from it).
@@ -46,13 +46,22 @@ export function capabilities(call?: EndpointCall): OcsValue {
     version: ocsVersion(),
     capabilities: {
       core: { pollinterval: POLL_INTERVAL_MS, 'webdav-root': 'remote.php/webdav', status: serverStatus() },
-      dav: { chunking: '1.0' },
+      dav: bulkUploadOffered() ? { chunking: '1.0', bulkupload: '1.0' } : { chunking: '1.0' },
       files: { bigfilechunking: true, undelete: true, versioning: true },
       checksums: { supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' },
       uploadConflictFiles: false,
       ...(call?.options.push ? { notify_push: call.options.push(call.req) } : {}),
     },
   };
+}
+
+/**
+ * Whether `dav.bulkupload` is advertised (uploads/bulk.ts): always, but for a bench that measures
+ * the desktop client without it (DRIVEWAY_BENCH_NO_BULK_UPLOAD=1, bench/bulk.ts); the door itself
+ * stays open either way.
+ */
+function bulkUploadOffered(): boolean {
+  return process.env.DRIVEWAY_BENCH_NO_BULK_UPLOAD !== '1';
 }
 
 /** Nextcloud's "unlimited" quota value (FileInfo::SPACE_UNLIMITED). */

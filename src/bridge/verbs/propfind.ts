@@ -35,7 +35,7 @@ import { ALL_PRIVILEGES, type Privilege, type Quota, type Resource } from '../st
 import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
 import { contentTypeOf } from './get.js';
-import { DERIVED_VIEWS } from '../namespace.js';
+import { isMountRoot, ocPermissions } from '../oc-permissions.js';
 import { etagOf } from '../request/preconditions.js';
 import { formatOcChecksums } from '../../common/oc-checksum.js';
 import { XML_TYPE } from '../request/respond.js';
@@ -595,39 +595,6 @@ export function originalLocationOf(resource: Resource): string | undefined {
   // The trash entry's path is <prefix>/trash/<name>: the prefix names whose drive it is.
   const prefix = resource.path.split('/').slice(1, -2);
   return [...prefix, ...trashed.fromPath, trashed.originalName].join('/');
-}
-
-/**
- * ownCloud's permission letters for what the caller may do, with Nextcloud's meanings (its
- * DavUtil::getDavPermissions; the desktop's RemotePermissions reads them): S reached through a
- * share (what was shared with the caller: Nextcloud's isShared), R may share it on (Grants.mayShare),
- * M mounted (a drive's root, and everything in a group's drive: not the caller's own storage), D
- * delete, N rename and V move (both need `write` here), W write a file's content, C and K create
- * files and folders in a folder. A drive's root is never deleted, renamed or moved (no D, N, V);
- * the root and the made-up collections above the drives hold no letter at all, so a sync client
- * creates nothing there (docs/client-quirks.md "The client's view").
- */
-export function ocPermissions(resource: Resource, granted: ReadonlySet<Privilege>, mayShare: boolean): string {
-  if (resource.kind === 'root' || resource.kind === 'virtual') return '';
-  let letters = '';
-  if (resource.shareRoot !== undefined) letters += 'S';
-  if (mayShare) letters += 'R';
-  if (isMountRoot(resource) || (resource.top?.id.includes(':') === true && !isDerivedViewTop(resource))) letters += 'M';
-  const top = resource.kind === 'top';
-  if (granted.has('delete') && !top) letters += 'D';
-  if (granted.has('write') && !top) letters += 'NV';
-  if (granted.has('write')) letters += resource.entry.kind === 'file' ? 'W' : 'CK';
-  return letters;
-}
-
-/** A resource in a derived view (favorites, link lists, shared_with_you): its entries live in other drives. */
-function isDerivedViewTop(resource: Resource): boolean {
-  return resource.top !== undefined && DERIVED_VIEWS.has(resource.top.name);
-}
-
-/** A drive's root (a top-level folder that holds what it lists: not a derived view): nc:is-mount-root. */
-export function isMountRoot(resource: Resource): boolean {
-  return resource.kind === 'top' && !isDerivedViewTop(resource);
 }
 
 /** A resource in a tree the user may not write (the root and virtual collections are not: nothing to mark). */

@@ -29,6 +29,8 @@ export interface UploadEvents {
 export interface Uploader {
   /** tus (resumable) or the two-step upload. */
   readonly resumable: boolean;
+  /** Small files (up to BULK_FILE_MAX) the page may hand to send() at once: they go in bulk requests (bulkUploader). */
+  readonly smallAtOnce?: number;
   /** Sends one file; rejects with an ApiError (code `cancelled` when `signal` aborted it). */
   send(job: UploadJob, events: UploadEvents, signal: AbortSignal): Promise<void>;
 }
@@ -178,11 +180,149 @@ const twoStepUploader: Uploader = {
   },
 };
 
-/** The uploader of a batch into `target`, asked once: tus where the bridge offers it to this page, else the two-step upload. */
+/** Files up to this size may go by bulk upload; larger ones by tus. */
+export const BULK_FILE_MAX = 256 * 1024;
+/** One bulk request carries at most this many files... */
+const BULK_FILES = 100;
+/** ...and this many bytes. */
+const BULK_BYTES = 8 * 1024 * 1024;
+/** Files of a bulk uploader's batch sent by tus at once (the large ones, and small ones a bulk request could not send). */
+const TUS_AT_ONCE = 3;
+/** How long a bulk request waits for more files before it goes. */
+const BULK_GATHER_MS = 15;
+
+interface Pending {
+  job: UploadJob;
+  path: string;
+  events: UploadEvents;
+  signal: AbortSignal;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** `SHA1:<hex>` of a file (SubtleCrypto), the checksum the bridge verifies before it stores the part. */
+async function sha1Of(file: File): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-1', await file.arrayBuffer()));
+  return `SHA1:${Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** The multipart/related body of a bulk upload, as the Nextcloud desktop sends it (docs/client-quirks.md §3c). */
+async function bulkBody(files: readonly Pending[], boundary: string): Promise<Blob> {
+  const parts: BlobPart[] = [];
+  for (const p of files) {
+    const head = [
+      `--${boundary}`,
+      'Content-Type: application/octet-stream',
+      `X-File-Path: ${p.path}`,
+      `X-File-Mtime: ${Math.floor(p.job.file.lastModified / 1000)}`,
+      `OC-Checksum: ${await sha1Of(p.job.file)}`,
+      `Content-Length: ${p.job.file.size}`,
+      '',
+      '',
+    ].join('\r\n');
+    parts.push(head, p.job.file, '\r\n');
+  }
+  parts.push(`--${boundary}--\r\n`);
+  return new Blob(parts);
+}
+
+/** A bulk entry's refusal (`<DAV status>: <reason>`) as the ApiError the page shows. */
+function bulkRefusal(message: string): ApiError {
+  const status = Number(/^(\d{3}):/.exec(message)?.[1] ?? 0);
+  if (status === 507) return new ApiError(507, 'quota_exceeded', 'disk quota exceeded');
+  return new ApiError(status || 400, status >= 500 ? 'internal' : 'invalid_request', message.replace(/^\d{3}:\s*/, ''));
+}
+
+/**
+ * Small files of a batch by the bridge's bulk upload (`POST /remote.php/dav/bulk`): the files the
+ * page hands over within BULK_GATHER_MS go together, BULK_FILES or BULK_BYTES at most per
+ * request, committed by the bridge with one fsync for the request instead of one per file. A file
+ * the bridge refuses is refused alone, as its PUT would be; when a bulk request gets no answer
+ * (the bridge away) its files go on by tus, which waits for the server. Larger files go by tus.
+ */
+function bulkUploader(rootUrl: string, folderPath: string, tus: Uploader): Uploader {
+  const url = `${rootUrl.replace(/\/+$/, '')}/remote.php/dav/bulk`;
+  let gathering: Pending[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const post = async (batch: Pending[]): Promise<void> => {
+    const live = batch.filter((p) => !p.signal.aborted);
+    for (const p of batch) if (p.signal.aborted) p.reject(cancelled());
+    if (live.length === 0) return;
+    const boundary = `driveway-${crypto.randomUUID()}`;
+    let answer: Record<string, { error: boolean; message?: string }>;
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: await bridgeAuthorization(), 'content-type': `multipart/related; boundary=${boundary}` },
+        body: await bulkBody(live, boundary),
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+      if (!response.ok) throw new ApiError(response.status, 'invalid_request', '');
+      answer = (await response.json()) as typeof answer;
+    } catch {
+      // No answer, or the request refused whole: each file goes by tus on its own.
+      for (const p of live) byTus(p.job, p.events, p.signal).then(p.resolve, p.reject);
+      return;
+    }
+    for (const p of live) {
+      const entry = answer[p.path];
+      if (entry && !entry.error) {
+        p.events.progress(p.job.file.size);
+        p.resolve();
+      } else p.reject(bulkRefusal(entry?.message ?? 'no answer for this file'));
+    }
+  };
+  // The page hands over many files at once (smallAtOnce): the large ones among them still go by tus a few at a time.
+  let tusRunning = 0;
+  const tusWaiting: Array<() => void> = [];
+  const byTus = async (job: UploadJob, events: UploadEvents, signal: AbortSignal): Promise<void> => {
+    while (tusRunning >= TUS_AT_ONCE) await new Promise<void>((resolve) => tusWaiting.push(resolve));
+    tusRunning += 1;
+    try {
+      await tus.send(job, events, signal);
+    } finally {
+      tusRunning -= 1;
+      tusWaiting.shift()?.();
+    }
+  };
+  const flush = () => {
+    timer = undefined;
+    const batch = gathering;
+    gathering = [];
+    void post(batch);
+  };
+  return {
+    resumable: true,
+    smallAtOnce: BULK_FILES * 2,
+    send(job, events, signal) {
+      if (job.file.size > BULK_FILE_MAX) return byTus(job, events, signal);
+      const path = [folderPath, ...job.dirs, job.name].join('/');
+      return new Promise<void>((resolve, reject) => {
+        gathering.push({ job, path, events, signal, resolve, reject });
+        const bytes = gathering.reduce((sum, p) => sum + p.job.file.size, 0);
+        if (gathering.length >= BULK_FILES || bytes >= BULK_BYTES) {
+          if (timer !== undefined) clearTimeout(timer);
+          flush();
+        } else timer ??= setTimeout(flush, BULK_GATHER_MS);
+      });
+    },
+  };
+}
+
+/**
+ * The uploader of a batch into `target`, asked once: tus where the bridge offers it to this page
+ * (small files then by bulk upload into a drive's `home`), else the two-step upload.
+ */
 export async function chooseUploader(target: Target): Promise<Uploader> {
   const rootUrl = await webdrive().then((w) => w?.root_url, () => undefined);
   const base = rootUrl ? bridgeFolderUrl(rootUrl, target.crumbs, target.groups) : undefined;
-  return base && (await offersTus(base)) ? tusUploader(base) : twoStepUploader;
+  if (!rootUrl || !base || !(await offersTus(base))) return twoStepUploader;
+  const tus = tusUploader(base);
+  // The folder's path below the bridge's root, as X-File-Path names it (the client's view: a drive's `home`).
+  const segments = base.slice(rootUrl.replace(/\/+$/, '').length).split('/').filter(Boolean).map(decodeURIComponent);
+  const home = segments[0] === 'home' || (segments[0] === 'groups' && segments[2] === 'home');
+  return home ? bulkUploader(rootUrl, `/${segments.join('/')}`, tus) : tus;
 }
 
 /** What a drive's quota leaves: `room` bytes (Infinity without a limit), of `quota`. */

@@ -345,7 +345,8 @@ export function useUploads(onFinished: () => void) {
         queue.push(id);
       }
       const small = queue.filter((id) => (lives.current.get(id)?.job.file.size ?? 0) <= SMALL_FILE).length;
-      const parallel = small * 2 > queue.length ? PARALLEL_SMALL : PARALLEL_LARGE;
+      // Small files by bulk upload (api/uploader.ts bulkUploader): many handed over at once, sent together.
+      const parallel = small * 2 > queue.length ? (uploader.smallAtOnce ?? PARALLEL_SMALL) : PARALLEL_LARGE;
       const worker = async () => {
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) await run(id);
       };
