@@ -40,6 +40,7 @@ import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
 import { FileIds } from './file-ids.js';
+import { Previews } from './previews.js';
 import type { BridgeState } from '../contracts/bridge-state.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
@@ -64,6 +65,7 @@ import { writeFailure } from './request/respond.js';
 import { answerNextcloud, nextcloudRouteOf, type NextcloudDoorOptions } from './nextcloud/ocs.js';
 import { webAppPageUrl } from './verbs/index-page.js';
 import { LoginFlows } from './nextcloud/login-flow.js';
+import { answerPreview, previewRouteOf } from './nextcloud/preview.js';
 
 export type { WebAppLocation };
 
@@ -278,6 +280,7 @@ export async function createBridgeServices(
     props: state.properties,
     renamedAway: state.renamedAway,
     fileIds: new FileIds(state.fileIds, client),
+    previews: new Previews(client, options.logger),
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
@@ -423,6 +426,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
         res.end();
       });
+      return;
+    }
+    // The apps' previews (nextcloud/preview.ts): authenticated as DAV is, never DAV.
+    const preview = previewRouteOf(req);
+    if (preview) {
+      void answerPreview(req, res, preview, { services, authenticate: nextcloudDoor.authenticate, log });
       return;
     }
     // The Nextcloud clients' login flows (nextcloud/login-flow.ts): unauthenticated, never DAV.

@@ -19,6 +19,8 @@ import type {
   RestoredNode,
   RevisionEntry,
   StoreSession,
+  Thumbnail,
+  ThumbnailSize,
   UploadOptions,
   UploadResult,
   UploadTarget,
@@ -81,6 +83,14 @@ export interface StoreClient {
   /** A group's quota and usage, when its details say them (the interface leaves the record open). */
   groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
   close(): Promise<void>;
+  // h32-preview
+  /**
+   * An extension (docs/extensions.md "Thumbnails for the bridge"): the thumbnail of file `file`'s
+   * latest revision at `px`, readable exactly as its download. Not-found when none can be made
+   * (not an image the store decodes), from a store without thumbnails, and for a session without
+   * a file access key (a bearer token's); forbidden where the download is.
+   */
+  thumbnail(s: StoreSession, file: NodeId, px: ThumbnailSize, signal?: AbortSignal): Promise<Thumbnail>;
 }
 
 export { StoreError, classify, type StoreErrorKind } from './errors.js';
