@@ -7,8 +7,9 @@
  *
  * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
  * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
- * `/status.php` and `/ocs/v{1,2}.php/` are the Nextcloud clients' discovery (nextcloud/ocs.ts):
- * answered beside DAV, with the same authentication.
+ * `/status.php` and `/ocs/v{1,2}.php/` are the Nextcloud clients' discovery (nextcloud/ocs.ts),
+ * `/index.php/core/preview[.png]` the apps' previews (nextcloud/preview.ts): answered beside DAV,
+ * with the same authentication.
  * Callers are Basic credentials (sessions.ts) or a store session token as Bearer (token-sessions.ts,
  * the web app's); a CORS preflight is answered before either (cors.ts), never as DAV.
  *

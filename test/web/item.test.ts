@@ -1,10 +1,10 @@
 /**
  * Details, Trash and Favorites (issue 24, item 4) in Debian's Chromium, as a person uses them:
  * Ada reads a file's size and checksums, stars it and finds it in Favorites, restores an older
- * revision (the store then serves the old bytes), previews a text file and an image in a
- * sandboxed frame where a stored `<script>` does not run, restores a deleted file from the trash
- * to its folder and deletes others for good; another user's UUID shows a not-found message and
- * nothing of the file. axe-core on every page, no sideways overflow at 360 and 1,920 px.
+ * revision (the store then serves the old bytes), previews a text file in a sandboxed frame
+ * where a stored `<script>` does not run and an image from its 1,024 px thumbnail, restores a
+ * deleted file from the trash to its folder and deletes others for good; another user's UUID
+ * shows a not-found message and nothing of the file. axe-core on every page, no sideways overflow at 360 and 1,920 px.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
