@@ -8,7 +8,7 @@
  * no file has a preview. Owns no HTTP: the door is nextcloud/preview.ts.
  */
 import { lookup as lookupMimeType } from 'mime-types';
-import { StoreError, type NodeId, type NodeKind, type StoreClient, type Thumbnail, type ThumbnailSize } from '../store-client/contract.js';
+import { NO_FILE_ACCESS_KEY, StoreError, type NodeId, type NodeKind, type StoreClient, type Thumbnail, type ThumbnailSize } from '../store-client/contract.js';
 import type { Logger } from '../common/logger.js';
 import { ExtensionRoute } from './extension-route.js';
 import type { BridgeUser } from './sessions.js';
@@ -83,6 +83,8 @@ export class Previews {
       return made;
     } catch (err) {
       if (!(err instanceof StoreError) || err.kind !== 'not-found') throw err;
+      // A bearer token's session over HTTP: nothing learned of the store (see NO_FILE_ACCESS_KEY).
+      if (err.code === NO_FILE_ACCESS_KEY) return undefined;
       // driveway's store says `not_implemented` where it has no such route (edition 1.0); another
       // server's plain 404 is a missing route when a size no store makes is not refused as one.
       await this.route.learn(err, () => this.answersSizes(user, node));

@@ -93,7 +93,7 @@ export interface StoreClient {
   thumbnail(s: StoreSession, file: NodeId, px: ThumbnailSize, signal?: AbortSignal): Promise<Thumbnail>;
 }
 
-export { StoreError, classify, type StoreErrorKind } from './errors.js';
+export { NO_FILE_ACCESS_KEY, StoreError, classify, type StoreErrorKind } from './errors.js';
 export type { LoginOptions, RelayedClient } from './auth.js';
 export type { DownloadOptions } from './download.js';
 export type { ListFolderOptions } from './nodes.js';

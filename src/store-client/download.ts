@@ -3,7 +3,7 @@
  * {version}/{filename}, streamed. A Range is handed to the server; when it answers 200 instead
  * of 206 the result says `rangeHonoured: false` and the caller skips bytes itself.
  */
-import { StoreError } from './errors.js';
+import { NO_FILE_ACCESS_KEY, StoreError } from './errors.js';
 import type { StoreHttp } from './http.js';
 import { seg } from './parse.js';
 import type { ByteRange, Download, NodeId, StoreSession, Thumbnail, ThumbnailSize } from './types.js';
@@ -76,7 +76,7 @@ const MAX_THUMBNAIL_BYTES = 8 * 1024 * 1024;
  */
 export async function thumbnail(http: StoreHttp, s: StoreSession, file: NodeId, px: ThumbnailSize, signal?: AbortSignal): Promise<Thumbnail> {
   const operation = 'resources.thumbnail';
-  if (s.fileAccessKey === '') throw new StoreError('not-found', operation, undefined, 'thumbnails need the file access key of a login; a session token alone does not carry one');
+  if (s.fileAccessKey === '') throw new StoreError('not-found', operation, undefined, 'thumbnails need the file access key of a login; a session token alone does not carry one', { code: NO_FILE_ACCESS_KEY });
   const path = `/resources/auth/thumbnail/${seg(s.fileAccessKey)}/${seg(file)}/${LATEST_VERSION}/${px}`;
   const res = await http.stream({ method: 'GET', path, signal }, operation, (status) => status === 200);
   const chunks: Buffer[] = [];

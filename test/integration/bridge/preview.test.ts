@@ -173,3 +173,26 @@ describe('previews for the Nextcloud apps', () => {
     expect(all[0]!.props.has(`{${NC}}has-preview`)).toBe(false);
   });
 });
+
+describe('previews over the HTTP transport with a bearer token', () => {
+  let f: BridgeFixture;
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it("answers a store token's preview 404 (its session has no file access key) without turning previews off for anyone", async () => {
+    f = await bridgeFixture({ transport: 'http' });
+    const alice = await f.newDavUser();
+    const { dav, davAs } = bridgeRequests(() => f, () => alice);
+    const png = await sharp({ create: { width: 80, height: 40, channels: 3, background: { r: 200, g: 0, b: 0 } } }).png().toBuffer();
+    expect((await dav('PUT', '/home/red.png', {}, png)).status).toBe(201);
+    const bearer = await davAs(undefined, 'GET', '/index.php/core/preview.png?file=/home/red.png&x=64&y=64', { authorization: `Bearer ${alice.session.token}` });
+    expect(bearer.status).toBe(404);
+    const basic = await dav('GET', '/index.php/core/preview.png?file=/home/red.png&x=64&y=64');
+    expect(basic.status).toBe(200);
+    expect(await sharp(basic.body).metadata()).toMatchObject({ width: 64, height: 32 });
+    const asked = `<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:nc="${NC}"><d:prop><nc:has-preview/></d:prop></d:propfind>`;
+    const [self] = multistatusOf(await dav('PROPFIND', '/home/red.png', { depth: '0' }, asked));
+    expect(self!.props.get(`{${NC}}has-preview`)?.text).toBe('true');
+  });
+});
