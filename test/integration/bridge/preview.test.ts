@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeRequests, multistatusOf } from '../../helpers/dav-requests.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 import { groupAdmin } from '../../helpers/groups.js';
+import { apiCall, dataOf } from '../../helpers/user-api.js';
 
 const OC = 'http://owncloud.org/ns';
 const NC = 'http://nextcloud.org/ns';
@@ -85,6 +86,14 @@ describe('previews for the Nextcloud apps', () => {
     const again = await davAs(alice, 'GET', `/index.php/core/preview?fileId=${fileId}&x=128&y=128`, { 'if-none-match': etag });
     expect(again.status).toBe(304);
     expect(again.body.length).toBe(0);
+  });
+
+  it('takes an app password, as the apps sign in with one from their login flow', async () => {
+    const made = dataOf<{ password: string }>(await apiCall(f.client, alice.session, 'POST', '/api/user/app_passwords', { name: 'preview test' }));
+    const withApp = { ...alice, auth: `Basic ${Buffer.from(`${alice.email}:${made.password}`).toString('base64')}` };
+    const answer = await preview(withApp, `fileId=${listed.get('photo.jpg')!.fileId}&x=64&y=64&a=1`);
+    expect(answer.status).toBe(200);
+    expect(await sharp(answer.body).metadata()).toMatchObject({ format: 'webp', width: 64 });
   });
 
   it('serves the preview by path (preview.png?file=, relative to the files root), and HEAD', async () => {
