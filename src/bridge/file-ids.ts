@@ -54,6 +54,11 @@ export class FileIds {
    * clients of earlier releases kept). Undefined when the number names nothing the user may read.
    */
   async nodeOf(user: BridgeUser, segment: string): Promise<NodeId | undefined> {
+    return (await this.detailsOf(user, segment))?.id;
+  }
+
+  /** nodeOf's node with its details (name, kind): what the apps' previews by `fileId` look up (nextcloud/preview.ts). */
+  async detailsOf(user: BridgeUser, segment: string): Promise<NodeDetails | undefined> {
     const n = parseFileId(segment);
     // The bridge's map and the UUID form name any node of anyone's: the store says whether this
     // caller may read it (one rule for every number, as the store's own lookup applies it).
@@ -65,9 +70,9 @@ export class FileIds {
     return this.readable(user, (s) => this.client.detailsByFileId(s, n));
   }
 
-  private async readable(user: BridgeUser, details: (s: StoreSession) => Promise<NodeDetails>): Promise<NodeId | undefined> {
+  private async readable(user: BridgeUser, details: (s: StoreSession) => Promise<NodeDetails>): Promise<NodeDetails | undefined> {
     try {
-      return (await withSession(user, details)).id;
+      return await withSession(user, details);
     } catch (err) {
       // Not the caller's to read, or (a store without the lookup, a made-up collection's key) no node at all.
       if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid' || err.kind === 'forbidden')) return undefined;

@@ -7,8 +7,9 @@
  *
  * Paths under `/remote.php/dav/<space>/<user>/` go to that space's handlers (remote-dav.ts,
  * remote-spaces.ts: the drive again, or Nextcloud chunked uploads), decided per request here.
- * `/status.php` and `/ocs/v{1,2}.php/` are the Nextcloud clients' discovery (nextcloud/ocs.ts):
- * answered beside DAV, with the same authentication; `/push/ws` their push websocket (nextcloud/push.ts).
+ * `/status.php` and `/ocs/v{1,2}.php/` are the Nextcloud clients' discovery (nextcloud/ocs.ts),
+ * `/index.php/core/preview[.png]` the apps' previews (nextcloud/preview.ts): answered beside DAV,
+ * with the same authentication; `/push/ws` their push websocket (nextcloud/push.ts).
  * Callers are Basic credentials (sessions.ts) or a store session token as Bearer (token-sessions.ts,
  * the web app's); a CORS preflight is answered before either (cors.ts), never as DAV.
  *
@@ -41,6 +42,7 @@ import { davFailureOf } from './dav-errors.js';
 import './library-patches.js';
 import type { PropertyRepository } from './dead-properties.js';
 import { FileIds } from './file-ids.js';
+import { Previews } from './previews.js';
 import type { BridgeState } from '../contracts/bridge-state.js';
 import { decodeRequestPath, HrefError, wantsNfd, type DavPathParts } from './href.js';
 import { LockStore } from './locks.js';
@@ -66,6 +68,7 @@ import { answerNextcloud, nextcloudRouteOf, type NextcloudDoorOptions } from './
 import { webAppPageUrl } from './verbs/index-page.js';
 import { LoginFlows } from './nextcloud/login-flow.js';
 import { PushDoor } from './nextcloud/push.js';
+import { answerPreview, previewRouteOf } from './nextcloud/preview.js';
 
 export type { WebAppLocation };
 
@@ -280,6 +283,7 @@ export async function createBridgeServices(
     props: state.properties,
     renamedAway: state.renamedAway,
     fileIds: new FileIds(state.fileIds, client),
+    previews: new Previews(client, options.logger),
     clock,
     log: options.logger,
     quotaForNewMacOS: config.bridge.quotaForNewMacOS,
@@ -463,6 +467,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         if (!res.headersSent) res.writeHead(500, { 'Content-Length': '0' });
         res.end();
       });
+      return;
+    }
+    // The apps' previews (nextcloud/preview.ts): authenticated as DAV is, never DAV.
+    const preview = previewRouteOf(req);
+    if (preview) {
+      void answerPreview(req, res, preview, { services, authenticate: nextcloudDoor.authenticate, log });
       return;
     }
     // The Nextcloud clients' login flows (nextcloud/login-flow.ts): unauthenticated, never DAV.

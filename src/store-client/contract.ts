@@ -19,6 +19,8 @@ import type {
   RestoredNode,
   RevisionEntry,
   StoreSession,
+  Thumbnail,
+  ThumbnailSize,
   UploadOptions,
   UploadResult,
   UploadTarget,
@@ -89,9 +91,17 @@ export interface StoreClient {
    * answered, and concurrent ones share the store's fsync): the caller runs `work` itself.
    */
   groupCommit?<T>(work: () => Promise<T>): Promise<T>;
+  // h32-preview
+  /**
+   * An extension (docs/extensions.md "Thumbnails for the bridge"): the thumbnail of file `file`'s
+   * latest revision at `px`, readable exactly as its download. Not-found when none can be made
+   * (not an image the store decodes), from a store without thumbnails, and for a session without
+   * a file access key (a bearer token's); forbidden where the download is.
+   */
+  thumbnail(s: StoreSession, file: NodeId, px: ThumbnailSize, signal?: AbortSignal): Promise<Thumbnail>;
 }
 
-export { StoreError, classify, type StoreErrorKind } from './errors.js';
+export { NO_FILE_ACCESS_KEY, StoreError, classify, type StoreErrorKind } from './errors.js';
 export type { LoginOptions, RelayedClient } from './auth.js';
 export type { DownloadOptions } from './download.js';
 export type { ListFolderOptions } from './nodes.js';

@@ -3,10 +3,10 @@
  * {version}/{filename}, streamed. A Range is handed to the server; when it answers 200 instead
  * of 206 the result says `rangeHonoured: false` and the caller skips bytes itself.
  */
-import { StoreError } from './errors.js';
+import { NO_FILE_ACCESS_KEY, StoreError } from './errors.js';
 import type { StoreHttp } from './http.js';
 import { seg } from './parse.js';
-import type { ByteRange, Download, NodeId, StoreSession } from './types.js';
+import type { ByteRange, Download, NodeId, StoreSession, Thumbnail, ThumbnailSize } from './types.js';
 
 export const LATEST_VERSION = '999999999999999';
 
@@ -64,4 +64,32 @@ export async function download(http: StoreHttp, s: StoreSession, file: NodeId, n
     result.totalBytes = contentLength;
   }
   return result;
+}
+
+/** More than any thumbnail at 1,024 px: a store sending more is not answering a thumbnail. */
+const MAX_THUMBNAIL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * GET /resources/auth/thumbnail/{fileaccesskey}/{uuid}/{latest}/{px} (driveway's extension,
+ * docs/extensions.md "Thumbnails for the bridge"): read whole. A store without the route answers
+ * 404, which is not-found as for a file it makes no thumbnail of.
+ */
+export async function thumbnail(http: StoreHttp, s: StoreSession, file: NodeId, px: ThumbnailSize, signal?: AbortSignal): Promise<Thumbnail> {
+  const operation = 'resources.thumbnail';
+  if (s.fileAccessKey === '') throw new StoreError('not-found', operation, undefined, 'thumbnails need the file access key of a login; a session token alone does not carry one', { code: NO_FILE_ACCESS_KEY });
+  const path = `/resources/auth/thumbnail/${seg(s.fileAccessKey)}/${seg(file)}/${LATEST_VERSION}/${px}`;
+  const res = await http.stream({ method: 'GET', path, signal }, operation, (status) => status === 200);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > MAX_THUMBNAIL_BYTES) {
+      res.body.destroy();
+      throw new StoreError('bad-response', operation, 200, 'thumbnail larger than any thumbnail');
+    }
+    chunks.push(chunk);
+  }
+  const contentType = header(res.headers, 'content-type') ?? '';
+  if (!/^image\/(webp|png|jpeg)\b/i.test(contentType)) throw new StoreError('bad-response', operation, 200, `thumbnail of type ${contentType || '(none)'}`);
+  return { body: Buffer.concat(chunks, total), etag: header(res.headers, 'etag'), contentType: contentType.split(';')[0]?.trim().toLowerCase() ?? 'image/webp' };
 }

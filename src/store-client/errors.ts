@@ -16,6 +16,9 @@ export type StoreErrorKind =
   | 'unavailable'
   | 'bad-response';
 
+/** The code of a thumbnail refused by the HTTP client itself, before any request, for a session without a file access key (a bearer token's): no word on the store's routes. */
+export const NO_FILE_ACCESS_KEY = 'no_file_access_key';
+
 export class StoreError extends Error {
   constructor(
     readonly kind: StoreErrorKind,

@@ -65,6 +65,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     createUser: (s, input, orgId) => admin.createUser(http, s, input, orgId),
     updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
     close: () => http.close(),
+    thumbnail: (s, file, px, signal) => downloads.thumbnail(http, s, file, px, signal),
   };
 }
 

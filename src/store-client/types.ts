@@ -205,3 +205,14 @@ export interface WebdriveEndpoint {
   /** Groups: whether non-admin members may see the URL (absent for users). */
   showUrlToGroupMembers?: boolean;
 }
+
+/** The sizes a thumbnail is made at (docs/extensions.md "Thumbnails for the bridge"): at most px x px. */
+export type ThumbnailSize = 64 | 256 | 1024;
+
+/** A thumbnail of a file's latest revision, whole (a few KiB to a few hundred). */
+export interface Thumbnail {
+  body: Buffer;
+  /** The store's, changing with the revision; undefined when it sends none. */
+  etag: string | undefined;
+  contentType: string;
+}

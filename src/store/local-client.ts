@@ -22,6 +22,7 @@ import { normaliseIp, userAgentOf, type ClientInfo } from './client-ip.js';
 import { StoreHttpError, unauthenticated, unavailableOf } from './envelope.js';
 import { fileVersion, openBlob, sendRevision, streamOf } from './ops/download.js';
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
+import { makeThumbnail, thumbnailPx } from './ops/thumbnails.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
@@ -138,6 +139,13 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     groupUsage: (s, groupId) => as('groupUsage', 'groups.details', s, async (caller) => usageOf(await getGroupDetails(ctx, caller, groupId))),
     close: async () => undefined,
     groupCommit: (work) => ctx.durability.group(work),
+    thumbnail: (s, file, px) =>
+      as('thumbnail', 'resources.thumbnail', s, async (caller) => {
+        // As the route: a size it does not make is refused (400) before the file is looked at.
+        const size = thumbnailPx(String(px));
+        const made = await makeThumbnail(ctx, await fileVersion(ctx, caller, file, undefined), size);
+        return { body: made.body, etag: made.etag, contentType: 'image/webp' };
+      }),
   };
 
   /**

@@ -201,6 +201,7 @@ export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close
   listGroups: 'GET /api/groups',
   groupWebdrive: 'GET /api/groups/:group_uuid/webdrive',
   groupUsage: 'GET /api/groups/:group_uuid',
+  thumbnail: 'GET /resources/auth/thumbnail/:key/:uuid/:version/:px',
 };
 
 export type StoreOperation = keyof typeof OPERATION_ROUTES;

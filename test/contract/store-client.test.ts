@@ -7,9 +7,10 @@
  * cannot tell them apart.
  */
 import { createHash } from 'node:crypto';
+import sharp from 'sharp';
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreError, nodeId, type NodeEntry, type StoreClient, type StoreSession } from '../../src/store-client/index.js';
+import { StoreError, nodeId, type NodeEntry, type NodeId, type StoreClient, type StoreSession } from '../../src/store-client/index.js';
 import { createLocalClient } from '../../src/store/local-client.js';
 import { sendBuffersInUse } from '../../src/store/ops/download.js';
 import { MEMORY_ADMIN_PASSWORD, MemoryStore } from '../helpers/memory-store.js';
@@ -148,6 +149,28 @@ describe.each(['http', 'local', 'memory'] as const)('StoreClient contract (%s)',
     expect(find(await client.listFolder(s, folder.id), 'm.txt').fileId).toBeGreaterThan(file.fileId as number);
     const other = await f.newUser();
     await expect(client.detailsByFileId(other.session, file.fileId as number)).rejects.toMatchObject({ kind: 'not-found' });
+  });
+
+  it("makes an image's thumbnail (the extension): a WebP within the size; not-found for text and for another user; the in-memory store makes none", async () => {
+    const s = u.session;
+    const png = await sharp({ create: { width: 400, height: 100, channels: 3, background: { r: 10, g: 200, b: 10 } } }).png().toBuffer();
+    const image = await client.upload(s, { folder: home, name: 'wide.png' }, png);
+    const words = await client.upload(s, { folder: home, name: 'words.png' }, Buffer.from('not an image at all'));
+    const [imageId, wordsId] = [image.id as NodeId, words.id as NodeId];
+    if (transport === 'memory') {
+      await expect(client.thumbnail(s, imageId, 64)).rejects.toMatchObject({ kind: 'not-found' });
+      return;
+    }
+    const made = await client.thumbnail(s, imageId, 256);
+    expect(made.contentType).toBe('image/webp');
+    expect(made.etag).toBe(`"${imageId}-${image.revision}-256"`);
+    expect(await sharp(made.body).metadata()).toMatchObject({ format: 'webp', width: 256, height: 64 });
+    await expect(client.thumbnail(s, wordsId, 64)).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.thumbnail(s, imageId, 100 as 64)).rejects.toMatchObject({ kind: 'invalid' });
+    const other = await f.newUser();
+    await expect(client.thumbnail(other.session, imageId, 64)).rejects.toMatchObject({ kind: 'not-found' });
+    await client.remove(s, imageId);
+    await client.remove(s, wordsId);
   });
 
   it('refuses wrong credentials as unauthenticated', async () => {
@@ -402,6 +425,7 @@ describe.each(['http', 'local', 'memory'] as const)('StoreClient against an edit
       () => client.currentUser(session),
       () => client.listGroups(session),
       () => client.reviseFrom(session, file.id as ReturnType<typeof nodeId>, file.id as ReturnType<typeof nodeId>, { consume: false }),
+      () => client.thumbnail(session, file.id as ReturnType<typeof nodeId>, 64),
     ]) {
       await expect(missing()).rejects.toMatchObject({ kind: 'not-found', code: 'not_implemented' });
     }

@@ -160,6 +160,7 @@ const EDITION_3: Partial<Record<Method, true>> = {
   listGroups: true,
   groupWebdrive: true,
   groupUsage: true,
+  thumbnail: true,
 };
 
 const OPERATIONS: Record<Method, string> = {
@@ -188,6 +189,7 @@ const OPERATIONS: Record<Method, string> = {
   listGroups: 'groups.list',
   groupWebdrive: 'groups.webdrive',
   groupUsage: 'groups.details',
+  thumbnail: 'resources.thumbnail',
 };
 
 function nameProblem(name: string): string | undefined {
@@ -829,6 +831,10 @@ export class MemoryStore {
         return { quotaBytes: group.quotaBytes, usedBytes: this.usedBytes(group.id) };
       }),
       close: async () => undefined,
+      // A store that makes no thumbnails: 404 without driveway's code, as a foreign server's missing route.
+      thumbnail: as('thumbnail', () => {
+        throw new Refusal(404, '', 'not found');
+      }),
     };
   }
 

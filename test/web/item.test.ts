@@ -1,10 +1,10 @@
 /**
  * Details, Trash and Favorites (issue 24, item 4) in Debian's Chromium, as a person uses them:
  * Ada reads a file's size and checksums, stars it and finds it in Favorites, restores an older
- * revision (the store then serves the old bytes), previews a text file and an image in a
- * sandboxed frame where a stored `<script>` does not run, restores a deleted file from the trash
- * to its folder and deletes others for good; another user's UUID shows a not-found message and
- * nothing of the file. axe-core on every page, no sideways overflow at 360 and 1,920 px.
+ * revision (the store then serves the old bytes), previews a text file in a sandboxed frame
+ * where a stored `<script>` does not run and an image from its 1,024 px thumbnail, restores a
+ * deleted file from the trash to its folder and deletes others for good; another user's UUID
+ * shows a not-found message and nothing of the file. axe-core on every page, no sideways overflow at 360 and 1,920 px.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -147,11 +147,11 @@ chromiumBinary.describe('the details, trash and favorites pages', () => {
     await expectAccessible(page);
     await fitsAt(page, 360, 'item-preview-text');
 
+    // An image is shown from the store's thumbnail (never enlarged: 40 px stays 40).
     await page.goto(`${f.base}/item/${image}`);
-    const imageFrame = page.getByTitle('Preview of pixel.png');
-    await imageFrame.waitFor();
-    expect(await imageFrame.getAttribute('sandbox')).toBe('');
-    const shown = page.frameLocator('iframe[title="Preview of pixel.png"]').locator('img');
+    const shown = page.getByRole('img', { name: 'Preview of pixel.png' });
+    await shown.waitFor();
+    expect(await shown.getAttribute('src')).toMatch(new RegExp(`^/resources/auth/thumbnail/[A-Za-z0-9_-]+/${image}/1/1024$`));
     await expect.poll(() => shown.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(40);
     await expectAccessible(page);
     await fitsAt(page, 1920, 'item-preview-image');
@@ -176,6 +176,39 @@ chromiumBinary.describe('the details, trash and favorites pages', () => {
     expect(await heard()).toEqual([]);
     // Chromium reports the blocked download of the attachment in the sandboxed frame; nothing else.
     expect(watched.problems.filter((p) => !/sandbox|download/i.test(p))).toEqual([]);
+    expect(watched.foreign).toEqual([]);
+  });
+
+  it('shows a large photo from its 1,024 px thumbnail scaled to the column (not at its natural size), and falls back to the frame when the store makes none', async () => {
+    const ada = await f.newUser({ fullname: 'Ada Lovelace' });
+    // 3,000 x 2,000 (a PNG of one colour: small to send, large to show).
+    const photo = await uploadFile(f.client, ada.session, 'home', 'big.png', pngBytes(3000, 2000, [20, 90, 160]));
+    // Named as an image, bytes of none: the store makes no thumbnail, the view frame takes over.
+    const broken = await uploadFile(f.client, ada.session, 'home', 'broken.png', 'these bytes are no picture');
+    const watched = await signedInAt(ada, `/item/${photo}`, { width: 360 });
+    const { page } = watched;
+    const shown = page.getByRole('img', { name: 'Preview of big.png' });
+    await shown.waitFor();
+    await expect.poll(() => shown.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(1024);
+    const size = () => shown.evaluate((img) => [(img as unknown as { clientWidth: number }).clientWidth, (img as unknown as { naturalHeight: number }).naturalHeight]);
+    const [narrow, naturalHeight] = await size();
+    expect(naturalHeight).toBe(683);
+    expect(narrow).toBeLessThan(360);
+    await expectAccessible(page);
+    await fitsAt(page, 360, 'item-preview-thumbnail');
+    await page.setViewportSize({ width: 1920, height: 900 });
+    const [wide] = await size();
+    expect(wide).toBeGreaterThan(narrow!);
+    expect(wide).toBeLessThanOrEqual(1024);
+    await expectAccessible(page);
+    await fitsAt(page, 1920, 'item-preview-thumbnail');
+
+    await page.goto(`${f.base}/item/${broken}`);
+    await page.getByText(/No preview for this kind of file|Preview of broken\.png/).or(page.getByTitle('Preview of broken.png')).first().waitFor();
+    await expect(page.getByRole('img', { name: 'Preview of broken.png' }).count()).resolves.toBe(0);
+    await expectAccessible(page);
+    // The thumbnail's 404 is the one problem the page met.
+    expect(watched.problems.filter((p) => !/404|Not Found/i.test(p))).toEqual([]);
     expect(watched.foreign).toEqual([]);
   });
 

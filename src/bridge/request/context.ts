@@ -4,6 +4,7 @@
  * wrapper in server.ts answers with the status dav-errors.ts decides.
  */
 import type { FileIds } from '../file-ids.js';
+import type { Previews } from '../previews.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
@@ -33,6 +34,8 @@ export interface BridgeServices {
   renamedAway: RenameAwayRepository;
   /** Numeric file ids: the store's, else the bridge's own (file-ids.ts). */
   fileIds: FileIds;
+  /** The apps' previews from the store's thumbnails, and nc:has-preview (previews.ts). */
+  previews: Previews;
   clock: Clock;
   log: Logger;
   /** Report quota properties to macOS >= 15.4 (it may stall mounting on them). */

@@ -81,6 +81,7 @@ const CLIENT_PROPERTIES = {
   'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
   'nc:trashbin-deletion-time': { ns: NC_NS, local: 'trashbin-deletion-time' },
+  'nc:has-preview': { ns: NC_NS, local: 'has-preview' },
 } as const satisfies Record<string, PropName>;
 type ClientProperty = keyof typeof CLIENT_PROPERTIES;
 const CLIENT_PROPERTY_NAMES = Object.keys(CLIENT_PROPERTIES) as ClientProperty[];
@@ -113,7 +114,8 @@ function nameOf(prop: LiveProperty): PropName {
  */
 const ALLPROP: readonly LiveProperty[] = [
   ...LIVE_PROPERTIES.filter((p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes' && p !== 'current-user-privilege-set'),
-  ...CLIENT_PROPERTY_NAMES,
+  // nc:has-preview only when asked (the apps ask it by name): not in every listing's weight.
+  ...CLIENT_PROPERTY_NAMES.filter((p) => p !== 'nc:has-preview'),
 ];
 
 /** Windows' attribute bits (urn:schemas-microsoft-com: Win32FileAttributes, hex): read-only, directory, archive. */
@@ -218,7 +220,7 @@ export const propfind: VerbHandler = async (ctx) => {
     // nodes may be shared on (a member's share permission changes without the listing changing).
     const [privileges, sharesOn] = await Promise.all([tree.privileges(user, resource), showsLetters && tree.mayShare(user, { ...resource, kind: 'node' })]);
     const granted = `${[...privileges].sort().join(',')}${sharesOn ? '+R' : ''}`;
-    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}${user.clientView ? '\0view' : ''}`;
+    cacheKey = `${bodyCacheKey(listing, props.version, request, wanted, selfHref, ctx.nfd, resource, quota)}\0${granted}\0${user.hidesMacSideFiles ? 'hides' : 'all'}${user.clientView ? '\0view' : ''}\0${ctx.services.previews.stateKey}`;
     keyedListing = { listing, changes: listing.changes };
     const cached = bodies.get(cacheKey);
     if (cached !== undefined) {
@@ -575,6 +577,9 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       // Seconds since the epoch, as Nextcloud writes it.
       return deletedMs === undefined ? undefined : { name: nameOf(prop), text: String(Math.floor(deletedMs / 1000)) };
     }
+    case 'nc:has-preview':
+      // From the name and size alone (previews.ts): nothing is read or decoded for a listing.
+      return { name: nameOf(prop), text: sources.ctx.services.previews.mayHave(entry) ? 'true' : 'false' };
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api/client.js';
-import { accessOf, details, fileUrl, listFolder, pathOf, restoreRevision, revisionsOf, setStar, type Access, type Details, type Entry, type PathEntry, type Revision } from '../api/item.js';
+import { accessOf, details, fileUrl, listFolder, pathOf, restoreRevision, revisionsOf, setStar, thumbnailUrl, type Access, type Details, type Entry, type PathEntry, type Revision } from '../api/item.js';
 import { useResource } from '../api/use-resource.js';
 import { FilePreview } from '../components/file-preview.js';
 import { FormError } from '../components/field.js';
@@ -264,7 +264,7 @@ export function Item() {
       {isFile && latest && (
         <section aria-labelledby="preview-heading">
           <h2 id="preview-heading">{t.item.preview}</h2>
-          {mayDownload ? <FilePreview url={fileUrl('view', node, latest.revision)} name={node.name} /> : <p>{t.item.noDownload}</p>}
+          {mayDownload ? <FilePreview url={fileUrl('view', node, latest.revision)} thumbnail={thumbnailUrl(node, 1024, latest.revision)} name={node.name} /> : <p>{t.item.noDownload}</p>}
         </section>
       )}
 

@@ -165,7 +165,7 @@ describe('PROPFIND', () => {
       'lockdiscovery',
       'current-user-privilege-set',
     ];
-    const clientProps = ['{http://owncloud.org/ns}checksums', '{http://owncloud.org/ns}fileid', '{http://owncloud.org/ns}id', '{http://owncloud.org/ns}permissions', '{http://owncloud.org/ns}size', '{ME:}sha1hex'];
+    const clientProps = ['{http://owncloud.org/ns}checksums', '{http://owncloud.org/ns}fileid', '{http://owncloud.org/ns}id', '{http://owncloud.org/ns}permissions', '{http://owncloud.org/ns}size', '{ME:}sha1hex', '{http://nextcloud.org/ns}has-preview'];
     expect([...names.props.keys()].sort()).toEqual([...expected.map((n) => `{DAV:}${n}`), ...clientProps].sort());
     for (const prop of names.props.values()) {
       expect(prop.status).toBe(200);
