@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { LoginOptions } from './auth.js';
 import type { DownloadOptions } from './download.js';
 import type { ListFolderOptions } from './nodes.js';
+import type { SearchQuery, SearchResult } from './search.js';
 import type {
   Download,
   GroupEntry,
@@ -81,10 +82,17 @@ export interface StoreClient {
   /** A group's quota and usage, when its details say them (the interface leaves the record open). */
   groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
   close(): Promise<void>;
+  // h32-search
+  /**
+   * An extension (docs/extensions.md "Search"): a page of the caller's nodes matching `query`
+   * in their drives and their groups'. Not-found from a server without it.
+   */
+  search(s: StoreSession, query: SearchQuery, signal?: AbortSignal): Promise<SearchResult>;
 }
 
 export { StoreError, classify, type StoreErrorKind } from './errors.js';
 export type { LoginOptions, RelayedClient } from './auth.js';
 export type { DownloadOptions } from './download.js';
 export type { ListFolderOptions } from './nodes.js';
+export type { SearchCondition, SearchHit, SearchQuery, SearchResult } from './search.js';
 export * from './types.js';
