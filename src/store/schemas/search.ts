@@ -54,7 +54,7 @@ const condition: z.ZodType<WireCondition> = z.lazy(() =>
 
 export const searchBodySchema = z.strictObject({
   /** Folders (node ids, top-level forms included) the hits must lie below; none: every drive of the caller. */
-  scope: z.array(z.string().min(1)).max(16, 'at most 16 scope folders').optional(),
+  scope: z.array(z.string().min(1)).max(64, 'at most 64 scope folders').optional(),
   where: condition.optional(),
   order: z
     .array(z.strictObject({ by: z.enum(['name', 'updated', 'size', 'kind'], { error: "order by is one of name, updated, size, kind" }), desc: z.boolean().optional() }))
