@@ -635,7 +635,11 @@ export type DavCondition =
   | 'cannot-modify-protected-property'
   | 'preserved-live-properties'
   | 'no-external-entities'
-  | 'quota-not-exceeded';
+  | 'quota-not-exceeded'
+  // RFC 5323 §3.1: SEARCH preconditions.
+  | 'search-grammar-supported'
+  | 'search-scope-valid'
+  | 'search-multiple-scope-supported';
 
 /** A condition element with optional hrefs, for embedding in DAV:error (`D:` must be declared). */
 export function errorXml(condition: DavCondition, hrefs: readonly string[] = []): string {
@@ -648,4 +652,108 @@ export function errorXml(condition: DavCondition, hrefs: readonly string[] = [])
 /** A whole DAV:error body (RFC 4918 §16), e.g. 423 with lock-token-submitted and the lock roots. */
 export function errorBody(condition: DavCondition, hrefs: readonly string[] = []): string {
   return `${XML_DECLARATION}<D:error xmlns:D="DAV:">${errorXml(condition, hrefs)}</D:error>`;
+}
+
+/** A condition of a SEARCH's DAV:where (RFC 5323 §5.5), as Nextcloud's dialect uses them. */
+export type DavSearchCondition =
+  | { op: 'and' | 'or'; of: DavSearchCondition[] }
+  | { op: 'not'; of: DavSearchCondition }
+  | { op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'like'; prop: PropName; literal: string }
+  | { op: 'is-collection' }
+  | { op: 'is-defined'; prop: PropName };
+
+export interface SearchRequest {
+  select: PropfindRequest;
+  /** DAV:from's scopes: the href as sent, and the depth. */
+  scopes: Array<{ href: string; depth: string }>;
+  where: DavSearchCondition | undefined;
+  orderBy: Array<{ prop: PropName; descending: boolean }>;
+  /** DAV:limit's DAV:nresults. */
+  nresults: number | undefined;
+  /** Nextcloud's offset (`<nc:firstresult>` inside DAV:limit, any namespace). */
+  firstResult: number | undefined;
+}
+
+const COMPARISONS: ReadonlySet<string> = new Set(['eq', 'gt', 'gte', 'lt', 'lte', 'like']);
+
+function searchCondition(el: XmlElement): DavSearchCondition {
+  if (el.ns !== DAV_NS) throw new DavXmlError('invalid', `unsupported search operator {${el.ns}}${el.local}`);
+  const args = childElements(el);
+  switch (el.local) {
+    case 'and':
+    case 'or':
+      return { op: el.local, of: args.map(searchCondition) };
+    case 'not': {
+      if (args.length !== 1) throw new DavXmlError('invalid', 'DAV:not takes one operand');
+      return { op: 'not', of: searchCondition(args[0] as XmlElement) };
+    }
+    case 'is-collection':
+      return { op: 'is-collection' };
+    case 'is-defined': {
+      const prop = args.find((a) => isDav(a, 'prop'));
+      const name = prop && childElements(prop)[0];
+      if (!name) throw new DavXmlError('invalid', 'DAV:is-defined needs a DAV:prop');
+      return { op: 'is-defined', prop: { ns: name.ns, local: name.local } };
+    }
+    default: {
+      if (!COMPARISONS.has(el.local)) throw new DavXmlError('invalid', `unsupported search operator DAV:${el.local}`);
+      const prop = args.find((a) => isDav(a, 'prop'));
+      const name = prop && childElements(prop)[0];
+      const literal = args.find((a) => isDav(a, 'literal') || isDav(a, 'typed-literal'));
+      if (!name || !literal) throw new DavXmlError('invalid', `DAV:${el.local} needs a DAV:prop and a DAV:literal`);
+      return { op: el.local as 'eq', prop: { ns: name.ns, local: name.local }, literal: textContent(literal) };
+    }
+  }
+}
+
+function nonNegative(text: string, what: string): number {
+  const trimmed = text.trim();
+  if (!/^\d{1,9}$/.test(trimmed)) throw new DavXmlError('invalid', `${what} must be a non-negative integer`);
+  return Number(trimmed);
+}
+
+/**
+ * Parses a SEARCH body (RFC 5323 §5: DAV:searchrequest holding DAV:basicsearch): select, from
+ * (scopes), where, orderby, limit (with Nextcloud's firstresult). Throws DavXmlError: malformed
+ * XML, another grammar than basicsearch, an operator or a limit it cannot read.
+ */
+export function parseSearchRequest(body: Buffer | string, limits: XmlLimits = DEFAULT_XML_LIMITS): SearchRequest {
+  const root = parseDocument(body, limits);
+  if (root === undefined) throw new DavXmlError('invalid', 'a SEARCH needs a DAV:searchrequest body');
+  requireRoot(root, 'searchrequest');
+  const basic = childElements(root).find((c) => isDav(c, 'basicsearch'));
+  if (!basic) throw new DavXmlError('invalid', 'only DAV:basicsearch is supported');
+  const part = (local: string): XmlElement | undefined => childElements(basic).find((c) => isDav(c, local));
+  const selectEl = part('select');
+  let select: PropfindRequest = { kind: 'allprop', include: [] };
+  const selectProp = selectEl && childElements(selectEl).find((c) => isDav(c, 'prop'));
+  if (selectProp) select = { kind: 'prop', props: propNames(selectProp) };
+  const scopes: SearchRequest['scopes'] = [];
+  for (const scope of childElements(part('from') ?? root).filter((c) => isDav(c, 'scope'))) {
+    const href = childElements(scope).find((c) => isDav(c, 'href'));
+    const depth = childElements(scope).find((c) => isDav(c, 'depth'));
+    if (!href) throw new DavXmlError('invalid', 'a DAV:scope needs a DAV:href');
+    scopes.push({ href: textContent(href).trim(), depth: depth ? textContent(depth).trim().toLowerCase() : 'infinity' });
+  }
+  const whereEl = part('where');
+  const whereArgs = whereEl ? childElements(whereEl) : [];
+  if (whereArgs.length > 1) throw new DavXmlError('invalid', 'DAV:where holds one operator');
+  const orderBy: SearchRequest['orderBy'] = [];
+  for (const order of childElements(part('orderby') ?? root).filter((c) => isDav(c, 'order'))) {
+    const prop = childElements(order).find((c) => isDav(c, 'prop'));
+    const name = prop && childElements(prop)[0];
+    if (!name) throw new DavXmlError('invalid', 'a DAV:order needs a DAV:prop');
+    orderBy.push({ prop: { ns: name.ns, local: name.local }, descending: childElements(order).some((c) => isDav(c, 'descending')) });
+  }
+  const limitEl = part('limit');
+  const nresultsEl = limitEl && childElements(limitEl).find((c) => isDav(c, 'nresults'));
+  const firstEl = limitEl && childElements(limitEl).find((c) => c.local === 'firstresult');
+  return {
+    select,
+    scopes,
+    where: whereArgs[0] ? searchCondition(whereArgs[0]) : undefined,
+    orderBy,
+    nresults: nresultsEl ? nonNegative(textContent(nresultsEl), 'DAV:nresults') : undefined,
+    firstResult: firstEl ? nonNegative(textContent(firstEl), 'firstresult') : undefined,
+  };
 }

@@ -41,6 +41,8 @@ export type RemoteRoute =
   /** Not under `/remote.php/dav/`: the drive as always. */
   | { kind: 'plain' }
   | { kind: 'space'; route: SpaceRoute }
+  /** `/remote.php/dav/` itself: Nextcloud's search arbiter (verbs/search.ts) and OPTIONS, nothing else. */
+  | { kind: 'dav-root'; hrefBase: string }
   /** Under `/remote.php/dav/` but no space of the caller's: 404, nothing said about why. */
   | { kind: 'not-found'; reason: string };
 
@@ -76,6 +78,7 @@ export function routeRemoteDav(parts: DavPathParts, caller: string | undefined, 
     return { kind: 'space', route: { space: 'files', owner: caller ?? '', rest: restOf(parts, cut), hrefBase: encodeHref(parts.rawSegments.slice(0, cut)) } };
   }
   if (!isUnder(parts, PREFIX)) return { kind: 'plain' };
+  if (parts.segments.length === PREFIX.length) return { kind: 'dav-root', hrefBase: encodeHref(parts.rawSegments.slice(0, PREFIX.length)) };
   const space = parts.segments[2];
   const owner = parts.rawSegments[3];
   if (space === undefined || !spaces.has(space)) return { kind: 'not-found', reason: 'no such DAV space' };

@@ -13,6 +13,8 @@ import { nextcloudUploadHandlers } from './uploads/nextcloud.js';
 import { tusHandlers } from './uploads/tus.js';
 import { bulkHandlers } from './uploads/bulk.js';
 import { driveHandlers } from './handlers.js';
+import { options } from './verbs/options.js';
+import { search } from './verbs/search.js';
 import { DavStatusError } from './dav-errors.js';
 import { parseDestination, type DavPathParts } from './href.js';
 import { filesPathOf } from './remote-dav.js';
@@ -73,5 +75,8 @@ export const REMOTE_SPACES: Readonly<Record<string, Readonly<Record<string, Verb
   bulk: bulkHandlers,
   ...NEXTCLOUD_RESTORE_SPACES,
 };
+
+/** `/remote.php/dav/` itself (remote-dav.ts `dav-root`): Nextcloud's SEARCH arbiter, and OPTIONS saying so; any other method 404. */
+export const DAV_ROOT_HANDLERS: Readonly<Record<string, VerbHandler>> = { SEARCH: search, OPTIONS: options };
 
 export const REMOTE_SPACE_NAMES: ReadonlySet<string> = new Set(Object.keys(REMOTE_SPACES));

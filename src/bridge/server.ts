@@ -58,7 +58,7 @@ import { StoreTree, type DavPath } from './store-tree.js';
 import type { BridgeServices, DavContext, VerbHandler, WebAppLocation } from './request/context.js';
 import { driveHandlers } from './handlers.js';
 import { routeRemoteDav } from './remote-dav.js';
-import { REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
+import { DAV_ROOT_HANDLERS, REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
 import { LocalPartStore } from '../contracts/local-part-store.js';
 import { UploadService } from './upload-service.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
@@ -600,6 +600,7 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, c
       const target = route ? route.rest : requested;
       let verb = handler;
       if (remote.kind === 'not-found') verb = notFound;
+      else if (remote.kind === 'dav-root') verb = DAV_ROOT_HANDLERS[method] ?? notFound;
       else if (route) verb = REMOTE_SPACES[route.space]?.[method] ?? methodNotAllowed;
       // Made on first use: a pino child (with its redaction set-up) cost ~15 µs a request, and
       // most requests log nothing at the default level.
@@ -617,7 +618,7 @@ function wrapVerb(handler: VerbHandler, services: BridgeServices, log: Logger, c
         method,
         target,
         path: target.path as DavPath,
-        hrefBase: route?.hrefBase ?? '',
+        hrefBase: route?.hrefBase ?? (remote.kind === 'dav-root' ? remote.hrefBase : ''),
         ...(route ? { route } : {}),
         nfd: wantsNfd(req.headers['user-agent']),
         hosts: [req.headers.host ?? ''].filter(Boolean),

@@ -19,7 +19,7 @@
 import type { Readable } from 'node:stream';
 import { KeyedQueue } from '../common/keyed-queue.js';
 import type { Logger } from '../common/logger.js';
-import type { ByteRange, Download, NodeId, Removal, StoreClient, StoreSession } from '../store-client/contract.js';
+import type { ByteRange, Download, NodeEntry, NodeId, Removal, SearchQuery, SearchResult, StoreClient, StoreSession } from '../store-client/contract.js';
 import type { FolderKey, Listing, MetadataCache } from './metadata-cache.js';
 import type { BridgeUser } from './sessions.js';
 import { withSession, type TreeContext } from './tree/context.js';
@@ -63,6 +63,7 @@ export class StoreTree {
   constructor(options: StoreTreeOptions) {
     this.client = options.client;
     const ctx: TreeContext = { client: options.client, cache: options.cache, log: options.log };
+    this.client = options.client;
     /** Works queued per key (in this process): removals of a node, transfers onto a name. */
     const queues = new KeyedQueue();
     this.resolver = new Resolver(ctx);
@@ -173,6 +174,16 @@ export class StoreTree {
   /** Copies `source` to `to`, replacing what is there when `overwrite` (Transfers.copy). */
   copy(user: BridgeUser, source: Resource, to: DavPath, overwrite: boolean, options: { shallow?: boolean } = {}): Promise<{ replaced: boolean }> {
     return this.transfers.copy(user, source, to, overwrite, options);
+  }
+
+  /** Resources of search hits, where the caller sees them (Resolver.resourcesOfHits). */
+  resourcesOfHits(user: BridgeUser, hits: ReadonlyArray<{ entry: NodeEntry; chain: ReadonlyArray<{ id: NodeId; name: string }> }>): Promise<Array<Resource | undefined>> {
+    return this.resolver.resourcesOfHits(user, hits);
+  }
+
+  /** A page of the caller's nodes matching `query` (the store's search extension). */
+  search(user: BridgeUser, query: SearchQuery, signal?: AbortSignal): Promise<SearchResult> {
+    return withSession(user, (s) => this.client.search(s, query, signal));
   }
 
   /** The drive path of a node given by id, where the caller sees it (Resolver.pathOfNode). */

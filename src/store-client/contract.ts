@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import type { LoginOptions } from './auth.js';
 import type { DownloadOptions } from './download.js';
 import type { ListFolderOptions } from './nodes.js';
+import type { SearchQuery, SearchResult } from './search.js';
 import type {
   Download,
   GroupEntry,
@@ -99,10 +100,17 @@ export interface StoreClient {
    * a file access key (a bearer token's); forbidden where the download is.
    */
   thumbnail(s: StoreSession, file: NodeId, px: ThumbnailSize, signal?: AbortSignal): Promise<Thumbnail>;
+  // h32-search
+  /**
+   * An extension (docs/extensions.md "Search"): a page of the caller's nodes matching `query`
+   * in their drives and their groups'. Not-found from a server without it.
+   */
+  search(s: StoreSession, query: SearchQuery, signal?: AbortSignal): Promise<SearchResult>;
 }
 
 export { NO_FILE_ACCESS_KEY, StoreError, classify, type StoreErrorKind } from './errors.js';
 export type { LoginOptions, RelayedClient } from './auth.js';
 export type { DownloadOptions } from './download.js';
 export type { ListFolderOptions } from './nodes.js';
+export type { SearchCondition, SearchHit, SearchQuery, SearchResult } from './search.js';
 export * from './types.js';

@@ -10,6 +10,7 @@ import * as downloads from './download.js';
 import * as groups from './groups.js';
 import { StoreHttp, type HttpOptions } from './http.js';
 import * as nodes from './nodes.js';
+import { search } from './search.js';
 import * as uploads from './upload.js';
 import * as user from './user.js';
 import type { NewUser, NodeId, StoreSession, UploadResult, UserUpdate } from './types.js';
@@ -52,6 +53,7 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     restoreRevision: (s, file, revision, signal) => nodes.restoreRevision(http, s, file, revision, signal),
     restoreFromTrash: (s, node, signal) => nodes.restoreFromTrash(http, s, node, signal),
     setSkipTrash: (s, folder, on, signal) => nodes.setSkipTrash(http, s, folder, on, signal),
+    search: (s, query, signal) => search(http, s, query, signal),
     requestUploadToken: (s, target, signal) => uploads.requestUploadToken(http, s, target, signal),
     uploadWithToken: (token, name, body, sizeBytes, signal) => uploads.uploadWithToken(http, token, name, body, sizeBytes, signal),
     upload: (s, target, body, sizeBytes, signal, options) => uploads.upload(http, s, target, body, sizeBytes, signal, options),

@@ -24,6 +24,8 @@ import { fileVersion, openBlob, sendRevision, streamOf } from './ops/download.js
 import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { makeThumbnail, thumbnailPx } from './ops/thumbnails.js';
 import { login, logout } from './ops/login.js';
+import { toSearchResult } from '../store-client/search.js';
+import { searchDrives } from './ops/search.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
 import { listRevisionsOf, restoreRevision, reviseFrom } from './ops/revise.js';
@@ -101,6 +103,7 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
     listFolder: (s, folder, _signal, options) => as('listFolder', 'nodes.listFolder', s, async (caller) => (await listFolder(ctx, caller, folder, options)).map(toNodeEntry)),
     details: (s, node) => as('details', 'nodes.details', s, async (caller) => toNodeDetails(await nodeDetails(ctx, caller, node))),
     detailsByFileId: (s, fileId) => as('detailsByFileId', 'nodes.detailsByFileId', s, async (caller) => toNodeDetails(await nodeDetailsByFileId(ctx, caller, fileId))),
+    search: (s, query) => as('search', 'search', s, async (caller) => toSearchResult(await searchDrives(ctx, caller, query))),
     path: (s, node) => as('path', 'nodes.path', s, async (caller) => (await nodePath(ctx, caller, node)).map((e) => ({ id: e.uuid as NodeId, name: e.name }))),
     myAccess: (s, node) => as('myAccess', 'nodes.myAccess', s, (caller) => myAccess(ctx, caller, node)),
     createFolder: (s, parent, name) => nodeOp('createFolder', 'nodes.createFolder', s, parent, { new_dir: name }),

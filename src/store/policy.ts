@@ -106,6 +106,8 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/nodes/:id/path': user('user', false),
   'GET /api/nodes/:id/upload': user('user', false),
   'GET /api/nodes/:id/myaccess': user(),
+  // An extension (docs/extensions.md "Search"): the caller's own drives and their groups' (ops/search.ts).
+  'POST /api/search': user(),
   'POST /api/nodes/:id/revisions': user(),
   'GET /api/nodes/:id/revisions': user(),
   'POST /api/nodes/:id/restore': user(),
@@ -188,6 +190,7 @@ export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close
   restoreRevision: 'POST /api/nodes/:id/revisions',
   restoreFromTrash: 'POST /api/nodes/:id/restore',
   setSkipTrash: 'PUT /api/nodes/:id/skip_trash',
+  search: 'POST /api/search',
   createFolder: 'POST /api/nodes/:id',
   rename: 'POST /api/nodes/:id',
   setStarred: 'POST /api/nodes/:id',

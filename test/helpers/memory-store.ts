@@ -25,6 +25,7 @@ import {
   type GroupEntry,
   type ListFolderOptions,
   type NodeDetails,
+  type SearchResult,
   type NodeEntry,
   type NodeId,
   type StoreClient,
@@ -169,6 +170,7 @@ const OPERATIONS: Record<Method, string> = {
   listFolder: 'nodes.listFolder',
   details: 'nodes.details',
   detailsByFileId: 'nodes.detailsByFileId',
+  search: 'search',
   path: 'nodes.path',
   myAccess: 'nodes.myAccess',
   createFolder: 'nodes.createFolder',
@@ -608,6 +610,10 @@ export class MemoryStore {
       // A store without numeric file ids (docs/extensions.md "Numeric file ids"): the bridge keeps its own.
       detailsByFileId: as('detailsByFileId', (): NodeDetails => {
         throw notFound();
+      }),
+      // A store without the search extension (docs/extensions.md "Search"): the bridge answers SEARCH 501.
+      search: as('search', (): SearchResult => {
+        throw new Refusal(404, 'not_implemented', 'no such endpoint');
       }),
       path: as('path', (caller, id: NodeId) => this.ancestry(this.resolve(caller, id, 'read').node).map((n) => ({ id: this.publicId(n, caller), name: n.name }))),
       myAccess: as('myAccess', (caller, id: NodeId) => [...this.resolve(caller, id, 'visible').granted]),

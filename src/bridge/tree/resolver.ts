@@ -5,7 +5,7 @@
  * sharing one call; the made-up levels above them cost no call where a child's id follows from
  * its name. Refusals are DAV errors (404, and what parentFolder refuses); nothing is written here.
  */
-import { StoreError, type NodeId } from '../../store-client/contract.js';
+import { StoreError, type NodeEntry, type NodeId } from '../../store-client/contract.js';
 import { DavStatusError } from '../dav-errors.js';
 import type { Listing } from '../metadata-cache.js';
 import { GROUP_PREFIX, GROUPS, GROUPS_PREFIX, groupCollectionId, groupOfTop, topLevelOfId, WEBDRIVE_PREFIX } from '../namespace.js';
@@ -15,7 +15,7 @@ import { clientViewOf, inClientView } from './client-view.js';
 import type { Collection } from './collection.js';
 import { withSession, type TreeContext } from './context.js';
 import { Group, Groups } from './groups.js';
-import { isFixedPath, parentOf, segmentsOf, toDavPath, type DavPath } from './paths.js';
+import { folderKeyOf, isFixedPath, parentOf, segmentsOf, toDavPath, type DavPath } from './paths.js';
 import { fixedPathRefused, hiddenFrom, type Resource } from './resource.js';
 import { Root } from './root.js';
 import { StoreFolder } from './store-folder.js';
@@ -134,6 +134,11 @@ export class Resolver {
       if (err instanceof StoreError && (err.kind === 'not-found' || err.kind === 'invalid')) return undefined;
       throw err;
     }
+    return this.pathOfChain(user, chain);
+  }
+
+  /** The drive path of a node given by its chain from its top-level folder (pathOfNode); undefined outside `home` and `incoming`. */
+  async pathOfChain(user: BridgeUser, chain: ReadonlyArray<{ id: NodeId; name: string }>): Promise<DavPath | undefined> {
     const top = chain[0];
     const topName = top ? topLevelOfId(top.id) : undefined;
     if (!top || (topName !== 'home' && topName !== 'incoming')) return undefined;
@@ -141,5 +146,38 @@ export class Resolver {
     if (groupId === undefined) return toDavPath(chain.map((e) => e.name));
     const group = (await this.groups.children(user)).entries.find((e) => e.id === groupCollectionId(groupId));
     return group ? toDavPath([GROUPS, group.name, ...chain.map((e) => e.name)]) : undefined;
+  }
+
+  /**
+   * The resources of search hits (each with its chain from its top-level folder, itself last),
+   * built without listing a folder: the top-level folder is resolved (made-up levels, no store
+   * call once known), the levels below follow from the chain. Undefined for a hit the caller's
+   * view does not show (outside `home` and `incoming`, a side file hidden from this client).
+   */
+  async resourcesOfHits(user: BridgeUser, hits: ReadonlyArray<{ entry: NodeEntry; chain: ReadonlyArray<{ id: NodeId; name: string }> }>): Promise<Array<Resource | undefined>> {
+    const tops = new Map<string, Promise<Resource | undefined>>();
+    return Promise.all(
+      hits.map(async ({ entry, chain }) => {
+        const path = await this.pathOfChain(user, chain);
+        const top = chain[0];
+        if (path === undefined || top === undefined || chain.length < 2 || hiddenFrom(user, entry)) return undefined;
+        const topPath = toDavPath(segmentsOf(path).slice(0, segmentsOf(path).length - (chain.length - 1)));
+        let topResource = tops.get(topPath);
+        if (!topResource) tops.set(topPath, (topResource = this.tryStat(user, topPath)));
+        const resolved = await topResource;
+        if (!resolved) return undefined;
+        const keys = chain.slice(1).map((e) => folderKeyOf(user, e.id));
+        const parent = chain[chain.length - 2] as { id: NodeId };
+        const resource: Resource = {
+          path,
+          kind: 'node',
+          entry,
+          chain: [...resolved.chain, ...keys],
+          parent: { id: parent.id, key: folderKeyOf(user, parent.id) },
+        };
+        if (resolved.top) resource.top = resolved.top;
+        return resource;
+      }),
+    );
   }
 }

@@ -188,7 +188,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const user = ctx.user();
   const depth = depthOf(ctx);
   const request: PropfindRequest = hasBody(ctx) ? parsePropfind(await readBody(ctx.req)) : { kind: 'allprop', include: [] };
-  const { tree, props, locks, clock } = ctx.services;
+  const { tree, props, locks } = ctx.services;
 
   const resource = await tree.tryStat(user, ctx.path, true);
   // A plain 404, not a 207 holding one: Windows probes every name before creating it (docs/client-quirks.md §2).
@@ -197,8 +197,6 @@ export const propfind: VerbHandler = async (ctx) => {
 
   const wanted = request.kind === 'prop' ? classify(request.props) : request.kind === 'allprop' ? classify(request.include) : [];
   const asks = (prop: LiveProperty): boolean => wanted.some((w) => w.live === prop);
-  const needsDead = request.kind !== 'prop' || wanted.some((w) => w.live === undefined);
-  const needsMtimes = request.kind === 'allprop' || asks('getlastmodified');
   // One read of the locks on the resource and its members (never one per entry); the body
   // cache below is used only when none is shown, as lockdiscovery counts its timeout down.
   const lockView =
@@ -230,43 +228,13 @@ export const propfind: VerbHandler = async (ctx) => {
   }
 
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
-  const needsPrivileges =
-    request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
-  const [privileges, sharing] = await Promise.all([
-    needsPrivileges ? privilegesByTree(ctx, [resource, ...children]) : undefined,
-    showsLetters ? sharingByTree(ctx, [resource, ...children]) : undefined,
-  ]);
-  let keys: string[] | undefined;
-  if (needsDead || needsMtimes) {
-    keys = new Array<string>(children.length + 1);
-    keys[0] = keyOf(resource);
-    for (let i = 0; i < children.length; i++) keys[i + 1] = keyOf(children[i] as Resource);
-  }
-  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
-  const [dead, mtimes, fileIds] = await Promise.all([
-    needsDead ? props.listMany(keys as string[]) : undefined,
-    needsMtimes ? props.getMtimes(keys as string[]) : undefined,
-    needsFileIds ? fileIdsOf(ctx, [resource, ...children]) : undefined,
-  ]);
-  const sources: Sources = {
-    dead,
-    mtimes,
-    quota,
-    locks: needsLocks ? lockView : undefined,
-    privileges,
-    sharing,
-    fileIds,
-    ctx,
-    nowMs: clock.now(),
-  };
-
-  const writer = new MultistatusWriter();
   const selfName = rawSegments[rawSegments.length - 1] ?? '';
-  writeResponse(writer, request, wanted, sources, resource, selfHref, ctx.nfd ? selfName.normalize('NFD') : selfName);
+  const items: AnsweredResource[] = [{ resource, href: selfHref, name: ctx.nfd ? selfName.normalize('NFD') : selfName }];
   for (const child of children) {
     const name = ctx.nfd ? child.entry.name.normalize('NFD') : child.entry.name;
-    writeResponse(writer, request, wanted, sources, child, childHref(selfHref, name, { collection: child.entry.kind === 'folder' }), name);
+    items.push({ resource: child, href: childHref(selfHref, name, { collection: child.entry.kind === 'folder' }), name });
   }
+  const writer = await writeResources(ctx, request, items, { quota, locks: needsLocks ? lockView : undefined });
   const body = Buffer.from(writer.toString(), 'utf8');
   // Kept only while the listing it was made from is unchanged and still cached.
   if (cacheKey !== undefined && keyedListing && keyedListing.listing.changes === keyedListing.changes) {
@@ -274,6 +242,51 @@ export const propfind: VerbHandler = async (ctx) => {
   }
   sendBody(ctx, body);
 };
+
+
+/** A resource of a multistatus answer: its href and the name shown as its displayname. */
+export interface AnsweredResource {
+  resource: Resource;
+  href: string;
+  name: string;
+}
+
+/**
+ * The multistatus of `items` with the properties `request` asks (PROPFIND's, and SEARCH's select:
+ * verbs/search.ts): what the properties need is gathered once for all of them (privileges and
+ * sharing per tree, dead properties, mtimes and file ids in one read each), then each is written.
+ */
+export async function writeResources(
+  ctx: DavContext,
+  request: PropfindRequest,
+  items: readonly AnsweredResource[],
+  shown: { quota?: Quota | undefined; locks?: LockView | undefined } = {},
+): Promise<MultistatusWriter> {
+  const wanted = request.kind === 'prop' ? classify(request.props) : request.kind === 'allprop' ? classify(request.include) : [];
+  const asks = (prop: LiveProperty): boolean => wanted.some((w) => w.live === prop);
+  const needsDead = request.kind !== 'prop' || wanted.some((w) => w.live === undefined);
+  const needsMtimes = request.kind === 'allprop' || asks('getlastmodified');
+  const showsLetters = request.kind !== 'prop' || asks('oc:permissions');
+  const resources = items.map((item) => item.resource);
+  const needsPrivileges =
+    request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
+  const [privileges, sharing] = await Promise.all([
+    needsPrivileges ? privilegesByTree(ctx, resources) : undefined,
+    showsLetters ? sharingByTree(ctx, resources) : undefined,
+  ]);
+  const keys = needsDead || needsMtimes ? resources.map(keyOf) : undefined;
+  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
+  const { props, clock } = ctx.services;
+  const [dead, mtimes, fileIds] = await Promise.all([
+    needsDead ? props.listMany(keys as string[]) : undefined,
+    needsMtimes ? props.getMtimes(keys as string[]) : undefined,
+    needsFileIds ? fileIdsOf(ctx, resources) : undefined,
+  ]);
+  const sources: Sources = { dead, mtimes, quota: shown.quota, locks: shown.locks, privileges, sharing, fileIds, ctx, nowMs: clock.now() };
+  const writer = new MultistatusWriter();
+  for (const item of items) writeResponse(writer, request, wanted, sources, item.resource, item.href, item.name);
+  return writer;
+}
 
 /**
  * Serialized Depth 1 answers, reused while nothing they show can have changed: the folder's

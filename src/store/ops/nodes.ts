@@ -75,7 +75,7 @@ async function withTreeStates(sql: Sql, nodes: ReadonlyArray<Pick<NodeRow, 'uuid
 }
 
 /** Listed nodes the caller may read, with the caller's stars and the share counts (one query each, whatever the count). */
-async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): Promise<DirEntry[]> {
+export async function entriesOf(ctx: StoreContext, caller: AuthenticatedUser, nodes: NodeRow[]): Promise<DirEntry[]> {
   const readable = await filterInOrder(nodes, async (node) => (await permissionsOn(ctx.storage.sql, caller, node)).includes('read'));
   const uuids = readable.map((node) => node.uuid);
   const counts = await shareCountsOf(ctx.storage.sql, uuids);

@@ -12,6 +12,7 @@ import { invalid, success } from '../envelope.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from '../ops/nodes.js';
 import { listRevisionsOf, reviseFrom } from '../ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from '../ops/trash.js';
+import { searchDrives } from '../ops/search.js';
 import { fileIdParamsSchema, nodeParamsSchema } from '../schemas/nodes.js';
 import { MAC_SIDE_FILES_HEADER } from '../../common/side-files.js';
 import { DELETED_HEADER } from '../../store-client/nodes.js';
@@ -54,6 +55,8 @@ export async function nodeRoutes(app: FastifyInstance, ctx: StoreContext): Promi
     app.post('/api/nodes/:id/revisions', async (request) => success('revision added', await reviseFrom(ctx, callerOf(request), nodeIdOf(request), request.body)));
     app.get('/api/nodes/:id/revisions', async (request) => success('revisions', await listRevisionsOf(ctx, callerOf(request), nodeIdOf(request))));
     app.post('/api/nodes/:id/restore', async (request) => success('node restored', await restoreFromTrash(ctx, callerOf(request), nodeIdOf(request))));
+    // An extension (docs/extensions.md "Search"): POST, as the query is a JSON body.
+    app.post('/api/search', async (request) => success('search results', await searchDrives(ctx, callerOf(request), request.body)));
     app.put('/api/nodes/:id/skip_trash', async (request) => success('trash setting saved', await setSkipTrashOf(ctx, callerOf(request), nodeIdOf(request), request.body)));
   }
 }

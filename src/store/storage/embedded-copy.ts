@@ -29,6 +29,11 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import type { Sql } from './sql.js';
 
+/** The FTS5 table of migration 032 and the shadow tables SQLite keeps for it. */
+export const NAME_INDEX_TABLES = ['node_names', 'node_names_data', 'node_names_idx', 'node_names_content', 'node_names_docsize', 'node_names_config'];
+/** Fills the name index from `nodes` again (after a load with the triggers off). */
+export const REBUILD_NAME_INDEX = "DELETE FROM node_names; INSERT INTO node_names (rowid, name) SELECT file_id, name FROM nodes WHERE file_id IS NOT NULL";
+
 /** Tables never copied: the migrations' own record, and state that belongs to one deployment. */
 export const NOT_COPIED = new Set([
   'schema_migrations',
@@ -47,7 +52,12 @@ export const NOT_COPIED = new Set([
   // sequence, set past the counter at the end of a copy (autoincrementMark), and the reverse
   // copy (postgres-snapshot.ts) sets the counter from the sequence.
   'node_file_id_counter',
+  // SQLite's trigram index of names (migration 032: an FTS5 table and its shadow tables), made
+  // from `nodes` by triggers; PostgreSQL indexes the column itself, and the reverse copy
+  // (postgres-snapshot.ts) fills it again from the copied nodes.
+  ...NAME_INDEX_TABLES,
 ]);
+
 
 /** SQLite's counter of the numeric file ids given so far (migration 025): the high-water mark of `nodes`. */
 export const FILE_ID_COUNTER = 'SELECT last FROM node_file_id_counter';

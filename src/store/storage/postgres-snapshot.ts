@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { preparePrivateDatabaseFile } from '../../common/private-files.js';
 import { migrate } from './dialects/sqlite-open.js';
-import { NOT_COPIED } from './embedded-copy.js';
+import { NOT_COPIED, REBUILD_NAME_INDEX } from './embedded-copy.js';
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 const PAGE = 2000;
@@ -86,6 +86,7 @@ export async function snapshotPostgres(pool: pg.Pool, file: string): Promise<Sna
       throw err;
     }
     for (const t of triggers) db.exec(t.sql);
+    db.exec(REBUILD_NAME_INDEX);
     db.prepare('UPDATE node_file_id_counter SET last = MAX(CAST(? AS INTEGER), (SELECT COALESCE(MAX(file_id), 0) FROM nodes))').run(fileIdsIssued);
     const broken = db.prepare('PRAGMA foreign_key_check').all();
     if (broken.length > 0) throw new Error(`the copy breaks ${broken.length} foreign key(s), e.g. ${JSON.stringify(broken[0])}`);

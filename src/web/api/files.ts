@@ -50,6 +50,13 @@ export const moveTo = (id: string, folder: string) => api('POST', node(id), { mo
 export const copyTo = (id: string, folder: string) => api('POST', node(id), { copy_to: folder });
 export const setStar = (id: string, starred: boolean) => api('POST', node(id), { starred });
 export const toTrash = (id: string) => api('DELETE', node(id));
+/** A hit of the store's search extension (docs/extensions.md "Search"): an entry and its path from its top-level folder. */
+export interface SearchHit extends Entry {
+  path: PathEntry[];
+}
+/** The caller's drives and their groups' searched by a part of the name (the filter box's whole-drive results). */
+export const searchDrives = (text: string, limit: number) =>
+  api<{ hits: SearchHit[]; more: boolean }>('POST', '/api/search', { where: { name_contains: text }, order: [{ by: 'kind' }, { by: 'name' }], limit });
 export const webdrive = () => api<{ root_url?: string }>('GET', '/api/user/webdrive');
 
 /** The latest revision's bytes as an attachment: SPEC's download path, the one URL a key may be in. */

@@ -14,14 +14,15 @@
  * all rows shown), and from the keyboard Space toggles, Shift+Up/Down extend, Ctrl/Cmd+A selects
  * all (focus in the list), Escape clears; the selection's toolbar moves, copies, trashes (one
  * action, api/bulk.ts runs its requests, then says what worked and what failed) or downloads
- * it as one zip. A filter box narrows the rows shown by name.
+ * it as one zip. A filter box narrows the rows shown by name, and below them lists the matches in
+ * all the caller's drives (the store's search extension, the query SEARCH answers from).
  */
 import type { JSX } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { eachLimited, zipUrl, ZIP_MAX_NODES } from '../api/bulk.js';
 import { ApiError } from '../api/client.js';
 import { useResource } from '../api/use-resource.js';
-import { copyTo, downloadUrl, filesErrorText, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry } from '../api/files.js';
+import { copyTo, downloadUrl, filesErrorText, folderPath, listFolder, moveTo, myAccess, myGroups, newFolder, ownerOf, rename, searchDrives, setStar, toTrash, type Access, type Entry, type GroupEntry, type PathEntry, type SearchHit } from '../api/files.js';
 import { Field } from '../components/field.js';
 import { FilesDialog } from '../components/files-dialog.js';
 import { FilesPicker } from '../components/files-picker.js';
@@ -192,6 +193,7 @@ export function Files() {
     const needle = filter.trim().toLocaleLowerCase();
     return needle === '' ? all : all.filter((e) => e.name.toLocaleLowerCase().includes(needle));
   }, [all, filter]);
+  const elsewhere = useDriveSearch(filter, folder);
   const chosen = rows.filter((e) => selected.has(e.uuid));
   const top = loaded?.crumbs[0]?.uuid ?? folder;
   const topName = top.split(':', 1)[0] ?? '';
@@ -666,11 +668,72 @@ export function Files() {
                 <FilesWindow key={folder} rows={rows} label={t.files.listLabel(title)} header={header} columns={5} rowKey={(e) => e.uuid} renderRow={renderRow} />
               </div>
             )}
+            {elsewhere && <DriveMatches found={elsewhere} shown={rows} />}
           </section>
         </>
       )}
       {renderDialog()}
     </Page>
+  );
+}
+
+const SEARCH_LIMIT = 50;
+const SEARCH_DELAY_MS = 250;
+
+/**
+ * The filter box searched across every drive of the caller (the store's search extension, the
+ * query SEARCH uses), a moment after typing stops; undefined while the box is empty, or when the
+ * store has no search (its 404: the filter then narrows this folder only, as before).
+ */
+function useDriveSearch(filter: string, folder: string): { hits: SearchHit[]; more: boolean } | undefined {
+  const [found, setFound] = useState<{ hits: SearchHit[]; more: boolean } | undefined>();
+  useEffect(() => {
+    const text = filter.trim();
+    setFound(undefined);
+    if (text === '') return undefined;
+    let current = true;
+    const timer = setTimeout(() => {
+      searchDrives(text, SEARCH_LIMIT).then(
+        (answer) => current && setFound(answer),
+        () => current && setFound(undefined),
+      );
+    }, SEARCH_DELAY_MS);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [filter, folder]);
+  return found;
+}
+
+/** The whole-drive matches below this folder's own rows (those already shown above are left out). */
+function DriveMatches({ found, shown }: { found: { hits: SearchHit[]; more: boolean }; shown: readonly Entry[] }) {
+  const here = new Set(shown.map((e) => e.uuid));
+  const hits = found.hits.filter((h) => !here.has(h.uuid));
+  return (
+    <section class="files-elsewhere" aria-label={t.files.elsewhere}>
+      <h2>{t.files.elsewhere}</h2>
+      {hits.length === 0 ? (
+        <p>{t.files.elsewhereNone}</p>
+      ) : (
+        <ul>
+          {hits.map((hit) => {
+            const parent = hit.path[hit.path.length - 2];
+            const where = hit.path
+              .slice(0, -1)
+              .map((p, i) => (i === 0 ? (t.files.topLevel[p.name] ?? p.name) : p.name))
+              .join(' / ');
+            const target = hit.type === 'Dir' ? hit.uuid : (parent?.uuid ?? 'home');
+            return (
+              <li key={hit.uuid}>
+                <Link href={`/files/${target}`}>{hit.name}</Link> <span class="hint">{t.files.elsewhereIn(where)}</span>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {found.more && <p class="hint">{t.files.elsewhereMore}</p>}
+    </section>
   );
 }
 

@@ -1,0 +1,58 @@
+/**
+ * The search extension over HTTP (POST /api/search, docs/extensions.md "Search"): the SPEC
+ * envelope, a bad body refused 400 naming the field (nothing answered), another user's folder as
+ * a scope 404 (unknown and not-yours alike), the trash searched only when asked, pages.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiCall, dataOf } from '../../helpers/user-api.js';
+import { createFolder, uploadFile } from '../../helpers/seed.js';
+import { storeFixture, type StoreFixture, type TestUser } from '../../helpers/store-fixture.js';
+
+interface Answer {
+  hits: Array<{ name: string; type: string; path: Array<{ name: string; uuid: string }> }>;
+  more: boolean;
+}
+
+describe('POST /api/search', () => {
+  let f: StoreFixture;
+  let ada: TestUser;
+  let bob: TestUser;
+  let bobFolder: string;
+  const search = (who: TestUser, body: unknown) => apiCall(f.client, who.session, 'POST', '/api/search', body);
+
+  beforeAll(async () => {
+    f = await storeFixture();
+    [ada, bob] = await Promise.all([f.newUser(), f.newUser()]);
+    const letters = await createFolder(f.client, ada.session, 'home', 'Letters');
+    for (const name of ['letter-a.txt', 'letter-b.txt', 'letter-c.txt']) await uploadFile(f.client, ada.session, letters, name, name);
+    const gone = await uploadFile(f.client, ada.session, letters, 'letter-gone.txt', 'x');
+    await f.client.remove(ada.session, gone);
+    bobFolder = await createFolder(f.client, bob.session, 'home', 'Bob letters');
+    await uploadFile(f.client, bob.session, bobFolder, 'letter-bob.txt', 'b');
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('answers a page of the caller’s hits with their paths, the next page on asking, the trash only when asked', async () => {
+    const first = dataOf<Answer>(await search(ada, { where: { and: [{ name: 'letter-%' }, { kind: 'file' }] }, order: [{ by: 'name' }], limit: 2 }));
+    expect(first.hits.map((h) => h.name)).toEqual(['letter-a.txt', 'letter-b.txt']);
+    expect(first.more).toBe(true);
+    expect(first.hits[0]?.path.map((p) => p.name)).toEqual(['home', 'Letters', 'letter-a.txt']);
+    const second = dataOf<Answer>(await search(ada, { where: { name: 'letter-%' }, order: [{ by: 'name' }], limit: 2, offset: 2 }));
+    expect(second).toEqual({ hits: [expect.objectContaining({ name: 'letter-c.txt' })], more: false });
+    const withTrash = dataOf<Answer>(await search(ada, { where: { name_contains: 'GONE' }, trash: true }));
+    expect(withTrash.hits.map((h) => [h.name, h.path[0]?.name])).toEqual([['letter-gone.txt', 'trash']]);
+    expect(dataOf<Answer>(await search(ada, { where: { name_contains: 'gone' } })).hits).toEqual([]);
+  });
+
+  it('refuses a bad body 400 naming what is wrong, and another user’s folder as a scope 404', async () => {
+    const bad = await search(ada, { where: { name: 'x' }, limit: 5000 });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ status: 'error', msg: expect.stringContaining('limit') });
+    expect((await search(ada, { where: { owner: 'bob' } })).status).toBe(400);
+    const foreign = await search(ada, { scope: [bobFolder] });
+    expect(foreign.status).toBe(404);
+    expect(dataOf<Answer>(await search(bob, { scope: [bobFolder], where: { name: '%letter%' } })).hits.map((h) => h.name)).toEqual(['letter-bob.txt']);
+  });
+});
