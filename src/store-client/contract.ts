@@ -24,6 +24,7 @@ import type {
   UploadTarget,
   UserProfile,
   WebdriveEndpoint,
+  NotificationEntry,
 } from './types.js';
 
 /**
@@ -81,6 +82,13 @@ export interface StoreClient {
   /** A group's quota and usage, when its details say them (the interface leaves the record open). */
   groupUsage(s: StoreSession, groupId: string, signal?: AbortSignal): Promise<{ quotaBytes: number; usedBytes: number } | undefined>;
   close(): Promise<void>;
+  // h32-notif: the caller's notifications, an extension (docs/extensions.md "Notifications"): newest
+  // first; one by id, deleted one or all. Another user's id is not-found; so is every call to a
+  // server without them (the bridge then answers an empty list).
+  listNotifications(s: StoreSession, signal?: AbortSignal): Promise<NotificationEntry[]>;
+  getNotification(s: StoreSession, id: number, signal?: AbortSignal): Promise<NotificationEntry>;
+  deleteNotification(s: StoreSession, id: number, signal?: AbortSignal): Promise<void>;
+  deleteNotifications(s: StoreSession, signal?: AbortSignal): Promise<void>;
 }
 
 export { StoreError, classify, type StoreErrorKind } from './errors.js';

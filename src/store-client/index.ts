@@ -10,6 +10,7 @@ import * as downloads from './download.js';
 import * as groups from './groups.js';
 import { StoreHttp, type HttpOptions } from './http.js';
 import * as nodes from './nodes.js';
+import * as notifications from './notifications.js';
 import * as uploads from './upload.js';
 import * as user from './user.js';
 import type { NewUser, NodeId, StoreSession, UploadResult, UserUpdate } from './types.js';
@@ -65,6 +66,10 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     createUser: (s, input, orgId) => admin.createUser(http, s, input, orgId),
     updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
     close: () => http.close(),
+    listNotifications: (s, signal) => notifications.listNotifications(http, s, signal),
+    getNotification: (s, id, signal) => notifications.getNotification(http, s, id, signal),
+    deleteNotification: (s, id, signal) => notifications.deleteNotification(http, s, id, signal),
+    deleteNotifications: (s, signal) => notifications.deleteNotifications(http, s, signal),
   };
 }
 

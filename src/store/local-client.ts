@@ -25,6 +25,8 @@ import { getGroupDetails, listMyGroups } from './ops/groups.js';
 import { login, logout } from './ops/login.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
+import { deleteMyNotification, deleteMyNotifications, getMyNotification, listMyNotifications } from './ops/notification-inbox.js';
+import { toNotificationEntry } from '../store-client/notifications.js';
 import { listRevisionsOf, restoreRevision, reviseFrom } from './ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from './ops/trash.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
@@ -137,6 +139,13 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
       }),
     groupUsage: (s, groupId) => as('groupUsage', 'groups.details', s, async (caller) => usageOf(await getGroupDetails(ctx, caller, groupId))),
     close: async () => undefined,
+    listNotifications: (s) => as('listNotifications', 'notifications.list', s, async (caller) => (await listMyNotifications(ctx, caller)).map(toNotificationEntry)),
+    getNotification: (s, id) => as('getNotification', 'notifications.get', s, async (caller) => toNotificationEntry(await getMyNotification(ctx, caller, String(id)))),
+    deleteNotification: (s, id) => as('deleteNotification', 'notifications.delete', s, (caller) => deleteMyNotification(ctx, caller, String(id))),
+    deleteNotifications: (s) =>
+      as('deleteNotifications', 'notifications.deleteAll', s, async (caller) => {
+        await deleteMyNotifications(ctx, caller);
+      }),
   };
 
   /**

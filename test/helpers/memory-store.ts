@@ -129,6 +129,10 @@ export const MEMORY_ADMIN_PASSWORD = 'Admin-Passw0rd';
 export const MEMORY_USER_PASSWORD = 'User-Passw0rd';
 
 /** What a store route answers, thrown inside an operation and turned into the StoreError its answer would be. */
+const lacking = (): never => {
+  throw new Refusal(404, 'not_found', 'no such endpoint');
+};
+
 class Refusal extends Error {
   constructor(
     readonly status: number,
@@ -160,6 +164,10 @@ const EDITION_3: Partial<Record<Method, true>> = {
   listGroups: true,
   groupWebdrive: true,
   groupUsage: true,
+  listNotifications: true,
+  getNotification: true,
+  deleteNotification: true,
+  deleteNotifications: true,
 };
 
 const OPERATIONS: Record<Method, string> = {
@@ -188,6 +196,10 @@ const OPERATIONS: Record<Method, string> = {
   listGroups: 'groups.list',
   groupWebdrive: 'groups.webdrive',
   groupUsage: 'groups.details',
+  listNotifications: 'notifications.list',
+  getNotification: 'notifications.get',
+  deleteNotification: 'notifications.delete',
+  deleteNotifications: 'notifications.deleteAll',
 };
 
 function nameProblem(name: string): string | undefined {
@@ -829,6 +841,11 @@ export class MemoryStore {
         return { quotaBytes: group.quotaBytes, usedBytes: this.usedBytes(group.id) };
       }),
       close: async () => undefined,
+      // A store without the notifications extension (a foreign one): every call is the missing route's 404.
+      listNotifications: as('listNotifications', () => lacking()),
+      getNotification: as('getNotification', () => lacking()),
+      deleteNotification: as('deleteNotification', () => lacking()),
+      deleteNotifications: as('deleteNotifications', () => lacking()),
     };
   }
 
