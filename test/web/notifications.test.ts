@@ -54,6 +54,7 @@ chromiumBinary.describe('the notifications page', () => {
     await expect.poll(() => navLink.evaluate((a) => a.textContent)).toBe('Notifications2, 2 notifications');
     await expectAccessible(page);
     await fits(page, 360, 'list');
+    await expectAccessible(page);
     await fits(page, 1920, 'list');
     // At 1,920 px the navigation is a sidebar, its count in view.
 
