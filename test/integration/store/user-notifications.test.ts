@@ -14,17 +14,18 @@ import { sqliteFolderFeed } from '../../../src/store/storage/dialects/sqlite-cha
 import { insertNotifications } from '../../../src/store/storage/notifications.js';
 import type { TestStore } from '../../helpers/start-store.js';
 import { people, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
-import { dataOf, startGroupStore, stopGroupStore } from '../../helpers/groups.js';
+import { dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { as, expectError } from '../../helpers/sharing.js';
 import type { StoreSession } from '../../../src/store-client/index.js';
 
 let store: TestStore;
 let seeder: Seeder;
 let admin: StoreSession;
+let ga: GroupAdmin;
 let person: ReturnType<typeof people>;
 
 beforeAll(async () => {
-  ({ store, seeder, admin } = await startGroupStore());
+  ({ store, seeder, admin, ga } = await startGroupStore());
   person = people(seeder);
 });
 
@@ -123,6 +124,22 @@ describe('events', () => {
     await uploadFile(seeder.client, user.session, 'home', 'c.bin', Buffer.alloc(50));
     const listed = await listOf(user);
     expect(listed).toEqual([expect.objectContaining({ kind: 'quota_near', object_type: 'user', object_id: user.uuid, subject: 'Your drive is 92 % full', params: { used: 920, quota: 1000 } })]);
+  });
+
+  it("a group's drive crossing 90 % makes one for each member who wants it", async () => {
+    const writer = await person('Gus Group');
+    const reader = await person('Rita Reader');
+    const quiet = await person('Quentin Quiet');
+    expect((await as(seeder.client, quiet, 'PUT', '/api/user/notifications', { realtime_alert_group_owned: false })).status).toBe(200);
+    const group = await ga.group(undefined, { quotaBytes: 1000 });
+    await ga.member(group, writer.uuid, { node_permissions: ['read', 'write'] });
+    await ga.member(group, reader.uuid);
+    await ga.member(group, quiet.uuid);
+    await uploadFile(seeder.client, writer.session, `home:${group}`, 'big.bin', Buffer.alloc(950));
+    for (const member of [writer, reader]) {
+      expect(await listOf(member)).toEqual([expect.objectContaining({ kind: 'quota_near', object_type: 'group', object_id: group, subject: expect.stringMatching(/^The drive of .* is 95 % full$/) })]);
+    }
+    expect(await listOf(quiet)).toEqual([]);
   });
 
   it('a link about to expire makes one for its creator, once, from the sweep', async () => {
