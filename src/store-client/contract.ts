@@ -27,6 +27,7 @@ import type {
   UploadTarget,
   UserProfile,
   WebdriveEndpoint,
+  NotificationEntry,
 } from './types.js';
 
 /**
@@ -106,6 +107,13 @@ export interface StoreClient {
    * in their drives and their groups'. Not-found from a server without it.
    */
   search(s: StoreSession, query: SearchQuery, signal?: AbortSignal): Promise<SearchResult>;
+  // h32-notif: the caller's notifications, an extension (docs/extensions.md "Notifications"): newest
+  // first; one by id, deleted one or all. Another user's id is not-found; so is every call to a
+  // server without them (the bridge then answers an empty list).
+  listNotifications(s: StoreSession, signal?: AbortSignal): Promise<NotificationEntry[]>;
+  getNotification(s: StoreSession, id: number, signal?: AbortSignal): Promise<NotificationEntry>;
+  deleteNotification(s: StoreSession, id: number, signal?: AbortSignal): Promise<void>;
+  deleteNotifications(s: StoreSession, signal?: AbortSignal): Promise<void>;
 }
 
 export { NO_FILE_ACCESS_KEY, StoreError, classify, type StoreErrorKind } from './errors.js';

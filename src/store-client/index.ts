@@ -11,6 +11,7 @@ import * as groups from './groups.js';
 import { StoreHttp, type HttpOptions } from './http.js';
 import * as nodes from './nodes.js';
 import { search } from './search.js';
+import * as notifications from './notifications.js';
 import * as uploads from './upload.js';
 import * as user from './user.js';
 import type { NewUser, NodeId, StoreSession, UploadResult, UserUpdate } from './types.js';
@@ -68,6 +69,10 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
     close: () => http.close(),
     thumbnail: (s, file, px, signal) => downloads.thumbnail(http, s, file, px, signal),
+    listNotifications: (s, signal) => notifications.listNotifications(http, s, signal),
+    getNotification: (s, id, signal) => notifications.getNotification(http, s, id, signal),
+    deleteNotification: (s, id, signal) => notifications.deleteNotification(http, s, id, signal),
+    deleteNotifications: (s, signal) => notifications.deleteNotifications(http, s, signal),
   };
 }
 

@@ -134,3 +134,16 @@ export const groupEntrySchema = z
 export function dataEnvelope<T extends z.ZodType>(data: T) {
   return z.object({ status: z.string().optional(), msg: z.string().optional(), data }).loose();
 }
+
+/** A notification (an extension: docs/extensions.md "Notifications"). */
+export const notificationRecordSchema = z
+  .object({
+    id: z.number().int(),
+    kind: z.string(),
+    object_type: z.string().optional().default(''),
+    object_id: z.string().optional().default(''),
+    subject: z.string().optional().default(''),
+    params: z.record(z.string(), z.unknown()).optional().default({}),
+    created: z.number().optional().default(0),
+  })
+  .loose();

@@ -216,3 +216,16 @@ export interface Thumbnail {
   etag: string | undefined;
   contentType: string;
 }
+
+/** One of the caller's notifications (the notifications extension: docs/extensions.md "Notifications"). */
+export interface NotificationEntry {
+  id: number;
+  /** What happened: copy_offered, approval_waiting, request_approved, request_rejected, quota_near, link_expiring (others may come). */
+  kind: string;
+  objectType: string;
+  objectId: string;
+  /** The store's words for it. */
+  subject: string;
+  params: Record<string, unknown>;
+  createdMs: number;
+}

@@ -60,6 +60,8 @@ import { appPasswordRoutes } from './routes/app-passwords.js';
 import { publicRoutes } from './routes/public.js';
 import { shareRoutes } from './routes/shares.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { notificationInboxRoutes } from './routes/notification-inbox.js';
+import { sweepExpiringLinks } from './ops/notification-inbox.js';
 import { incomingRoutes } from './routes/incoming.js';
 import { registerWebApp } from './web-app.js';
 import { compactTreeChanges } from './storage/tree-changes.js';
@@ -297,6 +299,7 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   await shareRoutes(app, ctx);
   await approvalRoutes(app, ctx);
   await incomingRoutes(app, ctx);
+  await notificationInboxRoutes(app, ctx);
 
   // Rotation of the session key ring (sessions.ts): checked at start and every hour, by every
   // instance; one transaction, so instances rotating at once add one key.
@@ -373,6 +376,16 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
       .finally(() => (compacting = undefined));
   }, 60_000).unref();
 
+  // Links about to expire (ops/notification-inbox.ts): every five minutes, their creators hear of
+  // each one once, a day ahead.
+  let sweepingLinks: Promise<void> | undefined;
+  const linkSweeper = setInterval(() => {
+    sweepingLinks ??= sweepExpiringLinks(ctx)
+      .then((links) => void (links > 0 && log.debug({ links }, 'links about to expire announced')))
+      .catch((err: unknown) => log.warn({ err }, 'the sweep of links about to expire failed; the next run tries again'))
+      .finally(() => (sweepingLinks = undefined));
+  }, 300_000).unref();
+
   // The checksum backfill (ops/checksum-backfill.ts): in the background at its bounded rate
   // until every blob has SHA-1 and MD5, then a look each minute for claims a crashed instance left.
   const stopBackfill = new AbortController();
@@ -389,6 +402,8 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
     clearInterval(pruner);
     clearInterval(compactor);
     await compacting;
+    clearInterval(linkSweeper);
+    await sweepingLinks;
     stopPruning.abort();
     await pruning;
     await collecting;

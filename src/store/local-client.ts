@@ -28,6 +28,8 @@ import { toSearchResult } from '../store-client/search.js';
 import { searchDrives } from './ops/search.js';
 import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nodeOperation, nodePath } from './ops/nodes.js';
 import { getProfile } from './ops/profile.js';
+import { deleteMyNotification, deleteMyNotifications, getMyNotification, listMyNotifications } from './ops/notification-inbox.js';
+import { toNotificationEntry } from '../store-client/notifications.js';
 import { listRevisionsOf, restoreRevision, reviseFrom } from './ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from './ops/trash.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
@@ -148,6 +150,13 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
         const size = thumbnailPx(String(px));
         const made = await makeThumbnail(ctx, await fileVersion(ctx, caller, file, undefined), size);
         return { body: made.body, etag: made.etag, contentType: 'image/webp' };
+      }),
+    listNotifications: (s) => as('listNotifications', 'notifications.list', s, async (caller) => (await listMyNotifications(ctx, caller)).map(toNotificationEntry)),
+    getNotification: (s, id) => as('getNotification', 'notifications.get', s, async (caller) => toNotificationEntry(await getMyNotification(ctx, caller, String(id)))),
+    deleteNotification: (s, id) => as('deleteNotification', 'notifications.delete', s, (caller) => deleteMyNotification(ctx, caller, String(id))),
+    deleteNotifications: (s) =>
+      as('deleteNotifications', 'notifications.deleteAll', s, async (caller) => {
+        await deleteMyNotifications(ctx, caller);
       }),
   };
 

@@ -82,6 +82,11 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/user/login_history': user(),
   'GET /api/user/notifications': user(),
   'PUT /api/user/notifications': user(),
+  // The notifications themselves (ops/notification-inbox.ts): the caller's own only.
+  'GET /api/notifications': user(),
+  'DELETE /api/notifications': user(),
+  'GET /api/notifications/:id': user(),
+  'DELETE /api/notifications/:id': user(),
   'GET /api/user/webdrive': user(),
   'POST /api/user/webdrive': user(),
   'DELETE /api/user/webdrive': user(),
@@ -205,6 +210,10 @@ export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close
   groupWebdrive: 'GET /api/groups/:group_uuid/webdrive',
   groupUsage: 'GET /api/groups/:group_uuid',
   thumbnail: 'GET /resources/auth/thumbnail/:key/:uuid/:version/:px',
+  listNotifications: 'GET /api/notifications',
+  getNotification: 'GET /api/notifications/:id',
+  deleteNotification: 'DELETE /api/notifications/:id',
+  deleteNotifications: 'DELETE /api/notifications',
 };
 
 export type StoreOperation = keyof typeof OPERATION_ROUTES;

@@ -18,6 +18,7 @@ import { Favorites } from './pages/favorites.js';
 import { isItemPath, Item } from './pages/item.js';
 import { isLinkPath, LinkPage } from './pages/link.js';
 import { Requests } from './pages/requests.js';
+import { Notifications } from './pages/notifications.js';
 import { isSharePath, ShareNode } from './pages/share.js';
 import { Shares } from './pages/shares.js';
 import { SignIn } from './pages/sign-in.js';
@@ -47,6 +48,7 @@ const PAGES: Record<string, () => JSX.Element> = {
   '/groups': Groups,
   '/shares': Shares,
   '/requests': Requests,
+  '/notifications': Notifications,
   '/client-login': ClientLogin,
 };
 

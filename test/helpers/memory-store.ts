@@ -139,6 +139,11 @@ class Refusal extends Error {
     super(message);
   }
 }
+
+/** A route this store lacks (an extension a foreign server does not have): its 404. */
+const lacking = (): never => {
+  throw new Refusal(404, 'not_found', 'no such endpoint');
+};
 const notFound = (msg = 'node not found'): Refusal => new Refusal(404, 'not_found', msg);
 const forbidden = (msg: string, code = 'forbidden'): Refusal => new Refusal(403, code, msg);
 const conflict = (msg: string, code = 'name_conflict'): Refusal => new Refusal(409, code, msg);
@@ -162,6 +167,10 @@ const EDITION_3: Partial<Record<Method, true>> = {
   groupWebdrive: true,
   groupUsage: true,
   thumbnail: true,
+  listNotifications: true,
+  getNotification: true,
+  deleteNotification: true,
+  deleteNotifications: true,
 };
 
 const OPERATIONS: Record<Method, string> = {
@@ -192,6 +201,10 @@ const OPERATIONS: Record<Method, string> = {
   groupWebdrive: 'groups.webdrive',
   groupUsage: 'groups.details',
   thumbnail: 'resources.thumbnail',
+  listNotifications: 'notifications.list',
+  getNotification: 'notifications.get',
+  deleteNotification: 'notifications.delete',
+  deleteNotifications: 'notifications.deleteAll',
 };
 
 function nameProblem(name: string): string | undefined {
@@ -841,6 +854,11 @@ export class MemoryStore {
       thumbnail: as('thumbnail', () => {
         throw new Refusal(404, '', 'not found');
       }),
+      // A store without the notifications extension (a foreign one): every call is the missing route's 404.
+      listNotifications: as('listNotifications', () => lacking()),
+      getNotification: as('getNotification', () => lacking()),
+      deleteNotification: as('deleteNotification', () => lacking()),
+      deleteNotifications: as('deleteNotifications', () => lacking()),
     };
   }
 

@@ -41,6 +41,11 @@ export interface EndpointCall {
    * non-string values as JSON text). At most 64 KiB of body; more is refused (400) unread.
    */
   fields: URLSearchParams;
+  /**
+   * What the answer adds beside its data: headers (an ETag, …), and `notModified` for a 304
+   * without a body (the endpoint compared the request's If-None-Match itself).
+   */
+  reply: { headers: Record<string, string>; notModified?: boolean };
 }
 
 export interface OcsEndpoint {

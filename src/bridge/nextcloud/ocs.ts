@@ -23,6 +23,7 @@ import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
 import { OcsRefusal, type EndpointCall, type NextcloudDoorOptions, type OcsEndpoint, type OcsMethod } from './ocs-endpoint.js';
 import { OCS_NOT_FOUND, OCS_NOT_LOGGED_IN, ocsFormatOf, renderOcs, type OcsResult, type OcsValue, type OcsVersion } from './ocs-envelope.js';
 import { ocsVersion, PRODUCT_NAME, serverStatus, STATUS_PATH } from './status.js';
+import { NOTIFICATIONS_CAPABILITY, notificationsEndpoints } from './notifications.js';
 
 /** A request for this door: status.php, or an OCS endpoint of one version. */
 export type NextcloudRoute = { kind: 'status' } | { kind: 'ocs'; version: OcsVersion; endpoint: string; query: URLSearchParams };
@@ -51,6 +52,7 @@ export function capabilities(call?: EndpointCall): OcsValue {
       checksums: { supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' },
       uploadConflictFiles: false,
       ...(call?.options.push ? { notify_push: call.options.push(call.req) } : {}),
+      notifications: NOTIFICATIONS_CAPABILITY,
     },
   };
 }
@@ -131,7 +133,7 @@ const ENDPOINTS: readonly OcsEndpoint[] = [
   { path: '/config', isPublic: true, answer: config },
   // Not advertised in the capabilities, so the desktop does not poll them; answered empty for
   // clients that ask anyway (the mobile apps, older desktops) until they are real.
-  { path: '/apps/notifications/api/v2/notifications', answer: EMPTY_LIST },
+  ...notificationsEndpoints,
   { path: '/apps/user_status/api/v1/user_status', answer: userStatus },
   { path: '/apps/user_status/api/v1/predefined_statuses', answer: EMPTY_LIST },
   { path: '/apps/activity/api/v2/activity', answer: EMPTY_LIST },
@@ -270,8 +272,14 @@ export async function answerNextcloud(req: IncomingMessage, res: ServerResponse,
       const fields = isRead ? new URLSearchParams(route.query) : await fieldsOf(req, route.query);
       if (isRead) req.resume();
       if (!fields) throw new OcsRefusal(400, 'The request body is not a form or a JSON object of at most 64 KiB');
-      const call: EndpointCall = { req, user, options, params: routed.params, fields };
+      const call: EndpointCall = { req, user, options, params: routed.params, fields, reply: { headers: {} } };
       result = { data: await endpoint.answer(call) };
+      headers = call.reply.headers;
+      if (call.reply.notModified) {
+        res.writeHead(304, { ...COMMON_HEADERS, ...headers });
+        res.end();
+        return;
+      }
     } catch (err) {
       req.resume();
       if (err instanceof OcsRefusal) result = { refusal: { status: err.status, message: err.message } };

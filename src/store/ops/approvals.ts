@@ -42,6 +42,7 @@ import { recipientInOrg, type NamedRecipient, type RecipientRecord } from './rec
 import { admitCopySource, offerToAll } from './share-copy.js';
 import { admitLinkSource, createLinkFromRequest } from './shares.js';
 import { isInTrash } from './tree.js';
+import { noteRequestDecided } from './notification-inbox.js';
 
 /** Which administrator door a call came through. */
 export type WorkspaceDoor = 'users' | 'groups';
@@ -257,6 +258,7 @@ export async function decideShare(ctx: StoreContext, caller: AuthenticatedUser, 
     if (input.status === 'approved') ({ resultUuid, unreferenced } = await carryOut(txCtx, row, now));
     else if (row.snapshot_uuid !== null) unreferenced = await releaseSnapshot(tx, row.snapshot_uuid);
     await closeShareRequest(tx, row.uuid, { state: input.status, byUuid: caller.userUuid, comment: input.comment ?? '', resultUuid, nowMs: now });
+    await noteRequestDecided(tx, row, { state: input.status, byFullname: await nameOf(txCtx, 'User', caller.userUuid), comment: input.comment ?? '' }, now);
   });
   await removeBlobFiles(ctx, unreferenced);
   return pendingRecord(ctx, (await getShareRequest(sql, pendingUuid.toLowerCase())) as ShareRequestRow);

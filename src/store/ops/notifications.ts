@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { withSql } from '../context.js';
 import type { StoreContext } from '../context.js';
 import { notificationsOf, setNotifications } from '../storage/users.js';
+import type { Sql } from '../storage/sql.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';
 import { parseInput } from './input.js';
@@ -38,7 +39,7 @@ const updateSchema = z.strictObject(shape, {
 });
 
 /** What the row holds: the keys the user set, read tolerantly (anything else is ignored). */
-function storedSettings(json: string): Partial<NotificationSettings> {
+export function storedSettings(json: string): Partial<NotificationSettings> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -59,8 +60,13 @@ async function storedOf(ctx: StoreContext, caller: AuthenticatedUser): Promise<P
 }
 
 /** Whether the user wants alerts of this kind (their setting, or the default). */
-export async function wantsAlert(ctx: StoreContext, userUuid: string, key: NotificationKey): Promise<boolean> {
-  const stored = await notificationsOf(ctx.storage.sql, userUuid);
+export function wantsAlert(ctx: StoreContext, userUuid: string, key: NotificationKey): Promise<boolean> {
+  return wantsAlertOf(ctx.storage.sql, userUuid, key);
+}
+
+/** wantsAlert on a transaction's handle. */
+export async function wantsAlertOf(sql: Sql, userUuid: string, key: NotificationKey): Promise<boolean> {
+  const stored = await notificationsOf(sql, userUuid);
   return (stored === undefined ? undefined : storedSettings(stored)[key]) ?? NOTIFICATION_DEFAULTS[key];
 }
 

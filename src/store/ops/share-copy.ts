@@ -31,6 +31,7 @@ import { assertRoom, freeName, type TreeWrite } from './tree.js';
 import { forbidden, quotaExceeded, StoreHttpError } from '../envelope.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { callerRow } from './caller.js';
+import { noteCopyOffered } from './notification-inbox.js';
 import { recipientRecord, resolveRecipients, type NamedRecipient } from './recipients.js';
 import { assertShareable, mustAwaitApproval, openShareRequest } from './share-requests.js';
 
@@ -51,6 +52,7 @@ export async function offerToAll(ctx: StoreContext, snapshot: SnapshotRow, recip
   const held = await mapInOrder(recipients, async (_, index) => (index === 0 ? snapshot : await cloneSnapshot(sql, snapshot.uuid, nowMs)));
   for (const [index, recipient] of recipients.entries()) {
     const uuid = await offerSnapshot(sql, held[index] as SnapshotRow, recipient, sharer, nowMs);
+    await noteCopyOffered(sql, recipient, { uuid, name: (held[index] as SnapshotRow).name, sharerFullname: sharer.fullname }, nowMs);
     if (ctx.config.store.edition === '3.0') continue;
     try {
       await acceptIncoming({ sql, now: nowMs, callerUuid: sharer.uuid }, (await getIncomingShare(sql, uuid)) as IncomingShareRow, null);

@@ -10,6 +10,7 @@ import { insertShareRequest, needsApproval, type ShareType } from '../storage/sh
 import type { NodeRow } from '../storage/nodes.js';
 import { isInTrash } from './tree.js';
 import { conflict, forbidden } from '../envelope.js';
+import { noteApprovalWaiting } from './notification-inbox.js';
 
 /** Top-level folders are never shared (403 `top_level_immutable`), nor nodes in trash (409 `node_in_trash`). */
 export async function assertShareable(sql: Sql, node: NodeRow): Promise<void> {
@@ -50,5 +51,6 @@ export async function openShareRequest(sql: Sql, content: RequestContent): Promi
     comment: content.comment,
     requested_at: content.nowMs,
   });
+  await noteApprovalWaiting(sql, { uuid, workspaceUuid: content.node.owner_uuid, shareType: content.type, nodeName: content.node.name, requesterUuid: content.requesterUuid }, content.nowMs);
   return uuid;
 }

@@ -14,7 +14,7 @@ import { signOut } from '../api/client.js';
 import { Link, useLocation } from '../router.js';
 import { currentSession } from '../session.js';
 import { t } from '../strings/index.js';
-import { WaitingCount } from './waiting-count.js';
+import { NotificationCount, WaitingCount } from './waiting-count.js';
 import { Usage } from './usage.js';
 import { NavIcon, type NavIconName } from './icons.js';
 
@@ -23,6 +23,7 @@ const NAV: ReadonlyArray<{ href: string; label: string; icon: NavIconName; admin
   { href: '/favorites', label: t.item.favorites.nav, icon: 'favorites' },
   { href: '/shares', label: t.sharing.navShares, icon: 'shares' },
   { href: '/requests', label: t.sharing.navRequests, icon: 'requests' },
+  { href: '/notifications', label: t.notifications.nav, icon: 'notifications' },
   { href: '/groups', label: t.admin.groups.nav, icon: 'groups' },
   { href: '/trash', label: t.item.trash.nav, icon: 'trash' },
   { href: '/connect', label: t.connect.nav, icon: 'connect' },
@@ -94,6 +95,7 @@ function Shell({ children }: { children: ComponentChildren }) {
                     <NavIcon name={item.icon} />
                     <span>{item.label}</span>
                     {item.href === '/requests' && <WaitingCount />}
+                    {item.href === '/notifications' && <NotificationCount />}
                   </Link>
                 </li>
               ))}

@@ -12,6 +12,7 @@ import { sharing } from './sharing.js';
 import { clientLogin } from './client-login.js';
 import { link } from './link.js';
 import { uploads } from './uploads.js';
+import { notifications } from './notifications.js';
 
 export const en = {
   appName: 'driveway',
@@ -253,6 +254,7 @@ export const en = {
   sharing,
   clientLogin,
   link,
+  notifications,
 } as const;
 
 export type Strings = typeof en;

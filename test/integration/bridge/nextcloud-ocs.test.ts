@@ -90,7 +90,8 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
     expect(caps.checksums).toEqual({ supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' });
     expect(caps.core).toMatchObject({ pollinterval: 30_000, 'webdav-root': 'remote.php/webdav', status: { installed: true, version: '30.0.0.0' } });
     expect(caps.uploadConflictFiles).toBe(false);
-    for (const absent of ['notifications', 'files_sharing', 'user_status', 'activity', 'end-to-end-encryption']) expect(caps).not.toHaveProperty(absent);
+    for (const absent of ['files_sharing', 'user_status', 'activity', 'end-to-end-encryption']) expect(caps).not.toHaveProperty(absent);
+    expect(caps.notifications).toEqual({ 'ocs-endpoints': ['list', 'get', 'delete', 'delete-all'] });
 
     const v2 = await ocs('/ocs/v2.php/cloud/capabilities?format=json', basic(ada.email, ada.password));
     expect(v2.answer.status).toBe(200);

@@ -6,7 +6,9 @@
  * connection call a function that collects the parent of every node row inserted, updated or
  * deleted; the collected folders are handed over once the connection is out of its transaction
  * (committed, or rolled back: an announcement too many costs a listing, never a stale answer).
- * Only folders: no sessions, locks or properties (those caches are the process's own here).
+ * Only folders, and the users whose notifications changed (a row added or removed: migration 031;
+ * the push door's `notify_notification`): no sessions, locks or properties (those caches are the
+ * process's own here).
  */
 import type Database from 'better-sqlite3';
 import type { ChangeFeed, StoreChange, StoreChangeListener } from '../../../common/change-feed.js';
@@ -25,6 +27,7 @@ const feeds = new WeakMap<Database.Database, SqliteFolderFeed>();
 class SqliteFolderFeed implements ChangeFeed {
   private readonly listeners = new Set<StoreChangeListener>();
   private readonly pending = new Set<string>();
+  private readonly notified = new Set<string>();
   private scheduled = false;
   readonly listening = true;
 
@@ -41,6 +44,18 @@ class SqliteFolderFeed implements ChangeFeed {
     ] as const) {
       db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS driveway_folder_feed_${event.toLowerCase()} AFTER ${event} ON main.nodes
                BEGIN SELECT driveway_folder_changed(${parents}); END`);
+    }
+    db.function('driveway_user_notified', { deterministic: false }, (user: unknown) => {
+      if (typeof user === 'string') this.notified.add(user);
+      this.schedule();
+      return null;
+    });
+    for (const [event, row] of [
+      ['INSERT', 'NEW'],
+      ['DELETE', 'OLD'],
+    ] as const) {
+      db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS driveway_notified_feed_${event.toLowerCase()} AFTER ${event} ON main.notifications
+               BEGIN SELECT driveway_user_notified(${row}.user_uuid); END`);
     }
   }
 
@@ -72,13 +87,15 @@ class SqliteFolderFeed implements ChangeFeed {
   }
 
   private flush(): void {
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0 && this.notified.size === 0) return;
     if (this.db.inTransaction) {
       this.schedule();
       return;
     }
     const uuids = [...this.pending];
     this.pending.clear();
+    const notified = [...this.notified];
+    this.notified.clear();
     const json = JSON.stringify(uuids);
     // The folders above them: their listings hold an entry whose tree version moved.
     const above = (this.db.prepare(ABOVE).all(json) as Array<{ uuid: string }>).map((row) => row.uuid);
@@ -89,6 +106,7 @@ class SqliteFolderFeed implements ChangeFeed {
       properties: false,
       locks: false,
       sessions: false,
+      ...(notified.length > 0 ? { notified } : {}),
       local: true,
     };
     for (const listener of this.listeners) listener(change);
