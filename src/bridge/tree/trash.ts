@@ -111,10 +111,16 @@ export class Trash {
     this.ctx.cache.forget(trashKeyOf(user, topId));
   }
 
-  /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
-  async unstar(user: BridgeUser, resource: Resource, signal?: AbortSignal): Promise<void> {
-    await withSession(user, (s) => this.ctx.client.setStarred(s, resource.entry.id, false, signal));
+  /**
+   * Sets or takes off the caller's star on a node (PROPPATCH of oc:favorite; DELETE of an entry
+   * of `favorites` takes it off, the node stays). The listings showing it are re-read: its
+   * folder's (forgotten for every user: a star is per user, so no one's listing is patched with
+   * another's) and the caller's `favorites`.
+   */
+  async setStarred(user: BridgeUser, resource: Resource, on: boolean, signal?: AbortSignal): Promise<void> {
+    await withSession(user, (s) => this.ctx.client.setStarred(s, resource.entry.id, on, signal));
     if (resource.parent) this.ctx.cache.forget(resource.parent.key);
+    this.ctx.cache.forget(folderKeyOf(user, 'favorites' as NodeId));
   }
 
   /**

@@ -10,6 +10,7 @@ import { options } from './options.js';
 import { propfind } from './propfind.js';
 import { proppatch } from './proppatch.js';
 import { put } from './put.js';
+import { report } from './report.js';
 import { unlock } from './unlock.js';
 
 export const verbHandlers: Record<string, VerbHandler> = {
@@ -25,4 +26,5 @@ export const verbHandlers: Record<string, VerbHandler> = {
   DELETE: del,
   MOVE: move,
   COPY: copy,
+  REPORT: report,
 };

@@ -63,6 +63,13 @@ export const FASTMAIL_NS = 'ME:';
 export const NC_NS = 'http://nextcloud.org/ns';
 
 /**
+ * Nextcloud's favorite mark (its TagsPlugin): `1` when the caller starred the node in the store
+ * (NodeEntry.isStarred, the web app's Favorites), `0` otherwise; set by PROPPATCH. Shown only
+ * when asked by name, as Nextcloud does: never in allprop or propname.
+ */
+export const OC_FAVORITE = { ns: OC_NS, local: 'favorite' } as const satisfies PropName;
+
+/**
  * Live properties outside DAV: that sync clients read (docs/extensions.md "Checksums"): the
  * latest revision's checksums as ownCloud writes them (`SHA1:<hex> MD5:<hex>`, rclone's
  * owncloud/nextcloud vendors) and as Fastmail does (rclone's fastmail vendor), the node UUID,
@@ -81,6 +88,7 @@ const CLIENT_PROPERTIES = {
   'nc:trashbin-filename': { ns: NC_NS, local: 'trashbin-filename' },
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
   'nc:trashbin-deletion-time': { ns: NC_NS, local: 'trashbin-deletion-time' },
+  'oc:favorite': OC_FAVORITE,
 } as const satisfies Record<string, PropName>;
 type ClientProperty = keyof typeof CLIENT_PROPERTIES;
 const CLIENT_PROPERTY_NAMES = Object.keys(CLIENT_PROPERTIES) as ClientProperty[];
@@ -99,8 +107,8 @@ const NAMES = new Map<LiveProperty, PropName>([
   ...LIVE_PROPERTIES.map((local): [LiveProperty, PropName] => [local, { ns: DAV_NS, local }]),
   ...CLIENT_PROPERTY_NAMES.map((p): [LiveProperty, PropName] => [p, CLIENT_PROPERTIES[p]]),
 ]);
-/** Every live property, as propname lists them. */
-const ALL_LIVE: readonly LiveProperty[] = [...LIVE_PROPERTIES, ...CLIENT_PROPERTY_NAMES];
+/** Every live property, as propname lists them (oc:favorite only when asked: OC_FAVORITE). */
+const ALL_LIVE: readonly LiveProperty[] = [...LIVE_PROPERTIES, ...CLIENT_PROPERTY_NAMES.filter((p) => p !== 'oc:favorite')];
 
 function nameOf(prop: LiveProperty): PropName {
   return NAMES.get(prop) as PropName;
@@ -113,7 +121,7 @@ function nameOf(prop: LiveProperty): PropName {
  */
 const ALLPROP: readonly LiveProperty[] = [
   ...LIVE_PROPERTIES.filter((p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes' && p !== 'current-user-privilege-set'),
-  ...CLIENT_PROPERTY_NAMES,
+  ...CLIENT_PROPERTY_NAMES.filter((p) => p !== 'oc:favorite'),
 ];
 
 /** Windows' attribute bits (urn:schemas-microsoft-com: Win32FileAttributes, hex): read-only, directory, archive. */
@@ -186,7 +194,7 @@ export const propfind: VerbHandler = async (ctx) => {
   const user = ctx.user();
   const depth = depthOf(ctx);
   const request: PropfindRequest = hasBody(ctx) ? parsePropfind(await readBody(ctx.req)) : { kind: 'allprop', include: [] };
-  const { tree, props, locks, clock } = ctx.services;
+  const { tree, props, locks } = ctx.services;
 
   const resource = await tree.tryStat(user, ctx.path, true);
   // A plain 404, not a 207 holding one: Windows probes every name before creating it (docs/client-quirks.md §2).
@@ -195,8 +203,6 @@ export const propfind: VerbHandler = async (ctx) => {
 
   const wanted = request.kind === 'prop' ? classify(request.props) : request.kind === 'allprop' ? classify(request.include) : [];
   const asks = (prop: LiveProperty): boolean => wanted.some((w) => w.live === prop);
-  const needsDead = request.kind !== 'prop' || wanted.some((w) => w.live === undefined);
-  const needsMtimes = request.kind === 'allprop' || asks('getlastmodified');
   // One read of the locks on the resource and its members (never one per entry); the body
   // cache below is used only when none is shown, as lockdiscovery counts its timeout down.
   const lockView =
@@ -228,50 +234,63 @@ export const propfind: VerbHandler = async (ctx) => {
   }
 
   const children = depth === 1 && isCollection ? await tree.list(user, resource) : [];
-  const needsPrivileges =
-    request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
-  const [privileges, sharing] = await Promise.all([
-    needsPrivileges ? privilegesByTree(ctx, [resource, ...children]) : undefined,
-    showsLetters ? sharingByTree(ctx, [resource, ...children]) : undefined,
-  ]);
-  let keys: string[] | undefined;
-  if (needsDead || needsMtimes) {
-    keys = new Array<string>(children.length + 1);
-    keys[0] = keyOf(resource);
-    for (let i = 0; i < children.length; i++) keys[i + 1] = keyOf(children[i] as Resource);
-  }
-  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
-  const [dead, mtimes, fileIds] = await Promise.all([
-    needsDead ? props.listMany(keys as string[]) : undefined,
-    needsMtimes ? props.getMtimes(keys as string[]) : undefined,
-    needsFileIds ? fileIdsOf(ctx, [resource, ...children]) : undefined,
-  ]);
-  const sources: Sources = {
-    dead,
-    mtimes,
-    quota,
-    locks: needsLocks ? lockView : undefined,
-    privileges,
-    sharing,
-    fileIds,
-    ctx,
-    nowMs: clock.now(),
-  };
-
-  const writer = new MultistatusWriter();
   const selfName = rawSegments[rawSegments.length - 1] ?? '';
-  writeResponse(writer, request, wanted, sources, resource, selfHref, ctx.nfd ? selfName.normalize('NFD') : selfName);
+  const answered: AnsweredResource[] = [{ resource, href: selfHref, name: ctx.nfd ? selfName.normalize('NFD') : selfName }];
   for (const child of children) {
     const name = ctx.nfd ? child.entry.name.normalize('NFD') : child.entry.name;
-    writeResponse(writer, request, wanted, sources, child, childHref(selfHref, name, { collection: child.entry.kind === 'folder' }), name);
+    answered.push({ resource: child, href: childHref(selfHref, name, { collection: child.entry.kind === 'folder' }), name });
   }
-  const body = Buffer.from(writer.toString(), 'utf8');
+  const body = await multistatusOf(ctx, request, answered, { quota, locks: needsLocks ? lockView : undefined });
   // Kept only while the listing it was made from is unchanged and still cached.
   if (cacheKey !== undefined && keyedListing && keyedListing.listing.changes === keyedListing.changes) {
     rememberBody(keyedListing.listing, cacheKey, body);
   }
   sendBody(ctx, body);
 };
+
+/** One resource of a multistatus answer: where it is named and its display name. */
+export interface AnsweredResource {
+  resource: Resource;
+  href: string;
+  name: string;
+}
+
+/**
+ * The multistatus body of `request` over `resources` (PROPFIND's answer; the favorites REPORT
+ * uses the same): what each property needs is read once for all of them (privileges per tree,
+ * dead properties, client mtimes and file ids in one read each).
+ */
+export async function multistatusOf(
+  ctx: DavContext,
+  request: PropfindRequest,
+  resources: readonly AnsweredResource[],
+  shown: { quota?: Quota | undefined; locks?: LockView | undefined } = {},
+): Promise<Buffer> {
+  const { props, clock } = ctx.services;
+  const wanted = request.kind === 'prop' ? classify(request.props) : request.kind === 'allprop' ? classify(request.include) : [];
+  const asks = (prop: LiveProperty): boolean => wanted.some((w) => w.live === prop);
+  const needsDead = request.kind !== 'prop' || wanted.some((w) => w.live === undefined);
+  const needsMtimes = request.kind === 'allprop' || asks('getlastmodified');
+  const showsLetters = request.kind !== 'prop' || asks('oc:permissions');
+  const all = resources.map((r) => r.resource);
+  const needsPrivileges =
+    request.kind !== 'prop' || asks('current-user-privilege-set') || asks('oc:permissions') || wanted.some((w) => w.name.ns === MICROSOFT_NS && w.name.local === WIN32_ATTRIBUTES.local);
+  const [privileges, sharing] = await Promise.all([
+    needsPrivileges ? privilegesByTree(ctx, all) : undefined,
+    showsLetters ? sharingByTree(ctx, all) : undefined,
+  ]);
+  const keys = needsDead || needsMtimes ? all.map(keyOf) : [];
+  const needsFileIds = request.kind === 'allprop' || request.kind === 'propname' || asks('oc:fileid') || asks('oc:id') || asks('oc:data-fingerprint');
+  const [dead, mtimes, fileIds] = await Promise.all([
+    needsDead ? props.listMany(keys) : undefined,
+    needsMtimes ? props.getMtimes(keys) : undefined,
+    needsFileIds ? fileIdsOf(ctx, all) : undefined,
+  ]);
+  const sources: Sources = { dead, mtimes, quota: shown.quota, locks: shown.locks, privileges, sharing, fileIds, ctx, nowMs: clock.now() };
+  const writer = new MultistatusWriter();
+  for (const { resource, href, name } of resources) writeResponse(writer, request, wanted, sources, resource, href, name);
+  return Buffer.from(writer.toString(), 'utf8');
+}
 
 /**
  * Serialized Depth 1 answers, reused while nothing they show can have changed: the folder's
@@ -560,6 +579,8 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       const granted = sources.privileges?.get(keyOf(resource));
       return granted ? { name: nameOf(prop), text: ocPermissions(resource, granted, sources.sharing?.get(keyOf(resource)) === true) } : undefined;
     }
+    case 'oc:favorite':
+      return { name: nameOf(prop), text: resource.kind === 'node' && entry.isStarred ? '1' : '0' };
     case 'nc:is-mount-root':
       return isMountRoot(resource) ? { name: nameOf(prop), text: 'true' } : undefined;
     case 'nc:trashbin-filename': {
