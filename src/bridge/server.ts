@@ -373,6 +373,9 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     client,
     log,
     absoluteBase: (req) => services.absoluteBase(req),
+    tree: services.tree,
+    fileIds: services.fileIds,
+    webAppPage: (req, page) => webAppPageUrl(options.webApp, req.headers.host, page),
     authenticate: async (req) => {
       const outcome = await authentication.authenticate(req);
       if (outcome.failure !== undefined) throw outcome.failure;

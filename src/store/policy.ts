@@ -113,6 +113,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/nodes/:id/shares': user('member'),
   'POST /api/nodes/:id/shares': guarded('member', SHARES),
   'GET /api/shares': user(),
+  'PUT /api/shares/:share_uuid': guarded('member', SHARES),
   'DELETE /api/shares/:share_uuid': guarded('member', SHARES),
   'GET /api/pending_shares': user('approver'),
   'GET /api/nodes/:id/approvals': user(),
@@ -201,6 +202,14 @@ export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close
   listGroups: 'GET /api/groups',
   groupWebdrive: 'GET /api/groups/:group_uuid/webdrive',
   groupUsage: 'GET /api/groups/:group_uuid',
+  listMyShares: 'GET /api/shares',
+  createLink: 'POST /api/nodes/:id/shares',
+  updateLink: 'PUT /api/shares/:share_uuid',
+  removeShare: 'DELETE /api/shares/:share_uuid',
+  shareCopyWith: 'POST /api/nodes/:id',
+  listMyRequests: 'GET /api/my_pending_shares',
+  withdrawRequest: 'DELETE /api/my_pending_shares/:pending_uuid',
+  listOrgUsers: 'GET /api/users',
 };
 
 export type StoreOperation = keyof typeof OPERATION_ROUTES;

@@ -11,7 +11,7 @@
  * `cloud/capabilities` and `config` are public, as in Nextcloud (the desktop's wizard reads the
  * capabilities before it has credentials): they say the same to everyone and cost no store call.
  *
- * Must not: advertise what driveway does not do (no notify_push, bulk upload, sharing API,
+ * Must not: advertise what driveway does not do (no notify_push, bulk upload,
  * end-to-end encryption); answer another user's data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -23,6 +23,7 @@ import { UNLIMITED_AVAILABLE_BYTES } from '../tree/grants.js';
 import { OcsRefusal, type EndpointCall, type NextcloudDoorOptions, type OcsEndpoint, type OcsMethod } from './ocs-endpoint.js';
 import { OCS_NOT_FOUND, OCS_NOT_LOGGED_IN, ocsFormatOf, renderOcs, type OcsResult, type OcsValue, type OcsVersion } from './ocs-envelope.js';
 import { ocsVersion, PRODUCT_NAME, serverStatus, STATUS_PATH } from './status.js';
+import { sharingCapability, sharingEndpoints } from './sharing.js';
 
 /** A request for this door: status.php, or an OCS endpoint of one version. */
 export type NextcloudRoute = { kind: 'status' } | { kind: 'ocs'; version: OcsVersion; endpoint: string; query: URLSearchParams };
@@ -50,6 +51,7 @@ export function capabilities(): OcsValue {
       files: { bigfilechunking: true, undelete: true, versioning: true },
       checksums: { supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' },
       uploadConflictFiles: false,
+      files_sharing: sharingCapability(),
     },
   };
 }
@@ -129,6 +131,7 @@ const ENDPOINTS: readonly OcsEndpoint[] = [
   { path: '/apps/activity/api/v2/activity/filter', answer: EMPTY_LIST },
   // The desktop's apps menu (OcsNavigationAppsJob), asked at every connection: no web apps here.
   { path: '/core/navigation/apps', answer: EMPTY_LIST },
+  ...sharingEndpoints,
 ];
 
 interface CompiledEndpoint {
