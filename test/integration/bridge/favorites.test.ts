@@ -96,6 +96,10 @@ describe('favorites through the Nextcloud door', () => {
     // Another report, or another rule, is not served.
     const tags = await dav('REPORT', `${files}/`, MANUAL_REPORT.replace('<oc:favorite>1</oc:favorite>', '<oc:systemtag>4</oc:systemtag>'));
     expect(tags.status).toBe(403);
+    // No body, or a report of another kind (RFC 3253's version-tree): 403; anonymous: 401.
+    expect((await dav('REPORT', `${files}/home/Reports/q3.txt`)).status).toBe(403);
+    expect((await dav('REPORT', `${files}/`, '<?xml version="1.0"?><D:version-tree xmlns:D="DAV:"/>')).status).toBe(403);
+    expect((await davRequest(f.davUrl, 'REPORT', `${files}/`, { body: MANUAL_REPORT })).status).toBe(401);
     expect((await dav('PROPPATCH', `${files}/home/Reports/`, favoriteBody(false))).status).toBe(207);
   });
 
