@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeId } from '../../../src/store-client/index.js';
 import { davRequest } from '../../helpers/dav-requests.js';
 import { parseMultistatus, responseFor } from '../../helpers/multistatus.js';
+import { groupAdmin } from '../../helpers/groups.js';
 import { createFolder, uploadFile } from '../../helpers/seed.js';
 import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
@@ -101,6 +102,25 @@ describe('favorites through the Nextcloud door', () => {
     expect((await dav('REPORT', `${files}/`, '<?xml version="1.0"?><D:version-tree xmlns:D="DAV:"/>')).status).toBe(403);
     expect((await davRequest(f.davUrl, 'REPORT', `${files}/`, { body: MANUAL_REPORT })).status).toBe(401);
     expect((await dav('PROPPATCH', `${files}/home/Reports/`, favoriteBody(false))).status).toBe(207);
+  });
+
+  it("lists a star on a group drive's file in the REPORT under groups/<name>/home, read at once after the PROPPATCH", async () => {
+    const ga = groupAdmin(f.client, f.admin);
+    const name = `Crew ${Date.now()}`;
+    const team = await ga.group(name, { quotaBytes: 1_000_000 });
+    await ga.member(team, ada.uuid, { node_permissions: ['read', 'download'] });
+    const writer = await f.newDavUser();
+    await ga.member(team, writer.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
+    await uploadFile(f.client, writer.session, `home:${team}`, 'roster.txt', 'names');
+    const path = `${files}/groups/${encodeURIComponent(name)}/home/roster.txt`;
+    // Read before: the REPORT's listings are cached, the star must show at once all the same.
+    expect(parseMultistatus((await dav('REPORT', `${files}/`, MANUAL_REPORT)).text).map((r) => r.href)).not.toContain(path);
+    // A read-only member may star: a star needs only read.
+    const set = await dav('PROPPATCH', path, favoriteBody(true));
+    expect(responseFor(parseMultistatus(set.text), path).props.get(`{${OC}}favorite`)?.status).toBe(200);
+    expect(parseMultistatus((await dav('REPORT', `${files}/`, MANUAL_REPORT)).text).map((r) => r.href)).toContain(path);
+    expect((await dav('PROPPATCH', path, favoriteBody(false))).status).toBe(207);
+    expect(parseMultistatus((await dav('REPORT', `${files}/`, MANUAL_REPORT)).text).map((r) => r.href)).not.toContain(path);
   });
 
   it('takes the star off with the remove the Android library sends', async () => {
