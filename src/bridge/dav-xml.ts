@@ -256,6 +256,40 @@ export function parsePropfind(body: Buffer | string, limits: XmlLimits = DEFAULT
   return { kind: 'allprop', include };
 }
 
+/** A favorites REPORT (Nextcloud's FilesReportPlugin `oc:filter-files`): the properties asked (allprop when none) and the rules. */
+export interface FilterFilesReport {
+  readonly request: PropfindRequest;
+  /** `<oc:filter-rules><oc:favorite>1</oc:favorite></oc:filter-rules>`: the caller's starred nodes. */
+  readonly favorite: boolean;
+  /** Rules other than oc:favorite (system tags, circles): not served. */
+  readonly otherRules: readonly string[];
+}
+
+const OWNCLOUD_NS = 'http://owncloud.org/ns';
+
+/**
+ * Parses a REPORT body whose root is `oc:filter-files` (the Nextcloud web app's and the
+ * developer manual's favorites listing: docs/client-quirks.md); undefined for any other report.
+ * Throws DavXmlError for a malformed body.
+ */
+export function parseFilterFiles(body: Buffer | string, limits: XmlLimits = DEFAULT_XML_LIMITS): FilterFilesReport | undefined {
+  const root = parseDocument(body, limits);
+  if (root === undefined || root.ns !== OWNCLOUD_NS || root.local !== 'filter-files') return undefined;
+  let props: PropName[] | undefined;
+  let favorite = false;
+  const otherRules: string[] = [];
+  for (const el of childElements(root)) {
+    if (isDav(el, 'prop')) props = propNames(el);
+    else if (el.ns === OWNCLOUD_NS && el.local === 'filter-rules') {
+      for (const rule of childElements(el)) {
+        if (rule.ns === OWNCLOUD_NS && rule.local === 'favorite') favorite = true;
+        else otherRules.push(`{${rule.ns}}${rule.local}`);
+      }
+    }
+  }
+  return { request: props === undefined ? { kind: 'allprop', include: [] } : { kind: 'prop', props }, favorite, otherRules };
+}
+
 export type PropPatchInstruction =
   | {
       readonly op: 'set';

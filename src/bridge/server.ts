@@ -411,8 +411,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     client,
     log,
     absoluteBase: (req) => services.absoluteBase(req),
-    authenticate: authenticateRequest,
     ...(push ? { push: (req: IncomingMessage) => push.capability(services.absoluteBase(req)) } : {}),
+    tree: services.tree,
+    fileIds: services.fileIds,
+    webAppPage: (req, page) => webAppPageUrl(options.webApp, req.headers.host, page),
+    authenticate: authenticateRequest,
   };
   // Every request gets its line (common/access-log.ts): refused, health and DAV alike.
   const accessLog = new AccessLog<IncomingMessage>({ log, enabled: config.log.accessLog, userOf: (req) => authOutcomes.get(req)?.user?.name, metrics: options.metrics, part: 'bridge' });

@@ -163,7 +163,12 @@ export class StoreTree {
 
   /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
   unstar(user: BridgeUser, resource: Resource, signal?: AbortSignal): Promise<void> {
-    return this.trash.unstar(user, resource, signal);
+    return this.trash.setStarred(user, resource, false, signal);
+  }
+
+  /** Sets or takes off the caller's star on a node (Trash.setStarred). */
+  setStarred(user: BridgeUser, resource: Resource, on: boolean): Promise<void> {
+    return this.trash.setStarred(user, resource, on);
   }
 
   /** Moves `source` to `to`, replacing what is there when `overwrite` (Transfers.move). */

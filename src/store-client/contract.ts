@@ -9,6 +9,7 @@ import type { LoginOptions } from './auth.js';
 import type { DownloadOptions } from './download.js';
 import type { ListFolderOptions } from './nodes.js';
 import type { SearchQuery, SearchResult } from './search.js';
+import type { CreatedLink, LinkChanges, LinkInput, OrgUser, ShareLink, ShareRequest } from './shares.js';
 import type {
   Download,
   GroupEntry,
@@ -114,6 +115,26 @@ export interface StoreClient {
   getNotification(s: StoreSession, id: number, signal?: AbortSignal): Promise<NotificationEntry>;
   deleteNotification(s: StoreSession, id: number, signal?: AbortSignal): Promise<void>;
   deleteNotifications(s: StoreSession, signal?: AbortSignal): Promise<void>;
+
+  // h32-share: sharing from the apps (the OCS sharing API: bridge/nextcloud/sharing.ts). Extensions
+  // (docs/extensions.md "Sharing from the apps") but share_copy_with: a server without one answers
+  // not-found (driveway 1.0: `not_implemented`) or a 405, and the bridge answers without it.
+  /** GET /api/shares: the links and private shares the caller made (no tokens). */
+  listMyShares(s: StoreSession, signal?: AbortSignal): Promise<ShareLink[]>;
+  /** POST /api/nodes/{uuid}/shares: a public or upload link, or the approval request it waits in. */
+  createLink(s: StoreSession, node: NodeId, input: LinkInput, signal?: AbortSignal): Promise<CreatedLink>;
+  /** PUT /api/shares/{uuid}: a link's password, expiry, public or upload. */
+  updateLink(s: StoreSession, share: string, changes: LinkChanges, signal?: AbortSignal): Promise<ShareLink>;
+  /** DELETE /api/shares/{uuid}. */
+  removeShare(s: StoreSession, share: string, signal?: AbortSignal): Promise<void>;
+  /** share_copy_with (SPEC): a copy offered to each recipient (UUIDs), or `pendingId` when it waits for an approver. */
+  shareCopyWith(s: StoreSession, node: NodeId, recipients: readonly string[], signal?: AbortSignal): Promise<{ pendingId?: string }>;
+  /** GET /api/my_pending_shares: the caller's share requests, pending and decided. */
+  listMyRequests(s: StoreSession, signal?: AbortSignal): Promise<ShareRequest[]>;
+  /** DELETE /api/my_pending_shares/{uuid}: withdraws a pending request. */
+  withdrawRequest(s: StoreSession, request: string, signal?: AbortSignal): Promise<void>;
+  /** GET /api/users?format=short_active: the caller's organization's active users, to name a recipient. */
+  listOrgUsers(s: StoreSession, signal?: AbortSignal): Promise<OrgUser[]>;
 }
 
 export { NO_FILE_ACCESS_KEY, StoreError, classify, type StoreErrorKind } from './errors.js';
@@ -121,4 +142,5 @@ export type { LoginOptions, RelayedClient } from './auth.js';
 export type { DownloadOptions } from './download.js';
 export type { ListFolderOptions } from './nodes.js';
 export type { SearchCondition, SearchHit, SearchQuery, SearchResult } from './search.js';
+export type { CreatedLink, LinkChanges, LinkInput, OrgUser, ShareLink, ShareRequest } from './shares.js';
 export * from './types.js';

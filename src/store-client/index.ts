@@ -12,6 +12,7 @@ import { StoreHttp, type HttpOptions } from './http.js';
 import * as nodes from './nodes.js';
 import { search } from './search.js';
 import * as notifications from './notifications.js';
+import * as shares from './shares.js';
 import * as uploads from './upload.js';
 import * as user from './user.js';
 import type { NewUser, NodeId, StoreSession, UploadResult, UserUpdate } from './types.js';
@@ -65,6 +66,14 @@ export function createStoreClient(baseUrl: string, options: HttpOptions = {}): H
     listGroups: (s, signal) => groups.listGroups(http, s, signal),
     groupWebdrive: (s, groupId, signal) => groups.groupWebdrive(http, s, groupId, signal),
     groupUsage: (s, groupId, signal) => groups.groupUsage(http, s, groupId, signal),
+    listMyShares: (s, signal) => shares.listMyShares(http, s, signal),
+    createLink: (s, node, input, signal) => shares.createLink(http, s, node, input, signal),
+    updateLink: (s, share, changes, signal) => shares.updateLink(http, s, share, changes, signal),
+    removeShare: (s, share, signal) => shares.removeShare(http, s, share, signal),
+    shareCopyWith: (s, node, recipients, signal) => shares.shareCopyWith(http, s, node, recipients, signal),
+    listMyRequests: (s, signal) => shares.listMyRequests(http, s, signal),
+    withdrawRequest: (s, request, signal) => shares.withdrawRequest(http, s, request, signal),
+    listOrgUsers: (s, signal) => shares.listOrgUsers(http, s, signal),
     createUser: (s, input, orgId) => admin.createUser(http, s, input, orgId),
     updateUser: (s, userId, patch) => admin.updateUser(http, s, userId, patch),
     close: () => http.close(),

@@ -196,8 +196,6 @@ export const moveInto = (http: StoreHttp, s: StoreSession, node: NodeId, folder:
   postOperation(http, s, node, { move_to: folder }, 'nodes.moveInto', signal);
 export const copyInto = (http: StoreHttp, s: StoreSession, node: NodeId, folder: NodeId, signal?: AbortSignal) =>
   postOperation(http, s, node, { copy_to: folder }, 'nodes.copyInto', signal);
-export const shareCopyWith = (http: StoreHttp, s: StoreSession, node: NodeId, recipients: string[], signal?: AbortSignal) =>
-  postOperation(http, s, node, { share_copy_with: recipients }, 'nodes.shareCopyWith', signal);
 
 /** The header driveway's DELETE answers with: `for-good` or `trash` (docs/extensions.md "Trash and revisions from a client"). */
 export const DELETED_HEADER = 'x-driveway-deleted';

@@ -47,6 +47,8 @@ export type ErrorCode =
   | 'approver_exists'      // 409: the user approves that share type of the workspace already
   | 'node_gone'            // 409: approving a request whose node was deleted for good
   | 'requester_lacks_permission' // 409: approving a request whose requester may no longer make that share
+  | 'not_a_link'           // 409: changing a link's password, expiry or mode on a private share
+  | 'approval_required'    // 409: changing a link whose type waits for an approver on its workspace
   | 'link_expired'         // 410: a public or upload link past its `expires`
   | 'upload_token_expired' // 410: upload token older than its lifetime
   | 'upload_token_used'    // 410: upload token presented before, or unknown

@@ -30,6 +30,10 @@ import { deleteNode, listFolder, myAccess, nodeDetails, nodeDetailsByFileId, nod
 import { getProfile } from './ops/profile.js';
 import { deleteMyNotification, deleteMyNotifications, getMyNotification, listMyNotifications } from './ops/notification-inbox.js';
 import { toNotificationEntry } from '../store-client/notifications.js';
+import { createShare, listMyShares, removeShare, updateShare } from './ops/shares.js';
+import { listMyPendingShares, withdrawShare } from './ops/approvals.js';
+import { listUsers } from './ops/users-directory.js';
+import { linkBody, toCreatedLink, toShareLink, toShareRequest } from '../store-client/shares.js';
 import { listRevisionsOf, restoreRevision, reviseFrom } from './ops/revise.js';
 import { restoreFromTrash, setSkipTrashOf } from './ops/trash.js';
 import { storeFile, storeWholeFile, uploadName, uploadTarget } from './ops/upload.js';
@@ -158,6 +162,22 @@ export function createLocalClient(ctx: StoreContext, options: LocalClientOptions
       as('deleteNotifications', 'notifications.deleteAll', s, async (caller) => {
         await deleteMyNotifications(ctx, caller);
       }),
+    listMyShares: (s) => as('listMyShares', 'shares.list', s, async (caller) => (await listMyShares(ctx, caller)).map(toShareLink)),
+    createLink: (s, node, input) => as('createLink', 'shares.create', s, async (caller) => toCreatedLink({ ...(await createShare(ctx, caller, node, linkBody(input))) })),
+    updateLink: (s, share, changes) => as('updateLink', 'shares.update', s, async (caller) => toShareLink(await updateShare(ctx, caller, share, linkBody(changes)))),
+    removeShare: (s, share) => as('removeShare', 'shares.remove', s, (caller) => removeShare(ctx, caller, share)),
+    shareCopyWith: (s, node, recipients) =>
+      as('shareCopyWith', 'nodes.shareCopyWith', s, async (caller) => {
+        const { pendingUuid } = await nodeOperation(ctx, caller, node, { share_copy_with: recipients });
+        return pendingUuid === undefined ? {} : { pendingId: pendingUuid };
+      }),
+    listMyRequests: (s) => as('listMyRequests', 'approvals.mine', s, async (caller) => (await listMyPendingShares(ctx, caller)).map(toShareRequest)),
+    withdrawRequest: (s, request) =>
+      as('withdrawRequest', 'approvals.withdraw', s, async (caller) => {
+        await withdrawShare(ctx, caller, request);
+      }),
+    listOrgUsers: (s) =>
+      as('listOrgUsers', 'users.list', s, async (caller) => (await listUsers(ctx, caller, { format: 'short_active' })).map((u) => ({ id: u.uuid, fullname: u.fullname, email: u.email }))),
   };
 
   /**

@@ -120,6 +120,7 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'GET /api/nodes/:id/shares': user('member'),
   'POST /api/nodes/:id/shares': guarded('member', SHARES),
   'GET /api/shares': user(),
+  'PUT /api/shares/:share_uuid': guarded('member', SHARES),
   'DELETE /api/shares/:share_uuid': guarded('member', SHARES),
   'GET /api/pending_shares': user('approver'),
   'GET /api/nodes/:id/approvals': user(),
@@ -214,6 +215,14 @@ export const OPERATION_ROUTES: Readonly<Record<Exclude<keyof StoreClient, 'close
   getNotification: 'GET /api/notifications/:id',
   deleteNotification: 'DELETE /api/notifications/:id',
   deleteNotifications: 'DELETE /api/notifications',
+  listMyShares: 'GET /api/shares',
+  createLink: 'POST /api/nodes/:id/shares',
+  updateLink: 'PUT /api/shares/:share_uuid',
+  removeShare: 'DELETE /api/shares/:share_uuid',
+  shareCopyWith: 'POST /api/nodes/:id',
+  listMyRequests: 'GET /api/my_pending_shares',
+  withdrawRequest: 'DELETE /api/my_pending_shares/:pending_uuid',
+  listOrgUsers: 'GET /api/users',
 };
 
 export type StoreOperation = keyof typeof OPERATION_ROUTES;

@@ -150,6 +150,9 @@ const conflict = (msg: string, code = 'name_conflict'): Refusal => new Refusal(4
 const invalid = (msg: string, code = 'invalid_request'): Refusal => new Refusal(400, code, msg);
 const quotaExceeded = (): Refusal => new Refusal(507, 'quota_exceeded', 'disk quota exceeded');
 const unauthenticated = (): Refusal => new Refusal(401, 'unauthenticated', 'invalid, expired or revoked token');
+const absent = (): never => {
+  throw new Refusal(404, 'not_implemented', 'no such endpoint in this store');
+};
 
 /** Methods (and their client operation names) a 1.0 store lacks. */
 const EDITION_3: Partial<Record<Method, true>> = {
@@ -205,6 +208,14 @@ const OPERATIONS: Record<Method, string> = {
   getNotification: 'notifications.get',
   deleteNotification: 'notifications.delete',
   deleteNotifications: 'notifications.deleteAll',
+  listMyShares: 'shares.list',
+  createLink: 'shares.create',
+  updateLink: 'shares.update',
+  removeShare: 'shares.remove',
+  shareCopyWith: 'nodes.shareCopyWith',
+  listMyRequests: 'approvals.mine',
+  withdrawRequest: 'approvals.withdraw',
+  listOrgUsers: 'users.list',
 };
 
 function nameProblem(name: string): string | undefined {
@@ -859,6 +870,15 @@ export class MemoryStore {
       getNotification: as('getNotification', () => lacking()),
       deleteNotification: as('deleteNotification', () => lacking()),
       deleteNotifications: as('deleteNotifications', () => lacking()),
+      // No sharing here: a store without these endpoints, as the bridge's OCS sharing API meets a foreign one.
+      listMyShares: as('listMyShares', () => absent()),
+      createLink: as('createLink', () => absent()),
+      updateLink: as('updateLink', () => absent()),
+      removeShare: as('removeShare', () => absent()),
+      shareCopyWith: as('shareCopyWith', () => absent()),
+      listMyRequests: as('listMyRequests', () => absent()),
+      withdrawRequest: as('withdrawRequest', () => absent()),
+      listOrgUsers: as('listOrgUsers', () => absent()),
     };
   }
 

@@ -9,6 +9,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../common/logger.js';
 import type { StoreClient } from '../../store-client/contract.js';
 import type { BridgeUser } from '../sessions.js';
+import type { FileIds } from '../file-ids.js';
+import type { StoreTree } from '../store-tree.js';
 import type { OcsValue } from './ocs-envelope.js';
 
 export interface NextcloudDoorOptions {
@@ -23,6 +25,11 @@ export interface NextcloudDoorOptions {
   log: Logger;
   /** notify_push's capability for the caller (push.ts), when the bridge serves push. */
   push?: (req: IncomingMessage) => OcsValue;
+  /** The drive's tree and numeric file ids (the sharing API names nodes by path and by file id). */
+  tree: StoreTree;
+  fileIds: FileIds;
+  /** The web app's page at an absolute path, when its place is known (a link's page: `/public/<token>`). */
+  webAppPage?(req: IncomingMessage, page: string): string | undefined;
 }
 
 export type OcsMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -11,8 +11,8 @@
  * `cloud/capabilities` and `config` are public, as in Nextcloud (the desktop's wizard reads the
  * capabilities before it has credentials): they say the same to everyone and cost no store call.
  *
- * Must not: advertise what driveway does not do (no sharing API,
- * end-to-end encryption); answer another user's data.
+ * Must not: advertise what driveway does not do (no end-to-end encryption, activity or user
+ * status); answer another user's data.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserProfile } from '../../store-client/contract.js';
@@ -24,6 +24,7 @@ import { OcsRefusal, type EndpointCall, type NextcloudDoorOptions, type OcsEndpo
 import { OCS_NOT_FOUND, OCS_NOT_LOGGED_IN, ocsFormatOf, renderOcs, type OcsResult, type OcsValue, type OcsVersion } from './ocs-envelope.js';
 import { ocsVersion, PRODUCT_NAME, serverStatus, STATUS_PATH } from './status.js';
 import { NOTIFICATIONS_CAPABILITY, notificationsEndpoints } from './notifications.js';
+import { sharingCapability, sharingEndpoints } from './sharing.js';
 
 /** A request for this door: status.php, or an OCS endpoint of one version. */
 export type NextcloudRoute = { kind: 'status' } | { kind: 'ocs'; version: OcsVersion; endpoint: string; query: URLSearchParams };
@@ -53,6 +54,7 @@ export function capabilities(call?: EndpointCall): OcsValue {
       uploadConflictFiles: false,
       ...(call?.options.push ? { notify_push: call.options.push(call.req) } : {}),
       notifications: NOTIFICATIONS_CAPABILITY,
+      files_sharing: sharingCapability(),
     },
   };
 }
@@ -141,6 +143,7 @@ const ENDPOINTS: readonly OcsEndpoint[] = [
   { path: '/apps/activity/api/v2/activity/filter', answer: EMPTY_LIST },
   // The desktop's apps menu (OcsNavigationAppsJob), asked at every connection: no web apps here.
   { path: '/core/navigation/apps', answer: EMPTY_LIST },
+  ...sharingEndpoints,
 ];
 
 interface CompiledEndpoint {

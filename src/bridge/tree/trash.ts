@@ -9,7 +9,7 @@ import { StoreError, type NodeId, type Removal } from '../../store-client/contra
 import type { KeyedQueue } from '../../common/keyed-queue.js';
 import { appleDoubleOf } from '../../common/side-files.js';
 import { DavStatusError } from '../dav-errors.js';
-import { topLevelOfId } from '../namespace.js';
+import { siblingTopId, topLevelOfId } from '../namespace.js';
 import type { BridgeUser } from '../sessions.js';
 import { withSession, type TreeContext } from './context.js';
 import type { Grants } from './grants.js';
@@ -111,10 +111,18 @@ export class Trash {
     this.ctx.cache.forget(trashKeyOf(user, topId));
   }
 
-  /** Takes the caller's star off a node (DELETE of an entry of `favorites`); the node stays. */
-  async unstar(user: BridgeUser, resource: Resource, signal?: AbortSignal): Promise<void> {
-    await withSession(user, (s) => this.ctx.client.setStarred(s, resource.entry.id, false, signal));
+  /**
+   * Sets or takes off the caller's star on a node (PROPPATCH of oc:favorite; DELETE of an entry
+   * of `favorites` takes it off, the node stays). The listings showing it are re-read: its
+   * folder's (forgotten for every user: a star is per user, so no one's listing is patched with
+   * another's) and the caller's `favorites` (a group's node: the group's too).
+   */
+  async setStarred(user: BridgeUser, resource: Resource, on: boolean, signal?: AbortSignal): Promise<void> {
+    await withSession(user, (s) => this.ctx.client.setStarred(s, resource.entry.id, on, signal));
     if (resource.parent) this.ctx.cache.forget(resource.parent.key);
+    this.ctx.cache.forget(folderKeyOf(user, 'favorites' as NodeId));
+    // A group's node is listed in the group's `favorites:<group>`.
+    if (resource.top) this.ctx.cache.forget(folderKeyOf(user, siblingTopId(resource.top.id, 'favorites')));
   }
 
   /**

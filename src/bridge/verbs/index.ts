@@ -11,6 +11,7 @@ import { propfind } from './propfind.js';
 import { proppatch } from './proppatch.js';
 import { put } from './put.js';
 import { search } from './search.js';
+import { report } from './report.js';
 import { unlock } from './unlock.js';
 
 export const verbHandlers: Record<string, VerbHandler> = {
@@ -27,4 +28,5 @@ export const verbHandlers: Record<string, VerbHandler> = {
   MOVE: move,
   COPY: copy,
   SEARCH: search,
+  REPORT: report,
 };

@@ -63,6 +63,13 @@ export const FASTMAIL_NS = 'ME:';
 export const NC_NS = 'http://nextcloud.org/ns';
 
 /**
+ * Nextcloud's favorite mark (its TagsPlugin): `1` when the caller starred the node in the store
+ * (NodeEntry.isStarred, the web app's Favorites), `0` otherwise; set by PROPPATCH. Shown only
+ * when asked by name, as Nextcloud does: never in allprop or propname.
+ */
+export const OC_FAVORITE = { ns: OC_NS, local: 'favorite' } as const satisfies PropName;
+
+/**
  * Live properties outside DAV: that sync clients read (docs/extensions.md "Checksums"): the
  * latest revision's checksums as ownCloud writes them (`SHA1:<hex> MD5:<hex>`, rclone's
  * owncloud/nextcloud vendors) and as Fastmail does (rclone's fastmail vendor), the node UUID,
@@ -82,6 +89,7 @@ const CLIENT_PROPERTIES = {
   'nc:trashbin-original-location': { ns: NC_NS, local: 'trashbin-original-location' },
   'nc:trashbin-deletion-time': { ns: NC_NS, local: 'trashbin-deletion-time' },
   'nc:has-preview': { ns: NC_NS, local: 'has-preview' },
+  'oc:favorite': OC_FAVORITE,
 } as const satisfies Record<string, PropName>;
 type ClientProperty = keyof typeof CLIENT_PROPERTIES;
 const CLIENT_PROPERTY_NAMES = Object.keys(CLIENT_PROPERTIES) as ClientProperty[];
@@ -100,8 +108,8 @@ const NAMES = new Map<LiveProperty, PropName>([
   ...LIVE_PROPERTIES.map((local): [LiveProperty, PropName] => [local, { ns: DAV_NS, local }]),
   ...CLIENT_PROPERTY_NAMES.map((p): [LiveProperty, PropName] => [p, CLIENT_PROPERTIES[p]]),
 ]);
-/** Every live property, as propname lists them. */
-const ALL_LIVE: readonly LiveProperty[] = [...LIVE_PROPERTIES, ...CLIENT_PROPERTY_NAMES];
+/** Every live property, as propname lists them (oc:favorite only when asked: OC_FAVORITE). */
+const ALL_LIVE: readonly LiveProperty[] = [...LIVE_PROPERTIES, ...CLIENT_PROPERTY_NAMES.filter((p) => p !== 'oc:favorite')];
 
 function nameOf(prop: LiveProperty): PropName {
   return NAMES.get(prop) as PropName;
@@ -114,8 +122,8 @@ function nameOf(prop: LiveProperty): PropName {
  */
 const ALLPROP: readonly LiveProperty[] = [
   ...LIVE_PROPERTIES.filter((p) => p !== 'quota-available-bytes' && p !== 'quota-used-bytes' && p !== 'current-user-privilege-set'),
-  // nc:has-preview only when asked (the apps ask it by name): not in every listing's weight.
-  ...CLIENT_PROPERTY_NAMES.filter((p) => p !== 'nc:has-preview'),
+  // nc:has-preview and oc:favorite only when asked (the apps ask them by name): not in every listing's weight.
+  ...CLIENT_PROPERTY_NAMES.filter((p) => p !== 'nc:has-preview' && p !== 'oc:favorite'),
 ];
 
 /** Windows' attribute bits (urn:schemas-microsoft-com: Win32FileAttributes, hex): read-only, directory, archive. */
@@ -286,6 +294,16 @@ export async function writeResources(
   const writer = new MultistatusWriter();
   for (const item of items) writeResponse(writer, request, wanted, sources, item.resource, item.href, item.name);
   return writer;
+}
+
+/** The multistatus body of `request` over `resources` (writeResources, as bytes: the favorites REPORT's answer). */
+export async function multistatusOf(
+  ctx: DavContext,
+  request: PropfindRequest,
+  resources: readonly AnsweredResource[],
+  shown: { quota?: Quota | undefined; locks?: LockView | undefined } = {},
+): Promise<Buffer> {
+  return Buffer.from((await writeResources(ctx, request, resources, shown)).toString(), 'utf8');
 }
 
 /**
@@ -575,6 +593,8 @@ function liveValue(prop: LiveProperty, resource: Resource, displayName: string, 
       const granted = sources.privileges?.get(keyOf(resource));
       return granted ? { name: nameOf(prop), text: ocPermissions(resource, granted, sources.sharing?.get(keyOf(resource)) === true) } : undefined;
     }
+    case 'oc:favorite':
+      return { name: nameOf(prop), text: resource.kind === 'node' && entry.isStarred ? '1' : '0' };
     case 'nc:is-mount-root':
       return isMountRoot(resource) ? { name: nameOf(prop), text: 'true' } : undefined;
     case 'nc:trashbin-filename': {

@@ -16,7 +16,12 @@
  * that is answered 200 and never stored either: the hashes are the server's to publish. It is
  * verified against the file's checksums when the store publishes them: a claim that names
  * another content answers 409, so nothing is applied (common/oc-checksum.ts decides).
- * Never calls the store beyond resolving the path.
+ * `oc:favorite` (Nextcloud's TagsPlugin; the Android library's ToggleFavoriteRemoteOperation sets
+ * `1` and removes it to take it off) is the caller's star in the store (StoreClient.setStarred),
+ * never a dead property: it needs only what the store's `starred` needs (read), so alone it asks
+ * no write privilege and no lock; the root, a made-up collection or a drive itself answer 403 in
+ * its propstat, as does the store's refusal. Beyond resolving the path, the store is called only
+ * for the star and the skip-trash mark.
  *
  * Needs write-properties, i.e. `write` on the node (the root, virtual collections and derived
  * views: never). Properties count against the per-node and per-owner limits of
@@ -30,7 +35,8 @@ import { DeadPropertyLimitError, parseDateProperty, parseLastModified, type Dead
 import { encodeHref } from '../href.js';
 import { budgetOwnerOf } from '../store-tree.js';
 import type { VerbHandler } from '../request/context.js';
-import { isLiveProperty } from './propfind.js';
+import { isLiveProperty, OC_FAVORITE } from './propfind.js';
+import { StoreError } from '../../store-client/contract.js';
 import { checkWrite, requirePrivilege, STORE_GUARDS } from '../request/preconditions.js';
 import { sendXml } from '../request/respond.js';
 
@@ -80,6 +86,26 @@ function isOcChecksums(name: PropName): boolean {
   return name.ns === OWNCLOUD_NS && name.local === 'checksums';
 }
 
+/** Nextcloud's favorite mark (propfind.ts OC_FAVORITE): the store's star, never a dead property. */
+function isFavorite(name: PropName): boolean {
+  return name.ns === OC_FAVORITE.ns && name.local === OC_FAVORITE.local;
+}
+
+/**
+ * The star the instructions leave: on, off, or undefined when they do not name oc:favorite;
+ * 'invalid' for a value other than 1/0/true/false (Nextcloud's TagsPlugin reads `(int)$value`,
+ * its clients send `1` and `0`).
+ */
+function favoriteOf(instructions: readonly PropPatchInstruction[]): boolean | 'invalid' | undefined {
+  let star: boolean | 'invalid' | undefined;
+  for (const instruction of instructions) {
+    if (!isFavorite(instruction.name)) continue;
+    const value = instruction.op === 'remove' ? '0' : instruction.text.trim().toLowerCase();
+    star = value === '1' || value === 'true' ? true : value === '0' || value === 'false' || value === '' ? false : 'invalid';
+  }
+  return star;
+}
+
 /** What PROPPATCH answers for one instruction before anything is applied. */
 function statusOf(instruction: PropPatchInstruction, checksums: FileChecksums | undefined): number {
   if (isLiveProperty(instruction.name)) return 403;
@@ -101,8 +127,13 @@ export const proppatch: VerbHandler = async (ctx) => {
   const { tree, props } = ctx.services;
   const resource = await tree.tryStat(user, ctx.path);
   if (!resource) throw new DavStatusError(404, 'no such resource');
-  await requirePrivilege(ctx, resource, 'write');
-  await checkWrite(ctx, { path: resource.path, resource, chain: resource.chain });
+  // A star is the caller's own mark, not a change to the node: reading it is enough (the store's
+  // rule for `starred`), so a PROPPATCH of oc:favorite alone needs no write and takes no lock.
+  const starOnly = instructions.length > 0 && instructions.every((i) => isFavorite(i.name));
+  if (!starOnly) {
+    await requirePrivilege(ctx, resource, 'write');
+    await checkWrite(ctx, { path: resource.path, resource, chain: resource.chain });
+  }
 
   // One outcome per property name, in the order first named; a later instruction for the same
   // name replaces the earlier one's effect (RFC 4918 §9.2: instructions apply in document order).
@@ -125,12 +156,29 @@ export const proppatch: VerbHandler = async (ctx) => {
     if (mark === 'invalid' || resource.entry.kind !== 'folder') markOutcome.status = 409;
     else await requirePrivilege(ctx, resource, 'delete', STORE_GUARDS);
   }
+  const star = favoriteOf(instructions);
+  const starOutcome = outcomes.get(propKey(OC_FAVORITE));
+  // Only a node can be starred: not the root, a made-up collection or a drive itself.
+  if (star !== undefined && starOutcome) starOutcome.status = star === 'invalid' ? 409 : resource.kind === 'node' ? starOutcome.status : 403;
+  let previousStar: boolean | undefined;
+  if (typeof star === 'boolean' && starOutcome && [...outcomes.values()].every((o) => o.status === 200)) {
+    // The store decides who may star what (it needs `read`): its refusal is the property's 403, nothing changed.
+    try {
+      await tree.setStarred(user, resource, star);
+      previousStar = resource.entry.isStarred;
+    } catch (err) {
+      if (!(err instanceof StoreError) || (err.kind !== 'forbidden' && err.kind !== 'not-found')) throw err;
+      starOutcome.status = 403;
+    }
+  }
   let previousMark: boolean | undefined;
   if (typeof mark === 'boolean' && markOutcome && [...outcomes.values()].every((o) => o.status === 200)) {
     // The store takes the mark first: a refusal there leaves everything as it was.
     const outcome = await tree.setSkipTrash(user, resource, mark);
     previousMark = outcome.previous;
     if (outcome.status !== 200) markOutcome.status = outcome.status;
+    // The mark refused: the star goes back, nothing of this PROPPATCH is applied.
+    if (outcome.status !== 200 && previousStar !== undefined && previousStar !== star) await tree.setStarred(user, resource, previousStar);
   }
   if ([...outcomes.values()].every((o) => o.status === 200)) {
     try {
@@ -142,6 +190,7 @@ export const proppatch: VerbHandler = async (ctx) => {
       if (!(err instanceof DeadPropertyLimitError)) throw err;
       // The mark goes back to what it was: nothing of this PROPPATCH is applied.
       if (previousMark !== undefined) await tree.setSkipTrash(user, resource, previousMark);
+      if (previousStar !== undefined && previousStar !== star) await tree.setStarred(user, resource, previousStar);
       ctx.log.info({ limit: err.kind, owner: budgetOwnerOf(user, resource) }, 'PROPPATCH refused: dead property limit');
       // Nothing was stored: the properties being set could not fit (507, RFC 4918 §9.2.1).
       for (const o of outcomes.values()) o.status = o.op === 'set' ? 507 : 424;
@@ -175,7 +224,7 @@ export const proppatch: VerbHandler = async (ctx) => {
  */
 function toChange(instruction: PropPatchInstruction): DeadPropertyChange {
   const { ns, local } = instruction.name;
-  if (isLastModified(instruction.name) || isOcChecksums(instruction.name)) return { op: 'remove', ns, local };
+  if (isLastModified(instruction.name) || isOcChecksums(instruction.name) || isFavorite(instruction.name)) return { op: 'remove', ns, local };
   return instruction.op === 'set' ? { op: 'set', ns, local, xml: instruction.xml } : { op: 'remove', ns, local };
 }
 

@@ -20,13 +20,14 @@ import {
   recipientsOf,
   sharesByCreator,
   sharesOfNode,
+  updateLink,
   type LinkType,
   type ShareRow,
 } from '../storage/shares.js';
 import { getNode, isUuid, type NodeRow, orgOfOwner } from '../storage/nodes.js';
 import { conflict, invalid, notFound } from '../envelope.js';
 import { hashPassword } from '../passwords.js';
-import { createLinkSchema, type ShareRecord } from '../schemas/shares.js';
+import { createLinkSchema, updateLinkSchema, type ShareRecord } from '../schemas/shares.js';
 import type { AuthenticatedUser } from '../sessions.js';
 import { parseInput } from './input.js';
 import { recipientInOrg, recipientRecord, resolveRecipients, type RecipientRecord } from './recipients.js';
@@ -201,5 +202,42 @@ export async function removeShare(ctx: StoreContext, caller: AuthenticatedUser, 
     if (!share || !node || !(await accessTo(tx, caller, node)).visible) throw shareNotFound();
     await assertSharePermission(tx, caller, node, PERMISSION[share.type].delete);
     await deleteShare(tx, share.uuid);
+  });
+}
+
+/**
+ * PUT /api/shares/{uuid}: changes a link's password and expiry (null removes one) and whether it
+ * reads or takes uploads. 404 unless the caller sees the node; 409 `not_a_link` for a private
+ * share. Managing a link needs what making it of its (new) type needs, checked by the same
+ * function (admitLinkSource: the share permission, what the link gives held of one's own, a
+ * shareable node; an upload link a folder). A link of a type that waits for approval on its
+ * node's workspace is not changed here (409 `approval_required`): an approver approved it as it
+ * was, so a changed one is a new request (make a new link). One transaction, after the password
+ * is hashed; the token stays.
+ */
+export async function updateShare(ctx: StoreContext, caller: AuthenticatedUser, shareUuid: string, body: unknown): Promise<ShareRecord> {
+  const input = parseInput(updateLinkSchema, body);
+  const { storage: { sql }, clock, config } = ctx;
+  if (typeof input.expires === 'number' && input.expires <= clock.now()) throw invalid('expires: must be in the future');
+  const passwordHash = typeof input.password === 'string' ? await hashPassword(input.password, config.store.scryptCost) : input.password;
+  return await sql.transaction(async (tx) => {
+    const txCtx = withSql(ctx, tx);
+    const share = isUuid(shareUuid) ? await getShare(tx, shareUuid.toLowerCase()) : undefined;
+    const node = share && (await getNode(tx, share.node_uuid));
+    if (!share || !node || !(await accessTo(tx, caller, node)).visible) throw shareNotFound();
+    if (share.type === 'private') throw conflict('a private share has no password, expiry or upload mode to change', 'not_a_link');
+    const type = input.type ?? share.type;
+    const current = await admitLinkSource(tx, caller, node.uuid, type, false);
+    if (type === 'upload' && current.type !== 'Dir') throw conflict('an upload link needs a folder', 'not_a_folder');
+    if (await mustAwaitApproval(tx, config.store.edition, current, type)) {
+      throw conflict(`a ${type} link on this workspace waits for an approver: make a new link instead of changing this one`, 'approval_required');
+    }
+    const fields = {
+      type,
+      password_hash: passwordHash === undefined ? share.password_hash : passwordHash,
+      expires: input.expires === undefined ? share.expires : input.expires,
+    };
+    await updateLink(tx, share.uuid, fields);
+    return shareRecord(txCtx, { ...share, ...fields }, current);
   });
 }

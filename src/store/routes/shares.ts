@@ -3,6 +3,7 @@
  *   POST   /api/nodes/{uuid}/shares   create a public link, private share or upload link
  *   GET    /api/nodes/{uuid}/shares   the node's shares
  *   GET    /api/shares                the shares the caller made
+ *   PUT    /api/shares/{share_uuid}   change a link's password, expiry, public or upload
  *   DELETE /api/shares/{share_uuid}   remove one
  * Thin: parse the path, call ops/shares.ts, write the envelope. The links themselves are
  * served by routes/public.ts.
@@ -11,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { callerOf, requestOrigin } from '../request-context.js';
 import type { StoreContext } from '../context.js';
 import { success } from '../envelope.js';
-import { createShare, listMyShares, listNodeShares, removeShare } from '../ops/shares.js';
+import { createShare, listMyShares, listNodeShares, removeShare, updateShare } from '../ops/shares.js';
 import { pathParam } from './params.js';
 
 export async function shareRoutes(app: FastifyInstance, ctx: StoreContext): Promise<void> {
@@ -34,6 +35,8 @@ export async function shareRoutes(app: FastifyInstance, ctx: StoreContext): Prom
   app.get('/api/nodes/:id/shares', async (request) => success('shares of the node', await listNodeShares(ctx, callerOf(request), node(request))));
 
   app.get('/api/shares', async (request) => success('your shares', await listMyShares(ctx, callerOf(request))));
+
+  app.put('/api/shares/:share_uuid', async (request) => success('share changed', await updateShare(ctx, callerOf(request), share(request), request.body)));
 
   app.delete('/api/shares/:share_uuid', async (request) => {
     await removeShare(ctx, callerOf(request), share(request));

@@ -68,6 +68,16 @@ export const createLinkSchema = z.discriminatedUnion(
 );
 export type CreateLinkInput = z.infer<typeof createLinkSchema>;
 
+/** PUT /api/shares/{share_uuid} (docs/extensions.md): a link's password and expiry (null removes one), and public or upload. */
+export const updateLinkSchema = z
+  .strictObject({
+    type: z.enum(['public', 'upload'], { error: 'type must be "public" or "upload"' }).optional(),
+    password: linkPassword.nullable().optional(),
+    expires: expires.nullable().optional(),
+  })
+  .refine((body) => body.type !== undefined || body.password !== undefined || body.expires !== undefined, { error: 'name at least one of type, password, expires' });
+export type UpdateLinkInput = z.infer<typeof updateLinkSchema>;
+
 /** One element of the pending incoming lists (docs/api.md "Pending incoming share"). */
 export interface PendingIncomingRecord {
   uuid: string;

@@ -61,6 +61,11 @@ export async function recipientsOf(sql: Sql, shareUuid: string): Promise<ShareRe
   return (await sql.all('SELECT * FROM share_recipients WHERE share_uuid = ? ORDER BY recipient_uuid', [shareUuid])) as ShareRecipientRow[];
 }
 
+/** A link's changeable fields (ops/shares.ts updateShare): its type, password hash and expiry. */
+export async function updateLink(sql: Sql, uuid: string, fields: Pick<ShareRow, 'type' | 'password_hash' | 'expires'>): Promise<void> {
+  await sql.run('UPDATE shares SET type = ?, password_hash = ?, expires = ? WHERE uuid = ?', [fields.type, fields.password_hash, fields.expires, uuid]);
+}
+
 export async function deleteShare(sql: Sql, uuid: string): Promise<boolean> {
   return (await sql.run('DELETE FROM shares WHERE uuid = ?', [uuid])).changes > 0;
 }

@@ -90,7 +90,7 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
     expect(caps.checksums).toEqual({ supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' });
     expect(caps.core).toMatchObject({ pollinterval: 30_000, 'webdav-root': 'remote.php/webdav', status: { installed: true, version: '30.0.0.0' } });
     expect(caps.uploadConflictFiles).toBe(false);
-    for (const absent of ['files_sharing', 'user_status', 'activity', 'end-to-end-encryption']) expect(caps).not.toHaveProperty(absent);
+    for (const absent of ['user_status', 'activity', 'end-to-end-encryption']) expect(caps).not.toHaveProperty(absent);
     expect(caps.notifications).toEqual({ 'ocs-endpoints': ['list', 'get', 'delete', 'delete-all'] });
 
     const v2 = await ocs('/ocs/v2.php/cloud/capabilities?format=json', basic(ada.email, ada.password));
@@ -165,7 +165,7 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
     expect(v1.answer.status).toBe(200);
     expect(v1.json.ocs.meta).toMatchObject({ status: 'failure', statuscode: 998 });
     expect(v1.json.ocs.data).toEqual([]);
-    const v2 = await ocs('/ocs/v2.php/apps/files_sharing/api/v1/shares?format=json', ada.auth);
+    const v2 = await ocs('/ocs/v2.php/apps/files_sharing/api/v1/remote_shares?format=json', ada.auth);
     expect(v2.answer.status).toBe(404);
     expect(v2.json.ocs.meta).toMatchObject({ status: 'failure', statuscode: 998 });
     const xml = await get('/ocs/v2.php/apps/nothing');

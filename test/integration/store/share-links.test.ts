@@ -10,6 +10,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestStore } from '../../helpers/start-store.js';
+import type { StoreSession } from '../../../src/store-client/index.js';
 import { createFolder, readDiskUsed, nodeRow, letters, uploadFile, type Seeder, type SeededUser } from '../../helpers/seed.js';
 import { readCountRows, dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../../helpers/groups.js';
 import { as, basic, readChildNames, expectError, fetchRaw, readGroupDiskUsed, multipartFile, readText } from '../../helpers/sharing.js';
@@ -17,11 +18,12 @@ import { as, basic, readChildNames, expectError, fetchRaw, readGroupDiskUsed, mu
 let store: TestStore;
 let seeder: Seeder;
 let ga: GroupAdmin;
+let admin: StoreSession;
 let owner: SeededUser;
 let counter = 0;
 
 beforeAll(async () => {
-  ({ store, seeder, ga } = await startGroupStore());
+  ({ store, seeder, ga, admin } = await startGroupStore());
   owner = await seeder.user('Olive Owner');
 });
 
@@ -311,6 +313,45 @@ describe('creating links: rules', () => {
     for (const uuid of [shared.share_uuid, pub.share_uuid]) expectError(await as(seeder.client, reader, 'DELETE', `/api/shares/${uuid}`), 403, 'forbidden');
     expectError(await as(seeder.client, reader, 'DELETE', '/api/shares/00000000-0000-4000-8000-000000000077'), 404, 'not_found', 'share not found');
     expect(await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE node_uuid = ?', file)).toBe(2);
+  });
+});
+
+describe('changing a link (PUT /api/shares/{uuid})', () => {
+  it('changes the password, the expiry and reading or uploads, the token staying', async () => {
+    const folder = await createFolder(seeder.client, owner.session, 'home', `change ${(counter += 1)}`);
+    const made = await link(owner, folder, { type: 'public', password: 'first secret' });
+    const url = new URL(made.url).pathname;
+    expect((await fetchRaw(store, `${url}?info`)).status).toBe(401);
+    const changed = await dataOf(as(seeder.client, owner, 'PUT', `/api/shares/${made.share_uuid}`, { password: null, expires: Date.now() + 86_400_000 }));
+    expect(changed).toMatchObject({ share_uuid: made.share_uuid, type: 'public', password_protected: false, expires: expect.any(Number) });
+    expect(changed).not.toHaveProperty('token');
+    expect((await fetchRaw(store, `${url}?info`)).status).toBe(200);
+    const upload = await dataOf(as(seeder.client, owner, 'PUT', `/api/shares/${made.share_uuid}`, { type: 'upload', password: 'drop here' }));
+    expect(upload).toMatchObject({ type: 'upload', password_protected: true });
+    expect((await fetchRaw(store, `${url}?info`, { headers: basic('drop here') })).json()).toMatchObject({ data: { type: 'Upload' } });
+  });
+
+  it('refuses what making a link refuses, a private share, another user and a link awaiting approvers, changing nothing', async () => {
+    const file = await uploadFile(seeder.client, owner.session, 'home', `guarded ${(counter += 1)}.txt`, 'guarded');
+    const other = await seeder.user(`Oona Other ${letters(counter)}`);
+    const made = await link(owner, file, { type: 'public' });
+    const shared = await link(owner, file, { type: 'private', recipients: [other.uuid] });
+    const put = (who: SeededUser, uuid: string, body: unknown) => as(seeder.client, who, 'PUT', `/api/shares/${uuid}`, body);
+    expectError(await put(owner, made.share_uuid, {}), 400, 'invalid_request', /at least one/);
+    expectError(await put(owner, made.share_uuid, { expires: 1000 }), 400, 'invalid_request', /future/);
+    expectError(await put(owner, made.share_uuid, { type: 'upload' }), 409, 'not_a_folder');
+    expectError(await put(owner, shared.share_uuid, { password: 'x' }), 409, 'not_a_link');
+    expectError(await put(other, made.share_uuid, { password: 'mine' }), 403, 'forbidden');
+    expectError(await put(other, '00000000-0000-4000-8000-000000000078', { password: 'x' }), 404, 'not_found', 'share not found');
+    const approver = await seeder.user(`Abe Approver ${letters(counter)}`);
+    await dataOf(as(seeder.client, admin, 'POST', `/api/admin/users/${owner.uuid}/approvers`, { approver_id: approver.uuid, share_type: 'public' }));
+    try {
+      expectError(await put(owner, made.share_uuid, { password: 'x' }), 409, 'approval_required', /make a new link/);
+    } finally {
+      await dataOf(as(seeder.client, admin, 'DELETE', `/api/admin/users/${owner.uuid}/approvers/${approver.uuid}/public`));
+    }
+    const row = (await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE uuid = ? AND password_hash IS NULL AND expires IS NULL AND type = ?', made.share_uuid, 'public'));
+    expect(row).toBe(1);
   });
 });
 
