@@ -14,6 +14,9 @@
  * body is written at its own pace and the worker catches up while the part is fsynced; memory
  * stays one 1 MiB read buffer per worker, however far behind it is.
  *
+ * - MD5 later (issue 32): from deferMd5() on, the stream's answer waits for SHA-1 alone and the
+ *   worker computes MD5 in the background, a 1 MiB read at a time between messages, through the
+ *   descriptor it holds (a rename or unlink of the part does not disturb it); later() gives it.
  * - A small pool (cores - 1, at least 1, at most 4), lazily started and unref'd; a stream keeps
  *   one worker. A worker that dies fails its streams (the upload fails, nothing is recorded)
  *   and is replaced at the next use. A part that turns out shorter than staging said (removed
