@@ -33,8 +33,8 @@
  *   3. `curl` GET of a BENCH_FILE_MB file to /dev/null: MB/s (10^6 bytes).
  *   4. `curl -T` PUT of that file under a new name each run: MB/s; the stored size is checked.
  *      Each PUT starts after a `sync` (outside the timing), so none pays for another's writeback.
- *   5. Peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before 3) during 3 and 4; RSS at
- *      idle after a restart is reported too.
+ *   5. Peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before 3 and again before 4) during
+ *      3 and during 4; RSS at idle after a restart is reported too.
  *   6. `curl -r` 1 MiB at 500 MiB (scaled for a smaller file): ms; 206, length and bytes checked.
  *   7. BENCH_SMALL_FILES × 4 KiB into 20 folders: `curl --parallel --parallel-max 4` with a config
  *      file listing the uploads (folders made first with MKCOL), and `rclone copy --transfers 4`
@@ -43,6 +43,10 @@
  *      parent, the PUT and a PROPFIND), so `rclone copy` needs ~35 ms per file from any server
  *      that answers faster: it runs in the first round only (3 rounds would add ~13 minutes).
  *   8. The split deployment of this build against the baseline's on every workload above.
+ *
+ * Issue 32's targets are printed after issue 9's, from the same figures: PUT ≥ 1.2× rclone's
+ * rate, the Range read ≤ 0.8× rclone's time, peak RSS during the GET and during the PUT < 150 MiB
+ * (`BENCH_ONLY=5,6` runs just those workloads).
  *
  * Every workload runs BENCH_ROUNDS rounds; each round runs every system once, in an order that
  * rotates per round, and the tables give medians with min and max, the ratio of driveway to each
@@ -417,6 +421,9 @@ interface Results {
   /** MiB by role. */
   idleRss: BySystem<Record<string, number>>;
   peakRss: BySystem<Record<string, number>>;
+  /** Peak RSS during 3 alone and during 4 alone (issue 32's target). */
+  peakGetRss: BySystem<Record<string, number>>;
+  peakPutRss: BySystem<Record<string, number>>;
   isPeakReset: boolean;
   wrong: string[];
   notes: string[];
@@ -425,7 +432,7 @@ interface Results {
 function emptyResults(): Results {
   const perMetric = <T>(): Record<MetricKey, BySystem<T>> =>
     Object.fromEntries(Object.keys(METRICS).map((key) => [key, {}])) as Record<MetricKey, BySystem<T>>;
-  return { samples: perMetric(), cpu: perMetric(), idleRss: {}, peakRss: {}, isPeakReset: true, wrong: [], notes: [] };
+  return { samples: perMetric(), cpu: perMetric(), idleRss: {}, peakRss: {}, peakGetRss: {}, peakPutRss: {}, isPeakReset: true, wrong: [], notes: [] };
 }
 
 function record(world: World, metric: MetricKey, system: ServedSystem, value: number): void {
@@ -794,10 +801,19 @@ async function main(): Promise<void> {
     if (settings.workloads.has(1)) await benchPropfindMany(world);
     if (settings.workloads.has(2)) await benchPropfindLoad(world);
     if (settings.workloads.has(3) || settings.workloads.has(4)) {
-      for (const s of world.systems) for (const { pid } of s.processes()) if (!resetPeakRss(pid)) results.isPeakReset = false;
-      if (settings.workloads.has(3)) await benchGet(world);
-      if (settings.workloads.has(4)) await benchPut(world);
-      for (const s of world.systems) results.peakRss[s.key] = memoryByRole(s, 'VmHWM');
+      // Issue 32 judges the GET's and the PUT's peaks apart: reset before each, the larger is 5's.
+      const phase = async (into: BySystem<Record<string, number>>, work: (w: World) => Promise<void>): Promise<void> => {
+        for (const s of world.systems) for (const { pid } of s.processes()) if (!resetPeakRss(pid)) results.isPeakReset = false;
+        await work(world);
+        for (const s of world.systems) into[s.key] = memoryByRole(s, 'VmHWM');
+      };
+      if (settings.workloads.has(3)) await phase(results.peakGetRss, benchGet);
+      if (settings.workloads.has(4)) await phase(results.peakPutRss, benchPut);
+      for (const s of world.systems) {
+        const both: Record<string, number> = {};
+        for (const byRole of [results.peakGetRss[s.key], results.peakPutRss[s.key]]) for (const [role, mib] of Object.entries(byRole ?? {})) both[role] = Math.max(both[role] ?? 0, mib);
+        results.peakRss[s.key] = both;
+      }
       if (!results.isPeakReset) results.notes.push('5: the kernel refused to reset VmHWM (clear_refs): the peaks include the phases before 3.');
     }
     if (settings.workloads.has(6)) await benchRange(world);
@@ -1092,6 +1108,37 @@ function ratioCell(a: number | undefined, b: number | undefined): string {
 }
 
 /** Prints every table; true when a judged target was missed. */
+/**
+ * Issue 32's targets, from the same run: PUT ≥ 1.2× rclone's rate, the Range read ≤ 0.8× rclone's
+ * time, and the peak RSS during the GET and during the PUT each under 150 MiB. True when one is missed.
+ */
+function issue32Targets(world: World): boolean {
+  const { results } = world;
+  const rows: string[][] = [];
+  let isMissed = false;
+  const judge = (what: string, d: number | undefined, peer: number | undefined, bound: string, isMet: boolean | undefined): void => {
+    if (isMet === false) isMissed = true;
+    rows.push([what, fmt(d, 2), fmt(peer, 2), peer === undefined || d === undefined ? 'n/a' : ratioCell(d, peer), bound, isMet === undefined ? 'n/a' : isMet ? 'PASS' : 'MISS']);
+  };
+  const ratioOf = (metric: MetricKey): { d?: number; r?: number; ratio?: number } => {
+    const d = medianOf(world, metric, 'driveway');
+    const r = medianOf(world, metric, 'rclone');
+    return { ...(d !== undefined ? { d } : {}), ...(r !== undefined ? { r } : {}), ...(d !== undefined && r !== undefined && r > 0 ? { ratio: d / r } : {}) };
+  };
+  const put = ratioOf('put');
+  if (put.d !== undefined) judge('PUT (MB/s), ÷ rclone', put.d, put.r, '≥ 1.20×', put.ratio === undefined ? undefined : put.ratio >= 1.2);
+  const range = ratioOf('range');
+  if (range.d !== undefined) judge('Range 1 MiB (ms), ÷ rclone', range.d, range.r, '≤ 0.80×', range.ratio === undefined ? undefined : range.ratio <= 0.8);
+  for (const [what, peaks] of [['peak RSS during the GET (MiB), rclone beside', results.peakGetRss], ['peak RSS during the PUT (MiB), rclone beside', results.peakPutRss]] as const) {
+    const d = sumOf(peaks.driveway);
+    if (d !== undefined) judge(what, d, sumOf(peaks.rclone), '< 150 MiB', d < 150);
+  }
+  if (rows.length === 0) return false;
+  console.log('\nTargets (issue 32): driveway against rclone serve webdav in this run (medians)');
+  printTable(['target', 'driveway', 'rclone', 'driveway ÷ rclone', 'target', 'result'], rows);
+  return isMissed;
+}
+
 function report(world: World, versions: { rclone: string | undefined; apache: string | undefined }): boolean {
   const { settings, results, systems } = world;
   const cpu = os.cpus();
@@ -1160,6 +1207,8 @@ function report(world: World, versions: { rclone: string | undefined; apache: st
       }),
     );
   }
+
+  if (issue32Targets(world)) isMissed = true;
 
   if (system(world, 'split') && system(world, 'baseline')) {
     console.log(`\nTarget 8: the bridge alone against a store over HTTP (two processes), this build ÷ baseline ${world.baselineCommit ?? ''}`);

@@ -117,6 +117,13 @@ export const configSchema = z.strictObject({
        * background backfill (ops/checksum-backfill.ts), across every instance's share; 0: none.
        */
       checksumBackfillPerSec: z.coerce.number().min(0).default(20),
+      /**
+       * An upload of at least this many bytes is answered before its MD5 is known (ops/md5-later.ts:
+       * computed right after the commit; SHA-1 is published meanwhile); 0: MD5 always before the answer.
+       */
+      checksumMd5LaterBytes: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+      /** Background MD5s under way at once; a further one is left to the checksum backfill. */
+      checksumMd5LaterMax: z.coerce.number().int().min(0).default(4),
       /** Failed logins allowed per username and per IP inside the window before 429. */
       loginMaxFailures: z.coerce.number().int().positive().default(10),
       loginWindowSec: z.coerce.number().int().positive().default(900),

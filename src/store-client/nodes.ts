@@ -7,8 +7,9 @@ import { dataEnvelope, dirEntrySchema, nodeDetailsSchema, pathEntrySchema, permi
 import type { FileChecksums, NodeDetails, NodeEntry, NodeId, PathEntry, Removal, RestoredNode, RevisionEntry, StoreSession, UploadResult } from './types.js';
 
 /** A store's checksums in lower case; undefined when it sent none. */
-function checksumsOf(sums: { sha1: string; md5: string } | undefined): FileChecksums | undefined {
-  return sums ? { sha1: sums.sha1.toLowerCase(), md5: sums.md5.toLowerCase() } : undefined;
+function checksumsOf(sums: { sha1: string; md5?: string | undefined } | undefined): FileChecksums | undefined {
+  if (!sums) return undefined;
+  return sums.md5 === undefined ? { sha1: sums.sha1.toLowerCase() } : { sha1: sums.sha1.toLowerCase(), md5: sums.md5.toLowerCase() };
 }
 
 /** A folder's tree version and recursive size, when the store sends them. */
@@ -29,7 +30,7 @@ export function toNodeEntry(row: {
   size?: number | undefined;
   updated?: number | undefined;
   revision?: number | undefined;
-  checksums?: { sha1: string; md5: string } | undefined;
+  checksums?: { sha1: string; md5?: string | undefined } | undefined;
   trashed?: { from_path?: string | null | undefined; name: string; at?: number | null | undefined } | undefined;
   file_id?: number | undefined;
   tree_etag?: string | undefined;
@@ -70,7 +71,7 @@ export function toNodeDetails(d: {
   owner_fullname: string;
   created?: number | undefined;
   updated?: number | undefined;
-  checksums?: { sha1: string; md5: string } | undefined;
+  checksums?: { sha1: string; md5?: string | undefined } | undefined;
   skip_trash?: boolean | undefined;
   file_id?: number | undefined;
   tree_etag?: string | undefined;
@@ -141,7 +142,7 @@ export async function reviseFrom(http: StoreHttp, s: StoreSession, file: NodeId,
 }
 
 /** A revision listing record in the bridge's terms. */
-export function toRevisionEntry(r: { revision: number; size: number; created: number; uploader_uuid?: string | null | undefined; uploader_fullname?: string | null | undefined; checksums?: { sha1: string; md5: string } | undefined }): RevisionEntry {
+export function toRevisionEntry(r: { revision: number; size: number; created: number; uploader_uuid?: string | null | undefined; uploader_fullname?: string | null | undefined; checksums?: { sha1: string; md5?: string | undefined } | undefined }): RevisionEntry {
   const checksums = checksumsOf(r.checksums);
   return {
     revision: r.revision,

@@ -25,7 +25,11 @@ export const sessionSchema = z
   .loose();
 
 /** The checksums extension (docs/extensions.md "Checksums"); a store without it sends none. */
-const checksumsSchema = z.object({ sha1: z.string().regex(/^[0-9a-fA-F]{40}$/), md5: z.string().regex(/^[0-9a-fA-F]{32}$/) }).loose().optional().catch(undefined);
+const checksumsSchema = z
+  .object({ sha1: z.string().regex(/^[0-9a-fA-F]{40}$/), md5: z.string().regex(/^[0-9a-fA-F]{32}$/).optional().catch(undefined) })
+  .loose()
+  .optional()
+  .catch(undefined);
 
 /** The numeric file id extension (docs/extensions.md "Numeric file ids"); anything but a positive safe integer is as if absent. */
 const fileIdSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined);

@@ -63,7 +63,8 @@ export interface RestoredNode {
 /** A file's checksums as the store publishes them (docs/extensions.md "Checksums"). */
 export interface FileChecksums {
   sha1: string;
-  md5: string;
+  /** Absent until the store knows it (a large upload's MD5 comes just after its commit). */
+  md5?: string;
 }
 
 export interface NodeDetails {

@@ -162,10 +162,10 @@ async function sendMultipart(
   }
   const data = envelope?.data;
   const sums = data?.checksums as { sha1?: unknown; md5?: unknown } | undefined;
+  // MD5 may come after the answer (a large upload): SHA-1 alone is published then.
+  const md5 = typeof sums?.md5 === 'string' && /^[0-9a-fA-F]{32}$/.test(sums.md5) ? sums.md5.toLowerCase() : undefined;
   const checksums =
-    typeof sums?.sha1 === 'string' && /^[0-9a-fA-F]{40}$/.test(sums.sha1) && typeof sums.md5 === 'string' && /^[0-9a-fA-F]{32}$/.test(sums.md5)
-      ? { sha1: sums.sha1.toLowerCase(), md5: sums.md5.toLowerCase() }
-      : undefined;
+    typeof sums?.sha1 === 'string' && /^[0-9a-fA-F]{40}$/.test(sums.sha1) ? { sha1: sums.sha1.toLowerCase(), ...(md5 === undefined ? {} : { md5 }) } : undefined;
   return {
     id: typeof data?.uuid === 'string' ? (data.uuid as NodeId) : undefined,
     revision: typeof data?.revision === 'number' ? data.revision : undefined,

@@ -31,6 +31,7 @@ import { createTopLevelFolders } from './storage/nodes.js';
 import { collectBlobGarbage } from './ops/blob-files.js';
 import { applyRetention } from './ops/retention.js';
 import { backfillChecksums, blobsWithoutChecksums } from './ops/checksum-backfill.js';
+import { Md5AfterCommit } from './ops/md5-later.js';
 import { errorEnvelope, StoreHttpError, unauthenticated, unavailable, unavailableOf, type ErrorCode } from './envelope.js';
 import { livenessAnswer, Readiness, readinessAnswer, type HealthAnswer } from '../common/readiness.js';
 import { refuseExpiredPassword } from './ops/password-age.js';
@@ -131,7 +132,18 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // Made once here, so that not even the first unknown username pays for its creation.
   const unknownUserHash = await hashPassword(generatePassword(), config.store.scryptCost);
   const mailer = createMailer(config.mail, log);
-  const ctx: StoreContext = { storage, db, blobs, config, clock, log, keys, loginLimiter, linkLimiter, unknownUserHash, mailer, durability };
+  // The checksum backfill's loop (below) sleeps a minute between rounds; a blob the background
+  // MD5 leaves to it wakes it.
+  const backfillWake = new BackfillWake();
+  const md5Later = new Md5AfterCommit({
+    sql: storage.sql,
+    log,
+    now: () => clock.now(),
+    fromBytes: config.store.checksumMd5LaterBytes > 0 ? config.store.checksumMd5LaterBytes : Number.POSITIVE_INFINITY,
+    max: config.store.checksumMd5LaterMax,
+    wakeBackfill: () => backfillWake.wake(),
+  });
+  const ctx: StoreContext = { storage, db, blobs, config, clock, log, keys, loginLimiter, linkLimiter, unknownUserHash, mailer, durability, md5Later };
   await bootstrapAdmin(ctx);
 
   // Set once the web app is registered (below): a malformed address outside the API still gets its page.
@@ -389,13 +401,14 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   // The checksum backfill (ops/checksum-backfill.ts): in the background at its bounded rate
   // until every blob has SHA-1 and MD5, then a look each minute for claims a crashed instance left.
   const stopBackfill = new AbortController();
-  const backfilling = runChecksumBackfill(ctx, config.store.checksumBackfillPerSec, stopBackfill.signal);
+  const backfilling = runChecksumBackfill(ctx, config.store.checksumBackfillPerSec, stopBackfill.signal, backfillWake);
 
   const holds: Promise<unknown>[] = [];
   app.addHook('onClose', async () => {
     stopBackfill.abort();
     await backfilling;
     await Promise.allSettled(holds);
+    await md5Later.close();
     clearInterval(collector);
     clearInterval(stagingSweeper);
     clearInterval(rotator);
@@ -417,8 +430,35 @@ export async function buildStoreApp(options: StoreAppOptions): Promise<StoreApp>
   return { app, ctx, routes, readiness, holdClose: (work) => void holds.push(work) };
 }
 
+/** Ends the backfill loop's wait between rounds early (a blob the background MD5 left to it). */
+class BackfillWake {
+  private waiting: (() => void) | undefined;
+  private woken = false;
+  wake(): void {
+    if (this.waiting) this.waiting();
+    else this.woken = true;
+  }
+  /** Resolves after `ms`, at a wake, or at once when woken since the last wait began. */
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waiting = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      signal.addEventListener('abort', done, { once: true });
+      if (this.woken) done();
+      else this.waiting = done;
+      this.woken = false;
+    });
+  }
+}
+
 /** The backfill loop of createStoreApp; never rejects (a failed round is logged and retried). */
-async function runChecksumBackfill(ctx: StoreContext, perSec: number, signal: AbortSignal): Promise<void> {
+async function runChecksumBackfill(ctx: StoreContext, perSec: number, signal: AbortSignal, wake: BackfillWake): Promise<void> {
   if (!(perSec > 0)) return;
   const { storage, blobs, log, clock } = ctx;
   while (!signal.aborted) {
@@ -431,11 +471,7 @@ async function runChecksumBackfill(ctx: StoreContext, perSec: number, signal: Ab
     }
     // A stop that came while the round ran has already fired its event: look before waiting.
     if (signal.aborted) break;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 60_000);
-      timer.unref();
-      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-    });
+    await wake.wait(60_000, signal);
   }
 }
 

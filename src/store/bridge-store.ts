@@ -14,7 +14,8 @@ import type { StoreClient } from '../store-client/contract.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import path from 'node:path';
 import { LocalBlobBackend } from './blobs/local.js';
-import { S3BlobBackend } from './blobs/s3.js';
+// A type only: the AWS SDK (~35 MiB of RSS) loads when an S3 backend is configured (create-blob-backend.ts), never for the local one.
+import type { S3BlobBackend } from './blobs/s3.js';
 import { StagedPartStore } from './blobs/staged-parts.js';
 import type { StoreContext } from './context.js';
 import { createLocalClient } from './local-client.js';
@@ -44,7 +45,7 @@ export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process')
     storage,
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),
     ...(changes ? { changes } : {}),
-    ...(ctx.blobs instanceof S3BlobBackend ? { parts: ctx.blobs.partStore(ctx.config.bridge.uploadExpirySec * 1000) } : {}),
+    ...(ctx.blobs.kind === 's3' ? { parts: (ctx.blobs as S3BlobBackend).partStore(ctx.config.bridge.uploadExpirySec * 1000) } : {}),
     // On the local backend, parts are written where the assembled file will lie (no second copy).
     ...(ctx.blobs instanceof LocalBlobBackend ? { parts: new StagedPartStore(path.join(ctx.blobs.root, 'uploads'), ctx.blobs) } : {}),
   };

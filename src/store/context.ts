@@ -13,6 +13,7 @@ import type { Sql, Storage } from './storage/sql.js';
 import type { SessionKeys } from './sessions.js';
 import type { Mailer } from './ops/mail.js';
 import type { Durability } from './durability.js';
+import type { Md5AfterCommit } from './ops/md5-later.js';
 
 export interface StoreContext {
   /** The storage layer: every operation's queries go through `storage.sql` (storage/sql.ts). */
@@ -36,6 +37,8 @@ export interface StoreContext {
   mailer: Mailer | undefined;
   /** Makes what an operation wrote durable before it is answered (group commit). */
   durability: Durability;
+  /** Records large uploads' MD5 after their commit; absent: MD5 is computed before every answer. */
+  md5Later?: Md5AfterCommit | undefined;
 }
 
 /**

@@ -92,7 +92,8 @@ export interface BlobBackend {
   /** A cheap reachability check for /readyz (S3: HeadBucket; local: the folder is there); throws when unreachable. */
   probe(signal: AbortSignal): Promise<void>;
   /** Reads and hashes a body (staging.ts); a small one comes back inline for its row. */
-  stage(source: Readable | Buffer, maxBytes?: number, signal?: AbortSignal, inlineMax?: number): Promise<StagedBlob>;
+  /** `md5LaterBytes`: a body that passes it has its MD5 after stage() returns (StagedBlob.md5Later). */
+  stage(source: Readable | Buffer, maxBytes?: number, signal?: AbortSignal, inlineMax?: number, md5LaterBytes?: number): Promise<StagedBlob>;
   /** Drops what stage() wrote, for a body that is refused after staging. */
   discard(staged: StagedBlob): Promise<void>;
   /**

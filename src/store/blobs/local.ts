@@ -88,8 +88,8 @@ export class LocalBlobBackend implements BlobBackend {
     return path.join(this.blobDir, hash.slice(0, 2), hash.slice(2, 4), hash);
   }
 
-  stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
-    return this.staging.stage(source, maxBytes, signal, inlineMax);
+  stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES, md5LaterBytes?: number): Promise<StagedBlob> {
+    return this.staging.stage(source, maxBytes, signal, inlineMax, md5LaterBytes);
   }
 
   /**

@@ -213,8 +213,8 @@ export class S3BlobBackend implements BlobBackend {
     return this.queues.run(hash, work);
   }
 
-  stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
-    return this.staging.stage(source, maxBytes, signal, inlineMax);
+  stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES, md5LaterBytes?: number): Promise<StagedBlob> {
+    return this.staging.stage(source, maxBytes, signal, inlineMax, md5LaterBytes);
   }
 
   async discard(staged: StagedBlob): Promise<void> {

@@ -127,7 +127,7 @@ class PrefixDigests {
       this.sums.abort();
       throw this.failure;
     }
-    const { sha1, md5 } = await this.sums.digest(totalBytes);
+    const { sha1, md5 } = await this.sums.digestBoth(totalBytes);
     return { hash: this.blake3.digest('hex'), sha1, md5 };
   }
 

@@ -38,7 +38,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { makePrivateDir, makePrivateDirSync, PRIVATE_FILE_MODE } from '../../common/private-files.js';
 import { tryLockFile, type FileLock } from '../storage/instance-lock.js';
-import { FileChecksums } from './checksum-worker.js';
+import { FileChecksums, type LaterMd5 } from './checksum-worker.js';
 
 /** The hasher of content addresses (BLAKE3); `digest('hex')` is the address. */
 export function createContentHasher(): Blake3Hasher {
@@ -94,9 +94,15 @@ export function isBlobHash(name: string): boolean {
 
 export interface StagedBlob {
   hash: string;
-  /** SHA-1 and MD5 of the bytes (hex), computed in the same pass as `hash`. */
+  /** SHA-1 of the bytes (hex), computed in the same pass as `hash`. */
   sha1: string;
-  md5: string;
+  /** MD5 of the bytes (hex): computed in the same pass, unless it comes later (`md5Later`). */
+  md5?: string | undefined;
+  /**
+   * The MD5 of a large body whose stage() was given `md5LaterBytes`: the checksum worker goes on
+   * computing it after stage() returned (ops/upload.ts records it after the commit).
+   */
+  md5Later?: LaterMd5 | undefined;
   sizeBytes: number;
   /** The fsynced temp file of a blob kept by the backend. */
   tempPath?: string;
@@ -247,9 +253,10 @@ export class BlobStaging {
    * Reads `source` (a stream, or bytes held whole) while hashing it. Up to `inlineMax` bytes stay
    * in memory and come back as `inline`; a longer body is streamed into a temp file (what was
    * read so far first), which is fsynced. Rejects (removing the temp file) when the source
-   * errors, is aborted, or passes `maxBytes`.
+   * errors, is aborted, or passes `maxBytes`. A streamed body that passes `md5LaterBytes` comes
+   * back without `md5` but with `md5Later`: only SHA-1 and BLAKE3 are waited for.
    */
-  async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES): Promise<StagedBlob> {
+  async stage(source: Readable | Buffer, maxBytes = Number.POSITIVE_INFINITY, signal?: AbortSignal, inlineMax = INLINE_MAX_BYTES, md5LaterBytes?: number): Promise<StagedBlob> {
     if (Buffer.isBuffer(source)) return this.stageBuffer(source, maxBytes, inlineMax);
     const hasher = createContentHasher();
     let sizeBytes = 0;
@@ -258,6 +265,7 @@ export class BlobStaging {
       if (sizeBytes > maxBytes) throw new BlobTooLargeError(maxBytes);
       hasher.update(chunk);
     };
+    const deferFrom = md5LaterBytes ?? Number.POSITIVE_INFINITY;
     // The source may have been destroyed before anyone read it (a client that hung up):
     // iterating it would then wait forever instead of failing.
     if (source.destroyed) throw source.errored ?? new Error('the source closed before it was read');
@@ -297,6 +305,7 @@ export class BlobStaging {
             }
             // What has reached the file so far may be read back and hashed.
             followed.advance(out.bytesWritten);
+            if (sizeBytes >= deferFrom) followed.deferMd5();
             callback(null, chunk);
           },
         });
@@ -304,8 +313,9 @@ export class BlobStaging {
         await pipeline(source, meter, out, signal ? { signal } : {});
       });
       try {
-        const { sha1, md5 } = await (sums as FileChecksums).digest(sizeBytes);
-        return { hash: hasher.digest('hex'), sha1, md5, sizeBytes, tempPath };
+        const followed = sums as FileChecksums;
+        const { sha1, md5 } = await followed.digest(sizeBytes);
+        return { hash: hasher.digest('hex'), sha1, md5, md5Later: followed.later(), sizeBytes, tempPath };
       } catch (err) {
         await fs.rm(tempPath, { force: true });
         throw err;

@@ -1,12 +1,14 @@
 /**
  * The checksum backfill: SHA-1 and MD5 for blobs stored before the store computed them
- * (migration 019; docs/extensions.md "Checksums"). Until a blob has them, the files using it
- * publish none, which clients take as "unknown" and compare by size as before.
+ * (migration 019; docs/extensions.md "Checksums"), and the MD5 of a large upload whose background
+ * MD5 (ops/md5-later.ts) did not finish: its process stopped, or more were under way than it
+ * takes. Until a blob has a checksum, the files using it publish none of that type, which clients
+ * take as "unknown" and compare by what they have (SHA-1, size) as before.
  *
  * - Bounded rate: at most `perSec` blobs a second per job (`store.checksumBackfillPerSec`),
  *   whatever their size; one blob at a time, so it never holds more than one read open.
- * - Resumable: the progress is the rows themselves (`sha1 IS NULL` is what is left, a partial
- *   index finds it), so a stop loses at most the blob being hashed.
+ * - Resumable: the progress is the rows themselves (`md5 IS NULL` is what is left, a partial
+ *   index finds it: migration 035), so a stop loses at most the blob being hashed.
  * - Never twice: a job claims a batch by setting `checksum_lease` in one statement (PostgreSQL:
  *   `FOR UPDATE SKIP LOCKED`, so two instances' claims pass each other; SQLite serializes
  *   writers), and another job takes a claimed row only once its lease has expired (its job
@@ -58,7 +60,7 @@ export async function claimBlobsWithoutChecksums(sql: Sql, nowMs: number, limit:
   const lock = sql.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
   const rows = await sql.all<Claimed>(
     `UPDATE blobs SET checksum_lease = ? WHERE hash IN (
-       SELECT hash FROM blobs WHERE sha1 IS NULL AND (checksum_lease IS NULL OR checksum_lease < ?) ORDER BY hash LIMIT ? ${lock}
+       SELECT hash FROM blobs WHERE md5 IS NULL AND (checksum_lease IS NULL OR checksum_lease < ?) ORDER BY hash LIMIT ? ${lock}
      ) RETURNING hash, data`,
     [nowMs + CHECKSUM_LEASE_MS, nowMs, limit],
   );
@@ -71,12 +73,31 @@ export async function recordChecksums(sql: Sql, hash: string, sums: { sha1: stri
 }
 
 async function releaseClaims(sql: Sql, hashes: readonly string[]): Promise<void> {
-  for (const hash of hashes) await sql.run('UPDATE blobs SET checksum_lease = NULL WHERE hash = ? AND sha1 IS NULL', [hash]);
+  for (const hash of hashes) await sql.run('UPDATE blobs SET checksum_lease = NULL WHERE hash = ? AND md5 IS NULL', [hash]);
 }
 
-/** How many blobs still lack checksums (progress, for logs and tests). */
+/**
+ * Claims a blob just recorded without its MD5 for the background MD5 until `untilMs`, so no
+ * backfill hashes it meanwhile; false when it has its MD5 already (the same bytes stored before).
+ */
+export async function claimForLaterMd5(sql: Sql, hash: string, untilMs: number): Promise<boolean> {
+  const row = await sql.get<{ hash: string }>('UPDATE blobs SET checksum_lease = ? WHERE hash = ? AND md5 IS NULL RETURNING hash', [untilMs, hash]);
+  return row !== undefined;
+}
+
+/** Gives back a background MD5's claim it could not finish. */
+export async function releaseLaterMd5(sql: Sql, hash: string): Promise<void> {
+  await sql.run('UPDATE blobs SET checksum_lease = NULL WHERE hash = ? AND md5 IS NULL', [hash]);
+}
+
+/** Records a blob's later MD5 (unless another job did) and ends its claim. */
+export async function recordLaterMd5(sql: Sql, hash: string, md5: string): Promise<void> {
+  await sql.run('UPDATE blobs SET md5 = COALESCE(md5, ?), checksum_lease = NULL WHERE hash = ?', [md5, hash]);
+}
+
+/** How many blobs still lack a checksum (progress, for logs and tests). */
 export async function blobsWithoutChecksums(sql: Sql): Promise<number> {
-  return Number((await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM blobs WHERE sha1 IS NULL'))?.n ?? 0);
+  return Number((await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM blobs WHERE md5 IS NULL'))?.n ?? 0);
 }
 
 /** SHA-1 and MD5 of a stored blob, read once through the backend (or its row). */

@@ -104,9 +104,9 @@ export interface CommitUpload {
   sizeBytes: number;
   /** The bytes of a small blob kept in its database row (blobs/staging.ts INLINE_MAX_BYTES). */
   inline?: Buffer;
-  /** SHA-1 and MD5 computed while staging. */
+  /** SHA-1 and MD5 computed while staging (MD5 absent when it comes after the commit: ops/md5-later.ts). */
   sha1: string;
-  md5: string;
+  md5?: string | undefined;
   now: number;
 }
 

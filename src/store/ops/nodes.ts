@@ -28,7 +28,7 @@ import { conflict, invalid } from '../envelope.js';
 import { assertValidName } from '../names.js';
 import { isMacSideEntry } from '../../common/side-files.js';
 import type { AuthenticatedUser } from '../sessions.js';
-import { parseNodeOperation, type DirEntry, type NodeDetails, type PathEntry } from '../schemas/nodes.js';
+import { parseNodeOperation, publishedChecksums, type DirEntry, type NodeDetails, type PathEntry } from '../schemas/nodes.js';
 import { removeBlobFiles } from './blob-files.js';
 import { shareCopyWith } from './share-copy.js';
 import { skipsTrash, trashFactsOf } from './trash.js';
@@ -57,7 +57,8 @@ function toDirEntry(node: ListedNode, callerUuid: string, counts: Map<string, Sh
     file_id: node.file_id,
   };
   if (isFile && node.revision !== null) entry.revision = node.revision;
-  if (isFile && node.sha1 !== null && node.md5 !== null) entry.checksums = { sha1: node.sha1, md5: node.md5 };
+  const checksums = isFile ? publishedChecksums(node.sha1, node.md5) : undefined;
+  if (checksums) entry.checksums = checksums;
   return entry;
 }
 

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { assertMayActAsOwner, mayActAsOwner, resolveNode, resolveNodeAccess } from '../access.js';
 import type { StoreContext } from '../context.js';
 import { conflict, forbidden, invalid, notFound } from '../envelope.js';
+import { publishedChecksums, type Checksums } from '../schemas/nodes.js';
 import { subtreeBytes, topKindOf } from '../storage/nodes.js';
 import { getRevision, insertNextRevision, listRevisions, type UploadResult } from '../storage/revisions.js';
 import type { AuthenticatedUser } from '../sessions.js';
@@ -31,7 +32,7 @@ export interface RevisionRecord {
   /** Who uploaded it (null: unknown, e.g. an upload through a link); the name while the account exists. */
   uploader_uuid: string | null;
   uploader_fullname: string | null;
-  checksums?: { sha1: string; md5: string };
+  checksums?: Checksums | undefined;
 }
 
 /**
@@ -51,7 +52,7 @@ export async function listRevisionsOf(ctx: StoreContext, caller: AuthenticatedUs
     created: Number(r.created),
     uploader_uuid: r.uploader_uuid,
     uploader_fullname: r.uploader_fullname,
-    ...(r.sha1 !== null && r.md5 !== null ? { checksums: { sha1: r.sha1, md5: r.md5 } } : {}),
+    ...(r.sha1 !== null ? { checksums: publishedChecksums(r.sha1, r.md5) } : {}),
   }));
 }
 

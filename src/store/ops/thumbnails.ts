@@ -23,11 +23,17 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../common/private-files.js';
 import type { StoreContext } from '../context.js';
 import { invalid, notFound, StoreHttpError } from '../envelope.js';
 import { openRevision, type FileVersion } from './download.js';
+
+let sharpModule: Promise<typeof Sharp> | undefined;
+/** sharp (libvips: ~23 MiB of RSS) loads at the first thumbnail made, not with the store (docs/performance.md "Memory"). */
+function loadSharp(): Promise<typeof Sharp> {
+  return (sharpModule ??= import('sharp').then((m) => m.default));
+}
 
 export const THUMBNAIL_SIZES = [64, 256, 1024] as const;
 export type ThumbnailPx = (typeof THUMBNAIL_SIZES)[number];
@@ -134,6 +140,7 @@ class ThumbnailCache {
     let body: Buffer;
     try {
       const options = { limitInputPixels: MAX_INPUT_PIXELS, pages: 1, failOn: 'error' as const };
+      const sharp = await loadSharp();
       const meta = await sharp(input, options).metadata();
       if (!meta.format || !ALLOWED_FORMATS.has(meta.format)) return this.refuse(hash);
       if (!meta.width || !meta.height || meta.width * meta.height > MAX_INPUT_PIXELS) return this.refuse(hash);

@@ -118,6 +118,7 @@ export async function assertClaimedChecksum(ctx: StoreContext, staged: StagedBlo
   if (claim === undefined) return;
   const wrong = ocChecksumMismatch(claim, staged);
   if (wrong === undefined) return;
+  staged.md5Later?.cancel();
   await ctx.blobs.discard(staged);
   throw new StoreHttpError(400, 'checksum_mismatch', `the content does not match its OC-Checksum ${wrong.algorithm}`);
 }
@@ -140,9 +141,17 @@ export async function recordUpload(ctx: StoreContext, uploader: AuthenticatedUse
       ...(staged.inline ? { inline: staged.inline } : {}),
       now: ctx.clock.now(),
     }),
-  );
+  ).catch((err: unknown) => {
+    staged.md5Later?.cancel();
+    throw err;
+  });
+  // A large body's MD5 comes after the commit (ops/md5-later.ts); the answer lists what is known.
+  if (staged.md5Later) {
+    if (ctx.md5Later) ctx.md5Later.take(staged.hash, staged.sizeBytes, staged.md5Later);
+    else staged.md5Later.cancel();
+  }
   ctx.log.debug({ node: result.uuid, revision: result.revision, sizeBytes: result.size }, 'upload stored');
-  return { ...result, checksums: { sha1: staged.sha1, md5: staged.md5 } };
+  return { ...result, checksums: staged.md5 === undefined ? { sha1: staged.sha1 } : { sha1: staged.sha1, md5: staged.md5 } };
 }
 
 /**
@@ -159,7 +168,7 @@ export async function storeFile(
 ): Promise<StoredUpload> {
   // An upload assembled in place (staged-parts.ts) is staged where it lies; else it is read.
   const inPlace = source instanceof AssembledFile ? await source.stageInPlace(roomBytes, options.signal) : undefined;
-  const staged = inPlace ?? (await ctx.blobs.stage(source, roomBytes, options.signal));
+  const staged = inPlace ?? (await ctx.blobs.stage(source, roomBytes, options.signal, undefined, ctx.md5Later?.thresholdFor(options.checksum)));
   return recordUpload(ctx, uploader, { uuid: target.uuid }, name, staged, options.checksum);
 }
 

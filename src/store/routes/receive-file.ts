@@ -38,9 +38,10 @@ export interface ReceivedFile {
 
 /**
  * Streams the part named `file` into a staged blob of at most `limitBytes` (507 beyond it).
- * With `named`, the part's `filename` must satisfy the name rule (400 `invalid_name`).
+ * With `named`, the part's `filename` must satisfy the name rule (400 `invalid_name`);
+ * `md5LaterBytes` as BlobBackend.stage() takes it.
  */
-export async function receiveFilePart(ctx: StoreContext, request: FastifyRequest, limitBytes: number, named: boolean): Promise<ReceivedFile> {
+export async function receiveFilePart(ctx: StoreContext, request: FastifyRequest, limitBytes: number, named: boolean, md5LaterBytes?: number): Promise<ReceivedFile> {
   if (!request.isMultipart()) throw invalid('the upload must be multipart/form-data with a part named "file"');
   let part: MultipartFile | undefined;
   try {
@@ -70,7 +71,7 @@ export async function receiveFilePart(ctx: StoreContext, request: FastifyRequest
     }
   }
   try {
-    const staged = await ctx.blobs.stage(part.file, limitBytes);
+    const staged = await ctx.blobs.stage(part.file, limitBytes, undefined, undefined, md5LaterBytes);
     if (partError !== undefined || part.file.truncated) {
       await ctx.blobs.discard(staged);
       throw partError ?? new Error('the part was truncated');

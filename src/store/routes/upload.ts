@@ -41,10 +41,12 @@ export async function uploadRoutes(app: FastifyInstance, ctx: StoreContext): Pro
     // A token that cannot have been issued is unknown, like any other unknown token.
     const policy = requirePolicy(request.method, request.routeOptions.url);
     const { uploader, target, roomBytes } = await redeemUploadToken(ctx, params.success ? params.data.token : '', (who) => admitCaller(ctx, who, policy));
-    const received = await receiveFilePart(ctx, request, roomBytes, target.type === 'Dir');
-    // OC-Checksum (docs/extensions.md "Checksums"): refused before anything is recorded when the bytes contradict it.
-    const claim = request.headers['oc-checksum'];
-    const result = await recordUpload(ctx, uploader, { uuid: target.uuid }, received.name ?? target.name, received.staged, Array.isArray(claim) ? claim.join(' ') : claim);
+    // OC-Checksum (docs/extensions.md "Checksums"): refused before anything is recorded when the bytes
+    // contradict it; a claimed MD5 is computed before the commit, else a large body's comes after it.
+    const header = request.headers['oc-checksum'];
+    const claim = Array.isArray(header) ? header.join(' ') : header;
+    const received = await receiveFilePart(ctx, request, roomBytes, target.type === 'Dir', ctx.md5Later?.thresholdFor(claim));
+    const result = await recordUpload(ctx, uploader, { uuid: target.uuid }, received.name ?? target.name, received.staged, claim);
     return reply.code(200).send(success(result.revision === 1 ? 'file uploaded' : 'revision uploaded', result));
   });
 }

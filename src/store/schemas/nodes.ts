@@ -70,9 +70,18 @@ export const fileIdParamsSchema = z.object({
 const nodeType = z.enum(['Dir', 'File']);
 const epochMs = z.number().int();
 
-/** SHA-1 and MD5 (hex) of a file's latest revision: an extension (docs/extensions.md "Checksums"). */
-export const checksumsSchema = z.object({ sha1: z.string(), md5: z.string() });
+/**
+ * SHA-1 and MD5 (hex) of a file's latest revision: an extension (docs/extensions.md "Checksums").
+ * `md5` is absent for the moment after a large upload until it is known (ops/md5-later.ts).
+ */
+export const checksumsSchema = z.object({ sha1: z.string(), md5: z.string().optional() });
 export type Checksums = z.infer<typeof checksumsSchema>;
+
+/** The checksums a blob row publishes: each one once known, none without SHA-1 (a blob not yet backfilled). */
+export function publishedChecksums(sha1: string | null, md5: string | null): Checksums | undefined {
+  if (sha1 === null) return undefined;
+  return md5 === null ? { sha1 } : { sha1, md5 };
+}
 
 /** Folders: a version of everything below that changes with any change there, and the recursive size (docs/extensions.md "Tree versions and sizes"). */
 const treeFields = { tree_etag: z.string().optional(), tree_size: z.number().int().optional() };

@@ -413,15 +413,15 @@ const LISTED_COLUMNS = 'n.uuid, n.file_id, n.owner_uuid, n.top_kind, n.name, n.t
 /** The latest revision's blob of each listed node `n` (none for folders): by primary keys, no scan. */
 const LATEST_BLOB_JOIN = 'LEFT JOIN revisions r ON r.node_uuid = n.uuid AND r.revision = n.revision LEFT JOIN blobs b ON b.hash = r.blob_hash';
 
-/** SHA-1 and MD5 of the latest revision of each file among `nodeUuids` that has them (one query). */
-export async function checksumsOfNodes(sql: Sql, nodeUuids: readonly string[]): Promise<Map<string, { sha1: string; md5: string }>> {
-  const found = new Map<string, { sha1: string; md5: string }>();
+/** SHA-1 (and MD5 once known) of the latest revision of each file among `nodeUuids` that has them (one query). */
+export async function checksumsOfNodes(sql: Sql, nodeUuids: readonly string[]): Promise<Map<string, { sha1: string; md5?: string }>> {
+  const found = new Map<string, { sha1: string; md5?: string }>();
   if (nodeUuids.length === 0) return found;
   const rows = (await sql.all(
-    `SELECT n.uuid, b.sha1, b.md5 FROM nodes n ${LATEST_BLOB_JOIN} WHERE n.uuid IN (${jsonValues(sql)}) AND b.sha1 IS NOT NULL AND b.md5 IS NOT NULL`,
+    `SELECT n.uuid, b.sha1, b.md5 FROM nodes n ${LATEST_BLOB_JOIN} WHERE n.uuid IN (${jsonValues(sql)}) AND b.sha1 IS NOT NULL`,
     [JSON.stringify(nodeUuids)],
-  )) as Array<{ uuid: string; sha1: string; md5: string }>;
-  for (const row of rows) found.set(row.uuid, { sha1: row.sha1, md5: row.md5 });
+  )) as Array<{ uuid: string; sha1: string; md5: string | null }>;
+  for (const row of rows) found.set(row.uuid, row.md5 === null ? { sha1: row.sha1 } : { sha1: row.sha1, md5: row.md5 });
   return found;
 }
 

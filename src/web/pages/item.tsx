@@ -236,10 +236,14 @@ export function Item() {
               <dd>
                 <code class="item-hash">{checksums.sha1}</code>
               </dd>
-              <dt>{t.item.md5}</dt>
-              <dd>
-                <code class="item-hash">{checksums.md5}</code>
-              </dd>
+              {checksums.md5 !== undefined && (
+                <>
+                  <dt>{t.item.md5}</dt>
+                  <dd>
+                    <code class="item-hash">{checksums.md5}</code>
+                  </dd>
+                </>
+              )}
             </>
           )}
         </dl>

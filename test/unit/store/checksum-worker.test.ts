@@ -2,10 +2,11 @@
  * SHA-1 and MD5 on worker threads that follow a file as it is written (blobs/checksum-worker.ts):
  * several files at once get their own digests, whether the worker is told of every step or
  * only of the end; an aborted stream does not disturb the others; a file shorter than
- * announced fails its stream instead of hanging it.
+ * announced fails its stream instead of hanging it; an MD5 deferred mid-stream comes after the
+ * SHA-1 answer (or is dropped when cancelled).
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileChecksums } from '../../../src/store/blobs/checksum-worker.js';
@@ -33,7 +34,7 @@ async function writeFollowed(bytes: Buffer): Promise<{ sha1: string; md5: string
     // Let the worker run between some writes, as a body's chunks arrive over time.
     if (offset % (1024 * 1024) === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-  return sums.digest(bytes.length);
+  return sums.digestBoth(bytes.length);
 }
 
 describe('FileChecksums', () => {
@@ -74,5 +75,34 @@ describe('FileChecksums', () => {
     // The worker still serves the next stream.
     const bytes = patternBytes(9, 1024 * 1024 + 1);
     expect(await writeFollowed(bytes)).toEqual(expected(bytes));
+  });
+
+  it('answers with SHA-1 alone once MD5 is deferred mid-stream, then gives the MD5 of the whole file, even after a rename', async () => {
+    const bytes = patternBytes(11, 6 * 1024 * 1024 + 5);
+    const file = path.join(tmp.dir, 'later');
+    writeFileSync(file, '');
+    const sums = new FileChecksums(file);
+    for (let offset = 0; offset < bytes.length; offset += CHUNK) {
+      appendFileSync(file, bytes.subarray(offset, offset + CHUNK));
+      sums.advance(Math.min(bytes.length, offset + CHUNK));
+      if (offset === 2 * 1024 * 1024) sums.deferMd5();
+    }
+    expect(await sums.digest(bytes.length)).toEqual({ sha1: expected(bytes).sha1 });
+    renameSync(file, `${file}.moved`);
+    expect(await sums.later()?.md5).toBe(expected(bytes).md5);
+  });
+
+  it('drops a deferred MD5 when cancelled: its promise rejects, the next streams are unaffected', async () => {
+    const bytes = patternBytes(12, 4 * 1024 * 1024);
+    const file = path.join(tmp.dir, 'later-cancelled');
+    writeFileSync(file, bytes);
+    const sums = new FileChecksums(file);
+    sums.deferMd5();
+    expect(await sums.digest(bytes.length)).toEqual({ sha1: expected(bytes).sha1 });
+    const later = sums.later();
+    later?.cancel();
+    await expect(later?.md5).rejects.toThrow(/dropped/);
+    const next = patternBytes(13, 1024 * 1024 + 9);
+    expect(await writeFollowed(next)).toEqual(expected(next));
   });
 });
