@@ -6,24 +6,17 @@
  * captured stream answer each case's requests, good and refused; none of the case's secrets
  * appears in what they wrote, while the request lines themselves are there, redacted.
  */
-import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBridge, type RunningBridge } from '../../src/bridge/server.js';
-import { createLogger } from '../../src/common/logger.js';
 import { createStoreClient, type HttpStoreClient, type StoreSession } from '../../src/store-client/index.js';
+import { captureLog } from '../helpers/log-capture.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import { basic, fetchRaw, multipartFile } from '../helpers/sharing.js';
 import { bridgeStateFor, bridgeStoreFor } from '../helpers/start-bridge.js';
 import { startTestStore, type TestStore } from '../helpers/start-store.js';
 
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    lines.push(chunk.toString('utf8'));
-    done();
-  },
-});
+const log = captureLog('trace');
 
 let store: TestStore;
 let bridge: RunningBridge;
@@ -31,9 +24,9 @@ let client: HttpStoreClient;
 let user: StoreSession;
 
 beforeAll(async () => {
-  store = await startTestStore({ logger: createLogger('trace', sink), flags: { logLevel: 'trace' } });
+  store = await startTestStore({ logger: log.logger, flags: { logLevel: 'trace' } });
   const config = structuredClone(store.config);
-  bridge = await startBridge({ config, logger: createLogger('trace', sink), store: bridgeStoreFor(store), state: await bridgeStateFor(store, undefined, { config }), port: 0 });
+  bridge = await startBridge({ config, logger: log.logger, store: bridgeStoreFor(store), state: await bridgeStateFor(store, undefined, { config }), port: 0 });
   client = createStoreClient(store.url, { retries: 0 });
   const admin = await client.login('admin', store.adminPassword);
   await client.createUser(admin, { fullname: 'Link Owner', email: 'links@example.org', password: 'Link-Passw0rd' });
@@ -105,9 +98,9 @@ const CASES: Case[] = [
 describe('logging everything', () => {
   it.each(CASES)('logs requests with $what in their path without them', async ({ run }) => {
     const { secrets, logged, loggedByBridge } = await run();
-    const written = lines.join('');
+    const written = log.text();
     for (const line of logged) expect(written).toContain(line);
-    if (loggedByBridge) expect(lines.some((line) => line.includes('"part":"bridge"') && loggedByBridge.every((part) => line.includes(part)))).toBe(true);
+    if (loggedByBridge) expect(written.split('\n').some((line) => line.includes('"part":"bridge"') && loggedByBridge.every((part) => line.includes(part)))).toBe(true);
     for (const secret of secrets) expect(written).not.toContain(secret);
   });
 });
