@@ -58,7 +58,7 @@ export default defineConfig({
         // parallel-guessing (the limiters, in-process until they move into the database),
         // slow-client and single-instance (sockets' timeouts and the data dir's PID lock: nothing
         // stored), fuzz, finder-replay and windows-replay (client replays of verbs covered here),
-        // options, root, webdrive, sessions, login-history, failed-login-log, link-token-logs
+        // options, root, webdrive, sessions, login-history, failed-login-log, url-secret-logs
         // (authentication paths the store suites of integration-pg cover).
         extends: true,
         test: {

@@ -11,9 +11,21 @@ import type { BlobBackend } from './blobs/blob-backend.js';
 import type { Db } from './storage/dialects/sqlite-open.js';
 import type { Sql, Storage } from './storage/sql.js';
 import type { SessionKeys } from './sessions.js';
-import type { Mailer } from './ops/mail.js';
 import type { Durability } from './durability.js';
 import type { Md5AfterCommit } from './ops/md5-later.js';
+
+export interface OutgoingMail {
+  to: readonly string[];
+  subject: string;
+  text: string;
+}
+
+/** Outgoing email (ops/mail.ts makes it from `mail.*`); the context holds it, so the type lives here, below ops/. */
+export interface Mailer {
+  /** Hands the message to the SMTP server; throws 502 `email_failed` when it is refused or unreachable. */
+  send(mail: OutgoingMail): Promise<void>;
+  close(): void;
+}
 
 export interface StoreContext {
   /** The storage layer: every operation's queries go through `storage.sql` (storage/sql.ts). */

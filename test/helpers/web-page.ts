@@ -165,6 +165,28 @@ export async function endSessionWhileAway(f: StoreFixture, page: Page): Promise<
   return token;
 }
 
+/**
+ * Registers, in the calling `describe`, a web fixture (webFixture) made before its tests and
+ * closed after them, and answers it: a stand-in that reads the fixture once `beforeAll` made it,
+ * so a suite writes `const f = webSuiteFixture(path)` and uses `f` in its hooks and tests.
+ */
+export function webSuiteFixture(browserPath: string, options: Parameters<typeof webFixture>[1] = {}): WebFixture {
+  let made: WebFixture | undefined;
+  beforeAll(async () => {
+    made = await webFixture(browserPath, options);
+  }, 120_000);
+  afterAll(async () => {
+    await made?.close();
+  });
+  return new Proxy({} as WebFixture, {
+    get(_target, key) {
+      if (!made) throw new Error(`the web fixture is made in beforeAll; ${String(key)} was read before`);
+      const value: unknown = Reflect.get(made, key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(made) : value;
+    },
+  });
+}
+
 /** What a suite that runs a real client on what the page shows starts from (webDriveSuite). */
 export interface WebDriveSuite {
   f: WebFixture;

@@ -16,7 +16,8 @@ import { authenticateFileAccessKey } from '../../src/store/sessions.js';
 import { getNode, listChildren } from '../../src/store/storage/nodes.js';
 import { localBlobs } from '../helpers/blobs.js';
 import { dataOf, startGroupStore, stopGroupStore, type GroupAdmin } from '../helpers/groups.js';
-import { createFolder, topLevelRow, uploadFile, type Seeder, type SeededUser } from '../helpers/seed.js';
+import { createFolder, topLevelRow, uploadFile, USER_PASSWORD, type Seeder, type SeededUser } from '../helpers/seed.js';
+import { postAuth } from '../helpers/user-api.js';
 import { as, fetchRaw } from '../helpers/sharing.js';
 import { MiB, patternBytes } from '../helpers/stream-helpers.js';
 import type { TestStore } from '../helpers/start-store.js';
@@ -129,6 +130,53 @@ describe('what a zip may hold', () => {
       expect(entry.split('/').some((s) => s === '..' || s === '.')).toBe(false);
       expect(entry).not.toMatch(/\\|\0|^[A-Za-z]:|^\//);
     }
+  });
+});
+
+describe('a zip asked with the key of an app password\'s session or of the web app\'s bridge token', () => {
+  /** The file access key of a session opened with an app password of `who` (POST /auth, as the apps sign in). */
+  async function appPasswordKey(who: SeededUser): Promise<string> {
+    const made = await dataOf<{ password: string }>(as(seeder.client, who, 'POST', '/api/user/app_passwords', { name: 'phone' }));
+    const signedIn = await postAuth(seeder.client, { username: who.email, password: made.password });
+    return (signedIn.body as { fileaccesskey: string }).fileaccesskey;
+  }
+
+  /** The file access key the web app reads with its bridge token (cookie sign-in, POST /api/session/bridge_token, GET /api/session). */
+  async function bridgeTokenKey(who: SeededUser): Promise<string> {
+    const csrf = { 'x-driveway-csrf': '1', 'content-type': 'application/json', origin: store.url };
+    const signIn = await request(`${store.url}/api/session`, { method: 'POST', headers: csrf, body: JSON.stringify({ username: who.email, password: USER_PASSWORD }) });
+    await signIn.body.dump();
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
+    const minted = await request(`${store.url}/api/session/bridge_token`, { method: 'POST', headers: { ...csrf, cookie } });
+    const token = ((await minted.body.json()) as { data: { token: string } }).data.token;
+    const session = await request(`${store.url}/api/session`, { headers: { authorization: `Bearer ${token}` } });
+    return ((await session.body.json()) as { data: { fileaccesskey: string } }).data.fileaccesskey;
+  }
+
+  it('refuses other users\', groups\' and organizations\' nodes and top-level folders in parallel (404), streaming nothing', async () => {
+    const group = await ga.group('Zip key team');
+    await ga.organization('zip-key-org');
+    const orgGroup = await ga.group('Zip key org team', { orgId: 'zip-key-org' });
+    const strangersFolder = await createFolder(seeder.client, stranger.session, 'home', 'Stranger only');
+    await uploadFile(seeder.client, stranger.session, strangersFolder, 'private.txt', 'the stranger\'s bytes');
+    const groupFolder = await createFolder(seeder.client, seeder.admin, `home:${group}`, 'Team only');
+    const mine = await createFolder(seeder.client, reader.session, 'home', 'Mine to zip');
+    const foreign = [
+      [strangersFolder], [`home:${stranger.uuid}`], [`trash:${stranger.uuid}`], [stranger.uuid],
+      [groupFolder], [`home:${group}`], [group], [`home:${orgGroup}`], [orgGroup],
+      [mine, strangersFolder], [`home:${orgGroup}`, mine],
+    ];
+    const keys = await Promise.all([appPasswordKey(reader), bridgeTokenKey(reader)]);
+    const zipWith = (key: string, nodes: readonly string[]) =>
+      fetchRaw(store, `/resources/auth/zip/${encodeURIComponent(key)}/a.zip?${nodes.map((n) => `node=${encodeURIComponent(n)}`).join('&')}`);
+    const answers = await Promise.all(keys.flatMap((key) => foreign.map((nodes) => zipWith(key, nodes))));
+    for (const [i, res] of answers.entries()) {
+      expect({ i, status: res.status, type: res.headers['content-type'], body: res.json() }).toEqual({
+        i, status: 404, type: expect.stringMatching(/^application\/json/), body: { status: 'error', code: 'not_found', msg: expect.any(String) },
+      });
+    }
+    // The same keys zip the caller's own folder.
+    for (const key of keys) expect((await zipWith(key, [mine])).status).toBe(200);
   });
 });
 

@@ -7,12 +7,12 @@
  */
 import type { Locator } from 'playwright-core';
 import { encode } from 'uqr';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { totpCode } from '../helpers/totp.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
-import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -52,14 +52,7 @@ function qrModules(text: string): string[] {
 }
 
 chromiumBinary.describe('the Account page: profile and password', () => {
-  let f: WebFixture;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
+  const f = webSuiteFixture(chromiumBinary.path);
 
   async function signedIn(user: TestUser, options: { width?: number } = {}): Promise<WatchedPage> {
     const watched = await f.openPage(options);

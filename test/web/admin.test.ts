@@ -9,26 +9,22 @@
  * and 1,920 px (screenshots kept, never committed), nothing from another origin.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { groupAdmin, type GroupAdmin } from '../helpers/groups.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { uploadFile } from '../helpers/seed.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('the group and Administration pages', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path);
   let ga: GroupAdmin;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
     ga = groupAdmin(f.client, f.admin);
   }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
 
   async function signedIn(username: string, password: string, at: string, options: { width?: number } = {}): Promise<WatchedPage> {
     const watched = await f.openPage(options);

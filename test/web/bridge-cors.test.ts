@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { nodeId } from '../../src/store-client/index.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
-import { signInThroughForm, tokenOf, webFixture, type WebFixture } from '../helpers/web-page.js';
+import { signInThroughForm, tokenOf, webSuiteFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -57,13 +57,12 @@ function tusFromPage(page: Page, folderUrl: string, token: string, name: string,
 }
 
 chromiumBinary.describe('a tus upload from the web app\'s origin to the bridge', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path, { bridge: true });
   let ada: TestUser;
   let elsewhere: Server;
   let elsewhereUrl: string;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path, { bridge: true });
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
     // A page on another origin (another port of this machine), as any other site would be.
     elsewhere = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>elsewhere</title><p>another site</p>'));
@@ -72,7 +71,6 @@ chromiumBinary.describe('a tus upload from the web app\'s origin to the bridge',
   }, 120_000);
   afterAll(async () => {
     await new Promise((resolve) => elsewhere?.close(resolve));
-    await f?.close();
   });
 
   const homeOf = async (): Promise<Array<{ name: string; sizeBytes: number }>> => f.client.listFolder(ada.session, nodeId('home'));

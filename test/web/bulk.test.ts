@@ -16,7 +16,7 @@ import { createFolder, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { expectAccessible, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -27,17 +27,15 @@ interface Listed {
 }
 
 chromiumBinary.describe('bulk work on the Files page', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path);
   let ada: TestUser;
   let tmp: ReturnType<typeof makeTmpDir>;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
     tmp = makeTmpDir('driveway-web-bulk-');
   }, 120_000);
   afterAll(async () => {
-    await f?.close();
     tmp?.remove();
   });
 

@@ -6,23 +6,22 @@
  * without a WebDrive URL chooses one there, refusals said next to the field. axe-core on the
  * page, nothing from another origin, and usable at 360 px.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { groupAdmin } from '../helpers/groups.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 const DAV = 'https://dav.example.test:8443';
 
 chromiumBinary.describe('the Connect your drive page', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path, { flags: { 'bridge.publicUrl': DAV } });
   let ada: TestUser;
   let bob: TestUser;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path, { flags: { 'bridge.publicUrl': DAV } });
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
     bob = await f.newUser({ fullname: 'Bob Babbage' });
     dataOf(await apiCall(f.client, ada.session, 'POST', '/api/user/webdrive', { endpoint: 'adaweb' }));
@@ -33,9 +32,6 @@ chromiumBinary.describe('the Connect your drive page', () => {
     dataOf(await apiCall(f.client, f.admin, 'POST', `/api/groups/${engines}/webdrive`, { endpoint: 'engines', show_url_to_group_members: true }));
     dataOf(await apiCall(f.client, f.admin, 'POST', `/api/groups/${secret}/webdrive`, { endpoint: 'secretlab', show_url_to_group_members: false }));
   }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
 
   async function signedIn(user: TestUser, options: { width?: number; clipboard?: boolean } = {}): Promise<WatchedPage> {
     const watched = await f.openPage(options);

@@ -19,7 +19,7 @@ import { createFolder, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, webSuiteFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -407,14 +407,7 @@ async function tusOffered(appOrigin: string, bridgeRoot: string): Promise<boolea
 }
 
 chromiumBinary.describe('the Files page without a bridge', () => {
-  let f: WebFixture;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
+  const f = webSuiteFixture(chromiumBinary.path);
 
   it('uploads by the two-step upload, with its progress, when no bridge answers for tus', async () => {
     const ada = await f.newUser({ fullname: 'Ada Lovelace' });

@@ -7,26 +7,19 @@
  * shows a not-found message and nothing of the file. axe-core on every page, no sideways overflow at 360 and 1,920 px.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ALL_NODE_PERMISSIONS, groupAdmin } from '../helpers/groups.js';
 import { pngBytes } from '../helpers/images.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { checksumsOf, createFolder, names, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('the details, trash and favorites pages', () => {
-  let f: WebFixture;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
+  const f = webSuiteFixture(chromiumBinary.path);
 
   /** Opens `where` as a person with a bookmark does: sign-in first, then back there. */
   async function signedInAt(user: TestUser, where: string, options: { width?: number } = {}): Promise<WatchedPage> {

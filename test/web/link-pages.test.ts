@@ -13,27 +13,23 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('a link\'s page for its recipient', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path);
   let ada: TestUser;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
   }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
 
   const makeLink = async (node: string, body: Record<string, unknown>): Promise<{ url: string; token: string }> => dataOf(await apiCall(f.client, ada.session, 'POST', `/api/nodes/${node}/shares`, body));
   const listing = async (folder: string): Promise<Array<{ uuid: string; name: string }>> => dataOf(await apiCall(f.client, ada.session, 'GET', `/api/nodes/${folder}/dirlist`));

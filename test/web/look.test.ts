@@ -7,23 +7,22 @@
  * with nothing sticking out sideways.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { pngBytes } from '../helpers/images.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('the look of the app', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path);
   let ada: TestUser;
   let photo: string;
   let fakePhoto: string;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
     await createFolder(f.client, ada.session, 'home', 'Holiday');
     photo = await uploadFile(f.client, ada.session, 'home', 'beach.png', pngBytes(120, 80, [40, 120, 200]));
@@ -32,9 +31,6 @@ chromiumBinary.describe('the look of the app', () => {
     await uploadFile(f.client, ada.session, 'home', 'report.pdf', '%PDF-1.4 nothing much');
     await uploadFile(f.client, ada.session, 'home', 'budget.xlsx', 'PK not really a sheet');
   }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
 
   async function signedInAt(where: string, width: number): Promise<WatchedPage> {
     const watched = await f.openPage({ width, height: width === 360 ? 780 : 1080 });

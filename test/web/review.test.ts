@@ -6,25 +6,18 @@
  * field that caused it, and the main navigation marking where one is on a page below its entry.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { groupAdmin } from '../helpers/groups.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall } from '../helpers/user-api.js';
-import { endSessionWhileAway, expectAccessible, signInThroughForm, tokenOf, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { endSessionWhileAway, expectAccessible, signInThroughForm, tokenOf, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('the web app under review', () => {
-  let f: WebFixture;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
+  const f = webSuiteFixture(chromiumBinary.path);
 
   async function signedInAt(user: TestUser, where: string): Promise<WatchedPage> {
     const watched = await f.openPage();

@@ -7,12 +7,12 @@
  * the page's uploads reach the bridge with a short-lived token of the session, not its own.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import { uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { expectAccessible, signInThroughForm, tokenOf, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, signInThroughForm, tokenOf, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -32,30 +32,31 @@ function claimsOf(token: string): { jti: string; sub: string; exp: number; iat: 
 }
 
 chromiumBinary.describe('one session per browser', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path, { bridge: true });
   let ada: TestUser;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path, { bridge: true });
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
     await uploadFile(f.client, ada.session, 'home', 'minutes.txt', 'minutes of the meeting\n');
   }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
 
   function expectClean(watched: WatchedPage): void {
     expect(watched.foreign.filter((url) => !url.startsWith(`${f.davUrl}/`))).toEqual([]);
     expect(watched.problems).toEqual([]);
   }
 
-  it('shares the sign-in with a second tab and a link opened in a new tab, keeps it across a reload, and shows page script no token', async () => {
+  /** A new browser signed in as Ada through the form on /files, and the session token its cookie holds. */
+  async function signedInAtFiles(): Promise<{ watched: WatchedPage; page: Page; context: WatchedPage['context']; token: string }> {
     const watched = await f.openPage();
     const { page, context } = watched;
     await page.goto(`${f.base}/files`);
     await signInThroughForm(page, ada.email, ada.password);
     await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
-    const token = (await tokenOf(page)) ?? '';
+    return { watched, page, context, token: (await tokenOf(page)) ?? '' };
+  }
+
+  it('shares the sign-in with a second tab and a link opened in a new tab, keeps it across a reload, and shows page script no token', async () => {
+    const { watched, page, context, token } = await signedInAtFiles();
     expect(token).not.toBe('');
     const [cookie] = (await context.cookies()).filter((c) => c.name === 'driveway_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/', secure: false });
@@ -133,12 +134,7 @@ chromiumBinary.describe('one session per browser', () => {
   });
 
   it('signs out every tab within a second; a tab that missed it lands on sign-in at its next call', async () => {
-    const watched = await f.openPage();
-    const { page, context } = watched;
-    await page.goto(`${f.base}/files`);
-    await signInThroughForm(page, ada.email, ada.password);
-    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
-    const token = (await tokenOf(page)) ?? '';
+    const { page, context, token } = await signedInAtFiles();
     const other = await context.newPage();
     await other.goto(`${f.base}/favorites`);
     await other.getByRole('heading', { name: 'Favorites', level: 1 }).waitFor();

@@ -13,13 +13,13 @@
  * kept as sharing-*.png).
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { ALL_NODE_PERMISSIONS, groupAdmin } from '../helpers/groups.js';
 import { requireBinary } from '../helpers/require-binary.js';
 import { createFolder, uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { clipboardText, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -29,22 +29,18 @@ interface Listed {
 }
 
 chromiumBinary.describe('the sharing pages', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path);
   let ada: TestUser;
   let bob: TestUser;
   let carol: TestUser;
   let dave: TestUser;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
     ada = await f.newUser({ fullname: 'Ada Lovelace' });
     bob = await f.newUser({ fullname: 'Bob Babbage' });
     carol = await f.newUser({ fullname: 'Carol Herschel' });
     dave = await f.newUser({ fullname: 'Dave Approver' });
   }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
 
   async function signedIn(user: TestUser, at: string, heading: string, options: { width?: number; height?: number; clipboard?: boolean } = {}): Promise<WatchedPage> {
     const watched = await f.openPage(options);

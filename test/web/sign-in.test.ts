@@ -11,19 +11,12 @@ import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
-import { endSessionWhileAway, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, tokenOf, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { endSessionWhileAway, expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, tokenOf, webFixture, webSuiteFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('signing in to the web app', () => {
-  let f: WebFixture;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
+  const f = webSuiteFixture(chromiumBinary.path);
 
   /** Nothing from elsewhere, no script error: the end of every scenario. */
   function expectClean(watched: WatchedPage): void {

@@ -6,23 +6,16 @@
  * each new state; the store's state checked through the REST API.
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/require-binary.js';
 import { totpCode } from '../helpers/totp.js';
 import { apiCall, dataOf, postAuth } from '../helpers/user-api.js';
-import { expectAccessible, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
 chromiumBinary.describe('two-factor set-up and recovery codes in the web app', () => {
-  let f: WebFixture;
-
-  beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path);
-  }, 120_000);
-  afterAll(async () => {
-    await f?.close();
-  });
+  const f = webSuiteFixture(chromiumBinary.path);
 
   async function checkLayout(page: WatchedPage['page']): Promise<void> {
     expect(await sidewaysOverflow(page)).toEqual([]);

@@ -24,7 +24,7 @@ import { uploadFile } from '../helpers/seed.js';
 import type { TestUser } from '../helpers/store-fixture.js';
 import { makeTmpDir } from '../helpers/tmp-dir.js';
 import { apiCall, dataOf } from '../helpers/user-api.js';
-import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webFixture, type WatchedPage, type WebFixture } from '../helpers/web-page.js';
+import { expectAccessible, keepScreenshot, sidewaysOverflow, signInThroughForm, webSuiteFixture, type WatchedPage } from '../helpers/web-page.js';
 
 const chromiumBinary = requireBinary('chromium');
 
@@ -55,15 +55,13 @@ async function throttleUploads(watched: WatchedPage, bytesPerSecond: number): Pr
 }
 
 chromiumBinary.describe('uploads on the Files page', () => {
-  let f: WebFixture;
+  const f = webSuiteFixture(chromiumBinary.path, { bridge: true });
   let tmp: ReturnType<typeof makeTmpDir>;
 
   beforeAll(async () => {
-    f = await webFixture(chromiumBinary.path, { bridge: true });
     tmp = makeTmpDir('driveway-web-uploads-');
   }, 120_000);
   afterAll(async () => {
-    await f?.close();
     tmp?.remove();
   });
 

@@ -8,19 +8,8 @@
 import type { Transporter } from 'nodemailer';
 import type { Config } from '../../common/config.js';
 import type { Logger } from '../../common/logger.js';
+import type { Mailer } from '../context.js';
 import { StoreHttpError } from '../envelope.js';
-
-export interface OutgoingMail {
-  to: readonly string[];
-  subject: string;
-  text: string;
-}
-
-export interface Mailer {
-  /** Hands the message to the SMTP server; throws 502 `email_failed` when it is refused or unreachable. */
-  send(mail: OutgoingMail): Promise<void>;
-  close(): void;
-}
 
 export const emailNotConfigured = (): StoreHttpError =>
   new StoreHttpError(409, 'email_not_configured', 'broadcast_message: email is not configured on this server (mail.host)');

@@ -31,6 +31,7 @@ import { FilesWindow, WINDOW_PAST } from '../components/files-window.js';
 import { usageChanged } from '../components/usage.js';
 import { FileThumb } from '../components/file-thumb.js';
 import { Page } from '../components/page.js';
+import { BulkFailures, type BulkFailure } from '../components/bulk-failures.js';
 import { Link, pathRest, useLocation } from '../router.js';
 import { t } from '../strings/index.js';
 
@@ -178,7 +179,7 @@ export function Files() {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [anchor, setAnchor] = useState<number | undefined>();
   const [progress, setProgress] = useState<string | undefined>();
-  const [failures, setFailures] = useState<Array<{ name: string; why: string }>>([]);
+  const [failures, setFailures] = useState<BulkFailure[]>([]);
 
   // Another folder: nothing selected, no filter, no report of the last one's work.
   useEffect(() => {
@@ -456,23 +457,17 @@ export function Files() {
   const renderDialog = () => {
     if (!dialog) return null;
     const close = () => setDialog(undefined);
+    /** Where to move or copy `what` (one entry or the selection) to. */
+    const picker = (moving: boolean, title: string, what: Entry | readonly Entry[], onPick: (to: string, where: string) => Promise<void>) => (
+      <FilesPicker title={title} action={moving ? t.files.moveHere : t.files.copyHere} moving={what} startDrive={ownerOf(top) ? top : 'home'} groups={groups} onClose={close} onPick={onPick} />
+    );
     if ('entries' in dialog) {
       const { entries } = dialog;
       const moving = dialog.kind === 'bulk-move';
-      return (
-        <FilesPicker
-          title={moving ? t.bulk.moveTitle(entries.length) : t.bulk.copyTitle(entries.length)}
-          action={moving ? t.files.moveHere : t.files.copyHere}
-          moving={entries}
-          startDrive={ownerOf(top) ? top : 'home'}
-          groups={groups}
-          onClose={close}
-          onPick={async (to, where) => {
-            close();
-            await runBulk(entries, moving ? 'moved' : 'copied', (e) => (moving ? moveTo(e.uuid, to) : copyTo(e.uuid, to)), where);
-          }}
-        />
-      );
+      return picker(moving, moving ? t.bulk.moveTitle(entries.length) : t.bulk.copyTitle(entries.length), entries, async (to, where) => {
+        close();
+        await runBulk(entries, moving ? 'moved' : 'copied', (e) => (moving ? moveTo(e.uuid, to) : copyTo(e.uuid, to)), where);
+      });
     }
     const { entry } = dialog;
     if (dialog.kind === 'actions') return actionsDialog(entry);
@@ -489,22 +484,12 @@ export function Files() {
         />
       );
     const moving = dialog.kind === 'move';
-    return (
-      <FilesPicker
-        title={moving ? t.files.moveTitle(entry.name) : t.files.copyTitle(entry.name)}
-        action={moving ? t.files.moveHere : t.files.copyHere}
-        moving={entry}
-        startDrive={ownerOf(top) ? top : 'home'}
-        groups={groups}
-        onClose={close}
-        onPick={async (to, where) => {
-          await (moving ? moveTo(entry.uuid, to) : copyTo(entry.uuid, to));
-          close();
-          setMessage({ text: moving ? t.files.moved(entry.name, where) : t.files.copied(entry.name, where) });
-          reload();
-        }}
-      />
-    );
+    return picker(moving, moving ? t.files.moveTitle(entry.name) : t.files.copyTitle(entry.name), entry, async (to, where) => {
+      await (moving ? moveTo(entry.uuid, to) : copyTo(entry.uuid, to));
+      close();
+      setMessage({ text: moving ? t.files.moved(entry.name, where) : t.files.copied(entry.name, where) });
+      reload();
+    });
   };
 
   return (
@@ -600,16 +585,7 @@ export function Files() {
             )}
           </p>
           {progress && <p class="hint">{progress}</p>}
-          {failures.length > 0 && (
-            <div class="error files-failures" role="alert">
-              <p>{t.bulk.failures}</p>
-              <ul>
-                {failures.map((f) => (
-                  <li key={f.name}>{t.bulk.failedItem(f.name, f.why)}</li>
-                ))}
-              </ul>
-            </div>
-          )}
+          <BulkFailures failures={failures} />
           {rowError && (
             <p class="error" role="alert">
               {t.files.rowFailed(rowError.name, rowError.text)}

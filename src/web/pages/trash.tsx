@@ -18,6 +18,7 @@ import { FormError } from '../components/field.js';
 import { ItemConfirm } from '../components/item-confirm.js';
 import { Page } from '../components/page.js';
 import { usageChanged } from '../components/usage.js';
+import { BulkFailures, type BulkFailure } from '../components/bulk-failures.js';
 import { Link } from '../router.js';
 import { t } from '../strings/index.js';
 import { folderHref, when } from './item.js';
@@ -42,7 +43,7 @@ function TrashBin({ bin }: { bin: Bin }) {
   const [actionError, setError] = useState<string | undefined>();
   const error = actionError ?? listing.error;
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
-  const [failures, setFailures] = useState<Array<{ name: string; why: string }>>([]);
+  const [failures, setFailures] = useState<BulkFailure[]>([]);
   const [status, setStatus] = useState<{ text: string; href?: string; where?: string }>({ text: '' });
   const [asking, setAsking] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -115,16 +116,7 @@ function TrashBin({ bin }: { bin: Bin }) {
         )}
       </p>
       <FormError text={error} />
-      {failures.length > 0 && (
-        <div class="error files-failures" role="alert">
-          <p>{t.bulk.failures}</p>
-          <ul>
-            {failures.map((f) => (
-              <li key={f.name}>{t.bulk.failedItem(f.name, f.why)}</li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <BulkFailures failures={failures} />
       {entries === undefined && !error && <p>{t.loading}</p>}
       {entries?.length === 0 && <p>{t.item.trash.empty}</p>}
       {entries && entries.length > 0 && (
