@@ -32,6 +32,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ChangeFeed, StoreChange } from '../../common/change-feed.js';
+import { addressBlock } from '../../common/client-ip.js';
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
 import type { FileIdRepository } from '../../contracts/file-ids.js';
@@ -215,9 +216,13 @@ export class PushDoor {
     res.end(body);
   }
 
-  /** The `upgrade` of `/push/ws`: bounded per address before the handshake, then the two messages. */
+  /**
+   * The `upgrade` of `/push/ws`: bounded per address before the handshake (an IPv6 client by its
+   * /64, as the login flows count: whoever holds one address holds its network's), then the two
+   * messages.
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const address = this.options.addressOf(req);
+    const address = addressBlock(this.options.addressOf(req));
     const count = this.perAddress.get(address) ?? 0;
     if (this.closed || count >= this.options.limits.maxSocketsPerAddress) {
       socket.end(`HTTP/1.1 ${this.closed ? '503 Service Unavailable' : '429 Too Many Requests'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);

@@ -274,3 +274,29 @@ describe.skipIf(TEST_TRANSPORT !== 'http')('push without a change feed', () => {
     }
   });
 });
+
+describe.skipIf(TEST_TRANSPORT === 'http')('push sockets behind a trusted proxy: an IPv6 network counts as one address', () => {
+  let f: BridgeFixture;
+  beforeAll(async () => {
+    f = await bridgeFixture({ transport: 'local', flags: { 'store.trustedProxies': ['127.0.0.1'] }, bridgeFlags: { pushMaxSocketsPerAddress: 2 } });
+  });
+  afterAll(async () => {
+    await f.close();
+  });
+
+  const from = (forwarded: string): Promise<{ ws: WebSocket; status?: number }> =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(pushUrl(f.davUrl), { headers: { 'x-forwarded-for': forwarded } });
+      ws.once('open', () => resolve({ ws }));
+      ws.once('unexpected-response', (_req, res) => resolve({ ws, status: res.statusCode }));
+    });
+
+  it("refuses a third socket from another address of the same /64, and takes one from another network", async () => {
+    const held = [await from('2001:db8:0:1::1'), await from('2001:db8:0:1::2')];
+    expect(held.map((s) => s.status)).toEqual([undefined, undefined]);
+    expect((await from('2001:db8:0:1:ffff:ffff:ffff:ffff')).status).toBe(429);
+    const other = await from('2001:db8:0:2::1');
+    expect(other.status).toBeUndefined();
+    for (const s of [...held, other]) s.ws.close();
+  });
+});
