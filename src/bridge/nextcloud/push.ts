@@ -154,7 +154,7 @@ export class PushDoor {
   private readonly watchers = new Map<string, Watcher>();
   private readonly perAddress = new Map<string, number>();
   private readonly clients = new Set<Client>();
-  /** Numeric ids of nodes, once learnt (they never change). */
+  /** Numeric ids of nodes, once learnt (they never change), by user and node: learnt through that user's own lookup. */
   private readonly numbers = new Map<string, number>();
   private readonly unsubscribe: () => void;
   private readonly ticker: NodeJS.Timeout;
@@ -400,16 +400,24 @@ export class PushDoor {
       return;
     }
     const ids: number[] = [];
-    const tops = keys.filter((key) => syncedOwnerOf(key) !== undefined);
+    // Only the drives this user syncs: a change's other folders (a move's source in another
+    // owner's drive) are not theirs to be told of, not even by number.
+    const tops = keys.filter((key) => {
+      const owner = syncedOwnerOf(key);
+      return owner !== undefined && watcher.owners.has(owner);
+    });
     try {
       if (tops.length > 0) ids.push(...(await this.options.fileIds.numbersOf(tops)).values());
       for (const folder of keys.filter((key) => !key.includes(':'))) {
-        let known = this.numbers.get(folder);
+        // Per user: a number is remembered only as this user's store lookup answered it (a
+        // number another user may read says nothing of whether this one may).
+        const cacheKey = `${watcher.userId}\0${folder}`;
+        let known = this.numbers.get(cacheKey);
         if (known === undefined) {
           const [details, chain] = await withSession(watcher.user, (s) => Promise.all([this.options.client.details(s, folder as NodeId), this.options.client.path(s, folder as NodeId)]));
           // A top-level folder itself: named by its key above.
           known = chain.length <= 1 || details.fileId === undefined ? -1 : details.fileId;
-          if (this.numbers.size < 100_000) this.numbers.set(folder, known);
+          if (this.numbers.size < 100_000) this.numbers.set(cacheKey, known);
         }
         if (known >= 0) ids.push(known);
       }

@@ -112,6 +112,30 @@ describe.skipIf(TEST_TRANSPORT === 'http')('push (notify_push protocol) on the b
     await expect(outside.next((m) => m.startsWith('notify_'), 1000)).rejects.toThrow(/no matching push message/);
   });
 
+  it("tells a group member who listens for ids of a move into the group drive without the numbers of the mover's own folders", async () => {
+    const ga = groupAdmin(f.client, f.admin);
+    const team = await ga.group('Push Ids', { quotaBytes: 1_000_000 });
+    const [writer, member] = await Promise.all([f.newDavUser(), f.newDavUser()]);
+    await ga.member(team, writer.uuid, { node_permissions: ['read', 'write', 'delete', 'download'] });
+    await ga.member(team, member.uuid, { node_permissions: ['read', 'download'] });
+    expect((await davAs(writer, 'MKCOL', '/home/private/')).status).toBe(201);
+    const privateId = await fileIdOf(writer, '/home/private/');
+    const mine = await open(writer.email, writer.password);
+    const theirs = await open(member.email, member.password);
+    mine.listen();
+    theirs.listen();
+    // The writer's own socket learns the private folder's number first (the cache that must not serve the member).
+    let from = mine.messages.length;
+    expect((await davAs(writer, 'PUT', '/home/private/x.txt', {}, 'x')).status).toBe(201);
+    expect(JSON.parse((await mine.next((m) => m.startsWith('notify_file_id'), 5000, from)).slice('notify_file_id '.length))).toContain(privateId);
+    from = theirs.messages.length;
+    const moved = await davAs(writer, 'MOVE', '/home/private/x.txt', { destination: `${f.davUrl}/groups/${encodeURIComponent('Push Ids')}/home/x.txt` });
+    expect(moved.status).toBe(201);
+    const told = await theirs.next((m) => m.startsWith('notify_file'), 5000, from);
+    if (told.startsWith('notify_file_id ')) expect(JSON.parse(told.slice('notify_file_id '.length))).not.toContain(privateId);
+    else expect(told).toBe('notify_file');
+  });
+
   it('authenticates with a pre-auth token once, as its user', async () => {
     const token = await fetch(`${f.davUrl}/index.php/apps/notify_push/pre_auth`, { method: 'POST', headers: { authorization: basicAuth(ada.email, adaApp.password) } });
     expect(token.status).toBe(200);
