@@ -194,23 +194,35 @@ export async function listMyShares(ctx: StoreContext, caller: AuthenticatedUser)
 
 const shareNotFound = () => notFound('share not found');
 
-/** DELETE /api/shares/{uuid}: 404 unless the caller sees the node, 403 without the `*_delete` share permission. */
+/**
+ * The share `shareUuid` names and its node, when the caller may manage it (remove or change it):
+ * 404 unless they see the node, 403 without the `*_delete` share permission of its type
+ * (assertSharePermission: on a user's node its owner only). The one rule for removeShare and
+ * updateShare: whoever may remove a share may change it, and no one else.
+ */
+async function manageableShare(sql: Sql, caller: AuthenticatedUser, shareUuid: string): Promise<{ share: ShareRow; node: NodeRow }> {
+  const share = isUuid(shareUuid) ? await getShare(sql, shareUuid.toLowerCase()) : undefined;
+  const node = share && (await getNode(sql, share.node_uuid));
+  if (!share || !node || !(await accessTo(sql, caller, node)).visible) throw shareNotFound();
+  await assertSharePermission(sql, caller, node, PERMISSION[share.type].delete);
+  return { share, node };
+}
+
+/** DELETE /api/shares/{uuid}: whoever may manage the share (manageableShare). */
 export async function removeShare(ctx: StoreContext, caller: AuthenticatedUser, shareUuid: string): Promise<void> {
   await ctx.storage.sql.transaction(async (tx) => {
-    const share = isUuid(shareUuid) ? await getShare(tx, shareUuid.toLowerCase()) : undefined;
-    const node = share && (await getNode(tx, share.node_uuid));
-    if (!share || !node || !(await accessTo(tx, caller, node)).visible) throw shareNotFound();
-    await assertSharePermission(tx, caller, node, PERMISSION[share.type].delete);
+    const { share } = await manageableShare(tx, caller, shareUuid);
     await deleteShare(tx, share.uuid);
   });
 }
 
 /**
  * PUT /api/shares/{uuid}: changes a link's password and expiry (null removes one) and whether it
- * reads or takes uploads. 404 unless the caller sees the node; 409 `not_a_link` for a private
- * share. Managing a link needs what making it of its (new) type needs, checked by the same
- * function (admitLinkSource: the share permission, what the link gives held of one's own, a
- * shareable node; an upload link a folder). A link of a type that waits for approval on its
+ * reads or takes uploads. Only whoever may remove it (manageableShare: 404 unless the caller sees
+ * the node, 403 without the `*_delete` share permission of its type); 409 `not_a_link` for a
+ * private share. The changed link also needs what making one of its (new) type needs, checked by
+ * the same function (admitLinkSource: the share permission, what the link gives held of one's
+ * own, a shareable node; an upload link a folder). A link of a type that waits for approval on its
  * node's workspace is not changed here (409 `approval_required`): an approver approved it as it
  * was, so a changed one is a new request (make a new link). One transaction, after the password
  * is hashed; the token stays.
@@ -222,9 +234,7 @@ export async function updateShare(ctx: StoreContext, caller: AuthenticatedUser, 
   const passwordHash = typeof input.password === 'string' ? await hashPassword(input.password, config.store.scryptCost) : input.password;
   return await sql.transaction(async (tx) => {
     const txCtx = withSql(ctx, tx);
-    const share = isUuid(shareUuid) ? await getShare(tx, shareUuid.toLowerCase()) : undefined;
-    const node = share && (await getNode(tx, share.node_uuid));
-    if (!share || !node || !(await accessTo(tx, caller, node)).visible) throw shareNotFound();
+    const { share, node } = await manageableShare(tx, caller, shareUuid);
     if (share.type === 'private') throw conflict('a private share has no password, expiry or upload mode to change', 'not_a_link');
     const type = input.type ?? share.type;
     const current = await admitLinkSource(tx, caller, node.uuid, type, false);

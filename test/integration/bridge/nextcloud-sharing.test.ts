@@ -4,7 +4,8 @@
  * publicUpload, password, expireDate): a public link is the store's link and works at
  * `/public/{token}` (password, expiry, upload-only), changed and removed through the same ids; a
  * user share is a copy offered (share_copy_with); on a drive with an approver the share answers
- * pending and a pending request exists, nothing offered; another user's ids are 404; a read-only
+ * pending and a pending request exists, nothing offered; another user's ids are 404 (a fellow group
+ * member's too, and the store refuses them the change as it refuses the removal); a read-only
  * group member cannot make an upload link. Everything through the store's own rules.
  */
 import { request } from 'undici';
@@ -171,6 +172,28 @@ describe('the OCS sharing API', () => {
     expect(still.map((s) => [s.type, s.passwordProtected])).toEqual([['public', false]]);
     expect((await fetchLink(String(made.data.url))).status).toBe(200);
     await ocs(ada, 'DELETE', `${SHARES}/${id}`);
+  });
+
+  it("refuses a group member's change of another member's link: 404 here (ids name one's own links), 403 from the store, the link keeping its password and expiry", async () => {
+    const ga = groupAdmin(f.client, f.admin);
+    const team = await ga.group(`Pair ${Date.now()}`, { quotaBytes: 1_000_000 });
+    const [ann, ben] = [await f.newDavUser(), await f.newDavUser()];
+    const all = ['read', 'write', 'delete', 'download'];
+    await ga.member(team, ann.uuid, { node_permissions: all, share_permissions: ['public_create', 'public_delete'] });
+    await ga.member(team, ben.uuid, { node_permissions: all, share_permissions: ['public_create'] });
+    await createFolder(f.client, ann.session, `home:${team}`, 'Minutes');
+    const name = (await f.client.listGroups(ann.session)).find((g) => g.id === team)?.name as string;
+    const made = await ocs(ann, 'POST', SHARES, { path: `/groups/${name}/home/Minutes`, shareType: '3', password: 'ann only', expireDate: '2099-12-31' });
+    expect(made.status).toBe(200);
+    const [link] = await f.client.listMyShares(ann.session);
+    const loosened = await ocs(ben, 'PUT', `${SHARES}/${String(made.data.id)}`, { password: '', expireDate: '' });
+    expect([loosened.status, loosened.meta.statuscode]).toEqual([404, 404]);
+    const direct = await call(f.client, ben.session, 'PUT', `/api/shares/${link!.id}`, { password: null, expires: null });
+    expect([direct.status, direct.body]).toEqual([403, { status: 'error', code: 'forbidden', msg: 'public_delete share permission required' }]);
+    const still = await f.client.listMyShares(ann.session);
+    expect(still.map((s) => [s.id, s.passwordProtected, s.expiresMs])).toEqual([[link!.id, true, Date.UTC(2100, 0, 1)]]);
+    expect((await fetchLink(String(made.data.url))).status).toBe(401);
+    expect(await fetchLink(String(made.data.url), 'ann only')).toEqual({ status: 200, text: expect.any(String) });
   });
 
   it('refuses an upload link from a read-only group drive member: a share never grants more than its creator holds', async () => {

@@ -353,6 +353,33 @@ describe('changing a link (PUT /api/shares/{uuid})', () => {
     const row = (await readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE uuid = ? AND password_hash IS NULL AND expires IS NULL AND type = ?', made.share_uuid, 'public'));
     expect(row).toBe(1);
   });
+
+  it("refuses a group member's change of another's link unless they may remove it, as DELETE answers, the link keeping its password and expiry", async () => {
+    const group = await ga.group();
+    const all = ['read', 'write', 'delete', 'download'];
+    const [ann, ben, gia, ozzy] = await Promise.all(['Ann Author', 'Ben Bystander', 'Gia Groupadmin', 'Ozzy Outsider'].map((n) => seeder.user(`${n} ${letters((counter += 1))}`)));
+    await ga.member(group, ann!.uuid, { node_permissions: all, share_permissions: ['public_create', 'public_delete'] });
+    // Ben may make a public link of his own, but not remove one.
+    await ga.member(group, ben!.uuid, { node_permissions: all, share_permissions: ['public_create'] });
+    await ga.member(group, gia!.uuid, { is_admin: true });
+    const folder = await createFolder(seeder.client, ann!.session, `home:${group}`, `ann's ${(counter += 1)}`);
+    const expires = Date.now() + 7 * 86_400_000;
+    const made = await link(ann!, folder, { type: 'public', password: 'ann only', expires });
+    const url = new URL(made.url).pathname;
+    const stored = () => readCountRows(store, 'SELECT COUNT(*) AS n FROM shares WHERE uuid = ? AND password_hash IS NOT NULL AND expires = ? AND type = ?', made.share_uuid, expires, 'public');
+    const loosen = { password: null, expires: null };
+
+    expectError(await as(seeder.client, ben!, 'DELETE', `/api/shares/${made.share_uuid}`), 403, 'forbidden', 'public_delete share permission required');
+    expectError(await as(seeder.client, ben!, 'PUT', `/api/shares/${made.share_uuid}`, loosen), 403, 'forbidden', 'public_delete share permission required');
+    expectError(await as(seeder.client, ben!, 'PUT', `/api/shares/${made.share_uuid}`, { type: 'upload' }), 403, 'forbidden', 'public_delete share permission required');
+    expectError(await as(seeder.client, ozzy!, 'PUT', `/api/shares/${made.share_uuid}`, loosen), 404, 'not_found', 'share not found');
+    expect(await stored()).toBe(1);
+    expect((await fetchRaw(store, `${url}?info`)).status).toBe(401);
+    expect((await fetchRaw(store, `${url}?info`, { headers: basic('ann only') })).status).toBe(200);
+
+    // Whoever may remove it may change it: a group administrator.
+    expect(await dataOf(as(seeder.client, gia!, 'PUT', `/api/shares/${made.share_uuid}`, { expires: null }))).toMatchObject({ password_protected: true, expires: null });
+  });
 });
 
 describe("share permissions on a group's nodes", () => {
