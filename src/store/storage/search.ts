@@ -12,6 +12,7 @@ import { types as MIME_TYPES } from 'mime-types';
 import type { Sql } from './sql.js';
 import { binaryOrder, jsonValues } from './portable.js';
 import { ancestry, type NodeRow } from './nodes.js';
+import { likeMatches } from './like-match.js';
 
 export type Comparison = { gt?: number; gte?: number; lt?: number; lte?: number; eq?: number };
 
@@ -51,16 +52,9 @@ export interface SearchQuery {
 
 /** Every extension whose type matches `pattern` (a LIKE pattern of a type). */
 function extensionsOf(pattern: string): string[] {
-  const re = likeToRegExp(pattern);
   return Object.entries(MIME_TYPES)
-    .filter(([, type]) => re.test(type))
+    .filter(([, type]) => likeMatches(pattern, type))
     .map(([ext]) => ext);
-}
-
-function likeToRegExp(pattern: string): RegExp {
-  let out = '';
-  for (const ch of pattern) out += ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  return new RegExp(`^${out}$`, 'is');
 }
 
 const FOLDER_MIME = 'httpd/unix-directory';
@@ -82,7 +76,7 @@ function compile(sql: Sql, c: SearchCondition, params: unknown[], callerUuid: st
   if ('mime' in c) {
     const pattern = c.mime.toLowerCase();
     const parts: string[] = [];
-    if (likeToRegExp(pattern).test(FOLDER_MIME)) parts.push("n.type = 'Dir'");
+    if (likeMatches(pattern, FOLDER_MIME)) parts.push("n.type = 'Dir'");
     const exts = extensionsOf(pattern);
     if (exts.length > 0) {
       params.push(JSON.stringify(exts.map((e) => `.${e}`)));
