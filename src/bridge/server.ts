@@ -61,6 +61,7 @@ import { routeRemoteDav } from './remote-dav.js';
 import { DAV_ROOT_HANDLERS, REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
 import { LocalPartStore } from '../contracts/local-part-store.js';
 import { UploadService } from './upload-service.js';
+import { BulkGate } from './uploads/bulk-gate.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './request/respond.js';
@@ -292,6 +293,8 @@ export async function createBridgeServices(
     // sent to plain http with its credentials; a malformed Host (`x@elsewhere`) names no origin.
     absoluteBase: (req) => config.bridge.publicUrl?.replace(/\/+$/, '') ?? requestOrigin(config.store.trustedProxies, req) ?? `${scheme}://127.0.0.1:${config.bridge.port}`,
     uploads,
+    // Beside the parts of chunked uploads, in the private data folder (never the system /tmp).
+    bulk: { stagingDir: path.join(config.dataDir, 'bulk'), gate: new BulkGate() },
     ...(options.webApp ? { webApp: options.webApp } : {}),
     ...(feed ? { changesSettled: () => feed.settled() } : {}),
   };

@@ -17,6 +17,7 @@ import type { BridgeUser } from '../sessions.js';
 import type { DavPath, StoreTree } from '../store-tree.js';
 import type { SpaceRoute } from '../remote-dav.js';
 import type { UploadService } from '../upload-service.js';
+import type { BulkGate } from '../uploads/bulk-gate.js';
 
 /**
  * Where the web app is, for the index page's link to its "Connect your drive" page: a known URL
@@ -24,6 +25,12 @@ import type { UploadService } from '../upload-service.js';
  * bridge by (the same machine) on the store's port.
  */
 export type WebAppLocation = { url: string } | { port: number; https: boolean };
+
+export interface BulkUploads {
+  /** A private folder (0700) under the data folder: `<dataDir>/bulk`, one 0700 folder per request inside, files 0600. */
+  stagingDir: string;
+  gate: BulkGate;
+}
 
 export interface BridgeServices {
   tree: StoreTree;
@@ -52,6 +59,8 @@ export interface BridgeServices {
   changesSettled?: () => Promise<void>;
   /** Resumable uploads (bridge/uploads/): sessions, their parts, assembly. */
   uploads: UploadService;
+  /** Bulk uploads (uploads/bulk.ts): where their large parts are staged, and how many run at once. */
+  bulk: BulkUploads;
   /**
    * The bridge's absolute URL prefix for answers that must be absolute (a tus `Location`: rclone's
    * infinitescale vendor takes its scheme and host): `bridge.publicUrl`, or this listener's scheme

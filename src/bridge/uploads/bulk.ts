@@ -17,8 +17,13 @@
  * headers and length, the closing delimiter), the limits below, every path (no `.`, `..` or empty
  * segment, no NUL, not twice in one request); a part of up to SMALL_PART_BYTES stays in memory
  * while the request's parts held there stay under MEMORY_BYTES, any other is streamed to a
- * private temp file, so the body is never held whole. Anything wrong there is a 400 (or 413 for a
- * limit) and nothing is written. Then every part goes through THE write path (commit.ts
+ * private file (0600) in the request's own folder (0700) under the data folder's `bulk/`
+ * (BridgeServices.bulk.stagingDir; never the system /tmp), removed however the request ends, so
+ * the body is never held whole. Nothing is kept past the caller's quota: a body declared larger
+ * than the room of any drive of the caller is a 507 before it is read, and a part that would take
+ * the bytes kept for its drive past that drive's room is read past, not kept, and answered 507 in
+ * its entry. A user runs at most a few bulk uploads at once (bulk-gate.ts). Anything wrong there
+ * is a 400 (or 413 for a limit) and nothing is written. Then every part goes through THE write path (commit.ts
  * commitWrite: target and permissions, the request's If header and the part's If-Match, locks,
  * quota, the checksum verified by the store as the bytes arrive): a part refused there is answered
  * in its own entry while the others land. The writes run a few at a time inside one group commit
@@ -26,10 +31,10 @@
  */
 import { createReadStream, createWriteStream, promises as fs, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { commitWrite } from '../commit.js';
+import { makePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../common/private-files.js';
+import { commitWrite, quotaRoomAt, type QuotaRoom } from '../commit.js';
 import { davFailureOf, DavStatusError } from '../dav-errors.js';
 import { normalizeName } from '../href.js';
 import type { DavContext, VerbHandler } from '../request/context.js';
@@ -56,6 +61,8 @@ export const BULK_LIMITS = {
   maxHeaders: 64,
   /** Parts written at once (they share the group commit's fsync either way). */
   writesAtOnce: 8,
+  /** What a declared Content-Length may exceed the caller's largest room by: the multipart framing. */
+  framingAllowanceBytes: 1024 * 1024,
 } as const;
 
 /** A part, read and checked, waiting for its write. */
@@ -67,8 +74,8 @@ interface BulkPart {
   checksum: string;
   mtime: string | undefined;
   ifMatch: string | undefined;
-  /** The bytes in memory, or the temp file that holds them. */
-  data: Buffer | { file: string };
+  /** The bytes in memory, the staged file that holds them, or why they were not kept (over the quota). */
+  data: Buffer | { file: string } | { refused: string };
 }
 
 type BulkEntry = { error: false; etag: string; 'OC-ETag': string; fileid: string; 'OC-FileID': string; permissions: string; 'X-OC-MTime'?: string } | { error: true; message: string };
@@ -187,11 +194,23 @@ function partFields(headers: Map<string, string>): Pick<BulkPart, 'key' | 'path'
   return { key, path: bulkPathOf(key), sizeBytes, checksum: checksums.join(' '), mtime: headers.get('x-file-mtime') ?? headers.get('x-oc-mtime'), ifMatch: headers.get('if-match') };
 }
 
+/** Where phase one keeps what it reads. */
+interface Staging {
+  /** The private folder (0700) the request's folder is made in (BridgeServices.bulk.stagingDir). */
+  root: string;
+  /** The request's own folder (0700), once a part is staged in it: removed however the request ends. */
+  dir?: string;
+  /** The quota where a part lands (its drive's: the path's first segment). */
+  roomOf(path: DavPath): Promise<QuotaRoom>;
+}
+
 /**
  * Reads the whole body into checked parts (phase one). Throws DavStatusError (400, 413) for a
- * body that is not what it must be; the temp files it made are in `staged` either way.
+ * body that is not what it must be; the staged files it made are in `staging.dir` either way.
+ * The bytes kept for one quota never exceed what it has left: a part that would is not kept
+ * (read past, answered 507 in its entry), so no request stages more than its caller could store.
  */
-async function readParts(source: AsyncIterable<Buffer>, boundary: string, staged: { dir?: string }): Promise<BulkPart[]> {
+async function readParts(source: AsyncIterable<Buffer>, boundary: string, staging: Staging): Promise<BulkPart[]> {
   const reader = new BodyReader(source);
   const delimiter = `--${boundary}`;
   const close = `--${boundary}--`;
@@ -215,6 +234,8 @@ async function readParts(source: AsyncIterable<Buffer>, boundary: string, staged
   const seen = new Set<string>();
   let total = 0;
   let inMemory = 0;
+  /** Bytes kept so far per quota scope. */
+  const kept = new Map<string, number>();
   for (;;) {
     if (parts.length >= BULK_LIMITS.maxParts) throw tooLarge(`a bulk upload holds at most ${BULK_LIMITS.maxParts} parts`);
     const headers = new Map<string, string>();
@@ -234,17 +255,30 @@ async function readParts(source: AsyncIterable<Buffer>, boundary: string, staged
     total += fields.sizeBytes;
     if (total > BULK_LIMITS.maxTotalBytes) throw tooLarge(`a bulk upload holds at most ${BULK_LIMITS.maxTotalBytes} bytes`);
     let data: BulkPart['data'];
-    if (fields.sizeBytes <= BULK_LIMITS.smallPartBytes && inMemory + fields.sizeBytes <= BULK_LIMITS.memoryBytes) {
+    const room = await staging.roomOf(fields.path);
+    const keptThere = kept.get(room.scope) ?? 0;
+    if (keptThere + fields.sizeBytes > room.availableBytes) {
+      await reader.bytes(fields.sizeBytes, () => undefined);
+      const left = Math.max(0, room.availableBytes - keptThere);
+      data = { refused: `507: the write needs ${fields.sizeBytes} bytes and ${left} are left in the quota beside this request's other parts` };
+    } else if (fields.sizeBytes <= BULK_LIMITS.smallPartBytes && inMemory + fields.sizeBytes <= BULK_LIMITS.memoryBytes) {
       const chunks: Buffer[] = [];
       await reader.bytes(fields.sizeBytes, (chunk) => {
         chunks.push(chunk);
       });
       inMemory += fields.sizeBytes;
+      kept.set(room.scope, keptThere + fields.sizeBytes);
       data = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, fields.sizeBytes);
     } else {
-      staged.dir ??= await fs.mkdtemp(path.join(os.tmpdir(), 'driveway-bulk-'));
-      const file = path.join(staged.dir, String(parts.length));
-      const out = createWriteStream(file, { mode: 0o600 });
+      kept.set(room.scope, keptThere + fields.sizeBytes);
+      if (staging.dir === undefined) {
+        await makePrivateDir(staging.root);
+        // mkdtemp makes it 0700; said again so no umask or platform default can open it.
+        staging.dir = await fs.mkdtemp(path.join(staging.root, 'request-'));
+        await fs.chmod(staging.dir, PRIVATE_DIR_MODE);
+      }
+      const file = path.join(staging.dir, String(parts.length));
+      const out = createWriteStream(file, { mode: PRIVATE_FILE_MODE, flags: 'wx' });
       try {
         await reader.bytes(fields.sizeBytes, (chunk) => writeTo(out, chunk));
       } finally {
@@ -274,6 +308,8 @@ function partContext(ctx: DavContext, part: BulkPart): DavContext {
 
 /** Phase two for one part: THE write path, answered as the part's entry. */
 async function writePart(ctx: DavContext, part: BulkPart): Promise<BulkEntry> {
+  if ('refused' in part.data) return { error: true, message: part.data.refused };
+  const data = part.data;
   const user = ctx.user();
   const partCtx = partContext(ctx, part);
   try {
@@ -283,7 +319,7 @@ async function writePart(ctx: DavContext, part: BulkPart): Promise<BulkEntry> {
       sizeBytes: part.sizeBytes,
       checksum: part.checksum,
       mtime: part.mtime,
-      body: (): Buffer | Readable => (Buffer.isBuffer(part.data) ? part.data : createReadStream(part.data.file)),
+      body: (): Buffer | Readable => (Buffer.isBuffer(data) ? data : createReadStream(data.file)),
     });
     const { headers } = committed;
     const written = await ctx.services.tree.tryStat(user, part.path);
@@ -313,8 +349,27 @@ async function inWaves<T, R>(items: readonly T[], width: number, work: (item: T)
   return results;
 }
 
+/**
+ * The most the caller has left in any drive it could write to (Infinity when one has no limit):
+ * its own quota, and, only when the request is larger than that, each drive at its root's.
+ */
+async function largestRoom(ctx: DavContext, above: number): Promise<number> {
+  const user = ctx.user();
+  let largest = (await quotaRoomAt(ctx, user, undefined)).availableBytes;
+  if (largest >= above) return largest;
+  const { tree } = ctx.services;
+  const root = await tree.tryStat(user, '/' as DavPath);
+  if (!root) return largest;
+  for (const drive of await tree.list(user, root)) {
+    const quota = await tree.quota(user, drive);
+    largest = Math.max(largest, quota?.availableBytes ?? Number.POSITIVE_INFINITY);
+    if (largest >= above) break;
+  }
+  return largest;
+}
+
 export const bulkUpload: VerbHandler = async (ctx) => {
-  ctx.user();
+  const user = ctx.user();
   if (ctx.target.segments.length > 0) throw new DavStatusError(404, 'a bulk upload is posted to /remote.php/dav/bulk itself');
   let boundary: string;
   try {
@@ -323,30 +378,67 @@ export const bulkUpload: VerbHandler = async (ctx) => {
     sendSabreError(ctx, 400, (err as Error).message);
     return;
   }
-  const staged: { dir?: string } = {};
+  // Bounded per user and in all (bulk-gate.ts): each holds memory and staged bytes while it reads.
+  const leave = ctx.services.bulk.gate.enter(user.userId);
+  if (!leave) {
+    sendSabreError(ctx, 503, 'too many bulk uploads at once; retry shortly', { 'Retry-After': '5' });
+    return;
+  }
+  const rooms = new Map<string, Promise<QuotaRoom>>();
+  const staging: Staging = {
+    root: ctx.services.bulk.stagingDir,
+    roomOf: (at) => {
+      const drive = `/${at.split('/')[1] ?? ''}` as DavPath;
+      let room = rooms.get(drive);
+      if (!room) rooms.set(drive, (room = quotaRoomAt(ctx, user, drive)));
+      return room;
+    },
+  };
+  // The answer is sent once the staged files are gone and the slot is given back: a client that
+  // posts its next bulk upload as soon as it has the answer is not refused for this one.
+  let answer: (() => void) | undefined;
   try {
-    let parts: BulkPart[];
+    answer = await bulkAnswer(ctx, boundary, staging);
+  } finally {
     try {
-      parts = await readParts(ctx.req as AsyncIterable<Buffer>, boundary, staged);
-    } catch (err) {
-      // A body that is no well-formed bulk upload: said in Sabre's shape, whose s:message the desktop shows.
-      if (!(err instanceof DavStatusError) || ctx.signal.aborted) throw err;
-      sendSabreError(ctx, err.status, err.message);
-      return;
+      if (staging.dir) await fs.rm(staging.dir, { recursive: true, force: true });
+    } finally {
+      leave();
     }
-    const entries = await ctx.services.tree.groupCommit(() => inWaves(parts, BULK_LIMITS.writesAtOnce, (part) => writePart(ctx, part)));
-    if (ctx.signal.aborted) return;
-    const answer: Record<string, BulkEntry> = {};
-    parts.forEach((part, i) => {
-      answer[part.key] = entries[i] as BulkEntry;
-    });
-    const body = JSON.stringify(answer);
+  }
+  answer?.();
+};
+
+/** Both phases of one bulk upload: what to answer (undefined: nothing, the client is gone). */
+async function bulkAnswer(ctx: DavContext, boundary: string, staging: Staging): Promise<(() => void) | undefined> {
+  // A body declared larger than any drive of the caller can take is refused before a byte of it is read.
+  const declared = Number(headerValue(ctx.req.headers['content-length']) ?? NaN);
+  if (Number.isFinite(declared)) {
+    const room = await largestRoom(ctx, declared - BULK_LIMITS.framingAllowanceBytes);
+    if (declared > room + BULK_LIMITS.framingAllowanceBytes) {
+      return () => sendSabreError(ctx, 507, `the bulk upload is ${declared} bytes and the caller has at most ${room} left in the quota`);
+    }
+  }
+  let parts: BulkPart[];
+  try {
+    parts = await readParts(ctx.req as AsyncIterable<Buffer>, boundary, staging);
+  } catch (err) {
+    // A body that is no well-formed bulk upload: said in Sabre's shape, whose s:message the desktop shows.
+    if (!(err instanceof DavStatusError) || ctx.signal.aborted) throw err;
+    return () => sendSabreError(ctx, err.status, err.message);
+  }
+  const entries = await ctx.services.tree.groupCommit(() => inWaves(parts, BULK_LIMITS.writesAtOnce, (part) => writePart(ctx, part)));
+  if (ctx.signal.aborted) return undefined;
+  const answer: Record<string, BulkEntry> = {};
+  parts.forEach((part, i) => {
+    answer[part.key] = entries[i] as BulkEntry;
+  });
+  const body = JSON.stringify(answer);
+  return () => {
     ctx.res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)) });
     ctx.res.end(body);
-  } finally {
-    if (staged.dir) await fs.rm(staged.dir, { recursive: true, force: true });
-  }
-};
+  };
+}
 
 /** The `bulk` space's methods (remote-spaces.ts). */
 export const bulkHandlers: Readonly<Record<string, VerbHandler>> = { POST: bulkUpload };

@@ -8,6 +8,9 @@
  * one request are committed with one group commit (one WAL fsync, not one per file).
  */
 import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeId } from '../../../src/store-client/index.js';
 import { bridgeRequests, EXCLUSIVE_LOCKINFO } from '../../helpers/dav-requests.js';
@@ -67,6 +70,29 @@ function bulkBody(parts: Part[], boundary = BOUNDARY): Buffer {
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(chunks);
+}
+
+/** Where the bridge stages a bulk upload's large parts: its private data folder's `bulk` (never the system /tmp). */
+const stagingRoot = (): string => path.join(f.store.config.dataDir, 'bulk');
+
+/** The request folders and files staged under stagingRoot now (none when it does not exist). */
+async function stagedNow(): Promise<string[]> {
+  const dirs = await fs.readdir(stagingRoot()).catch(() => [] as string[]);
+  const all: string[] = [];
+  for (const dir of dirs) {
+    all.push(dir);
+    for (const file of await fs.readdir(path.join(stagingRoot(), dir)).catch(() => [] as string[])) all.push(`${dir}/${file}`);
+  }
+  return all;
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
 }
 
 const RELATED = { 'content-type': `multipart/related; boundary="${BOUNDARY}"` };
@@ -234,5 +260,94 @@ describe('bulk upload', () => {
     expect(json['/home/docs/big.bin']?.error).toBe(false);
     expect((await dav('GET', '/home/docs/big.bin')).body.equals(big)).toBe(true);
     expect(await text('/home/docs/after-big.txt')).toBe('after');
+  });
+
+  it('refuses (507) a request declared larger than any room the caller has, staging and writing nothing', async () => {
+    const tight = await f.newDavUser({ quotaBytes: 1_000_000 });
+    const parts = Array.from({ length: 3 }, (_, i) => ({ path: `/home/huge${i}.bin`, content: Buffer.alloc(2 * 1024 * 1024, i) }));
+    const answer = await post(bulkBody(parts), tight);
+    expect(answer.status).toBe(507);
+    expect(answer.text).toMatch(/<s:message>the bulk upload is \d+ bytes and the caller has at most 1000000 left in the quota<\/s:message>/);
+    expect(await stagedNow()).toEqual([]);
+    expect((await f.client.currentUser(tight.session)).diskUsedBytes).toBe(0);
+    expect(await f.client.listFolder(tight.session, 'home' as NodeId)).toEqual([]);
+  });
+
+  it('without a Content-Length, keeps no part past the quota: each is answered 507 and nothing is staged', async () => {
+    const tight = await f.newDavUser({ quotaBytes: 1_000_000 });
+    const body = bulkBody([
+      { path: '/home/fits.txt', content: 'f'.repeat(1000) },
+      ...Array.from({ length: 3 }, (_, i) => ({ path: `/home/over${i}.bin`, content: Buffer.alloc(2 * 1024 * 1024, i) })),
+    ]);
+    const seen = new Set<string>();
+    const watching = setInterval(() => void stagedNow().then((names) => names.forEach((n) => seen.add(n))), 2);
+    const stream = new PassThrough();
+    const answered = post(stream as never, tight);
+    // Chunked (no Content-Length): only the parts as they are read can tell.
+    for (let at = 0; at < body.length; at += 256 * 1024) {
+      stream.write(body.subarray(at, at + 256 * 1024));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    stream.end();
+    const answer = await answered;
+    clearInterval(watching);
+    expect(answer.status).toBe(200);
+    const json = JSON.parse(answer.text) as Record<string, Entry>;
+    expect(json['/home/fits.txt']?.error).toBe(false);
+    // Refused as it was read (the write path's own refusal says nothing of the request's other parts).
+    for (let i = 0; i < 3; i++) expect(json[`/home/over${i}.bin`]).toMatchObject({ error: true, message: expect.stringMatching(/^507: .* left in the quota beside this request's other parts$/) });
+    expect([...seen].filter((n) => n.includes('/'))).toEqual([]);
+    expect(await stagedNow()).toEqual([]);
+    expect((await f.client.currentUser(tight.session)).diskUsedBytes).toBe(1000);
+  });
+
+  it('stages large parts 0600 in a 0700 folder under the data folder, removed after; more than two at once per user are refused 503', async () => {
+    const big = Buffer.alloc(2 * 1024 * 1024, 7);
+    const head = bulkBody([{ path: '/home/docs/held.bin', content: big }]);
+    const closing = Buffer.from(`--${BOUNDARY}--\r\n`);
+    const withoutClose = head.subarray(0, head.length - closing.length);
+    const held = [new PassThrough(), new PassThrough()];
+    const answers = held.map((stream) => post(stream as never));
+    held.forEach((stream) => stream.write(withoutClose));
+    // Both requests have staged their part and wait for the rest of their bodies.
+    const files = await until(async () => {
+      const names = (await stagedNow()).filter((n) => n.includes('/'));
+      return names.length >= 2 ? names : undefined;
+    }, 'two staged parts');
+    expect((await fs.stat(stagingRoot())).mode & 0o777).toBe(0o700);
+    for (const name of files) {
+      expect((await fs.stat(path.join(stagingRoot(), path.dirname(name)))).mode & 0o777).toBe(0o700);
+      expect((await fs.stat(path.join(stagingRoot(), name))).mode & 0o777).toBe(0o600);
+    }
+    const third = await post(bulkBody([{ path: '/home/docs/third.txt', content: 'third' }]));
+    expect(third.status).toBe(503);
+    expect(third.headers['retry-after']).toBe('5');
+    // Another user is not held back by alice's.
+    const carols = await post(bulkBody([{ path: '/home/carol.txt', content: 'carol' }]), carol);
+    expect(carols.status).toBe(200);
+    held.forEach((stream) => stream.end(closing));
+    for (const answer of await Promise.all(answers)) {
+      expect(answer.status).toBe(200);
+      expect((JSON.parse(answer.text) as Record<string, Entry>)['/home/docs/held.bin']?.error).toBe(false);
+    }
+    expect(await stagedNow()).toEqual([]);
+    expect((await dav('GET', '/home/docs/held.bin')).body.equals(big)).toBe(true);
+    expect(await text('/home/docs/third.txt')).toBeUndefined();
+    // The slots are given back: the next one is taken.
+    expect((await post(bulkBody([{ path: '/home/docs/third.txt', content: 'third' }]))).status).toBe(200);
+  });
+
+  it('removes the staged parts of a request whose connection is cut', async () => {
+    const stream = new PassThrough();
+    const answered = post(stream as never).catch((err: unknown) => err);
+    const body = bulkBody([{ path: '/home/docs/cut.bin', content: Buffer.alloc(2 * 1024 * 1024, 3) }]);
+    stream.write(body.subarray(0, body.length - 100));
+    await until(async () => ((await stagedNow()).some((n) => n.includes('/')) ? true : undefined), 'a staged part');
+    stream.destroy(new Error('cut'));
+    await answered;
+    await until(async () => ((await stagedNow()).length === 0 ? true : undefined), 'the staged part removed');
+    expect(await text('/home/docs/cut.bin')).toBeUndefined();
+    // The cut request's slot is given back too.
+    expect((await post(bulkBody([{ path: '/home/docs/after-cut.txt', content: 'x' }]))).status).toBe(200);
   });
 });
