@@ -34,8 +34,12 @@ export type Role = 'anyone' | 'link-holder' | 'user' | 'member' | 'group-admin' 
 export interface RoutePolicy {
   credential: Credential;
   role: Role;
-  /** A session opened with an app password: may call it, may not (403), or may except some body fields (the operation refuses those). */
-  appPassword: 'allowed' | 'refused' | 'some-fields';
+  /**
+   * A session opened with an app password: may call it, may not (403), may except some body
+   * fields (the operation refuses those), or may only when its app password was made with
+   * `may_share` (the share routes a user's sync app needs; never deciding others' requests).
+   */
+  appPassword: 'allowed' | 'refused' | 'some-fields' | 'with-share-right';
   /** A session whose account password expired may call it (else 403 `password_expired`). */
   expiredPassword: boolean;
   /** Completes "a session opened with an app password may not ..." when refused. */
@@ -52,6 +56,8 @@ const guarded = (role: Role, action: string, edition3 = true): RoutePolicy => ({
 const ADMIN = guarded('admin', 'use administrator endpoints');
 const MEMBERS = 'manage group members';
 const SHARES = 'make, remove or decide shares';
+/** A share route an app password made with `may_share` may call. */
+const shares = (role: Role): RoutePolicy => ({ ...guarded(role, SHARES), appPassword: 'with-share-right' });
 
 /** Every route, by fastify method and URL pattern; HEAD follows GET. */
 export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
@@ -118,15 +124,15 @@ export const ROUTE_POLICIES: Readonly<Record<Key, RoutePolicy>> = {
   'POST /api/nodes/:id/restore': user(),
   'PUT /api/nodes/:id/skip_trash': user(),
   'GET /api/nodes/:id/shares': user('member'),
-  'POST /api/nodes/:id/shares': guarded('member', SHARES),
+  'POST /api/nodes/:id/shares': shares('member'),
   'GET /api/shares': user(),
-  'PUT /api/shares/:share_uuid': guarded('member', SHARES),
-  'DELETE /api/shares/:share_uuid': guarded('member', SHARES),
+  'PUT /api/shares/:share_uuid': shares('member'),
+  'DELETE /api/shares/:share_uuid': shares('member'),
   'GET /api/pending_shares': user('approver'),
   'GET /api/nodes/:id/approvals': user(),
   'PUT /api/pending_shares/:pending_uuid/approval': guarded('approver', SHARES),
   'GET /api/my_pending_shares': user(),
-  'DELETE /api/my_pending_shares/:pending_uuid': guarded('user', SHARES),
+  'DELETE /api/my_pending_shares/:pending_uuid': shares('user'),
 
   // Groups for members (access.ts resolveGroup): members read, group administrators change.
   'GET /api/groups': user(),
@@ -247,7 +253,9 @@ export function routePolicy(method: string, url: string): RoutePolicy | undefine
 export function admitCaller(ctx: StoreContext, caller: AuthenticatedUser, policy: RoutePolicy): void {
   if (!policy.expiredPassword) refuseExpiredPassword(ctx, caller);
   if ((policy.role === 'admin' || policy.role === 'builtin-admin') && !caller.isAdmin) throw forbidden('administrator privileges required');
-  if (policy.appPassword === 'refused') refuseAppPasswordSession(caller, policy.action ?? 'call this endpoint');
+  if (policy.appPassword === 'refused' || policy.appPassword === 'with-share-right') {
+    refuseAppPasswordSession(caller, policy.action ?? 'call this endpoint', policy.appPassword === 'with-share-right');
+  }
 }
 
 /** routePolicy(), failing closed (an error, so a 500 logged at error) for a route the table lacks. */

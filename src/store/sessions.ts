@@ -219,6 +219,8 @@ export interface AuthenticatedUser {
   orgId: string;
   /** The app password the session was opened with; null for the account password. */
   appPasswordUuid: string | null;
+  /** The app password may make shares (chosen when it was made); false for the account password. */
+  appMayShare: boolean;
   /** When the account password was last set (its age decides `password_expired`). */
   passwordChangedMs: number;
 }
@@ -232,6 +234,7 @@ function toUser(row: ActiveSessionRow | undefined): AuthenticatedUser | undefine
     isBuiltin: row.is_builtin === 1,
     orgId: row.org_id,
     appPasswordUuid: row.app_password_uuid,
+    appMayShare: Number(row.app_may_share) === 1,
     passwordChangedMs: row.password_changed,
   };
 }

@@ -68,6 +68,7 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     await page.getByRole('heading', { name: 'Connect an app' }).waitFor();
     await page.getByText(CLIENT, { exact: true }).waitFor();
     await page.getByText('It asked from the address 127.0.0.1.').waitFor();
+    await page.getByText('The app will also be able to make, change and remove shares').waitFor();
     await expectAccessible(page);
     expect(await sidewaysOverflow(page)).toEqual([]);
     await keepScreenshot(page, 'client-login-360');
@@ -106,6 +107,9 @@ chromiumBinary.describe('granting a Nextcloud client in the web app (Login Flow 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
     const apps = page.getByRole('region', { name: 'App passwords' });
     await apps.getByText(CLIENT, { exact: true }).waitFor();
+    // Made with the right to make shares (the apps' share buttons), and shown so.
+    expect(dataOf<Array<{ name: string; may_share: boolean }>>(await apiCall(f.client, ada.session, 'GET', '/api/user/app_passwords'))).toEqual([expect.objectContaining({ name: CLIENT, may_share: true })]);
+    await apps.getByText('may make shares').waitFor();
     await apps.getByLabel('Your password').fill(ada.password);
     await apps.getByRole('button', { name: `Revoke the app password ${CLIENT}` }).click();
     await apps.getByText('You have no app passwords.').waitFor();

@@ -5,7 +5,8 @@
  * a fast hash cannot be searched backwards, and a login finds one by the hash of what was typed
  * (the lookup's timing depends on that hash, never on a stored secret). A session opened with
  * one may not make or delete app passwords, change the password or toggle 2FA: a leaked app
- * password must not become the account. Making and revoking ask for the password (or a code)
+ * password must not become the account. One made with `may_share` (the login flow's, for the
+ * Nextcloud apps) may also make, change and remove shares (policy.ts). Making and revoking ask for the password (or a code)
  * again (reauth.ts).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
@@ -39,6 +40,8 @@ export interface AppPasswordRecord {
   name: string;
   created: number;
   last_used: number | null;
+  /** Its sessions may make, change and remove shares (policy.ts `with-share-right`). */
+  may_share: boolean;
 }
 
 /** `data` of a creation: the only time the password is shown. */
@@ -46,7 +49,7 @@ export interface CreatedAppPassword extends AppPasswordRecord {
   password: string;
 }
 
-const createSchema = z.strictObject({ name: textLine(1, 100), ...reauthFields });
+const createSchema = z.strictObject({ name: textLine(1, 100), may_share: z.boolean().optional(), ...reauthFields });
 const deleteSchema = z.strictObject(reauthFields);
 
 /** 15 random bytes (120 bits) as 24 base32 letters in groups: `xxxxxx-xxxxxx-xxxxxx-xxxxxx`. */
@@ -73,15 +76,18 @@ export async function matchAppPassword(sql: Sql, userUuid: string, typed: string
   return row && timingSafeEqual(Buffer.from(row.secret_hash, 'hex'), Buffer.from(wanted, 'hex')) ? row : undefined;
 }
 
-/** 403 for what a session opened with an app password may not do (`action` completes "may not ..."). */
-export function refuseAppPasswordSession(caller: AuthenticatedUser, action: string): void {
-  if (caller.appPasswordUuid !== null) {
+/**
+ * 403 for what a session opened with an app password may not do (`action` completes "may not
+ * ..."); `exceptShareRight`: unless its app password was made with `may_share`.
+ */
+export function refuseAppPasswordSession(caller: AuthenticatedUser, action: string, exceptShareRight = false): void {
+  if (caller.appPasswordUuid !== null && !(exceptShareRight && caller.appMayShare)) {
     throw forbidden(`a session opened with an app password may not ${action}; log in with your password`);
   }
 }
 
 function recordOf(row: AppPasswordRow): AppPasswordRecord {
-  return { uuid: row.uuid, name: row.name, created: row.created, last_used: row.last_used };
+  return { uuid: row.uuid, name: row.name, created: row.created, last_used: row.last_used, may_share: Number(row.may_share) === 1 };
 }
 
 export async function listUserAppPasswords(ctx: StoreContext, caller: AuthenticatedUser): Promise<AppPasswordRecord[]> {
@@ -90,11 +96,11 @@ export async function listUserAppPasswords(ctx: StoreContext, caller: Authentica
 
 /** Makes an app password, asking again (reauth.ts); 409 `too_many_app_passwords` at the bound. */
 export async function createAppPassword(ctx: StoreContext, caller: AuthenticatedUser, body: unknown, client: ClientInfo): Promise<CreatedAppPassword> {
-  const { name, ...proof } = parseInput(createSchema, body);
+  const { name, may_share: mayShare = false, ...proof } = parseInput(createSchema, body);
   const { storage: { sql }, clock } = ctx;
   await requireReauth(ctx, caller, proof, client, 'make an app password');
   const password = generateAppPassword();
-  const row = { uuid: randomUUID(), user_uuid: caller.userUuid, name, secret_hash: hashOf(canonicalAppPassword(password) as string), created: clock.now() };
+  const row = { uuid: randomUUID(), user_uuid: caller.userUuid, name, secret_hash: hashOf(canonicalAppPassword(password) as string), created: clock.now(), may_share: mayShare ? 1 : 0 };
   await sql.transaction(async (tx) => {
     if ((await countAppPasswords(tx, caller.userUuid)) >= MAX_APP_PASSWORDS) {
       throw conflict(`at most ${MAX_APP_PASSWORDS} app passwords; delete one first`, 'too_many_app_passwords');

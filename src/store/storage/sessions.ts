@@ -40,6 +40,8 @@ export interface ActiveSessionRow {
   is_builtin: number;
   org_id: string;
   app_password_uuid: string | null;
+  /** 1 when the session's app password may make shares (migration 037); 0 otherwise. */
+  app_may_share: number;
   password_changed: number;
   /** When the session expires (ms). */
   expires: number;
@@ -48,8 +50,8 @@ export interface ActiveSessionRow {
   seen: number | null;
 }
 
-const ACTIVE_SESSION_BY = (column: 'id' | 'fileaccesskey') => `SELECT s.id, s.user_uuid, s.app_password_uuid, u.is_admin, u.is_builtin, u.org_id, u.password_changed, s.expires, s.idle_sec, s.seen
-  FROM sessions s JOIN users u ON u.uuid = s.user_uuid
+const ACTIVE_SESSION_BY = (column: 'id' | 'fileaccesskey') => `SELECT s.id, s.user_uuid, s.app_password_uuid, COALESCE(a.may_share, 0) AS app_may_share, u.is_admin, u.is_builtin, u.org_id, u.password_changed, s.expires, s.idle_sec, s.seen
+  FROM sessions s JOIN users u ON u.uuid = s.user_uuid LEFT JOIN app_passwords a ON a.uuid = s.app_password_uuid
   WHERE s.${column} = ? AND s.revoked IS NULL AND s.expires > ? AND u.is_active = 1 AND (s.idle_sec IS NULL OR s.seen + s.idle_sec * 1000 > ?)`;
 const BY_ID = ACTIVE_SESSION_BY('id');
 const BY_KEY = ACTIVE_SESSION_BY('fileaccesskey');

@@ -253,14 +253,17 @@ export interface AppPasswordRow {
   secret_hash: string;
   created: number;
   last_used: number | null;
+  /** 1 when its sessions may make shares (migration 037). */
+  may_share: number;
 }
 
 export async function insertAppPassword(sql: Sql, row: Omit<AppPasswordRow, 'last_used'>): Promise<void> {
-  await sql.run('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created) VALUES (?, ?, ?, ?, ?)', [row.uuid,
+  await sql.run('INSERT INTO app_passwords (uuid, user_uuid, name, secret_hash, created, may_share) VALUES (?, ?, ?, ?, ?, ?)', [row.uuid,
     row.user_uuid,
     row.name,
     row.secret_hash,
-    row.created]);
+    row.created,
+    row.may_share]);
 }
 
 /** A user's app passwords, newest first. */

@@ -47,13 +47,14 @@ export const flowDetails = (base: string, token: string) => bridgeCall<ClientFlo
 export const cancelFlow = (base: string, token: string) => bridgeCall<unknown>('POST', flowUrl(base, 'cancel'), { token });
 
 /**
- * Makes an app password named after the client and hands it to the flow; one the bridge refuses
+ * Makes an app password named after the client, with the right to make shares (the apps' share
+ * buttons: docs/security.md), and hands it to the flow; one the bridge refuses
  * is deleted again. Answers where to go next (Login Flow v1's `nc://` address), if anywhere.
  */
 export async function grantFlow(base: string, token: string, flow: ClientFlow, loginName: string, password?: string): Promise<string | undefined> {
   // The account password when the store asks for it again (a session older than 10 minutes: docs/security.md).
   const proof = password ? { password } : {};
-  const made = await api<{ uuid: string; password: string }>('POST', '/api/user/app_passwords', { name: flow.client, ...proof });
+  const made = await api<{ uuid: string; password: string }>('POST', '/api/user/app_passwords', { name: flow.client, may_share: true, ...proof });
   try {
     const answer = await bridgeCall<{ redirect?: string }>('POST', flowUrl(base, 'grant'), { token, loginName, appPassword: made.password });
     return typeof answer?.redirect === 'string' ? answer.redirect : undefined;

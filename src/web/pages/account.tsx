@@ -329,6 +329,7 @@ interface AppPassword {
   name: string;
   created: number;
   last_used: number | null;
+  may_share: boolean;
 }
 
 function when(ms: number): string {
@@ -405,6 +406,7 @@ function AppPasswords() {
             {items.map((item) => (
               <li key={item.uuid}>
                 <strong>{item.name}</strong> <span>{t.account.appCreated(when(item.created))}</span> <span>{item.last_used === null ? t.account.appNeverUsed : t.account.appLastUsed(when(item.last_used))}</span>{' '}
+                {item.may_share && <span class="app-right">{t.account.appMayShare}</span>}{' '}
                 <button type="button" class="secondary" disabled={busy} aria-label={t.account.appRevoke(item.name)} onClick={() => void revoke(item)}>
                   {t.account.appRevokeShort}
                 </button>

@@ -82,6 +82,7 @@ export function ClientLogin() {
           </p>
           <p>{c.from(state.flow.address)}</p>
           <p>{c.as(currentSession()?.username ?? '')}</p>
+          <p>{c.shares}</p>
           <p class="notice">{c.warning}</p>
           {password !== undefined && <Field id="grant-password" label={t.account.currentPassword} type="password" autoComplete="current-password" required value={password} onValue={setPassword} error={passwordProblem} />}
           <FormError text={problem} />

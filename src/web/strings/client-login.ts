@@ -4,6 +4,7 @@ export const clientLogin = {
   intro: 'An app asks to sign in to your drive as you. It named itself:',
   from: (address: string) => `It asked from the address ${address}.`,
   as: (user: string) => `It will sign in as ${user} with an app password of its own, named after it, which you can revoke on your Account page.`,
+  shares: 'The app will also be able to make, change and remove shares of your files (links and shares with others), as its share button does.',
   warning: 'Grant access only if you have just started signing in from this app yourself: whoever made this request gets to your files.',
   grant: 'Grant access',
   granting: 'Granting access…',

@@ -221,6 +221,7 @@ export const en = {
     appNone: 'You have no app passwords.',
     appCreated: (when: string) => `made ${when},`,
     appNeverUsed: 'never used',
+    appMayShare: 'may make shares',
     appLastUsed: (when: string) => `last used ${when}`,
     appRevoke: (name: string) => `Revoke the app password ${name}`,
     appRevokeShort: 'Revoke',

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeId } from '../../../src/store-client/index.js';
 import { call, dataOf, groupAdmin } from '../../helpers/groups.js';
 import { createFolder, uploadFile } from '../../helpers/seed.js';
-import { bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
+import { basicAuth, bridgeFixture, type BridgeFixture, type DavUser } from '../../helpers/start-bridge.js';
 
 interface OcsAnswer {
   status: number;
@@ -217,5 +217,55 @@ describe('the OCS sharing API', () => {
     expect(read.data).toMatchObject({ permissions: 1, path });
     expect((await ocs(reader, 'PUT', `${SHARES}/${String(read.data.id)}`, { permissions: '4' })).status).toBe(403);
     expect((await f.client.listMyShares(reader.session)).map((s) => s.type)).toEqual(['public']);
+  });
+
+  describe('as an app password (the apps sign in with the login flow\'s)', () => {
+    // An app password of ada's, as the login flow makes it (may_share) or not, and a session it opens.
+    async function appPassword(mayShare: boolean): Promise<{ uuid: string; dav: DavUser }> {
+      const made = await dataOf<{ uuid: string; password: string; may_share: boolean }>(
+        call(f.client, ada.session, 'POST', '/api/user/app_passwords', { name: mayShare ? 'phone' : 'rclone', password: ada.password, ...(mayShare ? { may_share: true } : {}) }),
+      );
+      expect(made.may_share).toBe(mayShare);
+      const session = await f.client.login(ada.email, made.password);
+      return { uuid: made.uuid, dav: { ...ada, session, auth: basicAuth(ada.email, made.password) } };
+    }
+    const linkCount = async () => (await f.client.listMyShares(ada.session)).length;
+
+    it('one made with may_share makes, changes and removes a link through OCS and REST, and is listed so', async () => {
+      const { uuid, dav } = await appPassword(true);
+      const listed = await dataOf<Array<{ uuid: string; may_share: boolean }>>(call(f.client, ada.session, 'GET', '/api/user/app_passwords'));
+      expect(listed.find((a) => a.uuid === uuid)?.may_share).toBe(true);
+      const before = await linkCount();
+      const made = await ocs(dav, 'POST', SHARES, { path: '/home/Reports/q3.txt', shareType: '3' });
+      expect(made.status).toBe(200);
+      expect((await ocs(dav, 'PUT', `${SHARES}/${String(made.data.id)}`, { expireDate: '2099-01-02' })).status).toBe(200);
+      const viaRest = await dataOf<{ share_uuid: string; token: string }>(call(f.client, dav.session, 'POST', `/api/nodes/${reports}/shares`, { type: 'public' }));
+      expect(viaRest.token).toEqual(expect.any(String));
+      expect(await linkCount()).toBe(before + 2);
+      expect((await ocs(dav, 'DELETE', `${SHARES}/${String(made.data.id)}`)).status).toBe(200);
+      expect((await call(f.client, dav.session, 'DELETE', `/api/shares/${viaRest.share_uuid}`)).status).toBe(200);
+      expect(await linkCount()).toBe(before);
+    });
+
+    it('one made without it is refused 403 through OCS and REST and nothing is made', async () => {
+      const { uuid, dav } = await appPassword(false);
+      const listed = await dataOf<Array<{ uuid: string; may_share: boolean }>>(call(f.client, ada.session, 'GET', '/api/user/app_passwords'));
+      expect(listed.find((a) => a.uuid === uuid)?.may_share).toBe(false);
+      const before = await linkCount();
+      expect((await ocs(dav, 'POST', SHARES, { path: '/home/Reports/q3.txt', shareType: '3' })).status).toBe(403);
+      const rest = await call(f.client, dav.session, 'POST', `/api/nodes/${reports}/shares`, { type: 'public' });
+      expect(rest.status).toBe(403);
+      expect(rest.body).toMatchObject({ status: 'error', msg: expect.stringContaining('app password') });
+      expect(await linkCount()).toBe(before);
+    });
+
+    it('neither may approve or decline a pending request (403 before anything is looked up)', async () => {
+      for (const mayShare of [true, false]) {
+        const { dav } = await appPassword(mayShare);
+        const res = await call(f.client, dav.session, 'PUT', '/api/pending_shares/00000000-0000-4000-8000-000000000000/approval', { approve: true });
+        expect(res.status).toBe(403);
+        expect(res.body).toMatchObject({ status: 'error', msg: expect.stringContaining('app password') });
+      }
+    });
   });
 });

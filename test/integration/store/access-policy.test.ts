@@ -88,8 +88,11 @@ describe('both transports apply it', () => {
     await f.close();
   });
 
-  it('refuses an app-password session every route its entry refuses (403 naming the app password), an administrator’s too', async () => {
-    const refused = bearerRoutes((_key, p) => p.appPassword === 'refused');
+  it('refuses an app-password session every route its entry refuses (403 naming the app password), an administrator’s too; the share routes too without may_share', async () => {
+    const refused = bearerRoutes((_key, p) => p.appPassword === 'refused' || p.appPassword === 'with-share-right');
+    expect(bearerRoutes((_key, p) => p.appPassword === 'with-share-right').sort()).toEqual(
+      ['DELETE /api/my_pending_shares/:pending_uuid', 'DELETE /api/shares/:share_uuid', 'POST /api/nodes/:id/shares', 'PUT /api/shares/:share_uuid'],
+    );
     expect(refused).toEqual(expect.arrayContaining(['POST /api/groups/:group_uuid/users', 'PUT /api/groups/:group_uuid/users/:user_uuid', 'POST /api/nodes/:id/shares']));
     for (const key of refused) {
       const token = key.includes('/api/admin/') ? adminAppSession : appSession;

@@ -62,13 +62,13 @@ describe('/api/user/app_passwords', () => {
     const res = await create(user.session, { name: '  laptop  ' });
     expect(res.status).toBe(200);
     const data = dataOf<Created>(res);
-    expect(data).toStrictEqual({ uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'laptop', created: f.store.clock.now(), last_used: null, password: expect.stringMatching(FORMAT) });
+    expect(data).toStrictEqual({ uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'laptop', created: f.store.clock.now(), last_used: null, may_share: false, password: expect.stringMatching(FORMAT) });
     const canonical = data.password.replace(/-/g, '');
     expect(await rows(user.uuid)).toEqual([
-      { uuid: data.uuid, user_uuid: user.uuid, name: 'laptop', secret_hash: createHash('sha256').update(canonical).digest('hex'), created: data.created, last_used: null },
+      { uuid: data.uuid, user_uuid: user.uuid, name: 'laptop', secret_hash: createHash('sha256').update(canonical).digest('hex'), created: data.created, last_used: null, may_share: 0 },
     ]);
     const listed = await list(user.session);
-    expect(dataOf(listed)).toStrictEqual([{ uuid: data.uuid, name: 'laptop', created: data.created, last_used: null }]);
+    expect(dataOf(listed)).toStrictEqual([{ uuid: data.uuid, name: 'laptop', created: data.created, last_used: null, may_share: false }]);
     expect(JSON.stringify(listed.body)).not.toContain(canonical.slice(0, 6));
     expect(JSON.stringify(await f.store.ctx.storage.sql.all('SELECT * FROM app_passwords'))).not.toContain(canonical);
   });
