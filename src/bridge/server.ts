@@ -61,7 +61,7 @@ import { routeRemoteDav } from './remote-dav.js';
 import { DAV_ROOT_HANDLERS, REMOTE_SPACE_NAMES, REMOTE_SPACES } from './remote-spaces.js';
 import { LocalPartStore } from '../contracts/local-part-store.js';
 import { UploadService } from './upload-service.js';
-import { BulkGate } from './uploads/bulk-gate.js';
+import { BulkGate } from './bulk-gate.js';
 import type { PartStore } from '../contracts/upload-sessions.js';
 import { DAV_METHODS } from './verbs/options.js';
 import { writeFailure } from './request/respond.js';

@@ -17,7 +17,7 @@ import type { BridgeUser } from '../sessions.js';
 import type { DavPath, StoreTree } from '../store-tree.js';
 import type { SpaceRoute } from '../remote-dav.js';
 import type { UploadService } from '../upload-service.js';
-import type { BulkGate } from '../uploads/bulk-gate.js';
+import type { BulkGate } from '../bulk-gate.js';
 
 /**
  * Where the web app is, for the index page's link to its "Connect your drive" page: a known URL
