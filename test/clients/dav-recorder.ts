@@ -6,8 +6,9 @@
  * bridge does (davfs2 sends one If header listing every lock token it holds: docs/client-quirks.md §4).
  * It never changes a request or an answer.
  */
-import http, { type IncomingHttpHeaders } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { MAX_HEADER_BYTES } from '../../src/bridge/server.js';
 
 export interface RecordedExchange {
@@ -89,6 +90,39 @@ export async function startDavRecorder(targetUrl: string): Promise<DavRecorder> 
     });
     req.pipe(upstream);
   });
+  // A websocket (the apps' push, `/push/ws`): recorded with the status of its handshake (101 when
+  // taken), then the two sockets joined as they are, as a proxy that passes Upgrade does.
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const exchange: RecordedExchange = { method: req.method ?? '?', path: req.url ?? '?', ifHeaderBytes: 0, headers: {} };
+    exchanges.push(exchange);
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers });
+    upstream.on('upgrade', (answer, upSocket, upHead) => {
+      exchange.status = answer.statusCode;
+      upgraded.add(upSocket);
+      upSocket.once('close', () => upgraded.delete(upSocket));
+      const lines = [`HTTP/1.1 ${answer.statusCode ?? 101} ${answer.statusMessage ?? 'Switching Protocols'}`];
+      for (let i = 0; i < answer.rawHeaders.length; i += 2) lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (upHead.length > 0) socket.write(upHead);
+      if (head.length > 0) upSocket.write(head);
+      upSocket.on('error', () => socket.destroy());
+      socket.on('close', () => upSocket.destroy());
+      upSocket.on('close', () => socket.destroy());
+      upSocket.pipe(socket);
+      socket.pipe(upSocket);
+    });
+    upstream.on('response', (answer) => {
+      exchange.status = answer.statusCode;
+      answer.resume();
+      socket.end(`HTTP/1.1 ${answer.statusCode ?? 502} ${answer.statusMessage ?? ''}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    });
+    upstream.on('error', () => socket.destroy());
+    upstream.end();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -117,6 +151,7 @@ export async function startDavRecorder(targetUrl: string): Promise<DavRecorder> 
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const socket of upgraded) socket.destroy();
       });
       agent.destroy();
     },

@@ -58,9 +58,9 @@ export function transfers(exchanges: readonly RecordedExchange[]): RecordedExcha
   return exchanges.filter((e) => !['PROPFIND', 'OPTIONS', 'HEAD'].includes(e.method) && !isDiscovery(e));
 }
 
-/** status.php, the OCS API and the other reads a client makes at start, none of them of the tree. */
+/** status.php, the OCS API, the push websocket and the other reads a client makes at start, none of them of the tree. */
 export function isDiscovery(e: RecordedExchange): boolean {
-  return e.method === 'GET' && /^\/(?:[^/]+\/)?(?:status\.php|ocs\/v[12]\.php\/|index\.php\/(?:login|apps)|remote\.php\/dav\/avatars\/|avatar\/)/.test(e.path);
+  return e.method === 'GET' && /^\/(?:[^/]+\/)?(?:status\.php|ocs\/v[12]\.php\/|index\.php\/(?:login|apps)|remote\.php\/dav\/avatars\/|avatar\/|push\/ws$)/.test(e.path);
 }
 
 /** `relative path -> sha256` of what the clients sync below `dir`: every file but dot-files (the journal, logs). */

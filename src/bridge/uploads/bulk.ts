@@ -379,7 +379,13 @@ export const bulkUpload: VerbHandler = async (ctx) => {
     return;
   }
   // Bounded per user and in all (bulk-gate.ts): each holds memory and staged bytes while it reads.
-  const leave = ctx.services.bulk.gate.enter(user.userId);
+  const gone = new AbortController();
+  ctx.req.once('close', () => gone.abort());
+  const leave = await ctx.services.bulk.gate.enter(user.userId, gone.signal);
+  if (gone.signal.aborted) {
+    leave?.();
+    return;
+  }
   if (!leave) {
     sendSabreError(ctx, 503, 'too many bulk uploads at once; retry shortly', { 'Retry-After': '5' });
     return;
