@@ -53,7 +53,8 @@ async function serve(run: BenchRun, agent: Agent, name: string, env: Record<stri
     part: 'all',
     dataDir: path.join(run.tmp, `data-${name}`),
     logFile: path.join(run.tmp, `driveway-${name}.log`),
-    env: { DRIVEWAY_STORE_PORT: String(storePort), DRIVEWAY_DAV_PORT: String(davPort), DRIVEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, ...env },
+    // Debian's nextcloudcmd 3.7 is one of the clients bulk upload is not offered to by default (an empty file fails its bulk request): this tree holds none.
+    env: { DRIVEWAY_STORE_PORT: String(storePort), DRIVEWAY_DAV_PORT: String(davPort), DRIVEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD, DRIVEWAY_BULK_UPLOAD_CLIENTS: 'all', ...env },
   });
   run.onCleanup(() => stopChild(driveway.child));
   await createBenchUser(agent, `http://127.0.0.1:${storePort}`, ADMIN_PASSWORD);

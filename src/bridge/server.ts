@@ -414,6 +414,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     client,
     log,
     absoluteBase: (req) => services.absoluteBase(req),
+    bulkUploadClients: config.bridge.bulkUploadClients,
     ...(push ? { push: (req: IncomingMessage) => push.capability(services.absoluteBase(req)) } : {}),
     tree: services.tree,
     fileIds: services.fileIds,

@@ -272,6 +272,13 @@ export const configSchema = z.strictObject({
        * 10,000 chunks; rclone's v1 chunks of 10 MiB reach 100,000 at about 1 TiB (tus's largest upload).
        */
       uploadMaxParts: z.coerce.number().int().min(1).default(100_000),
+      /**
+       * To whom `dav.bulkupload` is advertised (bridge/uploads/bulk.ts): `fixed`, every client but
+       * the Nextcloud desktop clients (nextcloudcmd included) before 3.10, whose bulk request
+       * fails in the client when it holds an empty file (nextcloud/desktop #5871, backported to
+       * 3.9); `all`; `none`.
+       */
+      bulkUploadClients: z.enum(['fixed', 'all', 'none']).default('fixed'),
       /** Push sockets (bridge/nextcloud/push.ts) one user may hold on one instance; notify_push's own limit, 64. */
       pushMaxSocketsPerUser: z.coerce.number().int().min(1).default(64),
       /** Push sockets one address may hold on one instance (authenticated or not); past it 429 at the handshake. */
@@ -314,6 +321,7 @@ export const ENV_KEYS: Record<string, string[]> = {
   DRIVEWAY_JWT_SECRET: ['store', 'jwtSecret'],
   DRIVEWAY_JWT_ROTATE_DAYS: ['store', 'jwtRotateDays'],
   DRIVEWAY_DAV_PORT: ['bridge', 'port'],
+  DRIVEWAY_BULK_UPLOAD_CLIENTS: ['bridge', 'bulkUploadClients'],
   DRIVEWAY_STORE_URL: ['bridge', 'storeUrl'],
   DRIVEWAY_TLS_CERT: ['bridge', 'tlsCert'],
   DRIVEWAY_TLS_KEY: ['bridge', 'tlsKey'],

@@ -29,7 +29,8 @@ nextcloudcmd.describe('nextcloudcmd 3.7 with dav.bulkupload: small files by bulk
 
   beforeAll(async () => {
     capture = captureLog('info');
-    f = await bridgeFixture({ bridgeLogger: capture.logger });
+    // Debian's 3.7 is one of the clients `fixed` leaves out (an empty file fails its bulk request): this tree holds none.
+    f = await bridgeFixture({ bridgeLogger: capture.logger, bridgeFlags: { bulkUploadClients: 'all' } });
     user = await f.newDavUser();
     tmp = makeTmpDir('driveway-nextcloudcmd-bulk-');
   });

@@ -70,6 +70,7 @@ export interface BridgeFixtureOptions extends StoreFixtureOptions {
     uploadMaxOpenPerUser?: number;
     uploadMaxParts?: number;
     loginMaxFailures?: number;
+    bulkUploadClients?: 'fixed' | 'all' | 'none';
     pushMaxSocketsPerUser?: number;
     pushMaxSocketsPerAddress?: number;
     pushSessionCheckSec?: number;

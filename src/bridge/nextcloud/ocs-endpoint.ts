@@ -23,6 +23,8 @@ export interface NextcloudDoorOptions {
   /** The bridge's absolute base URL as the caller reached it (BridgeServices.absoluteBase). */
   absoluteBase(req: IncomingMessage): string;
   log: Logger;
+  /** To whom `dav.bulkupload` is advertised (config bridge.bulkUploadClients); `fixed` when absent. */
+  bulkUploadClients?: 'fixed' | 'all' | 'none';
   /** notify_push's capability for the caller (push.ts), when the bridge serves push. */
   push?: (req: IncomingMessage) => OcsValue;
   /** The drive's tree and numeric file ids (the sharing API names nodes by path and by file id). */

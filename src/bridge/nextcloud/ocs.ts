@@ -48,7 +48,7 @@ export function capabilities(call?: EndpointCall): OcsValue {
     version: ocsVersion(),
     capabilities: {
       core: { pollinterval: POLL_INTERVAL_MS, 'webdav-root': 'remote.php/webdav', status: serverStatus() },
-      dav: bulkUploadOffered() ? { chunking: '1.0', bulkupload: '1.0' } : { chunking: '1.0' },
+      dav: bulkUploadOffered(call) ? { chunking: '1.0', bulkupload: '1.0' } : { chunking: '1.0' },
       files: { bigfilechunking: true, undelete: true, versioning: true },
       checksums: { supportedTypes: ['SHA1', 'MD5'], preferredUploadType: 'SHA1' },
       uploadConflictFiles: false,
@@ -60,12 +60,22 @@ export function capabilities(call?: EndpointCall): OcsValue {
 }
 
 /**
- * Whether `dav.bulkupload` is advertised (uploads/bulk.ts): always, but for a bench that measures
- * the desktop client without it (DRIVEWAY_BENCH_NO_BULK_UPLOAD=1, bench/bulk.ts); the door itself
- * stays open either way.
+ * Whether `dav.bulkupload` is advertised (uploads/bulk.ts), by bridge.bulkUploadClients: `fixed`
+ * leaves it out for the Nextcloud desktop clients (their User-Agent says `mirall/<version>`,
+ * nextcloudcmd's too) before 3.10: their bulk request fails inside the client when it holds an
+ * empty file ("Network error: 99", the whole request's files failed; nextcloud/desktop #5871, in
+ * 3.9's later releases and 3.10), so a first sync with an empty file would fail. They upload by
+ * PUT as before. `DRIVEWAY_BENCH_NO_BULK_UPLOAD=1` (bench/bulk.ts) leaves it out for everyone.
  */
-function bulkUploadOffered(): boolean {
-  return process.env.DRIVEWAY_BENCH_NO_BULK_UPLOAD !== '1';
+function bulkUploadOffered(call: EndpointCall | undefined): boolean {
+  if (process.env.DRIVEWAY_BENCH_NO_BULK_UPLOAD === '1') return false;
+  const clients = call?.options.bulkUploadClients ?? 'fixed';
+  if (clients !== 'fixed') return clients === 'all';
+  const agent = call?.req.headers['user-agent'];
+  const version = typeof agent === 'string' ? /\bmirall\/(\d+)\.(\d+)/.exec(agent) : null;
+  if (!version) return true;
+  const [major, minor] = [Number(version[1]), Number(version[2])];
+  return major > 3 || (major === 3 && minor >= 10);
 }
 
 /** Nextcloud's "unlimited" quota value (FileInfo::SPACE_UNLIMITED). */

@@ -71,6 +71,17 @@ describe('Nextcloud discovery and OCS on the bridge', () => {
     expect((await get('/status.php', {}, 'PUT')).status).toBe(405);
   });
 
+  it('offers bulk upload to every client but the Nextcloud desktop clients before 3.10 (an empty file fails their bulk request)', async () => {
+    const davOf = async (agent: string) => {
+      const answer = await get('/ocs/v2.php/cloud/capabilities?format=json', { 'user-agent': agent });
+      return (JSON.parse(answer.text) as { ocs: { data: { capabilities: { dav: Record<string, unknown> } } } }).ocs.data.capabilities.dav;
+    };
+    expect(await davOf('Mozilla/5.0 (Linux) mirall/3.7.3 (nextcloudcmd, debian-6.1.0-28-amd64 ClientArchitecture: x86_64 OsArchitecture: x86_64)')).toEqual({ chunking: '1.0' });
+    expect(await davOf('Mozilla/5.0 (Windows) mirall/3.9.0 (Nextcloud, windows-10.0.22621)')).toEqual({ chunking: '1.0' });
+    expect(await davOf('Mozilla/5.0 (Linux) mirall/3.10.1 (Nextcloud, debian)')).toEqual({ chunking: '1.0', bulkupload: '1.0' });
+    expect(await davOf('Mozilla/5.0 (Android) Nextcloud-android/3.30.0')).toEqual({ chunking: '1.0', bulkupload: '1.0' });
+  });
+
   it('refuses a method an endpoint does not take with 405 and the methods it does', async () => {
     const refused = await get('/ocs/v2.php/cloud/capabilities', {}, 'DELETE');
     expect(refused.status).toBe(405);
