@@ -165,6 +165,7 @@ describe('DRIVEWAY_* environment variables', () => {
     DRIVEWAY_JWT_SECRET: { value: 's'.repeat(48), expected: 's'.repeat(48) },
     DRIVEWAY_JWT_ROTATE_DAYS: { value: '7', expected: 7 },
     DRIVEWAY_DAV_PORT: { value: '18081', expected: 18081 },
+    DRIVEWAY_BULK_UPLOAD_CLIENTS: { value: 'all', expected: 'all' },
     DRIVEWAY_STORE_URL: { value: 'http://127.0.0.1:18080', expected: 'http://127.0.0.1:18080' },
     DRIVEWAY_TLS_CERT: { value: '/etc/driveway/cert.pem', expected: '/etc/driveway/cert.pem' },
     DRIVEWAY_TLS_KEY: { value: '/etc/driveway/key.pem', expected: '/etc/driveway/key.pem' },
