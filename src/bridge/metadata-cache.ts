@@ -171,6 +171,17 @@ export class MetadataCache {
     return run;
   }
 
+  /**
+   * The listing of `folder` fetched anew whatever is cached, and remembered as load()'s would be:
+   * a name the cached listing lacks, asked once more before a walk calls the path unmapped.
+   */
+  async reload(userId: string, folder: FolderKey, fetch: () => Promise<readonly NodeEntry[]>): Promise<Listing> {
+    this.misses += 1;
+    const generation = this.generation(folder);
+    const treeGeneration = this.treeGeneration(folder);
+    return this.remember(userId, folder, await fetch(), generation, treeGeneration);
+  }
+
   /** The generation to pass to remember() for a listing fetched from now on. */
   currentGeneration(folder: FolderKey): number {
     return this.generation(folder);

@@ -90,6 +90,11 @@ export class Resolver {
       const kind = this.kindOf(current);
       const through = index < segments.length - 1;
       let entry = await kind.child(user, current.entry.id, segment, through, true);
+      // A folder on the way that the cached listing lacks may have been made since through another
+      // door (the store's REST API, a foreign store's own app, within the TTL): the store is asked
+      // once more before the path is unmapped (a write into it refused with 409). A missing last
+      // segment (a new file's PUT, a probe) is common and is taken from the cache as it is.
+      if (!entry && through && kind === this.store) entry = (await this.store.relisted(user, current.entry.id)).byName.get(segment);
       // Only a folder's entry carries a tree version: a file is as listed.
       if (entry?.kind === 'folder' && !through && fresh) entry = await kind.child(user, current.entry.id, segment, through, false);
       if (!entry || hiddenFrom(user, entry) || !inClientView(user, current, entry.name)) return undefined;

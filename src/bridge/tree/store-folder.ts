@@ -25,13 +25,17 @@ export class StoreFolder implements Collection {
   constructor(private readonly ctx: TreeContext) {}
 
   children(user: BridgeUser, id: NodeId, anyTree = false): Promise<Listing> {
+    return this.ctx.cache.load(user.userId, folderKeyOf(user, id), this.fetchOf(user, id), anyTree);
+  }
+
+  /** The listing fetched anew, whatever the cache holds (Resolver.tryStat: a folder on the way the cached listing lacks). */
+  relisted(user: BridgeUser, id: NodeId): Promise<Listing> {
+    return this.ctx.cache.reload(user.userId, folderKeyOf(user, id), this.fetchOf(user, id));
+  }
+
+  private fetchOf(user: BridgeUser, id: NodeId): () => Promise<NodeEntry[]> {
     const { client } = this.ctx;
-    return this.ctx.cache.load(
-      user.userId,
-      folderKeyOf(user, id),
-      async () => (await withSession(user, (s) => client.listFolder(s, id, undefined, ALL_ENTRIES))).filter((e) => !e.name.startsWith(STAGING_PREFIX)),
-      anyTree,
-    );
+    return async () => (await withSession(user, (s) => client.listFolder(s, id, undefined, ALL_ENTRIES))).filter((e) => !e.name.startsWith(STAGING_PREFIX));
   }
 
   child(user: BridgeUser, id: NodeId, name: string, _through: boolean, anyTree?: boolean): Promise<NodeEntry | undefined> {
