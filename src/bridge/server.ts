@@ -323,9 +323,9 @@ export function applyStoreChange(change: StoreChange, cache: MetadataCache, tree
     return;
   }
   if (change.properties && !change.local) props.noteOutsideChange();
-  // Tree versions above a changed folder are outdated whoever changed it (this process's own
-  // REST API included: the bridge patched nothing then). The store names those folders itself
-  // (`trees`): this bridge may never have listed the levels between.
+  // A folder another writer changed is listed again; one this bridge changed (`local`) was
+  // patched already. Tree versions above a changed folder are outdated whoever changed it. The
+  // store names those folders itself (`trees`): this bridge may never have listed the levels between.
   for (const folder of change.folders) {
     if (change.local) cache.forgetTreeAbove(folder);
     else cache.forget(folder);

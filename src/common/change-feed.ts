@@ -32,8 +32,9 @@ export interface StoreChange {
    */
   readonly notified?: readonly string[];
   /**
-   * Made by this process's own database connections: its bridge, when the write came through
-   * it, has already updated its caches (a listener may skip the folders).
+   * Made through this process's own bridge, which has already updated its caches for it (a
+   * listener may skip the folders' own listings). Over PostgreSQL, every write of this process's
+   * own connections (its REST API's too); over SQLite only the bridge's (sqlite-changes.ts).
    */
   readonly local: boolean;
 }

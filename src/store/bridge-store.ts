@@ -21,7 +21,7 @@ import type { StoreContext } from './context.js';
 import { createLocalClient } from './local-client.js';
 import { sharedLoginLimiter } from './storage/limits.js';
 import type { Storage } from './storage/sql.js';
-import { sqliteFolderFeed } from './storage/dialects/sqlite-changes.js';
+import { bridgeStorage, sqliteFolderFeed } from './storage/dialects/sqlite-changes.js';
 
 export interface InProcessStore {
   client: StoreClient;
@@ -36,11 +36,11 @@ export interface InProcessStore {
 
 export function inProcessStore(ctx: StoreContext, name = 'embedded, in-process'): InProcessStore {
   const { storage } = ctx;
-  // SQLite: the folders this process changes (its REST API's writes too), for the tree versions above them.
+  // SQLite: the folders this process changes, its REST API's writes (the web app's) apart from the bridge's own.
   const changes = storage.changes ?? sqliteFolderFeed(storage.sql);
   return {
     // The bridge waits for the change feed at the start of every request (bridge/server.ts).
-    client: createLocalClient(ctx, { behindFeedBarrier: true }),
+    client: createLocalClient({ ...ctx, storage: bridgeStorage(storage) }, { behindFeedBarrier: true }),
     name,
     storage,
     limiter: (options) => sharedLoginLimiter(storage, { ...options, scope: 'bridge' }),

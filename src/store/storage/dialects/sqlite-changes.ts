@@ -1,18 +1,21 @@
 /**
  * The embedded store's folder announcements for the bridge in the same process (bridge-store.ts):
  * which folders' listings changed, as PostgreSQL's triggers announce them across instances
- * (migration 014), so a write through the store's REST API reaches the bridge's listings at once
- * (the tree versions above the folder: metadata-cache.ts forgetTreeAbove). TEMP triggers of the
+ * (migration 014), so a write through the store's REST API (the web app's) reaches the bridge's
+ * listings at once: the folder's own listing and the tree versions above it. TEMP triggers of the
  * connection call a function that collects the parent of every node row inserted, updated or
  * deleted; the collected folders are handed over once the connection is out of its transaction
  * (committed, or rolled back: an announcement too many costs a listing, never a stale answer).
+ * The bridge's own writes (its store client runs on bridgeStorage()) are announced apart, as
+ * `local`: the bridge patched its listings for them already, and re-listing a folder after each
+ * upload into it would make a folder filling with files quadratic (metadata-cache.ts upsert).
  * Only folders, and the users whose notifications changed (a row added or removed: migration 031;
  * the push door's `notify_notification`): no sessions, locks or properties (those caches are the
  * process's own here).
  */
 import type Database from 'better-sqlite3';
 import type { ChangeFeed, StoreChange, StoreChangeListener } from '../../../common/change-feed.js';
-import type { Sql } from '../sql.js';
+import type { Sql, Storage } from '../sql.js';
 import { sqliteConnectionOf } from './sqlite.js';
 
 /** The folders strictly above the folders of a JSON array. */
@@ -26,14 +29,20 @@ const feeds = new WeakMap<Database.Database, SqliteFolderFeed>();
 
 class SqliteFolderFeed implements ChangeFeed {
   private readonly listeners = new Set<StoreChangeListener>();
+  /** Folders changed by anyone but the bridge (the REST API, background work)... */
   private readonly pending = new Set<string>();
+  /** ...and by the bridge's transactions (bridgeStorage). */
+  private readonly pendingOwn = new Set<string>();
   private readonly notified = new Set<string>();
+  /** Above 0 while a transaction of the bridge's runs: the connection runs one transaction at a time, and a root-handle query waits for it. */
+  private bridgeDepth = 0;
   private scheduled = false;
   readonly listening = true;
 
   constructor(private readonly db: Database.Database) {
     db.function('driveway_folder_changed', { deterministic: false, varargs: true }, (...parents: unknown[]) => {
-      for (const parent of parents) if (typeof parent === 'string') this.pending.add(parent);
+      const into = this.bridgeDepth > 0 ? this.pendingOwn : this.pending;
+      for (const parent of parents) if (typeof parent === 'string') into.add(parent);
       this.schedule();
       return null;
     });
@@ -66,6 +75,20 @@ class SqliteFolderFeed implements ChangeFeed {
     return tops.map((t) => `${t.top_kind}:${t.owner_uuid}`);
   }
 
+  /** `sql` whose transactions are the bridge's: the folders they change are announced as `local`. */
+  bridgeSql(sql: Sql): Sql {
+    const transaction: Sql['transaction'] = (work, options) =>
+      sql.transaction(async (tx) => {
+        this.bridgeDepth += 1;
+        try {
+          return await work(tx);
+        } finally {
+          this.bridgeDepth -= 1;
+        }
+      }, options);
+    return Object.create(sql, { transaction: { value: transaction } }) as Sql;
+  }
+
   subscribe(listener: StoreChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -87,29 +110,35 @@ class SqliteFolderFeed implements ChangeFeed {
   }
 
   private flush(): void {
-    if (this.pending.size === 0 && this.notified.size === 0) return;
+    if (this.pending.size === 0 && this.pendingOwn.size === 0 && this.notified.size === 0) return;
     if (this.db.inTransaction) {
       this.schedule();
       return;
     }
-    const uuids = [...this.pending];
+    const others = [...this.pending];
     this.pending.clear();
+    const own = [...this.pendingOwn];
+    this.pendingOwn.clear();
     const notified = [...this.notified];
     this.notified.clear();
-    const json = JSON.stringify(uuids);
-    // The folders above them: their listings hold an entry whose tree version moved.
-    const above = (this.db.prepare(ABOVE).all(json) as Array<{ uuid: string }>).map((row) => row.uuid);
-    const change: StoreChange = {
+    const changes: StoreChange[] = [];
+    if (others.length > 0 || notified.length > 0) changes.push({ ...this.changeOf(others, false), ...(notified.length > 0 ? { notified } : {}) });
+    if (own.length > 0) changes.push(this.changeOf(own, true));
+    for (const change of changes) for (const listener of this.listeners) listener(change);
+  }
+
+  /** The announcement of `uuids`: the folders, and those above them (their listings hold an entry whose tree version moved). */
+  private changeOf(uuids: readonly string[], local: boolean): StoreChange {
+    const above = uuids.length === 0 ? [] : (this.db.prepare(ABOVE).all(JSON.stringify(uuids)) as Array<{ uuid: string }>).map((row) => row.uuid);
+    return {
       folders: [...uuids, ...this.topKeys(uuids)],
       trees: [...above, ...this.topKeys(above)],
       everything: false,
       properties: false,
       locks: false,
       sessions: false,
-      ...(notified.length > 0 ? { notified } : {}),
-      local: true,
+      local,
     };
-    for (const listener of this.listeners) listener(change);
   }
 }
 
@@ -123,4 +152,15 @@ export function sqliteFolderFeed(sql: Sql): ChangeFeed | undefined {
     feeds.set(db, feed);
   }
   return feed;
+}
+
+/**
+ * `storage` as the in-process bridge's store client uses it (bridge-store.ts): over SQLite, the
+ * folders its transactions change are announced as the bridge's own (`local`), every other
+ * writer's as not; any other dialect's storage as it is.
+ */
+export function bridgeStorage(storage: Storage): Storage {
+  const feed = storage.changes ? undefined : sqliteFolderFeed(storage.sql);
+  if (!(feed instanceof SqliteFolderFeed)) return storage;
+  return Object.create(storage, { sql: { value: feed.bridgeSql(storage.sql) } }) as Storage;
 }

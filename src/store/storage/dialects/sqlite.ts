@@ -28,7 +28,8 @@ const connections = new WeakMap<Sql, Db>();
  * with a path that works without it.
  */
 export function sqliteConnectionOf(sql: Sql): Db | undefined {
-  return connections.get(sql);
+  // A handle derived from one by Object.create (sqlite-changes.ts bridgeStorage) is the same connection's.
+  return connections.get(sql) ?? connections.get(Object.getPrototypeOf(sql) as Sql);
 }
 
 export interface SqliteStorageOptions {
