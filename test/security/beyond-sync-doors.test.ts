@@ -142,6 +142,14 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
       expect((await f.client.listMyShares(alice.session)).map((l) => l.id).sort()).toEqual([secretLink.uuid, teamLink.uuid].sort());
     });
 
+    it('guessing share ids in parallel finds nothing: every guess is the body of a missing id', async () => {
+      const missing = await ocs(mallory, 'GET', `${SHARES}/1`);
+      const own = Number(secretLink.ocsId);
+      const guesses = [own - 1, own + 1, Number(teamLink.ocsId) + 1, 0, 2 ** 48 - 1, ...Array.from({ length: 30 }, (_, i) => Math.floor(Math.random() * 2 ** 48) + i), `${own}.0`, `0${own}`, `${own}%20`, '-1'];
+      const answers = await Promise.all(guesses.map((id) => ocs(mallory, 'GET', `${SHARES}/${id}`)));
+      for (const answer of answers) expect({ status: answer.status, text: answer.text }).toEqual({ status: 404, text: missing.text });
+    });
+
     it('PUT /api/shares/{uuid} of another’s link: 404 to whoever does not see its node, as a missing one, in parallel; 403 to a group member without the delete share right; unchanged', async () => {
       const before = await Promise.all([shareRow(secretLink.uuid), shareRow(teamLink.uuid)]);
       const put = (u: DavUser, uuid: string) => apiCall(f.client, u.session, 'PUT', `/api/shares/${uuid}`, { password: null, expires: null });
@@ -164,13 +172,18 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
         [mallory, `/home/secret.txt`, 404],
         [mallory, `/home/../../${alice.email}/home/secret.txt`, 404],
         [mallory, `${files(alice)}/home/secret.txt`, 404],
-        [mallory, '/groups/Vault/home/team.png', 404],
         [foreign, '/groups/Vault/home/team.png', 404],
         [foreign, `/home/${secret}`, 404],
         [mallory, `/${secret}`, 404],
       ];
       const answers = await Promise.all(tries.map(([u, path]) => ocs(u, 'POST', SHARES, { path, shareType: '3' })));
       answers.forEach((answer, i) => expect(answer.status, tries[i]![1]).toBe(tries[i]![2]));
+      // Mallory is in the group without read: a name in its drive, there or not, answers alike (404, or 403 for the drive's listing), naming nothing.
+      const blind = await Promise.all(['team.png', 'team.txt', 'not-there.png'].map((name) => ocs(mallory, 'POST', SHARES, { path: `/groups/Vault/home/${name}`, shareType: '3' })));
+      for (const answer of blind) {
+        expect([403, 404]).toContain(answer.status);
+        expect(answer.text).not.toMatch(/team\.|not-there/);
+      }
       // Bob reads the group's drive, without the right to make a link there.
       const bobs = await ocs(bob, 'POST', SHARES, { path: '/groups/Vault/home/team.png', shareType: '3' });
       expect(bobs.status).toBe(403);
@@ -188,11 +201,11 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
     });
 
     it('an app password without the share right makes, changes and removes no link (403); with it, another’s id is still 404', async () => {
-      const app = async (mayShare: boolean): Promise<DavUser> => {
-        const made = dataOf<{ password: string }>(await apiCall(f.client, alice.session, 'POST', '/api/user/app_passwords', { name: 'ocs', password: alice.password, ...(mayShare ? { may_share: true } : {}) }));
-        return { ...alice, session: await f.client.login(alice.email, made.password), auth: basicAuth(alice.email, made.password) };
+      const app = async (u: DavUser, mayShare: boolean): Promise<DavUser> => {
+        const made = dataOf<{ password: string }>(await apiCall(f.client, u.session, 'POST', '/api/user/app_passwords', { name: 'ocs', password: u.password, ...(mayShare ? { may_share: true } : {}) }));
+        return { ...u, session: await f.client.login(u.email, made.password), auth: basicAuth(u.email, made.password) };
       };
-      const [plain, sharing] = await Promise.all([app(false), app(true)]);
+      const [plain, bobSharing] = await Promise.all([app(alice, false), app(bob, true)]);
       const before = await Promise.all([shareRow(secretLink.uuid), sharesOn(photo)]);
       const refused = await Promise.all([
         ocs(plain, 'POST', SHARES, { path: '/home/photo.png', shareType: '3' }),
@@ -204,10 +217,13 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
       for (const answer of refused) expect(answer.status).toBe(403);
       expect(await Promise.all([shareRow(secretLink.uuid), sharesOn(photo)])).toEqual(before);
       // Another user's app password with the share right: still only its own ids.
-      const bobApp = dataOf<{ password: string }>(await apiCall(f.client, bob.session, 'POST', '/api/user/app_passwords', { name: 'phone', password: bob.password, may_share: true }));
-      const bobSharing: DavUser = { ...bob, auth: basicAuth(bob.email, bobApp.password) };
-      expect((await ocs(bobSharing, 'DELETE', `${SHARES}/${secretLink.ocsId}`)).status).toBe(404);
-      expect(sharing.auth).not.toBe(plain.auth);
+      const bobs = await Promise.all([
+        ocs(bobSharing, 'DELETE', `${SHARES}/${secretLink.ocsId}`),
+        ocs(bobSharing, 'PUT', `${SHARES}/${secretLink.ocsId}`, { password: '' }),
+        apiCall(f.client, bobSharing.session, 'DELETE', `/api/shares/${secretLink.uuid}`),
+        apiCall(f.client, bobSharing.session, 'PUT', `/api/shares/${secretLink.uuid}`, { password: null }),
+      ]);
+      expect(bobs.map((a) => a.status)).toEqual([404, 404, 404, 404]);
       expect(await shareRow(secretLink.uuid)).toEqual(before[0]);
     });
   });
@@ -240,6 +256,20 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
       // And no list shows another's.
       for (const u of [mallory, foreign, alice]) expect((await ocs(u, 'GET', NOTIFICATIONS)).data).toEqual([]);
     });
+
+    it('guessing notification ids in parallel through REST and OCS finds none of another’s', async () => {
+      const before = await notesOf(bob);
+      const missingRest = await apiCall(f.client, mallory.session, 'GET', '/api/notifications/987654321');
+      const missingOcs = await ocs(mallory, 'GET', `${NOTIFICATIONS}/987654321`);
+      const ids = Array.from({ length: 25 }, (_, i) => i + 1);
+      const [rest, viaOcs] = await Promise.all([
+        Promise.all(ids.map((id) => apiCall(f.client, mallory.session, 'GET', `/api/notifications/${id}`))),
+        Promise.all(ids.map((id) => ocs(foreign, 'GET', `${NOTIFICATIONS}/${id}`))),
+      ]);
+      for (const answer of rest) expect({ status: answer.status, body: answer.body }).toEqual({ status: 404, body: missingRest.body });
+      for (const answer of viaOcs) expect({ status: answer.status, text: answer.text }).toEqual({ status: 404, text: missingOcs.text });
+      expect(await notesOf(bob)).toEqual(before);
+    });
   });
 
   describe('previews', () => {
@@ -264,19 +294,24 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
       expect(noDownload.body.length).toBe(0);
     });
 
-    it('a path never leaves the caller’s view: another user’s names, `..` and the group without read are 404', async () => {
+    it('a path never leaves the caller’s view: another user’s names and `..` are 404; a name in a group without read answers as a missing one', async () => {
       const paths = [
         '/home/photo.png',
         `/../${alice.email}/home/photo.png`,
         `/home/../../${encodeURIComponent(alice.email)}/home/photo.png`,
         `${files(alice)}/home/photo.png`,
-        '/groups/Vault/home/team.png',
         `/${photo}`,
         '/shared_with_you/photo.png',
         '/favorites/photo.png',
       ];
       const answers = await Promise.all(paths.map((p) => preview(mallory, `file=${encodeURIComponent(p)}&x=64&y=64`, 'preview.png')));
       answers.forEach((answer, i) => expect(answer.status, paths[i]).toBe(404));
+      // In the group without read, a name there or not answers alike (404, or 403 for the drive's listing).
+      for (const name of ['team.png', 'not-there.png']) {
+        const answer = await preview(mallory, `file=${encodeURIComponent(`/groups/Vault/home/${name}`)}&x=64&y=64`, 'preview.png');
+        expect([403, 404], name).toContain(answer.status);
+        expect(answer.body.length).toBe(0);
+      }
       expect((await preview(bob, `file=${encodeURIComponent('/groups/Vault/home/team.png')}&x=64&y=64`, 'preview.png')).status).toBe(403);
     });
   });
@@ -305,6 +340,32 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
       const bobs = multistatusOf(await search(bob, `/files/${bob.email}`, 'team%')).map((r) => decodeURIComponent(r.href));
       expect(bobs.some((h) => h.endsWith('/groups/Vault/home/team.png'))).toBe(true);
       expect(bobs.join('\n')).not.toContain('secret.txt');
+    });
+
+    it('WebDAV SEARCH by another’s file id or for favorites finds nothing of theirs', async () => {
+      await f.client.setStarred(alice.session, photo, true);
+      const where = (condition: string) =>
+        `<?xml version="1.0"?><d:searchrequest xmlns:d="DAV:" xmlns:oc="${OC}"><d:basicsearch><d:select><d:prop><d:displayname/><oc:fileid/></d:prop></d:select>` +
+        `<d:from><d:scope><d:href>/files/{user}</d:href><d:depth>infinity</d:depth></d:scope></d:from><d:where>${condition}</d:where></d:basicsearch></d:searchrequest>`;
+      const conditions = [
+        ...[photoFileId, teamPhotoFileId].map((n) => `<d:eq><d:prop><oc:fileid/></d:prop><d:literal>${n}</d:literal></d:eq>`),
+        '<d:eq><d:prop><oc:favorite/></d:prop><d:literal>yes</d:literal></d:eq>',
+      ];
+      const callers = [mallory, foreign, bob];
+      const answers = await Promise.all(
+        callers.flatMap((u) => conditions.map((c) => davAs(u, 'SEARCH', '/remote.php/dav/', { 'content-type': 'text/xml' }, where(c).replace('{user}', u.email)))),
+      );
+      answers.forEach((answer, i) => {
+        const who = callers[Math.floor(i / conditions.length)]!;
+        const hrefs = multistatusOf(answer).filter((r) => r.status === undefined).map((r) => decodeURIComponent(r.href));
+        // Bob reads the group's drive: its file by its id is his to find (not as a favorite: the star is alice's).
+        const found = hrefs.filter((h) => /photo\.png|team\.png|secret\.txt/.test(h));
+        expect(found, `${who.email} ${conditions[i % conditions.length]}`).toEqual(who === bob && i % conditions.length === 1 ? [`${files(bob)}/groups/Vault/home/team.png`.replace(/%40/g, '@')] : []);
+      });
+      // The same search finds them for alice.
+      const own = multistatusOf(await davAs(alice, 'SEARCH', '/remote.php/dav/', { 'content-type': 'text/xml' }, where(conditions[0]!).replace('{user}', alice.email)));
+      expect(own.map((r) => decodeURIComponent(r.href)).some((h) => h.endsWith('/home/photo.png'))).toBe(true);
+      await f.client.setStarred(alice.session, photo, false);
     });
 
     it('POST /api/search with another user’s or another group’s folder as scope is 404 as a missing one, in parallel; a member without read 403; no hit of theirs', async () => {
@@ -359,6 +420,13 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
         expect(answer.status).toBeLessThan(500);
       }
       expect(await starredOf(alice)).toEqual(aliceStars);
+      // A star of alice's on a group file is hers: no other member's report shows it.
+      await f.client.setStarred(alice.session, teamPhoto, true);
+      for (const u of [mallory, bob]) {
+        const listed = multistatusOf(await davAs(u, 'REPORT', `${files(u)}/`, { 'content-type': 'application/xml' }, favoriteReport));
+        expect(listed.map((r) => decodeURIComponent(r.href)).join('\n')).not.toMatch(/team\.png|secret\.txt/);
+      }
+      await f.client.setStarred(alice.session, teamPhoto, false);
       expect(await starredOf(mallory)).toEqual([]);
       expect(await starredOf(foreign)).toEqual([]);
     });
@@ -379,7 +447,7 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
     const bulk = (as: DavUser, paths: string[]) => davAs(as, 'POST', '/remote.php/dav/bulk', { 'content-type': `multipart/related; boundary="${BOUNDARY}"` }, bulkBody(paths));
     const state = async () => [await names(alice, 'home'), await names(alice, `home:${team}`), await names(mallory, 'home'), await names(bob, 'home')];
 
-    it('refuses `..` and other users’ names whole (400), and writes nothing into a group drive without write, in parallel', async () => {
+    it('refuses `..` whole (400), other users’ names and a group drive without read or write part by part, in parallel; nothing written', async () => {
       const before = await state();
       const traversal = await Promise.all(
         [
@@ -396,14 +464,16 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
         bulk(bob, ['/groups/Vault/home/planted.txt', '/groups/Vault/home/team.txt']),
         bulk(foreign, ['/groups/Vault/home/planted.txt', `/${secret}`]),
       ]);
-      for (const answer of elsewhere) {
-        if (answer.status === 200) {
-          for (const [path, entry] of Object.entries(JSON.parse(answer.text) as Record<string, { error: boolean }>)) expect(entry.error, path).toBe(true);
-        } else {
-          expect(answer.status, answer.text).toBeGreaterThanOrEqual(400);
-          expect(answer.status, answer.text).toBeLessThan(500);
-        }
+      // Each part is refused in its own entry (a 4xx as its message's code); bob reads the group's drive, without write.
+      const entries = elsewhere.map((answer) => {
+        expect(answer.status, answer.text).toBe(200);
+        return JSON.parse(answer.text) as Record<string, { error: boolean; message: string }>;
+      });
+      for (const entry of entries.flatMap((e) => Object.entries(e))) {
+        expect(entry[1].error, entry[0]).toBe(true);
+        expect(entry[1].message, entry[0]).toMatch(/^4\d\d: /);
       }
+      expect(Object.values(entries[2]!).map((e) => e.message)).toEqual(['403: the write permission is needed here', '403: the write permission is needed here']);
       expect(await state()).toEqual(before);
       expect((await davAs(alice, 'GET', '/groups/Vault/home/team.txt')).text).toBe('team only');
     });
