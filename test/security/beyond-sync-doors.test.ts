@@ -5,10 +5,13 @@
  * (REPORT oc:filter-files, PROPPATCH oc:favorite), bulk upload, and push. Each is tried with
  * another user's ids (node UUIDs, numeric file ids, share ids, notification ids), a group's drive
  * the caller is not in or holds no read or write on, a user of another organization and an app
- * password without the share right; the id guessing in parallel. Real store and bridge over HTTP;
- * every refusal is checked against the stored state read again through the store: nothing changed.
+ * password without the share right; the id guessing in parallel. A real store, and the bridge over
+ * HTTP on the in-process client (push needs the store's change feed); every refusal is checked
+ * against the stored state read again through the store: nothing changed. Where the store shows a
+ * group's node to a member without read (access.ts: visible, not readable), that member gets the
+ * store's 403; a name in that drive answers alike whether it exists or not.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeId, type NodeId } from '../../src/store-client/index.js';
@@ -78,7 +81,7 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
     [alice, bob, mallory] = await Promise.all([f.newDavUser(), f.newDavUser(), f.newDavUser()]);
     const ga = groupAdmin(f.client, f.admin);
     await ga.organization('beyond-org');
-    const foreignEmail = `foreign-${randomSuffix()}@example.test`;
+    const foreignEmail = `foreign-${randomUUID().slice(0, 8)}@example.test`;
     const foreignUuid = await f.client.createUser(f.admin, { fullname: 'Foreign', email: foreignEmail, password: USER_PASSWORD }, 'beyond-org');
     foreign = { uuid: foreignUuid!, email: foreignEmail, password: USER_PASSWORD, session: await f.client.login(foreignEmail, USER_PASSWORD), auth: basicAuth(foreignEmail, USER_PASSWORD) };
 
@@ -113,10 +116,6 @@ describe('issue 32’s doors reach nothing that is not the caller’s', () => {
   afterAll(async () => {
     await f?.close();
   });
-
-  function randomSuffix(): string {
-    return createHash('sha256').update(String(Math.random())).digest('hex').slice(0, 8);
-  }
 
 
 
