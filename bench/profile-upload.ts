@@ -1,15 +1,17 @@
 /**
  * Where a small-file PUT's time goes, embedded or over PostgreSQL + S3:
- * `npx tsx bench/profile-upload.ts [pg|sqlite] [uploads]` (default pg, 400). Starts driveway as
+ * `npx tsx bench/profile-upload.ts [pg|sqlite] [uploads] [bytes]` (default pg, 400, 4 KiB; `sqlite 1
+ * 1073741824` profiles one 1 GiB PUT). Starts driveway as
  * `npm start` does (node dist/main.js, built first) with --cpu-prof, on a throwaway PostgreSQL
- * (fsync on) and s3rver for `pg`, makes a user, then PUTs `uploads` × 4 KiB through the bridge
+ * (fsync on) and s3rver for `pg`, makes a user, then PUTs `uploads` files through the bridge
  * with `curl --parallel --parallel-max 4`. Prints the wall time, PostgreSQL's statements by total
  * server time (log_min_duration_statement = 0 during the uploads: what the database itself
- * spends) and the process's CPU profile summary (what driveway spends). Loopback only; every
+ * spends) and the main thread's CPU profile summary (what driveway spends); BENCH_KEEP_PROFILE=<file>
+ * keeps the raw profiles (<file> the main thread's, <file>.1 and on the workers'). Loopback only; every
  * child stopped by PID and the temp folder removed.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Agent } from 'undici';
@@ -20,6 +22,8 @@ import { BENCH_USER, buildDriveway, createBenchUser, freePort, startDriveway, st
 const LABEL = 'bench/profile-upload';
 const storage = process.argv[2] === 'sqlite' ? 'sqlite' : 'pg';
 const uploads = Number(process.argv[3] ?? 400);
+/** Bytes per upload (fourth argument; default 4 KiB): `sqlite 1 1073741824` profiles one 1 GiB PUT. */
+const uploadBytes = Number(process.argv[4] ?? 4096);
 const ADMIN_PASSWORD = 'Bench-Admin-Passw0rd1';
 
 async function setLogging(adminUrl: string, value: string): Promise<void> {
@@ -89,7 +93,8 @@ async function main(): Promise<void> {
     mkdirSync(source);
     const lines: string[] = [];
     for (let i = 0; i < uploads; i++) {
-      writeFileSync(path.join(source, `s${i}`), Buffer.alloc(4096, i));
+      writeFileSync(path.join(source, `s${i}`), uploadBytes <= 64 * 1024 * 1024 ? Buffer.alloc(uploadBytes, i) : '');
+      if (uploadBytes > 64 * 1024 * 1024) spawnSync('head', ['-c', String(uploadBytes), '/dev/urandom'], { stdio: ['ignore', openSync(path.join(source, `s${i}`), 'w'), 'inherit'] });
       lines.push(`url = "${driveway.baseUrl}/home/small/s${i}.bin"\nupload-file = "${path.join(source, `s${i}`)}"\noutput = "/dev/null"\n`);
     }
     writeFileSync(path.join(run.tmp, 'curl.cfg'), lines.join(''));
@@ -100,11 +105,16 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - began) / 1000;
     if (adminUrl) await setLogging(adminUrl, '-1');
     const created = curl.stdout.split('\n').filter((l) => l === '201').length;
-    console.log(`${LABEL}: ${storage}: ${created} of ${uploads} PUTs answered 201 in ${seconds.toFixed(2)} s (${(uploads / seconds).toFixed(0)}/s)`);
+    console.log(`${LABEL}: ${storage}: ${created} of ${uploads} PUTs of ${uploadBytes} bytes answered 201 in ${seconds.toFixed(2)} s (${(uploads / seconds).toFixed(0)}/s, ${((uploads * uploadBytes) / seconds / 1e6).toFixed(0)} MB/s)`);
     if (logFile) console.log(statementTimes(readFileSync(logFile).subarray(logStart).toString('utf8')));
     await stopChild(driveway.child);
-    const profile = readdirSync(profiles).map((f) => path.join(profiles, f))[0];
+    // The main thread's profile is the first written (workers' come after, one per thread).
+    const all = readdirSync(profiles).sort().map((f) => path.join(profiles, f));
+    const profile = all[0];
     if (profile) console.log(summarizeCpuProfile(profile, 20));
+    // BENCH_KEEP_PROFILE=<file>: the raw profile kept for a closer look (Chrome DevTools, or a script).
+    const keep = process.env.BENCH_KEEP_PROFILE;
+    if (keep) all.forEach((file, i) => copyFileSync(file, i === 0 ? keep : `${keep}.${i}`));
   });
 }
 
