@@ -65,7 +65,7 @@ export default defineConfig({
           name: 'integration-pg-bridge',
           globalSetup: postgresForTheRun,
           include: [
-            ...['lock', 'proppatch', 'put', 'get', 'copy', 'move', 'propfind', 'delete', 'mkcol', 'isolation', 'groups', 'sharing', 'safe-save', 'checksums', 'mac-side-files', 'nextcloud-chunking', 'oc-chunked', 'sync-client-answers', 'tus', 'upload-quota', 'upload-groups', 'upload-locks', 'versions', 'trash-restore', 'nextcloud-restore', 'file-ids', 'tree-etags', 'login-flow', 'search'].map((s) => `test/integration/bridge/${s}.test.ts`),
+            ...['lock', 'proppatch', 'put', 'get', 'copy', 'move', 'propfind', 'delete', 'mkcol', 'isolation', 'groups', 'sharing', 'safe-save', 'checksums', 'mac-side-files', 'nextcloud-chunking', 'oc-chunked', 'sync-client-answers', 'tus', 'upload-quota', 'upload-groups', 'upload-locks', 'versions', 'trash-restore', 'nextcloud-restore', 'file-ids', 'tree-etags', 'login-flow', 'search', 'other-door-folders'].map((s) => `test/integration/bridge/${s}.test.ts`),
             ...['readonly-lock', 'refused-overwrite', 'concurrent-replace', 'dead-property-quota', 'share-escalation', 'app-password-members', 'derived-views', 'stored-script', 'nextcloud-doors'].map(
               (s) => `test/security/${s}.test.ts`,
             ),

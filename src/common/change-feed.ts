@@ -33,8 +33,9 @@ export interface StoreChange {
   readonly notified?: readonly string[];
   /**
    * Made through this process's own bridge, which has already updated its caches for it (a
-   * listener may skip the folders' own listings). Over PostgreSQL, every write of this process's
-   * own connections (its REST API's too); over SQLite only the bridge's (sqlite-changes.ts).
+   * listener may skip the folders' own listings). Folders: only the bridge's own transactions'
+   * (SQLite: sqlite-changes.ts; PostgreSQL: BRIDGE_WRITE, migration 038), never the REST API's;
+   * properties, locks and sessions over PostgreSQL: any write of this process's connections.
    */
   readonly local: boolean;
 }
@@ -58,7 +59,7 @@ export interface ChangeFeed {
   readonly listening: boolean;
 }
 
-/** The channel, and the words of its payload (the PostgreSQL triggers of migrations 014, 017 and 018 write them). */
+/** The channel, and the words of its payload (the PostgreSQL triggers of migrations 014, 017, 018 and 038 write them). */
 export const CHANGE_CHANNEL = 'driveway_changes';
 export const EVERYTHING = '*';
 export const PROPERTIES = '!props';
@@ -69,9 +70,16 @@ export const TREE = '^';
 
 /** The prefix of a user whose notifications changed (StoreChange.notified). */
 export const NOTIFIED = '@';
+/** First word of a folder announcement made inside a transaction of the in-process bridge (migration 038). */
+export const BRIDGE_WRITE = '~';
 
-/** A payload as the triggers write it: words separated by spaces. */
-export function parseChange(payload: string, local: boolean): StoreChange {
+/**
+ * A payload as the triggers write it: words separated by spaces. `fromThisInstance`: sent by a
+ * connection of this process. A message naming folders is `local` only when the bridge's own
+ * transaction sent it (BRIDGE_WRITE): this process's REST API writes must reach its bridge's
+ * listings. One naming none (properties, locks, sessions) is `local` when this process sent it.
+ */
+export function parseChange(payload: string, fromThisInstance: boolean): StoreChange {
   const folders: string[] = [];
   const trees: string[] = [];
   const notified: string[] = [];
@@ -79,9 +87,11 @@ export function parseChange(payload: string, local: boolean): StoreChange {
   let properties = false;
   let locks = false;
   let sessions = false;
+  let bridgeWrite = false;
   for (const word of payload.split(' ')) {
     if (word === '') continue;
-    if (word === EVERYTHING) everything = true;
+    if (word === BRIDGE_WRITE) bridgeWrite = true;
+    else if (word === EVERYTHING) everything = true;
     else if (word === PROPERTIES) properties = true;
     else if (word === LOCKS) locks = true;
     else if (word === SESSIONS) sessions = true;
@@ -89,5 +99,6 @@ export function parseChange(payload: string, local: boolean): StoreChange {
     else if (word.startsWith(NOTIFIED)) notified.push(word.slice(NOTIFIED.length));
     else folders.push(word);
   }
+  const local = fromThisInstance && (bridgeWrite || (folders.length === 0 && trees.length === 0));
   return { folders, ...(trees.length > 0 ? { trees } : {}), ...(notified.length > 0 ? { notified } : {}), everything, properties, locks, sessions, local };
 }

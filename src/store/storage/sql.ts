@@ -58,6 +58,13 @@ export interface TransactionOptions {
    * A hint for speed, never for correctness (SERIALIZABLE still decides). Ignored on a savepoint.
    */
   serializeOn?: readonly string[];
+  /**
+   * A transaction of the in-process bridge (storage/dialects/sqlite-changes.ts bridgeStorage): the
+   * folders it changes are announced as `local` (StoreChange), which the bridge patched in its
+   * caches already. PostgreSQL sets `driveway.writer` for the transaction in its BEGIN message
+   * (migration 038); SQLite's feed marks it in-process. Ignored on a savepoint.
+   */
+  local?: boolean;
 }
 
 /** A storage engine: the root handle, its schema, and how to close it. */

@@ -5,8 +5,9 @@
  *   uploads into it) is written into through the bridge at once, whatever listing of its parent
  *   the bridge holds: a folder on the way that the cached listing lacks is asked of the store
  *   once more before the path is called unmapped (tree/resolver.ts tryStat). Any transport.
- * - In-process, the embedded store announces the folders its REST API changed apart from the
- *   bridge's own writes (storage/dialects/sqlite-changes.ts): the bridge lists those folders
+ * - In-process, the store announces the folders its REST API changed apart from the bridge's own
+ *   writes (SQLite: storage/dialects/sqlite-changes.ts; PostgreSQL, in integration-pg-bridge: the
+ *   bridge's transactions mark themselves, migration 038): the bridge lists those folders
  *   again at once (a rename shows, and a PUT to the old name makes a new file instead of a
  *   version of the renamed one), while its own uploads into a folder patch the listing and
  *   fetch none.

@@ -13,7 +13,9 @@
  * after they asked), so the database sees at most two barriers at a time whatever the request rate.
  *
  * A notification carries the backend process id that sent it; those of this instance's own pool
- * are marked `local` (the bridge in this process already updated its caches for its own writes).
+ * are this instance's, and of those, folder announcements the bridge's transactions made (`~`,
+ * migration 038) are marked `local` (the bridge in this process already updated its caches for
+ * its own writes): common/change-feed.ts parseChange.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';

@@ -182,6 +182,9 @@ export interface PostgresOptions {
   log?: Logger;
 }
 
+/** Marks the transaction as the in-process bridge's, for the triggers of migration 038. */
+const MARK_BRIDGE_WRITE = "SELECT set_config('driveway.writer', 'bridge', true)";
+
 export class PostgresStorage implements Storage {
   readonly dialect = 'postgres' as const;
   readonly sql: Sql;
@@ -240,8 +243,11 @@ export class PostgresStorage implements Storage {
       let held: string[] = [];
       const advisory = (fn: string, key: string): string => `SELECT ${fn}(hashtextextended(${client.escapeLiteral(key)}, ${SERIALIZE_SEED}))`;
       try {
+        // The bridge's own transaction says so in the same message (migration 038: its folder
+        // announcements are `local`).
+        const begin = options.local ? `BEGIN ISOLATION LEVEL SERIALIZABLE; ${MARK_BRIDGE_WRITE}` : 'BEGIN ISOLATION LEVEL SERIALIZABLE';
         if (keys.length === 0) {
-          await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
+          await client.query(begin);
         } else {
           // ONE round trip for the locks and BEGIN (a small upload's transaction is a few round
           // trips, each as dear as its statements): the locks are taken in a short transaction
@@ -249,7 +255,7 @@ export class PostgresStorage implements Storage {
           // begin, so its snapshot is taken after the wait. Should that message fail partway,
           // the connection is discarded, which drops whatever it took.
           broken = true;
-          await client.query(['BEGIN', ...keys.map((key) => advisory('pg_advisory_lock', key)), 'COMMIT', 'BEGIN ISOLATION LEVEL SERIALIZABLE'].join('; '));
+          await client.query(['BEGIN', ...keys.map((key) => advisory('pg_advisory_lock', key)), 'COMMIT', begin].join('; '));
           broken = false;
           held = keys;
         }

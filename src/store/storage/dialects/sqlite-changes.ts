@@ -155,12 +155,18 @@ export function sqliteFolderFeed(sql: Sql): ChangeFeed | undefined {
 }
 
 /**
- * `storage` as the in-process bridge's store client uses it (bridge-store.ts): over SQLite, the
- * folders its transactions change are announced as the bridge's own (`local`), every other
- * writer's as not; any other dialect's storage as it is.
+ * `storage` as the in-process bridge's store client uses it (bridge-store.ts): the folders its
+ * transactions change are announced as the bridge's own (`local`), every other writer's as not.
+ * Over SQLite this feed marks them; any other dialect is told by TransactionOptions.local
+ * (PostgreSQL: migration 038).
  */
 export function bridgeStorage(storage: Storage): Storage {
   const feed = storage.changes ? undefined : sqliteFolderFeed(storage.sql);
-  if (!(feed instanceof SqliteFolderFeed)) return storage;
-  return Object.create(storage, { sql: { value: feed.bridgeSql(storage.sql) } }) as Storage;
+  const sql = storage.sql;
+  const marked: Sql =
+    feed instanceof SqliteFolderFeed
+      ? feed.bridgeSql(sql)
+      : (Object.create(sql, { transaction: { value: ((work, options) => sql.transaction(work, { ...options, local: true })) satisfies Sql['transaction'] } }) as Sql);
+  // `changes` read here, once: a storage's lazy getter run on the derived object would set its own feed.
+  return Object.create(storage, { sql: { value: marked }, changes: { value: storage.changes } }) as Storage;
 }
