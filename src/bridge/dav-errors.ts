@@ -23,6 +23,12 @@ export interface DavFailure {
   /** Logged, never sent. */
   reason: string;
   /**
+   * What a door that answers with words may tell the client (OCS, bulk upload's per-file answer):
+   * the store's own message, or the bridge's for a status it decided; never an operation name, an
+   * upstream status or, for a failure here, its cause.
+   */
+  message: string;
+  /**
    * A 5xx that is no bug here: the store, its database or a limit refused for now (503/504, or
    * 502 when the store could not be reached). Logged at warn without a stack, as the store logs
    * its own; any other 5xx is logged at error with its stack.
@@ -40,6 +46,31 @@ export interface DavFailure {
 const RETRY_AFTER_SEC = '5';
 
 export function davFailureOf(err: unknown): DavFailure {
+  const failure = failureOf(err);
+  return { ...failure, message: clientMessageOf(err, failure) };
+}
+
+/** What a store refusal says when its store sent no words. */
+const STORE_KIND_TEXT: Record<StoreError['kind'], string> = {
+  unauthenticated: 'not logged in',
+  forbidden: 'permission denied',
+  'not-found': 'not found',
+  conflict: 'conflict',
+  invalid: 'invalid request',
+  quota: 'not enough space left',
+  'upload-token-expired': 'the upload expired; try again',
+  'range-not-satisfiable': 'range not satisfiable',
+  unavailable: 'the server could not answer now',
+  'bad-response': 'the server could not answer now',
+};
+
+function clientMessageOf(err: unknown, failure: Omit<DavFailure, 'message'>): string {
+  if (failure.status >= 500 && !failure.clientCaused) return 'The server could not answer now';
+  if (err instanceof StoreError) return err.storeMsg ?? STORE_KIND_TEXT[err.kind];
+  return failure.reason;
+}
+
+function failureOf(err: unknown): Omit<DavFailure, 'message'> {
   if (err instanceof AuthenticationFailed) {
     // Rate-limited logins answer 503 like the store's 429 below: DAV clients retry it after Retry-After.
     return err.reason === 'bad-credentials'
@@ -49,7 +80,7 @@ export function davFailureOf(err: unknown): DavFailure {
   // The locks' and dead properties' database (shared with the store over PostgreSQL) unreachable.
   if (err instanceof StorageUnavailableError) return { status: 503, headers: { 'Retry-After': RETRY_AFTER_SEC }, reason: err.message, transient: true };
   if (err instanceof DavStatusError) {
-    const failure: DavFailure = { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
+    const failure: Omit<DavFailure, 'message'> = { status: err.status, headers: err.headers, condition: err.condition, hrefs: err.hrefs, reason: err.message };
     return err.status === 507 || err.status === 502 ? { ...failure, clientCaused: true } : failure;
   }
   if (err instanceof HrefError) {

@@ -302,7 +302,7 @@ export async function answerNextcloud(req: IncomingMessage, res: ServerResponse,
         if (failure.status === 401) result = { refusal: { status: OCS_NOT_LOGGED_IN, message: 'Current user is not logged in' } };
         else {
           if (failure.status >= 500 && !(err instanceof AuthenticationFailed)) options.log.warn({ status: failure.status, endpoint: route.endpoint, cause: err instanceof Error ? err.message : String(err) }, failure.reason);
-          result = { refusal: { status: failure.status, message: failure.status >= 500 ? 'The server could not answer now' : failure.reason } };
+          result = { refusal: { status: failure.status, message: failure.message } };
         }
       }
     }

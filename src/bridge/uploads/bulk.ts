@@ -331,7 +331,7 @@ async function writePart(ctx: DavContext, part: BulkPart): Promise<BulkEntry> {
     if (ctx.signal.aborted) throw err;
     const failure = davFailureOf(err);
     if (failure.status >= 500 && !failure.clientCaused) ctx.log.warn({ err, path: part.key }, 'bulk upload part failed');
-    return { error: true, message: `${failure.status}: ${failure.reason}` };
+    return { error: true, message: `${failure.status}: ${failure.message}` };
   }
 }
 

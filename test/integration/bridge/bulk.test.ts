@@ -178,6 +178,10 @@ describe('bulk upload', () => {
     expect(json[`/groups/${TEAM}/home/shared.txt`]).toMatchObject({ error: true, message: expect.stringMatching(/^403/) });
     expect(json[`/groups/${TEAM}/home/new.txt`]).toMatchObject({ error: true, message: expect.stringMatching(/^403/) });
     expect(json['/home/docs/locked.txt']).toMatchObject({ error: true, message: expect.stringMatching(/^423/) });
+    // The store's words reach the client, not the bridge's plumbing (operation names, upstream statuses).
+    for (const refused of [`/groups/${TEAM}/home/shared.txt`, `/groups/${TEAM}/home/new.txt`]) {
+      expect(json[refused]?.message).not.toMatch(/failed:|HTTP \d{3}|nodes\.|\bforbidden\b/);
+    }
     expect(await text('/home/docs/lands.txt')).toBe('lands');
     expect(await text(`/groups/${encodeURIComponent(TEAM)}/home/shared.txt`, carol)).toBe('carol wrote this');
     expect(await text(`/groups/${encodeURIComponent(TEAM)}/home/new.txt`, carol)).toBeUndefined();
