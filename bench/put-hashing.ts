@@ -6,15 +6,17 @@
  * whose order rotates, each PUT after a `sync` (outside the timing):
  *
  *   floor             bench/raw-node.ts: body to a temp file, one fsync, rename (no hashes)
+ *   floor + SHA-1     the same, also SHA-1 of the body as it passes (what driveway's answer waits for)
  *   floor + hashes    the same, also SHA-1 and MD5 of the body as it passes (same thread)
+ *   rclone serve      `rclone serve webdav` when installed (issue 32's PUT target: ≥ 1.2× its rate)
  *   driveway          this checkout, as `npm start` runs it (embedded: SQLite + local blobs)
  *   baseline          BENCH_BASELINE_REF (default 6befab0, the last commit before issue 22
  *                     added the checksums), built in the temp folder; "none" skips it
  *
  * It prints each server's wall time (median, min-max), its CPU seconds per PUT (the server
- * process, all threads) and the two ratios that matter: floor + hashes against floor (what the
- * hashing costs the least a Node server does for the same I/O here) and driveway against
- * baseline. On a machine whose cores are all busy during the PUT (curl and the receiving
+ * process, all threads) and the ratios that matter: floor + hashes against floor (what the
+ * hashing costs the least a Node server does for the same I/O here), driveway against baseline,
+ * and each Node server's rate against rclone's. On a machine whose cores are all busy during the PUT (curl and the receiving
  * thread on 2 cores) the first ratio is the bound the second cannot beat.
  *
  * Knobs: BENCH_FILE_MB (1024), BENCH_ROUNDS (5), BENCH_BASELINE_REF (6befab0), BENCH_NICE (unset; e.g.
@@ -23,6 +25,7 @@
  * driveway's checksum threads stay their ten steps nicer than it). Loopback only; only
  * our own children are stopped, by PID; the temp folder goes whatever happens.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -84,7 +87,7 @@ await withBenchRun(LABEL, 60 * 60_000, async (run) => {
     return renice(running.pid);
   };
 
-  for (const [name, extra] of [['floor', []], ['floor + hashes', ['--hashes']]] as const) {
+  for (const [name, extra] of [['floor', []], ['floor + SHA-1', ['--sha1']], ['floor + hashes', ['--hashes']]] as const) {
     const root = path.join(run.tmp, name.replace(/\W+/g, '-'));
     mkdirSync(root);
     const port = await freePort();
@@ -104,6 +107,21 @@ await withBenchRun(LABEL, 60 * 60_000, async (run) => {
     const password = readFileSync(path.join(dataDir, 'initial-admin-password'), 'utf8').trim();
     await track(name, running, `${running.baseUrl}/home`, `admin:${password}`);
   }
+
+  if (spawnSync('rclone', ['version'], { stdio: 'ignore' }).status === 0) {
+    const root = path.join(run.tmp, 'rclone');
+    mkdirSync(root);
+    const port = await freePort();
+    const running = await startChild({
+      name: 'rclone serve',
+      command: 'rclone',
+      args: ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`, '--cache-dir', path.join(run.tmp, 'rclone-cache'), '--log-level', 'NOTICE'],
+      env: { PATH: process.env.PATH, HOME: run.tmp },
+      logFile: path.join(run.tmp, 'rclone.log'),
+      readyProbe: async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'OPTIONS' })).status < 500,
+    });
+    await track('rclone serve', running, `http://127.0.0.1:${port}`);
+  } else console.log(`${LABEL}: rclone not installed: no rclone row`);
 
   console.log(`${LABEL}: ${rounds} rounds of one ${sizeMiB} MiB PUT per server${niceness === undefined ? '' : `, servers and curl at niceness ${niceness}`}`);
   for (let round = 0; round < rounds; round += 1) {
@@ -132,4 +150,8 @@ await withBenchRun(LABEL, 60 * 60_000, async (run) => {
   };
   console.log(`floor + hashes / floor: ${ratio('floor + hashes', 'floor')} (what SHA-1 and MD5 cost the least a Node server does here)`);
   console.log(`driveway / baseline: ${ratio('driveway', 'baseline')}`);
+  // Rates: rclone's time over a server's is that server's rate as a multiple of rclone's (target ≥ 1.2 for driveway).
+  for (const name of ['driveway', 'floor + SHA-1', 'floor + hashes', 'floor']) {
+    console.log(`${name} rate / rclone serve rate: ${ratio('rclone serve', name)}${name === 'driveway' ? ' (issue 32: ≥ 1.20×)' : ''}`);
+  }
 });

@@ -18,7 +18,8 @@
  *
  * With --hashes, a PUT also computes the SHA-1 and MD5 of its body, on the receiving thread as
  * the chunks pass (no copy, no messages): the CPU a server publishing clients' checksums must
- * spend at the least (bench/put-hashing.ts sets the two floors side by side).
+ * spend at the least (bench/put-hashing.ts sets the floors side by side). With --sha1, SHA-1
+ * alone: what driveway's answer to a large PUT waits for (its MD5 comes after the answer).
  *
  * It must import nothing but node's own modules: drive.ts transpiles this one file and runs it
  * with plain node (the product's flags), so no loader's memory or CPU shows in its figures.
@@ -33,26 +34,26 @@ import { parseArgs } from 'node:util';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, port: { type: 'string' }, hashes: { type: 'boolean', default: false } }, strict: true });
+const { values } = parseArgs({ options: { root: { type: 'string' }, port: { type: 'string' }, hashes: { type: 'boolean', default: false }, sha1: { type: 'boolean', default: false } }, strict: true });
 if (!values.root || !values.port) {
-  process.stderr.write('usage: raw-node --root DIR --port N [--hashes]\n');
+  process.stderr.write('usage: raw-node --root DIR --port N [--hashes | --sha1]\n');
   process.exit(2);
 }
 const root = path.resolve(values.root);
 let tempCounter = 0;
 
-/** A pass-through that feeds the body to SHA-1 and MD5 (--hashes); `digest()` after the end. */
-function hashingTap(): { tap: Transform; digest: () => string } {
+/** A pass-through that feeds the body to SHA-1 and, unless `sha1Only`, MD5 (--hashes, --sha1); `digest()` after the end. */
+function hashingTap(sha1Only: boolean): { tap: Transform; digest: () => string } {
   const sha1 = createHash('sha1');
-  const md5 = createHash('md5');
+  const md5 = sha1Only ? undefined : createHash('md5');
   const tap = new Transform({
     transform(chunk: Buffer, _enc, callback) {
       sha1.update(chunk);
-      md5.update(chunk);
+      md5?.update(chunk);
       callback(null, chunk);
     },
   });
-  return { tap, digest: () => `${sha1.digest('hex')} ${md5.digest('hex')}` };
+  return { tap, digest: () => [sha1.digest('hex'), ...(md5 ? [md5.digest('hex')] : [])].join(' ') };
 }
 
 /** The file under root a request path names, or undefined when it would leave root. */
@@ -104,7 +105,7 @@ async function receiveFile(req: http.IncomingMessage, res: http.ServerResponse, 
   let checksums: string | undefined;
   try {
     const out = createWriteStream(temp);
-    const hashing = values.hashes ? hashingTap() : undefined;
+    const hashing = values.hashes || values.sha1 ? hashingTap(!values.hashes) : undefined;
     if (hashing) await pipeline(req, hashing.tap, out);
     else await pipeline(req, out);
     if (hashing) checksums = hashing.digest();
