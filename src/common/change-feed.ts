@@ -2,8 +2,9 @@
  * What a store announces after its transactions commit, for the caches that sit in front of it
  * (the bridge's listings, PROPFIND answers and privileges): several instances over one database
  * each keep their own caches, and learn of the others' writes through this feed
- * (docs/scale-out.md "Caches across instances"). The embedded SQLite store has no feed: one
- * process serves it, and its bridge invalidates its own caches as it writes.
+ * (docs/scale-out.md "Caches across instances"). The embedded SQLite store's feed serves only
+ * the bridge in its own process (storage/dialects/sqlite-changes.ts): the folders any writer
+ * changed, the bridge's own marked `local`.
  */
 export interface StoreChange {
   /**
