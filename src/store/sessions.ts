@@ -121,10 +121,16 @@ class SessionKeyRing implements SessionKeys {
   }
 }
 
-/** Adds a key to the ring (it signs from the next read of every instance); its kid. */
+/**
+ * Adds a key to the ring (it signs from the next read of every instance); its kid. The newest key
+ * signs, so its `created` is later than every live key's, even within one millisecond (a rotation
+ * right after the first start, or a clock set back): a tie would leave the order to the random kid.
+ */
 export async function addSessionKey(sql: Sql, clock: Clock): Promise<string> {
   const kid = randomBytes(9).toString('base64url');
-  await insertSessionKey(sql, { kid, secret: newSecret(), created: clock.now() });
+  const newest = await newestSessionKeyCreated(sql);
+  const created = newest === undefined ? clock.now() : Math.max(clock.now(), newest + 1);
+  await insertSessionKey(sql, { kid, secret: newSecret(), created });
   return kid;
 }
 
