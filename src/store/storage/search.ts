@@ -67,10 +67,10 @@ function compile(sql: Sql, c: SearchCondition, params: unknown[], callerUuid: st
   if ('name' in c) return nameLike(sql, c.name, params);
   if ('nameContains' in c) {
     const text = c.nameContains;
-    // The index narrows by the trigrams (a `%` or `_` in the text only widens it), INSTR decides.
+    // The index narrows by the trigrams (a `%` or `_` in the text only widens it), the position decides.
     const like = nameLike(sql, `%${text}%`, params);
     params.push(text.toLowerCase());
-    return `(${like} AND INSTR(LOWER(n.name), ?) > 0)`;
+    return `(${like} AND ${sql.dialect === 'sqlite' ? 'INSTR(LOWER(n.name), ?)' : 'STRPOS(LOWER(n.name), ?)'} > 0)`;
   }
   if ('kind' in c) return c.kind === 'folder' ? "n.type = 'Dir'" : "n.type = 'File'";
   if ('mime' in c) {
