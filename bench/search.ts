@@ -9,8 +9,8 @@
  *     by a prefix, and by a substring matching 1,000 (first page of 100);
  *   - SEARCH over HTTP through the bridge (the Android app's FILE_SEARCH body) by a substring
  *     matching 1 file: the figure the target names (<= 100 ms);
- *   - for scale, the same SEARCH by a type only (image/%: no name index, every node of the user
- *     a candidate).
+ *   - for scale, the store's search by kind alone and the same SEARCH by a type only (image/%):
+ *     no name index, every file (every fifth) of the user a candidate.
  * Figures only; nothing is asserted.
  */
 import { randomUUID } from 'node:crypto';
@@ -102,6 +102,7 @@ async function main(): Promise<void> {
     rows.push(['store: name like "%042421%" (1 file)', await timed(store({ where: { name: '%042421%' } }))]);
     rows.push(['store: name like "invoice-04242%" (prefix, 1 file)', await timed(store({ where: { name: 'invoice-04242%' } }))]);
     rows.push(['store: name contains "-0424" (1,000 files, page of 100)', await timed(store({ where: { name_contains: '-0424' }, limit: 100 }))]);
+    rows.push(['store: kind file, newest first (every file a candidate, page of 100)', await timed(store({ where: { kind: 'file' }, order: [{ by: 'updated', desc: true }], limit: 100 }))]);
 
     const auth = `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`;
     const body = (where: string) =>

@@ -3,10 +3,11 @@
  * answered from indexes, not a walk of the tree. The name goes through the name index of
  * migration 032 (SQLite: the FTS5 trigram table `node_names`; PostgreSQL: pg_trgm on
  * LOWER(name)); the owners through `nodes_owner`. Each candidate is then walked UP to its
- * top-level folder (one step per level) to learn which top-level folder it lies in (trash is left
- * out unless asked) and whether it lies in the scope. The cost is the candidates times their
- * depth, never the size of the drive; a query without a name condition (only a type, a size, a
- * date) has every node of the owners as candidates: a scan of their rows, still no walk down.
+ * top-level folder (one step per level, from each distinct parent folder once) to learn which
+ * top-level folder it lies in (trash is left out unless asked) and whether it lies in the scope.
+ * The cost is the candidates' folders times their depth, never the size of the drive; a query
+ * without a name condition (only a type, a size, a date) has every node of the owners as
+ * candidates: a scan of their rows, still no walk down.
  */
 import { types as MIME_TYPES } from 'mime-types';
 import type { Sql } from './sql.js';
@@ -131,51 +132,46 @@ const ORDER_COLUMNS: Record<SearchOrderKey, (sql: Sql) => string> = {
 
 /**
  * One page of hits (limit + 1 rows are read: `more` says whether another page follows), each
- * with its chain from the top-level folder down (inclusive).
+ * with its chain from the top-level folder down (inclusive). The walk up starts from the
+ * candidates' distinct parent folders, not from each candidate: a query by type alone has every
+ * file as a candidate, and files share a few folders (100,000 files in 100 folders walk 100
+ * chains). A candidate is a hit when its parent's walk reached a wanted top-level folder, through
+ * a scope when there is one (the scope folder itself is not its own hit: its parent is outside).
  */
 export async function searchNodes(sql: Sql, q: SearchQuery): Promise<{ hits: Array<{ node: NodeRow; chain: NodeRow[] }>; more: boolean }> {
   if (q.owners.length === 0 || q.tops.length === 0) return { hits: [], more: false };
-  const params: unknown[] = [JSON.stringify(q.owners)];
-  const where = q.where ? compile(sql, q.where, params, q.callerUuid) : '1 = 1';
-  params.push(JSON.stringify(q.tops));
+  const conditionParams: unknown[] = [];
+  const where = q.where ? compile(sql, q.where, conditionParams, q.callerUuid) : '1 = 1';
   const scoped = q.scopes.length > 0;
-  if (scoped) params.push(JSON.stringify(q.scopes));
+  const scopes = JSON.stringify(q.scopes);
+  const inScope = (earlier: string): string => (scoped ? `CASE WHEN ${earlier}p.uuid IN (${jsonValues(sql)}) THEN 1 ELSE 0 END` : '0');
   const order = [...q.order.map((o) => `${ORDER_COLUMNS[o.by](sql)} ${o.desc ? 'DESC' : 'ASC'}`), `${binaryOrder(sql, 'n.name')} ASC`, 'n.file_id ASC'];
-  params.push(q.limit + 1, q.offset);
+  // In the order the statement names them.
+  const params: unknown[] = [JSON.stringify(q.owners), ...conditionParams, ...(scoped ? [scopes, scopes] : []), JSON.stringify(q.tops), q.limit + 1, q.offset];
   const rows = (await sql.all(
-    `WITH RECURSIVE cand(uuid) AS (
-       SELECT n.uuid FROM nodes n
+    `WITH RECURSIVE cand(uuid, parent) AS (
+       SELECT n.uuid, n.parent_uuid FROM nodes n
        WHERE n.owner_uuid IN (${jsonValues(sql)}) AND n.parent_uuid IS NOT NULL AND ${where}
      ),
      up(start, uuid, parent, inscope) AS (
-       SELECT c.uuid, n.uuid, n.parent_uuid, 0 FROM cand c JOIN nodes n ON n.uuid = c.uuid
+       SELECT p.uuid, p.uuid, p.parent_uuid, ${inScope('')} FROM nodes p WHERE p.uuid IN (SELECT parent FROM cand)
        UNION ALL
-       SELECT up.start, p.uuid, p.parent_uuid, ${scoped ? `CASE WHEN up.inscope = 1 OR p.uuid IN (${jsonValues(sql)}) THEN 1 ELSE 0 END` : '0'}
+       SELECT up.start, p.uuid, p.parent_uuid, ${inScope('up.inscope = 1 OR ')}
        FROM up JOIN nodes p ON p.uuid = up.parent
+     ),
+     placed(folder) AS (
+       SELECT up.start FROM up JOIN nodes top ON top.uuid = up.uuid
+       WHERE up.parent IS NULL AND top.top_kind IN (${jsonValues(sql)})${scoped ? ' AND up.inscope = 1' : ''}
      )
-     SELECT n.* FROM up
-     JOIN nodes top ON top.uuid = up.uuid
-     JOIN nodes n ON n.uuid = up.start
-     WHERE up.parent IS NULL AND top.top_kind IN (${jsonValues(sql)})${scoped ? ' AND up.inscope = 1' : ''}
+     SELECT n.* FROM cand c
+     JOIN placed ON placed.folder = c.parent
+     JOIN nodes n ON n.uuid = c.uuid
      ORDER BY ${order.join(', ')}
      LIMIT ? OFFSET ?`,
-    reorder(params, scoped),
+    params,
   )) as NodeRow[];
   const more = rows.length > q.limit;
   const page = more ? rows.slice(0, q.limit) : rows;
   const hits = await Promise.all(page.map(async (node) => ({ node, chain: await ancestry(sql, node) })));
   return { hits, more };
-}
-
-/**
- * The statement names its parameters in text order: owners, the conditions', the scopes (in the
- * walk), the tops, limit and offset; they were pushed as owners, conditions, tops, scopes, limit,
- * offset.
- */
-function reorder(params: unknown[], scoped: boolean): unknown[] {
-  if (!scoped) return params;
-  const n = params.length;
-  const out = params.slice(0, n - 4);
-  out.push(params[n - 3], params[n - 4], params[n - 2], params[n - 1]);
-  return out;
 }

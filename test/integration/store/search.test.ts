@@ -53,6 +53,28 @@ describe('POST /api/search', () => {
     expect(plain.hits.map((h) => h.name)).toEqual(['letter-a.txt', 'letter-b.txt', 'letter-c.txt']);
   });
 
+  it('walks every depth: a scope finds what lies below it at any level (not the scope itself, nor its siblings), several scopes their union', async () => {
+    const carol = await f.newUser();
+    const top = await createFolder(f.client, carol.session, 'home', 'deep');
+    let level = top;
+    const folders: string[] = [top];
+    for (let depth = 1; depth <= 5; depth += 1) {
+      level = await createFolder(f.client, carol.session, level, `deep${depth}`);
+      folders.push(level);
+      await uploadFile(f.client, carol.session, level, `file${depth}.txt`, `at ${depth}`);
+    }
+    const aside = await createFolder(f.client, carol.session, 'home', 'deep-aside');
+    await uploadFile(f.client, carol.session, aside, 'file-aside.txt', 'aside');
+    const names = async (body: unknown) => dataOf<Answer>(await search(carol, { ...(body as object), order: [{ by: 'name' }], limit: 100 })).hits.map((h) => h.name);
+    expect(await names({ where: { name: 'deep%' } })).toEqual(['deep', 'deep-aside', 'deep1', 'deep2', 'deep3', 'deep4', 'deep5']);
+    expect(await names({ where: { kind: 'file' } })).toEqual(['file-aside.txt', 'file1.txt', 'file2.txt', 'file3.txt', 'file4.txt', 'file5.txt']);
+    expect(await names({ scope: [folders[2]], where: { name: 'deep%' } })).toEqual(['deep3', 'deep4', 'deep5']);
+    expect(await names({ scope: [folders[2]], where: { mime: 'text/%' } })).toEqual(['file2.txt', 'file3.txt', 'file4.txt', 'file5.txt']);
+    expect(await names({ scope: [folders[4], aside], where: { kind: 'file' } })).toEqual(['file-aside.txt', 'file4.txt', 'file5.txt']);
+    const deepest = dataOf<Answer>(await search(carol, { where: { name: 'file5%' } })).hits[0];
+    expect(deepest?.path.map((p) => p.name)).toEqual(['home', 'deep', 'deep1', 'deep2', 'deep3', 'deep4', 'deep5', 'file5.txt']);
+  });
+
   it('refuses a bad body 400 naming what is wrong, and another user’s folder as a scope 404', async () => {
     const bad = await search(ada, { where: { name: 'x' }, limit: 5000 });
     expect(bad.status).toBe(400);
