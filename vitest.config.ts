@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -10,9 +11,18 @@ import { defineConfig } from 'vitest/config';
  * suites take a database each from it (test/helpers/postgres.ts, sharedPostgres).
  */
 const postgresForTheRun = ['test/helpers/postgres-global-setup.ts'];
+/**
+ * Files side by side in the projects that allow it: at least two, so a 2-core machine (CI's) runs
+ * two (vitest's default there is one: cores - 1). A file here mostly waits on sockets, disks and
+ * timers, and starting one costs 1-2 s of imports, which a second worker overlaps. The projects
+ * with `fileParallelism: false` (servers, browsers, mounts) still run one file at a time, after
+ * the rest (vitest's sequential group).
+ */
+const workers = Math.max(2, availableParallelism() - 1);
 export default defineConfig({
   test: {
     pool: 'forks',
+    maxWorkers: workers,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
