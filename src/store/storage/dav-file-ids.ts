@@ -41,7 +41,10 @@ export class SqlFileIdRepository implements FileIdRepository {
     let rows = await read();
     if (rows.length < unique.length) {
       const have = new Set(rows.map((r) => r.node_id));
-      const fresh = unique.filter((k) => !have.has(k));
+      // In one order for every caller: two instances inserting the same keys in other orders
+      // (a listing and a reversed one) would each hold a key the other waits for, and PostgreSQL
+      // would end one insert as a deadlock.
+      const fresh = unique.filter((k) => !have.has(k)).sort();
       for (let i = 0; i < fresh.length; i += KEYS_PER_INSERT) {
         const chunk = fresh.slice(i, i + KEYS_PER_INSERT);
         await this.sql.run(`INSERT INTO dav_file_ids (node_id) VALUES ${chunk.map(() => '(?)').join(', ')} ON CONFLICT (node_id) DO NOTHING`, chunk);

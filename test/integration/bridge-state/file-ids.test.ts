@@ -43,6 +43,27 @@ requirePostgres().describe('numeric file ids shared by two instances over Postgr
       await Promise.all([first.close(), second.close()]);
     }
   });
+
+  it('number the same keys in opposite orders at once without a deadlock, 40 times', { timeout: 60_000 }, async () => {
+    // Each batch is one INSERT: two of them taking the same keys in other orders deadlocked
+    // (7 of 80 inserts here before the keys were sorted), and PostgreSQL ended one with an error.
+    const url = await freshPostgresDatabase();
+    const first = new PostgresStorage(url);
+    const second = new PostgresStorage(url);
+    try {
+      await migrate(first, 'test database');
+      const failed: string[] = [];
+      for (let round = 0; round < 40; round += 1) {
+        const wanted = keys(10_000 + round * 1_000, 300);
+        const answers = await Promise.allSettled([new SqlFileIdRepository(first.sql).numbersOf(wanted), new SqlFileIdRepository(second.sql).numbersOf([...wanted].reverse())]);
+        for (const answer of answers) if (answer.status === 'rejected') failed.push(String(answer.reason));
+        if (answers[0].status === 'fulfilled' && answers[1].status === 'fulfilled') expect([...answers[1].value.entries()].sort()).toEqual([...answers[0].value.entries()].sort());
+      }
+      expect(failed).toEqual([]);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
 });
 
 describe("numeric file ids in the bridge's own state file", () => {
