@@ -87,12 +87,21 @@ async function serve(values: ServeOptions): Promise<void> {
     // Locks and dead properties: in the store's database when the bridge serves it in-process
     // (every instance over it agrees), else in the bridge's own bridge.sqlite (storage/dav-state.ts).
     const { openDavState, propertyLimitsOf } = await import('./store/storage/dav-state.js');
+    const stateStorage = 'client' in store && embedded ? embedded.storage : undefined;
     const state = await openDavState({
-      storage: 'client' in store && embedded ? embedded.storage : undefined,
+      storage: stateStorage,
       stateFile: path.join(config.dataDir, 'bridge.sqlite'),
       properties: propertyLimitsOf(config.bridge),
       log,
     });
+    // Over SQLite (the store's database or bridge.sqlite) this process holds the data directory's
+    // lock: an assembly lease left there is a killed process's. Freed, a client's retried MOVE
+    // assembles at once instead of waiting out the lease (60 s). Over PostgreSQL another instance
+    // may be assembling: its lease stands.
+    if (!stateStorage || stateStorage.dialect === 'sqlite') {
+      const freed = await state.uploads.releaseAll();
+      if (freed > 0) log.info({ uploads: freed }, 'freed the assembly leases a previous process left');
+    }
     const { startBridge } = await import('./bridge/server.js');
     // In-process, the bridge is as ready as the store it calls: the same database and blob probes.
     // The index page links to the web app: at store.publicUrl, else at the store of this process.

@@ -138,6 +138,12 @@ export interface UploadSessionRepository {
   claim(key: string, nowMs: number, untilMs: number, renew?: boolean): Promise<boolean>;
   /** Gives the lease up (an assembly that failed: the client may try again). */
   release(key: string): Promise<void>;
+  /**
+   * Gives every lease up; how many were held. Only for a process that knows no other one can hold
+   * a lease here: a SQLite state under the data directory's lock, at start (run.ts), where any
+   * lease left is a killed process's and would refuse the client's retry (423) until it ran out.
+   */
+  releaseAll(): Promise<number>;
   /** Removes the session and its part rows; false when it was not there. */
   remove(key: string): Promise<boolean>;
   /** Up to `limit` sessions expired before `nowMs`, oldest first. */

@@ -126,6 +126,17 @@ export function describeUploadSessionRepository(name: string, factory: () => Upl
         expect((await repository.find('alice', s.name, NOW))?.claimedUntilMs).toBeUndefined();
       });
 
+      it('gives every lease up at once (a start under the data dir’s lock), counting those held, and each session can be claimed again', async () => {
+        const repository = await open();
+        const [held, other, free] = [session(), session(), session()];
+        for (const s of [held, other, free]) await repository.create(s);
+        expect(await repository.claim(held.key, NOW, NOW + 60_000)).toBe(true);
+        expect(await repository.claim(other.key, NOW, NOW + 60_000)).toBe(true);
+        expect(await repository.releaseAll()).toBe(2);
+        expect(await repository.releaseAll()).toBe(0);
+        for (const s of [held, other, free]) expect(await repository.claim(s.key, NOW, NOW + 60_000)).toBe(true);
+      });
+
       it('hands expired sessions to the sweep, oldest first, up to the limit', async () => {
         const repository = await open();
         const sessions = [3, 1, 2].map((n) => session({ createdMs: NOW - 10 * HOUR, expiresMs: NOW - n }));

@@ -233,6 +233,10 @@ export class SqlUploadSessionRepository implements UploadSessionRepository {
     await this.sql.run('UPDATE dav_uploads SET claimed_until = NULL WHERE upload_key = ?', [key]);
   }
 
+  async releaseAll(): Promise<number> {
+    return (await this.sql.run('UPDATE dav_uploads SET claimed_until = NULL WHERE claimed_until IS NOT NULL')).changes;
+  }
+
   async remove(key: string): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
       await tx.run('DELETE FROM dav_upload_parts WHERE upload_key = ?', [key]);
