@@ -125,7 +125,7 @@ describe('a link opened in a browser', () => {
     const file = await uploadFile(seeder.client, owner.session, 'home', `${name('old')}.txt`, 'old');
     const soon = await link(file, { type: 'public', expires: store.clock.now() + 60_000 });
     const removed = await link(file, { type: 'public' });
-    dataOf(as(seeder.client, owner, 'DELETE', `/api/shares/${removed.share_uuid}`));
+    await dataOf(as(seeder.client, owner, 'DELETE', `/api/shares/${removed.share_uuid}`));
     store.clock.advance(61_000);
     const cases: Array<[string, number, string]> = [
       [soon.url, 410, 'link_expired'],
@@ -201,7 +201,7 @@ describe('a password link', () => {
     // Removing the link ends it.
     const again = { cookie: cookieOf(await unlock(made, 'open sesame')) };
     expect((await fetchRaw(store, `${made.url}?info`, { headers: again })).status).toBe(200);
-    dataOf(as(seeder.client, owner, 'DELETE', `/api/shares/${made.share_uuid}`));
+    await dataOf(as(seeder.client, owner, 'DELETE', `/api/shares/${made.share_uuid}`));
     expect((await fetchRaw(store, `${made.url}?info`, { headers: again })).status).toBe(404);
   });
 
