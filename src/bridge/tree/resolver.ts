@@ -89,7 +89,17 @@ export class Resolver {
       if (current.entry.kind !== 'folder') return undefined;
       const kind = this.kindOf(current);
       const through = index < segments.length - 1;
-      let entry = await kind.child(user, current.entry.id, segment, through, true);
+      let entry: NodeEntry | undefined;
+      try {
+        entry = await kind.child(user, current.entry.id, segment, through, true);
+      } catch (err) {
+        // A group's top-level folder is walked through by its name alone (Group.child); one whose
+        // listing the store refuses is one the group's collection does not show (top-folders.ts:
+        // a membership without read), so it is unmapped here as there: 404 for any name below it,
+        // there or not, whatever the cache holds.
+        if (err instanceof StoreError && err.kind === 'forbidden' && current.kind === 'top' && groupOfTop(current.entry.id) !== undefined) return undefined;
+        throw err;
+      }
       // A folder on the way that the cached listing lacks may have been made since through another
       // door (the store's REST API, a foreign store's own app, within the TTL): the store is asked
       // once more before the path is unmapped (a write into it refused with 409). A missing last
